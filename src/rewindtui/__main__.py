@@ -1,0 +1,3 @@
+from rewindtui.cli import main
+
+raise SystemExit(main())
