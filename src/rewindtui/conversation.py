@@ -1,0 +1,711 @@
+"""The conversation as pure state: what the user sees, built from tasks and stream events.
+
+One source of truth for the transcript. It merges a session's tasks (``extract_messages_from_tasks``),
+applies stream events (replace vs append, live partial text, tool call/result pairing), and does
+the optimistic side of rewind (truncate, and roll back to the identical view). No I/O, no Textual.
+
+Every mutation returns a :class:`Change` so a view can redraw only what changed: ``first`` is the
+lowest index whose item identity changed (None if the list's structure is unchanged) and
+``updated`` lists items whose content changed in place (their ``rev`` went up).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any, Iterable
+
+from rewindtui.a2a import metadata as meta
+from rewindtui.a2a import raw
+from rewindtui.a2a.classify import EventKind, StreamEvent
+from rewindtui.a2a.dialect import TURN_ENDING_STATES, norm_state
+
+#: Metadata flag the embedded server sets on a Task that carries the session's effective history.
+EFFECTIVE_HISTORY_KEY = "rewindtui_effective_history"
+_UNKNOWN_EXCERPT = 2000
+_ARTIFACT_LOOKBACK = 64
+
+_keys = itertools.count(1)
+
+
+def _synthetic_key(prefix: str) -> str:
+    return f"{prefix}:{next(_keys)}"
+
+
+class ItemKind(str, Enum):
+    MESSAGE = "message"
+    ARTIFACT = "artifact"
+    ERROR = "error"
+    UNKNOWN = "unknown"  # an event we could not classify, shown as raw JSON
+
+
+@dataclass(eq=False, slots=True)
+class ToolCall:
+    call_id: str | None
+    name: str
+    args: Any = None
+    result: Any = None
+    has_result: bool = False
+
+
+def _is_texty(p: Any) -> bool:
+    return isinstance(p, dict) and (p.get("kind") == "text" or ("kind" not in p and "text" in p))
+
+
+def _tool_parts(m: Any) -> Iterable[tuple[str, dict[str, Any]]]:
+    """(``function_call`` | ``function_response``, data) for each tool part of a message."""
+    for p in raw.parts(m):
+        if _is_texty(p):
+            continue
+        kind = meta.tool_type(p)
+        if kind is not None and isinstance(p.get("data"), dict):
+            yield kind, p["data"]
+
+
+class Item:
+    """One entry of the transcript: a message (with any tool results folded into it), an
+    artifact, an error, or an unrecognised event. ``raw`` is the wire dict it came from."""
+
+    __slots__ = (
+        "kind",
+        "key",
+        "role",
+        "author",
+        "task_id",
+        "invocation_id",
+        "raw",
+        "message_ids",
+        "absorbed",
+        "streaming",
+        "rev",
+        "_text",
+        "_tools",
+    )
+
+    def __init__(
+        self,
+        kind: ItemKind,
+        key: str,
+        *,
+        role: str = "agent",
+        raw_dict: Any = None,
+        task_id: str | None = None,
+        invocation_id: str | None = None,
+        author: str | None = None,
+        text: str | None = None,
+    ) -> None:
+        self.kind = kind
+        self.key = key
+        self.role = role
+        self.author = author
+        self.task_id = task_id
+        self.invocation_id = invocation_id
+        self.raw = raw_dict
+        self.message_ids: list[str] = []
+        self.absorbed: list[Any] = []
+        self.streaming = False
+        self.rev = 0
+        self._text = text
+        self._tools: list[ToolCall] | None = None
+
+    @classmethod
+    def from_message(cls, m: dict[str, Any], task_meta: Any = None, task_id: str | None = None) -> "Item":
+        mid = raw.message_id(m)
+        item = cls(
+            ItemKind.MESSAGE,
+            mid or _synthetic_key("msg"),
+            role=raw.role(m),
+            raw_dict=m,
+            task_id=raw.task_id(m) or task_id,
+            invocation_id=meta.invocation_id(m, task_meta),
+            author=meta.author(m),
+        )
+        if mid:
+            item.message_ids.append(mid)
+        return item
+
+    def __repr__(self) -> str:
+        return f"Item({self.kind.value}, {self.role}, {self.key!r}, inv={self.invocation_id!r}, text={self.text[:40]!r})"
+
+    # -- content -------------------------------------------------------------------------
+    @property
+    def text(self) -> str:
+        if self._text is None:
+            self._text = raw.text_of(self.raw) if self.raw is not None else ""
+        return self._text
+
+    @property
+    def tools(self) -> list[ToolCall]:
+        """Tool calls in this message, each paired with its result when one arrived."""
+        if self._tools is None:
+            calls: list[ToolCall] = []
+            by_id: dict[str, ToolCall] = {}
+            for m in [self.raw, *self.absorbed]:
+                for kind, data in _tool_parts(m):
+                    call_id = data.get("id") if isinstance(data.get("id"), str) else None
+                    name = str(data.get("name") or "?")
+                    if kind == meta.FUNCTION_CALL:
+                        call = ToolCall(call_id, name, data.get("args"))
+                        calls.append(call)
+                        if call_id:
+                            by_id[call_id] = call
+                    else:
+                        call = by_id.get(call_id) if call_id else None
+                        if call is None:
+                            call = ToolCall(call_id, name)
+                            calls.append(call)
+                        call.result = data.get("response")
+                        call.has_result = True
+            self._tools = calls
+        return self._tools
+
+    @property
+    def other_parts(self) -> list[Any]:
+        """Parts that are neither text nor tool calls (files, other data, parts we don't know)."""
+        out = []
+        for p in raw.parts(self.raw):
+            if _is_texty(p) or meta.tool_type(p) is not None:
+                continue
+            out.append(p)
+        return out
+
+    @property
+    def rewind_target(self) -> str | None:
+        """The invocation a "Rewind to here" on this item rewinds before (None: not rewindable)."""
+        return meta.rewind_target(self.invocation_id)
+
+    def call_ids(self) -> list[str]:
+        return [d["id"] for k, d in _tool_parts(self.raw) if k == meta.FUNCTION_CALL and isinstance(d.get("id"), str)]
+
+    def _touch(self) -> None:
+        self.rev += 1
+        self._tools = None
+
+    def _set_text(self, text: str) -> None:
+        self._text = text
+        self.rev += 1
+
+
+@dataclass
+class Change:
+    first: int | None = None  # lowest index whose item identity changed
+    updated: list[Item] = field(default_factory=list)
+    turn_ended: bool = False
+
+    @property
+    def empty(self) -> bool:
+        return self.first is None and not self.updated and not self.turn_ended
+
+    def merge(self, other: "Change") -> "Change":
+        if other.first is not None:
+            self.first = other.first if self.first is None else min(self.first, other.first)
+        self.updated.extend(other.updated)
+        self.turn_ended = self.turn_ended or other.turn_ended
+        return self
+
+
+@dataclass(frozen=True)
+class RewindToken:
+    """What an optimistic truncation needs to be undone exactly."""
+
+    invocation_id: str
+    index: int
+    _state: tuple
+
+
+def _pairable_response(m: Any, calls: dict[str, Item]) -> Item | None:
+    """The item holding the calls this message answers, if the message is only tool responses."""
+    target: Item | None = None
+    found = False
+    for p in raw.parts(m):
+        if meta.tool_type(p) != meta.FUNCTION_RESPONSE or not isinstance(p.get("data"), dict):
+            return None
+        holder = calls.get(p["data"].get("id"))
+        if holder is None or (target is not None and holder is not target):
+            return None
+        target, found = holder, True
+    return target if found else None
+
+
+def extract_messages_from_tasks(tasks: Iterable[Any]) -> list[Item]:
+    """Flatten the tasks' histories in task order into transcript items.
+
+    Messages only; deduplicated by messageId (first position kept); a user message without an
+    invocation id takes its task's ``metadata`` invocation id; a message holding only tool
+    results is folded into the item holding the matching calls.
+    """
+    conv = Conversation()
+    conv._extend_from_tasks(tasks)
+    return conv.items
+
+
+class Conversation:
+    """The transcript of one session and the state of its current turn."""
+
+    def __init__(self, session_id: str | None = None) -> None:
+        self.session_id = session_id
+        self.items: list[Item] = []
+        self._by_id: dict[str, Item] = {}
+        self._calls: dict[str, Item] = {}
+        self._artifacts: dict[str, Item] = {}
+        self._live: Item | None = None
+        self._pending_user: Item | None = None
+        self.turn_state: str = "idle"
+        self.current_task_id: str | None = None
+        self.input_task_id: str | None = None  # a task waiting for input: the next send resumes it
+
+    # -- queries ---------------------------------------------------------------------------
+    def __len__(self) -> int:
+        return len(self.items)
+
+    @property
+    def busy(self) -> bool:
+        return self.turn_state in ("submitted", "working")
+
+    def message_ids(self) -> set[str]:
+        return set(self._by_id)
+
+    def index_of_invocation(self, invocation_id: str) -> int | None:
+        for i, item in enumerate(self.items):
+            if item.invocation_id == invocation_id:
+                return i
+        return None
+
+    def turn_invocations(self) -> list[str]:
+        """Rewindable invocation ids in order of first appearance (one per turn)."""
+        seen: dict[str, None] = {}
+        for item in self.items:
+            target = item.rewind_target
+            if target is not None and target not in seen:
+                seen[target] = None
+        return list(seen)
+
+    def last_turn_invocation(self) -> str | None:
+        for item in reversed(self.items):
+            if item.rewind_target is not None:
+                return item.rewind_target
+        return None
+
+    def user_text_of(self, invocation_id: str) -> str:
+        """The text of the user message that opened an invocation ('' if none is shown)."""
+        for item in self.items:
+            if item.invocation_id == invocation_id and item.role == "user" and item.kind is ItemKind.MESSAGE:
+                return item.text
+        return ""
+
+    # -- loading ---------------------------------------------------------------------------
+    def load_tasks(self, tasks: Iterable[Any]) -> Change:
+        """Replace the whole view with a session's tasks (as from ``GET /sessions/{id}/tasks``)."""
+        self._reset()
+        self._extend_from_tasks(tasks)
+        self.turn_state = "idle"
+        return Change(first=0, turn_ended=True)
+
+    def _reset(self) -> None:
+        self.items = []
+        self._by_id = {}
+        self._calls = {}
+        self._artifacts = {}
+        self._live = None
+
+    def _extend_from_tasks(self, tasks: Iterable[Any]) -> None:
+        for task in tasks:
+            if not isinstance(task, dict):
+                continue
+            self._extend(raw.history(task), raw.metadata(task), task.get("id") if isinstance(task.get("id"), str) else None)
+
+    def _extend(self, messages: Iterable[Any], task_meta: Any = None, task_id: str | None = None) -> list[Item]:
+        added = []
+        for m in messages:
+            item = self._admit(m, task_meta, task_id)
+            if item is not None:
+                self.items.append(item)
+                added.append(item)
+        return added
+
+    def _admit(self, m: Any, task_meta: Any = None, task_id: str | None = None) -> Item | None:
+        """A new item for message ``m``, or None if it is a duplicate or was folded into a call."""
+        if not raw.is_message(m):
+            return None
+        mid = raw.message_id(m)
+        if mid is not None and mid in self._by_id:
+            return None
+        if self._calls:
+            holder = _pairable_response(m, self._calls)
+            if holder is not None:
+                holder.absorbed.append(m)
+                holder._touch()
+                if mid:
+                    holder.message_ids.append(mid)
+                    self._by_id[mid] = holder
+                return None
+        item = Item.from_message(m, task_meta, task_id)
+        if mid:
+            self._by_id[mid] = item
+        self._register_calls(item)
+        return item
+
+    def _register_calls(self, item: Item) -> None:
+        if item.raw is not None and not all(_is_texty(p) for p in raw.parts(item.raw)):
+            for call_id in item.call_ids():
+                self._calls[call_id] = item
+
+    # -- user actions ----------------------------------------------------------------------
+    def add_user_message(self, message: dict[str, Any]) -> Change:
+        """Show the message the user just sent (its messageId dedupes the server's echo)."""
+        item = self._admit(message)
+        if item is None:
+            return Change()
+        self.items.append(item)
+        self._pending_user = item
+        self.turn_state = "submitted"
+        return Change(first=len(self.items) - 1)
+
+    def add_error(self, text: str) -> Change:
+        """An error shown where it happened (e.g. the connection dropped)."""
+        return self._append(Item(ItemKind.ERROR, _synthetic_key("error"), role="system", text=text))
+
+    def end_turn(self, state: str = "completed") -> Change:
+        """End the turn from the client side (the stream closed without a final status)."""
+        if self.turn_state in TURN_ENDING_STATES or self.turn_state == "idle":
+            return Change()
+        return self._end_turn(state)
+
+    # -- optimistic rewind -----------------------------------------------------------------
+    def truncate_before(self, invocation_id: str) -> tuple[RewindToken, Change]:
+        """Cut the view before the first item of ``invocation_id``. KeyError if none carries it."""
+        index = self.index_of_invocation(invocation_id)
+        if index is None:
+            raise KeyError(invocation_id)
+        token = RewindToken(invocation_id, index, self._capture())
+        removed = self.items[index:]
+        self.items = self.items[:index]
+        for item in removed:
+            for mid in item.message_ids:
+                if self._by_id.get(mid) is item:
+                    del self._by_id[mid]
+            for call_id in item.call_ids() if item.raw is not None else ():
+                if self._calls.get(call_id) is item:
+                    del self._calls[call_id]
+        self._artifacts = {k: v for k, v in self._artifacts.items() if v not in removed}
+        if self._live in removed:
+            self._live = None
+        self._pending_user = None
+        return token, Change(first=index)
+
+    def rollback(self, token: RewindToken) -> Change:
+        """Restore the view exactly as it was before ``truncate_before``."""
+        self._restore(token._state)
+        return Change(first=min(token.index, len(self.items)))
+
+    def _capture(self) -> tuple:
+        return (
+            list(self.items),
+            dict(self._by_id),
+            dict(self._calls),
+            dict(self._artifacts),
+            self._live,
+            self._pending_user,
+            self.turn_state,
+            self.current_task_id,
+            self.input_task_id,
+        )
+
+    def _restore(self, state: tuple) -> None:
+        (
+            items,
+            by_id,
+            calls,
+            artifacts,
+            self._live,
+            self._pending_user,
+            self.turn_state,
+            self.current_task_id,
+            self.input_task_id,
+        ) = state
+        self.items, self._by_id, self._calls, self._artifacts = list(items), dict(by_id), dict(calls), dict(artifacts)
+
+    # -- stream events ---------------------------------------------------------------------
+    def apply(self, event: StreamEvent, *, effective: bool = False) -> Change:
+        """Apply one stream event. ``effective``: this request's Task is the session's effective
+        history (the answer to a rewind or fork), so it replaces the whole conversation."""
+        kind = event.kind
+        body = event.body
+        if kind in (EventKind.TASK, EventKind.TASK_LIKE):
+            return self._apply_task(body, effective)
+        if kind is EventKind.STATUS:
+            return self._apply_status(body)
+        if kind is EventKind.ARTIFACT:
+            return self._apply_artifact(body)
+        if kind is EventKind.MESSAGE:
+            return self._apply_message(body, raw.task_id(body), None)
+        if kind is EventKind.ERROR:
+            error = body if isinstance(body, dict) else {}
+            code = error.get("code")
+            text = f"JSON-RPC error{' ' + str(code) if code is not None else ''}: {error.get('message') or 'no message'}"
+            change = self._append(Item(ItemKind.ERROR, _synthetic_key("error"), role="system", text=text))
+            return change.merge(self._end_turn("failed"))
+        try:
+            excerpt = json.dumps(body, ensure_ascii=False)
+        except (TypeError, ValueError):
+            excerpt = repr(body)
+        if len(excerpt) > _UNKNOWN_EXCERPT:
+            excerpt = excerpt[:_UNKNOWN_EXCERPT] + "…"
+        return self._append(Item(ItemKind.UNKNOWN, _synthetic_key("unknown"), role="system", raw_dict=None, text=excerpt))
+
+    def _append(self, item: Item) -> Change:
+        self.items.append(item)
+        return Change(first=len(self.items) - 1)
+
+    def _apply_task(self, body: Any, effective: bool) -> Change:
+        task_id = body.get("id") if isinstance(body.get("id"), str) else None
+        task_meta = raw.metadata(body)
+        history = [m for m in raw.history(body) if raw.is_message(m)]
+        status = body.get("status") if isinstance(body.get("status"), dict) else {}
+        state = norm_state(status.get("state")) if status else None
+        if task_id:
+            self.current_task_id = task_id
+        whole = effective or task_meta.get(EFFECTIVE_HISTORY_KEY) is True or (
+            task_id is not None and task_id == self.session_id and bool(history)
+        )
+        if not history and not whole:
+            if self.turn_state in ("idle", "submitted"):
+                self.turn_state = "working"
+            return self._state_change(state, task_id)
+        if whole:
+            pending = self._pending_user
+            self._reset()
+            self._extend(history, task_meta, task_id)
+            if pending is not None and not (set(pending.message_ids) & set(self._by_id)):
+                self.items.append(pending)
+                for mid in pending.message_ids:
+                    self._by_id[mid] = pending
+            change = Change(first=0)
+        else:
+            change = self._replace_task_scope(task_id, history, task_meta)
+        change.merge(self._task_artifacts(body, task_id))
+        return change.merge(self._state_change(state, task_id))
+
+    def _replace_task_scope(self, task_id: str | None, history: list[Any], task_meta: Any) -> Change:
+        ids = {mid for mid in (raw.message_id(m) for m in history) if mid}
+        positions = [
+            i
+            for i, item in enumerate(self.items)
+            if (task_id is not None and item.task_id == task_id) or (ids and not ids.isdisjoint(item.message_ids))
+        ]
+        at = positions[0] if positions else len(self.items)
+        removed = [self.items[i] for i in positions]
+        for item in removed:
+            for mid in item.message_ids:
+                if self._by_id.get(mid) is item:
+                    del self._by_id[mid]
+            if item is self._live:
+                self._live = None
+        dropped = set(positions)
+        after = [it for i, it in enumerate(self.items[at:], start=at) if i not in dropped]
+        self.items = self.items[:at]
+        self._extend(history, task_meta, task_id)
+        self.items.extend(after)
+        if self._pending_user in removed:
+            self._pending_user = self._by_id.get(self._pending_user.key) if self._pending_user else None
+        return Change(first=at)
+
+    def _task_artifacts(self, body: dict[str, Any], task_id: str | None) -> Change:
+        change = Change()
+        artifacts = body.get("artifacts")
+        for artifact in artifacts if isinstance(artifacts, list) else ():
+            change.merge(self._add_artifact(artifact, task_id, None, append=False))
+        return change
+
+    def _state_change(self, state: str | None, task_id: str | None) -> Change:
+        if state in TURN_ENDING_STATES:
+            return self._end_turn(state, task_id)
+        if state and state != "unknown":
+            self.turn_state = state
+        return Change()
+
+    def _end_turn(self, state: str, task_id: str | None = None) -> Change:
+        change = Change(turn_ended=True)
+        live = self._live
+        if live is not None:
+            live.streaming = False
+            live.rev += 1
+            change.updated.append(live)
+            self._live = None
+        self.turn_state = state
+        self._pending_user = None
+        self.input_task_id = (task_id or self.current_task_id) if state in ("input-required", "auth-required") else None
+        return change
+
+    def _inherit_invocation(self, task_id: str | None, invocation_id: str) -> Change:
+        """User items of this turn that lack an invocation id take the turn's."""
+        change = Change()
+        for item in reversed(self.items):
+            if item.task_id is not None and task_id is not None and item.task_id != task_id:
+                break
+            if item.role == "user" and item.invocation_id is None and item.kind is ItemKind.MESSAGE:
+                item.invocation_id = invocation_id
+                item.rev += 1
+                change.updated.append(item)
+                break
+        return change
+
+    def _apply_status(self, body: Any) -> Change:
+        task_id = raw.task_id(body)
+        status = body.get("status") if isinstance(body.get("status"), dict) else {}
+        state = norm_state(status.get("state"))
+        message = status.get("message")
+        event_meta = raw.metadata(body)
+        if task_id:
+            self.current_task_id = task_id
+        change = Change()
+        invocation = meta.invocation_id({"metadata": event_meta})
+        if isinstance(message, dict):
+            no_ids = not (raw.task_id(message) or raw.context_id(message) or raw.metadata(message))
+            if state == "failed" and no_ids:
+                text = raw.text_of(message) or "The task failed."
+                change.merge(self._append(Item(ItemKind.ERROR, _synthetic_key("error"), role="system", task_id=task_id, text=text)))
+            else:
+                change.merge(self._apply_message(message, task_id, event_meta))
+                invocation = invocation or meta.invocation_id(message)
+        elif state == "failed":
+            change.merge(self._append(Item(ItemKind.ERROR, _synthetic_key("error"), role="system", task_id=task_id, text="The task failed.")))
+        if invocation and meta.rewind_target(invocation):
+            change.merge(self._inherit_invocation(task_id, invocation))
+        return change.merge(self._state_change(state, task_id))
+
+    def _apply_message(self, m: Any, task_id: str | None, event_meta: Any) -> Change:
+        if not isinstance(m, dict):
+            return Change()
+        mid = raw.message_id(m)
+        existing = self._by_id.get(mid) if mid else None
+        if existing is not None:
+            # the server's echo of a message already shown: adopt its task and invocation ids
+            updated = False
+            if existing.task_id is None and (raw.task_id(m) or task_id):
+                existing.task_id = raw.task_id(m) or task_id
+                updated = True
+            inv = meta.invocation_id(m)
+            if inv and existing.invocation_id is None:
+                existing.invocation_id = inv
+                updated = True
+            if updated:
+                existing.rev += 1
+                return Change(updated=[existing])
+            return Change()
+        if raw.role(m) != "user" and (meta.is_partial(m) or (raw.metadata(m) == {} and meta.is_partial({"metadata": event_meta}))):
+            return self._apply_delta(m, task_id)
+        live = self._live
+        if live is not None and (live.task_id == (raw.task_id(m) or task_id)):
+            if raw.text_of(m):
+                return self._replace_live(m, task_id)
+            self._finish_live()
+        twin = self._artifact_twin(m, task_id)
+        item = self._admit(m, None, task_id)
+        if item is None:
+            holder = self._by_id.get(mid) if mid else None
+            return Change(updated=[holder]) if holder is not None else Change()
+        if twin is not None:
+            index = self.items.index(twin)
+            self.items[index] = item
+            self._artifacts = {k: v for k, v in self._artifacts.items() if v is not twin}
+            return Change(first=index)
+        return self._append(item)
+
+    def _apply_delta(self, m: dict[str, Any], task_id: str | None) -> Change:
+        delta = raw.text_of(m)
+        live = self._live
+        task = raw.task_id(m) or task_id
+        if live is None or live.task_id != task:
+            if live is not None:
+                self._finish_live()
+            live = Item(
+                ItemKind.MESSAGE,
+                _synthetic_key("live"),
+                role=raw.role(m),
+                raw_dict=None,
+                task_id=task,
+                invocation_id=meta.invocation_id(m),
+                author=meta.author(m),
+                text=delta,
+            )
+            live.streaming = True
+            self._live = live
+            return self._append(live)
+        live._set_text(live.text + delta)
+        return Change(updated=[live])
+
+    def _finish_live(self) -> None:
+        if self._live is not None:
+            self._live.streaming = False
+            self._live.rev += 1
+            self._live = None
+
+    def _replace_live(self, m: dict[str, Any], task_id: str | None) -> Change:
+        live = self._live
+        assert live is not None
+        self._live = None
+        item = self._admit(m, None, task_id)
+        index = self.items.index(live)
+        if item is None:
+            del self.items[index]
+        else:
+            self.items[index] = item
+        return Change(first=index)
+
+    def _artifact_twin(self, m: dict[str, Any], task_id: str | None) -> Item | None:
+        """An artifact item of this task showing exactly this message's text (it came first)."""
+        if not self._artifacts:
+            return None
+        text = raw.text_of(m)
+        task = raw.task_id(m) or task_id
+        for item in self._artifacts.values():
+            if item.task_id == task and item.text == text and text:
+                return item
+        return None
+
+    def _turn_shows(self, task_id: str | None, text: str) -> bool:
+        for item in itertools.islice(reversed(self.items), _ARTIFACT_LOOKBACK):
+            if task_id is not None and item.task_id not in (task_id, None):
+                break
+            if item.kind in (ItemKind.MESSAGE, ItemKind.ARTIFACT) and item.role != "user":
+                if item.text == text or (len(text) > 0 and text in item.text):
+                    return True
+        return False
+
+    def _apply_artifact(self, body: Any) -> Change:
+        artifact = body.get("artifact")
+        append = body.get("append") is True
+        return self._add_artifact(artifact, raw.task_id(body), raw.metadata(body), append=append)
+
+    def _add_artifact(self, artifact: Any, task_id: str | None, event_meta: Any, *, append: bool) -> Change:
+        if not isinstance(artifact, dict):
+            return Change()
+        artifact_id = raw.get(artifact, "artifactId", "artifact_id")
+        text = raw.text_of(artifact)
+        existing = self._artifacts.get(artifact_id) if isinstance(artifact_id, str) else None
+        if existing is not None:
+            if append:
+                existing._set_text(existing.text + text)
+            elif existing.text != text:
+                existing._set_text(text)
+            else:
+                return Change()
+            return Change(updated=[existing])
+        only_text = all(_is_texty(p) for p in raw.parts(artifact))
+        if only_text and (not text or self._turn_shows(task_id, text)):
+            return Change()
+        item = Item(
+            ItemKind.ARTIFACT,
+            _synthetic_key("artifact"),
+            role="agent",
+            raw_dict=artifact,
+            task_id=task_id,
+            invocation_id=meta.invocation_id({"metadata": event_meta}),
+            author=raw.get(artifact, "name"),
+        )
+        if isinstance(artifact_id, str):
+            self._artifacts[artifact_id] = item
+        return self._append(item)
