@@ -1,0 +1,522 @@
+"""Settings for the app and the headless commands, from flags > environment > a TOML file.
+
+The file is ``config.toml`` in the user's config directory (platformdirs, app name ``rewindtui``),
+or the path in ``--config`` / ``REWINDTUI_CONFIG``. Every key is optional::
+
+    # which server: an A2A agent endpoint (+ its REST base) ...
+    url = "http://localhost:8083/api/a2a/kagent/my-agent/"
+    api = "http://localhost:8083/api"
+    # ... or a kagent controller and an agent on it (url and api are derived from them)
+    # kagent = "http://localhost:8083"
+    # agent = "kagent/my-agent"
+    # with neither, rewindtui starts its embedded server on data_dir with model
+    user_id = "alice"
+    dialect = "1.0"          # "0.3" | "1.0"; default: from the agent card
+    theme = "textual-dark"
+    data_dir = "~/rewindtui-data"   # relative paths are relative to this file
+    model = "demo"
+    timeout = 30             # seconds to wait for a server (connect / request)
+
+    [headers]
+    Authorization = "Bearer ..."
+
+    [rewind]                 # auto | a2a | rest | off
+    default = "auto"
+    "http://localhost:8083" = "off"   # keyed by server URL; the longest matching prefix wins
+
+    [keymap]                 # binding id -> keys
+    rewind = "r"
+    fork = "ctrl+f"
+
+Environment: ``REWINDTUI_URL``, ``REWINDTUI_API``, ``REWINDTUI_KAGENT``, ``REWINDTUI_AGENT``,
+``REWINDTUI_USER_ID``, ``REWINDTUI_HEADERS`` (a JSON object, or ``K: V; K2: V2``),
+``REWINDTUI_REWIND``, ``REWINDTUI_DIALECT``, ``REWINDTUI_THEME``, ``REWINDTUI_DATA_DIR``,
+``REWINDTUI_MODEL``, ``REWINDTUI_CONFIG``.
+
+Precedence is per setting, with two rules: the server (``url``/``api`` or ``kagent``/``agent``)
+comes as a whole from the highest source that names one, so a flag ``--url`` is never paired with
+the file's ``api`` for another server (an ``api`` from the same or a higher source is); headers are merged (a higher source replaces a header of
+the same name). A rewind mode given by flag or environment applies to whatever server is used;
+the file's ``[rewind]`` table is consulted otherwise.
+
+Any problem gives :class:`SettingsError`, whose ``str()`` is one line naming where the bad value
+came from (flag, variable, or file and key) and why.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import tomllib
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Mapping
+
+from rewindtui.a2a.dialect import Dialect
+from rewindtui.client import REWIND_MODES, ServerConfig
+
+APP_NAME = "rewindtui"
+CONFIG_FILE = "config.toml"
+ENV_PREFIX = "REWINDTUI_"
+
+_HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
+_AGENT = re.compile(r"^[^/\s]+/[^/\s]+$")
+_FILE_KEYS = {
+    "url",
+    "api",
+    "kagent",
+    "agent",
+    "user_id",
+    "headers",
+    "rewind",
+    "dialect",
+    "keymap",
+    "theme",
+    "data_dir",
+    "model",
+    "timeout",
+}
+
+
+class SettingsError(Exception):
+    """A bad flag, variable or config file; ``str()`` is one line saying where and why."""
+
+
+def default_config_path() -> Path:
+    import platformdirs
+
+    return platformdirs.user_config_path(APP_NAME) / CONFIG_FILE
+
+
+def default_data_dir() -> Path:
+    """Where the embedded server keeps its data unless told otherwise (the server's own default)."""
+    try:
+        from rewindtui.server import spawn
+    except ImportError:
+        spawn = None  # type: ignore[assignment]
+    for name in ("default_data_dir", "default_data_path", "data_dir"):
+        fn = getattr(spawn, name, None)
+        if callable(fn):
+            return Path(fn())
+    import platformdirs
+
+    return platformdirs.user_data_path(APP_NAME)
+
+
+@dataclass
+class Settings:
+    url: str | None = None  # the A2A agent endpoint; None: start the embedded server
+    api: str | None = None  # kagent-style REST base (…/api); None: from the agent card
+    kagent: str | None = None  # controller base the url/api were derived from (for display)
+    agent: str | None = None  # "NAMESPACE/NAME" on the kagent controller
+    session: str | None = None  # session to open
+    user_id: str | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+    rewind: str | None = None  # mode forced by flag/environment, for any server
+    rewind_default: str = "auto"  # the file's [rewind] default
+    rewind_servers: dict[str, str] = field(default_factory=dict)  # server URL (prefix) -> mode
+    dialect: Dialect | None = None  # None: from the agent card
+    keymap: dict[str, str] = field(default_factory=dict)  # binding id -> keys
+    theme: str | None = None
+    data_dir: Path | None = None  # embedded server data; None: the default
+    model: str | None = None  # embedded server model; None: the offline demo model
+    timeout: float = 30.0
+    config_file: Path | None = None  # the file that was read, if any
+
+    @property
+    def embedded(self) -> bool:
+        """True when no server is named: the embedded server is to be started."""
+        return self.url is None
+
+    def resolved_data_dir(self) -> Path:
+        return self.data_dir if self.data_dir is not None else default_data_dir()
+
+    def rewind_mode_for(self, url: str | None) -> str:
+        """The rewind mode for a server: forced > the longest matching ``[rewind]`` key > default."""
+        if self.rewind:
+            return self.rewind
+        if url:
+            target = _norm_url(url)
+            best: tuple[int, str] | None = None
+            for key, mode in self.rewind_servers.items():
+                prefix = _norm_url(key)
+                if target == prefix or target.startswith(prefix + "/"):
+                    if best is None or len(prefix) > best[0]:
+                        best = (len(prefix), mode)
+            if best is not None:
+                return best[1]
+        return self.rewind_default
+
+    def with_server(self, url: str, api: str | None) -> "Settings":
+        """These settings pointed at a server (e.g. the embedded one once it is running)."""
+        return replace(self, url=url, api=api)
+
+    def server_config(self) -> ServerConfig:
+        if self.url is None:
+            raise SettingsError("no server URL (give --url, or start the embedded server first)")
+        return ServerConfig(
+            url=self.url,
+            api=self.api,
+            dialect=self.dialect,
+            rewind=self.rewind_mode_for(self.url),
+            user_id=self.user_id,
+            headers=dict(self.headers),
+            timeout=self.timeout,
+        )
+
+    def describe_server(self) -> str:
+        if self.url is None:
+            return "the embedded server"
+        if self.kagent and self.agent:
+            return f"agent {self.agent} on {self.kagent}"
+        return self.url
+
+
+# -- parsing helpers ---------------------------------------------------------------------------
+def _norm_url(url: str) -> str:
+    return url.strip().rstrip("/")
+
+
+def _check_url(value: Any, where: str) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise SettingsError(f"{where}: expected a URL, got {value!r}")
+    text = value.strip()
+    if not re.match(r"^https?://[^/\s]+", text):
+        raise SettingsError(f"{where}: not an http(s) URL: {text!r}")
+    return text
+
+
+def _check_str(value: Any, where: str) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise SettingsError(f"{where}: expected a non-empty string, got {value!r}")
+    return value.strip()
+
+
+def _check_mode(value: Any, where: str) -> str:
+    mode = value.strip().lower() if isinstance(value, str) else value
+    if mode not in REWIND_MODES:
+        raise SettingsError(f"{where}: rewind mode must be one of {', '.join(REWIND_MODES)}, got {value!r}")
+    return mode
+
+
+def _check_dialect(value: Any, where: str) -> Dialect:
+    dialect = Dialect.parse(str(value)) if isinstance(value, (str, int, float)) else None
+    if dialect is None:
+        raise SettingsError(f"{where}: dialect must be 0.3 or 1.0, got {value!r}")
+    return dialect
+
+
+def _check_agent(value: Any, where: str) -> str:
+    text = _check_str(value, where)
+    if not _AGENT.match(text):
+        raise SettingsError(f"{where}: expected NAMESPACE/NAME, got {text!r}")
+    return text
+
+
+def _check_header(name: Any, value: Any, where: str) -> tuple[str, str]:
+    if not isinstance(name, str) or not _HEADER_NAME.match(name.strip()):
+        raise SettingsError(f"{where}: not a valid header name: {name!r}")
+    if not isinstance(value, (str, int, float)) or isinstance(value, bool):
+        raise SettingsError(f"{where}: header {name.strip()} must be a string, got {value!r}")
+    text = str(value).strip()
+    if "\r" in text or "\n" in text:
+        raise SettingsError(f"{where}: header {name.strip()} contains a line break")
+    return name.strip(), text
+
+
+def parse_header(text: str, where: str = "--header") -> tuple[str, str]:
+    """``"Name: value"`` (or ``Name=value``) -> (name, value)."""
+    sep = text.find(":")
+    if sep <= 0:
+        sep = text.find("=")
+    if sep <= 0:
+        raise SettingsError(f"{where}: expected NAME: VALUE, got {text!r}")
+    return _check_header(text[:sep], text[sep + 1 :], where)
+
+
+def parse_headers(text: str, where: str = ENV_PREFIX + "HEADERS") -> dict[str, str]:
+    """A JSON object, or ``K: V; K2: V2`` (``;`` or newline separated)."""
+    text = text.strip()
+    if not text:
+        return {}
+    if text.startswith("{"):
+        try:
+            data = json.loads(text)
+        except ValueError as exc:
+            raise SettingsError(f"{where}: not valid JSON: {exc}") from None
+        if not isinstance(data, dict):
+            raise SettingsError(f"{where}: expected a JSON object of headers")
+        return dict(_check_header(k, v, where) for k, v in data.items())
+    out: dict[str, str] = {}
+    for piece in re.split(r"[;\n]", text):
+        if piece.strip():
+            name, value = parse_header(piece.strip(), where)
+            out[name] = value
+    return out
+
+
+def _merge_headers(into: dict[str, str], new: Mapping[str, str]) -> None:
+    """Add headers, a new one replacing any of the same name (case-insensitively)."""
+    for name, value in new.items():
+        for old in [k for k in into if k.lower() == name.lower()]:
+            del into[old]
+        into[name] = value
+
+
+def _path(value: Any, where: str, base: Path | None = None) -> Path:
+    path = Path(_check_str(value, where)).expanduser()
+    if base is not None and not path.is_absolute():
+        path = base / path
+    return path
+
+
+# -- sources -----------------------------------------------------------------------------------
+@dataclass
+class _Layer:
+    """The settings one source gives, already checked; absent keys were not given."""
+
+    name: str  # "flags" | "environment" | the file path
+    values: dict[str, Any] = field(default_factory=dict)
+    where: dict[str, str] = field(default_factory=dict)  # key -> how to name it in an error
+
+    def set(self, key: str, value: Any, where: str) -> None:
+        self.values[key] = value
+        self.where[key] = where
+
+
+def _get(flags: Any, name: str) -> Any:
+    if flags is None:
+        return None
+    if isinstance(flags, Mapping):
+        return flags.get(name)
+    return getattr(flags, name, None)
+
+
+def _flag_layer(flags: Any) -> _Layer:
+    layer = _Layer("flags")
+    checks = {
+        "url": _check_url,
+        "api": _check_url,
+        "kagent": _check_url,
+        "agent": _check_agent,
+        "session": _check_str,
+        "user_id": _check_str,
+        "rewind": _check_mode,
+        "dialect": _check_dialect,
+        "theme": _check_str,
+        "model": _check_str,
+    }
+    for key, check in checks.items():
+        value = _get(flags, key)
+        if value is not None:
+            where = "--" + key.replace("_", "-")
+            layer.set(key, check(value, where), where)
+    data_dir = _get(flags, "data_dir")
+    if data_dir is not None:
+        layer.set("data_dir", _path(data_dir, "--data-dir").absolute(), "--data-dir")
+    headers: dict[str, str] = {}
+    for text in _get(flags, "header") or ():
+        _merge_headers(headers, dict([parse_header(text)]))
+    if headers:
+        layer.set("headers", headers, "--header")
+    return layer
+
+
+def _env_layer(env: Mapping[str, str]) -> _Layer:
+    layer = _Layer("environment")
+    checks = {
+        "url": _check_url,
+        "api": _check_url,
+        "kagent": _check_url,
+        "agent": _check_agent,
+        "user_id": _check_str,
+        "rewind": _check_mode,
+        "dialect": _check_dialect,
+        "theme": _check_str,
+        "model": _check_str,
+    }
+    for key, check in checks.items():
+        name = ENV_PREFIX + key.upper()
+        value = env.get(name)
+        if value is not None and value.strip():
+            layer.set(key, check(value, name), name)
+    name = ENV_PREFIX + "DATA_DIR"
+    if env.get(name, "").strip():
+        layer.set("data_dir", _path(env[name], name).absolute(), name)
+    name = ENV_PREFIX + "HEADERS"
+    if env.get(name, "").strip():
+        layer.set("headers", parse_headers(env[name], name), name)
+    return layer
+
+
+def _file_layer(path: Path, explicit: bool) -> _Layer:
+    layer = _Layer(str(path))
+    try:
+        with open(path, "rb") as fh:
+            data = tomllib.load(fh)
+    except FileNotFoundError:
+        if explicit:
+            raise SettingsError(f"config file {path} not found") from None
+        return layer
+    except tomllib.TOMLDecodeError as exc:
+        raise SettingsError(f"{path}: not valid TOML: {exc}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SettingsError(f"{path}: cannot read: {getattr(exc, 'strerror', None) or exc}") from None
+
+    def where(key: str) -> str:
+        return f"{path}: {key}"
+
+    unknown = sorted(set(data) - _FILE_KEYS)
+    if unknown:
+        raise SettingsError(f"{path}: unknown setting {unknown[0]!r} (known: {', '.join(sorted(_FILE_KEYS))})")
+    for key, check in (
+        ("url", _check_url),
+        ("api", _check_url),
+        ("kagent", _check_url),
+        ("agent", _check_agent),
+        ("user_id", _check_str),
+        ("dialect", _check_dialect),
+        ("theme", _check_str),
+        ("model", _check_str),
+    ):
+        if key in data:
+            layer.set(key, check(data[key], where(key)), where(key))
+    if "data_dir" in data:
+        layer.set("data_dir", _path(data["data_dir"], where("data_dir"), base=path.parent), where("data_dir"))
+    if "timeout" in data:
+        timeout = data["timeout"]
+        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
+            raise SettingsError(f"{where('timeout')}: expected a positive number of seconds, got {timeout!r}")
+        layer.set("timeout", float(timeout), where("timeout"))
+    if "headers" in data:
+        headers = data["headers"]
+        if not isinstance(headers, dict):
+            raise SettingsError(f"{where('headers')}: expected a table of NAME = VALUE")
+        layer.set("headers", dict(_check_header(k, v, where("headers")) for k, v in headers.items()), where("headers"))
+    if "rewind" in data:
+        rewind = data["rewind"]
+        if isinstance(rewind, str):
+            layer.set("rewind_default", _check_mode(rewind, where("rewind")), where("rewind"))
+        elif isinstance(rewind, dict):
+            servers: dict[str, str] = {}
+            for key, mode in rewind.items():
+                w = where(f"rewind.{key}")
+                if key == "default":
+                    layer.set("rewind_default", _check_mode(mode, w), w)
+                else:
+                    servers[_check_url(key, w)] = _check_mode(mode, w)
+            layer.set("rewind_servers", servers, where("rewind"))
+        else:
+            raise SettingsError(f"{where('rewind')}: expected a mode or a table of server URL = mode")
+    if "keymap" in data:
+        keymap = data["keymap"]
+        if not isinstance(keymap, dict):
+            raise SettingsError(f"{where('keymap')}: expected a table of binding id = keys")
+        out: dict[str, str] = {}
+        for binding, keys in keymap.items():
+            if isinstance(keys, list) and keys and all(isinstance(k, str) and k.strip() for k in keys):
+                out[binding] = ",".join(k.strip() for k in keys)
+            elif isinstance(keys, str) and keys.strip():
+                out[binding] = keys.strip()
+            else:
+                raise SettingsError(f"{where('keymap.' + binding)}: expected keys like \"ctrl+r\", got {keys!r}")
+        layer.set("keymap", out, where("keymap"))
+    return layer
+
+
+def _server(layers: list[_Layer]) -> dict[str, Any]:
+    """url/api/kagent/agent as a whole from the highest layer naming a server."""
+
+    def rank(*keys: str) -> int | None:
+        for i, layer in enumerate(layers):
+            if any(k in layer.values for k in keys):
+                return i
+        return None
+
+    def first(key: str, upto: int | None = None) -> tuple[Any, str | None]:
+        for i, layer in enumerate(layers):
+            if upto is not None and i > upto:
+                break
+            if key in layer.values:
+                return layer.values[key], layer.where[key]
+        return None, None
+
+    url_rank = rank("url")
+    kagent_rank = rank("kagent", "agent")
+    if url_rank is None and kagent_rank is None:
+        api, _ = first("api")
+        return {"api": api}
+    if url_rank is not None and url_rank == kagent_rank:
+        layer = layers[url_rank]
+        other = "kagent" if "kagent" in layer.values else "agent"
+        raise SettingsError(f"{layer.where['url']} and {layer.where[other]}: give either a URL or a kagent agent, not both")
+    if kagent_rank is not None and (url_rank is None or kagent_rank < url_rank):
+        kagent, kagent_where = first("kagent")
+        agent, agent_where = first("agent")
+        if kagent is None:
+            raise SettingsError(f"{agent_where}: needs a kagent controller too (--kagent http://HOST:8083)")
+        if agent is None:
+            raise SettingsError(f"{kagent_where}: needs an agent too (--agent NAMESPACE/NAME)")
+        base = _norm_url(kagent)
+        if base.endswith("/api"):
+            base = base[: -len("/api")]
+        namespace, name = agent.split("/")
+        api, _ = first("api", upto=kagent_rank)
+        return {
+            "url": f"{base}/api/a2a/{namespace}/{name}/",
+            "api": api or f"{base}/api",
+            "kagent": base,
+            "agent": agent,
+        }
+    url, _ = first("url")
+    api, _ = first("api", upto=url_rank)
+    return {"url": url, "api": api}
+
+
+def load_settings(flags: Any = None, env: Mapping[str, str] | None = None) -> Settings:
+    """Settings from ``flags`` (an argparse namespace or a mapping; None/absent = not given),
+    the environment and the config file."""
+    env = os.environ if env is None else env
+    flag_layer = _flag_layer(flags)
+    env_layer = _env_layer(env)
+    config = _get(flags, "config")
+    explicit = True
+    if config is not None:
+        path = _path(config, "--config")
+    elif env.get(ENV_PREFIX + "CONFIG", "").strip():
+        path = _path(env[ENV_PREFIX + "CONFIG"], ENV_PREFIX + "CONFIG")
+    else:
+        path, explicit = default_config_path(), False
+    file_layer = _file_layer(path, explicit)
+    layers = [flag_layer, env_layer, file_layer]
+
+    def pick(key: str, default: Any = None) -> Any:
+        for layer in layers:
+            if key in layer.values:
+                return layer.values[key]
+        return default
+
+    headers: dict[str, str] = {}
+    for layer in reversed(layers):
+        _merge_headers(headers, layer.values.get("headers", {}))
+    server = _server(layers)
+    return Settings(
+        url=server.get("url"),
+        api=server.get("api"),
+        kagent=server.get("kagent"),
+        agent=server.get("agent"),
+        session=pick("session"),
+        user_id=pick("user_id"),
+        headers=headers,
+        rewind=pick("rewind"),  # only flags and the environment give a forced mode
+        rewind_default=file_layer.values.get("rewind_default", "auto"),
+        rewind_servers=dict(file_layer.values.get("rewind_servers", {})),
+        dialect=pick("dialect"),
+        keymap=dict(file_layer.values.get("keymap", {})),
+        theme=pick("theme"),
+        data_dir=pick("data_dir"),
+        model=pick("model"),
+        timeout=pick("timeout", 30.0),
+        config_file=path if path.is_file() else None,
+    )
