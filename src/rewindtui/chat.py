@@ -98,6 +98,15 @@ class Chat:
         self.edit = None
         self._emit(Change(first=0, turn_ended=True))
 
+    async def connect_and_open(self, session_id: str | None = None) -> None:
+        """Connect, then open ``session_id``, else the most recently updated session, else a new one."""
+        await self.client.connect()
+        if session_id is None and self.client.has_api:
+            sessions = await self.client.list_sessions()
+            if sessions:
+                session_id = max(sessions, key=lambda s: s.updated_at or s.created_at or "").id
+        await self.open(session_id)
+
     async def refresh(self) -> None:
         """Re-read the session's tasks (the server's view is the truth after a rewind)."""
         if self.client.has_api and self.session_id:
