@@ -1,0 +1,154 @@
+"""From settings to a connected client: the named server, or the embedded one started for us.
+
+``await connect(settings)`` returns a :class:`Connection` whose ``client`` has read the agent
+card (so ``client.capabilities`` is set). With no server named in the settings, the embedded
+server is started as a subprocess on the settings' data dir and stopped again when the
+connection closes. Use it as an async context manager::
+
+    async with connection(settings) as conn:
+        chat = Chat(conn.client)
+
+Any failure to get there is a :class:`~rewindtui.client.ConnectFailed` whose message says what
+failed and how to fix it; nothing is left running.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any, AsyncIterator, Callable
+
+from rewindtui.client import A2AClient, Capabilities, ClientError, ConnectFailed, HTTPStatusFailed
+from rewindtui.settings import Settings
+from rewindtui.textsafe import sanitize_line
+
+#: ``spawn(data_dir, model=...)`` -> a handle with ``agent_url``, ``api_url``, ``base_url``, ``stop()``.
+Spawner = Callable[..., Any]
+
+
+class Connection:
+    """A connected client, and the embedded server behind it when we started one."""
+
+    def __init__(self, client: A2AClient, settings: Settings, server: Any = None) -> None:
+        self.client = client
+        self.settings = settings  # pointed at the server actually used
+        self.server = server  # the spawned embedded server, or None
+        self._closed = False
+
+    @property
+    def embedded(self) -> bool:
+        return self.server is not None
+
+    @property
+    def capabilities(self) -> Capabilities:
+        assert self.client.capabilities is not None
+        return self.client.capabilities
+
+    @property
+    def url(self) -> str:
+        return self.client.config.url
+
+    def describe(self) -> str:
+        """Where we are connected, for a status line: ``embedded server http://…`` or the URL."""
+        if self.server is not None:
+            return f"embedded server {getattr(self.server, 'base_url', self.url)}"
+        return self.settings.describe_server()
+
+    async def aclose(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            await self.client.aclose()
+        finally:
+            await _stop(self.server)
+
+    async def __aenter__(self) -> "Connection":
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+
+def _default_spawner() -> Spawner:
+    from rewindtui.server.spawn import spawn_server  # light: starts a subprocess
+
+    return spawn_server
+
+
+async def _stop(server: Any) -> None:
+    if server is not None:
+        await asyncio.to_thread(server.stop)
+
+
+def _hint(settings: Settings, embedded: bool) -> str:
+    if embedded:
+        return "the embedded server started but does not answer; try `rewindtui serve` to see its output"
+    if settings.kagent and settings.agent:
+        return f"is the kagent controller running and agent {settings.agent} deployed? check --kagent / --agent"
+    return "is the server running? check --url (or leave it out to use the embedded server)"
+
+
+def describe_connect_error(exc: ClientError, settings: Settings, url: str, embedded: bool = False) -> ConnectFailed:
+    """A connect-time failure as one actionable line."""
+    reason = sanitize_line(str(exc))
+    if isinstance(exc, HTTPStatusFailed):
+        if exc.status in (401, 403):
+            return ConnectFailed(
+                f"the agent at {url} refused us ({reason}); give credentials with --header 'Authorization: Bearer …'"
+            )
+        if exc.status == 404:
+            return ConnectFailed(f"no A2A agent card at {url} ({reason}); {_hint(settings, embedded)}")
+        return ConnectFailed(f"the agent at {url} answered with an error ({reason}); {_hint(settings, embedded)}")
+    if isinstance(exc, ConnectFailed):
+        return ConnectFailed(f"cannot reach the agent at {url}: {reason}; {_hint(settings, embedded)}")
+    return ConnectFailed(f"{url} does not look like an A2A agent: {reason}")
+
+
+async def start_embedded(settings: Settings, spawn: Spawner | None = None) -> Any:
+    """Start the embedded server on the settings' data dir; ConnectFailed if it cannot start."""
+    data_dir: Path = settings.resolved_data_dir()
+    try:
+        spawn = spawn or _default_spawner()
+        return await asyncio.to_thread(spawn, data_dir, model=settings.model)
+    except (KeyboardInterrupt, asyncio.CancelledError):
+        raise
+    except Exception as exc:  # whatever went wrong starting it, say so in one line
+        reason = sanitize_line(str(exc)) or type(exc).__name__
+        raise ConnectFailed(
+            f"could not start the embedded server on {data_dir}: {reason}; "
+            "run `rewindtui serve --data-dir DIR` to see why, or connect to a server with --url"
+        ) from exc
+
+
+async def connect(settings: Settings, *, spawn: Spawner | None = None, http: Any = None) -> Connection:
+    """Connect as the settings say (starting the embedded server if none is named) and read the
+    agent card. ``spawn`` and ``http`` are for tests."""
+    server = None
+    if settings.embedded:
+        server = await start_embedded(settings, spawn)
+        settings = settings.with_server(server.agent_url, server.api_url)
+    client: A2AClient | None = None
+    try:
+        client = A2AClient(settings.server_config(), http=http)
+        try:
+            await client.connect()
+        except ClientError as exc:
+            raise describe_connect_error(exc, settings, client.url, embedded=server is not None) from exc
+        return Connection(client, settings, server)
+    except BaseException:
+        if client is not None:
+            await client.aclose()
+        await _stop(server)
+        raise
+
+
+@asynccontextmanager
+async def connection(settings: Settings, *, spawn: Spawner | None = None, http: Any = None) -> AsyncIterator[Connection]:
+    """``async with connection(settings) as conn:`` — connected, and closed (server stopped) after."""
+    conn = await connect(settings, spawn=spawn, http=http)
+    try:
+        yield conn
+    finally:
+        await conn.aclose()
