@@ -1,0 +1,128 @@
+"""ADK's ``DatabaseSessionService`` on SQLite, with an in-process read cache.
+
+ADK re-reads and re-validates every event of a session on each
+``get_session`` -- ``Runner.run_async`` and ``Runner.rewind_async`` both start
+with one. On a 1,000-turn session that is ~2,000 JSON rows turned into
+pydantic ``Event`` objects, 100-250 ms per call, which alone breaks the
+100 ms rewind target. This server process is the only writer of its database,
+so the last full read of a session plus the events appended since are an exact
+copy of what the database would return: :class:`CachedDatabaseSessionService`
+keeps that copy (LRU, a few sessions) and serves full reads from it. Every
+write still goes through ``DatabaseSessionService.append_event`` unchanged
+(including its stale-session check); the cache only short-cuts reads.
+
+Not cached: partial reads (``config`` given), and any session after an event
+that touched ``app:``/``user:`` state (those keys are shared with other
+sessions, so the whole cache is dropped).
+"""
+
+from __future__ import annotations
+
+import copy
+from collections import OrderedDict
+from typing import Any
+
+from google.adk.events.event import Event
+from google.adk.sessions import DatabaseSessionService
+from google.adk.sessions.base_session_service import GetSessionConfig
+from google.adk.sessions.session import Session
+from google.adk.sessions.state import State
+
+_Key = tuple[str, str, str]
+_SHARED_PREFIXES = (State.APP_PREFIX, State.USER_PREFIX)
+
+
+def sqlite_url(path: str) -> str:
+    """SQLAlchemy URL for an aiosqlite database file."""
+    return f"sqlite+aiosqlite:///{path}"
+
+
+class CachedDatabaseSessionService(DatabaseSessionService):
+    """``DatabaseSessionService`` whose full ``get_session`` reads are cached."""
+
+    def __init__(self, db_url: str, *, max_sessions: int = 16, **kwargs: Any) -> None:
+        super().__init__(db_url=db_url, **kwargs)
+        self._cache: OrderedDict[_Key, Session] = OrderedDict()
+        self._max_sessions = max_sessions
+
+    # -- cache helpers -------------------------------------------------------
+    def _remember(self, session: Session) -> None:
+        key = (session.app_name, session.user_id, session.id)
+        self._cache[key] = _snapshot(session)
+        self._cache.move_to_end(key)
+        while len(self._cache) > self._max_sessions:
+            self._cache.popitem(last=False)
+
+    def forget(self, app_name: str, user_id: str, session_id: str) -> None:
+        self._cache.pop((app_name, user_id, session_id), None)
+
+    def clear_cache(self) -> None:
+        self._cache.clear()
+
+    # -- BaseSessionService ----------------------------------------------------
+    async def get_session(
+        self,
+        *,
+        app_name: str,
+        user_id: str,
+        session_id: str,
+        config: GetSessionConfig | None = None,
+    ) -> Session | None:
+        key = (app_name, user_id, session_id)
+        if config is None:
+            cached = self._cache.get(key)
+            if cached is not None:
+                self._cache.move_to_end(key)
+                return _snapshot(cached)
+        session = await super().get_session(
+            app_name=app_name, user_id=user_id, session_id=session_id, config=config
+        )
+        if session is not None and config is None:
+            self._remember(session)
+        return session
+
+    async def append_event(self, session: Session, event: Event) -> Event:
+        key = (session.app_name, session.user_id, session.id)
+        cached = self._cache.get(key)
+        # The caller's copy is complete iff it is exactly the cached revision.
+        was_current = (
+            cached is not None
+            and cached._storage_update_marker is not None
+            and cached._storage_update_marker == session._storage_update_marker
+            and len(cached.events) == len(session.events)
+        )
+        try:
+            result = await super().append_event(session=session, event=event)
+        except BaseException:
+            self._cache.pop(key, None)
+            raise
+        if event.partial:
+            return result
+        delta = event.actions.state_delta or {}
+        if any(k.startswith(_SHARED_PREFIXES) for k in delta):
+            self._cache.clear()
+        elif was_current:
+            self._remember(session)
+        else:
+            self._cache.pop(key, None)
+        return result
+
+    async def delete_session(self, *, app_name: str, user_id: str, session_id: str) -> None:
+        self._cache.pop((app_name, user_id, session_id), None)
+        await super().delete_session(app_name=app_name, user_id=user_id, session_id=session_id)
+
+    async def close(self) -> None:
+        self._cache.clear()
+        await super().close()
+
+
+def _snapshot(session: Session) -> Session:
+    """An independent copy for the cache / a caller.
+
+    Events are shared (ADK treats appended events as immutable); the event list
+    and the state are copied, since callers append to and mutate those.
+    """
+    state = {k: copy.deepcopy(v) for k, v in session.state.items() if not k.startswith(State.TEMP_PREFIX)}
+    clone = session.model_copy(update={"events": list(session.events), "state": state})
+    clone._storage_update_marker = session._storage_update_marker
+    return clone

@@ -1,0 +1,87 @@
+"""The ADK agent served by the embedded server: an ``LlmAgent`` named ``demo``.
+
+Model selection (``--model NAME`` / ``EmbeddedServer(model=...)``):
+
+* ``None``, ``""`` or ``"demo"`` -- the offline deterministic :class:`DemoLlm`
+  (no key, no network). This is the default.
+* ``"litellm/<provider>/<model>"`` -- e.g. ``litellm/openai/gpt-4o`` or
+  ``litellm/ollama_chat/llama3.2``: ADK's ``LiteLlm`` wrapper with the id after
+  the ``litellm/`` prefix. Needs ``litellm`` installed
+  (``pip install "google-adk[extensions]"``) and that provider's usual
+  environment variables (``OPENAI_API_KEY``, ...).
+* anything else -- handed to ADK's model registry as is, e.g.
+  ``gemini-2.5-flash`` (set ``GOOGLE_API_KEY``, or the Vertex AI variables
+  ``GOOGLE_GENAI_USE_VERTEXAI``/``GOOGLE_CLOUD_PROJECT``/``GOOGLE_CLOUD_LOCATION``).
+
+The real-model paths run exactly the code the demo model runs (same agent,
+tool, runner, session service, rewind); only the model differs.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from google.adk.agents import LlmAgent
+from google.adk.models.base_llm import BaseLlm
+from google.adk.tools.tool_context import ToolContext
+
+from rewindtui.server.demo_model import DEMO_MODEL_NAME, DemoLlm
+
+AGENT_NAME = "demo"
+AGENT_NAMESPACE = "local"
+AGENT_REF = f"{AGENT_NAMESPACE}/{AGENT_NAME}"
+APP_NAME = f"{AGENT_NAMESPACE}__NS__{AGENT_NAME}"
+LITELLM_PREFIX = "litellm/"
+
+INSTRUCTION = (
+    "You are a friendly assistant inside a terminal chat client. "
+    "When the user asks about the weather, call get_weather with the city. "
+    "Session state: weather_calls={weather_calls?}"
+)
+
+
+class ModelConfigError(ValueError):
+    """The requested model id cannot be used (e.g. litellm is not installed)."""
+
+
+def get_weather(city: str, tool_context: ToolContext) -> dict[str, Any]:
+    """Returns the current weather for a city.
+
+    Args:
+        city: The city name, e.g. "Tokyo".
+
+    Each call increments the session state value ``weather_calls``; the
+    returned dict reports which call this was.
+    """
+    calls = int(tool_context.state.get("weather_calls") or 0) + 1
+    tool_context.state["weather_calls"] = calls
+    return {"city": city, "forecast": "sunny", "temp_c": 21, "call_no": calls}
+
+
+def resolve_model(name: str | None, demo_delay: float = 0.0) -> BaseLlm | str:
+    """The ADK model object (or registry id) for ``name``; see the module docstring."""
+    if not name or name == DEMO_MODEL_NAME:
+        return DemoLlm(delay=demo_delay)
+    if name.startswith(LITELLM_PREFIX):
+        model_id = name[len(LITELLM_PREFIX) :]
+        if not model_id:
+            raise ModelConfigError("empty LiteLLM model id after 'litellm/'")
+        try:
+            from google.adk.models.lite_llm import LiteLlm
+        except ImportError as exc:  # pragma: no cover - depends on the environment
+            raise ModelConfigError(
+                f"model {name!r} needs litellm: pip install 'google-adk[extensions]'"
+            ) from exc
+        return LiteLlm(model=model_id)
+    return name
+
+
+def build_agent(model: str | None = None, demo_delay: float = 0.0) -> LlmAgent:
+    """The ``demo`` agent with its ``get_weather`` tool."""
+    return LlmAgent(
+        name=AGENT_NAME,
+        model=resolve_model(model, demo_delay),
+        description="rewindtui's local agent (offline demo model unless --model is given)",
+        instruction=INSTRUCTION,
+        tools=[get_weather],
+    )

@@ -1,0 +1,77 @@
+"""The agent card, rendered the a2a-sdk way (1.0 fields plus 0.3 compat fields).
+
+A client picks its dialect from the card: ``supportedInterfaces`` lists the
+JSON-RPC endpoint twice, ``protocolVersion: "1.0"`` first (send
+``A2A-Version: 1.0`` and ``SendStreamingMessage``) and ``"0.3.0"`` second;
+0.3-only clients read the top-level ``url``/``preferredTransport``/
+``protocolVersion`` (``0.3.0``) and speak ``message/stream``.
+
+Rewind and fork support is advertised as an A2A extension in
+``capabilities.extensions``::
+
+    {"uri": "urn:rewindtui:ext:rewind:v1",
+     "params": {"rewind": ["a2a", "rest"], "fork": true, "api": "<base>/api",
+                "metadata_key": "kagent_rewind_before_invocation_id"}}
+
+``rewind: ["a2a", "rest"]`` -- a message whose ``metadata`` carries
+``metadata_key`` rewinds (the A2A control message), and ``POST
+{api}/sessions/{id}/rewind`` does the same over REST; ``fork`` -- ``POST
+{api}/sessions/{id}/fork`` exists.
+"""
+
+from __future__ import annotations
+
+from importlib import metadata as importlib_metadata
+from typing import Any
+
+from a2a.server.request_handlers.response_helpers import agent_card_to_dict
+from a2a.types import a2a_pb2 as pb
+
+from rewindtui.server.wire import REWIND_EXTENSION_URI, REWIND_KEY
+
+
+def _version() -> str:
+    try:
+        return importlib_metadata.version("rewindtui")
+    except importlib_metadata.PackageNotFoundError:  # pragma: no cover - running from a source tree
+        return "0.0.0"
+
+
+def build_agent_card(*, agent_url: str, api_url: str, name: str, model: str) -> pb.AgentCard:
+    extension = pb.AgentExtension(
+        uri=REWIND_EXTENSION_URI,
+        description=(
+            "Rewind a session to before an invocation (ADK Runner.rewind_async), over A2A "
+            "(message metadata key) or REST, and fork a session; the result is a Task whose "
+            "history is the effective history, with the original messageIds."
+        ),
+        required=False,
+    )
+    extension.params.update(
+        {"rewind": ["a2a", "rest"], "fork": True, "api": api_url, "metadata_key": REWIND_KEY}
+    )
+    return pb.AgentCard(
+        name=name,
+        description=f"rewindtui's local agent (model: {model}); rewind and fork supported",
+        version=_version(),
+        supported_interfaces=[
+            pb.AgentInterface(url=agent_url, protocol_binding="JSONRPC", protocol_version="1.0"),
+            pb.AgentInterface(url=agent_url, protocol_binding="JSONRPC", protocol_version="0.3.0"),
+        ],
+        capabilities=pb.AgentCapabilities(streaming=True, push_notifications=False, extensions=[extension]),
+        default_input_modes=["text"],
+        default_output_modes=["text"],
+        skills=[
+            pb.AgentSkill(
+                id="chat",
+                name="chat",
+                description="Answers what you say; 'weather in <City>' calls the get_weather tool",
+                tags=["chat", "weather", "rewind"],
+            )
+        ],
+    )
+
+
+def agent_card_json(card: pb.AgentCard) -> dict[str, Any]:
+    """The card as served: 1.0 JSON merged with the 0.3 compat fields (a2a-sdk's rendering)."""
+    return agent_card_to_dict(card)

@@ -1,0 +1,169 @@
+"""A deterministic, offline google-adk model for the embedded server.
+
+``DemoLlm`` is a real :class:`google.adk.models.base_llm.BaseLlm`: ADK builds
+the request (contents after rewinds are applied, the rendered instruction with
+the current session state, the tool declarations) and the demo model answers
+from what it *sees* in that request, so a rewind is visible in its answers:
+
+* a plain message -> ``You said: <text> (turn N; history: ['a', 'b']; weather_calls=K)``
+  where ``history`` lists the user texts in the request, ``N`` their count and
+  ``K`` the session state value ``weather_calls`` (rendered into the system
+  instruction by ADK's ``{weather_calls?}`` template);
+* a message containing "weather" -> a ``get_weather(city)`` function call; once
+  the tool result is in the request, it answers
+  ``Tool get_weather returned: {...} (weather_calls=K)``.
+
+When ADK asks for a streaming response, the text is produced as partial deltas
+of a few words each (``delay`` seconds apart), followed by the full message.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import AsyncGenerator
+from typing import TYPE_CHECKING, Any
+
+from google.adk.models.base_llm import BaseLlm
+from google.adk.models.llm_response import LlmResponse
+from google.genai import types
+
+if TYPE_CHECKING:
+    from google.adk.models.llm_request import LlmRequest
+
+DEMO_MODEL_NAME = "demo"
+WEATHER_TOOL = "get_weather"
+_STATE_RE = re.compile(r"weather_calls=(\S*)")
+_CITY_RE = re.compile(r"\b(?:in|for|at)\s+([A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*)")
+_WORDS_PER_DELTA = 3
+
+
+def extract_city(text: str) -> str:
+    """The city a weather question is about ("weather in Tokyo" -> "Tokyo")."""
+    match = _CITY_RE.search(text)
+    return match.group(1) if match else "Paris"
+
+
+def _system_text(llm_request: LlmRequest) -> str:
+    instruction = llm_request.config.system_instruction if llm_request.config else None
+    if instruction is None:
+        return ""
+    if isinstance(instruction, str):
+        return instruction
+    if isinstance(instruction, types.Content):
+        return "".join(p.text or "" for p in instruction.parts or [])
+    if isinstance(instruction, types.Part):
+        return instruction.text or ""
+    if isinstance(instruction, list):
+        return "".join(p if isinstance(p, str) else (getattr(p, "text", "") or "") for p in instruction)
+    return str(instruction)
+
+
+def _weather_calls(llm_request: LlmRequest) -> int:
+    match = _STATE_RE.search(_system_text(llm_request))
+    if not match:
+        return 0
+    try:
+        return int(match.group(1))
+    except ValueError:
+        return 0
+
+
+def _user_texts(llm_request: LlmRequest) -> list[str]:
+    texts: list[str] = []
+    for content in llm_request.contents:
+        if content.role != "user":
+            continue
+        text = "".join(p.text or "" for p in content.parts or [] if p.text and not p.thought)
+        if text:
+            texts.append(text)
+    return texts
+
+
+def _word_count(llm_request: LlmRequest) -> int:
+    count = 0
+    for content in llm_request.contents:
+        for part in content.parts or []:
+            if part.text:
+                count += len(part.text.split())
+    return count
+
+
+class DemoLlm(BaseLlm):
+    """Offline deterministic model; see the module docstring."""
+
+    model: str = DEMO_MODEL_NAME
+    delay: float = 0.0
+    """Seconds to wait between streamed deltas (tests use it to keep a turn running)."""
+
+    @classmethod
+    def supported_models(cls) -> list[str]:
+        return [DEMO_MODEL_NAME]
+
+    async def generate_content_async(
+        self, llm_request: LlmRequest, stream: bool = False
+    ) -> AsyncGenerator[LlmResponse, None]:
+        last = llm_request.contents[-1] if llm_request.contents else None
+        tool_result = None
+        if last is not None:
+            for part in last.parts or []:
+                if part.function_response is not None:
+                    tool_result = part.function_response
+        weather_calls = _weather_calls(llm_request)
+        prompt_tokens = _word_count(llm_request)
+
+        if tool_result is not None:
+            text = (
+                f"Tool {tool_result.name} returned: {tool_result.response} "
+                f"(weather_calls={weather_calls})"
+            )
+        else:
+            users = _user_texts(llm_request)
+            current = users[-1] if users else ""
+            if "weather" in current.lower() and self._has_tool(llm_request):
+                call = types.FunctionCall(name=WEATHER_TOOL, args={"city": extract_city(current)})
+                yield LlmResponse(
+                    content=types.Content(role="model", parts=[types.Part(function_call=call)]),
+                    partial=False,
+                    turn_complete=True,
+                    usage_metadata=_usage(prompt_tokens, 1),
+                )
+                return
+            text = (
+                f"You said: {current} (turn {len(users)}; history: {users!r}; "
+                f"weather_calls={weather_calls})"
+            )
+
+        if stream:
+            words = text.split(" ")
+            for start in range(0, len(words), _WORDS_PER_DELTA):
+                if self.delay:
+                    await asyncio.sleep(self.delay)
+                chunk = " ".join(words[start : start + _WORDS_PER_DELTA])
+                if start + _WORDS_PER_DELTA < len(words):
+                    chunk += " "
+                yield LlmResponse(
+                    content=types.Content(role="model", parts=[types.Part(text=chunk)]),
+                    partial=True,
+                )
+        elif self.delay:
+            await asyncio.sleep(self.delay)
+        yield LlmResponse(
+            content=types.Content(role="model", parts=[types.Part(text=text)]),
+            partial=False,
+            turn_complete=True,
+            usage_metadata=_usage(prompt_tokens, len(text.split())),
+        )
+
+    @staticmethod
+    def _has_tool(llm_request: LlmRequest) -> bool:
+        tools_dict: dict[str, Any] = getattr(llm_request, "tools_dict", {}) or {}
+        return WEATHER_TOOL in tools_dict
+
+
+def _usage(prompt: int, candidates: int) -> types.GenerateContentResponseUsageMetadata:
+    return types.GenerateContentResponseUsageMetadata(
+        prompt_token_count=prompt,
+        candidates_token_count=candidates,
+        total_token_count=prompt + candidates,
+    )

@@ -1,0 +1,137 @@
+"""Start/stop the server inside this process: uvicorn on a background thread.
+
+::
+
+    with EmbeddedServer(data_dir) as server:      # port 0: a free port
+        httpx.get(server.agent_url + ".well-known/agent-card.json")
+
+``start()`` returns once the server accepts connections (socket bound, app
+started). ``stop()`` cancels running turns, shuts uvicorn down, closes the
+databases and joins the thread; calling it twice is fine.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from pathlib import Path
+from typing import Any
+
+from rewindtui.server.uvicorn_server import ManagedServer, base_url_for, bind_socket, make_config
+
+AGENT_SUFFIX = "/api/a2a/local/demo/"
+API_SUFFIX = "/api"
+
+
+class EmbeddedServer:
+    def __init__(
+        self,
+        data_dir: Path,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        model: str | None = None,
+        demo_delay: float = 0.0,
+        *,
+        start_timeout: float = 60.0,
+        log_level: str = "warning",
+    ) -> None:
+        self.data_dir = Path(data_dir)
+        self.host = host
+        self.requested_port = port
+        self.model = model
+        self.demo_delay = demo_delay
+        self.start_timeout = start_timeout
+        self.log_level = log_level
+        self._port: int | None = None
+        self._server: ManagedServer | None = None
+        self._thread: threading.Thread | None = None
+        self._ready = threading.Event()
+        self._error: BaseException | None = None
+        self.app: Any = None
+
+    # -- addresses -----------------------------------------------------------------
+    @property
+    def port(self) -> int:
+        if self._port is None:
+            raise RuntimeError("the server has not been started")
+        return self._port
+
+    @property
+    def base_url(self) -> str:
+        return base_url_for(self.host, self.port)
+
+    @property
+    def agent_url(self) -> str:
+        return self.base_url + AGENT_SUFFIX
+
+    @property
+    def api_url(self) -> str:
+        return self.base_url + API_SUFFIX
+
+    @property
+    def running(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    # -- lifecycle -----------------------------------------------------------------
+    def start(self) -> EmbeddedServer:
+        if self._thread is not None:
+            raise RuntimeError("the server is already started")
+        from rewindtui.server.app import create_app  # heavy (google-adk): only when starting
+
+        sock = bind_socket(self.host, self.requested_port)
+        try:
+            self._port = sock.getsockname()[1]
+            self.app = create_app(
+                self.data_dir, self.base_url, model=self.model, demo_delay=self.demo_delay
+            )
+            service = self.app.state.parts.service
+            self._ready.clear()
+            self._error = None
+            self._server = ManagedServer(
+                make_config(self.app, log_level=self.log_level),
+                on_ready=self._ready.set,
+                before_shutdown=service.shutdown,
+            )
+            self._thread = threading.Thread(
+                target=self._run, args=(self._server, sock), name=f"rewindtui-server-{self._port}", daemon=True
+            )
+            self._thread.start()
+        except BaseException:
+            sock.close()
+            raise
+        while not self._ready.wait(0.02):
+            if not self._thread.is_alive():
+                self._thread.join()
+                self._thread = None
+                raise RuntimeError("the embedded server failed to start") from self._error
+        return self
+
+    def _run(self, server: ManagedServer, sock: Any) -> None:
+        try:
+            asyncio.run(server.serve(sockets=[sock]))
+        except BaseException as exc:  # reported by start() / kept for stop()
+            self._error = exc
+        finally:
+            sock.close()
+
+    def stop(self, timeout: float = 30.0) -> None:
+        thread, server = self._thread, self._server
+        if thread is None or server is None:
+            return
+        server.should_exit = True
+        thread.join(timeout)
+        if thread.is_alive():
+            server.force_exit = True
+            thread.join(timeout)
+        self._thread = None
+        self._server = None
+
+    def __enter__(self) -> EmbeddedServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def __repr__(self) -> str:
+        where = self.base_url if self._port is not None else "not started"
+        return f"EmbeddedServer({str(self.data_dir)!r}, {where})"

@@ -1,0 +1,138 @@
+"""REST routes in the style of kagent's controller, under ``/api``.
+
+=========================================  =====================================================
+``GET    /api/sessions``                    the user's sessions (most recently updated first)
+``POST   /api/sessions``                    create; body ``{"name"?, "id"?}`` -> 201
+``GET    /api/sessions/{id}``               one session
+``DELETE /api/sessions/{id}``               delete it (tasks, messages and the ADK session)
+``GET    /api/sessions/{id}/tasks``         its tasks, oldest first; ``?include_rewound=true``
+                                            adds rewound ones (``metadata.rewindtui_rewound``)
+``GET    /api/tasks/{id}``                  one task
+``POST   /api/sessions/{id}/rewind``        body ``{"rewind_before_invocation_id"}`` -> the rewind
+                                            Task (its history is the effective history)
+``POST   /api/sessions/{id}/fork``          same body -> 201 with the new session
+=========================================  =====================================================
+
+Success: ``{"error": false, "data": ..., "message": "..."}``. Failure:
+``{"error": "<text>"}`` with 400 (bad input), 404 (missing, or another user's),
+409 (a turn is running on the session / id taken), 503 (shutting down).
+Tasks are A2A 0.3 JSON. The user comes from ``X-User-Id`` or ``?user_id=``
+(default ``local``).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from rewindtui.server.errors import BadRequest, ServiceError
+from rewindtui.server.executor import AgentService
+from rewindtui.server.store import dumps
+from rewindtui.server.users import InvalidUser, resolve_user
+
+
+def ok(data: Any, message: str, status: int = 200) -> JSONResponse:
+    return JSONResponse({"error": False, "data": data, "message": message}, status_code=status)
+
+
+def ok_raw(data_json: str, message: str, status: int = 200) -> Response:
+    """Success envelope around already-serialized JSON (task lists can be large)."""
+    body = '{"error":false,"data":' + data_json + ',"message":' + dumps(message) + "}"
+    return Response(body, status_code=status, media_type="application/json")
+
+
+def error(message: str, status: int) -> JSONResponse:
+    return JSONResponse({"error": message}, status_code=status)
+
+
+def _flag(request: Request, name: str) -> bool:
+    return request.query_params.get(name, "").lower() in ("1", "true", "yes", "on")
+
+
+async def _json_body(request: Request) -> dict[str, Any]:
+    raw = await request.body()
+    if not raw.strip():
+        return {}
+    try:
+        body = json.loads(raw)
+    except ValueError:
+        raise BadRequest("the request body is not valid JSON") from None
+    if not isinstance(body, dict):
+        raise BadRequest("the request body must be a JSON object")
+    return body
+
+
+def build_rest_routes(service: AgentService) -> list[Route]:
+    def endpoint(fn: Any) -> Any:
+        async def wrapped(request: Request) -> Response:
+            try:
+                user_id = resolve_user(request)
+                return await fn(request, user_id)
+            except InvalidUser as exc:
+                return error(str(exc), 400)
+            except ServiceError as exc:
+                return error(exc.message, exc.status)
+
+        return wrapped
+
+    async def list_sessions(request: Request, user_id: str) -> Response:
+        rows = await service.list_sessions(user_id)
+        return ok([r.to_json() for r in rows], "Successfully listed sessions")
+
+    async def create_session(request: Request, user_id: str) -> Response:
+        body = await _json_body(request)
+        name = body.get("name")
+        session_id = body.get("id")
+        if name is not None and not isinstance(name, str):
+            raise BadRequest("name must be a string")
+        if session_id is not None and not isinstance(session_id, str):
+            raise BadRequest("id must be a string")
+        row = await service.create_session(user_id, name=name, session_id=session_id)
+        return ok(row.to_json(), "Successfully created session", 201)
+
+    async def get_session(request: Request, user_id: str) -> Response:
+        row = await service.get_owned_session(user_id, request.path_params["session_id"])
+        return ok(row.to_json(), "Successfully retrieved session")
+
+    async def delete_session(request: Request, user_id: str) -> Response:
+        await service.delete_session(user_id, request.path_params["session_id"])
+        return ok(None, "Session deleted")
+
+    async def session_tasks(request: Request, user_id: str) -> Response:
+        data = await service.session_tasks_json(
+            user_id, request.path_params["session_id"], include_rewound=_flag(request, "include_rewound")
+        )
+        return ok_raw(data, "Successfully retrieved tasks")
+
+    async def get_task(request: Request, user_id: str) -> Response:
+        return ok_raw(await service.task_json(user_id, request.path_params["task_id"]), "Successfully retrieved task")
+
+    async def rewind(request: Request, user_id: str) -> Response:
+        body = await _json_body(request)
+        task, bodies = await service.rewind(
+            user_id, request.path_params["session_id"], body.get("rewind_before_invocation_id")
+        )
+        task_text = dumps(task)
+        data = task_text[:-1] + ',"history":[' + ",".join(bodies) + "]}"
+        return ok_raw(data, "Session rewound")
+
+    async def fork(request: Request, user_id: str) -> Response:
+        body = await _json_body(request)
+        row = await service.fork(user_id, request.path_params["session_id"], body.get("rewind_before_invocation_id"))
+        return ok(row.to_json(), "Session forked", 201)
+
+    return [
+        Route("/api/sessions", endpoint(list_sessions), methods=["GET"]),
+        Route("/api/sessions", endpoint(create_session), methods=["POST"]),
+        Route("/api/sessions/{session_id}", endpoint(get_session), methods=["GET"]),
+        Route("/api/sessions/{session_id}", endpoint(delete_session), methods=["DELETE"]),
+        Route("/api/sessions/{session_id}/tasks", endpoint(session_tasks), methods=["GET"]),
+        Route("/api/sessions/{session_id}/rewind", endpoint(rewind), methods=["POST"]),
+        Route("/api/sessions/{session_id}/fork", endpoint(fork), methods=["POST"]),
+        Route("/api/tasks/{task_id}", endpoint(get_task), methods=["GET"]),
+    ]
+

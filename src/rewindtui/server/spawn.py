@@ -1,0 +1,172 @@
+"""Run the server in a child process -- a light module (stdlib imports only).
+
+The app uses this instead of :class:`EmbeddedServer` so that google-adk's
+heavy import happens in another process and never delays the first paint::
+
+    server = spawn_server(default_data_dir())
+    ...  # server.agent_url, server.api_url
+    server.stop()
+
+The child is ``python -m rewindtui.server.serve ...`` (the same ``main()`` that
+``rewindtui serve`` runs). It prints ``serving on http://HOST:PORT`` as its
+first stdout line once it accepts connections; everything else it logs goes to
+stderr, which is written to ``server.log`` in the data directory.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+
+APP_NAME = "rewindtui"
+READY_PREFIX = "serving on "
+AGENT_SUFFIX = "/api/a2a/local/demo/"
+API_SUFFIX = "/api"
+LOG_FILE = "server.log"
+
+
+def default_data_dir() -> Path:
+    """Where the server keeps its data unless told otherwise (platformdirs' user data dir)."""
+    try:
+        from platformdirs import user_data_dir
+    except ImportError:  # pragma: no cover - platformdirs is a declared dependency
+        return Path.home() / ".local" / "share" / APP_NAME
+    return Path(user_data_dir(APP_NAME, appauthor=False))
+
+
+class ServerStartError(RuntimeError):
+    """The child process exited or stayed silent instead of announcing its address."""
+
+
+class SpawnedServer:
+    """A running server child process."""
+
+    def __init__(self, process: subprocess.Popen[str], base_url: str, data_dir: Path) -> None:
+        self.process = process
+        self.base_url = base_url
+        self.data_dir = data_dir
+
+    @property
+    def agent_url(self) -> str:
+        return self.base_url + AGENT_SUFFIX
+
+    @property
+    def api_url(self) -> str:
+        return self.base_url + API_SUFFIX
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    @property
+    def running(self) -> bool:
+        return self.process.poll() is None
+
+    def stop(self, timeout: float = 10.0) -> int | None:
+        """Terminate the child (SIGTERM), wait, kill it if it does not exit in time."""
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        if self.process.stdout is not None:
+            self.process.stdout.close()
+        return self.process.returncode
+
+    def __enter__(self) -> SpawnedServer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def __repr__(self) -> str:
+        return f"SpawnedServer(pid={self.process.pid}, {self.base_url})"
+
+
+def server_command(
+    data_dir: Path,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    model: str | None = None,
+    demo_delay: float = 0.0,
+    python: str | None = None,
+) -> list[str]:
+    cmd = [
+        python or sys.executable,
+        "-m",
+        "rewindtui.server.serve",
+        "--host",
+        host,
+        "--port",
+        str(port),
+        "--data-dir",
+        str(data_dir),
+    ]
+    if model:
+        cmd += ["--model", model]
+    if demo_delay:
+        cmd += ["--demo-delay", str(demo_delay)]
+    return cmd
+
+
+def spawn_server(
+    data_dir: Path | None = None,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    model: str | None = None,
+    demo_delay: float = 0.0,
+    timeout: float = 60.0,
+    command: Sequence[str] | None = None,
+    env: dict[str, str] | None = None,
+) -> SpawnedServer:
+    """Start the server in a child process and return once it accepts connections.
+
+    ``command`` replaces the default child command line (it must print the
+    ``serving on`` line). Raises :class:`ServerStartError` when the child exits
+    or says nothing for ``timeout`` seconds (it is killed then).
+    """
+    data_dir = Path(data_dir) if data_dir is not None else default_data_dir()
+    data_dir.mkdir(parents=True, exist_ok=True)
+    cmd = list(command) if command else server_command(
+        data_dir, host=host, port=port, model=model, demo_delay=demo_delay
+    )
+    child_env = dict(os.environ if env is None else env)
+    child_env.setdefault("PYTHONUNBUFFERED", "1")
+    with open(data_dir / LOG_FILE, "ab") as log:
+        process = subprocess.Popen(
+            cmd,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=log,
+            text=True,
+            env=child_env,
+        )
+    first_line: list[str] = []
+    reader = threading.Thread(
+        target=lambda: first_line.append(process.stdout.readline() if process.stdout else ""),
+        name="rewindtui-spawn-reader",
+        daemon=True,
+    )
+    reader.start()
+    reader.join(timeout)
+    if reader.is_alive() or not first_line or not first_line[0].startswith(READY_PREFIX):
+        process.kill()
+        process.wait()
+        reader.join()
+        if process.stdout is not None:
+            process.stdout.close()
+        said = first_line[0].strip() if first_line else ""
+        raise ServerStartError(
+            f"the server did not start (exit status {process.returncode}; first line {said!r}); "
+            f"see {data_dir / LOG_FILE}"
+        )
+    base_url = first_line[0][len(READY_PREFIX) :].strip().rstrip("/")
+    return SpawnedServer(process, base_url, data_dir)
