@@ -129,3 +129,17 @@ async def test_embedded_server_that_cannot_start(tmp_path) -> None:
     message = str(info.value)
     assert f"could not start the embedded server on {tmp_path}: port in use" in message
     assert "--url" in message and "\n" not in message
+
+
+async def test_app_connector_and_hints(tmp_path) -> None:
+    from rewindtui.connection import app_connector, connect_hint
+
+    url = f"http://127.0.0.1:{free_port()}/api/a2a/x/y/"
+    connector, hint = app_connector(Settings(url=url))
+    assert url in hint and "--url" in hint
+    for _ in range(2):  # each call is a fresh attempt (the app's retry)
+        with pytest.raises(ConnectFailed, match="cannot reach the agent"):
+            await connector()
+    assert str(tmp_path) in connect_hint(Settings(data_dir=tmp_path))
+    kagent = Settings(url="http://c/api/a2a/n/a/", kagent="http://c", agent="n/a")
+    assert "agent n/a is deployed" in connect_hint(kagent)

@@ -152,3 +152,34 @@ async def connection(settings: Settings, *, spawn: Spawner | None = None, http: 
         yield conn
     finally:
         await conn.aclose()
+
+
+def connect_hint(settings: Settings) -> str:
+    """How to fix a failed connection with these settings, for the app's connect-error screen."""
+    config = f" (or in {settings.config_file})" if settings.config_file else ""
+    if settings.embedded:
+        data_dir = settings.resolved_data_dir()
+        return (
+            f"rewindtui starts its embedded server on {data_dir}. Run `rewindtui serve --data-dir {data_dir}` "
+            "to see why it fails, or connect to a running server with --url URL or --kagent URL --agent NS/NAME."
+        )
+    if settings.kagent and settings.agent:
+        return (
+            f"Check that the kagent controller at {settings.kagent} is running and agent {settings.agent} is deployed "
+            f"(--kagent / --agent{config}); leave them out to use the embedded server."
+        )
+    return (
+        f"Check that an A2A agent is serving {settings.url} (--url / REWINDTUI_URL{config}); "
+        "leave it out to use the embedded server."
+    )
+
+
+def app_connector(settings: Settings) -> tuple[Callable[[], Any], str]:
+    """For the app: an ``async () -> (client, close)`` that connects as :func:`connect` does (each
+    call a fresh attempt, so the app can retry), and a hint for its connect-error screen."""
+
+    async def connector() -> tuple[A2AClient, Callable[[], Any]]:
+        conn = await connect(settings)
+        return conn.client, conn.aclose
+
+    return connector, connect_hint(settings)

@@ -1,0 +1,390 @@
+"""``rewindtui``: the app, the embedded server (``serve``) and headless commands.
+
+The headless commands drive :class:`rewindtui.chat.Chat` — the same code as the app — and print
+either readable text or, with ``--json``, one JSON object per line. Any failure is one line on
+stderr and a non-zero exit: 1 for a failed request or turn, 2 for bad arguments or settings,
+130 for Ctrl+C.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+import textwrap
+from typing import Any, Callable, Sequence
+
+from rewindtui import __version__
+from rewindtui.client import ClientError, HTTPStatusFailed
+from rewindtui.settings import Settings, SettingsError, load_settings
+from rewindtui.textsafe import sanitize_line
+
+PROG = "rewindtui"
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
+_FAILED_STATES = ("failed", "rejected", "canceled")
+
+_DESCRIPTION = """\
+A terminal chat client for A2A agents, built around rewind.
+
+With no command, opens the app. With no --url / --kagent, rewindtui starts its own embedded
+agent server (offline demo model, data in the default data dir or --data-dir) and stops it on exit.
+Settings also come from the environment (REWINDTUI_URL, REWINDTUI_API, REWINDTUI_KAGENT,
+REWINDTUI_AGENT, REWINDTUI_USER_ID, REWINDTUI_HEADERS, REWINDTUI_REWIND, REWINDTUI_DIALECT,
+REWINDTUI_THEME, REWINDTUI_DATA_DIR, REWINDTUI_MODEL, REWINDTUI_CONFIG) and from config.toml in
+the user config dir; flags > environment > file.
+"""
+
+_OUTPUT = """\
+output: readable text, one "--- invocation ID ---" line opening each turn (the ID to give
+--before), then "who: text" per message with tool calls indented below it. With --json: one JSON
+object per line per message, with the keys kind, message_id, role, author, text, invocation_id,
+task_id, tools (a list of {name, id, args, result}) and other_parts.
+exit status: 0 ok; 1 the request or the turn failed (one line on stderr); 2 bad arguments or
+settings; 130 interrupted.
+"""
+
+
+class _Formatter(argparse.RawDescriptionHelpFormatter):
+    pass
+
+
+def _para(text: str) -> str:
+    return textwrap.fill(" ".join(text.split()), width=96)
+
+
+def _connection_options(parser: argparse.ArgumentParser) -> None:
+    """Options shared by the app and every headless command. Defaults are SUPPRESSed so that the
+    same option given before and after a subcommand does not clobber itself."""
+    g = parser.add_argument_group("connection")
+    s = argparse.SUPPRESS
+    g.add_argument("--url", default=s, metavar="URL", help="A2A agent endpoint (default: start the embedded server)")
+    g.add_argument("--api", default=s, metavar="URL", help="kagent-style REST base, e.g. http://HOST:8083/api")
+    g.add_argument("--kagent", default=s, metavar="URL", help="kagent controller base, e.g. http://HOST:8083 (with --agent)")
+    g.add_argument("--agent", default=s, metavar="NS/NAME", help="agent on the kagent controller")
+    g.add_argument("--user-id", default=s, metavar="ID", help="user id sent to the server (X-User-Id)")
+    g.add_argument(
+        "--header", action="append", default=s, metavar="'NAME: VALUE'", help="extra HTTP header (repeatable)"
+    )
+    g.add_argument(
+        "--rewind", default=s, metavar="MODE", help="rewind mode: auto (from the agent card), a2a, rest, off"
+    )
+    g.add_argument("--dialect", default=s, metavar="VERSION", help="A2A dialect 0.3 or 1.0 (default: from the agent card)")
+    g.add_argument("--config", default=s, metavar="PATH", help="config file (default: config.toml in the user config dir)")
+    g.add_argument("--data-dir", default=s, metavar="DIR", help="embedded server data directory")
+    g.add_argument("--model", default=s, metavar="NAME", help="embedded server model (default: the offline demo model)")
+
+
+def _json_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--json", action="store_true", help="one JSON object per line")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog=PROG, description=_DESCRIPTION, epilog=_OUTPUT, formatter_class=_Formatter)
+    parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
+    _connection_options(parser)
+    parser.add_argument("--session", default=argparse.SUPPRESS, metavar="ID", help="open this session in the app")
+    parser.add_argument("--theme", default=argparse.SUPPRESS, metavar="NAME", help="Textual theme for the app")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", title="commands")
+
+    sub.add_parser(
+        "serve",
+        help="run the embedded agent server in the foreground (see `rewindtui serve --help`)",
+        add_help=False,
+    )
+
+    p = sub.add_parser("sessions", help="list sessions", description="List the sessions on the server.", epilog=_OUTPUT, formatter_class=_Formatter)
+    _connection_options(p)
+    _json_option(p)
+
+    p = sub.add_parser(
+        "send",
+        help="send a message and print the turn",
+        description=_para(
+            "Send TEXT (the words joined by spaces; '-' reads standard input) as the next turn of a "
+            "session (a new one without --session) and print the turn. The first line of output is "
+            "the session id used: 'session: ID', or {\"session\": ID} with --json. Exits 1 if the "
+            "turn failed."
+        ),
+        epilog=_OUTPUT,
+        formatter_class=_Formatter,
+    )
+    _connection_options(p)
+    p.add_argument("--session", default=argparse.SUPPRESS, metavar="ID", help="continue this session (default: a new session)")
+    _json_option(p)
+    p.add_argument("text", nargs="+", metavar="TEXT")
+
+    p = sub.add_parser(
+        "history",
+        help="print a session's conversation",
+        description="Print the conversation of a session as the server has it (rewound turns left out).",
+        epilog=_OUTPUT,
+        formatter_class=_Formatter,
+    )
+    _connection_options(p)
+    p.add_argument("--session", metavar="ID", required=True)
+    _json_option(p)
+
+    p = sub.add_parser(
+        "rewind",
+        help="rewind a session to before a turn",
+        description=_para(
+            "Rewind a session to before the turn of INVOCATION_ID (see `history`); with --text, "
+            "then send TEXT as the next turn (rewind-and-send). Prints 'session: ID' (or "
+            "{\"session\": ID, \"rewound_before\": INVOCATION_ID}) and the conversation after it."
+        ),
+        epilog=_OUTPUT,
+        formatter_class=_Formatter,
+    )
+    _connection_options(p)
+    p.add_argument("--session", metavar="ID", required=True)
+    p.add_argument("--before", metavar="INVOCATION_ID", required=True)
+    p.add_argument("--text", metavar="TEXT", help="send this as the next turn after rewinding")
+    _json_option(p)
+
+    p = sub.add_parser(
+        "fork",
+        help="fork a new session from before a turn",
+        description=_para(
+            "Create a new session holding what came before the turn of INVOCATION_ID; the original "
+            "is unchanged. Prints 'session: NEW_ID (fork of ID)' (or {\"session\": NEW_ID, "
+            "\"forked_from\": ID, \"name\": ...}) and the new session's conversation."
+        ),
+        epilog=_OUTPUT,
+        formatter_class=_Formatter,
+    )
+    _connection_options(p)
+    p.add_argument("--session", metavar="ID", required=True)
+    p.add_argument("--before", metavar="INVOCATION_ID", required=True)
+    _json_option(p)
+    return parser
+
+
+# -- output ------------------------------------------------------------------------------------
+class Output:
+    """Where a command writes: text or JSON lines on stdout, flushed line by line."""
+
+    def __init__(self, as_json: bool, stream: Any = None) -> None:
+        self.as_json = as_json
+        self.stream = stream or sys.stdout
+
+    def line(self, text: str) -> None:
+        self.stream.write(text + "\n")
+        self.stream.flush()
+
+    def header(self, text: str, record: dict[str, Any]) -> None:
+        from rewindtui.render_text import json_line
+
+        self.line(json_line(record) if self.as_json else text)
+
+    def items(self, items: Sequence[Any], current: str | None = None) -> None:
+        from rewindtui.render_text import format_items, item_record, json_line
+
+        if self.as_json:
+            for item in items:
+                self.line(json_line(item_record(item)))
+        else:
+            for text in format_items(items, current=current):
+                self.line(text)
+
+
+def _error(message: str, kind: str = "error") -> None:
+    sys.stderr.write(f"{PROG}: {kind}: {sanitize_line(message)}\n")
+    sys.stderr.flush()
+
+
+class CommandFailed(Exception):
+    """A command's own failure (e.g. the turn failed); one line, exit 1."""
+
+
+# -- headless commands -------------------------------------------------------------------------
+async def _open(chat: Any, session_id: str, *, need_history: bool = True) -> None:
+    """Open an existing session; an unknown one is a clear error. Without a REST API a session
+    can still be continued (its id is the A2A contextId) but not read."""
+    await chat.client.connect()
+    if need_history and not chat.client.has_api:
+        raise CommandFailed("this server has no REST API, so its sessions cannot be read (give --api URL)")
+    try:
+        await chat.open(session_id)
+    except HTTPStatusFailed as exc:
+        if exc.status == 404:
+            raise CommandFailed(f"no session {session_id!r} on this server ({exc})") from None
+        raise
+
+
+def _require_invocation(chat: Any, session_id: str, invocation_id: str) -> None:
+    if chat.conversation.index_of_invocation(invocation_id) is None:
+        turns = chat.conversation.turn_invocations()
+        known = f"its turns are {', '.join(turns[:3])}{', …' if len(turns) > 3 else ''}" if turns else "it has no turns"
+        raise CommandFailed(f"no invocation {invocation_id!r} in session {session_id} ({known}); see `rewindtui history --session {session_id}`")
+
+
+def _turn_failure(chat: Any) -> str | None:
+    if chat.conversation.turn_state in _FAILED_STATES:
+        errors = [it.text for it in chat.conversation.items if it.kind.value == "error"]
+        return f"the turn {chat.conversation.turn_state}" + (f": {errors[-1]}" if errors else "")
+    return None
+
+
+async def cmd_sessions(conn: Any, args: argparse.Namespace, out: Output) -> int:
+    from rewindtui.render_text import format_session, json_line, session_record
+
+    sessions = await conn.client.list_sessions()
+    for session in sessions:
+        out.line(json_line(session_record(session)) if out.as_json else format_session(session))
+    return 0
+
+
+def _read_text(words: list[str]) -> str:
+    if words == ["-"]:
+        return sys.stdin.read().rstrip("\n")
+    return " ".join(words)
+
+
+async def cmd_send(conn: Any, args: argparse.Namespace, out: Output) -> int:
+    from rewindtui.chat import Chat
+
+    text = _read_text(args.text)
+    if not text.strip():
+        raise CommandFailed("nothing to send: TEXT is empty")
+    chat = Chat(conn.client)
+    session_id = getattr(args, "session", None)
+    if session_id:
+        await _open(chat, session_id, need_history=False)
+    else:
+        await chat.open(None)
+    out.header(f"session: {sanitize_line(chat.session_id or '')}", {"session": chat.session_id})
+    before = {id(item) for item in chat.conversation.items}
+    try:
+        await chat.send(text)
+    finally:
+        out.items([item for item in chat.conversation.items if id(item) not in before])
+    failure = _turn_failure(chat)
+    if failure:
+        raise CommandFailed(failure)
+    if chat.conversation.turn_state in ("input-required", "auth-required"):
+        _error(f"the agent is waiting for input ({chat.conversation.turn_state})", kind="note")
+    return 0
+
+
+async def cmd_history(conn: Any, args: argparse.Namespace, out: Output) -> int:
+    from rewindtui.chat import Chat
+
+    chat = Chat(conn.client)
+    await _open(chat, args.session)
+    out.items(chat.conversation.items)
+    return 0
+
+
+async def cmd_rewind(conn: Any, args: argparse.Namespace, out: Output) -> int:
+    from rewindtui.chat import Chat
+
+    chat = Chat(conn.client)
+    await _open(chat, args.session)
+    _require_invocation(chat, args.session, args.before)
+    await chat.rewind(args.before, args.text or None)
+    out.header(f"session: {sanitize_line(args.session)}", {"session": args.session, "rewound_before": args.before})
+    out.items(chat.conversation.items)
+    failure = _turn_failure(chat) if args.text else None
+    if failure:
+        raise CommandFailed(failure)
+    return 0
+
+
+async def cmd_fork(conn: Any, args: argparse.Namespace, out: Output) -> int:
+    from rewindtui.chat import Chat
+
+    chat = Chat(conn.client)
+    await _open(chat, args.session)
+    _require_invocation(chat, args.session, args.before)
+    session = await chat.fork(args.before)
+    out.header(
+        f"session: {sanitize_line(session.id)} (fork of {sanitize_line(args.session)})",
+        {"session": session.id, "forked_from": args.session, "name": session.name},
+    )
+    out.items(chat.conversation.items)
+    return 0
+
+
+COMMANDS: dict[str, Callable[..., Any]] = {
+    "sessions": cmd_sessions,
+    "send": cmd_send,
+    "history": cmd_history,
+    "rewind": cmd_rewind,
+    "fork": cmd_fork,
+}
+
+
+async def run_command(settings: Settings, args: argparse.Namespace, out: Output | None = None) -> int:
+    from rewindtui.connection import connection
+
+    out = out or Output(getattr(args, "json", False))
+    async with connection(settings) as conn:
+        return await COMMANDS[args.command](conn, args, out)
+
+
+# -- entry point -------------------------------------------------------------------------------
+def _settings_flags(args: argparse.Namespace) -> dict[str, Any]:
+    names = ("url", "api", "kagent", "agent", "user_id", "header", "rewind", "dialect", "config", "data_dir", "model", "theme")
+    flags = {name: getattr(args, name) for name in names if hasattr(args, name)}
+    if getattr(args, "command", None) is None:
+        flags["session"] = getattr(args, "session", None)
+    return flags
+
+
+def _run_app(settings: Settings) -> int:
+    from rewindtui.tui.app import run_app
+
+    return int(run_app(settings) or 0)
+
+
+def _serve(argv: list[str]) -> int:
+    from rewindtui.server.serve import main as serve_main
+
+    return int(serve_main(argv) or 0)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        if argv and argv[0] == "serve":
+            return _serve(argv[1:])
+        parser = build_parser()
+        try:
+            args, extra = parser.parse_known_args(argv)
+            if args.command == "serve":  # options given before `serve`
+                return _serve(extra)
+            if extra:
+                parser.error(f"unrecognized arguments: {' '.join(extra)}")
+        except SystemExit as exc:  # --help, --version, usage errors (argparse printed them)
+            if exc.code is None:
+                return 0
+            return exc.code if isinstance(exc.code, int) else EXIT_USAGE
+        try:
+            settings = load_settings(_settings_flags(args))
+        except SettingsError as exc:
+            _error(str(exc))
+            return EXIT_USAGE
+        if args.command is None:
+            return _run_app(settings)
+        return asyncio.run(run_command(settings, args))
+    except KeyboardInterrupt:
+        return EXIT_INTERRUPTED
+    except (ClientError, CommandFailed) as exc:
+        _error(str(exc))
+        return EXIT_FAILED
+    except BrokenPipeError:
+        # the reader went away (e.g. `| head`): stop quietly, and keep the interpreter's final
+        # flush of stdout from complaining
+        try:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except (OSError, ValueError):
+            pass
+        return EXIT_FAILED
+    except Exception as exc:  # never a traceback for the user, unless asked for
+        if os.environ.get("REWINDTUI_DEBUG"):
+            raise
+        _error(f"unexpected {type(exc).__name__}: {exc} (set REWINDTUI_DEBUG=1 for the traceback)")
+        return EXIT_FAILED

@@ -1,0 +1,110 @@
+"""Transcript items and sessions as JSON records and as readable plain text (headless commands).
+
+JSON keeps the text exact (control characters escaped by JSON itself, C1 controls too);
+plain text goes through :mod:`rewindtui.textsafe` so nothing a model says can drive the terminal.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, Iterable
+
+from rewindtui.client import Session
+from rewindtui.conversation import Item, ItemKind
+from rewindtui.textsafe import sanitize, sanitize_line
+
+_TOOL_EXCERPT = 400
+_C1 = re.compile(r"[\x7f-\x9f\u2028\u2029]")
+
+
+def item_record(item: Item) -> dict[str, Any]:
+    """One transcript item as a JSON-able dict with a stable set of keys."""
+    return {
+        "kind": item.kind.value,
+        "message_id": item.message_ids[0] if item.message_ids else None,
+        "role": item.role,
+        "author": item.author,
+        "text": item.text,
+        "invocation_id": item.invocation_id,
+        "task_id": item.task_id,
+        "tools": [
+            {"name": t.name, "id": t.call_id, "args": t.args, "result": t.result if t.has_result else None}
+            for t in (item.tools if item.raw is not None else ())
+        ],
+        "other_parts": item.other_parts if item.kind in (ItemKind.MESSAGE, ItemKind.ARTIFACT) else [],
+    }
+
+
+def session_record(session: Session) -> dict[str, Any]:
+    return {
+        "id": session.id,
+        "name": session.name,
+        "user_id": session.user_id,
+        "created_at": session.created_at,
+        "updated_at": session.updated_at,
+    }
+
+
+def json_line(obj: Any) -> str:
+    """One line of JSON, non-ASCII text kept readable but C1 controls (and DEL, U+2028/9) escaped."""
+    text = json.dumps(obj, ensure_ascii=False, default=str, separators=(", ", ": "))
+    return _C1.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+def _compact(value: Any, limit: int = _TOOL_EXCERPT) -> str:
+    try:
+        text = json.dumps(value, ensure_ascii=False, default=str)
+    except (TypeError, ValueError):
+        text = repr(value)
+    text = sanitize_line(text)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def who(item: Item) -> str:
+    if item.kind is ItemKind.ERROR:
+        return "error"
+    if item.kind is ItemKind.UNKNOWN:
+        return "unrecognised event"
+    if item.role == "user":
+        return "user"
+    name = sanitize_line(item.author or "") or "agent"
+    return f"artifact {name}" if item.kind is ItemKind.ARTIFACT else name
+
+
+def _indent(text: str, prefix: str) -> str:
+    return "\n".join(prefix + line if line else line for line in text.split("\n"))
+
+
+def format_item(item: Item) -> str:
+    """``who: text`` (later lines indented), then each tool call indented with its result."""
+    text = sanitize(item.text).rstrip("\n")
+    first, _, rest = text.partition("\n")
+    lines = [f"{who(item)}: {first}".rstrip()]
+    if rest:
+        lines.append(_indent(rest, "    "))
+    for tool in item.tools if item.raw is not None else ():
+        lines.append(f"    tool {sanitize_line(tool.name)}({_compact(tool.args) if tool.args is not None else ''})")
+        lines.append(f"      -> {_compact(tool.result)}" if tool.has_result else "      -> (no result)")
+    for part in item.other_parts if item.kind in (ItemKind.MESSAGE, ItemKind.ARTIFACT) else ():
+        lines.append(f"    part {_compact(part)}")
+    return "\n".join(lines)
+
+
+def format_items(items: Iterable[Item], *, current: str | None = None) -> list[str]:
+    """Lines for a run of items: a ``--- invocation ID ---`` header whenever the turn changes
+    (the id to give ``rewind --before`` / ``fork --before``), then each item."""
+    out: list[str] = []
+    for item in items:
+        inv = item.invocation_id
+        if inv and inv != current:
+            out.append(f"--- invocation {sanitize_line(inv)} ---")
+            current = inv
+        out.append(format_item(item))
+    return out
+
+
+def format_session(session: Session) -> str:
+    when = session.updated_at or session.created_at or ""
+    parts = [sanitize_line(session.id), sanitize_line(when), sanitize_line(session.name)]
+    return "  ".join(p for p in parts if p)
