@@ -352,3 +352,16 @@ def test_out_of_the_box_with_the_embedded_server(tmp_path, isolated_settings) ->
     assert (data / "server.log").exists()  # it really ran on --data-dir
     missing = rewindtui("history", "--session", "nope")
     assert missing.returncode == 1 and missing.stderr.count("\n") == 1 and "Traceback" not in missing.stderr
+
+
+def test_dialect_and_user_id_are_used(run) -> None:
+    r = run("send", "--json", "--dialect", "0.3", "--user-id", "bob", "old dialect")
+    assert r.rc == 0, r.err
+    session = r.records()[0]["session"]
+    assert r.records()[-1]["text"].startswith("You said: old dialect (turn 1;")
+    assert run("history", "--user-id", "bob", "--session", session).rc == 0
+    # sessions belong to their user: another user cannot see it
+    other = run("history", "--user-id", "carol", "--session", session)
+    assert other.rc == 1 and "no session" in other.err
+    assert session not in run("sessions", "--user-id", "carol").out
+    assert session in run("sessions", "--user-id", "bob").out

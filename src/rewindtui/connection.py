@@ -15,6 +15,7 @@ failed and how to fix it; nothing is left running.
 from __future__ import annotations
 
 import asyncio
+import threading
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, AsyncIterator, Callable
@@ -109,10 +110,27 @@ def describe_connect_error(exc: ClientError, settings: Settings, url: str, embed
 async def start_embedded(settings: Settings, spawn: Spawner | None = None) -> Any:
     """Start the embedded server on the settings' data dir; ConnectFailed if it cannot start."""
     data_dir: Path = settings.resolved_data_dir()
+    lock = threading.Lock()
+    state: dict[str, Any] = {}
+
+    def start() -> Any:
+        server = (spawn or _default_spawner())(data_dir, model=settings.model)
+        with lock:
+            if state.get("abandoned"):  # we were cancelled while it started: nobody will stop it
+                server.stop()
+                return None
+            state["server"] = server
+        return server
+
     try:
-        spawn = spawn or _default_spawner()
-        return await asyncio.to_thread(spawn, data_dir, model=settings.model)
+        return await asyncio.to_thread(start)
     except (KeyboardInterrupt, asyncio.CancelledError):
+        # the start carries on in its thread; whatever it starts must not outlive us
+        with lock:
+            state["abandoned"] = True
+            server = state.get("server")
+        if server is not None:
+            server.stop()
         raise
     except Exception as exc:  # whatever went wrong starting it, say so in one line
         reason = sanitize_line(str(exc)) or type(exc).__name__
