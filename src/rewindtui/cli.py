@@ -222,10 +222,21 @@ def _require_invocation(chat: Any, session_id: str, invocation_id: str) -> None:
 
 
 def _turn_failure(chat: Any) -> str | None:
-    if chat.conversation.turn_state in _FAILED_STATES:
-        errors = [it.text for it in chat.conversation.items if it.kind.value == "error"]
-        return f"the turn {chat.conversation.turn_state}" + (f": {errors[-1]}" if errors else "")
-    return None
+    """``the turn failed: <why>`` if the last turn ended failed/rejected/canceled. The reason is
+    the turn's last error, else its last agent message (first line)."""
+    state = chat.conversation.turn_state
+    if state not in _FAILED_STATES:
+        return None
+    reason = ""
+    for item in reversed(chat.conversation.items):
+        if item.role == "user":
+            break
+        if item.text.strip() and (not reason or item.kind.value == "error"):
+            reason = item.text
+            if item.kind.value == "error":
+                break
+    reason = reason.strip().split("\n", 1)[0]
+    return f"the turn {state}" + (f": {reason}" if reason else "")
 
 
 async def cmd_sessions(conn: Any, args: argparse.Namespace, out: Output) -> int:
