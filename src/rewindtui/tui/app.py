@@ -36,12 +36,14 @@ class RewindApp(App[int]):
         theme: str | None = None,
         keymap: dict[str, str] | None = None,
         hint: str = "",
+        new_session: bool = False,
     ) -> None:
         super().__init__()
         self.connector = connector
         self.session_id = session_id
         self.chat = chat
         self.hint = hint
+        self.new_session = new_session
         self._closer: Closer | None = None
         if theme:
             self.theme = theme
@@ -68,7 +70,11 @@ class RewindApp(App[int]):
         try:
             client, self._closer = await self.connector()
             chat = Chat(client)
-            await chat.connect_and_open(self.session_id)
+            if self.new_session and self.session_id is None:
+                await client.connect()
+                await chat.open(None)
+            else:
+                await chat.connect_and_open(self.session_id)
         except ClientError as exc:
             await self._release()
             self.chat_screen.show_failure(str(exc))
@@ -97,14 +103,22 @@ class RewindApp(App[int]):
         self.push_screen(HelpScreen(list(self._binding_rows(self.screen))))
 
     def _binding_rows(self, screen: Screen) -> Iterable[tuple[str, str, str]]:
-        seen: set[str] = set()
-        nodes: list[Any] = [screen.query_one("#transcript"), screen.query_one("#composer"), screen, self] if isinstance(screen, ChatScreen) else [screen, self]
+        """(keys, what it does, binding id) for the bindings of the screen's parts."""
+        nodes: list[Any] = [screen, self]
+        if isinstance(screen, ChatScreen):
+            nodes = [screen.transcript, screen.composer, screen.sessions, screen, self]
+        rows: dict[str, tuple[list[str], str]] = {}
         for node in nodes:
-            for binding in node._bindings:
-                if binding.id and binding.id not in seen:
-                    seen.add(binding.id)
-                    keys = self.get_key_display(binding)
-                    yield keys, binding.tooltip or binding.description, binding.id
+            for bindings in node._bindings.key_to_bindings.values():
+                for binding in bindings:
+                    if not binding.id:
+                        continue
+                    keys, text = rows.setdefault(binding.id, ([], binding.tooltip or binding.description))
+                    shown = self.get_key_display(binding)
+                    if shown not in keys:
+                        keys.append(shown)
+        for binding_id, (keys, text) in rows.items():
+            yield " / ".join(keys), text, binding_id
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)

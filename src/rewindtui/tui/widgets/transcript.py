@@ -273,9 +273,11 @@ class Transcript(ScrollView, can_focus=True):
             return Strip.blank(width, self.rich_style)
         strips = self._strips(items[index], self._layout_width)
         strip = strips[line] if line < len(strips) else Strip.blank(self._layout_width)
+        strip = strip.crop_extend(scroll_x, scroll_x + width, self.rich_style)
         if index == self.cursor:
-            strip = strip.apply_style(self.get_component_rich_style("transcript--cursor"))
-        return strip.crop_extend(scroll_x, scroll_x + width, self.rich_style)
+            cursor = self.get_component_rich_style("transcript--cursor")
+            strip = Strip(Segment.apply_style(iter(strip), None, cursor), strip.cell_length)
+        return strip
 
     def _strips(self, item: Item, width: int) -> list[Strip]:
         key = self._cache_key(item, width)
@@ -293,8 +295,9 @@ class Transcript(ScrollView, can_focus=True):
         strips: list[Strip] = [Strip(self._header(item, width))]
         body = self._body(item)
         if body is not None:
+            base = self.rich_style
             for line in console.render_lines(body, options, pad=False):
-                strips.append(Strip([Segment("▏ ", bar_style), *line]))
+                strips.append(Strip([Segment("▏ ", bar_style), *line]).apply_style(base))
         for _ in range(_GAP):
             strips.append(Strip.blank(0))
         return strips
@@ -334,8 +337,8 @@ class Transcript(ScrollView, can_focus=True):
             text.append(" ")
 
         if item.role == "user":
-            button("✎ edit", "edit", perms.rewind)
-        button("⑂ fork", "fork", perms.fork)
+            button("edit", "edit", perms.rewind)
+        button("fork", "fork", perms.fork)
         button("⟲ Rewind to here", "rewind", perms.rewind)
         text.rstrip()
         return text

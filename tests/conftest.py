@@ -1,0 +1,38 @@
+"""Shared test configuration: snapshots live in the top-level snapshots/ folder."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # tests/captures.py and helpers
+
+
+def _relocate_snapshots() -> None:
+    try:
+        import pytest_textual_snapshot as plugin
+    except ImportError:  # pragma: no cover - the plugin is a test dependency
+        return
+
+    class TopLevelSVGExtension(plugin.SVGImageExtension):
+        """snapshots/<test module>/<test>.svg instead of tests/__snapshots__/."""
+
+        @classmethod
+        def dirname(cls, *, test_location) -> str:  # type: ignore[override]
+            return str(ROOT / "snapshots" / Path(test_location.filepath).stem)
+
+    # the plugin looks this name up on each snap_compare call
+    plugin.SVGImageExtension = TopLevelSVGExtension
+
+
+_relocate_snapshots()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # Updating snapshots for a single test id deletes the module's other snapshots with a
+    # relocated folder; only allow whole modules, -k, or the whole suite.
+    if config.getoption("--snapshot-update", default=False) and any("::" in arg for arg in config.args):
+        raise pytest.UsageError("--snapshot-update with a test id (path::test) deletes other snapshots; use -k instead")
