@@ -20,6 +20,8 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, AsyncIterator, Callable
 
+import httpx
+
 from rewindtui.client import A2AClient, Capabilities, ClientError, ConnectFailed, HTTPStatusFailed
 from rewindtui.settings import Settings
 from rewindtui.textsafe import sanitize_line
@@ -103,7 +105,12 @@ def describe_connect_error(exc: ClientError, settings: Settings, url: str, embed
             return ConnectFailed(f"no A2A agent card at {url} ({reason}); {_hint(settings, embedded)}")
         return ConnectFailed(f"the agent at {url} answered with an error ({reason}); {_hint(settings, embedded)}")
     if isinstance(exc, ConnectFailed):
-        return ConnectFailed(f"cannot reach the agent at {url}: {reason}; {_hint(settings, embedded)}")
+        cause = exc.__context__  # the transport error the client summarised
+        if isinstance(cause, httpx.TimeoutException):
+            reason = "timed out"
+        elif isinstance(cause, httpx.TransportError):
+            reason = sanitize_line(str(cause)) or type(cause).__name__
+        return ConnectFailed(f"cannot reach the agent at {url} ({reason}); {_hint(settings, embedded)}")
     return ConnectFailed(f"{url} does not look like an A2A agent: {reason}")
 
 
