@@ -298,9 +298,19 @@ class Conversation:
     # -- loading ---------------------------------------------------------------------------
     def load_tasks(self, tasks: Iterable[Any]) -> Change:
         """Replace the whole view with a session's tasks (as from ``GET /sessions/{id}/tasks``)."""
+        tasks = [t for t in tasks if isinstance(t, dict)]
         self._reset()
         self._extend_from_tasks(tasks)
         self.turn_state = "idle"
+        self.input_task_id = None
+        if tasks:
+            # a session whose last task waits for the user: the next send resumes that task
+            last = tasks[-1]
+            status = last.get("status") if isinstance(last.get("status"), dict) else {}
+            state = norm_state(status.get("state"))
+            if state in ("input-required", "auth-required") and isinstance(last.get("id"), str):
+                self.turn_state = state
+                self.input_task_id = last["id"]
         return Change(first=0, turn_ended=True)
 
     def _reset(self) -> None:

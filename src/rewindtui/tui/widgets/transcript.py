@@ -275,7 +275,7 @@ class Transcript(ScrollView, can_focus=True):
         strip = strips[line] if line < len(strips) else Strip.blank(self._layout_width)
         strip = strip.crop_extend(scroll_x, scroll_x + width, self.rich_style)
         if index == self.cursor:
-            cursor = self.get_component_rich_style("transcript--cursor")
+            cursor = Style(bgcolor=self.get_component_rich_style("transcript--cursor").bgcolor)
             strip = Strip(Segment.apply_style(iter(strip), None, cursor), strip.cell_length)
         return strip
 
