@@ -11,18 +11,21 @@ keeps that copy (LRU, a few sessions) and serves full reads from it. Every
 write still goes through ``DatabaseSessionService.append_event`` unchanged
 (including its stale-session check); the cache only short-cuts reads.
 
-Not cached: partial reads (``config`` given), and any session after an event
-that touched ``app:``/``user:`` state (those keys are shared with other
-sessions, so the whole cache is dropped).
+Not cached: partial reads (``config`` given), a read that overlapped a write
+of the same session (a per-session generation counter), and any session after
+an event that touched ``app:``/``user:`` state (those keys are shared with
+other sessions, so the whole cache is dropped).
 """
 
 from __future__ import annotations
 
 import copy
+import threading
 from collections import OrderedDict
 from typing import Any
 
 from google.adk.events.event import Event
+from sqlalchemy import event as sa_event
 from google.adk.sessions import DatabaseSessionService
 from google.adk.sessions.base_session_service import GetSessionConfig
 from google.adk.sessions.session import Session
@@ -43,14 +46,35 @@ class CachedDatabaseSessionService(DatabaseSessionService):
     def __init__(self, db_url: str, *, max_sessions: int = 16, **kwargs: Any) -> None:
         super().__init__(db_url=db_url, **kwargs)
         self._cache: OrderedDict[_Key, Session] = OrderedDict()
-        self._max_sessions = max_sessions
+        self.max_sessions = max_sessions
+        # Bumped by every write: a read that overlapped a write must not be cached.
+        self._generation: dict[_Key, int] = {}
+        self._workers: list[threading.Thread] = []
+        if self.db_engine.dialect.name == "sqlite":
+            sa_event.listen(self.db_engine.sync_engine, "connect", self._on_connect)
+
+    def _on_connect(self, dbapi_connection: Any, _record: Any) -> None:
+        cursor = dbapi_connection.cursor()
+        try:
+            # WAL: readers do not block the writer; NORMAL: no fsync per commit (still durable
+            # across application crashes, which is what a local chat store needs).
+            cursor.execute("PRAGMA journal_mode=WAL")
+            cursor.execute("PRAGMA synchronous=NORMAL")
+        finally:
+            cursor.close()
+        # aiosqlite runs each connection on its own thread; remember it so close() can wait for it.
+        worker = getattr(getattr(dbapi_connection, "_connection", None), "_thread", None)
+        if isinstance(worker, threading.Thread):
+            self._workers.append(worker)
 
     # -- cache helpers -------------------------------------------------------
     def _remember(self, session: Session) -> None:
         key = (session.app_name, session.user_id, session.id)
+        if self.max_sessions <= 0:
+            return
         self._cache[key] = _snapshot(session)
         self._cache.move_to_end(key)
-        while len(self._cache) > self._max_sessions:
+        while len(self._cache) > self.max_sessions:
             self._cache.popitem(last=False)
 
     def forget(self, app_name: str, user_id: str, session_id: str) -> None:
@@ -74,12 +98,16 @@ class CachedDatabaseSessionService(DatabaseSessionService):
             if cached is not None:
                 self._cache.move_to_end(key)
                 return _snapshot(cached)
+        generation = self._generation.get(key, 0)
         session = await super().get_session(
             app_name=app_name, user_id=user_id, session_id=session_id, config=config
         )
-        if session is not None and config is None:
+        if session is not None and config is None and self._generation.get(key, 0) == generation:
             self._remember(session)
         return session
+
+    def is_cached(self, app_name: str, user_id: str, session_id: str) -> bool:
+        return (app_name, user_id, session_id) in self._cache
 
     async def append_event(self, session: Session, event: Event) -> Event:
         key = (session.app_name, session.user_id, session.id)
@@ -91,11 +119,14 @@ class CachedDatabaseSessionService(DatabaseSessionService):
             and cached._storage_update_marker == session._storage_update_marker
             and len(cached.events) == len(session.events)
         )
+        self._generation[key] = self._generation.get(key, 0) + 1
         try:
             result = await super().append_event(session=session, event=event)
         except BaseException:
             self._cache.pop(key, None)
             raise
+        finally:
+            self._generation[key] += 1
         if event.partial:
             return result
         delta = event.actions.state_delta or {}
@@ -108,12 +139,18 @@ class CachedDatabaseSessionService(DatabaseSessionService):
         return result
 
     async def delete_session(self, *, app_name: str, user_id: str, session_id: str) -> None:
-        self._cache.pop((app_name, user_id, session_id), None)
+        key = (app_name, user_id, session_id)
+        self._cache.pop(key, None)
+        self._generation[key] = self._generation.get(key, 0) + 1
         await super().delete_session(app_name=app_name, user_id=user_id, session_id=session_id)
 
     async def close(self) -> None:
         self._cache.clear()
         await super().close()
+        workers, self._workers = self._workers, []
+        for worker in workers:
+            if worker is not threading.current_thread():
+                worker.join(5)
 
 
 def _snapshot(session: Session) -> Session:

@@ -3,7 +3,8 @@
 Routes:
 
 * ``POST /api/a2a/local/demo/`` -- A2A JSON-RPC, both dialects (a2a-sdk's
-  ``JsonRpcDispatcher`` with v0.3 compat over :class:`AgentRequestHandler`).
+  ``JsonRpcDispatcher`` with v0.3 compat over :class:`AgentRequestHandler`;
+  a rewind-only control message takes :mod:`fast_rewind` first).
 * ``GET {agent}/.well-known/agent-card.json`` (and ``agent.json``), also at the
   root ``/.well-known/...``.
 * ``/api/...`` -- REST (``rest.py``).
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,6 +37,7 @@ from rewindtui.server.agent import AGENT_NAME, AGENT_NAMESPACE, AGENT_REF, APP_N
 from rewindtui.server.card import agent_card_json, build_agent_card
 from rewindtui.server.demo_model import DEMO_MODEL_NAME
 from rewindtui.server.executor import AgentService
+from rewindtui.server.fast_rewind import FastRewind
 from rewindtui.server.handler import AgentRequestHandler, UserContextBuilder
 from rewindtui.server.rest import build_rest_routes
 from rewindtui.server.store import Store
@@ -46,6 +49,18 @@ API_PATH = "/api"
 STORE_FILE = "rewindtui.db"
 ADK_FILE = "adk_sessions.db"
 ARTIFACTS_DIR = "artifacts"
+
+
+CACHE_ENV = "REWINDTUI_SESSION_CACHE"
+FAST_REWIND_ENV = "REWINDTUI_FAST_REWIND"  # "0": rewind Tasks go through a2a-sdk's rendering too
+
+
+def _cache_size() -> int:
+    """How many ADK sessions to keep in memory (env ``REWINDTUI_SESSION_CACHE``; 0 turns the cache off)."""
+    try:
+        return max(0, int(os.environ.get(CACHE_ENV, "16")))
+    except ValueError:
+        return 16
 
 
 @dataclass
@@ -69,7 +84,9 @@ def create_app(
     api_url = base_url + API_PATH
 
     store = Store(data_dir / STORE_FILE)
-    session_service = CachedDatabaseSessionService(sqlite_url(str(data_dir / ADK_FILE)))
+    session_service = CachedDatabaseSessionService(
+        sqlite_url(str(data_dir / ADK_FILE)), max_sessions=_cache_size()
+    )
     runner = Runner(
         app_name=APP_NAME,
         agent=build_agent(model, demo_delay),
@@ -90,12 +107,21 @@ def create_app(
         enable_v0_3_compat=True,
     )
 
+    fast_rewind = FastRewind(service) if os.environ.get(FAST_REWIND_ENV, "1") != "0" else None
+
     async def agent_card(request: Request) -> Response:
         return JSONResponse(card)
 
+    async def a2a_endpoint(request: Request) -> Response:
+        if fast_rewind is not None:
+            response = await fast_rewind.maybe_handle(request)
+            if response is not None:
+                return response
+        return await dispatcher.handle_requests(request)
+
     routes = [
-        Route(AGENT_PATH, dispatcher.handle_requests, methods=["POST"]),
-        Route(AGENT_PATH.rstrip("/"), dispatcher.handle_requests, methods=["POST"]),
+        Route(AGENT_PATH, a2a_endpoint, methods=["POST"]),
+        Route(AGENT_PATH.rstrip("/"), a2a_endpoint, methods=["POST"]),
     ]
     for prefix in (AGENT_PATH.rstrip("/"), ""):
         for name in ("agent-card.json", "agent.json"):

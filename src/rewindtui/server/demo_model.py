@@ -6,9 +6,10 @@ the current session state, the tool declarations) and the demo model answers
 from what it *sees* in that request, so a rewind is visible in its answers:
 
 * a plain message -> ``You said: <text> (turn N; history: ['a', 'b']; weather_calls=K)``
-  where ``history`` lists the user texts in the request, ``N`` their count and
-  ``K`` the session state value ``weather_calls`` (rendered into the system
-  instruction by ADK's ``{weather_calls?}`` template);
+  where ``history`` lists the user texts in the request (past 12 of them, the
+  middle is shortened to ``…N more…``), ``N`` their count and ``K`` the session
+  state value ``weather_calls`` (rendered into the system instruction by ADK's
+  ``{weather_calls?}`` template);
 * a message containing "weather" -> a ``get_weather(city)`` function call; once
   the tool result is in the request, it answers
   ``Tool get_weather returned: {...} (weather_calls=K)``.
@@ -36,6 +37,7 @@ WEATHER_TOOL = "get_weather"
 _STATE_RE = re.compile(r"weather_calls=(\S*)")
 _CITY_RE = re.compile(r"\b(?:in|for|at)\s+([A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*)")
 _WORDS_PER_DELTA = 3
+HISTORY_LIMIT = 12
 
 
 def extract_city(text: str) -> str:
@@ -78,6 +80,15 @@ def _user_texts(llm_request: LlmRequest) -> list[str]:
         if text:
             texts.append(text)
     return texts
+
+
+def _history(users: list[str]) -> str:
+    """``['a', 'b']``; a long history is shortened in the middle to keep answers small."""
+    if len(users) <= HISTORY_LIMIT:
+        return repr(users)
+    head, tail = users[:3], users[-(HISTORY_LIMIT - 4) :]
+    skipped = len(users) - len(head) - len(tail)
+    return repr(head)[:-1] + f", …{skipped} more…, " + repr(tail)[1:]
 
 
 def _word_count(llm_request: LlmRequest) -> int:
@@ -130,7 +141,7 @@ class DemoLlm(BaseLlm):
                 )
                 return
             text = (
-                f"You said: {current} (turn {len(users)}; history: {users!r}; "
+                f"You said: {current} (turn {len(users)}; history: {_history(users)}; "
                 f"weather_calls={weather_calls})"
             )
 

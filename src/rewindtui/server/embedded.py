@@ -14,10 +14,14 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 from pathlib import Path
-from typing import Any
+from collections.abc import Coroutine
+from typing import Any, TypeVar
 
 from rewindtui.server.uvicorn_server import ManagedServer, base_url_for, bind_socket, make_config
+
+T = TypeVar("T")
 
 AGENT_SUFFIX = "/api/a2a/local/demo/"
 API_SUFFIX = "/api"
@@ -47,6 +51,7 @@ class EmbeddedServer:
         self._thread: threading.Thread | None = None
         self._ready = threading.Event()
         self._error: BaseException | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
         self.app: Any = None
 
     # -- addresses -----------------------------------------------------------------
@@ -99,20 +104,38 @@ class EmbeddedServer:
         except BaseException:
             sock.close()
             raise
+        deadline = time.monotonic() + self.start_timeout
         while not self._ready.wait(0.02):
             if not self._thread.is_alive():
                 self._thread.join()
                 self._thread = None
                 raise RuntimeError("the embedded server failed to start") from self._error
+            if time.monotonic() > deadline:
+                self.stop()
+                raise RuntimeError(f"the embedded server did not start within {self.start_timeout:g} s")
         return self
 
     def _run(self, server: ManagedServer, sock: Any) -> None:
+        async def main() -> None:
+            self._loop = asyncio.get_running_loop()
+            await server.serve(sockets=[sock])
+
         try:
-            asyncio.run(server.serve(sockets=[sock]))
+            asyncio.run(main())
         except BaseException as exc:  # reported by start() / kept for stop()
             self._error = exc
         finally:
             sock.close()
+
+    def call(self, coro: Coroutine[Any, Any, T], timeout: float | None = None) -> T:
+        """Run ``coro`` on the server's event loop and return its result (tests, benchmarks).
+
+        ``self.app.state.parts`` holds the store, ADK session service, runner and service.
+        """
+        if self._loop is None or not self.running:
+            coro.close()
+            raise RuntimeError("the server is not running")
+        return asyncio.run_coroutine_threadsafe(coro, self._loop).result(timeout)
 
     def stop(self, timeout: float = 30.0) -> None:
         thread, server = self._thread, self._server
@@ -125,6 +148,7 @@ class EmbeddedServer:
             thread.join(timeout)
         self._thread = None
         self._server = None
+        self._loop = None
 
     def __enter__(self) -> EmbeddedServer:
         return self.start()

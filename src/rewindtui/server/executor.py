@@ -46,7 +46,6 @@ from rewindtui.server.store import (
     InvocationLookupError,
     SessionRow,
     Store,
-    now_iso,
     task_json,
 )
 from rewindtui.server.wire import (
@@ -58,6 +57,7 @@ from rewindtui.server.wire import (
     genai_content_from_message,
     kagent_metadata,
     new_id,
+    now_iso,
     parts_from_adk,
     status_update,
     text_of,
@@ -112,6 +112,7 @@ class AgentService:
         self._jobs: set[asyncio.Task[Any]] = set()
         self._turns: dict[str, asyncio.Task[Any]] = {}
         self._create_lock = asyncio.Lock()
+        self._warming: set[str] = set()
         self._closing = False
 
     # -- exclusivity ---------------------------------------------------------------
@@ -201,7 +202,34 @@ class AgentService:
         session = await self.get_owned_session(user_id, session_id)
         tasks = await self.store.session_tasks(session.id, include_rewound=include_rewound)
         histories = await self.store.tasks_history_bodies(tasks)
+        self.warm(session)
         return "[" + ",".join(task_json(t, histories[t.id]) for t in tasks) + "]"
+
+    def warm(self, session: SessionRow) -> None:
+        """Load the ADK session in the background (a client that reads a conversation may rewind it next).
+
+        A long session takes ADK ~100+ ms to load; with it cached, a rewind skips that.
+        """
+        if self._closing or session.id in self._warming:
+            return
+        is_cached = getattr(self.session_service, "is_cached", None)
+        if is_cached is None or is_cached(self.app_name, session.user_id, session.id):
+            return
+
+        async def _load() -> None:
+            try:
+                await self.session_service.get_session(
+                    app_name=self.app_name, user_id=session.user_id, session_id=session.id
+                )
+            except Exception:  # only an optimization
+                log.debug("warming session %s failed", session.id, exc_info=True)
+            finally:
+                self._warming.discard(session.id)
+
+        self._warming.add(session.id)
+        job = asyncio.get_running_loop().create_task(_load())
+        self._jobs.add(job)
+        job.add_done_callback(self._jobs.discard)
 
     async def task_json(self, user_id: str, task_id: str) -> str:
         row = await self.store.get_task(task_id)
@@ -240,7 +268,24 @@ class AgentService:
         session = await self.get_owned_session(user_id, session_id)
         return await self._exclusive(session.id, "rewind", lambda: self._rewind(session, inv))
 
-    async def _rewind(self, session: SessionRow, invocation_id: str) -> tuple[dict[str, Any], list[str]]:
+    async def rewind_for_message(
+        self, user_id: str, message: dict[str, Any], *, v1: bool = False
+    ) -> tuple[dict[str, Any], list[str]]:
+        """A2A rewind control message without content: the rewind task and its history's JSON bodies.
+
+        ``v1`` picks the A2A 1.0 JSON of the messages instead of 0.3 JSON.
+        """
+        metadata = message.get("metadata") or {}
+        inv = self._check_invocation_arg(metadata.get(REWIND_KEY))
+        context_id = message.get("contextId")
+        if not context_id:
+            raise BadRequest("a rewind needs the contextId of the session to rewind")
+        session = await self.get_owned_session(user_id, context_id)
+        return await self._exclusive(session.id, "rewind", lambda: self._rewind(session, inv, v1=v1))
+
+    async def _rewind(
+        self, session: SessionRow, invocation_id: str, *, v1: bool = False
+    ) -> tuple[dict[str, Any], list[str]]:
         try:
             plan = await self.store.plan_rewind(session.id, invocation_id)
         except InvocationLookupError as exc:
@@ -271,7 +316,7 @@ class AgentService:
             user_id=session.user_id,
             invocation_id=rewind_invocation,
         )
-        bodies = await self.store.message_bodies([entry.seq for entry in plan.effective])
+        bodies = await self.store.message_bodies([entry.seq for entry in plan.effective], v1=v1)
         return task, bodies
 
     async def _last_rewind_invocation(self, session: SessionRow, invocation_id: str) -> str | None:
@@ -367,6 +412,14 @@ class AgentService:
         context_id = message.get("contextId") or None
         text = text_of(message).strip()
         has_content = bool(text) or any(p.get("kind") in ("data", "file") for p in message.get("parts") or [])
+        if rewind_id is not None and not has_content:
+            try:
+                task, bodies = await self.rewind_for_message(user_id, message)
+            except ServiceError as exc:
+                yield failed_event(exc.message, context_id=context_id, code=exc.code)
+                return
+            yield {**task, "history": [json.loads(b) for b in bodies]}
+            return
         try:
             if rewind_id is not None:
                 rewind_id = self._check_invocation_arg(rewind_id)

@@ -31,7 +31,7 @@ from starlette.routing import Route
 
 from rewindtui.server.errors import BadRequest, ServiceError
 from rewindtui.server.executor import AgentService
-from rewindtui.server.store import dumps
+from rewindtui.server.wire import dumps
 from rewindtui.server.users import InvalidUser, resolve_user
 
 

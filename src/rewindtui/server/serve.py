@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import sys
 from pathlib import Path
 
@@ -69,6 +70,10 @@ def main(argv: list[str] | None = None) -> int:
             return 2
 
         def announce() -> None:
+            # Everything loaded so far (google-adk, a2a-sdk, ...) lives as long as the process:
+            # keep the cyclic GC from re-scanning it on every full collection.
+            gc.collect()
+            gc.freeze()
             print(f"serving on {base_url}", flush=True)
 
         server = ManagedServer(

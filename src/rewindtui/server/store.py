@@ -12,7 +12,9 @@ Tables:
   ``fork`` (the effective history a fork copied in). ``rewound_by`` marks a
   task undone by a rewind (never deleted).
 * ``messages`` -- every stored message once, owned by the turn/fork task that
-  produced it; ``body`` is the message JSON. A turn task's history is its own
+  produced it; ``body`` is the message as 0.3 JSON and ``body_v1`` the same
+  message as A2A 1.0 JSON (so a rewind's effective history is sent in either
+  dialect without re-encoding thousands of messages). A turn task's history is its own
   messages; a rewind task's history is a list of message ``seq`` references
   (``history_refs``), so the effective history is never copied.
 
@@ -26,13 +28,15 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 import aiosqlite
+
+from rewindtui.server.wire import dumps, message_v1_json, now_iso
 
 SCHEMA = """
 PRAGMA journal_mode=WAL;
@@ -71,7 +75,8 @@ CREATE TABLE IF NOT EXISTS messages (
     message_id TEXT NOT NULL,
     invocation_id TEXT,
     role TEXT NOT NULL,
-    body TEXT NOT NULL
+    body TEXT NOT NULL,
+    body_v1 TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS messages_by_session ON messages(session_id, seq);
 CREATE INDEX IF NOT EXISTS messages_by_task ON messages(task_id, seq);
@@ -79,15 +84,6 @@ CREATE UNIQUE INDEX IF NOT EXISTS messages_unique_id ON messages(session_id, mes
 """
 
 TERMINAL_STATES = frozenset({"completed", "canceled", "failed", "rejected"})
-
-
-def now_iso() -> str:
-    """UTC timestamp, ISO-8601 with microseconds and a ``Z`` suffix."""
-    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
-def dumps(obj: Any) -> str:
-    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
 
 
 @dataclass(frozen=True)
@@ -181,6 +177,11 @@ class Store:
         if self._db is not None:
             db, self._db = self._db, None
             await db.close()
+            # aiosqlite's worker thread ends just after close() returns; wait for it so a
+            # stopped server leaves no thread behind.
+            worker = getattr(db, "_thread", None)
+            if worker is not None and worker is not threading.current_thread():
+                worker.join(5)
 
     @property
     def db(self) -> aiosqlite.Connection:
@@ -284,13 +285,8 @@ class Store:
             )
 
     async def add_message(self, *, session_id: str, task_id: str, message: dict[str, Any]) -> int:
-        invocation_id = (message.get("metadata") or {}).get("kagent_invocation_id")
         async with self._write_lock:
-            cur = await self.db.execute(
-                "INSERT INTO messages (session_id, task_id, message_id, invocation_id, role, body) "
-                "VALUES (?,?,?,?,?,?)",
-                (session_id, task_id, message["messageId"], invocation_id, message["role"], dumps(message)),
-            )
+            cur = await self.db.execute(_INSERT_MESSAGE, _message_row(session_id, task_id, message))
             seq = cur.lastrowid
             await cur.close()
         assert seq is not None
@@ -341,11 +337,13 @@ class Store:
                 result[task.id] = by_task.get(task.id, [])
         return result
 
-    async def message_bodies(self, seqs: Sequence[int]) -> list[str]:
+    async def message_bodies(self, seqs: Sequence[int], *, v1: bool = False) -> list[str]:
+        """Raw JSON of the messages ``seqs``, in that order (0.3 JSON, or 1.0 JSON with ``v1``)."""
         if not seqs:
             return []
+        column = "body_v1" if v1 else "body"
         rows = await self._fetchall(
-            "SELECT m.body FROM json_each(?) AS j JOIN messages AS m ON m.seq = j.value ORDER BY j.key",
+            f"SELECT m.{column} FROM json_each(?) AS j JOIN messages AS m ON m.seq = j.value ORDER BY j.key",
             (dumps(list(seqs)),),
         )
         return [r[0] for r in rows]
@@ -442,20 +440,7 @@ class Store:
             ),
         ]
         for message in messages:
-            statements.append(
-                (
-                    "INSERT INTO messages (session_id, task_id, message_id, invocation_id, role, body) "
-                    "VALUES (?,?,?,?,?,?)",
-                    (
-                        session.id,
-                        fork_task["id"],
-                        message["messageId"],
-                        (message.get("metadata") or {}).get("kagent_invocation_id"),
-                        message["role"],
-                        dumps(message),
-                    ),
-                )
-            )
+            statements.append((_INSERT_MESSAGE, _message_row(session.id, fork_task["id"], message)))
         await self._transaction(statements)
 
     async def fail_unfinished(self, text: str, *, terminal: Iterable[str] = TERMINAL_STATES) -> int:
@@ -491,6 +476,24 @@ class Store:
         t = await self._fetchone("SELECT COUNT(*) FROM tasks WHERE session_id = ?", (session_id,))
         m = await self._fetchone("SELECT COUNT(*) FROM messages WHERE session_id = ?", (session_id,))
         return (t[0] if t else 0, m[0] if m else 0)
+
+
+_INSERT_MESSAGE = (
+    "INSERT INTO messages (session_id, task_id, message_id, invocation_id, role, body, body_v1) "
+    "VALUES (?,?,?,?,?,?,?)"
+)
+
+
+def _message_row(session_id: str, task_id: str, message: dict[str, Any]) -> tuple[Any, ...]:
+    return (
+        session_id,
+        task_id,
+        message["messageId"],
+        (message.get("metadata") or {}).get("kagent_invocation_id"),
+        message["role"],
+        dumps(message),
+        dumps(message_v1_json(message)),
+    )
 
 
 def task_json(task: TaskRow, history_bodies: Sequence[str], *, mark_rewound: bool = True) -> str:

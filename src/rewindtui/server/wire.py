@@ -20,13 +20,13 @@ import base64
 import json
 import uuid
 from collections.abc import Mapping
+from datetime import datetime, timezone
 from typing import Any
 
 from a2a.compat.v0_3 import conversions
 from a2a.types import a2a_pb2 as pb
 from google.protobuf import struct_pb2
 
-from rewindtui.server.store import now_iso
 
 # -- metadata keys -------------------------------------------------------------
 REWIND_KEY = "kagent_rewind_before_invocation_id"
@@ -45,6 +45,16 @@ _STATE_TO_PB = {
     "auth-required": pb.TASK_STATE_AUTH_REQUIRED,
     "unknown": pb.TASK_STATE_UNSPECIFIED,
 }
+
+
+def now_iso() -> str:
+    """UTC timestamp, ISO-8601 with microseconds and a ``Z`` suffix."""
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def dumps(obj: Any) -> str:
+    """Compact JSON text (UTF-8 kept as is)."""
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
 
 
 def new_id() -> str:
@@ -226,6 +236,60 @@ def genai_content_from_message(message: Mapping[str, Any]) -> Any:
                     )
                 )
     return types.Content(role="user", parts=parts)
+
+
+# -- A2A 1.0 JSON (what a2a-sdk renders for the 1.0 dialect) ------------------------------
+_ROLE_TO_V1 = {"user": "ROLE_USER", "agent": "ROLE_AGENT"}
+
+
+def _part_v1_json(part: Mapping[str, Any]) -> dict[str, Any]:
+    kind = part.get("kind")
+    metadata = dict(part.get("metadata") or {})
+    out: dict[str, Any] = {}
+    if kind == "data":
+        data = part.get("data")
+        if metadata.pop("data_part_compat", False) and isinstance(data, dict):
+            data = data.get("value")
+        out["data"] = data
+    elif kind == "file":
+        file = part.get("file") or {}
+        if "uri" in file:
+            out["url"] = file["uri"]
+        else:
+            out["raw"] = file.get("bytes") or ""
+    else:
+        out["text"] = part.get("text", "")
+    if metadata:
+        out["metadata"] = metadata
+    if kind == "file":
+        file = part.get("file") or {}
+        if file.get("name"):
+            out["filename"] = file["name"]
+        if file.get("mimeType"):
+            out["mediaType"] = file["mimeType"]
+    return out
+
+
+def message_v1_json(message: Mapping[str, Any]) -> dict[str, Any]:
+    """A 0.3 message dict as A2A 1.0 JSON, the way a2a-sdk renders it (field order included)."""
+    out: dict[str, Any] = {"messageId": message.get("messageId", "")}
+    if message.get("contextId"):
+        out["contextId"] = message["contextId"]
+    if message.get("taskId"):
+        out["taskId"] = message["taskId"]
+    role = _ROLE_TO_V1.get(message.get("role", ""))
+    if role:
+        out["role"] = role
+    parts = [_part_v1_json(p) for p in message.get("parts") or []]
+    if parts:
+        out["parts"] = parts
+    if message.get("metadata"):
+        out["metadata"] = message["metadata"]
+    if message.get("extensions"):
+        out["extensions"] = list(message["extensions"])
+    if message.get("referenceTaskIds"):
+        out["referenceTaskIds"] = list(message["referenceTaskIds"])
+    return out
 
 
 # -- proto <-> dict ------------------------------------------------------------------

@@ -1,0 +1,271 @@
+"""Rewind latency of the embedded server on a 1,000-turn session (target: <= 100 ms).
+
+The session is seeded in-process through the service layer (ADK's session
+service and the store, the same rows and events a turn writes) because 1,000
+real turns take minutes: ADK rebuilds the model context from every event on
+each turn. Then the server runs the way the app runs it -- a child process
+started with ``spawn_server`` -- and the last turns are real turns over HTTP.
+Each measurement is the real rewind path end to end over loopback HTTP:
+request -> Runner.rewind_async -> store -> the full effective-history Task
+(about 2,000 messages) received and parsed by this (client) process. After
+each rewind a real turn brings the session back to 1,000 turns.
+
+    python bench/bench_server_rewind.py [--turns 1000] [--repeat 7]
+
+Rows: the A2A control message in both dialects and REST rewind (the server has
+the session loaded, as it does while you chat); after a restart, a rewind as
+the very first request (ADK has to load the session) and one after the client
+opened the conversation (which loads it in the background); and the warm
+rewind with the ADK session cache switched off (``REWINDTUI_SESSION_CACHE=0``:
+what ADK's DatabaseSessionService costs on its own), and that plus the
+effective-history Task rendered by a2a-sdk instead of the fast path
+(``REWINDTUI_FAST_REWIND=0``) -- the "before" figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from rewindtui.server import EmbeddedServer
+from rewindtui.server.spawn import spawn_server
+
+TARGET_MS = 100.0
+SID = "bench"
+USER = "local"
+REWIND_KEY = "kagent_rewind_before_invocation_id"
+
+
+async def seed(server: EmbeddedServer, turns: int) -> None:
+    """``turns`` plain turns written the way a turn writes them (ADK events + store rows)."""
+    from google.adk.events.event import Event
+    from google.genai import types
+
+    from rewindtui.server.agent import APP_NAME
+    from rewindtui.server.demo_model import _history
+    from rewindtui.server.store import now_iso
+    from rewindtui.server.wire import kagent_metadata
+
+    parts = server.app.state.parts
+    service, store, sessions = parts.service, parts.store, parts.session_service
+    await service.create_session(USER, name="bench", session_id=SID)
+    adk = await sessions.get_session(app_name=APP_NAME, user_id=USER, session_id=SID)
+    assert adk is not None
+    base = {"app_name": APP_NAME, "user_id": USER, "session_id": SID}
+    seen: list[str] = []
+    for i in range(turns):
+        inv = f"e-{uuid.uuid4()}"
+        text = f"message number {i}: some words to make it look like a chat line"
+        seen.append(text)
+        answer = f"You said: {text} (turn {i + 1}; history: {_history(seen)}; weather_calls=0)"
+        await sessions.append_event(
+            adk, Event(invocation_id=inv, author="user", content=types.Content(role="user", parts=[types.Part(text=text)]))
+        )
+        agent_event = await sessions.append_event(
+            adk,
+            Event(invocation_id=inv, author="demo", content=types.Content(role="model", parts=[types.Part(text=answer)])),
+        )
+        task_id = str(uuid.uuid4())
+        task: dict[str, Any] = {
+            "kind": "task",
+            "id": task_id,
+            "contextId": SID,
+            "status": {"state": "working", "timestamp": now_iso()},
+            "metadata": kagent_metadata(**base, invocation_id=inv),
+        }
+        await store.insert_task(task=task, session_id=SID, user_id=USER, kind="turn", invocation_id=inv)
+        for message in (
+            {
+                "kind": "message",
+                "messageId": str(uuid.uuid4()),
+                "role": "user",
+                "parts": [{"kind": "text", "text": text}],
+                "contextId": SID,
+                "taskId": task_id,
+                "metadata": kagent_metadata(**base, invocation_id=inv, author="user", partial=False),
+            },
+            {
+                "kind": "message",
+                "messageId": agent_event.id,
+                "role": "agent",
+                "parts": [{"kind": "text", "text": answer}],
+                "contextId": SID,
+                "taskId": task_id,
+                "metadata": kagent_metadata(**base, invocation_id=inv, author="demo", partial=False),
+            },
+        ):
+            await store.add_message(session_id=SID, task_id=task_id, message=message)
+        task["status"] = {"state": "completed", "timestamp": now_iso()}
+        task["artifacts"] = [{"artifactId": str(uuid.uuid4()), "parts": [{"kind": "text", "text": answer}]}]
+        task["metadata"] = kagent_metadata(**base, invocation_id=inv, author="demo", partial=False)
+        await store.update_task(task)
+
+
+def sse_results(resp: httpx.Response) -> list[dict[str, Any]]:
+    out = []
+    for line in resp.iter_lines():
+        if line.startswith("data:"):
+            frame = json.loads(line[5:])
+            if "error" in frame:
+                raise RuntimeError(frame["error"])
+            out.append(frame["result"])
+    return out
+
+
+def real_turn(http: httpx.Client, server: Any, text: str) -> str:
+    """Run one streamed turn; returns its invocation id."""
+    body = {
+        "jsonrpc": "2.0",
+        "id": "t",
+        "method": "message/stream",
+        "params": {
+            "message": {
+                "kind": "message",
+                "role": "user",
+                "messageId": str(uuid.uuid4()),
+                "contextId": SID,
+                "parts": [{"kind": "text", "text": text}],
+            }
+        },
+    }
+    with http.stream("POST", server.agent_url, json=body) as resp:
+        results = sse_results(resp)
+    assert results[-1]["status"]["state"] == "completed", results[-1]
+    return results[0]["status"]["message"]["metadata"]["kagent_invocation_id"]
+
+
+def rewind_once(http: httpx.Client, server: Any, how: str, inv: str) -> tuple[float, int]:
+    """One rewind over HTTP; (milliseconds, messages in the effective history received)."""
+    message_03 = {
+        "kind": "message",
+        "role": "user",
+        "messageId": str(uuid.uuid4()),
+        "contextId": SID,
+        "parts": [{"kind": "text", "text": ""}],
+        "metadata": {REWIND_KEY: inv},
+    }
+    start = time.perf_counter()
+    if how == "rest":
+        resp = http.post(f"{server.api_url}/sessions/{SID}/rewind", json={"rewind_before_invocation_id": inv})
+        resp.raise_for_status()
+        task = resp.json()["data"]
+    elif how == "0.3":
+        body = {"jsonrpc": "2.0", "id": "r", "method": "message/stream", "params": {"message": message_03}}
+        with http.stream("POST", server.agent_url, json=body) as resp:
+            (task,) = sse_results(resp)
+    else:
+        message_10 = {
+            "role": "ROLE_USER",
+            "messageId": message_03["messageId"],
+            "contextId": SID,
+            "parts": [{"text": ""}],
+            "metadata": {REWIND_KEY: inv},
+        }
+        body = {"jsonrpc": "2.0", "id": "r", "method": "SendStreamingMessage", "params": {"message": message_10}}
+        with http.stream("POST", server.agent_url, json=body, headers={"A2A-Version": "1.0"}) as resp:
+            (result,) = sse_results(resp)
+            task = result["task"]
+    elapsed = (time.perf_counter() - start) * 1000
+    return elapsed, len(task.get("history", []))
+
+
+def row(label: str, samples: list[float], messages: int) -> str:
+    median = statistics.median(samples)
+    verdict = "ok" if median <= TARGET_MS else "short"
+    spread = f"min {min(samples):6.1f}  max {max(samples):6.1f}" if len(samples) > 1 else " " * 26
+    return (
+        f"  {label:<44} median {median:6.1f} ms  {spread}  n={len(samples):<2}"
+        f"  ({messages} msgs)  target <= {TARGET_MS:.0f} ms  {verdict}"
+    )
+
+
+def measure(server: Any, http: httpx.Client, how: str, repeat: int, last: str) -> tuple[list[float], int, str]:
+    samples, messages = [], 0
+    for _ in range(repeat):
+        ms, messages = rewind_once(http, server, how, last)
+        samples.append(ms)
+        last = real_turn(http, server, "back to a full session")
+    return samples, messages, last
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--turns", type=int, default=1000)
+    parser.add_argument("--repeat", type=int, default=11)
+    parser.add_argument("--data-dir", type=Path, default=None, help="default: a temporary directory")
+    args = parser.parse_args(argv)
+    data_dir = args.data_dir or Path(tempfile.mkdtemp(prefix="rewindtui-bench-"))
+
+    t0 = time.perf_counter()
+    seeder = EmbeddedServer(data_dir).start()
+    try:
+        seeder.call(seed(seeder, args.turns - 1))
+    finally:
+        seeder.stop()
+
+    lines: list[str] = []
+    with httpx.Client(timeout=120) as http:
+        server = spawn_server(data_dir, timeout=120)
+        try:
+            last = real_turn(http, server, "the last real turn")
+            print(f"seeded {args.turns} turns in {time.perf_counter() - t0:.1f} s ({data_dir})", file=sys.stderr)
+            for label, how in (
+                ("A2A 0.3 message/stream (control msg)", "0.3"),
+                ("A2A 1.0 SendStreamingMessage", "1.0"),
+                ("REST POST /api/sessions/{id}/rewind", "rest"),
+            ):
+                samples, messages, last = measure(server, http, how, args.repeat, last)
+                lines.append(row(label, samples, messages))
+        finally:
+            server.stop()
+
+        server = spawn_server(data_dir, timeout=120)  # a fresh process: the ADK session is not loaded
+        try:
+            ms, messages = rewind_once(http, server, "0.3", last)
+            lines.append(row("A2A 0.3, restart, rewind first thing", [ms], messages))
+            last = real_turn(http, server, "back to a full session")
+        finally:
+            server.stop()
+
+        server = spawn_server(data_dir, timeout=120)
+        try:
+            # what the app does: open the conversation (GET tasks warms the ADK session in the
+            # background), the user reads it for a moment, then rewinds
+            http.get(f"{server.api_url}/sessions/{SID}/tasks").raise_for_status()
+            time.sleep(1.0)
+            ms, messages = rewind_once(http, server, "0.3", last)
+            lines.append(row("A2A 0.3, restart, open conversation, rewind", [ms], messages))
+            last = real_turn(http, server, "back to a full session")
+        finally:
+            server.stop()
+
+        for label, overrides in (
+            ("A2A 0.3, ADK session cache off", {"REWINDTUI_SESSION_CACHE": "0"}),
+            ("A2A 0.3, cache off + no fast path (before)", {"REWINDTUI_SESSION_CACHE": "0", "REWINDTUI_FAST_REWIND": "0"}),
+            ("A2A 1.0, cache off + no fast path (before)", {"REWINDTUI_SESSION_CACHE": "0", "REWINDTUI_FAST_REWIND": "0"}),
+        ):
+            server = spawn_server(data_dir, timeout=120, env=dict(os.environ, **overrides))
+            try:
+                how = "1.0" if label.startswith("A2A 1.0") else "0.3"
+                samples, messages, last = measure(server, http, how, max(3, args.repeat // 2), last)
+                lines.append(row(label, samples, messages))
+            finally:
+                server.stop()
+
+    print(f"rewind latency on a {args.turns}-turn session (rewind before the last turn, loopback HTTP, server in a child process)")
+    print("\n".join(lines))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
