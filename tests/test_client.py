@@ -474,12 +474,6 @@ async def test_timeout_is_a_one_line_connect_failed(server):
     assert one_line(info.value) == f"timed out talking to {server.url}/.well-known/agent-card.json"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="src bug: A2AClient builds httpx.Timeout(config.timeout, read=None), so a server that "
-    "accepts but never answers hangs the agent card and every REST call forever; only the SSE "
-    "stream should have no read timeout",
-)
 async def test_config_timeout_applies_to_the_agent_card(server):
     hold = threading.Event()
     server.route("GET", CARD_PATH, Reply(body=b"{}", hold=hold))

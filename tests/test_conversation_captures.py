@@ -317,11 +317,6 @@ def test_turn_opening_task_twice_with_different_ids_keeps_both_turns():
     assert len({i.task_id for i in conv.items}) == 3
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="src bug: Conversation._artifacts is keyed by artifactId alone, but an artifactId is only "
-    "unique within its task; a later task reusing it updates the earlier turn's artifact instead",
-)
 def test_artifact_id_reused_by_a_later_task_is_that_task_s_own_artifact():
     cap = load(A + "a2a-sdk-1.3.0_SendStreamingMessage_v1.0.txt")
     conv = Conversation("s1")
@@ -381,12 +376,6 @@ def test_load_tasks_then_stream_the_next_turn():
     assert view(conv) == TURN_03 + TURN_04
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="src bug: Conversation._replace_task_scope drops the replaced items but not their entries in "
-    "_calls (nor _artifacts); the next function_response is folded into the dropped call item and is "
-    "stored (its id dedupes) but shown nowhere",
-)
 def test_tool_result_after_a_task_snapshot_is_still_shown():
     """03 with a Task snapshot of the same task (history: only the user message) between the
     function_call and the function_response, as a server resending its Task mid-turn would."""
@@ -407,12 +396,6 @@ def test_tool_result_after_a_task_snapshot_is_still_shown():
     assert results == [WEATHER[0][2]]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="src bug: Conversation._inherit_invocation walks back past the turn's own user message (it only "
-    "stops at another task's item), so a task-less user message of an earlier failed send takes the "
-    "next turn's invocation id; edit-and-resend then prefills the wrong text",
-)
 def test_user_message_of_a_failed_send_does_not_take_the_next_turn_s_invocation():
     conv = Conversation("s1")
     replay(conv, K + "02_turn_plain_text.txt")
@@ -433,12 +416,6 @@ def _task_event(task: dict):
     return classify_frame({"jsonrpc": "2.0", "id": "r", "result": task})
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="src bug: a Task's artifacts are checked against the tail of the view only "
-    "(Conversation._turn_shows stops at the first item of another task), so the artifact of a task "
-    "replaced in the middle of the view is appended again at the end",
-)
 def test_plain_task_with_history_replaces_only_its_own_turn():
     conv = kagent_session()
     keys_before = [i.key for i in conv.items]
@@ -454,14 +431,7 @@ def test_plain_task_with_history_replaces_only_its_own_turn():
     [
         "effective",
         "metadata",
-        pytest.param(
-            "session-id",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="src bug: with id == session id the history's messages keep their own taskIds, "
-                "so Conversation._turn_shows does not see the final text and the Task's artifact is shown twice",
-            ),
-        ),
+        "session-id",
     ],
 )
 def test_effective_history_task_replaces_the_whole_conversation(how):

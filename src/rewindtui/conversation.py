@@ -11,6 +11,7 @@ lowest index whose item identity changed (None if the list's structure is unchan
 
 from __future__ import annotations
 
+import gc
 import itertools
 import json
 from dataclasses import dataclass, field
@@ -20,7 +21,7 @@ from typing import Any, Iterable
 from rewindtui.a2a import metadata as meta
 from rewindtui.a2a import raw
 from rewindtui.a2a.classify import EventKind, StreamEvent
-from rewindtui.a2a.dialect import TURN_ENDING_STATES, norm_state
+from rewindtui.a2a.dialect import TURN_ENDING_STATES, norm_role, norm_state
 
 #: Metadata flag the embedded server sets on a Task that carries the session's effective history.
 EFFECTIVE_HISTORY_KEY = "rewindtui_effective_history"
@@ -28,6 +29,7 @@ _UNKNOWN_EXCERPT = 2000
 _ARTIFACT_LOOKBACK = 64
 
 _keys = itertools.count(1)
+_FAST_ROLES = {"user": "user", "agent": "agent", "ROLE_USER": "user", "ROLE_AGENT": "agent"}
 
 
 def _synthetic_key(prefix: str) -> str:
@@ -52,6 +54,20 @@ class ToolCall:
 
 def _is_texty(p: Any) -> bool:
     return isinstance(p, dict) and (p.get("kind") == "text" or ("kind" not in p and "text" in p))
+
+
+def _only_text(m: Any) -> bool:
+    """True if every part of the message is a text part (the common case, checked cheaply)."""
+    parts = m.get("parts") if type(m) is dict else None
+    if type(parts) is not list:
+        return True
+    for p in parts:
+        if type(p) is not dict:
+            return False
+        kind = p.get("kind")
+        if kind != "text" and (kind is not None or "text" not in p):
+            return False
+    return True
 
 
 def _tool_parts(m: Any) -> Iterable[tuple[str, dict[str, Any]]]:
@@ -111,16 +127,31 @@ class Item:
         self._tools: list[ToolCall] | None = None
 
     @classmethod
-    def from_message(cls, m: dict[str, Any], task_meta: Any = None, task_id: str | None = None) -> "Item":
-        mid = raw.message_id(m)
+    def from_message(
+        cls, m: dict[str, Any], task_meta: Any = None, task_id: str | None = None, mid: str | None = None
+    ) -> "Item":
+        # the hot path of opening a session: plain dict reads, no helper chains
+        if mid is None:
+            mid = m.get("messageId") or m.get("message_id")
+            if not isinstance(mid, str):
+                mid = None
+        md = m.get("metadata")
+        invocation = author = None
+        if type(md) is dict:
+            invocation = md.get("adk_invocation_id") or md.get("kagent_invocation_id")
+            author = md.get("adk_author") or md.get("kagent_author")
+        if not isinstance(invocation, str) or not invocation:
+            invocation = meta.invocation_id(None, task_meta)
+        role = m.get("role")
+        tid = m.get("taskId") or m.get("task_id")
         item = cls(
             ItemKind.MESSAGE,
             mid or _synthetic_key("msg"),
-            role=raw.role(m),
+            role=_FAST_ROLES.get(role) or norm_role(role),
             raw_dict=m,
-            task_id=raw.task_id(m) or task_id,
-            invocation_id=meta.invocation_id(m, task_meta),
-            author=meta.author(m),
+            task_id=tid if isinstance(tid, str) else task_id,
+            invocation_id=invocation,
+            author=author if isinstance(author, str) and author else None,
         )
         if mid:
             item.message_ids.append(mid)
@@ -249,7 +280,7 @@ class Conversation:
         self.items: list[Item] = []
         self._by_id: dict[str, Item] = {}
         self._calls: dict[str, Item] = {}
-        self._artifacts: dict[str, Item] = {}
+        self._artifacts: dict[tuple[str | None, str], Item] = {}
         self._live: Item | None = None
         self._pending_user: Item | None = None
         self.turn_state: str = "idle"
@@ -321,10 +352,19 @@ class Conversation:
         self._live = None
 
     def _extend_from_tasks(self, tasks: Iterable[Any]) -> None:
-        for task in tasks:
-            if not isinstance(task, dict):
-                continue
-            self._extend(raw.history(task), raw.metadata(task), task.get("id") if isinstance(task.get("id"), str) else None)
+        # Thousands of small objects are made here and none of them is garbage; the cyclic
+        # collector's passes over them would cost a third of the load.
+        enabled = gc.isenabled()
+        gc.disable()
+        try:
+            for task in tasks:
+                if not isinstance(task, dict):
+                    continue
+                task_id = task.get("id")
+                self._extend(raw.history(task), raw.metadata(task), task_id if isinstance(task_id, str) else None)
+        finally:
+            if enabled:
+                gc.enable()
 
     def _extend(self, messages: Iterable[Any], task_meta: Any = None, task_id: str | None = None) -> list[Item]:
         added = []
@@ -337,12 +377,18 @@ class Conversation:
 
     def _admit(self, m: Any, task_meta: Any = None, task_id: str | None = None) -> Item | None:
         """A new item for message ``m``, or None if it is a duplicate or was folded into a call."""
-        if not raw.is_message(m):
+        if type(m) is not dict:
             return None
-        mid = raw.message_id(m)
-        if mid is not None and mid in self._by_id:
+        kind = m.get("kind")
+        if kind is not None and kind != "message":
             return None
-        if self._calls:
+        mid = m.get("messageId") or m.get("message_id")
+        if type(mid) is not str:
+            mid = None
+        elif mid in self._by_id:
+            return None
+        text_only = _only_text(m)
+        if not text_only and self._calls:
             holder = _pairable_response(m, self._calls)
             if holder is not None:
                 holder.absorbed.append(m)
@@ -351,16 +397,16 @@ class Conversation:
                     holder.message_ids.append(mid)
                     self._by_id[mid] = holder
                 return None
-        item = Item.from_message(m, task_meta, task_id)
+        item = Item.from_message(m, task_meta, task_id, mid)
         if mid:
             self._by_id[mid] = item
-        self._register_calls(item)
+        if not text_only:
+            self._register_calls(item)
         return item
 
     def _register_calls(self, item: Item) -> None:
-        if item.raw is not None and not all(_is_texty(p) for p in raw.parts(item.raw)):
-            for call_id in item.call_ids():
-                self._calls[call_id] = item
+        for call_id in item.call_ids():
+            self._calls[call_id] = item
 
     # -- user actions ----------------------------------------------------------------------
     def add_user_message(self, message: dict[str, Any]) -> Change:
@@ -392,6 +438,13 @@ class Conversation:
         token = RewindToken(invocation_id, index, self._capture())
         removed = self.items[index:]
         self.items = self.items[:index]
+        self._forget(removed)
+        self._pending_user = None
+        return token, Change(first=index)
+
+    def _forget(self, removed: list[Item]) -> None:
+        """Drop the indexes' references to items that left the view."""
+        gone = {id(item) for item in removed}
         for item in removed:
             for mid in item.message_ids:
                 if self._by_id.get(mid) is item:
@@ -399,11 +452,10 @@ class Conversation:
             for call_id in item.call_ids() if item.raw is not None else ():
                 if self._calls.get(call_id) is item:
                     del self._calls[call_id]
-        self._artifacts = {k: v for k, v in self._artifacts.items() if v not in removed}
-        if self._live in removed:
+        if self._artifacts:
+            self._artifacts = {k: v for k, v in self._artifacts.items() if id(v) not in gone}
+        if self._live is not None and id(self._live) in gone:
             self._live = None
-        self._pending_user = None
-        return token, Change(first=index)
 
     def rollback(self, token: RewindToken) -> Change:
         """Restore the view exactly as it was before ``truncate_before``."""
@@ -507,12 +559,7 @@ class Conversation:
         ]
         at = positions[0] if positions else len(self.items)
         removed = [self.items[i] for i in positions]
-        for item in removed:
-            for mid in item.message_ids:
-                if self._by_id.get(mid) is item:
-                    del self._by_id[mid]
-            if item is self._live:
-                self._live = None
+        self._forget(removed)
         dropped = set(positions)
         after = [it for i, it in enumerate(self.items[at:], start=at) if i not in dropped]
         self.items = self.items[:at]
@@ -523,9 +570,15 @@ class Conversation:
         return Change(first=at)
 
     def _task_artifacts(self, body: dict[str, Any], task_id: str | None) -> Change:
+        """A Task's artifacts, except those repeating text its own history already shows."""
         change = Change()
         artifacts = body.get("artifacts")
-        for artifact in artifacts if isinstance(artifacts, list) else ():
+        if not isinstance(artifacts, list) or not artifacts:
+            return change
+        shown = {raw.text_of(m) for m in raw.history(body) if raw.is_message(m) and raw.role(m) != "user"}
+        for artifact in artifacts:
+            if isinstance(artifact, dict) and _only_text(artifact) and raw.text_of(artifact) in shown:
+                continue
             change.merge(self._add_artifact(artifact, task_id, None, append=False))
         return change
 
@@ -555,11 +608,12 @@ class Conversation:
         for item in reversed(self.items):
             if item.task_id is not None and task_id is not None and item.task_id != task_id:
                 break
-            if item.role == "user" and item.invocation_id is None and item.kind is ItemKind.MESSAGE:
-                item.invocation_id = invocation_id
-                item.rev += 1
-                change.updated.append(item)
-                break
+            if item.role == "user" and item.kind is ItemKind.MESSAGE:
+                if item.invocation_id is None:
+                    item.invocation_id = invocation_id
+                    item.rev += 1
+                    change.updated.append(item)
+                break  # only the turn's own (latest) user message
         return change
 
     def _apply_status(self, body: Any) -> Change:
@@ -694,8 +748,9 @@ class Conversation:
         if not isinstance(artifact, dict):
             return Change()
         artifact_id = raw.get(artifact, "artifactId", "artifact_id")
+        key = (task_id, artifact_id) if isinstance(artifact_id, str) else None
         text = raw.text_of(artifact)
-        existing = self._artifacts.get(artifact_id) if isinstance(artifact_id, str) else None
+        existing = self._artifacts.get(key) if key is not None else None
         if existing is not None:
             if append:
                 existing._set_text(existing.text + text)
@@ -716,6 +771,6 @@ class Conversation:
             invocation_id=meta.invocation_id({"metadata": event_meta}),
             author=raw.get(artifact, "name"),
         )
-        if isinstance(artifact_id, str):
-            self._artifacts[artifact_id] = item
+        if key is not None:
+            self._artifacts[key] = item
         return self._append(item)
