@@ -233,3 +233,29 @@ def test_include_rewound_audit(server, make_a2a, make_api):
     assert [m["messageId"] for m in audit[2]["history"]] == turns[2].message_ids
     one = api.get(f"/tasks/{turns[2].task_id}").json()["data"]
     assert one["metadata"]["rewindtui_rewound"] is True
+
+
+def test_cancel_a_running_turn(slow_server, make_a2a, make_api, http):
+    a2a, api = make_a2a(slow_server), make_api(slow_server)
+    sid = f"cancel-{uuid.uuid4().hex[:8]}"
+    body = a2a.rpc("message/stream", "", {"message": a2a.message("please take your time answering this", sid)})
+    events = []
+    with http.stream("POST", slow_server.agent_url, json=body, headers={"Accept": "text/event-stream"}) as resp:
+        lines = resp.iter_lines()
+        for line in lines:
+            if line.startswith("data:"):
+                events.append(normalize_result(json.loads(line[5:])["result"]))
+                break
+        task_id = events[0]["taskId"]
+        cancel = http.post(slow_server.agent_url, json={"jsonrpc": "2.0", "id": 2, "method": "tasks/cancel", "params": {"id": task_id}})
+        assert cancel.json()["result"]["status"]["state"] == "canceled"
+        for line in lines:
+            if line.startswith("data:"):
+                events.append(normalize_result(json.loads(line[5:])["result"]))
+    assert events[-1]["status"]["state"] == "canceled"
+    (task,) = api.tasks(sid)
+    assert task["status"]["state"] == "canceled" and task["id"] == task_id
+    again = http.post(slow_server.agent_url, json={"jsonrpc": "2.0", "id": 3, "method": "tasks/cancel", "params": {"id": task_id}})
+    assert again.json()["error"]["code"] == -32002  # not cancelable any more
+    # the session is free again
+    assert Turn(a2a.stream("next", sid)).final["status"]["state"] == "completed"

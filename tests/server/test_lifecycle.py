@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import httpx
@@ -223,3 +225,47 @@ def test_killed_mid_turn_is_marked_failed_on_restart(tmp_path: Path) -> None:
         (task,) = Api(httpx.Client(), srv.api_url).tasks("killed")
         assert task["status"]["state"] == "failed"
         assert "stopped before this turn finished" in task["status"]["message"]["parts"][0]["text"]
+
+
+@pytest.mark.skipif(not POSIX, reason="uses SIGKILL")
+def test_spawned_server_does_not_outlive_its_parent(tmp_path: Path) -> None:
+    """The app may die without stopping its server: the child notices (stdin EOF) and exits."""
+    parent_code = (
+        "import sys, time; from pathlib import Path; "
+        "from rewindtui.server.spawn import spawn_server; "
+        f"s = spawn_server(Path({str(tmp_path / 'd')!r}), timeout=120); "
+        "print(s.pid, s.base_url, flush=True); time.sleep(600)"
+    )
+    parent = subprocess.Popen([sys.executable, "-c", parent_code], stdout=subprocess.PIPE, text=True)
+    try:
+        pid_text, base_url = parent.stdout.readline().split()
+        child_pid = int(pid_text)
+        assert httpx.get(base_url + "/api/sessions").status_code == 200
+        parent.kill()
+        parent.wait(30)
+        # the child shuts itself down; wait for it to be gone (it is not our child: poll)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                os.kill(child_pid, 0)
+            except ProcessLookupError:
+                break
+            if _is_zombie(child_pid):
+                break
+            time.sleep(0.05)
+        else:
+            os.kill(child_pid, signal.SIGKILL)
+            pytest.fail("the spawned server outlived its parent")
+    finally:
+        if parent.poll() is None:
+            parent.kill()
+            parent.wait()
+        parent.stdout.close()
+
+
+def _is_zombie(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().split()[2] == "Z"
+    except OSError:
+        return False

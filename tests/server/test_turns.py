@@ -212,3 +212,28 @@ def test_continuing_a_finished_task_is_an_error(server, make_a2a, dialect):
     frames = a2a.post_stream(body)
     assert frames[0]["error"]["code"] == -32602
     assert "terminal state" in frames[0]["error"]["message"]
+
+
+def test_list_tasks_v1(server, make_a2a):
+    a2a = make_a2a(server, "1.0")
+    sid = new_sid()
+    turns = [Turn(a2a.stream(t, sid)) for t in ("one", "two")]
+    body = {"jsonrpc": "2.0", "id": 1, "method": "ListTasks", "params": {"contextId": sid}}
+    data = a2a.client.post(a2a.url, json=body, headers=a2a.headers(streaming=False)).json()
+    assert [t["id"] for t in data["result"]["tasks"]] == [t.task_id for t in turns]
+
+
+def test_rewind_with_message_send(server, make_a2a, dialect):
+    a2a = make_a2a(server, dialect)
+    sid = new_sid()
+    first, second = Turn(a2a.stream("one", sid)), Turn(a2a.stream("two", sid))
+    task = a2a.send("", sid, metadata={"kagent_rewind_before_invocation_id": second.invocation_id})
+    assert task["metadata"]["rewindtui_effective_history"] is True
+    assert [m["messageId"] for m in task["history"]] == first.message_ids
+
+
+def test_unknown_api_route_is_json_404(server, http):
+    resp = http.get(server.api_url + "/nothing/here")
+    assert resp.status_code == 404 and "error" in resp.json()
+    resp = http.put(server.api_url + "/sessions")
+    assert resp.status_code == 405 and "error" in resp.json()

@@ -68,6 +68,7 @@ log = logging.getLogger(__name__)
 
 Emit = Callable[[dict[str, Any]], None]
 _END: dict[str, Any] = {"kind": "__end__"}
+_RUN_TO_COMPLETION = frozenset({"rewind", "delete"})
 _ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@+=-]{0,199}$")
 NAME_LIMIT = 40
 
@@ -109,7 +110,7 @@ class AgentService:
         self.app_name = app_name
         self.agent_ref = agent_ref
         self._busy: dict[str, str] = {}
-        self._jobs: set[asyncio.Task[Any]] = set()
+        self._jobs: dict[asyncio.Task[Any], str] = {}
         self._turns: dict[str, asyncio.Task[Any]] = {}
         self._create_lock = asyncio.Lock()
         self._warming: set[str] = set()
@@ -127,33 +128,39 @@ class AgentService:
             raise Busy(f"a {running} is running on session {session_id!r}; try again when it has finished")
         self._busy[session_id] = what
 
-    def _spawn(self, session_id: str, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
-        """Run ``coro`` as a job holding ``session_id`` (claimed just before)."""
+    def _track(self, coro: Coroutine[Any, Any, Any], kind: str) -> asyncio.Task[Any]:
+        """Run ``coro`` as a job of ``kind`` (see :meth:`shutdown`)."""
         job = asyncio.get_running_loop().create_task(coro)
-        self._jobs.add(job)
+        self._jobs[job] = kind
+        job.add_done_callback(lambda task: self._jobs.pop(task, None))
+        return job
 
-        def _done(task: asyncio.Task[Any]) -> None:
-            self._jobs.discard(task)
-            self._busy.pop(session_id, None)
-
-        job.add_done_callback(_done)
+    def _spawn(self, session_id: str, coro: Coroutine[Any, Any, Any], kind: str) -> asyncio.Task[Any]:
+        """Run ``coro`` as a job holding ``session_id`` (claimed just before) until it ends."""
+        job = self._track(coro, kind)
+        job.add_done_callback(lambda _task: self._busy.pop(session_id, None))
         return job
 
     async def _exclusive(self, session_id: str, what: str, factory: Callable[[], Awaitable[Any]]) -> Any:
         self._claim(session_id, what)
         try:
-            job = self._spawn(session_id, _await(factory))
+            job = self._spawn(session_id, _await(factory), what)
         except BaseException:
             self._busy.pop(session_id, None)
             raise
         return await asyncio.shield(job)
 
     async def shutdown(self) -> None:
-        """Refuse new work, cancel running jobs and wait for them to settle."""
+        """Refuse new work, cancel turns (and forks, warm-ups), let rewinds and deletes finish.
+
+        A rewind is two writes (ADK's rewind event, then the store); it is never
+        interrupted between them. A cancelled fork cleans up after itself.
+        """
         self._closing = True
-        jobs = list(self._jobs)
-        for job in jobs:
-            job.cancel()
+        jobs = dict(self._jobs)
+        for job, kind in jobs.items():
+            if kind not in _RUN_TO_COMPLETION:
+                job.cancel()
         if jobs:
             await asyncio.gather(*jobs, return_exceptions=True)
 
@@ -227,9 +234,7 @@ class AgentService:
                 self._warming.discard(session.id)
 
         self._warming.add(session.id)
-        job = asyncio.get_running_loop().create_task(_load())
-        self._jobs.add(job)
-        job.add_done_callback(self._jobs.discard)
+        self._track(_load(), "warm")
 
     async def task_json(self, user_id: str, task_id: str) -> str:
         row = await self.store.get_task(task_id)
@@ -442,6 +447,7 @@ class AgentService:
             self._spawn(
                 session.id,
                 self._request_job(session, message, rewind_id, has_content, streaming, queue.put_nowait),
+                "turn",
             )
         except BaseException:
             self._busy.pop(session.id, None)
@@ -479,7 +485,9 @@ class AgentService:
         try:
             if rewind_id is not None:
                 try:
-                    task, bodies = await self._rewind(session, rewind_id)
+                    # its own job: a cancelled request must not stop a rewind half way
+                    rewind = self._track(self._rewind(session, rewind_id), "rewind")
+                    task, bodies = await asyncio.shield(rewind)
                 except ServiceError as exc:
                     emit(failed_event(exc.message, context_id=session.id, code=exc.code))
                     return

@@ -28,7 +28,6 @@ from a2a.types import a2a_pb2 as pb
 from a2a.utils import proto_utils
 from a2a.utils.constants import VERSION_HEADER
 from google.protobuf.json_format import MessageToDict, ParseDict
-from packaging.version import InvalidVersion, Version
 from starlette.requests import Request
 from starlette.responses import Response
 
@@ -42,14 +41,12 @@ METHOD_10 = "SendStreamingMessage"
 
 
 def _major(request: Request) -> int | None:
-    """Major A2A version of the request (no header means 0.3, as in a2a-sdk)."""
-    raw = request.headers.get(VERSION_HEADER)
+    """Major A2A version of the request (no header means 0.3, as in a2a-sdk); None if unreadable."""
+    raw = (request.headers.get(VERSION_HEADER) or "").strip()
     if not raw:
         return 0
-    try:
-        return Version(raw).major
-    except InvalidVersion:
-        return None
+    head = raw.split(".", 1)[0]
+    return int(head) if head.isdigit() else None
 
 
 def _parse(request: Request, body: Any) -> tuple[str, Any, pb.Message] | None:
@@ -133,7 +130,8 @@ class FastRewind:
             return None
         try:
             task, bodies = await self.service.rewind_for_message(user_id, message, v1=dialect == "1.0")
-            frame = _render(dialect, request_id, task, "[" + ",".join(bodies) + "]")
+            # an empty history is left out, as a2a-sdk leaves out an empty repeated field
+            frame = _render(dialect, request_id, task, "[" + ",".join(bodies) + "]" if bodies else None)
         except ServiceError as exc:
             refused = failed_event(exc.message, context_id=message.get("contextId"), code=exc.code)
             frame = _render(dialect, request_id, refused, None)

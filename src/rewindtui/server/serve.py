@@ -6,7 +6,9 @@
 
 The first stdout line is ``serving on http://HOST:PORT`` (the real port when 0
 is asked), printed once the server accepts connections. Ctrl+C or SIGTERM
-stops it cleanly (exit status 0). Logs go to stderr. The model defaults to the
+stops it cleanly (exit status 0), and so does the end of stdin with
+``--exit-on-stdin-eof`` (how ``spawn_server`` makes sure the server never
+outlives the app that started it). Logs go to stderr. The model defaults to the
 offline demo model; see :mod:`rewindtui.server.agent` for ``--model`` ids.
 """
 
@@ -16,7 +18,9 @@ import argparse
 import asyncio
 import gc
 import sys
+import threading
 from pathlib import Path
+from typing import Any
 
 from rewindtui.server.spawn import default_data_dir
 
@@ -42,7 +46,26 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--log-level", default="warning", choices=["critical", "error", "warning", "info", "debug"]
     )
+    parser.add_argument(
+        "--exit-on-stdin-eof",
+        action="store_true",
+        help="stop when stdin closes (a parent process that started this server went away)",
+    )
     return parser
+
+
+def _watch_stdin(server: Any) -> None:
+    """Stop ``server`` once stdin reaches EOF: the parent closed it or died."""
+
+    def watch() -> None:
+        try:
+            while sys.stdin.buffer.read(65536):
+                pass
+        except (OSError, ValueError):
+            pass
+        server.should_exit = True
+
+    threading.Thread(target=watch, name="rewindtui-stdin-watch", daemon=True).start()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -81,6 +104,8 @@ def main(argv: list[str] | None = None) -> int:
             on_ready=announce,
             before_shutdown=app.state.parts.service.shutdown,
         )
+        if args.exit_on_stdin_eof:
+            _watch_stdin(server)
         asyncio.run(server.serve(sockets=[sock]))
         return 0 if server.started else 1
     except KeyboardInterrupt:  # a second Ctrl+C while shutting down

@@ -7,10 +7,13 @@ heavy import happens in another process and never delays the first paint::
     ...  # server.agent_url, server.api_url
     server.stop()
 
-The child is ``python -m rewindtui.server.serve ...`` (the same ``main()`` that
-``rewindtui serve`` runs). It prints ``serving on http://HOST:PORT`` as its
-first stdout line once it accepts connections; everything else it logs goes to
-stderr, which is written to ``server.log`` in the data directory.
+The child is ``python -m rewindtui.server.serve ... --exit-on-stdin-eof`` (the
+same ``main()`` that ``rewindtui serve`` runs, without loading the CLI). It
+prints ``serving on http://HOST:PORT`` as its first stdout line once it accepts
+connections; everything else it logs goes to stderr, which is written to
+``server.log`` in the data directory. Its stdin is a pipe held by this
+process: when this process exits -- even killed -- the pipe closes and the
+server shuts itself down, so it never outlives the app.
 """
 
 from __future__ import annotations
@@ -67,14 +70,24 @@ class SpawnedServer:
         return self.process.poll() is None
 
     def stop(self, timeout: float = 10.0) -> int | None:
-        """Terminate the child (SIGTERM), wait, kill it if it does not exit in time."""
-        if self.process.poll() is None:
-            self.process.terminate()
+        """Stop the child: close its stdin (it shuts down cleanly), then terminate, then kill.
+
+        Returns its exit status (0 for a clean stop). Safe to call twice.
+        """
+        if self.process.stdin is not None and not self.process.stdin.closed:
+            try:
+                self.process.stdin.close()
+            except OSError:
+                pass
+        for step in (None, self.process.terminate, self.process.kill):
+            if self.process.poll() is not None:
+                break
+            if step is not None:
+                step()
             try:
                 self.process.wait(timeout)
             except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+                continue
         if self.process.stdout is not None:
             self.process.stdout.close()
         return self.process.returncode
@@ -108,6 +121,7 @@ def server_command(
         str(port),
         "--data-dir",
         str(data_dir),
+        "--exit-on-stdin-eof",
     ]
     if model:
         cmd += ["--model", model]
@@ -143,7 +157,7 @@ def spawn_server(
     with open(data_dir / LOG_FILE, "ab") as log:
         process = subprocess.Popen(
             cmd,
-            stdin=subprocess.DEVNULL,
+            stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=log,
             text=True,
@@ -161,8 +175,9 @@ def spawn_server(
         process.kill()
         process.wait()
         reader.join()
-        if process.stdout is not None:
-            process.stdout.close()
+        for pipe in (process.stdin, process.stdout):
+            if pipe is not None:
+                pipe.close()
         said = first_line[0].strip() if first_line else ""
         raise ServerStartError(
             f"the server did not start (exit status {process.returncode}; first line {said!r}); "

@@ -14,7 +14,7 @@ from starlette.requests import Request
 DEFAULT_USER = "local"
 USER_HEADER = "X-User-Id"
 USER_QUERY = "user_id"
-_USER_RE = re.compile(r"^[^\x00-\x1f\x7f]{1,200}$")
+_USER_RE = re.compile(r"^[^\x00-\x1f\x7f/\\]{1,200}$")
 
 
 class InvalidUser(ValueError):
@@ -30,5 +30,5 @@ def resolve_user(request: Request) -> str:
         return DEFAULT_USER
     value = value.strip()
     if not _USER_RE.match(value):
-        raise InvalidUser("invalid user id: use 1-200 printable characters")
+        raise InvalidUser("invalid user id: use 1-200 printable characters, no slashes")
     return value
