@@ -157,3 +157,34 @@ def test_reading_a_conversation_warms_the_session(tmp_path: Path, http: httpx.Cl
             return parts.session_service.is_cached(APP_NAME, "local", "warm")
 
         assert srv.call(warmed(), timeout=30)
+
+
+async def test_import_events_matches_appending_one_by_one(tmp_path: Path):
+    svc = CachedDatabaseSessionService(sqlite_url(str(tmp_path / "adk.db")))
+    try:
+        events = []
+        for i in range(4):
+            events.append(_event(f"e-{i}", "user", f"m{i}"))
+            events.append(_event(f"e-{i}", "demo", f"a{i}", {"n": i, "gone": None if i == 3 else i, "user:shared": i}))
+        one_by_one = await svc.create_session(app_name=APP_NAME, user_id="u", session_id="slow")
+        for event in events:
+            await svc.append_event(one_by_one, event.model_copy(deep=True))
+        slow = await DatabaseSessionService.get_session(svc, app_name=APP_NAME, user_id="u", session_id="slow")
+        # shared (user:) state moves on after those events...
+        await svc.append_event(one_by_one, _event("e-x", "demo", "later", {"user:shared": 99}))
+
+        await svc.create_session(app_name=APP_NAME, user_id="u", session_id="bulk")
+        bulk = await svc.get_session(app_name=APP_NAME, user_id="u", session_id="bulk")
+        await svc.import_events(bulk, [e.model_copy(deep=True) for e in events])
+        fast = await svc.get_session(app_name=APP_NAME, user_id="u", session_id="bulk")
+        assert [e.model_dump(exclude={"timestamp"}) for e in fast.events] == [
+            e.model_dump(exclude={"timestamp"}) for e in slow.events
+        ]
+        assert {k: v for k, v in fast.state.items() if not k.startswith("user:")} == {"n": 3, "gone": None}
+        # ...and the import does not wind it back by replaying the copied events' deltas
+        assert fast.state["user:shared"] == 99
+        # the imported session takes new events normally
+        await svc.append_event(fast, _event("e-9", "user", "after"))
+        assert len((await svc.get_session(app_name=APP_NAME, user_id="u", session_id="bulk")).events) == 9
+    finally:
+        await svc.close()

@@ -16,7 +16,9 @@ One object, :class:`AgentService`, owns the rules; the A2A handler
   original messages with their original ``messageId``\\ s -- and marks the
   undone tasks ``rewound`` (nothing is deleted).
 * A **fork** copies the session's ADK events before the invocation into a new
-  ADK session and stores the effective history as the new session's one task.
+  ADK session (one transaction, session-scoped state replayed; see
+  ``CachedDatabaseSessionService.import_events``) and stores the effective
+  history as the new session's one task (kind ``fork``).
 
 Work on a session is exclusive: while a turn, rewind or fork runs, another one
 on the same session is refused (:class:`~rewindtui.server.errors.Busy`). Each
@@ -358,8 +360,13 @@ class AgentService:
             app_name=self.app_name, user_id=session.user_id, session_id=new_sid
         )
         try:
-            for event in events[:cut]:
-                await self.session_service.append_event(new_adk, event.model_copy(deep=True))
+            copies = [event.model_copy(deep=True) for event in events[:cut]]
+            import_events = getattr(self.session_service, "import_events", None)
+            if import_events is not None:
+                await import_events(new_adk, copies)
+            else:
+                for event in copies:
+                    await self.session_service.append_event(new_adk, event)
             messages = []
             for body in await self.store.message_bodies([entry.seq for entry in plan.effective]):
                 message = json.loads(body)
