@@ -14,8 +14,8 @@ import argparse
 import asyncio
 import gc
 import os
-import pty
-import select
+import shlex
+import shutil
 import statistics
 import subprocess
 import sys
@@ -186,50 +186,30 @@ def rss_of(messages: int) -> int:
     return int(out.stdout.strip().splitlines()[-1])
 
 
-def first_paint(argv: list[str], marker: bytes = b"Message the agent", timeout: float = 30.0) -> float:
-    """Seconds from process start to the first frame that shows the composer, in a real pty."""
+def first_paint(argv: list[str], marker: str = "Message the agent", timeout: float = 30.0) -> float:
+    """Seconds from starting ``rewindtui ARGV`` in a real terminal (tmux) until its screen shows
+    the composer. A terminal emulator matters: in a bare pty nobody answers Textual's terminal
+    queries and start-up waits for them to time out."""
+    name = f"rewindtui-bench-{os.getpid()}-{time.monotonic_ns()}"
+    command = " ".join(shlex.quote(a) for a in [sys.executable, "-m", "rewindtui", *argv])
     start = time.perf_counter()
-    pid, fd = pty.fork()
-    if pid == 0:  # child
-        os.environ["TERM"] = "xterm-256color"
-        os.environ["COLUMNS"], os.environ["LINES"] = "120", "40"
-        os.execv(sys.executable, [sys.executable, "-m", "rewindtui", *argv])
-    seen = b""
-    elapsed = float("nan")
+    subprocess.run(["tmux", "new-session", "-d", "-s", name, "-x", "120", "-y", "40", command], check=True)
     try:
         while time.perf_counter() - start < timeout:
-            ready, _, _ = select.select([fd], [], [], 0.05)
-            if ready:
-                try:
-                    chunk = os.read(fd, 65536)
-                except OSError:
-                    break
-                if not chunk:
-                    break
-                seen = (seen + chunk)[-200000:]
-                if marker in seen:
-                    elapsed = time.perf_counter() - start
-                    break
+            screen = subprocess.run(["tmux", "capture-pane", "-p", "-t", name], capture_output=True, text=True).stdout
+            if marker in screen:
+                return time.perf_counter() - start
+            time.sleep(0.005)
+        return float("nan")
     finally:
-        try:
-            os.write(fd, b"\x11")  # ctrl+q
-        except OSError:
-            pass
+        subprocess.run(["tmux", "send-keys", "-t", name, "C-q"], capture_output=True)
         deadline = time.time() + 10
         while time.time() < deadline:
-            done, _ = os.waitpid(pid, os.WNOHANG)
-            if done:
+            alive = subprocess.run(["tmux", "has-session", "-t", name], capture_output=True).returncode == 0
+            if not alive:
                 break
-            try:
-                os.read(fd, 65536)
-            except OSError:
-                pass
             time.sleep(0.05)
-        else:
-            os.kill(pid, 9)
-            os.waitpid(pid, 0)
-        os.close(fd)
-    return elapsed
+        subprocess.run(["tmux", "kill-session", "-t", name], capture_output=True)
 
 
 async def main(quick: bool) -> int:
@@ -264,7 +244,9 @@ async def main(quick: bool) -> int:
         from rewindtui.server import EmbeddedServer
     except ImportError:
         EmbeddedServer = None  # type: ignore[assignment]
-    if EmbeddedServer is not None:
+    if shutil.which("tmux") is None:
+        print("cold start figures skipped: they need tmux (a real terminal emulator)")
+    elif EmbeddedServer is not None:
         with tempfile.TemporaryDirectory() as tmp:
             with EmbeddedServer(Path(tmp) / "running") as server:
                 running = min(first_paint(["--url", server.agent_url, "--api", server.api_url]) for _ in range(reps))
