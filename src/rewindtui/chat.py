@@ -154,7 +154,6 @@ class Chat:
         The view is truncated at once; the server's answer then becomes the view; on any failure
         the view is rolled back exactly and the error re-raised.
         """
-        self._require_rewind()
         await self._rewind(invocation_id, text, token=None)
 
     async def _rewind(self, invocation_id: str, text: str | None, token: RewindToken | None) -> None:

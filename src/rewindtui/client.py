@@ -1,6 +1,7 @@
 """The network side: an A2A agent (streaming JSON-RPC over SSE) and a kagent-style REST API.
 
-A plain object over ``httpx.AsyncClient``. Streams yield classified :class:`StreamEvent`s; every
+A plain object over ``httpx.AsyncClient``. Streams yield classified :class:`StreamEvent`s (a
+JSON-RPC error on a stream is an ``EventKind.ERROR`` event, shown where it happened); every other
 failure is a :class:`ClientError` subclass whose ``str()`` is one line a person can act on.
 Rewind and fork are only ever sent to a server that says it supports them (agent card extension
 or explicit configuration); otherwise :class:`Unsupported` is raised and nothing is sent.
@@ -42,13 +43,6 @@ class HTTPStatusFailed(ClientError):
     def __init__(self, message: str, status: int) -> None:
         super().__init__(message)
         self.status = status
-
-
-class RpcFailed(ClientError):
-    def __init__(self, code: Any, message: str) -> None:
-        super().__init__(f"JSON-RPC error {code}: {message}")
-        self.code = code
-        self.rpc_message = message
 
 
 class MalformedFrame(ClientError):

@@ -19,15 +19,14 @@ from pathlib import Path
 from collections.abc import Coroutine
 from typing import Any, TypeVar
 
+from rewindtui.server.spawn import ServerUrls
 from rewindtui.server.uvicorn_server import ManagedServer, base_url_for, bind_socket, make_config
 
 T = TypeVar("T")
 
-AGENT_SUFFIX = "/api/a2a/local/demo/"
-API_SUFFIX = "/api"
 
 
-class EmbeddedServer:
+class EmbeddedServer(ServerUrls):
     def __init__(
         self,
         data_dir: Path,
@@ -61,17 +60,9 @@ class EmbeddedServer:
             raise RuntimeError("the server has not been started")
         return self._port
 
-    @property
+    @property  # type: ignore[override]
     def base_url(self) -> str:
         return base_url_for(self.host, self.port)
-
-    @property
-    def agent_url(self) -> str:
-        return self.base_url + AGENT_SUFFIX
-
-    @property
-    def api_url(self) -> str:
-        return self.base_url + API_SUFFIX
 
     @property
     def running(self) -> bool:

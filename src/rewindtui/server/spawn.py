@@ -45,13 +45,10 @@ class ServerStartError(RuntimeError):
     """The child process exited or stayed silent instead of announcing its address."""
 
 
-class SpawnedServer:
-    """A running server child process."""
+class ServerUrls:
+    """The URLs of a running server, derived from its ``base_url``."""
 
-    def __init__(self, process: subprocess.Popen[str], base_url: str, data_dir: Path) -> None:
-        self.process = process
-        self.base_url = base_url
-        self.data_dir = data_dir
+    base_url: str
 
     @property
     def agent_url(self) -> str:
@@ -60,6 +57,15 @@ class SpawnedServer:
     @property
     def api_url(self) -> str:
         return self.base_url + API_SUFFIX
+
+
+class SpawnedServer(ServerUrls):
+    """A running server child process."""
+
+    def __init__(self, process: subprocess.Popen[str], base_url: str, data_dir: Path) -> None:
+        self.process = process
+        self.base_url = base_url
+        self.data_dir = data_dir
 
     @property
     def pid(self) -> int:
