@@ -306,3 +306,39 @@ async def test_markup_and_escapes_from_the_model_are_shown_literally(server):
         assert "[bold red]x[/]" in joined
         assert "\x1b" not in joined and "\x07" not in joined
         await asyncio.sleep(0)
+
+
+async def test_reloaded_items_are_redrawn_not_served_from_the_old_cache(server):
+    app = make_app(server)
+    async with app.run_test(size=SIZE) as pilot:
+        await three_turns(app, pilot)
+        transcript = app.chat_screen.transcript
+        conv = app.chat.conversation
+        item = conv.items[-1]
+        # the same message reloaded from the server with a different text (same key, same rev)
+        clone = type(item).from_message(dict(item.raw, parts=[{"kind": "text", "text": "reloaded text"}]))
+        assert clone.key == item.key and clone.rev == item.rev
+        conv.items[-1] = clone
+        from rewindtui.conversation import Change
+
+        transcript.apply_change(Change(first=len(conv.items) - 1))
+        await pilot.pause()
+        lines = [transcript.render_line(y).text for y in range(transcript.size.height)]
+        assert any("reloaded text" in line for line in lines)
+
+
+async def test_keymap_remaps_rewind(server):
+    app = RewindApp(
+        connector_for(server.agent_url, server.api_url), new_session=True, keymap={"transcript.rewind": "x"}
+    )
+    async with app.run_test(size=SIZE) as pilot:
+        invocations = await three_turns(app, pilot)
+        transcript = app.chat_screen.transcript
+        transcript.focus()
+        transcript.cursor = app.chat.conversation.index_of_invocation(invocations[2])
+        await pilot.press("r")  # no longer bound
+        await settle(app, pilot)
+        assert len(app.chat.conversation.turn_invocations()) == 3
+        await pilot.press("x")
+        await settle(app, pilot)
+        assert app.chat.conversation.turn_invocations() == invocations[:2]

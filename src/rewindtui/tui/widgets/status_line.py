@@ -37,6 +37,8 @@ class StatusLine(Static):
             text.append(f"{label} ", style="dim")
             text.append(sanitize_line(value), style=style)
 
+        if status.note:
+            text.append(sanitize_line(status.note) + "  ", style="bold italic")
         field("server", status.server)
         field("agent", status.agent, "bold")
         field("A2A", status.dialect)
@@ -44,6 +46,4 @@ class StatusLine(Static):
         turn_style = {"rewinding…": "bold reverse", "failed": "bold red", "working": "bold", "submitted": "bold"}
         field("turn", status.turn, turn_style.get(status.turn, ""))
         field("rewind", status.rewind)
-        if status.note:
-            text.append("  " + sanitize_line(status.note), style="italic")
         self.update(text)

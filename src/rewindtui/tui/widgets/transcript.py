@@ -112,7 +112,9 @@ class Transcript(ScrollView, can_focus=True):
         self._exact: list[bool] = []
         self._starts: list[int] = [0]
         self._layout_width = 0
-        self._cache: dict[str, tuple[tuple, list[Strip]]] = {}
+        # item key -> (the item, its cache key, its lines); the item itself is compared because a
+        # reloaded session brings new items with the same keys and revisions
+        self._cache: dict[str, tuple[Item, tuple, list[Strip]]] = {}
 
     # -- model ---------------------------------------------------------------------------------
     def set_conversation(self, conversation: Conversation) -> None:
@@ -171,8 +173,8 @@ class Transcript(ScrollView, can_focus=True):
         del self._exact[first:]
         for item in items[first:]:
             cached = self._cache.get(item.key)
-            if cached is not None and cached[0] == self._cache_key(item, width):
-                self._heights.append(len(cached[1]))
+            if cached is not None and cached[0] is item and cached[1] == self._cache_key(item, width):
+                self._heights.append(len(cached[2]))
                 self._exact.append(True)
             else:
                 self._heights.append(self._estimate(item, width))
@@ -282,10 +284,10 @@ class Transcript(ScrollView, can_focus=True):
     def _strips(self, item: Item, width: int) -> list[Strip]:
         key = self._cache_key(item, width)
         cached = self._cache.get(item.key)
-        if cached is not None and cached[0] == key:
-            return cached[1]
+        if cached is not None and cached[0] is item and cached[1] == key:
+            return cached[2]
         strips = self._render_item(item, width)
-        self._cache[item.key] = (key, strips)
+        self._cache[item.key] = (item, key, strips)
         return strips
 
     def _render_item(self, item: Item, width: int) -> list[Strip]:
