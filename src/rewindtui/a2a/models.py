@@ -27,6 +27,10 @@ class A2AModel(BaseModel):
         return self.model_dump(mode="json", by_alias=True, exclude_none=True)
 
 
+def _joined_text(parts: list["Part"]) -> str:
+    return "".join(p.text for p in parts if p.kind == "text" and p.text is not None)
+
+
 class FileContent(A2AModel):
     uri: str | None = None
     bytes: str | None = None
@@ -88,7 +92,7 @@ class Message(A2AModel):
 
     @property
     def text(self) -> str:
-        return "".join(p.text for p in self.parts if p.kind == "text" and p.text is not None)
+        return _joined_text(self.parts)
 
     @property
     def invocation_id(self) -> str | None:
@@ -126,7 +130,7 @@ class Artifact(A2AModel):
 
     @property
     def text(self) -> str:
-        return "".join(p.text for p in self.parts if p.kind == "text" and p.text is not None)
+        return _joined_text(self.parts)
 
 
 class _Tagged(A2AModel):
