@@ -16,7 +16,8 @@ from rewindtui.a2a import raw
 from rewindtui.a2a.classify import EventKind, StreamEvent
 from rewindtui.a2a.dialect import norm_state
 from rewindtui.client import A2AClient, ClientError, Session, Unsupported
-from rewindtui.conversation import EFFECTIVE_HISTORY_KEY, Change, Conversation, RewindToken
+from rewindtui.a2a import contract
+from rewindtui.conversation import Change, Conversation, RewindToken
 
 Listener = Callable[[Change], None]
 
@@ -53,7 +54,7 @@ def _is_effective_history(event: StreamEvent) -> bool:
     flag it) a completed Task carrying a history."""
     if not event.is_task or not isinstance(event.body, dict):
         return False
-    if raw.metadata(event.body).get(EFFECTIVE_HISTORY_KEY) is True:
+    if raw.metadata(event.body).get(contract.EFFECTIVE_HISTORY_KEY) is True:
         return True
     status = event.body.get("status") if isinstance(event.body.get("status"), dict) else {}
     return norm_state(status.get("state")) == "completed" and isinstance(event.body.get("history"), list)

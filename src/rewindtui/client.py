@@ -19,13 +19,13 @@ import httpx
 from httpx_sse import SSEError, aconnect_sse
 from pydantic_core import from_json
 
-from rewindtui.a2a import metadata as meta
+from rewindtui.a2a import contract
 from rewindtui.a2a import outgoing
 from rewindtui.a2a.classify import StreamEvent, classify_frame
 from rewindtui.a2a.dialect import Dialect
 
 #: The agent-card extension by which a server says it implements rewind and fork.
-REWIND_EXTENSION = "urn:rewindtui:ext:rewind:v1"
+REWIND_EXTENSION = contract.EXTENSION_URI
 REWIND_MODES = ("a2a", "rest", "off", "auto")
 _EXCERPT = 200
 
@@ -97,6 +97,8 @@ class Capabilities:
     api: str | None
     description: str = ""
     card: dict[str, Any] = field(default_factory=dict)
+    #: the control message's metadata key, as the card's extension names it
+    metadata_key: str = contract.REWIND_METADATA_KEY
 
     @property
     def can_rewind(self) -> bool:
@@ -139,18 +141,20 @@ def capabilities_from_card(card: dict[str, Any], config: ServerConfig) -> Capabi
         if isinstance(ext, dict) and ext.get("uri") == REWIND_EXTENSION:
             extension = ext.get("params") if isinstance(ext.get("params"), dict) else {}
             extension = extension or {"rewind": ["a2a"]}
-    advertised = extension.get("rewind") or []
+    advertised = extension.get(contract.PARAM_REWIND) or []
     if isinstance(advertised, str):
         advertised = [advertised]
-    api = config.api or (extension.get("api") if isinstance(extension.get("api"), str) else None)
-    modes = tuple(m for m in ("a2a", "rest") if m in advertised)
+    api_param = extension.get(contract.PARAM_API)
+    api = config.api or (api_param if isinstance(api_param, str) else None)
+    modes = tuple(m for m in contract.MODES if m in advertised)
     if config.rewind == "off":
         modes = ()
     elif config.rewind in ("a2a", "rest"):
         modes = (config.rewind,)
     if "rest" in modes and not api:
         modes = tuple(m for m in modes if m != "rest")
-    fork = bool(extension.get("fork")) and bool(api) and config.rewind != "off"
+    fork = bool(extension.get(contract.PARAM_FORK)) and bool(api) and config.rewind != "off"
+    key = extension.get(contract.PARAM_METADATA_KEY)
     return Capabilities(
         name=str(card.get("name") or "agent"),
         dialect=config.dialect or dialect_from_card(card),
@@ -159,6 +163,7 @@ def capabilities_from_card(card: dict[str, Any], config: ServerConfig) -> Capabi
         api=api,
         description=str(card.get("description") or ""),
         card=card,
+        metadata_key=key if isinstance(key, str) and key else contract.REWIND_METADATA_KEY,
     )
 
 
@@ -333,9 +338,11 @@ class A2AClient:
         return caps
 
     def rewind_message(self, session_id: str, before: str, text: str | None = None) -> dict[str, Any]:
-        """The seeds' control message: ``metadata.kagent_rewind_before_invocation_id``; non-empty
-        text makes it rewind-and-send."""
-        return self.build_message(text or "", session_id=session_id, metadata={meta.REWIND_KEY: before})
+        """The seeds' control message: ``metadata[<key>] = before``, the key as the agent card's
+        extension names it (default ``kagent_rewind_before_invocation_id``); non-empty text makes
+        it rewind-and-send."""
+        key = self.capabilities.metadata_key if self.capabilities else contract.REWIND_METADATA_KEY
+        return self.build_message(text or "", session_id=session_id, metadata={key: before})
 
     async def rewind_stream(self, message: dict[str, Any]) -> AsyncIterator[StreamEvent]:
         """Stream a rewind control message (built by :meth:`rewind_message`)."""
@@ -350,12 +357,14 @@ class A2AClient:
         if "rest" not in caps.rewind_modes:
             raise Unsupported(f"{caps.name} does not take rewind over REST")
         return await self._api(
-            "POST", f"/sessions/{session_id}/rewind", json={"rewind_before_invocation_id": before}
+            "POST", contract.REST_REWIND.format(id=session_id), json={contract.REST_BEFORE_FIELD: before}
         )
 
     async def fork(self, session_id: str, before: str) -> Session:
         await self._require("fork")
-        data = await self._api("POST", f"/sessions/{session_id}/fork", json={"rewind_before_invocation_id": before})
+        data = await self._api(
+            "POST", contract.REST_FORK.format(id=session_id), json={contract.REST_BEFORE_FIELD: before}
+        )
         return Session.from_json(data)
 
     # -- sessions and tasks (kagent-style REST) ------------------------------------------------
@@ -382,7 +391,7 @@ class A2AClient:
         await self._api("DELETE", f"/sessions/{session_id}")
 
     async def session_tasks(self, session_id: str, include_rewound: bool = False) -> list[dict[str, Any]]:
-        params = {"include_rewound": "true"} if include_rewound else {}
+        params = {contract.REST_INCLUDE_REWOUND: "true"} if include_rewound else {}
         data = await self._api("GET", f"/sessions/{session_id}/tasks", params=params)
         if not isinstance(data, list):
             raise MalformedFrame(f"tasks of {session_id}: expected a list")

@@ -18,13 +18,14 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Iterable
 
+from rewindtui.a2a import contract
 from rewindtui.a2a import metadata as meta
 from rewindtui.a2a import raw
 from rewindtui.a2a.classify import EventKind, StreamEvent
 from rewindtui.a2a.dialect import TURN_ENDING_STATES, norm_role, norm_state
 
-#: Metadata flag the embedded server sets on a Task that carries the session's effective history.
-EFFECTIVE_HISTORY_KEY = "rewindtui_effective_history"
+#: Metadata flag on a Task that carries the session's effective history (see ``contract``).
+EFFECTIVE_HISTORY_KEY = contract.EFFECTIVE_HISTORY_KEY
 _UNKNOWN_EXCERPT = 2000
 _ARTIFACT_LOOKBACK = 64
 

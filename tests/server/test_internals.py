@@ -19,7 +19,7 @@ from google.protobuf.json_format import MessageToDict
 
 from rewindtui.server import EmbeddedServer
 from rewindtui.server.adk_sessions import CachedDatabaseSessionService, sqlite_url
-from rewindtui.server.agent import APP_NAME
+from rewindtui.server.paths import APP_NAME
 from rewindtui.server.fast_rewind import _render
 from rewindtui.server.wire import dumps, event_to_proto, message_v1_json, now_iso
 from srvkit import A2A, Api, Turn

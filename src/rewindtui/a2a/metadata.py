@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rewindtui.a2a import raw
+from rewindtui.a2a import contract, raw
 
 INVOCATION_ID = "invocation_id"
 AUTHOR = "author"
@@ -15,10 +15,10 @@ USER_ID = "user_id"
 USAGE = "usage_metadata"
 TYPE = "type"
 
-#: The metadata key of the seeds' rewind control message.
-REWIND_KEY = "kagent_rewind_before_invocation_id"
+#: The metadata key of the seeds' rewind control message (see ``contract``).
+REWIND_KEY = contract.REWIND_METADATA_KEY
 #: kagent's system event; it has an invocation id but is never a rewind target.
-HEADER_UPDATE = "header_update"
+HEADER_UPDATE = contract.HEADER_UPDATE_INVOCATION
 
 FUNCTION_CALL = "function_call"
 FUNCTION_RESPONSE = "function_response"

@@ -25,12 +25,9 @@ from google.adk.agents import LlmAgent
 from google.adk.models.base_llm import BaseLlm
 from google.adk.tools.tool_context import ToolContext
 
+from rewindtui.server.paths import AGENT_NAME
 from rewindtui.server.demo_model import DEMO_MODEL_NAME, DemoLlm
 
-AGENT_NAME = "demo"
-AGENT_NAMESPACE = "local"
-AGENT_REF = f"{AGENT_NAMESPACE}/{AGENT_NAME}"
-APP_NAME = f"{AGENT_NAMESPACE}__NS__{AGENT_NAME}"
 LITELLM_PREFIX = "litellm/"
 
 INSTRUCTION = (

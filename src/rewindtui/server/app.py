@@ -33,7 +33,8 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from rewindtui.server.adk_sessions import CachedDatabaseSessionService, sqlite_url
-from rewindtui.server.agent import AGENT_NAME, AGENT_NAMESPACE, AGENT_REF, APP_NAME, build_agent
+from rewindtui.server.agent import build_agent
+from rewindtui.server.paths import AGENT_NAME, AGENT_PATH, AGENT_REF, API_PATH, APP_NAME
 from rewindtui.server.card import agent_card_json, build_agent_card
 from rewindtui.server.demo_model import DEMO_MODEL_NAME
 from rewindtui.server.executor import AgentService
@@ -44,8 +45,6 @@ from rewindtui.server.store import Store
 
 log = logging.getLogger(__name__)
 
-AGENT_PATH = f"/api/a2a/{AGENT_NAMESPACE}/{AGENT_NAME}/"
-API_PATH = "/api"
 STORE_FILE = "rewindtui.db"
 ADK_FILE = "adk_sessions.db"
 ARTIFACTS_DIR = "artifacts"

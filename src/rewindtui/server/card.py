@@ -27,6 +27,7 @@ from typing import Any
 from a2a.server.request_handlers.response_helpers import agent_card_to_dict
 from a2a.types import a2a_pb2 as pb
 
+from rewindtui.a2a import contract
 from rewindtui.server.wire import REWIND_EXTENSION_URI, REWIND_KEY
 
 
@@ -48,7 +49,12 @@ def build_agent_card(*, agent_url: str, api_url: str, name: str, model: str) -> 
         required=False,
     )
     extension.params.update(
-        {"rewind": ["a2a", "rest"], "fork": True, "api": api_url, "metadata_key": REWIND_KEY}
+        {
+            contract.PARAM_REWIND: list(contract.MODES),
+            contract.PARAM_FORK: True,
+            contract.PARAM_API: api_url,
+            contract.PARAM_METADATA_KEY: REWIND_KEY,
+        }
     )
     return pb.AgentCard(
         name=name,

@@ -42,9 +42,10 @@ from google.adk.errors.not_found_error import NotFoundError as AdkNotFoundError
 from google.adk.runners import Runner
 from google.adk.sessions.base_session_service import BaseSessionService
 
+from rewindtui.a2a import contract
+from rewindtui.a2a.dialect import TERMINAL_STATES
 from rewindtui.server.errors import BadRequest, Busy, Conflict, InvalidInvocation, NotFound, ServiceError
 from rewindtui.server.store import (
-    TERMINAL_STATES,
     InvocationLookupError,
     SessionRow,
     Store,
@@ -312,8 +313,8 @@ class AgentService:
             "metadata": {
                 **kagent_metadata(app_name=self.app_name, user_id=session.user_id, session_id=session.id),
                 EFFECTIVE_HISTORY_KEY: True,
-                "rewindtui_rewind_before_invocation_id": invocation_id,
-                "rewindtui_rewind_invocation_id": rewind_invocation,
+                contract.REWOUND_BEFORE_KEY: invocation_id,
+                contract.REWIND_INVOCATION_KEY: rewind_invocation,
             },
         }
         await self.store.apply_rewind(

@@ -38,7 +38,7 @@ from starlette.requests import Request
 
 from rewindtui.server.errors import Conflict, NotFound
 from rewindtui.server.executor import AgentService
-from rewindtui.server.store import TERMINAL_STATES
+from rewindtui.a2a.dialect import TERMINAL_STATES
 from rewindtui.server.users import InvalidUser, resolve_user
 from rewindtui.server.wire import event_to_proto, message_from_proto, task_to_proto
 

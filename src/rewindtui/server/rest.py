@@ -29,10 +29,15 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from rewindtui.a2a import contract
 from rewindtui.server.errors import BadRequest, ServiceError
 from rewindtui.server.executor import AgentService
+from rewindtui.server.paths import API_PATH
 from rewindtui.server.wire import dumps
 from rewindtui.server.users import InvalidUser, resolve_user
+
+
+API = API_PATH
 
 
 def ok(data: Any, message: str, status: int = 200) -> JSONResponse:
@@ -104,7 +109,7 @@ def build_rest_routes(service: AgentService) -> list[Route]:
 
     async def session_tasks(request: Request, user_id: str) -> Response:
         data = await service.session_tasks_json(
-            user_id, request.path_params["session_id"], include_rewound=_flag(request, "include_rewound")
+            user_id, request.path_params["session_id"], include_rewound=_flag(request, contract.REST_INCLUDE_REWOUND)
         )
         return ok_raw(data, "Successfully retrieved tasks")
 
@@ -114,7 +119,7 @@ def build_rest_routes(service: AgentService) -> list[Route]:
     async def rewind(request: Request, user_id: str) -> Response:
         body = await _json_body(request)
         task, bodies = await service.rewind(
-            user_id, request.path_params["session_id"], body.get("rewind_before_invocation_id")
+            user_id, request.path_params["session_id"], body.get(contract.REST_BEFORE_FIELD)
         )
         task_text = dumps(task)
         data = task_text[:-1] + ',"history":[' + ",".join(bodies) + "]}"
@@ -122,7 +127,7 @@ def build_rest_routes(service: AgentService) -> list[Route]:
 
     async def fork(request: Request, user_id: str) -> Response:
         body = await _json_body(request)
-        row = await service.fork(user_id, request.path_params["session_id"], body.get("rewind_before_invocation_id"))
+        row = await service.fork(user_id, request.path_params["session_id"], body.get(contract.REST_BEFORE_FIELD))
         return ok(row.to_json(), "Session forked", 201)
 
     return [
@@ -131,8 +136,8 @@ def build_rest_routes(service: AgentService) -> list[Route]:
         Route("/api/sessions/{session_id}", endpoint(get_session), methods=["GET"]),
         Route("/api/sessions/{session_id}", endpoint(delete_session), methods=["DELETE"]),
         Route("/api/sessions/{session_id}/tasks", endpoint(session_tasks), methods=["GET"]),
-        Route("/api/sessions/{session_id}/rewind", endpoint(rewind), methods=["POST"]),
-        Route("/api/sessions/{session_id}/fork", endpoint(fork), methods=["POST"]),
+        Route(API + contract.REST_REWIND.format(id="{session_id}"), endpoint(rewind), methods=["POST"]),
+        Route(API + contract.REST_FORK.format(id="{session_id}"), endpoint(fork), methods=["POST"]),
         Route("/api/tasks/{task_id}", endpoint(get_task), methods=["GET"]),
     ]
 

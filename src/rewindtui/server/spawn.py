@@ -25,10 +25,11 @@ import threading
 from collections.abc import Sequence
 from pathlib import Path
 
+from rewindtui.server.paths import AGENT_PATH as AGENT_SUFFIX
+from rewindtui.server.paths import API_PATH as API_SUFFIX
+
 APP_NAME = "rewindtui"
 READY_PREFIX = "serving on "
-AGENT_SUFFIX = "/api/a2a/local/demo/"
-API_SUFFIX = "/api"
 LOG_FILE = "server.log"
 
 

@@ -36,6 +36,8 @@ from typing import Any
 
 import aiosqlite
 
+from rewindtui.a2a.dialect import TERMINAL_STATES
+
 from rewindtui.server.wire import dumps, message_v1_json, now_iso
 
 SCHEMA = """
@@ -83,7 +85,6 @@ CREATE INDEX IF NOT EXISTS messages_by_task ON messages(task_id, seq);
 CREATE UNIQUE INDEX IF NOT EXISTS messages_unique_id ON messages(session_id, message_id);
 """
 
-TERMINAL_STATES = frozenset({"completed", "canceled", "failed", "rejected"})
 
 
 @dataclass(frozen=True)

@@ -27,11 +27,14 @@ from a2a.compat.v0_3 import conversions
 from a2a.types import a2a_pb2 as pb
 from google.protobuf import struct_pb2
 
+from rewindtui.a2a import contract
+from rewindtui.a2a.dialect import TURN_ENDING_STATES
+
 
 # -- metadata keys -------------------------------------------------------------
-REWIND_KEY = "kagent_rewind_before_invocation_id"
-EFFECTIVE_HISTORY_KEY = "rewindtui_effective_history"
-REWIND_EXTENSION_URI = "urn:rewindtui:ext:rewind:v1"
+REWIND_KEY = contract.REWIND_METADATA_KEY
+EFFECTIVE_HISTORY_KEY = contract.EFFECTIVE_HISTORY_KEY
+REWIND_EXTENSION_URI = contract.EXTENSION_URI
 
 _ROLE_TO_PB = {"user": pb.ROLE_USER, "agent": pb.ROLE_AGENT}
 _STATE_TO_PB = {
@@ -114,7 +117,7 @@ def status_update(
         "taskId": task_id,
         "contextId": context_id,
         "status": status,
-        "final": state in ("completed", "failed", "canceled", "rejected", "input-required"),
+        "final": state in TURN_ENDING_STATES,
     }
     if metadata:
         event["metadata"] = metadata
@@ -153,7 +156,7 @@ def failed_event(text: str, *, context_id: str | None, code: str) -> dict[str, A
         context_id=context_id or "",
         state="failed",
         message=agent_text_message(text, task_id=task_id, context_id=context_id),
-        metadata={"rewindtui_error": code},
+        metadata={contract.ERROR_CODE_KEY: code},
     )
 
 

@@ -1,0 +1,57 @@
+"""The rewind wire contract, written once.
+
+Every name a client and a server must agree on for rewind, rewind-and-send, fork (and redo) over
+A2A and REST lives here and nowhere else: the agent-card extension and its params, the control
+message's metadata key, the flag on the Task that carries a session's effective history, the
+metadata the server puts on that Task, and the REST routes and body keys.
+
+This module is pure data with no imports, so the client (``rewindtui.client``), the embedded
+server (``rewindtui.server``) and the kagent add-on's tests (which must not import rewindtui) can
+all read it; ``tests/test_contract.py`` checks both sides against it.
+"""
+
+#: The A2A agent-card extension (``capabilities.extensions[].uri``) by which a server says it
+#: implements rewind. Its ``params`` use the ``PARAM_*`` keys below.
+EXTENSION_URI = "urn:rewindtui:ext:rewind:v1"
+
+#: ``params.rewind``: a list of the ways rewind can be asked for (``"a2a"``, ``"rest"``).
+PARAM_REWIND = "rewind"
+#: ``params.fork``: true when ``POST {api}/sessions/{id}/fork`` exists.
+PARAM_FORK = "fork"
+#: ``params.redo``: true when ``POST {api}/sessions/{id}/redo`` exists (undo of a rewind).
+PARAM_REDO = "redo"
+#: ``params.api``: the REST base URL of the rewind, fork and redo routes.
+PARAM_API = "api"
+#: ``params.metadata_key``: the message metadata key of the control message (default below).
+PARAM_METADATA_KEY = "metadata_key"
+
+#: The ways rewind can travel.
+MODE_A2A = "a2a"
+MODE_REST = "rest"
+MODES = (MODE_A2A, MODE_REST)
+
+#: The seeds' control message: a user message whose ``metadata`` holds this key, set to the
+#: invocation id to rewind before. Empty text: rewind only; text: rewind, then run it as a turn.
+REWIND_METADATA_KEY = "kagent_rewind_before_invocation_id"
+
+#: Task metadata: this Task's history is the session's whole effective history (the answer to a
+#: rewind or a fork), so a client replaces its view with it instead of merging it as one turn.
+EFFECTIVE_HISTORY_KEY = "rewindtui_effective_history"
+#: Task metadata on a rewind's Task: the invocation it rewound before ...
+REWOUND_BEFORE_KEY = "rewindtui_rewind_before_invocation_id"
+#: ... and the invocation id of the rewind itself (ADK's rewind event).
+REWIND_INVOCATION_KEY = "rewindtui_rewind_invocation_id"
+#: Status/event metadata on a refused request: a short machine-readable reason code.
+ERROR_CODE_KEY = "rewindtui_error"
+
+#: kagent's system event: it has an invocation id but is never a rewind target.
+HEADER_UPDATE_INVOCATION = "header_update"
+
+#: REST routes, relative to ``params.api`` (``{id}`` is the session id, path-escaped).
+REST_REWIND = "/sessions/{id}/rewind"
+REST_FORK = "/sessions/{id}/fork"
+REST_REDO = "/sessions/{id}/redo"
+#: The JSON body key of the rewind and fork routes.
+REST_BEFORE_FIELD = "rewind_before_invocation_id"
+#: Query parameter of ``GET {api}/sessions/{id}/tasks`` that includes rewound tasks.
+REST_INCLUDE_REWOUND = "include_rewound"

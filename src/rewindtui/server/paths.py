@@ -1,0 +1,15 @@
+"""Where the embedded server serves its agent: names and URL paths, in one place.
+
+Standard library only, so ``spawn`` (which must stay light to import) can read it too.
+"""
+
+AGENT_NAME = "demo"
+AGENT_NAMESPACE = "local"
+#: kagent's ``namespace/name`` agent reference.
+AGENT_REF = f"{AGENT_NAMESPACE}/{AGENT_NAME}"
+#: kagent's ADK app name for an agent: ``namespace__NS__name``.
+APP_NAME = f"{AGENT_NAMESPACE}__NS__{AGENT_NAME}"
+#: The A2A endpoint, as kagent's controller proxies an agent: ``/api/a2a/{namespace}/{name}/``.
+AGENT_PATH = f"/api/a2a/{AGENT_NAMESPACE}/{AGENT_NAME}/"
+#: The kagent-style REST base.
+API_PATH = "/api"
