@@ -26,13 +26,12 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from synthetic import make_tasks  # noqa: E402
-
 from rewindtui.a2a.classify import classify  # noqa: E402
 from rewindtui.a2a.dialect import Dialect  # noqa: E402
 from rewindtui.chat import Chat  # noqa: E402
 from rewindtui.client import A2AClient, Capabilities, ServerConfig  # noqa: E402
 from rewindtui.tui.app import RewindApp  # noqa: E402
+from synthetic import make_tasks  # noqa: E402
 
 SIZE = (120, 40)
 rows: list[tuple[str, str, str, bool]] = []
@@ -174,14 +173,14 @@ async def scroll_top_check(messages: int) -> bool:
 
 def rss_of(messages: int) -> int:
     code = (
-        "import asyncio,sys;sys.path.insert(0,%r);import bench_app as b\n"
+        f"import asyncio,sys;sys.path.insert(0,{str(HERE)!r});import bench_app as b\n"
         "async def m():\n"
-        "    app=b.RewindApp(chat=b.offline_chat(%d))\n"
+        f"    app=b.RewindApp(chat=b.offline_chat({messages}))\n"
         "    async with app.run_test(size=b.SIZE) as p:\n"
         "        await p.pause(); app.chat_screen.transcript.scroll_home(animate=False, immediate=True); await p.pause()\n"
         "        print(next(l.split()[1] for l in open('/proc/self/status') if l.startswith('VmRSS')))\n"
         "asyncio.run(m())\n"
-    ) % (str(HERE), messages)
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     return int(out.stdout.strip().splitlines()[-1])
 

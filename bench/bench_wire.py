@@ -21,7 +21,8 @@ import pstats
 import sys
 import time
 import uuid
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import pydantic_core
 from pydantic import TypeAdapter
@@ -64,7 +65,15 @@ def make_tasks() -> list[dict[str, Any]]:
         task_id = _uid(10**9 + t)
         invocation = "e-" + _uid(2 * 10**9 + t)
 
-        def message(role: str, parts: list[dict[str, Any]], *, meta: bool = True, usage: bool = False) -> dict[str, Any]:
+        def message(
+            role: str,
+            parts: list[dict[str, Any]],
+            *,
+            meta: bool = True,
+            usage: bool = False,
+            task_id: str = task_id,
+            invocation: str = invocation,
+        ) -> dict[str, Any]:
             nonlocal n
             n += 1
             m: dict[str, Any] = {
@@ -170,7 +179,7 @@ def main() -> int:
         gc.collect()
         before = [g["collections"] for g in gc.get_stats()]
         extract_messages_from_tasks(parsed)
-        during = [g["collections"] - b for g, b in zip(gc.get_stats(), before)]
+        during = [g["collections"] - b for g, b in zip(gc.get_stats(), before, strict=True)]
 
         def paused() -> Any:
             gc.disable()

@@ -13,9 +13,10 @@ import json
 import socket
 import threading
 from collections import deque
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Iterable
+from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 
@@ -33,15 +34,15 @@ class Reply:
     hold: threading.Event | None = None
 
     @classmethod
-    def json(cls, data: Any, status: int = 200) -> "Reply":
+    def json(cls, data: Any, status: int = 200) -> Reply:
         return cls(status=status, body=json.dumps(data).encode())
 
     @classmethod
-    def sse(cls, body: bytes, status: int = 200, chunks: list[bytes] | None = None) -> "Reply":
+    def sse(cls, body: bytes, status: int = 200, chunks: list[bytes] | None = None) -> Reply:
         return cls(status=status, body=body, content_type="text/event-stream; charset=utf-8", chunks=chunks)
 
     @classmethod
-    def capture(cls, cap: Any) -> "Reply":
+    def capture(cls, cap: Any) -> Reply:
         """Replay a :class:`captures.Capture` response: its status, content type and body bytes."""
         return cls(status=cap.status, body=cap.body, content_type=cap.headers.get("content-type"))
 
@@ -89,7 +90,7 @@ class FakeServer:
         return [r for r in self.requests if r.method == method.upper() and r.path == path]
 
     # -- lifecycle ---------------------------------------------------------------------------
-    def start(self) -> "FakeServer":
+    def start(self) -> FakeServer:
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -170,7 +171,7 @@ class FakeServer:
             self._thread.join(timeout=5)
             self._thread = None
 
-    def __enter__(self) -> "FakeServer":
+    def __enter__(self) -> FakeServer:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:

@@ -7,7 +7,7 @@ import socket
 import httpx
 import pytest
 
-from rewindtui.client import ConnectFailed, REWIND_EXTENSION
+from rewindtui.client import REWIND_EXTENSION, ConnectFailed
 from rewindtui.connection import connect, connection
 from rewindtui.settings import Settings
 

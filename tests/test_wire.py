@@ -23,9 +23,10 @@ from rewindtui.a2a import (
     is_task_like,
     norm_role,
     norm_state,
+    outgoing,
+    raw,
 )
 from rewindtui.a2a import metadata as meta
-from rewindtui.a2a import outgoing, raw
 from rewindtui.a2a.models import JsonRpcError
 
 KAGENT = "kagent-0.10.4/"

@@ -9,14 +9,13 @@ as it happens, so a view can redraw incrementally.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
-from rewindtui.a2a import raw
+from rewindtui.a2a import contract, raw
 from rewindtui.a2a.classify import EventKind, StreamEvent
 from rewindtui.a2a.dialect import norm_state
 from rewindtui.client import A2AClient, ClientError, Session, Unsupported
-from rewindtui.a2a import contract
 from rewindtui.conversation import Change, Conversation, RewindToken
 
 Listener = Callable[[Change], None]
@@ -43,8 +42,8 @@ def _failure_text(event: StreamEvent) -> str | None:
         body = event.body if isinstance(event.body, dict) else {}
         return f"JSON-RPC error {body.get('code')}: {body.get('message') or 'no message'}"
     if event.kind is EventKind.STATUS and isinstance(event.body, dict):
-        status = event.body.get("status") if isinstance(event.body.get("status"), dict) else {}
-        if norm_state(status.get("state")) in ("failed", "rejected"):
+        status = event.body.get("status")
+        if isinstance(status, dict) and norm_state(status.get("state")) in ("failed", "rejected"):
             return raw.text_of(status.get("message")) or "the server reported failure"
     return None
 
@@ -56,8 +55,9 @@ def _is_effective_history(event: StreamEvent) -> bool:
         return False
     if raw.metadata(event.body).get(contract.EFFECTIVE_HISTORY_KEY) is True:
         return True
-    status = event.body.get("status") if isinstance(event.body.get("status"), dict) else {}
-    return norm_state(status.get("state")) == "completed" and isinstance(event.body.get("history"), list)
+    status = event.body.get("status")
+    state = norm_state(status.get("state")) if isinstance(status, dict) else None
+    return state == "completed" and isinstance(event.body.get("history"), list)
 
 
 class Chat:

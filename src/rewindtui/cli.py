@@ -13,7 +13,8 @@ import asyncio
 import os
 import sys
 import textwrap
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from rewindtui import __version__
 from rewindtui.client import ClientError, HTTPStatusFailed

@@ -11,16 +11,16 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from typing import Any, AsyncIterator
+from typing import Any
 
 import httpx
 from httpx_sse import SSEError, aconnect_sse
 from pydantic_core import from_json
 
-from rewindtui.a2a import contract
-from rewindtui.a2a import outgoing
+from rewindtui.a2a import contract, outgoing
 from rewindtui.a2a.classify import StreamEvent, classify_frame
 from rewindtui.a2a.dialect import Dialect
 
@@ -135,12 +135,14 @@ def dialect_from_card(card: dict[str, Any]) -> Dialect:
 
 
 def capabilities_from_card(card: dict[str, Any], config: ServerConfig) -> Capabilities:
-    caps = card.get("capabilities") if isinstance(card.get("capabilities"), dict) else {}
+    caps = card.get("capabilities")
+    if not isinstance(caps, dict):
+        caps = {}
     extension: dict[str, Any] = {}
     for ext in caps.get("extensions") or ():
         if isinstance(ext, dict) and ext.get("uri") == REWIND_EXTENSION:
-            extension = ext.get("params") if isinstance(ext.get("params"), dict) else {}
-            extension = extension or {"rewind": ["a2a"]}
+            params = ext.get("params")
+            extension = params if isinstance(params, dict) and params else {contract.PARAM_REWIND: [contract.MODE_A2A]}
     advertised = extension.get(contract.PARAM_REWIND) or []
     if isinstance(advertised, str):
         advertised = [advertised]
@@ -177,7 +179,7 @@ class Session:
     raw: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
-    def from_json(cls, d: Any) -> "Session":
+    def from_json(cls, d: Any) -> Session:
         if not isinstance(d, dict) or not isinstance(d.get("id"), str):
             raise MalformedFrame(f"not a session: {excerpt(json.dumps(d, default=str))!r}")
         return cls(
@@ -205,7 +207,7 @@ class A2AClient:
     async def aclose(self) -> None:
         await self._http.aclose()
 
-    async def __aenter__(self) -> "A2AClient":
+    async def __aenter__(self) -> A2AClient:
         return self
 
     async def __aexit__(self, *exc: object) -> None:

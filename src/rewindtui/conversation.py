@@ -14,13 +14,13 @@ from __future__ import annotations
 import gc
 import itertools
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, Iterable
+from typing import Any
 
-from rewindtui.a2a import contract
+from rewindtui.a2a import contract, raw
 from rewindtui.a2a import metadata as meta
-from rewindtui.a2a import raw
 from rewindtui.a2a.classify import EventKind, StreamEvent
 from rewindtui.a2a.dialect import TURN_ENDING_STATES, norm_role, norm_state
 
@@ -130,7 +130,7 @@ class Item:
     @classmethod
     def from_message(
         cls, m: dict[str, Any], task_meta: Any = None, task_id: str | None = None, mid: str | None = None
-    ) -> "Item":
+    ) -> Item:
         # the hot path of opening a session: plain dict reads, no helper chains
         if mid is None:
             mid = m.get("messageId") or m.get("message_id")
@@ -148,7 +148,7 @@ class Item:
         item = cls(
             ItemKind.MESSAGE,
             mid or _synthetic_key("msg"),
-            role=_FAST_ROLES.get(role) or norm_role(role),
+            role=(_FAST_ROLES.get(role) if isinstance(role, str) else None) or norm_role(role),
             raw_dict=m,
             task_id=tid if isinstance(tid, str) else task_id,
             invocation_id=invocation,
@@ -184,12 +184,12 @@ class Item:
                         if call_id:
                             by_id[call_id] = call
                     else:
-                        call = by_id.get(call_id) if call_id else None
-                        if call is None:
-                            call = ToolCall(call_id, name)
-                            calls.append(call)
-                        call.result = data.get("response")
-                        call.has_result = True
+                        found = by_id.get(call_id) if call_id else None
+                        if found is None:
+                            found = ToolCall(call_id, name)
+                            calls.append(found)
+                        found.result = data.get("response")
+                        found.has_result = True
             self._tools = calls
         return self._tools
 
@@ -230,7 +230,7 @@ class Change:
     def empty(self) -> bool:
         return self.first is None and not self.updated and not self.turn_ended
 
-    def merge(self, other: "Change") -> "Change":
+    def merge(self, other: Change) -> Change:
         if other.first is not None:
             self.first = other.first if self.first is None else min(self.first, other.first)
         self.updated.extend(other.updated)

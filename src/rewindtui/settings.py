@@ -49,15 +49,15 @@ import json
 import os
 import re
 import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from rewindtui.a2a.dialect import Dialect
 from rewindtui.client import REWIND_MODES, ServerConfig
+from rewindtui.dirs import default_config_path, default_data_dir
 
-APP_NAME = "rewindtui"
-CONFIG_FILE = "config.toml"
 ENV_PREFIX = "REWINDTUI_"
 
 _HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
@@ -83,25 +83,6 @@ class SettingsError(Exception):
     """A bad flag, variable or config file; ``str()`` is one line saying where and why."""
 
 
-def default_config_path() -> Path:
-    import platformdirs
-
-    return platformdirs.user_config_path(APP_NAME) / CONFIG_FILE
-
-
-def default_data_dir() -> Path:
-    """Where the embedded server keeps its data unless told otherwise (the server's own default)."""
-    try:
-        from rewindtui.server import spawn
-    except ImportError:
-        spawn = None  # type: ignore[assignment]
-    for name in ("default_data_dir", "default_data_path", "data_dir"):
-        fn = getattr(spawn, name, None)
-        if callable(fn):
-            return Path(fn())
-    import platformdirs
-
-    return platformdirs.user_data_path(APP_NAME)
 
 
 @dataclass
@@ -148,7 +129,7 @@ class Settings:
                 return best[1]
         return self.rewind_default
 
-    def with_server(self, url: str, api: str | None) -> "Settings":
+    def with_server(self, url: str, api: str | None) -> Settings:
         """These settings pointed at a server (e.g. the embedded one once it is running)."""
         return replace(self, url=url, api=api)
 

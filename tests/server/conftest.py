@@ -10,9 +10,9 @@ from pathlib import Path
 
 import httpx
 import pytest
+from srvkit import A2A, Api
 
 from rewindtui.server import EmbeddedServer
-from srvkit import A2A, Api
 
 
 @pytest.fixture(scope="module")

@@ -13,7 +13,6 @@ import uuid
 from pathlib import Path
 
 import pytest
-
 from srvkit import REWIND_KEY, Turn, normalize_result, texts
 
 

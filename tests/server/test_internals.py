@@ -16,13 +16,13 @@ from google.adk.events.event_actions import EventActions
 from google.adk.sessions import DatabaseSessionService
 from google.genai import types
 from google.protobuf.json_format import MessageToDict
+from srvkit import A2A, Api, Turn
 
 from rewindtui.server import EmbeddedServer
 from rewindtui.server.adk_sessions import CachedDatabaseSessionService, sqlite_url
-from rewindtui.server.paths import APP_NAME
 from rewindtui.server.fast_rewind import _render
+from rewindtui.server.paths import APP_NAME
 from rewindtui.server.wire import dumps, event_to_proto, message_v1_json, now_iso
-from srvkit import A2A, Api, Turn
 
 
 def _numbers_as_floats(value):

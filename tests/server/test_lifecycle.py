@@ -13,11 +13,11 @@ from pathlib import Path
 
 import httpx
 import pytest
+from srvkit import A2A, Api, Turn, normalize_result
 
 from rewindtui.server import EmbeddedServer
 from rewindtui.server.serve import main as serve_main
 from rewindtui.server.spawn import ServerStartError, default_data_dir, spawn_server
-from srvkit import A2A, Api, Turn, normalize_result
 
 POSIX = sys.platform != "win32"
 

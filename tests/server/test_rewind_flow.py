@@ -12,8 +12,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import httpx
-
 from srvkit import A2A, Api, Turn, texts
+
 from rewindtui.server import EmbeddedServer
 
 SID = "sess-main"

@@ -4,7 +4,6 @@ need fixed content (no server: the screens must not depend on generated ids or t
 from __future__ import annotations
 
 from captures import load
-
 from rewindtui.a2a.dialect import Dialect
 from rewindtui.chat import Chat
 from rewindtui.client import A2AClient, Capabilities, ServerConfig, parse_frame

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import asyncio
-from pathlib import Path
 
 import pytest
+
 from captures import load
 from fakeserver import FakeServer, Reply
-
 from rewindtui.client import A2AClient, ServerConfig
 from rewindtui.conversation import ItemKind
 from rewindtui.server import EmbeddedServer
@@ -278,7 +277,6 @@ async def test_server_without_rewind_shows_it_disabled_and_receives_nothing():
 
 async def test_unreachable_server_shows_error_screen_and_keeps_running():
     from fakeserver import closed_port
-
     from rewindtui.tui.screens.connect_error import ConnectErrorScreen
 
     url = f"http://127.0.0.1:{closed_port()}/"

@@ -8,13 +8,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 
-from synthetic import make_tasks  # noqa: E402
-from tui.offline import capabilities  # noqa: E402
-
-from rewindtui.chat import Chat  # noqa: E402
-from rewindtui.client import A2AClient, ServerConfig  # noqa: E402
-from rewindtui.tui.app import RewindApp  # noqa: E402
-from rewindtui.tui.widgets.transcript import Transcript  # noqa: E402
+from rewindtui.chat import Chat
+from rewindtui.client import A2AClient, ServerConfig
+from rewindtui.tui.app import RewindApp
+from rewindtui.tui.widgets.transcript import Transcript
+from synthetic import make_tasks
+from tui.offline import capabilities
 
 MESSAGES = 5000
 

@@ -3,9 +3,8 @@ real captures so the screens are the same on every machine."""
 
 from __future__ import annotations
 
-from tui.offline import offline_app, offline_chat, replay
-
 from rewindtui.client import Session
+from tui.offline import offline_app, offline_chat, replay
 
 SIZE = (100, 30)
 

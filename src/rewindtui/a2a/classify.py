@@ -8,8 +8,7 @@ from enum import Enum
 from functools import cached_property
 from typing import Any
 
-from rewindtui.a2a import models
-from rewindtui.a2a import raw
+from rewindtui.a2a import models, raw
 
 
 class EventKind(str, Enum):

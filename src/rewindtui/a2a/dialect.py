@@ -16,7 +16,7 @@ class Dialect(str, Enum):
     V10 = "1.0"
 
     @classmethod
-    def parse(cls, value: str | None) -> "Dialect | None":
+    def parse(cls, value: str | None) -> Dialect | None:
         """``"0.3"``, ``"0.3.0"``, ``"1.0"``, ``"1"`` ... -> a dialect; anything else -> None."""
         if not value:
             return None

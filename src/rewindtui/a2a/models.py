@@ -27,7 +27,7 @@ class A2AModel(BaseModel):
         return self.model_dump(mode="json", by_alias=True, exclude_none=True)
 
 
-def _joined_text(parts: list["Part"]) -> str:
+def _joined_text(parts: list[Part]) -> str:
     return "".join(p.text for p in parts if p.kind == "text" and p.text is not None)
 
 

@@ -23,16 +23,16 @@ import copy
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
-from google.adk.events.event import Event
-from sqlalchemy import event as sa_event
 from google.adk.errors.session_not_found_error import SessionNotFoundError
+from google.adk.events.event import Event
 from google.adk.sessions import DatabaseSessionService
 from google.adk.sessions.base_session_service import GetSessionConfig
 from google.adk.sessions.session import Session
 from google.adk.sessions.state import State
+from sqlalchemy import event as sa_event
 
 _Key = tuple[str, str, str]
 _SHARED_PREFIXES = (State.APP_PREFIX, State.USER_PREFIX)
@@ -180,15 +180,15 @@ class CachedDatabaseSessionService(DatabaseSessionService):
                 if row is None:
                     raise SessionNotFoundError(f"Session {session.id} not found.")
                 if session_delta:
-                    row.state.update(session_delta)
+                    row.state.update(session_delta)  # type: ignore[attr-defined]
                 sql.add_all([storage_event.from_event(session, event) for event in events])
-                updated = datetime.fromtimestamp(max(e.timestamp for e in events), timezone.utc)
-                row.update_time = updated.replace(tzinfo=None) if naive else updated
+                updated = datetime.fromtimestamp(max(e.timestamp for e in events), UTC)
+                row.update_time = updated.replace(tzinfo=None) if naive else updated  # type: ignore[attr-defined]
                 await sql.commit()
         finally:
             self._generation[key] += 1
 
-    async def delete_session(self, *, app_name: str, user_id: str, session_id: str) -> None:
+    async def delete_session(self, *, app_name: str, user_id: str, session_id: str) -> None:  # type: ignore[override]
         key = (app_name, user_id, session_id)
         self._cache.pop(key, None)
         self._generation[key] = self._generation.get(key, 0) + 1

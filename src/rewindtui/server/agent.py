@@ -25,8 +25,8 @@ from google.adk.agents import LlmAgent
 from google.adk.models.base_llm import BaseLlm
 from google.adk.tools.tool_context import ToolContext
 
-from rewindtui.server.paths import AGENT_NAME
 from rewindtui.server.demo_model import DEMO_MODEL_NAME, DemoLlm
+from rewindtui.server.paths import AGENT_NAME
 
 LITELLM_PREFIX = "litellm/"
 

@@ -34,12 +34,12 @@ from starlette.routing import Route
 
 from rewindtui.server.adk_sessions import CachedDatabaseSessionService, sqlite_url
 from rewindtui.server.agent import build_agent
-from rewindtui.server.paths import AGENT_NAME, AGENT_PATH, AGENT_REF, API_PATH, APP_NAME
 from rewindtui.server.card import agent_card_json, build_agent_card
 from rewindtui.server.demo_model import DEMO_MODEL_NAME
 from rewindtui.server.executor import AgentService
 from rewindtui.server.fast_rewind import FastRewind
 from rewindtui.server.handler import AgentRequestHandler, UserContextBuilder
+from rewindtui.server.paths import AGENT_NAME, AGENT_PATH, AGENT_REF, API_PATH, APP_NAME
 from rewindtui.server.rest import build_rest_routes
 from rewindtui.server.store import Store
 

@@ -15,8 +15,8 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from pathlib import Path
 from collections.abc import Coroutine
+from pathlib import Path
 from typing import Any, TypeVar
 
 from rewindtui.server.spawn import ServerUrls
@@ -60,8 +60,8 @@ class EmbeddedServer(ServerUrls):
             raise RuntimeError("the server has not been started")
         return self._port
 
-    @property  # type: ignore[override]
-    def base_url(self) -> str:
+    @property
+    def base_url(self) -> str:  # type: ignore[override]
         return base_url_for(self.host, self.port)
 
     @property

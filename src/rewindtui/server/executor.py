@@ -518,7 +518,7 @@ class AgentService:
     async def _run_turn(self, session: SessionRow, message: dict[str, Any], streaming: bool, emit: Emit) -> None:
         sid, user_id = session.id, session.user_id
         task_id = new_id()
-        base = {"app_name": self.app_name, "user_id": user_id, "session_id": sid}
+        base: dict[str, Any] = {"app_name": self.app_name, "user_id": user_id, "session_id": sid}
         user_message = dict(message, taskId=task_id, contextId=sid)
         task: dict[str, Any] = {
             "kind": "task",

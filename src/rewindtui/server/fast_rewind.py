@@ -69,7 +69,7 @@ def _parse(request: Request, body: Any) -> tuple[str, Any, pb.Message] | None:
     try:
         if method == METHOD_03 and major == 0:
             parsed = types_v03.SendStreamingMessageRequest.model_validate(body)
-            core = conversions.to_core_send_message_request(parsed)
+            core = conversions.to_core_send_message_request(parsed)  # type: ignore[arg-type]
             dialect = "0.3"
         elif method == METHOD_10 and major == 1:
             core = ParseDict(params, pb.SendMessageRequest(), ignore_unknown_fields=True)

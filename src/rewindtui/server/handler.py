@@ -36,9 +36,9 @@ from a2a.utils.errors import (
 from a2a.utils.task import apply_history_length
 from starlette.requests import Request
 
+from rewindtui.a2a.dialect import TERMINAL_STATES
 from rewindtui.server.errors import Conflict, NotFound
 from rewindtui.server.executor import AgentService
-from rewindtui.a2a.dialect import TERMINAL_STATES
 from rewindtui.server.users import InvalidUser, resolve_user
 from rewindtui.server.wire import event_to_proto, message_from_proto, task_to_proto
 

@@ -33,9 +33,8 @@ from rewindtui.a2a import contract
 from rewindtui.server.errors import BadRequest, ServiceError
 from rewindtui.server.executor import AgentService
 from rewindtui.server.paths import API_PATH
-from rewindtui.server.wire import dumps
 from rewindtui.server.users import InvalidUser, resolve_user
-
+from rewindtui.server.wire import dumps
 
 API = API_PATH
 

@@ -25,21 +25,12 @@ import threading
 from collections.abc import Sequence
 from pathlib import Path
 
+from rewindtui.dirs import default_data_dir
 from rewindtui.server.paths import AGENT_PATH as AGENT_SUFFIX
 from rewindtui.server.paths import API_PATH as API_SUFFIX
 
-APP_NAME = "rewindtui"
 READY_PREFIX = "serving on "
 LOG_FILE = "server.log"
-
-
-def default_data_dir() -> Path:
-    """Where the server keeps its data unless told otherwise (platformdirs' user data dir)."""
-    try:
-        from platformdirs import user_data_dir
-    except ImportError:  # pragma: no cover - platformdirs is a declared dependency
-        return Path.home() / ".local" / "share" / APP_NAME
-    return Path(user_data_dir(APP_NAME, appauthor=False))
 
 
 class ServerStartError(RuntimeError):

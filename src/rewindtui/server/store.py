@@ -37,7 +37,6 @@ from typing import Any
 import aiosqlite
 
 from rewindtui.a2a.dialect import TERMINAL_STATES
-
 from rewindtui.server.wire import dumps, message_v1_json, now_iso
 
 SCHEMA = """
@@ -192,11 +191,12 @@ class Store:
 
     async def _fetchall(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         async with self.db.execute(sql, params) as cur:
-            return list(await cur.fetchall())
+            return [tuple(row) for row in await cur.fetchall()]
 
     async def _fetchone(self, sql: str, params: Sequence[Any] = ()) -> tuple[Any, ...] | None:
         async with self.db.execute(sql, params) as cur:
-            return await cur.fetchone()
+            row = await cur.fetchone()
+            return tuple(row) if row is not None else None
 
     async def _transaction(self, statements: Iterable[tuple[str, Sequence[Any]]]) -> None:
         async with self._write_lock:
@@ -381,7 +381,7 @@ class Store:
         )
 
     async def apply_rewind(
-        self, *, session_id: str, rewind_task: dict[str, Any], plan: RewindPlan, user_id: str, invocation_id: str
+        self, *, session_id: str, rewind_task: dict[str, Any], plan: RewindPlan, user_id: str, invocation_id: str | None
     ) -> None:
         """Store the rewind task and mark the boundary task and everything after it rewound."""
         body = {k: v for k, v in rewind_task.items() if k != "history"}

@@ -20,7 +20,7 @@ import base64
 import json
 import uuid
 from collections.abc import Mapping
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from a2a.compat.v0_3 import conversions
@@ -29,7 +29,6 @@ from google.protobuf import struct_pb2
 
 from rewindtui.a2a import contract
 from rewindtui.a2a.dialect import TURN_ENDING_STATES
-
 
 # -- metadata keys -------------------------------------------------------------
 REWIND_KEY = contract.REWIND_METADATA_KEY
@@ -52,7 +51,7 @@ _STATE_TO_PB = {
 
 def now_iso() -> str:
     """UTC timestamp, ISO-8601 with microseconds and a ``Z`` suffix."""
-    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def dumps(obj: Any) -> str:

@@ -43,5 +43,5 @@ class HelpScreen(ModalScreen[None]):
             yield Static(table, id="help-keys")
             yield Static(Text("Keys can be remapped by binding id in config.toml ([keymap]).", style="dim"))
 
-    def action_dismiss(self) -> None:
+    async def action_dismiss(self, result: None = None) -> None:
         self.dismiss(None)

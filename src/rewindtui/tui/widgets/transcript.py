@@ -226,7 +226,7 @@ class Transcript(ScrollView, can_focus=True):
     def _cache_key(self, item: Item, width: int) -> tuple:
         return (item.rev, width, item.key in self.expanded, item.streaming, self.permissions.rewind, self.permissions.fork)
 
-    def render_lines(self, crop):  # type: ignore[override]
+    def render_lines(self, crop):
         self._make_visible_exact()
         return super().render_lines(crop)
 
