@@ -157,6 +157,7 @@ async def test_status_tells_the_truth_after_a_failed_send_and_a_dead_server_rest
         await settle(app, pilot)
         assert len(started) == 2 and started[1].port != started[0].port
         assert app.chat.session_id == session_id and user_texts(app)[0] == "before the crash"
+        assert screen.status.turn != "failed"  # a fresh connection: the old failure is history
         await pilot.press("enter")  # the kept draft
         await settle(app, pilot)
         assert user_texts(app)[-1] == "lost in transit?" and screen.status.turn == "completed"

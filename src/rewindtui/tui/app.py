@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import signal
+import sys
+import termios
 from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -102,6 +105,11 @@ class RewindApp(App[int]):
             self._signals.append(signum)
 
     def _on_exit_signal(self, signum: int) -> None:
+        if not _terminal_alive():
+            # the terminal hung up: nothing to restore, and drawing the exit would block on a
+            # terminal that takes no more output. The embedded server sees our end of its stdin
+            # pipe close and shuts itself down.
+            os._exit(128 + signum)
         self.exit(128 + signum)
 
     async def action_quit(self) -> None:
@@ -243,6 +251,16 @@ class RewindApp(App[int]):
         yield SystemCommand("Sessions panel", "Show or hide the sessions panel (F2)", screen.action_toggle_sessions)
         yield SystemCommand("New session", "Start a new session (ctrl+n)", screen.action_new_session)
         yield SystemCommand("Help", "Keys and how rewind works (F1)", self.action_help)
+
+
+def _terminal_alive() -> bool:
+    """False once the terminal has hung up (its other side closed)."""
+    stdin = sys.__stdin__
+    try:
+        termios.tcgetattr(stdin.fileno() if stdin is not None else 0)
+    except (termios.error, OSError, ValueError):
+        return False
+    return True
 
 
 def run_app(settings: Any) -> int:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import selectors
+import signal
 from codecs import getincrementaldecoder
 from collections.abc import Iterable
 from time import monotonic
@@ -105,8 +106,16 @@ class PasteSafeDriver(LinuxDriver):
             while not self.exit_event.is_set():
                 for _key, mask in selector.select(0.1):
                     if mask & selectors.EVENT_READ:
-                        data = decode(os.read(self.fileno, 4096))
-                        for event in parser.feed(data) if data else ():
+                        try:
+                            raw = os.read(self.fileno, 4096)
+                        except OSError:
+                            raw = b""
+                        if not raw:
+                            # the terminal hung up: stop reading (a closed terminal is always
+                            # "readable") and let the hangup signal end the app
+                            os.kill(os.getpid(), signal.SIGHUP)
+                            return
+                        for event in parser.feed(decode(raw)):
                             self.process_message(event)
                 for event in parser.tick():
                     self.process_message(event)

@@ -157,6 +157,7 @@ class ChatScreen(Screen):
         server = urlsplit(chat.client.config.url)
         self.status.server = server.netloc or chat.client.config.url
         self.status.note = ""
+        self._activity = self._outcome = None
         if caps is not None:
             self.status.agent = caps.name
             self.status.dialect = caps.dialect.value
