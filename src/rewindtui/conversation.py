@@ -332,7 +332,7 @@ class Conversation:
         """Replace the whole view with a session's tasks (as from ``GET /sessions/{id}/tasks``)."""
         tasks = [t for t in tasks if isinstance(t, dict)]
         self._reset()
-        self._extend_from_tasks(tasks)
+        self._extend_from_tasks(tasks, outcomes=True)
         self.turn_state = "idle"
         self.input_task_id = None
         if tasks:
@@ -352,7 +352,7 @@ class Conversation:
         self._artifacts = {}
         self._live = None
 
-    def _extend_from_tasks(self, tasks: Iterable[Any]) -> None:
+    def _extend_from_tasks(self, tasks: Iterable[Any], *, outcomes: bool = False) -> None:
         # Thousands of small objects are made here and none of them is garbage; the cyclic
         # collector's passes over them would cost a third of the load.
         enabled = gc.isenabled()
@@ -363,9 +363,25 @@ class Conversation:
                     continue
                 task_id = task.get("id")
                 self._extend(raw.history(task), raw.metadata(task), task_id if isinstance(task_id, str) else None)
+                if outcomes:
+                    self._task_outcome(task)
         finally:
             if enabled:
                 gc.enable()
+
+    def _task_outcome(self, task: dict[str, Any]) -> None:
+        """A reloaded turn that failed, was canceled or rejected says so, with its reason."""
+        status = task.get("status")
+        state = norm_state(status.get("state")) if isinstance(status, dict) else None
+        if state not in ("failed", "canceled", "rejected") or not isinstance(status, dict):
+            return
+        message = status.get("message")
+        mid = raw.message_id(message) if isinstance(message, dict) else None
+        reason = raw.text_of(message) if isinstance(message, dict) and not (mid and mid in self._by_id) else ""
+        task_id = task.get("id") if isinstance(task.get("id"), str) else None
+        said = {"failed": "This turn failed", "canceled": "This turn was canceled", "rejected": "This turn was rejected"}
+        text = said[state] + (f": {reason}" if reason else ".")
+        self.items.append(Item(ItemKind.ERROR, _synthetic_key("outcome"), role="system", task_id=task_id, text=text))
 
     def _extend(self, messages: Iterable[Any], task_meta: Any = None, task_id: str | None = None) -> list[Item]:
         added = []

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["sanitize", "sanitize_line", "is_clean"]
+__all__ = ["sanitize", "sanitize_line", "strip_controls", "is_clean"]
 
 # A string sequence (OSC, DCS, SOS, PM, APC) runs to its terminator: ST (ESC \ or 0x9c) or, for
 # OSC in practice, BEL. An unterminated one runs to the end of the text (a terminal would swallow
@@ -57,6 +57,15 @@ def sanitize(text: str) -> str:
 def sanitize_line(text: str) -> str:
     """:func:`sanitize`, then line breaks and tabs folded into single spaces: one line."""
     return " ".join(sanitize(text).split())
+
+
+def strip_controls(text: str) -> str:
+    """``text`` with escape sequences and control characters removed (newlines and tabs kept):
+    for text a user pastes, where a visible stand-in would only be noise."""
+    if not _CONTROL.search(text):
+        return text
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return _CONTROL.sub("", _SEQUENCE.sub("", text))
 
 
 def is_clean(text: str) -> bool:

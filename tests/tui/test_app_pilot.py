@@ -2,87 +2,29 @@
 
 from __future__ import annotations
 
-import asyncio
-
-import pytest
-
 from captures import load
 from fakeserver import FakeServer, Reply
-from rewindtui.client import A2AClient, ServerConfig
-from rewindtui.conversation import ItemKind
-from rewindtui.server import EmbeddedServer
+from rewindtui.conversation import Change
 from rewindtui.tui.app import RewindApp
 from rewindtui.tui.widgets.transcript import Transcript
-
-SIZE = (120, 40)
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    with EmbeddedServer(tmp_path_factory.mktemp("pilot-data")) as running:
-        yield running
-
-
-def connector_for(url: str, api: str | None):
-    async def connect():
-        client = A2AClient(ServerConfig(url=url, api=api))
-
-        async def close() -> None:
-            await client.aclose()
-
-        return client, close
-
-    return connect
-
-
-def make_app(server: EmbeddedServer, session_id: str | None = None) -> RewindApp:
-    app = RewindApp(connector_for(server.agent_url, server.api_url), session_id=session_id, new_session=session_id is None)
-    app.animation_level = "none"
-    return app
-
-
-async def settle(app: RewindApp, pilot) -> None:
-    await pilot.pause()
-    await app.workers.wait_for_complete()
-    await pilot.pause()
-
-
-async def send(app: RewindApp, pilot, text: str) -> None:
-    app.chat_screen.composer.focus()
-    app.chat_screen.composer.text = text
-    await pilot.press("enter")
-    await settle(app, pilot)
-
-
-def texts(app: RewindApp) -> list[tuple[str, str]]:
-    return [(it.role, it.text) for it in app.chat.conversation.items if it.kind is ItemKind.MESSAGE and it.text]
-
-
-async def three_turns(app: RewindApp, pilot) -> list[str]:
-    await settle(app, pilot)
-    for text in ("first", "weather in Oslo", "third"):
-        await send(app, pilot, text)
-    return app.chat.conversation.turn_invocations()
-
-
-async def server_tasks(server: EmbeddedServer, session_id: str) -> list[dict]:
-    async with A2AClient(ServerConfig(url=server.agent_url, api=server.api_url)) as client:
-        return await client.session_tasks(session_id)
-
-
-def user_texts_of(tasks: list[dict]) -> list[str]:
-    from rewindtui.conversation import extract_messages_from_tasks
-
-    return [it.text for it in extract_messages_from_tasks(tasks) if it.role == "user"]
-
-
-def button_offset(transcript: Transcript, index: int, label: str) -> tuple[int, int]:
-    """Screen offset (within the transcript) of a button in the header of item ``index``."""
-    transcript.scroll_to_item(index)
-    y = transcript._starts[index] - int(transcript.scroll_y)
-    header = "".join(seg.text for seg in transcript._header(transcript.conversation.items[index], transcript._layout_width))
-    x = header.index(label) + 2
-    return x, y
+from tui.pilotkit import (
+    SIZE,
+    connector_for,
+    header_offset,
+    make_app,
+    notifications,
+    rewind_gate,
+    screen_lines,
+    send,
+    server_tasks,
+    server_users,
+    settle,
+    texts,
+    three_turns,
+    user_texts,
+    user_texts_of,
+    wait_until,
+)
 
 
 async def test_type_and_send(server):
@@ -96,76 +38,99 @@ async def test_type_and_send(server):
         assert texts(app)[1][0] == "agent" and texts(app)[1][1].startswith("You said: hello there (turn 1;")
         assert app.chat_screen.composer.text == ""
         assert app.chat.conversation.turn_state == "completed"
+        assert app.chat_screen.status.turn == "completed"
 
 
-async def test_click_rewind_on_turn_two(server):
-    app = make_app(server)
+async def test_click_rewind_previews_then_confirm_cuts_at_once_and_server_answer_becomes_the_view(server):
+    gate = rewind_gate()
+    app = make_app(server, transport=gate)
     async with app.run_test(size=SIZE) as pilot:
         invocations = await three_turns(app, pilot)
         assert len(invocations) == 3
+        screen = app.chat_screen
         conv = app.chat.conversation
-        transcript = app.chat_screen.transcript
+        transcript = screen.transcript
+        before = list(conv.items)
         index = next(i for i, it in enumerate(conv.items) if it.invocation_id == invocations[1] and it.role == "agent")
         await pilot.pause()
-        x, y = button_offset(transcript, index, "Rewind to here")
-        await pilot.pause()
+        x, y = header_offset(transcript, index, "Rewind to here")
         await pilot.click(Transcript, offset=(x, y))
-        # optimistic: the view is cut at once, before the server answers
-        assert [t for _, t in texts(app)][:1] == ["first"]
-        assert all(it.invocation_id == invocations[0] for it in conv.items)
+        await pilot.pause()
+        # the click only previews: rewind mode, the turn selected, nothing cut, nothing sent
+        assert screen.rewind_mode and transcript.preview
+        assert transcript.selected().invocation_id == invocations[1]
+        assert conv.items == before
+        assert "2 turns" in screen.banner.text and "Rewind mode" in screen.banner.text
+        assert not gate.held.is_set()
+        # the banner's button confirms; the request is held at the gate (the server has not seen it)
+        await pilot.click("#banner-confirm")
+        await wait_until(pilot, gate.held.is_set)
+        # optimistic: the view is cut at once, before the server answers, and says it is rewinding
+        assert [it.invocation_id for it in conv.items] == [invocations[0], invocations[0]]
+        assert conv.items == before[:2]  # the very same items: nothing re-read yet
+        assert screen.status.turn == "rewinding…" and app.chat.rewinding
+        assert user_texts_of(await server_tasks(server, app.chat.session_id)) == ["first", "weather in Oslo", "third"]
+        gate.open()
         await settle(app, pilot)
-        assert [t for r, t in texts(app) if r == "user"] == ["first"]
-        tasks = await server_tasks(server, app.chat.session_id)
-        assert user_texts_of(tasks) == ["first"]
+        # final: the server's effective history is the view (new items, same content)
+        assert user_texts(app) == ["first"]
+        assert conv is not app.chat.conversation or conv.items[0] is not before[0]
+        assert await server_users(server, app) == ["first"]
+        assert screen.status.turn != "rewinding…"
+        assert "Rewound 2 turns." in notifications(app)
         # the model no longer sees turns 2-3, and the tool's state went back
         await send(app, pilot, "again")
         answer = texts(app)[-1][1]
         assert "history: ['first', 'again']" in answer and "weather_calls=0" in answer
 
 
-async def test_keyboard_rewind_and_escape_escape(server):
+async def test_keyboard_rewind_mode(server):
     app = make_app(server)
     async with app.run_test(size=SIZE) as pilot:
         invocations = await three_turns(app, pilot)
-        # up from the empty composer selects the last message; up again moves further back
+        screen = app.chat_screen
+        transcript = screen.transcript
+        # alt+up enters rewind mode on the last turn; up selects the turn before
+        await pilot.press("alt+up")
+        assert screen.rewind_mode and transcript.has_focus
+        assert transcript.selected().invocation_id == invocations[2]
         await pilot.press("up")
-        transcript = app.chat_screen.transcript
-        assert transcript.has_focus and transcript.cursor == len(app.chat.conversation.items) - 1
-        await pilot.press("up")  # the third turn's user message
-        selected = transcript.selected()
-        assert selected is not None and selected.invocation_id == invocations[2]
+        assert transcript.selected().invocation_id == invocations[1]
+        await pilot.press("down")
+        assert transcript.selected().invocation_id == invocations[2]
         await pilot.press("r")
         await settle(app, pilot)
-        assert [t for r, t in texts(app) if r == "user"] == ["first", "weather in Oslo"]
-        # Esc Esc rewinds the last turn
-        app.chat_screen.composer.focus()
+        assert user_texts(app) == ["first", "weather in Oslo"]
+        assert not screen.rewind_mode and screen.composer.has_focus
+        # Esc Esc on an empty composer enters rewind mode on the last turn; Enter confirms
         await pilot.press("escape", "escape")
+        await pilot.pause()
+        assert screen.rewind_mode and transcript.selected().invocation_id == invocations[1]
+        assert await server_users(server, app) == ["first", "weather in Oslo"]  # nothing sent yet
+        await pilot.press("enter")
         await settle(app, pilot)
-        assert [t for r, t in texts(app) if r == "user"] == ["first"]
-        assert user_texts_of(await server_tasks(server, app.chat.session_id)) == ["first"]
+        assert user_texts(app) == ["first"]
+        assert await server_users(server, app) == ["first"]
 
 
 async def test_edit_and_resend(server):
     app = make_app(server)
     async with app.run_test(size=SIZE) as pilot:
-        invocations = await three_turns(app, pilot)
-        conv = app.chat.conversation
-        index = next(i for i, it in enumerate(conv.items) if it.invocation_id == invocations[1] and it.role == "user")
-        transcript = app.chat_screen.transcript
-        transcript.focus()
-        transcript.cursor = index
-        await pilot.press("e")
+        await three_turns(app, pilot)
+        await pilot.press("alt+up", "up", "e")
         await pilot.pause()
-        composer = app.chat_screen.composer
+        screen = app.chat_screen
+        composer = screen.composer
         assert composer.text == "weather in Oslo" and composer.has_focus
-        assert [t for r, t in texts(app) if r == "user"] == ["first"]  # truncated at once
+        assert user_texts(app) == ["first"]  # set aside at once; nothing sent
+        assert screen.status.mode == "edit" and "Editing" in screen.banner.text and "1 later turn" in screen.banner.text
         composer.text = "weather in Lima"
         await pilot.press("enter")
         await settle(app, pilot)
-        users = [t for r, t in texts(app) if r == "user"]
-        assert users == ["first", "weather in Lima"]
+        assert user_texts(app) == ["first", "weather in Lima"]
         assert "Lima" in texts(app)[-1][1] and "weather_calls=1" in texts(app)[-1][1]
-        assert user_texts_of(await server_tasks(server, app.chat.session_id)) == ["first", "weather in Lima"]
+        assert await server_users(server, app) == ["first", "weather in Lima"]
+        assert "Rewound 2 turns and sent the edited message." in notifications(app)
 
 
 async def test_edit_cancel_restores_view(server):
@@ -180,21 +145,19 @@ async def test_edit_cancel_restores_view(server):
         await pilot.press("escape")
         await pilot.pause()
         assert [(it.key, it.text) for it in app.chat.conversation.items] == before
-        assert len(user_texts_of(await server_tasks(server, app.chat.session_id))) == 3
+        assert app.chat_screen.composer.text == "" and app.chat_screen.banner.kind == ""
+        assert len(await server_users(server, app)) == 3
 
 
 async def test_fork_switches_and_keeps_original(server):
     app = make_app(server)
     async with app.run_test(size=SIZE) as pilot:
-        invocations = await three_turns(app, pilot)
+        await three_turns(app, pilot)
         original = app.chat.session_id
-        transcript = app.chat_screen.transcript
-        transcript.focus()
-        transcript.cursor = next(i for i, it in enumerate(app.chat.conversation.items) if it.invocation_id == invocations[2])
-        await pilot.press("f")
+        await pilot.press("alt+up", "f")
         await settle(app, pilot)
         assert app.chat.session_id != original
-        assert [t for r, t in texts(app) if r == "user"] == ["first", "weather in Oslo"]
+        assert user_texts(app) == ["first", "weather in Oslo"]
         assert user_texts_of(await server_tasks(server, original)) == ["first", "weather in Oslo", "third"]
         # the original is listed in the sessions panel
         await pilot.press("f2")
@@ -203,7 +166,7 @@ async def test_fork_switches_and_keeps_original(server):
         assert original in ids and app.chat.session_id in ids
 
 
-async def test_reopen_shows_rewound_view(server):
+async def test_reopen_shows_rewound_view_at_its_latest_turn(server):
     app = make_app(server)
     async with app.run_test(size=SIZE) as pilot:
         invocations = await three_turns(app, pilot)
@@ -214,7 +177,7 @@ async def test_reopen_shows_rewound_view(server):
     async with again.run_test(size=SIZE) as pilot:
         await settle(again, pilot)
         assert again.chat.session_id == session_id
-        assert [t for r, t in texts(again) if r == "user"] == ["first"]
+        assert user_texts(again) == ["first"]
 
 
 async def test_failing_rewind_rolls_back(server):
@@ -222,6 +185,7 @@ async def test_failing_rewind_rolls_back(server):
     async with app.run_test(size=SIZE) as pilot:
         await three_turns(app, pilot)
         conv = app.chat.conversation
+        screen = app.chat_screen
         before = [(it.key, it.text, it.invocation_id) for it in conv.items]
         # an invocation id the server does not know: the server refuses, the view comes back
         bogus = conv.items[2]
@@ -235,13 +199,14 @@ async def test_failing_rewind_rolls_back(server):
             listener(change)
 
         app.chat.listener = spy
-        app.chat_screen.handle_action("rewind", bogus)
+        assert screen.enter_rewind_mode(2)
+        await pilot.press("enter")
         await settle(app, pilot)
         assert seen[0] == 2  # the optimistic truncation was shown first
-
         assert [(it.key, it.text, it.invocation_id) for it in app.chat.conversation.items] == before
-        assert not app.chat.rewinding
-        assert len(user_texts_of(await server_tasks(server, app.chat.session_id))) == 3
+        assert not app.chat.rewinding and screen.status.turn != "rewinding…"
+        assert any("rewind failed" in n for n in notifications(app))
+        assert len(await server_users(server, app)) == 3
 
 
 async def test_server_without_rewind_shows_it_disabled_and_receives_nothing():
@@ -253,20 +218,20 @@ async def test_server_without_rewind_shows_it_disabled_and_receives_nothing():
         app = RewindApp(connector_for(stock.url + "/", None))
         async with app.run_test(size=SIZE) as pilot:
             await settle(app, pilot)
-            assert app.chat_screen.status.rewind == "unavailable"
+            screen = app.chat_screen
+            assert screen.status.rewind == "unavailable"
             await send(app, pilot, "hello")
-            transcript = app.chat_screen.transcript
+            transcript = screen.transcript
             shown = len(app.chat.conversation.items)
             assert not transcript.permissions.rewind and not transcript.permissions.fork
             index = next(i for i, it in enumerate(app.chat.conversation.items) if it.rewind_target)
-            x, y = button_offset(transcript, index, "Rewind to here")
+            x, y = header_offset(transcript, index, "Rewind to here")
             await pilot.click(Transcript, offset=(x, y))
             await pilot.hover(Transcript, offset=(x, y))
             await pilot.pause()
             assert "does not support rewind" in str(transcript.tooltip)
-            transcript.focus()
-            transcript.cursor = index
-            await pilot.press("r", "e", "f")
+            assert not screen.rewind_mode  # no mode to enter: nothing could be done there
+            await pilot.press("alt+up", "r", "e", "f")
             await pilot.press("escape", "escape", "escape")
             await settle(app, pilot)
             posts = [r.json for r in stock.requests_to("POST", "/")]
@@ -293,19 +258,6 @@ async def test_unreachable_server_shows_error_screen_and_keeps_running():
     assert app.return_value == 1
 
 
-async def test_markup_and_escapes_from_the_model_are_shown_literally(server):
-    app = make_app(server)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(app, pilot)
-        await send(app, pilot, "[bold red]x[/] \x1b[31mred\x1b[0m \x1b]52;c;Zm9v\x07")
-        transcript = app.chat_screen.transcript
-        lines = [transcript.render_line(y).text for y in range(transcript.size.height)]
-        joined = "\n".join(lines)
-        assert "[bold red]x[/]" in joined
-        assert "\x1b" not in joined and "\x07" not in joined
-        await asyncio.sleep(0)
-
-
 async def test_reloaded_items_are_redrawn_not_served_from_the_old_cache(server):
     app = make_app(server)
     async with app.run_test(size=SIZE) as pilot:
@@ -317,26 +269,21 @@ async def test_reloaded_items_are_redrawn_not_served_from_the_old_cache(server):
         clone = type(item).from_message(dict(item.raw, parts=[{"kind": "text", "text": "reloaded text"}]))
         assert clone.key == item.key and clone.rev == item.rev
         conv.items[-1] = clone
-        from rewindtui.conversation import Change
-
         transcript.apply_change(Change(first=len(conv.items) - 1))
         await pilot.pause()
-        lines = [transcript.render_line(y).text for y in range(transcript.size.height)]
-        assert any("reloaded text" in line for line in lines)
+        assert any("reloaded text" in line for line in screen_lines(transcript))
 
 
 async def test_keymap_remaps_rewind(server):
-    app = RewindApp(
-        connector_for(server.agent_url, server.api_url), new_session=True, keymap={"transcript.rewind": "x"}
-    )
+    app = make_app(server, keymap={"transcript.rewind": "x"})
     async with app.run_test(size=SIZE) as pilot:
         invocations = await three_turns(app, pilot)
-        transcript = app.chat_screen.transcript
-        transcript.focus()
-        transcript.cursor = app.chat.conversation.index_of_invocation(invocations[2])
-        await pilot.press("r")  # no longer bound
+        screen = app.chat_screen
+        await pilot.press("alt+up", "r")  # no longer bound: the r is text, and leaves the mode
         await settle(app, pilot)
         assert len(app.chat.conversation.turn_invocations()) == 3
-        await pilot.press("x")
+        assert screen.composer.text == "r" and not screen.rewind_mode
+        screen.composer.text = ""
+        await pilot.press("alt+up", "x")
         await settle(app, pilot)
         assert app.chat.conversation.turn_invocations() == invocations[:2]

@@ -38,20 +38,19 @@ async def test_opens_scrolls_to_first_message_and_truncates_there():
         bottom = [transcript.render_line(y).text for y in range(transcript.size.height)]
         last_turn = chat.conversation.items[-1].text.split(":")[0]
         assert any(last_turn in line for line in bottom)
-        # the very first message is reachable
-        transcript.focus()
-        await pilot.press("home")
+        # the very first message is reachable: rewind mode, then the first turn
+        await pilot.press("alt+up", "home")
         await pilot.pause()
         assert transcript.cursor == 0 and transcript.scroll_y == 0
         top = [transcript.render_line(y).text for y in range(transcript.size.height)]
-        assert top[0].startswith("you")
-        assert "message number 1: tell me about item 1" in top[1]
-        # its "Rewind to here" is a real, clickable button that rewinds before turn 1
-        header = top[0]
+        assert "rewind point" in top[0] and top[1].startswith("you")
+        assert "message number 1: tell me about item 1" in top[2]
+        # its "Rewind to here" is a real, clickable button for the turn before turn 1
+        header = top[1]
         x = header.index("Rewind to here")
         requested: list[str] = []
         app.chat_screen.handle_action = lambda action, item: requested.append((action, item.rewind_target))  # type: ignore[method-assign]
-        await pilot.click(Transcript, offset=(x, 0))
+        await pilot.click(Transcript, offset=(x, 1))
         assert requested == [("rewind", chat.conversation.items[0].rewind_target)]
         # and the optimistic truncation there empties the view and rolls back exactly
         keys = [it.key for it in chat.conversation.items]
@@ -74,12 +73,13 @@ async def test_rewind_in_the_middle_of_a_large_session_cuts_at_the_right_turn():
         middle = invocations[len(invocations) // 2]
         index = chat.conversation.index_of_invocation(middle)
         transcript = app.chat_screen.transcript
-        transcript.focus()
-        transcript.cursor = index
+        assert app.chat_screen.enter_rewind_mode(index)
         await pilot.pause()
-        # the selected message is in view
-        assert transcript._starts[index] >= transcript.scroll_y
-        assert transcript._starts[index] < transcript.scroll_y + transcript.size.height
+        # the selected turn is in view, its rule and header included
+        first, end = transcript.selected_bounds()
+        assert first == index
+        assert transcript.scroll_y <= transcript._starts[index]
+        assert transcript._starts[end] <= transcript.scroll_y + transcript.scrollable_content_region.height
         token, change = chat.conversation.truncate_before(middle)
         app.chat_screen._on_change(change)
         await pilot.pause()

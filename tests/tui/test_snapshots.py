@@ -4,6 +4,7 @@ real captures so the screens are the same on every machine."""
 from __future__ import annotations
 
 from rewindtui.client import Session
+from rewindtui.tui.screens.chat import RewindOutcome
 from tui.offline import offline_app, offline_chat, replay
 
 SIZE = (100, 30)
@@ -44,13 +45,57 @@ def test_rewind_in_flight(snap_compare):
 
     async def rewinding(pilot):
         await pilot.pause()
+        screen = app.chat_screen
         target = chat.conversation.turn_invocations()[1]
         token, change = chat.conversation.truncate_before(target)
         chat.rewinding = True
-        app.chat_screen._on_change(change)
+        screen._activity = "rewinding…"  # as the screen sets it before the optimistic cut
+        screen._on_change(change)
         await pilot.pause()
 
     assert snap_compare(app, terminal_size=SIZE, run_before=rewinding)
+
+
+def test_rewind_mode_preview(snap_compare):
+    """Rewind mode on the second turn: the banner, the rule, the selected turn highlighted, it and
+    the turn after dimmed; nothing has been sent."""
+    chat = offline_chat()
+    app = offline_app(chat)
+
+    async def preview(pilot):
+        await pilot.pause()
+        second = chat.conversation.turn_invocations()[1]
+        app.chat_screen.enter_rewind_mode(chat.conversation.index_of_invocation(second))
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=preview)
+
+
+def test_rewound_toast(snap_compare):
+    chat = offline_chat()
+    app = offline_app(chat)
+
+    async def rewound(pilot):
+        await pilot.pause()
+        screen = app.chat_screen
+        second = chat.conversation.turn_invocations()[1]
+        screen._on_change(chat.conversation.truncate_before(second)[1])
+        screen.rewound(RewindOutcome("s1", second, 2))
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=rewound)
+
+
+def test_narrow_terminal_60_columns(snap_compare):
+    """At 60 columns the status line abbreviates (server, session, turn state, rewind mode stay)
+    and nothing is hidden under the scrollbar."""
+    assert snap_compare(offline_app(offline_chat()), terminal_size=(60, 20))
+
+
+def test_narrow_terminal_in_rewind_mode(snap_compare):
+    chat = offline_chat()
+    app = offline_app(chat)
+    assert snap_compare(app, terminal_size=(60, 20), press=["alt+up"])
 
 
 def test_after_edit_with_prefilled_composer(snap_compare):

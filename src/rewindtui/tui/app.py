@@ -2,17 +2,28 @@
 
 from __future__ import annotations
 
+import asyncio
+import os
+import signal
+import sys
+import termios
 from collections.abc import Awaitable, Callable, Iterable
+from pathlib import Path
 from typing import Any
 
 from textual import work
 from textual.app import App, SystemCommand
 from textual.binding import Binding
+from textual.driver import Driver
+from textual.drivers.linux_driver import LinuxDriver
 from textual.screen import Screen
 
 from rewindtui.chat import Chat
 from rewindtui.client import A2AClient, ClientError
+from rewindtui.prompt_history import PromptStore
+from rewindtui.tui.paste import PasteSafeDriver
 from rewindtui.tui.screens.chat import ChatScreen
+from rewindtui.tui.screens.confirm import ConfirmScreen
 from rewindtui.tui.screens.connect_error import ConnectErrorScreen
 from rewindtui.tui.screens.help import HelpScreen
 
@@ -20,12 +31,16 @@ Closer = Callable[[], Awaitable[None]]
 #: Opens a connected client; returns it and a coroutine function that releases everything.
 Connector = Callable[[], Awaitable[tuple[A2AClient, Closer]]]
 
+#: Signals that end the app the way ctrl+q does (terminal restored, embedded server stopped).
+EXIT_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+PROMPTS_DIR = "prompts"
+
 
 class RewindApp(App[int]):
     CSS_PATH = "app.tcss"
     TITLE = "rewindtui"
     BINDINGS = [
-        Binding("ctrl+q", "quit", "Quit", id="app.quit", tooltip="Quit rewindtui", priority=True),
+        Binding("ctrl+q", "quit", "Quit", id="app.quit", tooltip="Quit rewindtui (asks first during a reply)", priority=True),
     ]
 
     def __init__(
@@ -38,6 +53,7 @@ class RewindApp(App[int]):
         keymap: dict[str, str] | None = None,
         hint: str = "",
         new_session: bool = False,
+        data_dir: Path | None = None,
     ) -> None:
         super().__init__()
         self.connector = connector
@@ -45,11 +61,19 @@ class RewindApp(App[int]):
         self.chat = chat
         self.hint = hint
         self.new_session = new_session
+        # prompt history is kept on disk only when a data dir is given (the real app)
+        self.prompt_store = PromptStore(data_dir / PROMPTS_DIR) if data_dir is not None else None
         self._closer: Closer | None = None
+        self._signals: list[int] = []
         if theme:
             self.theme = theme
         if keymap:
             self.set_keymap(keymap)
+
+    def get_driver_class(self) -> type[Driver]:
+        driver = super().get_driver_class()
+        # on POSIX terminals: bracketed pastes keep the escape sequences they carry (see paste.py)
+        return PasteSafeDriver if driver is LinuxDriver else driver
 
     @property
     def chat_screen(self) -> ChatScreen:
@@ -58,37 +82,109 @@ class RewindApp(App[int]):
         return screen
 
     async def on_mount(self) -> None:
-        self.install_screen(ChatScreen(), name="chat")
+        self._catch_signals()
+        self.install_screen(ChatScreen(self.prompt_store), name="chat")
         await self.push_screen("chat")
         if self.chat is not None:
             self.chat_screen.attach(self.chat)
         else:
-            self.connect()
+            self.connect(self.session_id, new=self.new_session)
 
+    # -- leaving -------------------------------------------------------------------------------
+    def _catch_signals(self) -> None:
+        """SIGTERM / SIGHUP end the app like ctrl+q: the terminal is restored (alternate screen and
+        mouse reporting off) and the embedded server is stopped, instead of dying mid-frame."""
+        if self.is_headless:
+            return
+        loop = asyncio.get_running_loop()
+        for signum in EXIT_SIGNALS:
+            try:
+                loop.add_signal_handler(signum, self._on_exit_signal, signum)
+            except (NotImplementedError, RuntimeError, ValueError):  # not the main thread / not POSIX
+                continue
+            self._signals.append(signum)
+
+    def _on_exit_signal(self, signum: int) -> None:
+        if not _terminal_alive():
+            # the terminal hung up: nothing to restore, and drawing the exit would block on a
+            # terminal that takes no more output. The embedded server sees our end of its stdin
+            # pipe close and shuts itself down.
+            os._exit(128 + signum)
+        self.exit(128 + signum)
+
+    async def action_quit(self) -> None:
+        screen = self.chat_screen if self.is_screen_installed("chat") else None
+        if isinstance(self.screen, ConfirmScreen) and self.screen.purpose == "quit":
+            self.exit(0)  # ctrl+q again: yes
+            return
+        if screen is not None and (screen.replying or screen.rewinding):
+            what = "A reply is still coming in" if screen.replying else "A rewind is in flight"
+
+            def answered(go: bool | None) -> None:
+                if go:
+                    self.exit(0)
+
+            self.push_screen(
+                ConfirmScreen(
+                    f"{what}. Quit anyway?",
+                    "Its stream stops here; the server may still finish it, and reopening the session shows "
+                    "what it kept. (ctrl+q again quits.)",
+                    go="Quit",
+                    purpose="quit",
+                ),
+                answered,
+            )
+            return
+        self.exit(0)
+
+    # -- connecting ----------------------------------------------------------------------------
     @work(group="connect", exclusive=True)
-    async def connect(self) -> None:
+    async def connect(self, session_id: str | None, new: bool = False) -> None:
+        await self._open(session_id, new)
+
+    async def _open(self, session_id: str | None, new: bool) -> None:
         assert self.connector is not None
         try:
             client, self._closer = await self.connector()
             chat = Chat(client)
-            if self.new_session and self.session_id is None:
+            if new and session_id is None:
                 await client.connect()
                 await chat.open(None)
             else:
-                await chat.connect_and_open(self.session_id)
+                await chat.connect_and_open(session_id)
         except ClientError as exc:
             await self._release()
             self.chat_screen.show_failure(str(exc))
-            self.push_screen(ConnectErrorScreen(str(exc), self.hint), self._after_error)
+            self.push_screen(ConnectErrorScreen(str(exc), self.hint), lambda retry: self._after_error(retry, session_id, new))
             return
         self.chat = chat
         self.chat_screen.attach(chat)
 
-    def _after_error(self, retry: bool | None) -> None:
+    def _after_error(self, retry: bool | None, session_id: str | None, new: bool) -> None:
         if retry:
-            self.connect()
+            self.connect(session_id, new=new)
         else:
             self.exit(1)
+
+    def reconnect(self) -> None:
+        """Connect again (a fresh embedded server when we started one) and reopen this session;
+        for a server that died or a network that dropped, without quitting."""
+        screen = self.chat_screen
+        if self.connector is None:
+            self.notify("This app was given its connection; it cannot reconnect by itself.", severity="warning")
+            return
+        if screen.busy:
+            self.notify("Wait for the request in flight to finish (Esc stops a reply).", severity="warning")
+            return
+        session_id = self.chat.session_id if self.chat is not None else self.session_id
+        self._reconnect(session_id)
+
+    @work(group="connect", exclusive=True)
+    async def _reconnect(self, session_id: str | None) -> None:
+        self.chat_screen.show_failure("reconnecting…")
+        self.chat = self.chat_screen.chat = None  # until connected again, sends keep the draft
+        await self._release()
+        await self._open(session_id, False)
 
     async def _release(self) -> None:
         closer, self._closer = self._closer, None
@@ -96,8 +192,12 @@ class RewindApp(App[int]):
             await closer()
 
     async def on_unmount(self) -> None:
+        loop = asyncio.get_running_loop()
+        for signum in self._signals:
+            loop.remove_signal_handler(signum)
         await self._release()
 
+    # -- help and palette ----------------------------------------------------------------------
     def action_help(self) -> None:
         if isinstance(self.screen, HelpScreen):
             return
@@ -107,7 +207,7 @@ class RewindApp(App[int]):
         """(keys, what it does, binding id) for the bindings of the screen's parts."""
         nodes: list[Any] = [screen, self]
         if isinstance(screen, ChatScreen):
-            nodes = [screen.transcript, screen.composer, screen.sessions, screen, self]
+            nodes = [screen.composer, screen.transcript, screen.sessions, screen, self]
         rows: dict[str, tuple[list[str], str]] = {}
         for node in nodes:
             for bindings in node._bindings.key_to_bindings.values():
@@ -125,23 +225,42 @@ class RewindApp(App[int]):
         yield from super().get_system_commands(screen)
         if not isinstance(screen, ChatScreen):
             return
-        transcript = screen.transcript
 
         def on_selected(action: str) -> Callable[[], None]:
             def run() -> None:
-                item = transcript.selected() or (transcript.conversation.items[-1] if transcript.conversation.items else None)
-                if item is not None:
+                # only ever the turn the user selected in rewind mode: never a default one
+                item = screen.transcript.selected() if screen.rewind_mode else None
+                if item is None:
+                    screen.notify(
+                        "No turn selected. alt+↑ (or Esc Esc) enters rewind mode to choose one.", title="Rewind", severity="warning"
+                    )
+                elif action == "rewind":
+                    screen.confirm_rewind()
+                else:
                     screen.handle_action(action, item)
 
             return run
 
-        yield SystemCommand("Rewind last turn", "Rewind to before the last turn (Esc Esc)", screen.rewind_last_turn)
-        yield SystemCommand("Rewind to selected message", "Rewind to before the selected message's turn (r)", on_selected("rewind"))
-        yield SystemCommand("Edit and resend selected", "Edit the selected turn's message and resend it (e)", on_selected("edit"))
-        yield SystemCommand("Fork from selected", "Fork a new session from before the selected turn (f)", on_selected("fork"))
+        yield SystemCommand("Rewind mode…", "Choose a turn to go back to; what would go is shown first (alt+↑ / Esc Esc)", screen.enter_rewind_mode)
+        yield SystemCommand("Rewind to selected turn", "In rewind mode: rewind to before the selected turn (Enter)", on_selected("rewind"))
+        yield SystemCommand("Edit and resend selected turn", "In rewind mode: edit the selected turn's message and resend it (e)", on_selected("edit"))
+        yield SystemCommand("Fork from selected turn", "In rewind mode: fork a new session from before the selected turn (f)", on_selected("fork"))
+        yield SystemCommand("Stop the reply", "Stop the reply streaming in (Esc)", screen.stop_reply)
+        yield SystemCommand("Reload session", "Re-read this session from the server", screen.reload)
+        yield SystemCommand("Reconnect", "Connect to the server again; restarts the embedded server if it died", self.reconnect)
         yield SystemCommand("Sessions panel", "Show or hide the sessions panel (F2)", screen.action_toggle_sessions)
         yield SystemCommand("New session", "Start a new session (ctrl+n)", screen.action_new_session)
         yield SystemCommand("Help", "Keys and how rewind works (F1)", self.action_help)
+
+
+def _terminal_alive() -> bool:
+    """False once the terminal has hung up (its other side closed)."""
+    stdin = sys.__stdin__
+    try:
+        termios.tcgetattr(stdin.fileno() if stdin is not None else 0)
+    except (termios.error, OSError, ValueError):
+        return False
+    return True
 
 
 def run_app(settings: Any) -> int:
@@ -149,12 +268,14 @@ def run_app(settings: Any) -> int:
     from rewindtui.connection import app_connector
 
     connector, hint = app_connector(settings)
+    data_dir = settings.resolved_data_dir() if hasattr(settings, "resolved_data_dir") else None
     app = RewindApp(
         connector,
         session_id=getattr(settings, "session", None),
         theme=getattr(settings, "theme", None),
         keymap=getattr(settings, "keymap", None) or None,
         hint=hint,
+        data_dir=data_dir,
     )
     result = app.run()
     return int(result or 0)

@@ -1,55 +1,112 @@
-"""The main screen: status line, sessions panel, transcript, composer, footer.
+"""The main screen: status line, sessions panel, transcript, mode banner, composer, footer.
 
-It drives a :class:`~rewindtui.chat.Chat` (the same code the headless commands use): each turn,
-rewind or fork runs in one exclusive worker; the chat reports conversation changes, which the
-transcript draws incrementally.
+It drives a :class:`~rewindtui.chat.Chat` (the same code the headless commands use); the chat
+reports conversation changes, which the transcript draws incrementally.
+
+Rewind is explicit. Nothing is sent until the user confirms what they see:
+
+* **rewind mode** is entered by alt+↑, by Esc Esc on an empty composer, by a message's
+  "Rewind to here" button or from the palette. A banner says so and how to leave; the selected
+  turn and every turn after it are shown dimmed (what would go). Enter, ``r`` or the banner's
+  button rewinds; ``e`` edits, ``f`` forks; Esc leaves with nothing changed. Any other key typed
+  there goes to the composer.
+* **Esc Esc** clears a draft (ctrl+z brings it back) or, on an empty composer, enters rewind mode
+  on the last turn; a single Esc stops a reply that is streaming.
+
+Work runs in separate worker groups (a turn, a rewind or fork, a session switch) and none of them
+cancels another unseen: a switch during a reply asks first, during a rewind it waits.
 """
 
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
-from textual.widgets import Footer
+from textual.widgets import Footer, TextArea
+from textual.worker import Worker
 
 from rewindtui.chat import Chat
 from rewindtui.client import ClientError
 from rewindtui.conversation import Change, Item
+from rewindtui.prompt_history import PromptHistory, PromptStore
+from rewindtui.tui.screens.confirm import ConfirmScreen
 from rewindtui.tui.widgets.composer import Composer
+from rewindtui.tui.widgets.mode_banner import ModeBanner
 from rewindtui.tui.widgets.sessions_panel import SessionsPanel
 from rewindtui.tui.widgets.status_line import Status, StatusLine
 from rewindtui.tui.widgets.transcript import Permissions, Transcript
 
-#: Two presses of Escape within this many seconds rewind the last turn.
+#: Two presses of Escape within this many seconds make an Esc Esc.
 DOUBLE_ESCAPE_SECONDS = 0.6
+STOPPED_NOTE = (
+    "Stopped here (Esc): the reply above is incomplete. The server may still finish this turn; "
+    "“Reload session” (ctrl+p) shows what it kept."
+)
+
+
+@dataclass(frozen=True)
+class RewindOutcome:
+    """A confirmed rewind that the server carried out: what the toast reports, and what an undo
+    would need (undo comes with server-side redo; see :meth:`ChatScreen.undo_hint`)."""
+
+    session_id: str
+    invocation_id: str
+    turns: int
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}{'' if count == 1 else 's'}"
+
+
+def _finished(worker: Worker | None) -> bool:
+    return worker is None or worker.is_finished
+
+
+async def _wait_for(worker: Worker | None) -> None:
+    """Wait until ``worker`` is done, however it ends."""
+    if worker is not None and not worker.is_finished:
+        try:
+            await worker.wait()
+        except Exception:  # its own handler reported the failure; we only waited for it
+            pass
 
 
 class ChatScreen(Screen):
     CSS_PATH = "chat.tcss"
 
     BINDINGS = [
-        Binding("alt+up", "message_cursor(-1)", "Prev msg", id="chat.message_previous", tooltip="Select the previous message"),
-        Binding("alt+down", "message_cursor(1)", "Next msg", id="chat.message_next", tooltip="Select the next message"),
-        Binding("escape", "escape", "Esc Esc: undo turn", id="chat.escape", tooltip="Cancel an edit; pressed twice, rewind the last turn"),
+        Binding("alt+up", "rewind_mode(-1)", "Rewind…", id="chat.rewind_mode", tooltip="Rewind mode: choose a turn to go back to (again: the turn before)"),
+        Binding("alt+down", "rewind_mode(1)", "Next turn", show=False, id="chat.rewind_mode_next", tooltip="Rewind mode: the turn after"),
+        Binding("escape", "escape", "Stop/Esc Esc", id="chat.escape", tooltip="Stop a reply; Esc Esc clears the draft, or on an empty composer chooses a turn to rewind to"),
         Binding("f2", "toggle_sessions", "Sessions", id="chat.sessions", tooltip="Show or hide the sessions panel"),
         Binding("ctrl+n", "new_session", "New", id="chat.new_session", tooltip="Start a new session"),
         Binding("f1", "app.help", "Help", id="chat.help", tooltip="Show keys and how rewind works"),
     ]
 
-    def __init__(self) -> None:
+    def __init__(self, prompt_store: PromptStore | None = None) -> None:
         super().__init__()
         self.chat: Chat | None = None
         self.status = Status(turn="connecting…")
+        self.prompt_store = prompt_store
+        self.rewind_mode = False
         self._last_escape = 0.0
+        self._activity: str | None = None  # what we are doing right now ("rewinding…"), shown as the turn state
+        self._outcome: str | None = None  # how the last request ended when the conversation can't say ("failed")
+        self._turn_worker: Worker | None = None
+        self._rewind_worker: Worker | None = None
+        self._switch_worker: Worker | None = None
+        self._edit_turns = 0  # turns an edit in progress has set aside
 
     def compose(self) -> ComposeResult:
         yield StatusLine(id="status")
         yield SessionsPanel(id="sessions", classes="hidden")
         yield Transcript(id="transcript")
+        yield ModeBanner(id="banner")
         yield Composer(id="composer")
         yield Footer()
 
@@ -70,6 +127,27 @@ class ChatScreen(Screen):
     def sessions(self) -> SessionsPanel:
         return self.query_one(SessionsPanel)
 
+    @property
+    def banner(self) -> ModeBanner:
+        return self.query_one(ModeBanner)
+
+    # -- state ---------------------------------------------------------------------------------
+    @property
+    def replying(self) -> bool:
+        """A reply is streaming in (the turn has not ended)."""
+        chat = self.chat
+        return chat is not None and not _finished(self._turn_worker) and chat.sending and chat.conversation.busy
+
+    @property
+    def rewinding(self) -> bool:
+        """A rewind, an edit-and-resend or a fork is in flight."""
+        chat = self.chat
+        return not _finished(self._rewind_worker) or (chat is not None and chat.rewinding)
+
+    @property
+    def busy(self) -> bool:
+        return not _finished(self._turn_worker) or self.rewinding or not _finished(self._switch_worker)
+
     # -- wiring a chat -------------------------------------------------------------------------
     def attach(self, chat: Chat) -> None:
         """Show a connected chat (its session already opened)."""
@@ -78,6 +156,8 @@ class ChatScreen(Screen):
         caps = chat.client.capabilities
         server = urlsplit(chat.client.config.url)
         self.status.server = server.netloc or chat.client.config.url
+        self.status.note = ""
+        self._activity = self._outcome = None
         if caps is not None:
             self.status.agent = caps.name
             self.status.dialect = caps.dialect.value
@@ -87,29 +167,31 @@ class ChatScreen(Screen):
 
     def _show_conversation(self) -> None:
         assert self.chat is not None
+        self._leave_mode(focus=False)
         self.transcript.set_conversation(self.chat.conversation)
+        self._load_prompt_history()
         self._refresh_status()
 
     def _on_change(self, change: Change) -> None:
         assert self.chat is not None
         if self.transcript.conversation is not self.chat.conversation:
+            self._leave_mode(focus=False)
             self.transcript.set_conversation(self.chat.conversation)
+            self._load_prompt_history()
         else:
             self.transcript.apply_change(change)
+            if self.rewind_mode:
+                self._show_rewind_banner()
         self._refresh_status()
 
     def _refresh_status(self) -> None:
         chat = self.chat
         if chat is not None:
             session = chat.session
-            name = session.name if session and session.name else ""
-            sid = chat.session_id or ""
-            self.status.session = f"{name} ({sid[:8]})" if name else sid[:8]
-            if chat.rewinding:
-                self.status.turn = "rewinding…"
-            else:
-                self.status.turn = chat.conversation.turn_state
-            self.status.note = "editing: Enter resends from here, Esc cancels" if chat.edit else ""
+            self.status.session = chat.session_id or ""
+            self.status.session_name = session.name if session and session.name else ""
+            self.status.turn = self._activity or self._outcome or chat.conversation.turn_state
+            self.status.mode = "rewind" if self.rewind_mode else ("edit" if chat.edit else "")
         self.query_one(StatusLine).show(self.status)
 
     def show_failure(self, text: str) -> None:
@@ -117,75 +199,273 @@ class ChatScreen(Screen):
         self.status.note = text
         self.query_one(StatusLine).show(self.status)
 
+    # -- prompt history ------------------------------------------------------------------------
+    def _history_key(self) -> tuple[str, str] | None:
+        chat = self.chat
+        if chat is None or not chat.session_id:
+            return None
+        return chat.client.config.url, chat.session_id
+
+    def _load_prompt_history(self) -> None:
+        key = self._history_key()
+        store = self.prompt_store
+        self.composer.prompts = store.load(*key) if store is not None and key is not None else PromptHistory()
+
+    def _remember_prompt(self, text: str) -> None:
+        if not self.composer.prompts.add(text):
+            return
+        key = self._history_key()
+        if self.prompt_store is not None and key is not None:
+            try:
+                self.prompt_store.append(*key, text)
+            except OSError as exc:
+                self.notify(f"Prompt history not saved: {exc}", severity="warning", timeout=4)
+
     # -- sending -------------------------------------------------------------------------------
     @on(Composer.Submitted)
     def _submitted(self, event: Composer.Submitted) -> None:
         chat = self.chat
+        if self.rewind_mode:
+            self._leave_mode()
         if chat is None:
             self.notify("Not connected yet; your draft is kept.", severity="warning")
             return
-        if chat.sending or chat.rewinding:
-            self.notify("Wait for the current turn to finish; your draft is kept.", severity="warning")
+        if self.rewinding or not _finished(self._switch_worker):
+            self.notify("Wait for the rewind or session switch to finish; your draft is kept.", severity="warning")
             return
-        self.composer.clear()
-        self._send(event.text)
+        if self.replying:
+            self.notify("A reply is still coming in (Esc stops it); your draft is kept.", severity="warning")
+            return
+        text = event.text
+        self._remember_prompt(text)
+        self.composer.clear_draft()
+        self._outcome = None
+        if chat.edit is not None:
+            # the edit's rewind-and-send: a rewind in flight until the server has answered
+            self.banner.hide()
+            self._activity = "rewinding…"
+            self._refresh_status()
+            self._rewind_worker = self._resend(text)
+            return
+        # a turn that has just ended may still be closing its stream: this send waits for it
+        self._turn_worker = self._send(text, self._turn_worker)
 
-    @work(group="turn", exclusive=True)
-    async def _send(self, text: str) -> None:
+    @work(group="turn")
+    async def _send(self, text: str, after: Worker | None) -> None:
+        assert self.chat is not None
+        await _wait_for(after)
+        try:
+            await self.chat.send(text)
+        except ClientError as exc:
+            self._outcome = "failed"
+            self._keep_draft(text)
+            self.notify(f"{exc}{self._reconnect_hint(exc)}", title="Send failed", severity="error", timeout=8)
+        finally:
+            self._refresh_status()
+
+    @work(group="rewind")
+    async def _resend(self, text: str) -> None:
         assert self.chat is not None
         try:
             await self.chat.send(text)
         except ClientError as exc:
-            if not self.composer.text:
-                self.composer.set_draft(text)  # the draft survives the failure
-            self.notify(str(exc), title="Send failed", severity="error", timeout=8)
+            self._outcome = "failed"
+            self._keep_draft(text)
+            self.notify(str(exc), title="Edit and resend failed", severity="error", timeout=8)
+            return
         finally:
+            self._activity = None
             self._refresh_status()
+        self.notify(f"Rewound {_plural(self._edit_turns, 'turn')} and sent the edited message.", title="Rewind", timeout=6)
 
-    # -- rewind, edit, fork --------------------------------------------------------------------
+    def _keep_draft(self, text: str) -> None:
+        """Put a text that was not sent back in the composer, before anything typed since."""
+        current = self.composer.text
+        self.composer.set_draft(text if not current else f"{text}\n{current}")
+
+    def _reconnect_hint(self, exc: ClientError) -> str:
+        reason = str(exc).lower()
+        if "connect" in reason or "reach" in reason or "refused" in reason:
+            return " — “Reconnect” (ctrl+p) restarts or reconnects the server."
+        return ""
+
+    def stop_reply(self) -> bool:
+        """Stop the reply streaming in (locally: its stream is closed; the server may still finish
+        the turn). True if there was one."""
+        chat = self.chat
+        worker = self._turn_worker
+        if chat is None or not self.replying or worker is None:
+            return False
+        conversation = chat.conversation
+        self._on_change(conversation.end_turn("canceled"))
+        self._on_change(conversation.add_error(STOPPED_NOTE))
+        worker.cancel()
+        self.notify("Stopped. The reply above is incomplete.", title="Stopped", timeout=4)
+        return True
+
+    # -- rewind mode ---------------------------------------------------------------------------
+    def _why_not(self, action: str) -> str | None:
+        """Why ``action`` (rewind, edit, fork, mode) can't run now, or None if it can."""
+        chat = self.chat
+        if chat is None:
+            return "Not connected."
+        caps = chat.client.capabilities
+        if action in ("rewind", "edit") and (caps is None or not caps.can_rewind):
+            return caps.why_no_rewind() if caps else "Not connected."
+        if action == "fork" and (caps is None or not caps.fork):
+            return f"{caps.name if caps else 'This server'} does not support fork."
+        if action == "mode" and (caps is None or not (caps.can_rewind or caps.fork)):
+            return caps.why_no_rewind() if caps else "Not connected."
+        if self.rewinding:
+            return "A rewind is in flight; wait for it to finish."
+        if not _finished(self._turn_worker) and chat.sending:
+            return "A reply is still coming in; Esc stops it."
+        if not _finished(self._switch_worker):
+            return "A session is opening; wait for it."
+        if action == "mode" and chat.edit is not None:
+            return "You are editing a turn: Enter resends it, Esc cancels the edit."
+        return None
+
+    def enter_rewind_mode(self, index: int | None = None) -> bool:
+        """Enter rewind mode on the turn holding item ``index`` (default: the last turn)."""
+        reason = self._why_not("mode")
+        if reason is not None:
+            self.notify(reason, title="Rewind", severity="warning")
+            return False
+        transcript = self.transcript
+        selected = transcript.select_last_turn() if index is None else transcript.select_turn(index)
+        if not selected:
+            self.notify("Nothing to rewind yet.", title="Rewind")
+            return False
+        self.rewind_mode = True
+        transcript.preview = True
+        transcript.focus()
+        self._show_rewind_banner()
+        self._refresh_status()
+        # the banner takes room from the transcript: bring the turn into view again after layout
+        self.call_after_refresh(transcript.scroll_to_turn)
+        return True
+
+    def _show_rewind_banner(self) -> None:
+        transcript = self.transcript
+        item = transcript.selected()
+        if item is None or self.chat is None:
+            self._leave_mode()
+            return
+        index = transcript.cursor or 0
+        chat = self.chat
+        self.banner.show_rewind(
+            transcript.turns_from(index),
+            len(chat.conversation.items) - index,
+            chat.conversation.user_text_of(item.rewind_target or "") or item.text,
+            blocked=self._why_not("rewind") or "",
+        )
+
+    def _leave_mode(self, *, focus: bool = True) -> None:
+        was = self.rewind_mode
+        self.rewind_mode = False
+        transcript = self.transcript
+        transcript.preview = False
+        transcript.cursor = None
+        if self.banner.kind == "rewind":
+            self.banner.hide()
+        if was:
+            transcript.follow_bottom()
+        if focus:
+            self.composer.focus()
+        self._refresh_status()
+
+    def confirm_rewind(self) -> None:
+        """Rewind to before the selected turn (what the preview shows), then leave the mode."""
+        if not self.rewind_mode:
+            return
+        item = self.transcript.selected()
+        reason = self._why_not("rewind")
+        if item is None or item.rewind_target is None or reason is not None:
+            self.notify(reason or "No turn selected.", title="Rewind", severity="warning")
+            return
+        self._leave_mode()  # first: keys typed from now on go to the composer
+        self._start_rewind(item.rewind_target)
+
+    def _start_rewind(self, invocation_id: str) -> None:
+        self._outcome = None
+        self._activity = "rewinding…"  # shown before the optimistic cut is drawn
+        self._refresh_status()
+        self._rewind_worker = self._rewind(invocation_id)
+
+    @work(group="rewind")
+    async def _rewind(self, invocation_id: str) -> None:
+        chat = self.chat
+        assert chat is not None
+        before = len(chat.conversation.turn_invocations())
+        session_id = chat.session_id or ""
+        try:
+            await chat.rewind(invocation_id)
+        except ClientError as exc:
+            self.notify(str(exc), title="Rewind failed", severity="error", timeout=8)
+            return
+        finally:
+            self._activity = None
+            self._refresh_status()
+        turns = before - len(chat.conversation.turn_invocations())
+        self.rewound(RewindOutcome(session_id, invocation_id, turns))
+
+    def rewound(self, outcome: RewindOutcome) -> None:
+        """After a confirmed rewind: say exactly how much went (never a silent multi-turn loss)."""
+        text = f"Rewound {_plural(outcome.turns, 'turn')}."
+        hint = self.undo_hint(outcome)
+        self.notify(f"{text} {hint}" if hint else text, title="Rewind", timeout=6)
+
+    def undo_hint(self, outcome: RewindOutcome) -> str:
+        """How to undo ``outcome``, for the toast. Undo needs the server to redo a rewind, which
+        it cannot yet, so nothing is offered; this is where an undo (ctrl+z) plugs in."""
+        return ""
+
+    # -- message actions -----------------------------------------------------------------------
     @on(Transcript.Action)
     def _message_action(self, event: Transcript.Action) -> None:
         self.handle_action(event.action, event.item)
 
     def handle_action(self, action: str, item: Item) -> None:
-        chat = self.chat
+        """A message's button (rewind: preview it in rewind mode) or a key in rewind mode."""
         target = item.rewind_target
-        if chat is None or target is None:
+        if target is None:
             self.app.bell()
             return
-        caps = chat.client.capabilities
-        if action in ("rewind", "edit") and (caps is None or not caps.can_rewind):
-            self.notify(caps.why_no_rewind() if caps else "Not connected.", title="Rewind unavailable", severity="warning")
-            return
-        if action == "fork" and (caps is None or not caps.fork):
-            self.notify(f"{caps.name if caps else 'This server'} does not support fork.", severity="warning")
-            return
-        if chat.rewinding:
-            return  # one rewind at a time; further ones are ignored while it is in flight
-        if chat.sending:
-            self.notify("Wait for the current turn to finish.", severity="warning")
-            return
         if action == "rewind":
-            self._rewind(target)
-        elif action == "edit":
-            text = chat.begin_edit(target)
+            items = self.chat.conversation.items if self.chat is not None else []
+            index = next((i for i in range(len(items) - 1, -1, -1) if items[i] is item), None)
+            if index is None:
+                return
+            if self.rewind_mode:
+                self.transcript.select_turn(index)
+            else:
+                self.enter_rewind_mode(index)
+            return
+        reason = self._why_not(action)
+        if reason is not None:
+            title = "Rewind unavailable" if action in ("rewind", "edit") else action.capitalize()
+            self.notify(reason, title=title, severity="warning")
+            return
+        if self.rewind_mode:
+            self._leave_mode()
+        assert self.chat is not None
+        if action == "edit":
+            if self.chat.edit is not None:
+                self.chat.cancel_edit()
+            before = len(self.chat.conversation.turn_invocations())
+            text = self.chat.begin_edit(target)
+            self._edit_turns = before - len(self.chat.conversation.turn_invocations())
             self.composer.set_draft(text)
             self.composer.focus()
+            self.banner.show_edit(text, self._edit_turns)
             self._refresh_status()
         elif action == "fork":
-            self._fork(target)
-
-    @work(group="turn", exclusive=True)
-    async def _rewind(self, invocation_id: str) -> None:
-        assert self.chat is not None
-        try:
-            await self.chat.rewind(invocation_id)
-        except ClientError as exc:
-            self.notify(str(exc), title="Rewind failed", severity="error", timeout=8)
-        finally:
+            self._activity = "forking…"
             self._refresh_status()
+            self._rewind_worker = self._fork(target)
 
-    @work(group="turn", exclusive=True)
+    @work(group="rewind")
     async def _fork(self, invocation_id: str) -> None:
         assert self.chat is not None
         original = self.chat.session_id
@@ -194,50 +474,97 @@ class ChatScreen(Screen):
         except ClientError as exc:
             self.notify(str(exc), title="Fork failed", severity="error", timeout=8)
             return
+        finally:
+            self._activity = None
+            self._refresh_status()
         self._show_conversation()
         self.notify(f"Forked into “{session.name or session.id}”; the original ({(original or '')[:8]}) is in the sessions panel (F2).")
         if not self.sessions.has_class("hidden"):
             self._load_sessions()
 
-    def action_message_cursor(self, step: int) -> None:
-        self.transcript.focus()
-        self.transcript.action_cursor(step)
+    @on(Transcript.Confirm)
+    @on(ModeBanner.Confirm)
+    def _confirm(self) -> None:
+        self.confirm_rewind()
 
-    @on(Composer.ToMessages)
-    def _to_messages(self) -> None:
-        self.transcript.focus()
-        self.transcript.action_cursor_end()
+    @on(Transcript.Moved)
+    def _moved(self) -> None:
+        if self.rewind_mode:
+            self._show_rewind_banner()
 
     @on(Transcript.Leave)
     def _leave_transcript(self) -> None:
-        self.transcript.cursor = None
-        self.composer.focus()
+        self._leave_mode()
 
+    @on(ModeBanner.Cancel)
+    def _banner_cancel(self) -> None:
+        self.action_escape_mode()
+
+    @on(Transcript.TypeAhead)
+    def _type_ahead(self, event: Transcript.TypeAhead) -> None:
+        if self.rewind_mode:
+            self._leave_mode()
+        self.composer.focus()
+        self.composer.insert(event.text)
+
+    @on(TextArea.Changed, "#composer")
+    def _composer_changed(self) -> None:
+        if self.rewind_mode and self.composer.text:
+            self._leave_mode()  # typing means writing, not choosing a turn
+        if self.banner.kind == "hint":
+            self.banner.hide()
+
+    def action_rewind_mode(self, step: int) -> None:
+        """alt+↑: enter rewind mode on the last turn, or select the turn before; alt+↓: the turn after."""
+        if self.rewind_mode:
+            self.transcript.focus()
+            self.transcript.action_cursor(step)
+        elif step < 0:
+            self.enter_rewind_mode()
+
+    # -- Escape --------------------------------------------------------------------------------
     def action_escape(self) -> None:
-        chat = self.chat
-        if chat is not None and chat.edit is not None:
-            chat.cancel_edit()
-            self.composer.clear()
-            self._refresh_status()
-            self.notify("Edit cancelled; the conversation is back as it was.")
+        if self.stop_reply():
+            self._last_escape = 0.0
+            return
+        if self.action_escape_mode():
             return
         now = time.monotonic()
-        if now - self._last_escape <= DOUBLE_ESCAPE_SECONDS:
-            self._last_escape = 0.0
-            self.rewind_last_turn()
-        else:
+        if now - self._last_escape > DOUBLE_ESCAPE_SECONDS:
             self._last_escape = now
+            draft = bool(self.composer.text)
+            self.banner.show_hint("Esc again clears the draft" if draft else "Esc again: choose a turn to rewind to")
+            self.set_timer(DOUBLE_ESCAPE_SECONDS, self._end_hint)
+            return
+        self._last_escape = 0.0
+        if self.banner.kind == "hint":
+            self.banner.hide()
+        if self.composer.text:
+            self.composer.clear_draft()
+            self.notify("Draft cleared; ctrl+z brings it back.", timeout=3)
+        else:
+            self.enter_rewind_mode()
 
-    def rewind_last_turn(self) -> None:
+    def action_escape_mode(self) -> bool:
+        """Leave rewind mode or cancel an edit (nothing changes on the server). True if it did."""
         chat = self.chat
-        if chat is None:
-            return
-        target = chat.conversation.last_turn_invocation()
-        if target is None:
-            self.notify("Nothing to rewind.")
-            return
-        item = next(it for it in chat.conversation.items if it.rewind_target == target)
-        self.handle_action("rewind", item)
+        if self.rewind_mode:
+            self._leave_mode()
+            self._last_escape = 0.0
+            return True
+        if chat is not None and chat.edit is not None and _finished(self._rewind_worker):
+            chat.cancel_edit()
+            self.composer.clear_draft()
+            self.banner.hide()
+            self._last_escape = 0.0
+            self._refresh_status()
+            self.notify("Edit cancelled; the conversation is back as it was.")
+            return True
+        return False
+
+    def _end_hint(self) -> None:
+        if self.banner.kind == "hint" and time.monotonic() - self._last_escape >= DOUBLE_ESCAPE_SECONDS:
+            self.banner.hide()
 
     # -- sessions ------------------------------------------------------------------------------
     def action_toggle_sessions(self) -> None:
@@ -265,11 +592,11 @@ class ChatScreen(Screen):
 
     @on(SessionsPanel.Open)
     def _open_session(self, event: SessionsPanel.Open) -> None:
-        self._switch(event.session_id)
+        self.request_switch(event.session_id)
 
     @on(SessionsPanel.New)
     def _new_from_panel(self) -> None:
-        self._switch(None)
+        self.request_switch(None)
 
     @on(SessionsPanel.Close)
     def _close_panel(self) -> None:
@@ -277,19 +604,82 @@ class ChatScreen(Screen):
         self.composer.focus()
 
     def action_new_session(self) -> None:
-        self._switch(None)
+        self.request_switch(None)
 
-    @work(group="turn", exclusive=True)
-    async def _switch(self, session_id: str | None) -> None:
+    def request_switch(self, session_id: str | None) -> None:
+        """Open another session (None: a new one) without dropping work unseen: during a reply,
+        ask; during a rewind or fork, open it once that is done."""
+        if self.chat is None:
+            return
+        if self.rewinding:
+            self.notify("Opening it once the rewind in flight is done.", title="Sessions")
+            self._switch_worker = self._switch(session_id, self._rewind_worker)
+            return
+        if self.replying:
+
+            def answered(go: bool | None) -> None:
+                if go:
+                    self.stop_reply()
+                    self._switch_worker = self._switch(session_id, self._turn_worker)
+
+            self.app.push_screen(
+                ConfirmScreen(
+                    "A reply is still coming in",
+                    "Leave this session anyway? Its stream stops here; the server may still finish the turn, "
+                    "and reopening the session shows what it kept.",
+                    go="Stop it and switch",
+                    purpose="switch",
+                ),
+                answered,
+            )
+            return
+        self._switch_worker = self._switch(session_id, self._turn_worker)
+
+    @work(group="session", exclusive=True)
+    async def _switch(self, session_id: str | None, after: Worker | None = None) -> None:
         chat = self.chat
         if chat is None:
             return
+        await _wait_for(after)
+        if chat.edit is not None:
+            chat.cancel_edit()
+            self.composer.clear_draft()
+            self.banner.hide()
+        self._activity = "opening…"
+        self._refresh_status()
         try:
             await chat.open(session_id)
         except ClientError as exc:
             self.notify(str(exc), title="Open session", severity="error")
             return
+        finally:
+            self._activity = None
+            self._outcome = None
+            self._refresh_status()
         self._show_conversation()
         if not self.sessions.has_class("hidden"):
             self._load_sessions()
         self.composer.focus()
+
+    def reload(self) -> None:
+        """Re-read this session from the server (what it holds is the truth)."""
+        if self.busy:
+            self.notify("Wait for the current request to finish.", severity="warning")
+            return
+        self._switch_worker = self._reload()
+
+    @work(group="session", exclusive=True)
+    async def _reload(self) -> None:
+        chat = self.chat
+        if chat is None:
+            return
+        self._activity = "opening…"
+        self._refresh_status()
+        try:
+            await chat.refresh()
+        except ClientError as exc:
+            self.notify(str(exc), title="Reload", severity="error")
+        finally:
+            self._activity = None
+            self._outcome = None
+            self._refresh_status()

@@ -14,11 +14,17 @@ ABOUT = (
     "Rewind takes a conversation back to before any turn: the turn and everything after it go away, "
     "on the server too (its session state and history go back, and the change is saved). Nothing is "
     "deleted: rewound turns are kept on the server for audit.\n\n"
-    "• Click “⟲ Rewind to here” on a message, or select it (alt+↑ / alt+↓, or ↑ from an empty composer) and press r.\n"
-    "• Esc Esc rewinds the last turn.\n"
-    "• e on a message: edit that turn's message and resend it (Esc cancels the edit).\n"
-    "• f on a message: fork a new session from before that turn; the original is kept (F2 lists sessions).\n"
-    "• ctrl+p opens the command palette with every action."
+    "Rewind is explicit: nothing is sent until you confirm what you see.\n"
+    "• alt+↑ (or Esc Esc on an empty composer, or “⟲ Rewind to here” on a message) enters rewind mode: "
+    "a banner says so, and the selected turn and every turn after it are dimmed — that is what would go.\n"
+    "• In rewind mode: ↑ / ↓ (alt+↑ / alt+↓) choose the turn, Enter or r rewinds, e edits that turn's "
+    "message and resends it, f forks a new session from before it, t shows tool calls, Esc leaves with "
+    "nothing changed. Any other key goes to the composer.\n"
+    "• After a rewind a note says how many turns went.\n"
+    "• Esc Esc with a draft clears it (ctrl+z brings it back). Esc stops a reply that is streaming in.\n"
+    "• ↑ on an empty composer recalls the prompts you sent in this session (↓ goes forward again).\n"
+    "• Editing: the turn and the ones after it are set aside; Enter resends, Esc puts them back.\n"
+    "• ctrl+p opens the command palette with every action; F2 lists sessions (forks keep the original)."
 )
 
 

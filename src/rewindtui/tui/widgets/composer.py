@@ -1,4 +1,10 @@
-"""The composer: a multi-line TextArea where Enter sends and ctrl+j / shift+enter add a newline."""
+"""The composer: a multi-line TextArea where Enter sends and ctrl+j / shift+enter add a newline.
+
+Every key is handled in the order it was typed (see :mod:`rewindtui.tui.keys`): with text and
+Enter arriving in one burst, Enter sends the whole text. ↑ on an empty composer recalls the
+session's earlier prompts (↓ goes forward again, back to the draft); pasted text arrives without
+terminal escape sequences or control characters.
+"""
 
 from __future__ import annotations
 
@@ -7,12 +13,17 @@ from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import TextArea
 
+from rewindtui.prompt_history import PromptHistory
+from rewindtui.textsafe import strip_controls
+from rewindtui.tui.keys import run_binding_now
+
 
 class Composer(TextArea):
     BINDINGS = [
-        Binding("enter", "submit", "Send", priority=True, id="composer.send", tooltip="Send the message"),
+        Binding("enter", "submit", "Send", id="composer.send", tooltip="Send the message"),
         Binding("ctrl+j,shift+enter", "newline", "Newline", show=False, id="composer.newline", tooltip="Insert a newline"),
-        Binding("up", "history_up", "Messages", show=False, id="composer.to_messages", tooltip="From an empty composer: select the last message"),
+        Binding("up", "history(-1)", "Earlier prompt", show=False, id="composer.history_back", tooltip="On an empty composer: recall the prompt sent before"),
+        Binding("down", "history(1)", "Later prompt", show=False, id="composer.history_forward", tooltip="While recalling prompts: the next one, then your draft"),
     ]
 
     DEFAULT_CSS = """
@@ -24,12 +35,27 @@ class Composer(TextArea):
             super().__init__()
             self.text = text
 
-    class ToMessages(Message):
-        """Up from an empty composer: move to the message cursor."""
-
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id, soft_wrap=True, show_line_numbers=False, tab_behavior="focus")
-        self.placeholder = "Message the agent — Enter sends, ctrl+j newline, F1 help"
+        self.placeholder = "Message the agent — Enter sends, ctrl+j newline, ↑ earlier prompts, F1 help"
+        self.prompts = PromptHistory()
+
+    async def _on_key(self, event: events.Key) -> None:
+        # bindings (Enter, the screen's Esc, ...) run here, after the keys typed before them
+        if not event.is_printable and await run_binding_now(self, event):
+            return
+        await super()._on_key(event)
+
+    async def _on_paste(self, event: events.Paste) -> None:
+        # a paste may carry terminal escape sequences (colours copied from a terminal, titles):
+        # insert the text without them
+        event.prevent_default()
+        event.stop()
+        if self.read_only:
+            return
+        if result := self._replace_via_keyboard(strip_controls(event.text), *self.selection):
+            self.move_cursor(result.end_location)
+            self.focus()
 
     def action_submit(self) -> None:
         text = self.text
@@ -39,15 +65,30 @@ class Composer(TextArea):
     def action_newline(self) -> None:
         self.insert("\n")
 
-    def action_history_up(self) -> None:
-        if not self.text:
-            self.post_message(self.ToMessages())
-        else:
-            self.action_cursor_up()
+    def action_history(self, step: int) -> None:
+        """↑ / ↓: browse earlier prompts when the composer is empty or shows a recalled prompt
+        unchanged; otherwise move the cursor as usual."""
+        text = self.text
+        recalling = not text or self.prompts.showing(text)
+        row = self.cursor_location[0]
+        at_edge = row == 0 if step < 0 else row == self.document.line_count - 1
+        if not (recalling and at_edge):
+            self.action_cursor_up() if step < 0 else self.action_cursor_down()
+            return
+        recalled = self.prompts.older(text) if step < 0 else self.prompts.newer()
+        if recalled is None:
+            if step < 0 and not self.prompts.prompts:
+                self.notify("No earlier prompts in this session yet. alt+↑ chooses a turn to rewind to.", timeout=3)
+            return
+        self.set_draft(recalled)
 
     def set_draft(self, text: str) -> None:
         self.text = text
         self.move_cursor(self.document.end)
 
-    async def _on_key(self, event: events.Key) -> None:
-        await super()._on_key(event)
+    def clear_draft(self) -> str:
+        """Empty the composer as an edit (ctrl+z brings the text back); returns what was there."""
+        text = self.text
+        self.prompts.reset()
+        self.clear()
+        return text

@@ -5,12 +5,23 @@ first drawn, then exact), renders only the items that reach the viewport (cached
 and width), and maps clicks on an item's action buttons back to the item. So opening, streaming
 into and rewinding a session of thousands of messages costs about what a short one does, and
 every message stays reachable by scrolling.
+
+A turn's agent messages (text, tool calls, results) are drawn as one group under one header that
+carries the turn's actions; each further message of the group keeps its own quiet ``[⟲]``
+button, brightened when hovered or selected. In rewind mode (``preview``) the selected turn is
+highlighted and it and every turn after it are drawn dimmed under a "rewind point" rule: what
+would go, shown before anything is sent.
+
+The pane follows the bottom (new content scrolls into view) until the user scrolls away, and
+follows again once they scroll back to the bottom.
 """
 
 from __future__ import annotations
 
 import json
 from bisect import bisect_right
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from itertools import accumulate, islice
 from typing import Any
@@ -30,11 +41,18 @@ from textual.strip import Strip
 
 from rewindtui.conversation import Change, Conversation, Item, ItemKind
 from rewindtui.textsafe import sanitize
+from rewindtui.tui.keys import run_binding_now
 
 _ACTION = "rt_action"
 _KEY = "rt_key"
-_GAP = 1  # blank lines after each item
+_QUIET = "rt_quiet"  # a per-message button, dimmed until its item is hovered or selected
 _TOOL_RESULT_LIMIT = 4000
+_BAR = "▏ "
+_SELECTED_BAR = "┃ "
+
+#: Group roles: the first item of a group draws a header; a continuation draws only a thin line
+#: holding its quiet button.
+START, CONTINUATION = "start", "continuation"
 
 
 @dataclass
@@ -50,31 +68,35 @@ class Transcript(ScrollView, can_focus=True):
     """The transcript. Posts :class:`Transcript.Action` when a message's button is used."""
 
     BINDINGS = [
-        Binding("up,k", "cursor(-1)", "Previous", show=False, id="transcript.previous", tooltip="Select the previous message"),
-        Binding("down,j", "cursor(1)", "Next", show=False, id="transcript.next", tooltip="Select the next message"),
-        Binding("home,g", "cursor_home", "First", show=False, id="transcript.first", tooltip="Select the first message"),
-        Binding("end,G", "cursor_end", "Last", show=False, id="transcript.last", tooltip="Select the last message"),
+        Binding("up", "cursor(-1)", "Prev turn", show=False, id="transcript.previous", tooltip="Rewind mode: the turn before"),
+        Binding("down", "cursor(1)", "Next turn", show=False, id="transcript.next", tooltip="Rewind mode: the turn after"),
+        Binding("home", "cursor_home", "First", show=False, id="transcript.first", tooltip="Rewind mode: the first turn"),
+        Binding("end", "cursor_end", "Last", show=False, id="transcript.last", tooltip="Rewind mode: the last turn"),
         Binding("pageup", "page(-1)", "Page up", show=False, id="transcript.page_up", tooltip="Scroll up a page"),
         Binding("pagedown", "page(1)", "Page down", show=False, id="transcript.page_down", tooltip="Scroll down a page"),
-        Binding("r", "act('rewind')", "Rewind here", id="transcript.rewind", tooltip="Rewind to before the selected message's turn"),
-        Binding("e", "act('edit')", "Edit", id="transcript.edit", tooltip="Edit the selected turn's message and resend it"),
-        Binding("f", "act('fork')", "Fork", id="transcript.fork", tooltip="Fork a new session from before the selected turn"),
-        Binding("t", "act('tools')", "Tools", id="transcript.tools", tooltip="Show or hide the selected message's tool calls"),
-        Binding("escape,i", "leave", "Compose", id="transcript.leave", tooltip="Back to the composer"),
+        Binding("enter", "confirm", "Rewind", id="transcript.confirm", tooltip="Rewind mode: rewind to before the selected turn"),
+        Binding("r", "act('rewind')", "Rewind", show=False, id="transcript.rewind", tooltip="Rewind mode: rewind to before the selected turn"),
+        Binding("e", "act('edit')", "Edit", id="transcript.edit", tooltip="Rewind mode: edit the selected turn's message and resend it"),
+        Binding("f", "act('fork')", "Fork", id="transcript.fork", tooltip="Rewind mode: fork a new session from before the selected turn"),
+        Binding("t", "act('tools')", "Tools", id="transcript.tools", tooltip="Rewind mode: show or hide the selected turn's tool calls"),
+        Binding("escape", "leave", "Leave", id="transcript.leave", tooltip="Leave rewind mode (nothing changes) / back to the composer"),
     ]
 
     DEFAULT_CSS = """
-    Transcript { background: $surface; }
+    Transcript { background: $surface; scrollbar-gutter: stable; }
     Transcript > .transcript--user { color: $text-primary; text-style: bold; }
     Transcript > .transcript--agent { color: $text-success; text-style: bold; }
     Transcript > .transcript--system { color: $text-warning; text-style: bold; }
     Transcript > .transcript--error { color: $text-error; }
     Transcript > .transcript--muted { color: $text-muted; }
     Transcript > .transcript--button { color: $text-accent; }
-    Transcript > .transcript--disabled { color: $text-disabled; }
-    Transcript > .transcript--cursor { background: $boost; }
-    Transcript > .transcript--cursor-bar { color: $accent; }
+    Transcript > .transcript--quiet { color: $text-muted; }
+    Transcript > .transcript--disabled { color: $text-disabled; text-style: strike; }
+    Transcript > .transcript--cursor { background: $accent 30%; }
+    Transcript > .transcript--cursor-bar { color: $accent; text-style: bold; }
     Transcript > .transcript--bar { color: $panel-lighten-2; }
+    Transcript > .transcript--preview { color: $text-disabled; }
+    Transcript > .transcript--rewind-point { color: $text-warning; text-style: bold; }
     """
 
     COMPONENT_CLASSES = {
@@ -84,45 +106,71 @@ class Transcript(ScrollView, can_focus=True):
         "transcript--error",
         "transcript--muted",
         "transcript--button",
+        "transcript--quiet",
         "transcript--disabled",
         "transcript--cursor",
         "transcript--cursor-bar",
         "transcript--bar",
+        "transcript--preview",
+        "transcript--rewind-point",
     }
 
+    #: The first item of the selected turn (None: nothing selected).
     cursor: reactive[int | None] = reactive(None, layout=False, repaint=True)
+    #: Rewind mode: the selected turn and everything after it are previewed as going away.
+    preview: reactive[bool] = reactive(False, layout=False, repaint=True)
 
     class Action(Message):
-        """A message's button (or key) was used: ``action`` is rewind / edit / fork."""
+        """A message's button (or a key in rewind mode) was used: rewind / edit / fork."""
 
         def __init__(self, action: str, item: Item) -> None:
             super().__init__()
             self.action = action
             self.item = item
 
+    class Confirm(Message):
+        """Rewind mode: Enter on the selected turn."""
+
+    class Moved(Message):
+        """The selected turn changed."""
+
     class Leave(Message):
-        """The user wants the composer back."""
+        """Escape: leave rewind mode, or back to the composer."""
+
+    class TypeAhead(Message):
+        """A printable key typed here that is not a command: it belongs in the composer."""
+
+        def __init__(self, text: str) -> None:
+            super().__init__()
+            self.text = text
 
     def __init__(self, conversation: Conversation | None = None, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.conversation = conversation or Conversation()
         self.permissions = Permissions()
         self.expanded: set[str] = set()
+        self.follow = True  # keep the bottom in view (until the user scrolls away)
+        self.hover: int | None = None
         self._heights: list[int] = []
         self._exact: list[bool] = []
         self._starts: list[int] = [0]
         self._layout_width = 0
+        self._moving = 0  # > 0 while we scroll (not the user)
+        self._line_style: Style | None = None  # the base style, while a frame is drawn
         # item key -> (the item, its cache key, its lines); the item itself is compared because a
         # reloaded session brings new items with the same keys and revisions
         self._cache: dict[str, tuple[Item, tuple, list[Strip]]] = {}
 
     # -- model ---------------------------------------------------------------------------------
     def set_conversation(self, conversation: Conversation) -> None:
+        """Show another conversation (a session opened): at its latest turn, following."""
         self.conversation = conversation
         self._cache.clear()
         self.cursor = None
+        self.preview = False
+        self.hover = None
         self._relayout(0)
-        self.scroll_end(animate=False, immediate=True)
+        self.follow_bottom()
 
     def set_permissions(self, permissions: Permissions) -> None:
         self.permissions = permissions
@@ -130,18 +178,52 @@ class Transcript(ScrollView, can_focus=True):
         self.refresh()
 
     def apply_change(self, change: Change) -> None:
-        """Redraw what a conversation change touched; stick to the bottom if we were there."""
-        at_bottom = self.scroll_y >= self.max_scroll_y - 1
+        """Redraw what a conversation change touched; keep following the bottom if we were."""
         items = self.conversation.items
         if self.cursor is not None and self.cursor >= len(items):
-            self.cursor = len(items) - 1 if items else None
+            self.cursor = None
+            self.preview = False
+        if self.hover is not None and self.hover >= len(items):
+            self.hover = None
         if change.first is not None:
             self._relayout(change.first)
         for item in change.updated:
             self._remeasure(item)
-        if at_bottom:
-            self.scroll_end(animate=False, immediate=True)
+        if self.follow:
+            self._scroll_to_end()
         self.refresh()
+
+    # -- following the bottom ------------------------------------------------------------------
+    @contextmanager
+    def _scrolling(self) -> Iterator[None]:
+        self._moving += 1
+        try:
+            yield
+        finally:
+            self._moving -= 1
+
+    def follow_bottom(self) -> None:
+        """Scroll to the end and keep following new content."""
+        self.follow = True
+        self._scroll_to_end()
+        self.call_after_refresh(self._scroll_to_end)  # again once the new size is laid out
+
+    def _set_y(self, y: float) -> None:
+        """Scroll to line ``y`` (clamped), as the program and not the user."""
+        with self._scrolling():
+            self.set_scroll(None, max(0, min(y, self.max_scroll_y)))
+
+    def _scroll_to_end(self) -> None:
+        if self.follow and self.scroll_y != self.max_scroll_y:
+            # set directly: Textual's scroll_end does nothing while the scrollbar is not shown yet
+            # (the content has only just outgrown the view)
+            self._set_y(self.max_scroll_y)
+
+    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
+        super().watch_scroll_y(old_value, new_value)
+        if not self._moving:
+            # the user scrolled: follow again only once they are back at the bottom
+            self.follow = new_value >= self.max_scroll_y
 
     # -- geometry ------------------------------------------------------------------------------
     @property
@@ -150,14 +232,14 @@ class Transcript(ScrollView, can_focus=True):
 
     def _estimate(self, item: Item, width: int) -> int:
         inner = max(10, width - 4)
-        lines = 1  # header
+        lines = 2  # separator or button line, and header
         text = item.text
         if text:
             for line in text.split("\n"):
                 lines += 1 + len(line) // inner
         if item.kind is ItemKind.MESSAGE and item.raw is not None and item.tools:
             lines += len(item.tools) * (8 if item.key in self.expanded else 1)
-        return lines + _GAP
+        return lines
 
     def _relayout(self, first: int) -> None:
         """Re-measure items from index ``first`` on (estimates; exact ones are kept where valid)."""
@@ -171,9 +253,10 @@ class Transcript(ScrollView, can_focus=True):
         first = max(0, min(first, len(self._heights), len(items)))
         del self._heights[first:]
         del self._exact[first:]
-        for item in items[first:]:
+        for index in range(first, len(items)):
+            item = items[index]
             cached = self._cache.get(item.key)
-            if cached is not None and cached[0] is item and cached[1] == self._cache_key(item, width):
+            if cached is not None and cached[0] is item and cached[1] == self._cache_key(index, width):
                 self._heights.append(len(cached[2]))
                 self._exact.append(True)
             else:
@@ -198,6 +281,9 @@ class Transcript(ScrollView, can_focus=True):
             self._heights[index] = height
             self._exact[index] = False
             self._recount(index)
+        # the next item's group role may depend on this one (e.g. a streaming reply that ended)
+        if index + 1 < len(self._heights):
+            self._exact[index + 1] = False
 
     def _index_of(self, item: Item) -> int | None:
         items = self.conversation.items
@@ -218,29 +304,140 @@ class Transcript(ScrollView, can_focus=True):
         return index, y - self._starts[index]
 
     def on_resize(self, event: events.Resize) -> None:
+        self._check_width()
+        if self.preview:
+            self.call_after_refresh(self.scroll_to_turn)
+
+    def _check_width(self) -> None:
         if self._content_width != self._layout_width:
             self._cache.clear()
             self._relayout(0)
+            if self.follow:
+                self._scroll_to_end()
+
+    # -- turns ---------------------------------------------------------------------------------
+    def turn_bounds(self, index: int) -> tuple[int, int] | None:
+        """(first, end) item indexes of the turn holding item ``index``: the items sharing its
+        rewind target, with the untargeted items (errors) that follow them. None if no turn."""
+        items = self.conversation.items
+        if not 0 <= index < len(items):
+            return None
+        i = index
+        while i >= 0 and items[i].rewind_target is None:
+            i -= 1
+        if i < 0:
+            return None
+        target = items[i].rewind_target
+        first = i
+        j = i - 1
+        while j >= 0 and items[j].rewind_target in (target, None):
+            if items[j].rewind_target == target:
+                first = j
+            j -= 1
+        end = i + 1
+        while end < len(items) and items[end].rewind_target in (target, None):
+            end += 1
+        return first, end
+
+    def selected_bounds(self) -> tuple[int, int] | None:
+        return self.turn_bounds(self.cursor) if self.cursor is not None else None
+
+    def selected(self) -> Item | None:
+        """The first item of the selected turn (what its actions act on)."""
+        items = self.conversation.items
+        if self.cursor is not None and 0 <= self.cursor < len(items):
+            return items[self.cursor]
+        return None
+
+    def select_turn(self, index: int) -> bool:
+        """Select the turn holding item ``index`` and bring it fully into view."""
+        bounds = self.turn_bounds(index)
+        if bounds is None:
+            return False
+        self.cursor = bounds[0]
+        self.scroll_to_turn()
+        self.post_message(self.Moved())
+        return True
+
+    def select_last_turn(self) -> bool:
+        items = self.conversation.items
+        for index in range(len(items) - 1, -1, -1):
+            if items[index].rewind_target is not None:
+                return self.select_turn(index)
+        return False
+
+    def turns_from(self, index: int) -> int:
+        """How many turns start at or after item ``index``."""
+        count, last = 0, None
+        for item in islice(self.conversation.items, index, None):
+            target = item.rewind_target
+            if target is not None and target != last:
+                count += 1
+                last = target
+        return count
 
     # -- rendering -----------------------------------------------------------------------------
-    def _cache_key(self, item: Item, width: int) -> tuple:
-        return (item.rev, width, item.key in self.expanded, item.streaming, self.permissions.rewind, self.permissions.fork)
+    def _group_role(self, index: int) -> str:
+        """START, or CONTINUATION for an agent message that follows one of the same turn and author."""
+        if index <= 0:
+            return START
+        items = self.conversation.items
+        item, prev = items[index], items[index - 1]
+        kinds = (ItemKind.MESSAGE, ItemKind.ARTIFACT)
+        if item.role == "user" or prev.role == "user" or item.kind not in kinds or prev.kind not in kinds:
+            return START
+        same_turn = (item.rewind_target is not None and item.rewind_target == prev.rewind_target) or (
+            item.rewind_target is None and item.task_id is not None and item.task_id == prev.task_id
+        )
+        if not same_turn or (item.author and prev.author and item.author != prev.author):
+            return START
+        return CONTINUATION
+
+    def _turn_has_user(self, index: int) -> bool:
+        """True if the turn of item ``index`` opens with a user message on screen (so it can be edited)."""
+        items = self.conversation.items
+        target = items[index].rewind_target
+        for j in range(index, max(-1, index - 64), -1):
+            if items[j].rewind_target != target:
+                return False
+            if items[j].role == "user" and items[j].kind is ItemKind.MESSAGE:
+                return True
+        return False
+
+    def _cache_key(self, index: int, width: int) -> tuple:
+        item = self.conversation.items[index]
+        role = self._group_role(index)
+        perms = self.permissions
+        editable = role == START and item.role != "user" and item.rewind_target is not None and self._turn_has_user(index)
+        return (item.rev, width, item.key in self.expanded, item.streaming, perms.rewind, perms.fork, editable, role)
 
     def render_lines(self, crop):
+        self._check_width()
         self._make_visible_exact()
-        return super().render_lines(crop)
+        # the widget's base style costs a walk over its ancestors: once per frame, not per line
+        self._line_style = self.rich_style
+        try:
+            return super().render_lines(crop)
+        finally:
+            self._line_style = None
 
     def _make_visible_exact(self) -> None:
         """Draw the items in view for real, fixing their heights before the frame is painted.
         An item above the viewport that changes height moves the scroll offset with it, so the
-        view does not jump."""
+        view does not jump; when following, the view stays at the bottom."""
+        for _ in range(3):  # following: the bottom may move as the items there become exact
+            self._scroll_to_end()
+            if not self._make_window_exact():
+                return
+
+    def _make_window_exact(self) -> bool:
         if not self._heights:
-            return
+            return False
         top = int(self.scroll_y)
         height = self.scrollable_content_region.height or self.size.height
         first = self._item_at(top)
         if first is None:
-            return
+            return False
         index = first[0]
         width = self._layout_width
         changed_from: int | None = None
@@ -248,7 +445,7 @@ class Transcript(ScrollView, can_focus=True):
         y = self._starts[index]
         while index < len(self._heights) and y < top + height:
             if not self._exact[index]:
-                strips = self._strips(self.conversation.items[index], width)
+                strips = self._strips(index, width)
                 new = len(strips)
                 if new != self._heights[index]:
                     changed_from = index if changed_from is None else changed_from
@@ -258,53 +455,129 @@ class Transcript(ScrollView, can_focus=True):
                 self._exact[index] = True
             y += self._heights[index]
             index += 1
+        if changed_from is None:
+            return False
+        self._recount(changed_from)
+        if shift and not self.follow:
+            self._set_y(self.scroll_y + shift)
+        return True
+
+    def _make_exact(self, first: int, end: int) -> None:
+        """Draw items ``first``..``end`` now so that their heights are exact."""
+        changed_from: int | None = None
+        for index in range(first, min(end, len(self._heights))):
+            if not self._exact[index]:
+                new = len(self._strips(index, self._layout_width))
+                if new != self._heights[index]:
+                    changed_from = index if changed_from is None else changed_from
+                    self._heights[index] = new
+                self._exact[index] = True
         if changed_from is not None:
             self._recount(changed_from)
-            if shift:
-                self.set_scroll(None, self.scroll_y + shift)
 
     def render_line(self, y: int) -> Strip:
         scroll_x, scroll_y = self.scroll_offset
         width = self.scrollable_content_region.width
+        base = self._line_style or self.rich_style
         found = self._item_at(scroll_y + y)
         if found is None:
-            return Strip.blank(width, self.rich_style)
+            return Strip.blank(width, base)
         index, line = found
-        items = self.conversation.items
-        if index >= len(items):
-            return Strip.blank(width, self.rich_style)
-        strips = self._strips(items[index], self._layout_width)
+        if index >= len(self.conversation.items):
+            return Strip.blank(width, base)
+        strips = self._strips(index, self._layout_width)
         strip = strips[line] if line < len(strips) else Strip.blank(self._layout_width)
-        strip = strip.crop_extend(scroll_x, scroll_x + width, self.rich_style)
-        if index == self.cursor:
-            cursor = Style(bgcolor=self.get_component_rich_style("transcript--cursor").bgcolor)
-            strip = Strip(Segment.apply_style(iter(strip), None, cursor), strip.cell_length)
-        return strip
+        cursor = self.cursor
+        selected = False
+        if cursor is not None:
+            bounds = self.turn_bounds(cursor)
+            selected = bounds is not None and bounds[0] <= index < bounds[1]
+        if self.preview and cursor is not None and index == cursor and line == 0:
+            strip = self._rewind_point_line(self._layout_width, cursor)
+        else:
+            if selected or index == self.hover:
+                strip = self._brighten(strip)
+            if self.preview and cursor is not None and index >= cursor:
+                strip = self._dim(strip)
+            if selected:
+                strip = self._highlight(strip, line > 0)
+        return strip.crop_extend(scroll_x, scroll_x + width, base)
 
-    def _strips(self, item: Item, width: int) -> list[Strip]:
-        key = self._cache_key(item, width)
+    def _brighten(self, strip: Strip) -> Strip:
+        """Quiet buttons drawn as active ones (their item is hovered or selected)."""
+        on = self.get_component_rich_style("transcript--button")
+        segments = []
+        changed = False
+        for segment in strip:
+            style = segment.style
+            if style is not None and style._meta and style.meta.get(_QUIET):
+                segments.append(Segment(segment.text, style + Style(color=on.color, bold=True)))
+                changed = True
+            else:
+                segments.append(segment)
+        return Strip(segments, strip.cell_length) if changed else strip
+
+    def _dim(self, strip: Strip) -> Strip:
+        color = self.get_component_rich_style("transcript--preview").color
+        return Strip(Segment.apply_style(iter(strip), None, Style(color=color, bold=False)), strip.cell_length)
+
+    def _highlight(self, strip: Strip, bar: bool) -> Strip:
+        background = Style(bgcolor=self.get_component_rich_style("transcript--cursor").bgcolor)
+        segments = list(strip)
+        if bar and segments and segments[0].text == _BAR:
+            segments[0] = Segment(_SELECTED_BAR, self.get_component_rich_style("transcript--cursor-bar"))
+        width = max(strip.cell_length, self._layout_width)
+        highlighted = Strip(Segment.apply_style(iter(segments), None, background), strip.cell_length)
+        return highlighted.extend_cell_length(width, self.rich_style + background)
+
+    def _rewind_point_line(self, width: int, index: int) -> Strip:
+        """The rule above the selected turn in rewind mode: from here down goes away."""
+        turns = self.turns_from(index)
+        style = self.get_component_rich_style("transcript--rewind-point")
+        label = f" ⟲ rewind point: {turns} turn{'s' if turns != 1 else ''} below will be removed "
+        if len(label) + 4 > width:
+            label = f" ⟲ {turns} turn{'s' if turns != 1 else ''} go "
+        text = Text("──" + label, style=style, no_wrap=True, overflow="crop")
+        text.append("─" * max(0, width - text.cell_len), style)
+        text.truncate(width)
+        return Strip(list(text.render(self.app.console)), min(width, text.cell_len))
+
+    def _strips(self, index: int, width: int) -> list[Strip]:
+        item = self.conversation.items[index]
+        key = self._cache_key(index, width)
         cached = self._cache.get(item.key)
         if cached is not None and cached[0] is item and cached[1] == key:
             return cached[2]
-        strips = self._render_item(item, width)
+        strips = self._render_item(index, item, width, key[-1])
         self._cache[item.key] = (item, key, strips)
         return strips
 
-    def _render_item(self, item: Item, width: int) -> list[Strip]:
+    def _render_item(self, index: int, item: Item, width: int, role: str) -> list[Strip]:
         console = self.app.console
         options = console.options.update(width=max(1, width - 2), highlight=False, markup=False)
         bar_style = self.get_component_rich_style("transcript--bar")
-        strips: list[Strip] = [Strip(self._header(item, width))]
+        if role == CONTINUATION:
+            strips = [Strip(self._continuation_line(item, width, bar_style))]
+        else:
+            strips = [Strip.blank(0), Strip(self._header(index, item, width))]
         body = self._body(item)
         if body is not None:
             base = self.rich_style
             for line in console.render_lines(body, options, pad=False):
-                strips.append(Strip([Segment("▏ ", bar_style), *line]).apply_style(base))
-        for _ in range(_GAP):
-            strips.append(Strip.blank(0))
+                strips.append(Strip([Segment(_BAR, bar_style), *line]).apply_style(base))
         return strips
 
-    def _header(self, item: Item, width: int) -> list[Segment]:
+    def _continuation_line(self, item: Item, width: int, bar_style: Style) -> list[Segment]:
+        """A further message of a group: the bar, and its own quiet "Rewind to here" button."""
+        line = Text(_BAR, style=bar_style)
+        button = Text()
+        if item.rewind_target is not None:
+            self._button(button, "⟲", "rewind", item, self.permissions.rewind, quiet=True)
+        line.append(" " * max(1, width - line.cell_len - button.cell_len - 1))
+        line.append_text(button)
+        return list(line.render(self.app.console))
+
+    def _header(self, index: int, item: Item, width: int) -> list[Segment]:
         if item.kind is ItemKind.ERROR:
             who, style = "error", "transcript--error"
         elif item.kind is ItemKind.UNKNOWN:
@@ -316,8 +589,11 @@ class Transcript(ScrollView, can_focus=True):
         left = Text(who, style=self.get_component_rich_style(style))
         if item.streaming:
             left.append("  streaming…", self.get_component_rich_style("transcript--muted"))
-        buttons = self._buttons(item)
+        buttons = self._buttons(index, item)
         room = width - left.cell_len - buttons.cell_len - 1
+        if room < 1:
+            buttons = self._buttons(index, item, short=True)
+            room = width - left.cell_len - buttons.cell_len - 1
         if room < 1:
             buttons = Text("")
             room = max(1, width - left.cell_len)
@@ -325,24 +601,31 @@ class Transcript(ScrollView, can_focus=True):
         left.append_text(buttons)
         return list(left.render(self.app.console))
 
-    def _buttons(self, item: Item) -> Text:
+    def _button(self, text: Text, label: str, action: str, item: Item, enabled: bool, *, quiet: bool) -> None:
+        if not enabled:
+            style = self.get_component_rich_style("transcript--disabled")
+        elif quiet:
+            style = self.get_component_rich_style("transcript--quiet")
+        else:
+            style = self.get_component_rich_style("transcript--button")
+        meta: dict[str, Any] = {_ACTION: action, _KEY: item.key}
+        if quiet and enabled:
+            meta[_QUIET] = True
+        if text:
+            text.append(" ")
+        text.append(f"[{label}]", style + Style.from_meta(meta))
+
+    def _buttons(self, index: int, item: Item, *, short: bool = False) -> Text:
+        """A user message's own (quiet) buttons, or the turn's actions on a group's header."""
         text = Text()
         if item.rewind_target is None or item.kind not in (ItemKind.MESSAGE, ItemKind.ARTIFACT):
             return text
         perms = self.permissions
-        on = self.get_component_rich_style("transcript--button")
-        off = self.get_component_rich_style("transcript--disabled")
-
-        def button(label: str, action: str, enabled: bool) -> None:
-            style = (on if enabled else off) + Style.from_meta({_ACTION: action, _KEY: item.key})
-            text.append(f"[{label}]", style)
-            text.append(" ")
-
-        if item.role == "user":
-            button("edit", "edit", perms.rewind)
-        button("fork", "fork", perms.fork)
-        button("⟲ Rewind to here", "rewind", perms.rewind)
-        text.rstrip()
+        quiet = item.role == "user"
+        if item.role == "user" or self._turn_has_user(index):
+            self._button(text, "edit", "edit", item, perms.rewind, quiet=quiet)
+        self._button(text, "fork", "fork", item, perms.fork, quiet=quiet)
+        self._button(text, "⟲" if short else "⟲ Rewind to here", "rewind", item, perms.rewind, quiet=quiet)
         return text
 
     def _body(self, item: Item) -> RenderableType | None:
@@ -371,80 +654,142 @@ class Transcript(ScrollView, can_focus=True):
     # -- interaction ---------------------------------------------------------------------------
     def on_click(self, event: events.Click) -> None:
         meta = event.style.meta if event.style else {}
-        found = self._item_at(int(self.scroll_y) + event.y)
-        if found is not None:
-            self.cursor = found[0]
         action, key = meta.get(_ACTION), meta.get(_KEY)
         if action and key:
             event.stop()
             self._act(action, key)
+            return
+        if self.preview:
+            # in rewind mode a click on a message selects its turn
+            found = self._item_at(int(self.scroll_y) + event.y)
+            if found is not None:
+                self.select_turn(found[0])
 
     def on_mouse_move(self, event: events.MouseMove) -> None:
         meta = event.style.meta if event.style else {}
         action = meta.get(_ACTION)
         self.tooltip = _tooltip(action, self.permissions) if action else None
+        found = self._item_at(int(self.scroll_y) + event.y)
+        hover = found[0] if found is not None else None
+        if hover != self.hover:
+            self.hover = hover
+            self.refresh()
+
+    def on_leave(self, event: events.Leave) -> None:
+        if self.hover is not None:
+            self.hover = None
+            self.refresh()
 
     def _act(self, action: str, key: str) -> None:
         item = next((it for it in reversed(self.conversation.items) if it.key == key), None)
         if item is None:
             return
         if action == "tools":
-            self.expanded ^= {key}
-            self._remeasure(item)
-            self.refresh()
+            self._toggle_tools([item])
             return
         self.post_message(self.Action(action, item))
 
-    def watch_cursor(self, old: int | None, new: int | None) -> None:
-        if new is not None:
-            self.scroll_to_item(new)
-
-    def scroll_to_item(self, index: int) -> None:
-        if not (0 <= index < len(self._heights)):
+    def _toggle_tools(self, items: list[Item]) -> None:
+        with_tools = [it for it in items if it.kind is ItemKind.MESSAGE and it.raw is not None and it.tools]
+        if not with_tools:
+            self.app.bell()
             return
-        top, bottom = self._starts[index], self._starts[index + 1]
+        expand = any(it.key not in self.expanded for it in with_tools)
+        for item in with_tools:
+            if expand:
+                self.expanded.add(item.key)
+            else:
+                self.expanded.discard(item.key)
+            self._remeasure(item)
+        self.refresh()
+
+    def scroll_to_turn(self) -> None:
+        """Bring the selected turn fully into view, its rule and header included; a turn taller
+        than the view is shown from its top."""
+        bounds = self.selected_bounds()
+        if bounds is None:
+            return
+        first, end = bounds
+        self._make_exact(first, end)
+        top, bottom = self._starts[first], self._starts[end]
         view = self.scrollable_content_region.height or self.size.height
-        if top < self.scroll_y:
-            self.set_scroll(None, top)
+        y: float
+        if bottom - top > view or top < self.scroll_y:
+            y = top
         elif bottom > self.scroll_y + view:
-            self.set_scroll(None, max(top, bottom - view))
+            y = bottom - view
+        else:
+            y = self.scroll_y
+        self._set_y(y)
+        self.follow = False
+        self.refresh()
+
+    async def _on_key(self, event: events.Key) -> None:
+        # in the order typed: a command acts now, on the state the keys before it left
+        if await run_binding_now(self, event):
+            return
+        if event.is_printable and event.character:
+            # not a command here: the text belongs in the composer, never to an action
+            event.stop()
+            event.prevent_default()
+            self.post_message(self.TypeAhead(event.character))
+            return
+        await super()._on_key(event)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in ("confirm", "act", "cursor_home", "cursor_end"):
+            return self.preview and self.cursor is not None
+        return True
 
     def action_cursor(self, step: int) -> None:
-        count = len(self.conversation.items)
-        if not count:
+        """Rewind mode: the previous / next turn. Otherwise: scroll a line."""
+        if not (self.preview and self.cursor is not None):
+            self._set_y(self.scroll_y + step)
+            self.follow = self.scroll_y >= self.max_scroll_y
             return
-        if self.cursor is None:
-            self.cursor = count - 1 if step < 0 else 0
-        else:
-            self.cursor = max(0, min(count - 1, self.cursor + step))
+        bounds = self.selected_bounds()
+        if bounds is None:
+            return
+        if step < 0 and bounds[0] > 0:
+            previous = self.turn_bounds(bounds[0] - 1)
+            if previous is not None:
+                self.select_turn(previous[0])
+        elif step > 0 and bounds[1] < len(self.conversation.items):
+            self.select_turn(bounds[1])
 
     def action_cursor_home(self) -> None:
-        if self.conversation.items:
-            self.cursor = 0
+        items = self.conversation.items
+        for index in range(len(items)):
+            if items[index].rewind_target is not None:
+                self.select_turn(index)
+                return
 
     def action_cursor_end(self) -> None:
-        if self.conversation.items:
-            self.cursor = len(self.conversation.items) - 1
+        self.select_last_turn()
 
     def action_page(self, direction: int) -> None:
         view = self.scrollable_content_region.height or self.size.height
-        self.set_scroll(None, self.scroll_y + direction * max(1, view - 2))
+        self._set_y(self.scroll_y + direction * max(1, view - 2))
+        self.follow = self.scroll_y >= self.max_scroll_y
+
+    def action_confirm(self) -> None:
+        self.post_message(self.Confirm())
 
     def action_act(self, action: str) -> None:
-        items = self.conversation.items
-        if self.cursor is None or not (0 <= self.cursor < len(items)):
+        bounds = self.selected_bounds()
+        if bounds is None:
             self.app.bell()
             return
-        self._act(action, items[self.cursor].key)
+        items = self.conversation.items
+        if action == "tools":
+            self._toggle_tools(items[bounds[0] : bounds[1]])
+        elif action == "rewind":
+            self.post_message(self.Confirm())  # r in rewind mode: what the preview shows
+        else:
+            self.post_message(self.Action(action, items[bounds[0]]))
 
     def action_leave(self) -> None:
         self.post_message(self.Leave())
-
-    def selected(self) -> Item | None:
-        items = self.conversation.items
-        if self.cursor is not None and 0 <= self.cursor < len(items):
-            return items[self.cursor]
-        return None
 
 
 def _tooltip(action: str, perms: Permissions) -> str:
@@ -453,10 +798,10 @@ def _tooltip(action: str, perms: Permissions) -> str:
     if action == "fork" and not perms.fork:
         return f"Fork unavailable: {perms.reason}"
     return {
-        "rewind": "Rewind to here: this turn and everything after it go away (r)",
-        "edit": "Edit this message and resend it; the turn and everything after it go away (e)",
-        "fork": "Fork a new session holding what came before this turn (f)",
-        "tools": "Show or hide tool details (t)",
+        "rewind": "Rewind to here: shows what would go (this turn and everything after it); Enter confirms",
+        "edit": "Edit this turn's message and resend it; the turn and everything after it are replaced",
+        "fork": "Fork a new session holding what came before this turn; this one stays as it is",
+        "tools": "Show or hide tool details",
     }.get(action, action)
 
 

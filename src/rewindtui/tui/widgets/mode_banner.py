@@ -1,0 +1,95 @@
+"""The banner above the composer: says which mode the screen is in, what will happen, and how
+to leave. Rewind mode shows what the rewind would remove and a button to confirm; editing shows
+how to resend or cancel; a short hint explains a first Esc."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Horizontal
+from textual.message import Message
+from textual.widgets import Button, Static
+
+from rewindtui.textsafe import sanitize_line
+
+_EXCERPT = 40
+
+
+def excerpt(text: str, limit: int = _EXCERPT) -> str:
+    line = sanitize_line(text)
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+class ModeBanner(Horizontal):
+    DEFAULT_CSS = """
+    ModeBanner { height: auto; display: none; padding: 0 1; background: $warning 25%; }
+    ModeBanner.-shown { display: block; }
+    ModeBanner.-edit { background: $primary 25%; }
+    ModeBanner.-hint { background: $panel; }
+    ModeBanner #banner-text { width: 1fr; height: auto; }
+    ModeBanner Button { margin: 0 0 0 1; min-width: 8; }
+    ModeBanner #banner-confirm { display: none; }
+    ModeBanner.-rewind #banner-confirm { display: block; }
+    ModeBanner.-hint #banner-cancel { display: none; }
+    """
+
+    class Confirm(Message):
+        """The banner's Rewind button."""
+
+    class Cancel(Message):
+        """The banner's Cancel button (leave the mode, nothing changes)."""
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="banner-text")
+        yield Button("⟲ Rewind", id="banner-confirm", variant="warning", compact=True, tooltip="Rewind to before the selected turn (Enter)")
+        yield Button("Cancel", id="banner-cancel", compact=True, tooltip="Leave without changing anything (Esc)")
+
+    @property
+    def text(self) -> str:
+        return str(self.query_one("#banner-text", Static).render())
+
+    def _show(self, kind: str, text: Text) -> None:
+        self.set_classes(f"-shown -{kind}")
+        self.query_one("#banner-text", Static).update(text)
+
+    def show_rewind(self, turns: int, messages: int, first_text: str, *, blocked: str = "") -> None:
+        text = Text()
+        text.append("⟲ Rewind mode", style="bold reverse")
+        if blocked:
+            text.append(f" {blocked}", style="bold")
+        else:
+            what = f"“{excerpt(first_text, 30)}”" if first_text else "the selected turn"
+            text.append(" back to before ")
+            text.append(what, style="bold")
+            text.append(f": {turns} turn{'s' if turns != 1 else ''} ({messages} message{'s' if messages != 1 else ''}) go, on the server too.")
+        text.append(" Enter rewinds, Esc leaves.", style="italic")
+        self._show("rewind", text)
+
+    def show_edit(self, first_text: str, turns: int) -> None:
+        text = Text()
+        text.append("✎ Editing", style="bold reverse")
+        later = turns - 1
+        after = f" and {later} later turn{'s' if later != 1 else ''}" if later > 0 else ""
+        text.append(f" “{excerpt(first_text, 30)}”{after} set aside; sending replaces them.")
+        text.append(" Enter resends, Esc cancels.", style="italic")
+        self._show("edit", text)
+
+    def show_hint(self, hint: str) -> None:
+        self._show("hint", Text(hint, style="italic"))
+
+    def hide(self) -> None:
+        self.set_classes("")
+
+    @property
+    def kind(self) -> str:
+        for kind in ("rewind", "edit", "hint"):
+            if self.has_class(f"-{kind}"):
+                return kind
+        return ""
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        if event.button.id == "banner-confirm":
+            self.post_message(self.Confirm())
+        else:
+            self.post_message(self.Cancel())

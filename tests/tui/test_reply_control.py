@@ -1,0 +1,193 @@
+"""Replies in flight: Esc stops one, ctrl+q and a session switch ask first, a switch during a
+rewind waits for it, the status says what is true, and a dead server is restarted from the app."""
+
+from __future__ import annotations
+
+import asyncio
+
+from captures import load
+from fakeserver import FakeServer, Reply
+from rewindtui.client import A2AClient, ServerConfig
+from rewindtui.conversation import ItemKind
+from rewindtui.server import EmbeddedServer
+from rewindtui.tui.app import RewindApp
+from rewindtui.tui.screens.chat import STOPPED_NOTE
+from rewindtui.tui.screens.confirm import ConfirmScreen
+from tui.pilotkit import (
+    SIZE,
+    connector_for,
+    make_app,
+    notifications,
+    rewind_gate,
+    send,
+    server_tasks,
+    settle,
+    turns,
+    user_texts,
+    user_texts_of,
+    wait_until,
+)
+
+
+async def start_reply(app: RewindApp, pilot, text: str) -> None:
+    """Send ``text`` and return while its reply is streaming in."""
+    app.chat_screen.composer.text = text
+    await pilot.press("enter")
+    await wait_until(pilot, lambda: any(it.streaming for it in app.chat.conversation.items))
+
+
+async def test_escape_stops_a_streaming_reply(slow_server):
+    app = make_app(slow_server)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await start_reply(app, pilot, "tell me a long story about rewinding")
+        screen = app.chat_screen
+        assert screen.replying and screen.status.turn == "working"
+        await pilot.press("escape")
+        await pilot.pause()
+        conv = app.chat.conversation
+        assert conv.turn_state == "canceled" and screen.status.turn == "canceled"
+        assert not any(it.streaming for it in conv.items)
+        assert conv.items[-1].kind is ItemKind.ERROR and conv.items[-1].text == STOPPED_NOTE
+        await app.workers.wait_for_complete()
+        assert not app.chat.sending and not screen.replying
+        assert not screen.rewind_mode  # a stop is not the first half of an Esc Esc
+        await pilot.press("escape")
+        await pilot.pause()
+        assert not screen.rewind_mode and screen.banner.kind == "hint"
+
+
+async def test_ctrl_q_during_a_reply_asks_first(slow_server):
+    app = make_app(slow_server)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await start_reply(app, pilot, "a question with a long answer")
+        await pilot.press("ctrl+q")
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmScreen) and app.screen.purpose == "quit"
+        await pilot.press("escape")  # stay: the reply carries on to its end
+        await settle(app, pilot)
+        assert app.return_value is None and app.chat.conversation.turn_state == "completed"
+        await start_reply(app, pilot, "another one")
+        await pilot.press("ctrl+q")
+        await pilot.pause()
+        await pilot.press("ctrl+q")  # ctrl+q again: quit
+        await pilot.pause()
+    assert app.return_value == 0
+
+
+async def test_ctrl_q_when_idle_quits_at_once(server):
+    app = make_app(server)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("ctrl+q")
+        await pilot.pause()
+    assert app.return_value == 0
+
+
+async def test_new_session_during_a_reply_asks_and_never_drops_it_unseen(slow_server):
+    app = make_app(slow_server)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        original = app.chat.session_id
+        await start_reply(app, pilot, "first question")
+        await pilot.press("ctrl+n")
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmScreen) and app.screen.purpose == "switch"
+        await pilot.press("escape")  # stay
+        await settle(app, pilot)
+        assert app.chat.session_id == original and app.chat.conversation.turn_state == "completed"
+        assert user_texts(app) == ["first question"]
+        # asked again, and told to go ahead: the reply is stopped visibly, then the switch happens
+        await start_reply(app, pilot, "second question")
+        await pilot.press("ctrl+n")
+        await pilot.pause()
+        await pilot.press("y")
+        await settle(app, pilot)
+        assert app.chat.session_id != original and app.chat.conversation.items == []
+
+
+async def test_new_session_during_a_rewind_waits_for_it(server):
+    gate = rewind_gate()
+    app = make_app(server, transport=gate)
+    async with app.run_test(size=SIZE) as pilot:
+        await turns(app, pilot, "one", "two")
+        original = app.chat.session_id
+        await pilot.press("alt+up", "enter")
+        await wait_until(pilot, gate.held.is_set)
+        await pilot.press("ctrl+n")
+        await pilot.pause()
+        assert "Opening it once the rewind in flight is done." in notifications(app)
+        assert app.chat.session_id == original and app.chat.rewinding  # not cancelled, not switched
+        gate.open()
+        await settle(app, pilot)
+        assert user_texts_of(await server_tasks(server, original)) == ["one"]  # the rewind went through
+        assert app.chat.session_id != original  # and then the new session opened
+
+
+async def test_status_tells_the_truth_after_a_failed_send_and_a_dead_server_restarts_from_the_app(tmp_path):
+    started: list[EmbeddedServer] = []
+
+    async def connector():
+        # the app's embedded server: a fresh server process-alike on the same data dir per call
+        server = await asyncio.to_thread(EmbeddedServer(tmp_path / "data").start)
+        started.append(server)
+        client = A2AClient(ServerConfig(url=server.agent_url, api=server.api_url))
+
+        async def close() -> None:
+            await client.aclose()
+            await asyncio.to_thread(server.stop)
+
+        return client, close
+
+    app = RewindApp(connector, new_session=True)
+    app.animation_level = "none"
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await send(app, pilot, "before the crash")
+        session_id = app.chat.session_id
+        screen = app.chat_screen
+        await asyncio.to_thread(started[0].stop)  # the server dies
+        await send(app, pilot, "lost in transit?")
+        assert screen.status.turn == "failed"  # not "completed"
+        assert screen.composer.text == "lost in transit?"  # the draft survives
+        assert any("Reconnect" in n for n in notifications(app))
+        # restart from the app, no quitting: a new server on the same data, the same session
+        app.reconnect()
+        await settle(app, pilot)
+        assert len(started) == 2 and started[1].port != started[0].port
+        assert app.chat.session_id == session_id and user_texts(app)[0] == "before the crash"
+        assert screen.status.turn != "failed"  # a fresh connection: the old failure is history
+        await pilot.press("enter")  # the kept draft
+        await settle(app, pilot)
+        assert user_texts(app)[-1] == "lost in transit?" and screen.status.turn == "completed"
+    await asyncio.to_thread(started[-1].stop)
+
+
+async def test_reloaded_failed_and_canceled_turns_show_their_reason():
+    card = load("kagent-0.10.4/01_agent_card.txt")
+    user = {"kind": "message", "role": "user", "messageId": "u1", "parts": [{"kind": "text", "text": "do it"}]}
+    user2 = dict(user, messageId="u2", parts=[{"kind": "text", "text": "again"}])
+    failed = {
+        "kind": "task",
+        "id": "t1",
+        "contextId": "s1",
+        "history": [user],
+        "status": {"state": "failed", "message": {"kind": "message", "role": "agent", "messageId": "f1", "parts": [{"kind": "text", "text": "model quota exceeded"}]}},
+    }
+    canceled = {"kind": "task", "id": "t2", "contextId": "s1", "history": [user2], "status": {"state": "canceled"}}
+    with FakeServer() as api:
+        api.route("GET", "/.well-known/agent-card.json", Reply.capture(card))
+        # the REST routes as the embedded server answers them (server/rest.py: get_session,
+        # session_tasks): a session in a data envelope, and the session's tasks oldest first
+        api.route("GET", "/api/sessions/s1", Reply.json({"error": False, "data": {"id": "s1", "name": "s"}}))
+        api.route("GET", "/api/sessions/s1/tasks", Reply.json({"error": False, "data": [failed, canceled]}))
+        app = RewindApp(connector_for(api.url + "/", api.url + "/api"), session_id="s1")
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(app, pilot)
+            assert app.chat is not None, getattr(app.screen, "error", None)
+            errors = [it.text for it in app.chat.conversation.items if it.kind is ItemKind.ERROR]
+            assert errors == ["This turn failed: model quota exceeded", "This turn was canceled."]
+            lines = "\n".join(app.chat_screen.transcript.render_line(y).text for y in range(30))
+            assert "model quota exceeded" in lines and "This turn was canceled." in lines
+            assert not api.requests_to("POST", "/")  # reading a session sends nothing

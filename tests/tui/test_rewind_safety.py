@@ -1,0 +1,192 @@
+"""Rewind goes back only as far as the user confirmed, after seeing what would go: the keys users
+already know (↑, Esc Esc, r) never rewind on their own, however fast they are pressed."""
+
+from __future__ import annotations
+
+from textual import events
+
+from rewindtui.tui.widgets.transcript import Transcript
+from tui.pilotkit import (
+    SIZE,
+    make_app,
+    notifications,
+    screen_lines,
+    server_users,
+    settle,
+    turns,
+    user_texts,
+    wait_until,
+)
+
+SIX = ("t1", "t2", "t3", "t4", "t5", "t6")
+
+
+async def test_up_then_typing_recalls_a_prompt_and_fires_no_command(server):
+    app = make_app(server)
+    async with app.run_test(size=SIZE) as pilot:
+        await turns(app, pilot, "first", "weather in Oslo", "third")
+        screen = app.chat_screen
+        # the shell habit: ↑ on an empty composer, then type
+        await pilot.press("up", *"try again")
+        await settle(app, pilot)
+        assert screen.composer.text == "thirdtry again"
+        assert not screen.rewind_mode and screen.transcript.cursor is None
+        assert user_texts(app) == ["first", "weather in Oslo", "third"]
+        assert await server_users(server, app) == ["first", "weather in Oslo", "third"]
+        # and no tool group was toggled by the "t"
+        assert not screen.transcript.expanded
+
+
+async def test_printable_keys_in_the_transcript_go_to_the_composer(server):
+    app = make_app(server)
+    async with app.run_test(size=SIZE) as pilot:
+        await turns(app, pilot, "one", "two")
+        screen = app.chat_screen
+        screen.transcript.focus()  # e.g. after a click to scroll
+        await pilot.press(*"try refetching")
+        await settle(app, pilot)
+        assert screen.composer.text == "try refetching" and screen.composer.has_focus
+        assert await server_users(server, app) == ["one", "two"]
+        # in rewind mode, a key that is not a command leaves the mode and goes to the composer
+        screen.composer.text = ""
+        await pilot.press("alt+up", "x", "y")
+        await pilot.pause()
+        assert not screen.rewind_mode and screen.composer.text == "xy"
+        assert user_texts(app) == ["one", "two"]
+
+
+async def test_escape_escape_with_a_draft_clears_it_and_ctrl_z_brings_it_back(server):
+    app = make_app(server)
+    async with app.run_test(size=SIZE) as pilot:
+        await turns(app, pilot, "one", "two")
+        screen = app.chat_screen
+        await pilot.press(*"my draft")
+        await pilot.press("escape")
+        assert screen.composer.text == "my draft" and "clears the draft" in screen.banner.text
+        await pilot.press("escape")
+        await pilot.pause()
+        assert screen.composer.text == ""
+        assert not screen.rewind_mode
+        assert "Draft cleared; ctrl+z brings it back." in notifications(app)
+        await pilot.press("ctrl+z")
+        assert screen.composer.text == "my draft"
+        await settle(app, pilot)
+        assert user_texts(app) == ["one", "two"] and await server_users(server, app) == ["one", "two"]
+
+
+async def test_escape_escape_on_an_empty_composer_previews_the_last_turn_and_never_rewinds(server):
+    app = make_app(server)
+    async with app.run_test(size=SIZE) as pilot:
+        invocations = await turns(app, pilot, "one", "two", "three")
+        screen = app.chat_screen
+        transcript = screen.transcript
+        await pilot.press("escape", "escape")
+        await pilot.pause()
+        assert screen.rewind_mode and transcript.preview
+        assert transcript.selected().invocation_id == invocations[2]
+        assert screen.status.mode == "rewind"
+        assert "Rewind mode" in screen.banner.text and "“three”: 1 turn (2 messages)" in screen.banner.text
+        # the preview: a rule above the selected turn; it and what follows drawn dimmed
+        lines = screen_lines(transcript)
+        rule = next(i for i, line in enumerate(lines) if "rewind point: 1 turn below will be removed" in line)
+        assert lines[rule + 1].startswith("you") and lines[rule + 2].strip() == "┃ three"
+        await pilot.press("escape")  # leaves, nothing changed
+        await settle(app, pilot)
+        assert not screen.rewind_mode and screen.banner.kind == ""
+        assert user_texts(app) == ["one", "two", "three"]
+        assert await server_users(server, app) == ["one", "two", "three"]
+
+
+async def test_mashed_keys_never_rewind_more_than_was_confirmed(server):
+    app = make_app(server)
+    async with app.run_test(size=SIZE) as pilot:
+        await turns(app, pilot, *SIX)
+        screen = app.chat_screen
+        # six quick Esc on an empty composer: into rewind mode and out again, twice; nothing sent
+        await pilot.press(*["escape"] * 6)
+        await settle(app, pilot)
+        assert user_texts(app) == list(SIX) and not screen.rewind_mode
+        assert await server_users(server, app) == list(SIX)
+        # r four times in rewind mode: the first confirms the one previewed turn; the rest is text
+        await pilot.press("alt+up", "r", "r", "r", "r")
+        await settle(app, pilot)
+        assert user_texts(app) == list(SIX[:5])
+        assert await server_users(server, app) == list(SIX[:5])
+        assert screen.composer.text == "rrr"
+        assert "Rewound 1 turn." in notifications(app)
+        # Esc three times while editing: the edit is cancelled, the view restored, nothing rewound
+        screen.composer.text = ""
+        await pilot.press("alt+up", "up", "e")
+        await pilot.pause()
+        assert screen.composer.text == "t4" and user_texts(app) == ["t1", "t2", "t3"]
+        await pilot.press("escape", "escape", "escape")
+        await settle(app, pilot)
+        assert user_texts(app) == list(SIX[:5])
+        assert await server_users(server, app) == list(SIX[:5])
+        assert app.chat.edit is None and screen.composer.text == ""
+
+
+async def test_keys_queued_in_one_burst_never_rewind(server):
+    """The same mashing, with every key already queued before the first is handled."""
+    app = make_app(server)
+    async with app.run_test(size=SIZE) as pilot:
+        await turns(app, pilot, *SIX[:3])
+        for key in ["escape"] * 6 + ["alt+up", "r", "r", "r", "r"]:
+            app.post_message(events.Key(key, key if len(key) == 1 else None))
+        await settle(app, pilot)
+        # every key reached the composer before the rewind mode could take focus: the r's are
+        # text, their typing left the mode, and nothing was rewound
+        screen = app.chat_screen
+        assert screen.composer.text == "rrrr" and screen.composer.has_focus and not screen.rewind_mode
+        assert user_texts(app) == list(SIX[:3]) and await server_users(server, app) == list(SIX[:3])
+
+
+async def test_palette_rewind_to_selected_with_nothing_selected_rewinds_nothing(server):
+    app = make_app(server)
+    async with app.run_test(size=SIZE) as pilot:
+        await turns(app, pilot, "one", "two")
+        await pilot.press("ctrl+p")
+        await pilot.pause()
+        await pilot.press(*"Rewind to selected turn")
+        await pilot.pause(0.3)
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert any(n.startswith("No turn selected.") for n in notifications(app))
+        assert user_texts(app) == ["one", "two"] and await server_users(server, app) == ["one", "two"]
+        # from rewind mode, the same command rewinds the selected (previewed) turn
+        screen = app.chat_screen
+        await pilot.press("alt+up", "up")
+        await pilot.press("ctrl+p")
+        await pilot.pause()
+        await pilot.press(*"Rewind to selected turn")
+        await pilot.pause(0.3)
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert user_texts(app) == [] and await server_users(server, app) == []
+        assert "Rewound 2 turns." in notifications(app) and not screen.rewind_mode
+
+
+async def test_clicks_in_rewind_mode_choose_the_turn_and_never_confirm(server):
+    app = make_app(server)
+    async with app.run_test(size=SIZE) as pilot:
+        invocations = await turns(app, pilot, "one", "two", "three")
+        screen = app.chat_screen
+        transcript = screen.transcript
+        await pilot.press("alt+up")
+        await pilot.pause()
+        # click the first turn's text: it becomes the selected turn (header and all in view)
+        line = next(i for i, text in enumerate(screen_lines(transcript)) if text.strip() == "▏ one")
+        await pilot.click(Transcript, offset=(4, line))
+        await pilot.pause()
+        assert transcript.selected().invocation_id == invocations[0]
+        assert "3 turns" in screen.banner.text
+        # a click on a message's own rewind button only moves the selection, even twice
+        lines = screen_lines(transcript)
+        line = next(i for i, text in enumerate(lines) if text.strip() == "▏ two") - 1
+        x = lines[line].index("Rewind to here")
+        await pilot.click(Transcript, offset=(x, line))
+        await pilot.click(Transcript, offset=(x, line))
+        await settle(app, pilot)
+        assert transcript.selected().invocation_id == invocations[1]
+        assert await server_users(server, app) == ["one", "two", "three"]
+        await wait_until(pilot, lambda: screen.rewind_mode)

@@ -1,0 +1,147 @@
+"""SIGTERM and SIGHUP end the app the way ctrl+q does: the terminal is given back (alternate
+screen and mouse reporting off) and the embedded server it started exits. The real command in a
+real pseudo-terminal, with the real spawned server."""
+
+from __future__ import annotations
+
+import os
+import select
+import signal
+import struct
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+POSIX = os.name == "posix"
+if POSIX:
+    import fcntl
+    import pty
+    import termios
+
+LEAVE_ALTERNATE_SCREEN = b"\x1b[?1049l"
+MOUSE_OFF = (b"\x1b[?1000l", b"\x1b[?1003l", b"\x1b[?1006l")
+
+
+def _read(fd: int, timeout: float) -> bytes:
+    ready, _, _ = select.select([fd], [], [], timeout)
+    if not ready:
+        return b""
+    try:
+        return os.read(fd, 65536)
+    except OSError:  # the child closed the terminal
+        return b""
+
+
+def _server_pids(data_dir: Path) -> list[int]:
+    """The embedded server processes serving ``data_dir`` (by their command line)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if b"rewindtui.server.serve" in cmdline and str(data_dir).encode() in cmdline:
+            found.append(int(entry.name))
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return False
+    return "State:\tZ" not in status
+
+
+def _start_app(tmp_path: Path) -> tuple[int, int, list[int]]:
+    """The app, as a user runs it, in a new pty; returns once it shows its composer, with the
+    embedded server it started."""
+    config = tmp_path / "config.toml"
+    config.write_text("")
+    data_dir = tmp_path / "data"
+    env = dict(os.environ, REWINDTUI_DATA_DIR=str(data_dir), REWINDTUI_CONFIG=str(config), TERM="xterm-256color")
+    pid, fd = pty.fork()
+    if pid == 0:  # the child
+        os.execve(sys.executable, [sys.executable, "-m", "rewindtui"], env)
+    fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))
+    try:
+        screen = b""
+        deadline = time.monotonic() + 60
+        while b"Message the agent" not in screen:  # the app is up, its server started
+            assert time.monotonic() < deadline, screen[-500:]
+            screen += _read(fd, 0.2)
+        assert b"\x1b[?1049h" in screen  # it did take the alternate screen
+        servers = _server_pids(data_dir)
+        assert len(servers) == 1
+    except BaseException:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        os.close(fd)
+        raise
+    return pid, fd, servers
+
+
+def _wait_gone(pid: int, what: str) -> None:
+    deadline = time.monotonic() + 20
+    while _alive(pid):
+        assert time.monotonic() < deadline, what
+        time.sleep(0.05)
+
+
+NEEDS_PTY = pytest.mark.skipif(not POSIX or not Path("/proc").is_dir(), reason="needs a POSIX pty and /proc")
+
+
+@NEEDS_PTY
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])
+def test_a_signal_restores_the_terminal_and_stops_the_embedded_server(tmp_path, signum):
+    pid, fd, servers = _start_app(tmp_path)
+    try:
+        os.kill(pid, signum)
+        rest = b""
+        deadline = time.monotonic() + 30
+        while True:
+            chunk = _read(fd, 0.2)
+            rest += chunk
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if done:
+                rest += _read(fd, 0.1)
+                break
+            assert time.monotonic() < deadline, "the app did not exit"
+        assert os.waitstatus_to_exitcode(status) == 128 + signum
+        assert LEAVE_ALTERNATE_SCREEN in rest and all(off in rest for off in MOUSE_OFF)
+        _wait_gone(servers[0], "the embedded server outlived the app")
+    finally:
+        try:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+        except (ProcessLookupError, ChildProcessError):
+            pass
+        os.close(fd)
+
+
+@NEEDS_PTY
+def test_a_terminal_that_hangs_up_ends_the_app_and_its_server(tmp_path):
+    """The terminal window is closed: nothing is left to restore, and nothing may be left running
+    (drawing the exit on a dead terminal would block forever)."""
+    pid, fd, servers = _start_app(tmp_path)
+    os.close(fd)  # the terminal's side goes away: the kernel hangs up the app's terminal
+    try:
+        deadline = time.monotonic() + 20
+        while True:
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if done:
+                break
+            assert time.monotonic() < deadline, "the app outlived its terminal"
+            time.sleep(0.05)
+        assert os.waitstatus_to_exitcode(status) in (128 + signal.SIGHUP, -signal.SIGHUP)
+        _wait_gone(servers[0], "the embedded server outlived the app")
+    finally:
+        try:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+        except (ProcessLookupError, ChildProcessError):
+            pass
