@@ -195,6 +195,18 @@ class RewindExecutor(AgentExecutor):
         else:  # pragma: no cover - kagent's executor has it
             await runner.close()
 
+    @staticmethod
+    async def _rewind_invocation(runner: Runner, user_id: str, session_id: str, target: str) -> str | None:
+        """The invocation id ADK gave its rewind event (for the answer's metadata; best effort)."""
+        try:
+            after = await runner.session_service.get_session(
+                app_name=runner.app_name, user_id=user_id, session_id=session_id
+            )
+        except Exception:
+            log.warning("rewind of session %s: could not read the rewind event back", session_id, exc_info=True)
+            return None
+        return rewind_invocation_of(after.events if after else [], target)
+
     async def _rewind(self, context: RequestContext, target: Any, send: bool) -> Task:
         if context.current_task is not None:
             raise Refused(
@@ -205,19 +217,22 @@ class RewindExecutor(AgentExecutor):
         user_id, session_id = run_args["user_id"], run_args["session_id"]
         runner = await self._runner()
         try:
-            session = await runner.session_service.get_session(
-                app_name=runner.app_name, user_id=user_id, session_id=session_id
-            )
-            if session is None:
-                raise Refused(contract.CODE_NOT_FOUND, f"there is no session {session_id!r} to rewind")
-            rewound = rewound_by(session.events, target)
-            stored = await session_tasks(self.task_store, session_id, context.call_context)
-            cut = cut_history(merged_history(stored), rewound)
-            await runner.rewind_async(user_id=user_id, session_id=session_id, rewind_before_invocation_id=target)
-            after = await runner.session_service.get_session(
-                app_name=runner.app_name, user_id=user_id, session_id=session_id
-            )
-            rewind_invocation = rewind_invocation_of(after.events if after else [], target)
+            try:
+                session = await runner.session_service.get_session(
+                    app_name=runner.app_name, user_id=user_id, session_id=session_id
+                )
+                if session is None:
+                    raise Refused(contract.CODE_NOT_FOUND, f"there is no session {session_id!r} to rewind")
+                rewound = rewound_by(session.events, target)
+                stored = await session_tasks(self.task_store, session_id, context.call_context)
+                cut = cut_history(merged_history(stored), rewound)
+                await runner.rewind_async(user_id=user_id, session_id=session_id, rewind_before_invocation_id=target)
+            except Refused:
+                raise
+            except Exception as exc:  # the session is as it was: ADK's rewind appends its event last
+                log.exception("rewind of session %s failed", session_id)
+                raise Refused(contract.CODE_INTERNAL, f"the rewind failed: {type(exc).__name__}: {exc}") from None
+            rewind_invocation = await self._rewind_invocation(runner, user_id, session_id, target)
             app_name = runner.app_name
         finally:
             await self._close(runner)

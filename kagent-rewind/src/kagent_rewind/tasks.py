@@ -56,7 +56,8 @@ class RefusalAwareTaskStore(TaskStore):
 
     a2a-sdk saves every request's task as its events go by; for a refused rewind that would be a
     new failed task holding the control message. The executor names those tasks in ``refused``;
-    their saves are skipped (the final, failed one also forgets the id).
+    the store is not asked about them, and their saves are skipped (the final, failed one also
+    forgets the id).
     """
 
     def __init__(self, inner: TaskStore) -> None:
@@ -71,6 +72,8 @@ class RefusalAwareTaskStore(TaskStore):
         await self.inner.save(task, context)
 
     async def get(self, task_id: str, context: ServerCallContext | None = None) -> Task | None:
+        if task_id in self.refused:  # never stored
+            return None
         return await self.inner.get(task_id, context)
 
     async def delete(self, task_id: str, context: ServerCallContext | None = None) -> None:
