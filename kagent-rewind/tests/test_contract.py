@@ -57,7 +57,7 @@ def test_every_name_defined_on_both_sides_has_the_same_value() -> None:
 
 def test_the_add_on_s_own_metadata_keys_are_not_rewindtui_s() -> None:
     theirs = set(names(load_rewindtui_contract()).values())
-    own = [contract.REWOUND_HISTORY_KEY, contract.REWOUND_ARTIFACTS_KEY, contract.REWOUND_BY_KEY]
+    own = [contract.REWOUND_HISTORY_KEY, contract.REWOUND_ARTIFACTS_KEY, contract.REWOUND_BY_KEY, contract.STORE_ERROR_KEY]
     assert not theirs & set(own)
 
 

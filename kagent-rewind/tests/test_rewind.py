@@ -187,6 +187,30 @@ def test_rewinds_one_after_another(served: Served) -> None:
     assert rewind(served, sid, fourth)[0]["metadata"][contract.ERROR_CODE_KEY] == "invalid_invocation"
 
 
+def test_a_store_that_fails_after_the_rewind_is_reported_not_hidden(served: Served) -> None:
+    """Fault injection: the stored tasks cannot be rewritten once ADK has rewound the session. The
+    answer is still the effective history (the session is rewound), and it says what lags."""
+    sid = new_session()
+    invocations = three_turns(served, sid)
+    store = request_handler(served).task_store.inner
+    turn_tasks = {t["id"] for t in stored_tasks(served, sid)}
+    real_save = store.save
+
+    async def failing_save(task: Any, context: Any = None) -> None:
+        if task.id in turn_tasks:
+            raise OSError("controller unreachable")
+        await real_save(task, context)
+
+    store.save = failing_save
+    try:
+        task = rewind(served, sid, invocations[1])[0]
+    finally:
+        del store.save
+    assert task["kind"] == "task" and user_texts(task["history"]) == ["first"]
+    assert "controller unreachable" in task["metadata"][contract.STORE_ERROR_KEY]
+    assert turn(served, sid, "again")[0] == "You said: again (turn 2; history: ['first', 'again']; weather_calls=0)"
+
+
 # -- refusals --------------------------------------------------------------------------------------
 REFUSALS = {
     "unknown": (lambda inv, s: "e-not-an-invocation", "invalid_invocation", "is not an invocation"),

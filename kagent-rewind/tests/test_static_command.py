@@ -43,7 +43,7 @@ def test_static_command_serves_a_declarative_agent_with_rewind(tmp_path: Path) -
         stderr=subprocess.DEVNULL,
     )
     try:
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + 180  # kagent-adk imports for seconds; more on a busy machine
         served = None
         while time.monotonic() < deadline and process.poll() is None:
             try:

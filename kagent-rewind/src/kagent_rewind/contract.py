@@ -38,6 +38,9 @@ REWOUND_HISTORY_KEY = "kagent_rewind_rewound_history"
 REWOUND_ARTIFACTS_KEY = "kagent_rewind_rewound_artifacts"
 #: ... and the ids of the rewind Tasks that took them out.
 REWOUND_BY_KEY = "kagent_rewind_rewound_by"
+#: Metadata of a rewind's Task when the session was rewound but its stored tasks could not all be
+#: rewritten (a reload may then still show rewound turns).
+STORE_ERROR_KEY = "kagent_rewind_store_error"
 
 #: Reason codes of refusals (``ERROR_CODE_KEY``), as rewindtui's embedded server uses them.
 CODE_INVALID_INVOCATION = "invalid_invocation"

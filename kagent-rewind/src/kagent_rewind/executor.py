@@ -8,7 +8,8 @@ A message whose metadata holds ``kagent_rewind_before_invocation_id`` is a rewin
 2. ADK's ``Runner.rewind_async`` appends its rewind event (state and artifacts go back; nothing
    is deleted; the model no longer sees the rewound turns).
 3. The stored tasks are rewritten without the rewound messages (kept in their metadata), so what
-   kagent lists and returns for the session is the rewound conversation.
+   kagent lists and returns for the session is the rewound conversation. (Should that fail, the
+   answer below says so in ``kagent_rewind_store_error``: the session itself is rewound.)
 4. The answer is one Task holding the session's effective history, with each message's original
    ``messageId``, flagged ``rewindtui_effective_history``; a2a-sdk stores it as this request's
    task, so ``tasks/get`` of it returns the effective history too.
@@ -237,30 +238,28 @@ class RewindExecutor(AgentExecutor):
         finally:
             await self._close(runner)
         task_id = context.task_id or str(uuid4())
+        metadata: dict[str, Any] = {
+            "kagent_app_name": app_name,
+            "kagent_user_id": user_id,
+            "kagent_session_id": session_id,
+            contract.EFFECTIVE_HISTORY_KEY: True,
+            contract.REWOUND_BEFORE_KEY: target,
+            contract.REWIND_INVOCATION_KEY: rewind_invocation,
+        }
         try:
             for task in stored:
                 rewritten = rewrite_task(task, cut, task_id)
                 if rewritten is not None:
                     await self.task_store.inner.save(rewritten, context.call_context)
         except Exception as exc:
+            # the session is rewound (the model's view): answer with it, and say what lags behind
             log.exception("rewind of session %s: storing the rewound tasks failed", session_id)
-            raise Refused(
-                contract.CODE_INTERNAL,
-                f"the session was rewound, but its stored tasks could not be updated ({exc}); "
-                "reload to see the server's view",
-            ) from None
+            metadata[contract.STORE_ERROR_KEY] = f"the stored tasks could not all be rewritten: {exc}"
         return Task(
             id=task_id,
             context_id=session_id,
             # a completed Task ends the stream; with a turn to follow, it stays open
             status=TaskStatus(state=TaskState.working if send else TaskState.completed, timestamp=_now()),
             history=cut.effective,
-            metadata={
-                "kagent_app_name": app_name,
-                "kagent_user_id": user_id,
-                "kagent_session_id": session_id,
-                contract.EFFECTIVE_HISTORY_KEY: True,
-                contract.REWOUND_BEFORE_KEY: target,
-                contract.REWIND_INVOCATION_KEY: rewind_invocation,
-            },
+            metadata=metadata,
         )
