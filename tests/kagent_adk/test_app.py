@@ -10,6 +10,7 @@ from rewindtui.client import A2AClient, ServerConfig
 from rewindtui.conversation import ItemKind
 from rewindtui.tui.app import RewindApp
 from rewindtui.tui.widgets.transcript import Transcript
+from tui.test_app_pilot import button_offset, send, settle
 
 SIZE = (120, 40)
 
@@ -28,19 +29,6 @@ def make_app(agent: KagentAgent, session_id: str | None = None) -> RewindApp:
     return app
 
 
-async def settle(app: RewindApp, pilot) -> None:
-    await pilot.pause()
-    await app.workers.wait_for_complete()
-    await pilot.pause()
-
-
-async def send(app: RewindApp, pilot, text: str) -> None:
-    app.chat_screen.composer.focus()
-    app.chat_screen.composer.text = text
-    await pilot.press("enter")
-    await settle(app, pilot)
-
-
 async def three_turns(app: RewindApp, pilot) -> list[str]:
     await settle(app, pilot)
     for text in ("first", "weather in Oslo", "third"):
@@ -50,14 +38,6 @@ async def three_turns(app: RewindApp, pilot) -> list[str]:
 
 def texts(app: RewindApp, role: str) -> list[str]:
     return [it.text for it in app.chat.conversation.items if it.kind is ItemKind.MESSAGE and it.role == role and it.text]
-
-
-def button_offset(transcript: Transcript, index: int, label: str) -> tuple[int, int]:
-    """Screen offset (within the transcript) of a button in the header of item ``index``."""
-    transcript.scroll_to_item(index)
-    y = transcript._starts[index] - int(transcript.scroll_y)
-    header = "".join(seg.text for seg in transcript._header(transcript.conversation.items[index], transcript._layout_width))
-    return header.index(label) + 2, y
 
 
 async def test_click_rewind_on_turn_two(with_addon: KagentAgent) -> None:
