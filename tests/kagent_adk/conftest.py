@@ -1,0 +1,28 @@
+"""Fixtures: the kagent-rewind venv (built on first use) and kagent-adk agents on loopback."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from kagent_adk.kagent_proc import KagentAgent, ensure_addon_venv, kagent_agent
+
+
+@pytest.fixture(scope="session")
+def addon_python() -> Path:
+    return ensure_addon_venv()
+
+
+# one agent process of each kind for the whole run: kagent-adk takes seconds to import
+@pytest.fixture(scope="session")
+def with_addon(addon_python: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[KagentAgent]:
+    with kagent_agent(addon_python, tmp_path_factory.mktemp("kagent") / "requests.jsonl") as agent:
+        yield agent
+
+
+@pytest.fixture(scope="session")
+def without_addon(addon_python: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[KagentAgent]:
+    with kagent_agent(addon_python, tmp_path_factory.mktemp("kagent") / "requests.jsonl", rewind=False) as agent:
+        yield agent

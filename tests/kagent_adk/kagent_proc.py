@@ -1,0 +1,118 @@
+"""rewindtui against the real kagent-adk 0.10.4 runtime, with and without the kagent-rewind add-on.
+
+kagent-adk pins A2A 0.3 (a2a-sdk 0.3.x) while rewindtui uses a2a-sdk 1.x, so the agent runs in
+its own venv, ``kagent-rewind/.venv`` (git-ignored), built here on first use: ``pip install -c
+kagent-rewind/constraints.txt -e 'kagent-rewind[test]'`` (kagent-adk 0.10.4 and its dependencies,
+at the versions tested). The agent is the add-on's test
+echo agent (``kagent-rewind/tests/echo_agent.py``: ``KAgentApp(...).build(local=True)`` with an
+offline model), started as a process on a loopback port by ``serve_echo.py``.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+import venv
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+ADDON = ROOT / "kagent-rewind"
+VENV = ADDON / ".venv"
+PYTHON = VENV / "bin" / "python"
+STAMP = VENV / "kagent-rewind.stamp"
+SERVE = ADDON / "tests" / "serve_echo.py"
+REWIND_KEY = "kagent_rewind_before_invocation_id"
+BUILD_TIMEOUT = 15 * 60
+
+
+CONSTRAINTS = ADDON / "constraints.txt"
+
+
+def _wanted_stamp() -> str:
+    """The build is redone when the add-on's requirements change (its code is installed editable)."""
+    digest = hashlib.sha256()
+    for path in (ADDON / "pyproject.toml", CONSTRAINTS):
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def ensure_addon_venv() -> Path:
+    """``kagent-rewind/.venv`` with the add-on and kagent-adk installed; built once, then reused."""
+    with (ADDON / ".venv-build.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if PYTHON.exists() and STAMP.exists() and STAMP.read_text() == _wanted_stamp():
+            return PYTHON
+        started = time.monotonic()
+        venv.EnvBuilder(with_pip=True, clear=True).create(VENV)
+        result = subprocess.run(
+            # the tested versions, pinned: a fast, reproducible build (no resolver backtracking)
+            [str(PYTHON), "-m", "pip", "install", "-q", "-c", str(CONSTRAINTS), "-e", f"{ADDON}[test]"],
+            capture_output=True,
+            text=True,
+            timeout=BUILD_TIMEOUT,
+        )
+        if result.returncode != 0:
+            pytest.fail(f"building {VENV} failed:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}")
+        STAMP.write_text(_wanted_stamp())
+        sys.stderr.write(f"\nbuilt {VENV} in {time.monotonic() - started:.0f} s\n")
+        return PYTHON
+
+
+@dataclass
+class KagentAgent:
+    """A kagent-adk agent process on loopback; ``record`` holds every JSON-RPC request it got."""
+
+    url: str
+    record: Path
+    process: subprocess.Popen[str]
+
+    def requests(self) -> list[dict[str, Any]]:
+        if not self.record.exists():
+            return []
+        return [json.loads(line) for line in self.record.read_text().splitlines() if line]
+
+    def control_messages(self) -> list[dict[str, Any]]:
+        """The rewind control messages the server received."""
+        out = []
+        for request in self.requests():
+            msg = (request.get("params") or {}).get("message") or {}
+            if REWIND_KEY in (msg.get("metadata") or {}):
+                out.append(msg)
+        return out
+
+
+@contextmanager
+def kagent_agent(python: Path, record: Path, *, rewind: bool = True) -> Iterator[KagentAgent]:
+    args = [str(python), str(SERVE), "--record", str(record)] + ([] if rewind else ["--no-rewind"])
+    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    process = subprocess.Popen(
+        args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env
+    )
+    lines: list[str] = []
+    reader = threading.Thread(target=lambda: lines.append(process.stdout.readline() if process.stdout else ""))
+    reader.start()
+    reader.join(120)
+    try:
+        if not lines or not lines[0].startswith("READY "):
+            raise RuntimeError(f"the kagent-adk agent did not start (exit {process.poll()}): {lines}")
+        yield KagentAgent(lines[0].split()[1], record, process)
+    finally:
+        if process.stdin:
+            process.stdin.close()  # the server stops when its stdin closes
+        try:
+            process.wait(20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
