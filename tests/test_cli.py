@@ -40,6 +40,7 @@ def isolated_settings(tmp_path, monkeypatch):
     config = tmp_path / "config.toml"
     config.write_text("")
     monkeypatch.setenv("REWINDTUI_CONFIG", str(config))
+    monkeypatch.setenv("REWINDTUI_DATA_DIR", str(tmp_path / "client-data"))  # the local sessions store
     return config
 
 
@@ -242,7 +243,7 @@ def test_fork_leaves_the_original(run) -> None:
 def test_history_of_unknown_session(run) -> None:
     r = run("history", "--session", "no-such-session")
     assert r.rc == 1 and r.out == ""
-    assert r.err.startswith("rewindtui: error: no session 'no-such-session'") and r.err.count("\n") == 1
+    assert r.err == "rewindtui: error: session 'no-such-session' does not exist on this server\n"
 
 
 def test_unreachable_url(run) -> None:
@@ -305,9 +306,9 @@ def test_send_exits_1_when_the_turn_fails(run, monkeypatch) -> None:
     assert r.rc == 1
     assert r.lines[0].startswith("session: ") and "error: No parts in the new_message." in r.lines
     assert r.err == "rewindtui: error: the turn failed: No parts in the new_message.\n"
-    # and a stock server cannot be asked to rewind (it has no REST API to read the session)
+    # and a stock server is never asked to rewind: the reason is its card, said before anything is sent
     r = run("rewind", "--url", "http://stock.test/", "--session", "s1", "--before", "e-1", connect=False)
-    assert r.rc == 1 and "no REST API" in r.err
+    assert r.rc == 1 and r.err == "rewindtui: error: echo_agent does not support rewind (its agent card does not advertise it)\n"
 
 
 # -- dispatch ----------------------------------------------------------------------------------
@@ -362,6 +363,6 @@ def test_dialect_and_user_id_are_used(run) -> None:
     assert run("history", "--user-id", "bob", "--session", session).rc == 0
     # sessions belong to their user: another user cannot see it
     other = run("history", "--user-id", "carol", "--session", session)
-    assert other.rc == 1 and "no session" in other.err
+    assert other.rc == 1 and "does not exist" in other.err
     assert session not in run("sessions", "--user-id", "carol").out
     assert session in run("sessions", "--user-id", "bob").out

@@ -11,7 +11,6 @@ lowest index whose item identity changed (None if the list's structure is unchan
 
 from __future__ import annotations
 
-import gc
 import itertools
 import json
 from collections.abc import Iterable
@@ -28,6 +27,11 @@ from rewindtui.a2a.dialect import TURN_ENDING_STATES, norm_role, norm_state
 EFFECTIVE_HISTORY_KEY = contract.EFFECTIVE_HISTORY_KEY
 _UNKNOWN_EXCERPT = 2000
 _ARTIFACT_LOOKBACK = 64
+
+#: Turn states only the client sets: the stream stopped without a final status / the user stopped it.
+INTERRUPTED = "interrupted"
+CANCELED = "canceled"
+CLIENT_STATES = frozenset({INTERRUPTED, "idle"})
 
 _keys = itertools.count(1)
 _FAST_ROLES = {"user": "user", "agent": "agent", "ROLE_USER": "user", "ROLE_AGENT": "agent"}
@@ -220,6 +224,32 @@ class Item:
         self.rev += 1
 
 
+@dataclass(frozen=True)
+class Confirmation:
+    """A tool call waiting for the user's approval: approve or reject it with ``Chat.confirm``."""
+
+    call_id: str | None
+    tool: str  # the tool the agent wants to run
+    args: Any
+    hint: str
+    task_id: str | None
+
+    @classmethod
+    def from_call(cls, call: ToolCall, task_id: str | None) -> Confirmation:
+        args = call.args if isinstance(call.args, dict) else {}
+        original = raw.get(args, "originalFunctionCall", "original_function_call")
+        original = original if isinstance(original, dict) else {}
+        confirmation = raw.get(args, "toolConfirmation", "tool_confirmation")
+        hint = raw.get(confirmation, "hint") if isinstance(confirmation, dict) else None
+        return cls(
+            call_id=call.call_id,
+            tool=str(original.get("name") or "a tool"),
+            args=original.get("args"),
+            hint=hint if isinstance(hint, str) else "",
+            task_id=task_id,
+        )
+
+
 @dataclass
 class Change:
     first: int | None = None  # lowest index whose item identity changed
@@ -287,6 +317,7 @@ class Conversation:
         self.turn_state: str = "idle"
         self.current_task_id: str | None = None
         self.input_task_id: str | None = None  # a task waiting for input: the next send resumes it
+        self.running_task_id: str | None = None  # the last loaded task, still running on the server
 
     # -- queries ---------------------------------------------------------------------------
     def __len__(self) -> int:
@@ -295,6 +326,21 @@ class Conversation:
     @property
     def busy(self) -> bool:
         return self.turn_state in ("submitted", "working")
+
+    def pending_confirmation(self) -> Confirmation | None:
+        """The question of a turn waiting for the user's approval (kagent's
+        ``adk_request_confirmation`` call), if the turn ended ``input-required`` with one."""
+        if self.turn_state != "input-required":
+            return None
+        for item in reversed(self.items):
+            if item.role == "user" and item.kind is ItemKind.MESSAGE:
+                break
+            if item.raw is None or item.kind is not ItemKind.MESSAGE:
+                continue
+            for call in reversed(item.tools):
+                if call.name == meta.REQUEST_CONFIRMATION and not call.has_result:
+                    return Confirmation.from_call(call, self.input_task_id)
+        return None
 
     def message_ids(self) -> set[str]:
         return set(self._by_id)
@@ -335,14 +381,22 @@ class Conversation:
         self._extend_from_tasks(tasks)
         self.turn_state = "idle"
         self.input_task_id = None
+        self.running_task_id = None
         if tasks:
-            # a session whose last task waits for the user: the next send resumes that task
             last = tasks[-1]
             status = last.get("status") if isinstance(last.get("status"), dict) else {}
             state = norm_state(status.get("state"))
-            if state in ("input-required", "auth-required") and isinstance(last.get("id"), str):
+            last_id = last.get("id") if isinstance(last.get("id"), str) else None
+            if last_id is not None:
+                self.current_task_id = last_id
+            if state in ("input-required", "auth-required") and last_id is not None:
+                # a session whose last task waits for the user: the next send resumes that task
                 self.turn_state = state
-                self.input_task_id = last["id"]
+                self.input_task_id = last_id
+            elif state in ("submitted", "working") and last_id is not None:
+                # still running on the server: a client can reattach to it
+                self.turn_state = "working"
+                self.running_task_id = last_id
         return Change(first=0, turn_ended=True)
 
     def _reset(self) -> None:
@@ -353,19 +407,15 @@ class Conversation:
         self._live = None
 
     def _extend_from_tasks(self, tasks: Iterable[Any]) -> None:
-        # Thousands of small objects are made here and none of them is garbage; the cyclic
-        # collector's passes over them would cost a third of the load.
-        enabled = gc.isenabled()
-        gc.disable()
-        try:
-            for task in tasks:
-                if not isinstance(task, dict):
-                    continue
-                task_id = task.get("id")
-                self._extend(raw.history(task), raw.metadata(task), task_id if isinstance(task_id, str) else None)
-        finally:
-            if enabled:
-                gc.enable()
+        for task in tasks:
+            if not isinstance(task, dict):
+                continue
+            task_id = task.get("id")
+            task_meta = raw.metadata(task)
+            if task_meta.get(EFFECTIVE_HISTORY_KEY) is True:
+                # a rewind's (or fork's) Task: its history is the whole conversation so far
+                self._reset()
+            self._extend(raw.history(task), task_meta, task_id if isinstance(task_id, str) else None)
 
     def _extend(self, messages: Iterable[Any], task_meta: Any = None, task_id: str | None = None) -> list[Item]:
         added = []
@@ -418,17 +468,45 @@ class Conversation:
         self.items.append(item)
         self._pending_user = item
         self.turn_state = "submitted"
+        self.running_task_id = None
         return Change(first=len(self.items) - 1)
 
     def add_error(self, text: str) -> Change:
         """An error shown where it happened (e.g. the connection dropped)."""
         return self._append(Item(ItemKind.ERROR, _synthetic_key("error"), role="system", text=text))
 
-    def end_turn(self, state: str = "completed") -> Change:
-        """End the turn from the client side (the stream closed without a final status)."""
-        if self.turn_state in TURN_ENDING_STATES or self.turn_state == "idle":
+    def end_turn(self, state: str) -> Change:
+        """End the turn from the client side with ``state`` (``interrupted``: the stream stopped
+        without a final status; ``canceled``: the user stopped it), unless it already ended."""
+        if self.turn_state in TURN_ENDING_STATES or self.turn_state in CLIENT_STATES:
             return Change()
         return self._end_turn(state)
+
+    def remove_message(self, message_id: str) -> Change:
+        """Take a message out of the view (one the server turned out not to have)."""
+        item = self._by_id.get(message_id)
+        if item is None or item not in self.items:
+            return Change()
+        index = self.items.index(item)
+        del self.items[index]
+        self._forget([item])
+        if self._pending_user is item:
+            self._pending_user = None
+        return Change(first=index)
+
+    def checkpoint(self) -> RewindToken:
+        """The view as it is now, to :meth:`restore` exactly (e.g. after a refused send)."""
+        return RewindToken("", len(self.items), self._capture())
+
+    def restore(self, token: RewindToken) -> Change:
+        """Put the view back exactly as it was at ``token``."""
+        first = min(token.index, len(self.items))
+        for i, (a, b) in enumerate(zip(self.items, token._state[0], strict=False)):
+            if a is not b:
+                first = min(first, i)
+                break
+        self._restore(token._state)
+        return Change(first=first, turn_ended=True)
 
     # -- optimistic rewind -----------------------------------------------------------------
     def truncate_before(self, invocation_id: str) -> tuple[RewindToken, Change]:
@@ -474,6 +552,7 @@ class Conversation:
             self.turn_state,
             self.current_task_id,
             self.input_task_id,
+            self.running_task_id,
         )
 
     def _restore(self, state: tuple) -> None:
@@ -487,6 +566,7 @@ class Conversation:
             self.turn_state,
             self.current_task_id,
             self.input_task_id,
+            self.running_task_id,
         ) = state
         self.items, self._by_id, self._calls, self._artifacts = list(items), dict(by_id), dict(calls), dict(artifacts)
 
@@ -600,6 +680,7 @@ class Conversation:
             self._live = None
         self.turn_state = state
         self._pending_user = None
+        self.running_task_id = None
         self.input_task_id = (task_id or self.current_task_id) if state in ("input-required", "auth-required") else None
         return change
 
@@ -655,6 +736,10 @@ class Conversation:
             inv = meta.invocation_id(m)
             if inv and existing.invocation_id is None:
                 existing.invocation_id = inv
+                updated = True
+            who = meta.author(m)
+            if who and existing.author is None:
+                existing.author = who
                 updated = True
             if updated:
                 existing.rev += 1
