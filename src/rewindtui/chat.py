@@ -803,8 +803,12 @@ class Chat:
             # REST rewind: the text goes as the next turn
             await self._turn(self.client.build_message(text, session_id=self.session_id), text)
 
-    def _refused(self, token: RewindToken, reason: str) -> RewindFailed:
+    async def _refused(self, token: RewindToken, reason: str) -> RewindFailed:
+        """A clear refusal: the view goes back exactly, then is checked against the server (a
+        refusal may mean this view was stale, e.g. another client rewound first)."""
         self._emit(self.conversation.rollback(token).merge(Change(turn_ended=True)))
+        with contextlib.suppress(ClientError):
+            await self.refresh()
         return RewindFailed(f"rewind refused: {reason}; the conversation is unchanged")
 
     async def _unknown(self, token: RewindToken, invocation_id: str, reason: str) -> RewindOutcomeUnknown:
@@ -830,12 +834,12 @@ class Chat:
             await self.client.rewind_rest(sid, invocation_id)
         except HTTPStatusFailed as exc:
             if exc.status < 500:
-                raise self._refused(token, exc.detail or str(exc)) from None
+                raise await self._refused(token, exc.detail or str(exc)) from None
             raise await self._unknown(token, invocation_id, str(exc)) from None
         except (ConnectionLost, MalformedFrame) as exc:
             raise await self._unknown(token, invocation_id, str(exc)) from None
         except ConnectFailed as exc:
-            raise self._refused(token, f"not sent: {exc}") from None
+            raise await self._refused(token, f"not sent: {exc}") from None
         with contextlib.suppress(ClientError):
             await self.refresh()
 
@@ -868,7 +872,7 @@ class Chat:
                 async for event in events:
                     failure = _failure_text(event)
                     if failure is not None:
-                        raise self._refused(token, failure)
+                        raise await self._refused(token, failure)
                     answer = self._answer(event)
                     if answer == "drift":
                         drift = True
@@ -882,12 +886,12 @@ class Chat:
                         self._emit(conversation.apply(event))
         except HTTPStatusFailed as exc:
             if exc.status < 500:
-                raise self._refused(token, exc.detail or str(exc)) from None
+                raise await self._refused(token, exc.detail or str(exc)) from None
             raise await self._unknown(token, invocation_id, str(exc)) from None
         except (ConnectionLost, MalformedFrame) as exc:
             raise await self._unknown(token, invocation_id, str(exc)) from None
         except ConnectFailed as exc:
-            raise self._refused(token, f"not sent: {exc}") from None
+            raise await self._refused(token, f"not sent: {exc}") from None
         if drift:
             reason = (
                 f"the server answered with a Task that lacks the {contract.EFFECTIVE_HISTORY_KEY} flag its agent card "
