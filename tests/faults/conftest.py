@@ -7,11 +7,11 @@ from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
 import pytest
+from faultkit import view
 from proxy import FaultProxy
 
 from rewindtui.chat import Chat
 from rewindtui.client import A2AClient, ServerConfig
-from rewindtui.conversation import Conversation, ItemKind
 from rewindtui.server import EmbeddedServer
 
 
@@ -39,15 +39,6 @@ def _fresh_faults(request: pytest.FixtureRequest) -> Iterator[None]:
     yield
     if "proxy" in request.fixturenames:
         request.getfixturevalue("proxy").clear()
-
-
-def view(conversation: Conversation) -> list[tuple[str, str, str, tuple[str, ...]]]:
-    """What the user sees of the conversation's content (errors and notes left out)."""
-    return [
-        (item.kind.value, item.role, item.text, tuple(item.message_ids))
-        for item in conversation.items
-        if item.kind in (ItemKind.MESSAGE, ItemKind.ARTIFACT)
-    ]
 
 
 @pytest.fixture

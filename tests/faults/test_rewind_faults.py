@@ -8,7 +8,7 @@ import asyncio
 import json
 
 import pytest
-from conftest import view
+from faultkit import view
 from proxy import Fault, is_a2a_rewind, is_rest
 
 from rewindtui.chat import Busy, Chat, RewindFailed, RewindOutcomeUnknown

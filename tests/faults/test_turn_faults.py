@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import view
+from faultkit import view
 from proxy import Fault, FaultProxy, is_rest, is_rpc, is_turn
 
 from rewindtui import cli
@@ -271,7 +271,6 @@ async def test_connection_reset_before_the_server_got_it_is_a_refusal(make_chat,
 
 async def test_server_down_at_start(make_chat):
     from fakeserver import closed_port
-
     from rewindtui.client import A2AClient, ServerConfig
 
     async with A2AClient(ServerConfig(url=f"http://127.0.0.1:{closed_port()}/api/a2a/x/y/")) as client:
