@@ -13,7 +13,6 @@ import pytest
 from captures import load
 from fakeserver import FakeServer, Reply, closed_port, sse_body
 from rewindtui.a2a import Dialect, EventKind
-from rewindtui.a2a.models import JsonRpcError
 from rewindtui.client import (
     REWIND_EXTENSION,
     A2AClient,
@@ -440,8 +439,7 @@ async def test_json_rpc_error_frame_with_http_200(server):
         events = [e async for e in client.stream(cap.request["params"]["message"])]
     (event,) = events
     assert event.kind is EventKind.ERROR
-    assert isinstance(event.model, JsonRpcError)
-    assert event.model.describe() == "JSON-RPC error -32602: Task 36af6b91-36cc-446c-b644-5f9c4e8529ca is in terminal state: completed"
+    assert event.body == {"code": -32602, "message": "Task 36af6b91-36cc-446c-b644-5f9c4e8529ca is in terminal state: completed"}
 
 
 async def test_json_rpc_error_answered_as_plain_json(server):
@@ -452,7 +450,7 @@ async def test_json_rpc_error_answered_as_plain_json(server):
         events = [e async for e in client.stream(client.build_message("x", session_id="s1"))]
     (event,) = events
     assert event.kind is EventKind.ERROR
-    assert event.model.describe() == "JSON-RPC error -32001: Task not found"
+    assert event.body == {"code": -32001, "message": "Task not found"}
 
 
 # -- typed errors -------------------------------------------------------------------------------

@@ -850,7 +850,7 @@ class Chat:
             return None
         if raw.metadata(event.body).get(contract.EFFECTIVE_HISTORY_KEY) is True:
             return "flag"
-        if _state_of(event) == "completed" and isinstance(event.body.get("history"), list):
+        if _state_of(event) == "completed" and raw.history(event.body):
             caps = self.client.capabilities
             return "drift" if caps is not None and caps.advertised else "fallback"
         return None
