@@ -16,7 +16,7 @@ import httpx
 import pytest
 
 from rewindtui import cli
-from rewindtui.client import A2AClient
+from rewindtui.client import A2AClient, ServerConfig
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "kagent-0.10.4"
@@ -366,3 +366,73 @@ def test_dialect_and_user_id_are_used(run) -> None:
     assert other.rc == 1 and "does not exist" in other.err
     assert session not in run("sessions", "--user-id", "carol").out
     assert session in run("sessions", "--user-id", "bob").out
+
+
+# -- words that tell the truth -----------------------------------------------------------------
+def session_ids(run) -> list[str]:
+    return [rec["id"] for rec in run("sessions", "--json").records()]
+
+
+def test_send_and_history_json_agree_on_every_field(run) -> None:
+    for text in ("plain words", "what is the weather in Oslo"):
+        sent = run("send", "--json", text)
+        assert sent.rc == 0, sent.err
+        header, *records = sent.records()
+        history = run("history", "--json", "--session", header["session"]).records()
+        assert records == history  # every field of every message, the user's included (author ...)
+        assert records[0]["author"] == "user"
+
+
+def test_unknown_session_says_it_does_not_exist(run) -> None:
+    before = session_ids(run)
+    for argv in (("send", "--session", "no-such-id", "hi"), ("rewind", "--session", "no-such-id", "--before", "e-1")):
+        r = run(*argv)
+        assert r.rc == 1 and r.out == ""
+        assert r.err == "rewindtui: error: session 'no-such-id' does not exist on this server\n"
+    assert session_ids(run) == before
+
+
+def test_any_unique_prefix_of_a_session_id(run) -> None:
+    session, _ = new_session(run, "prefix me")
+    others = [s for s in session_ids(run) if s != session]
+    size = next(n for n in range(4, len(session)) if not any(o.startswith(session[:n]) for o in others))
+    r = run("history", "--session", session[:size])
+    assert r.rc == 0 and "user: prefix me" in r.lines
+    s = run("send", "--json", "--session", session[:size], "and more")
+    assert s.rc == 0 and s.records()[0] == {"session": session}
+
+
+def test_rewind_off_in_the_settings_says_so(run) -> None:
+    session, turns = new_session(run, "one", "two")
+    r = run("rewind", "--rewind", "off", "--session", session, "--before", turns[1])
+    assert r.rc == 1 and r.err == "rewindtui: error: rewind is off for this server in your settings\n"
+    f = run("fork", "--rewind", "off", "--session", session, "--before", turns[1])
+    assert f.rc == 1 and "off for this server in your settings" in f.err
+    assert len(invocations(run, session)) == 2  # nothing was rewound
+
+
+def test_a_send_to_a_wrong_url_prints_its_error_once_and_leaves_no_session(run, server) -> None:
+    before = session_ids(run)
+    # a port with nothing on it
+    url = f"http://127.0.0.1:{closed_port()}/api/a2a/x/y/"
+    r = run("send", "--url", url, "hello?", connect=False)
+    assert r.rc == 1 and r.out == "" and r.err.count("\n") == 1 and "user:" not in r.err
+    # the right server, the wrong agent path
+    wrong = server.base_url + "/api/a2a/local/nobody/"
+    r = run("send", "--url", wrong, "--api", server.api_url, "hello?", connect=False)
+    assert r.rc == 1 and r.out == "" and r.err.count("\n") == 1
+    assert "no A2A agent card" in r.err
+    assert session_ids(run) == before
+
+
+async def test_a_new_session_exists_only_after_its_first_message(server) -> None:
+    from rewindtui.chat import Chat
+
+    async with A2AClient(ServerConfig(url=server.agent_url, api=server.api_url)) as client:
+        chat = Chat(client)
+        before = {s.id for s in await client.list_sessions()}
+        await chat.open(None)
+        assert chat.session_id is None
+        assert {s.id for s in await client.list_sessions()} == before
+        await chat.send("now it exists")
+        assert {s.id for s in await client.list_sessions()} == before | {chat.session_id}
