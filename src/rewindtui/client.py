@@ -391,17 +391,19 @@ class A2AClient:
         return self.capabilities
 
     async def _card_from_fallbacks(self, first: HTTPStatusFailed) -> dict[str, Any]:
+        missing = first
         for url in self.config.fallback_urls:
             base = url if url.endswith("/") else url + "/"
             try:
                 card = await self.fetch_card(base)
             except HTTPStatusFailed as exc:
                 if exc.status == 404:
+                    missing = _more_telling(missing, exc)
                     continue
                 raise
             self.config.url = base
             return card
-        raise first
+        raise missing
 
     # -- streaming -----------------------------------------------------------------------------
     def build_message(
@@ -575,6 +577,12 @@ class A2AClient:
         if not isinstance(data, list):
             raise MalformedFrame(f"tasks of {session_id}: expected a list")
         return data
+
+
+def _more_telling(a: HTTPStatusFailed, b: HTTPStatusFailed) -> HTTPStatusFailed:
+    """Of two 404s, the one whose server said more than a router's generic "not found"."""
+    generic = ("404 page not found", "not found", "")
+    return b if a.detail.strip().lower() in generic and b.detail.strip().lower() not in generic else a
 
 
 def _seg(value: str) -> str:
