@@ -5,16 +5,20 @@ from __future__ import annotations
 import asyncio
 import socket
 import threading
+from collections.abc import Callable
 from typing import Any
 
 import uvicorn
 
 
 class ServeInThread:
-    """``with ServeInThread(app) as served:`` -> ``served.url`` (``http://127.0.0.1:PORT``)."""
+    """``with ServeInThread(app) as served:`` -> ``served.url`` (``http://127.0.0.1:PORT``).
+    ``ServeInThread(factory=f)``: the app is ``f(url)`` (for an app that must know its own URL)."""
 
-    def __init__(self, app: Any) -> None:
+    def __init__(self, app: Any = None, *, factory: Callable[[str], Any] | None = None) -> None:
+        assert (app is None) != (factory is None)
         self.app = app
+        self.factory = factory
         self.port = 0
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
@@ -29,7 +33,8 @@ class ServeInThread:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind(("127.0.0.1", 0))
         self.port = sock.getsockname()[1]
-        config = uvicorn.Config(self.app, log_level="warning", lifespan="on", timeout_graceful_shutdown=2)
+        app = self.factory(self.url) if self.factory is not None else self.app
+        config = uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=2)
         server = uvicorn.Server(config)
         self._server = server
 

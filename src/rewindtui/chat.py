@@ -804,11 +804,8 @@ class Chat:
             await self._turn(self.client.build_message(text, session_id=self.session_id), text)
 
     async def _refused(self, token: RewindToken, reason: str) -> RewindFailed:
-        """A clear refusal: the view goes back exactly, then is checked against the server (a
-        refusal may mean this view was stale, e.g. another client rewound first)."""
+        """A clear refusal: the view goes back exactly as it was (the server changed nothing)."""
         self._emit(self.conversation.rollback(token).merge(Change(turn_ended=True)))
-        with contextlib.suppress(ClientError):
-            await self.refresh()
         return RewindFailed(f"rewind refused: {reason}; the conversation is unchanged")
 
     async def _unknown(self, token: RewindToken, invocation_id: str, reason: str) -> RewindOutcomeUnknown:

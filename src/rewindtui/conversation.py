@@ -291,6 +291,29 @@ def _pairable_response(m: Any, calls: dict[str, Item]) -> Item | None:
     return target if found else None
 
 
+def _task_messages(task: dict[str, Any]) -> tuple[list[Any], list[Any], str | None]:
+    """A Task's history messages; its status message when the history does not hold it (a2a-sdk
+    keeps the latest status message only there; a failed or canceled turn's reason is one); and,
+    for a failed status message with no ids (kagent's), the failure's text instead. Shown in that
+    order around the task's artifacts: history, artifacts, status message (a stream's order)."""
+    history = raw.history(task)
+    messages = [m for m in history if type(m) is dict and m.get("kind", "message") == "message"]
+    status = task.get("status")
+    if type(status) is not dict:
+        return messages, [], None
+    message = status.get("message")
+    if type(message) is not dict or not raw.is_message(message):
+        return messages, [], None
+    if norm_state(status.get("state")) == "failed" and not (
+        raw.task_id(message) or raw.context_id(message) or raw.metadata(message)
+    ):
+        return messages, [], raw.text_of(message) or "The task failed."
+    mid = raw.message_id(message)
+    if mid is None or any(raw.message_id(m) == mid for m in history):
+        return messages, [], None
+    return messages, [message], None
+
+
 def extract_messages_from_tasks(tasks: Iterable[Any]) -> list[Item]:
     """Flatten the tasks' histories in task order into transcript items.
 
@@ -415,7 +438,17 @@ class Conversation:
             if task_meta.get(EFFECTIVE_HISTORY_KEY) is True:
                 # a rewind's (or fork's) Task: its history is the whole conversation so far
                 self._reset()
-            self._extend(raw.history(task), task_meta, task_id if isinstance(task_id, str) else None)
+            tid = task_id if isinstance(task_id, str) else None
+            messages, last, failure = _task_messages(task)
+            self._extend(messages, task_meta, tid)
+            artifacts = task.get("artifacts")
+            if type(artifacts) is list:
+                for artifact in artifacts:
+                    self._add_artifact(artifact, tid, None, append=False)
+            if last:
+                self._extend(last, task_meta, tid)
+            if failure is not None:
+                self.items.append(Item(ItemKind.ERROR, _synthetic_key("error"), role="system", task_id=tid, text=failure))
 
     def _extend(self, messages: Iterable[Any], task_meta: Any = None, task_id: str | None = None) -> list[Item]:
         added = []
@@ -605,7 +638,7 @@ class Conversation:
     def _apply_task(self, body: Any, effective: bool) -> Change:
         task_id = body.get("id") if isinstance(body.get("id"), str) else None
         task_meta = raw.metadata(body)
-        history = [m for m in raw.history(body) if raw.is_message(m)]
+        history, last, failure = _task_messages(body)
         status = body.get("status") if isinstance(body.get("status"), dict) else {}
         state = norm_state(status.get("state")) if status else None
         if task_id:
@@ -628,7 +661,11 @@ class Conversation:
             change = Change(first=0)
         else:
             change = self._replace_task_scope(task_id, history, task_meta)
-        change.merge(self._task_artifacts(body, task_id))
+        change.merge(self._task_artifacts(body, task_id, history + last))
+        for item in self._extend(last, task_meta, task_id):
+            change.merge(Change(first=self.items.index(item)))
+        if failure is not None and not any(i.kind is ItemKind.ERROR and i.task_id == task_id for i in self.items):
+            change.merge(self._append(Item(ItemKind.ERROR, _synthetic_key("error"), role="system", task_id=task_id, text=failure)))
         return change.merge(self._state_change(state, task_id))
 
     def _replace_task_scope(self, task_id: str | None, history: list[Any], task_meta: Any) -> Change:
@@ -650,13 +687,13 @@ class Conversation:
             self._pending_user = self._by_id.get(self._pending_user.key) if self._pending_user else None
         return Change(first=at)
 
-    def _task_artifacts(self, body: dict[str, Any], task_id: str | None) -> Change:
-        """A Task's artifacts, except those repeating text its own history already shows."""
+    def _task_artifacts(self, body: dict[str, Any], task_id: str | None, messages: list[Any]) -> Change:
+        """A Task's artifacts, except those repeating text its own messages already show."""
         change = Change()
         artifacts = body.get("artifacts")
         if not isinstance(artifacts, list) or not artifacts:
             return change
-        shown = {raw.text_of(m) for m in raw.history(body) if raw.is_message(m) and raw.role(m) != "user"}
+        shown = {raw.text_of(m) for m in messages if raw.role(m) != "user"}
         for artifact in artifacts:
             if isinstance(artifact, dict) and _only_text(artifact) and raw.text_of(artifact) in shown:
                 continue

@@ -74,12 +74,13 @@ async def test_rest_refusal_rolls_back_exactly(make_chat, proxy, truth, status, 
     sid, turns = await three_turns(make_chat)
     chat = await make_chat(rewind="rest")
     await chat.open(sid)
-    before = view(chat.conversation)
+    before = list(chat.conversation.items)
     proxy.add(Fault(is_rest("POST", "/rewind"), status=status, body=body))
     with pytest.raises(RewindFailed) as info:
         await chat.rewind(turns[1])
     assert json.loads(body)["error"] in str(info.value)
-    assert view(chat.conversation) == before == await truth(sid)
+    assert chat.conversation.items == before  # the very same items, back in place
+    assert view(chat.conversation) == await truth(sid)
 
 
 async def test_json_rpc_error_refuses_the_a2a_rewind(make_chat, proxy, truth):
@@ -105,16 +106,20 @@ async def test_rewind_to_an_unknown_id_sends_nothing(make_chat, proxy, truth):
     assert view(chat.conversation) == before == await truth(sid)
 
 
-async def test_stale_view_rewind_is_refused_and_then_shows_the_truth(make_chat, truth):
+async def test_stale_view_rewind_is_refused_exactly(make_chat, truth):
     """Another client rewound first: this client's target is gone on the server, which refuses
-    (a failed status); the view rolls back and then shows what the server holds."""
+    (a failed status) and changes nothing; the view rolls back exactly, and a re-read shows what
+    the server holds."""
     sid, turns = await three_turns(make_chat)
     a, b = await make_chat(), await make_chat()
     await a.open(sid)
     await b.open(sid)
+    before = list(b.conversation.items)
     await a.rewind(turns[1])
     with pytest.raises(RewindFailed, match="rewind refused"):
         await b.rewind(turns[2])
+    assert b.conversation.items == before  # the very same items, back in place
+    assert await b.refresh()
     assert users(b) == users(a) == ["one"]
     assert view(b.conversation) == view(a.conversation) == await truth(sid)
 
