@@ -15,6 +15,8 @@ request did) and then written back to the client -- as it was, or broken the way
   middle (a protocol error), ``"reset"`` resets the connection.
 - ``live``: relay the stream frame by frame as the server sends it (with ``cut_after``: cut while
   the server is still working on the turn).
+- ``request`` / ``reply``: rewrite the request body before forwarding it, or a (non-stream) answer's
+  body before sending it on.
 
 Faults match requests by a predicate and apply ``times`` times (then requests pass through).
 Standard library and httpx only; asyncio on a background thread, so sync and async tests can use it.
@@ -104,6 +106,8 @@ class Fault:
     cut_after: int | None = None
     how: str = "eof"  # eof | chunked | reset
     live: bool = False
+    request: Callable[[bytes], bytes] | None = None
+    reply: Callable[[bytes], bytes] | None = None
     hits: int = 0
 
     def takes(self, req: Seen) -> bool:
@@ -275,6 +279,8 @@ class FaultProxy:
             await writer.drain()
 
     async def _answer(self, req: Seen, fault: Fault | None, writer: asyncio.StreamWriter) -> None:
+        if fault is not None and fault.request is not None:
+            req = Seen(req.method, req.path, req.headers, fault.request(req.body))
         if fault is not None and fault.live:
             await self._relay_live(req, fault, writer)
             return
@@ -292,6 +298,8 @@ class FaultProxy:
             return
         if fault.status is not None and fault.forward:
             answer = _Answer(fault.status, "Injected", {"content-type": fault.content_type}, fault.body)
+        if fault.reply is not None and not answer.is_sse:
+            answer.body = fault.reply(answer.body)
         if answer.is_sse and (fault.frames is not None or fault.cut_after is not None):
             frames = split_frames(answer.body)
             if fault.frames is not None:
