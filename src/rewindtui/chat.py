@@ -28,7 +28,6 @@ import asyncio
 import contextlib
 import gc
 import logging
-import sqlite3
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
@@ -36,7 +35,7 @@ from typing import Any
 
 from rewindtui.a2a import contract, outgoing, raw
 from rewindtui.a2a.classify import EventKind, StreamEvent
-from rewindtui.a2a.dialect import RPC_TASK_NOT_FOUND, TURN_ENDING_STATES, Dialect, norm_state
+from rewindtui.a2a.dialect import TURN_ENDING_STATES
 from rewindtui.client import (
     A2AClient,
     ClientError,
@@ -44,12 +43,13 @@ from rewindtui.client import (
     ConnectionLost,
     HTTPStatusFailed,
     MalformedFrame,
-    RpcError,
     Session,
     Unsupported,
 )
 from rewindtui.conversation import CANCELED, INTERRUPTED, Change, Confirmation, Conversation, Item, RewindToken
+from rewindtui.history import History, SessionNotFound
 from rewindtui.local_sessions import LocalSessions
+from rewindtui.turn_watch import Outcome, Watch, failure_text, has_message, state_in, state_of
 
 log = logging.getLogger(__name__)
 
@@ -59,9 +59,6 @@ Listener = Callable[[Change], None]
 STOP_GRACE = 2.0
 #: How often :meth:`Chat.resume` re-reads a running task when the server cannot stream it again.
 POLL_INTERVAL = 1.0
-#: ListTasks page size, and the most tasks read back for one session.
-_PAGE = 100
-_MAX_TASKS = 100_000
 _NAME_LIMIT = 40
 
 
@@ -89,10 +86,6 @@ class RewindFailed(ClientError):
 
 class RewindOutcomeUnknown(ClientError):
     """The rewind's answer was lost; the view shows the server's view, re-read afterwards."""
-
-
-class SessionNotFound(ClientError):
-    """No session with that id (or id prefix) on this server."""
 
 
 # -- permissions -------------------------------------------------------------------------------
@@ -137,97 +130,6 @@ def derive_title(text: str) -> str:
     return line if len(line) <= _NAME_LIMIT else line[: _NAME_LIMIT - 1].rstrip() + "…"
 
 
-# -- reading a stream --------------------------------------------------------------------------
-def _failure_text(event: StreamEvent) -> str | None:
-    """The reason, if this event says the request failed (a failed status or a JSON-RPC error)."""
-    if event.kind is EventKind.ERROR:
-        body = event.body if isinstance(event.body, dict) else {}
-        return f"JSON-RPC error {body.get('code')}: {body.get('message') or 'no message'}"
-    if event.kind in (EventKind.STATUS, EventKind.TASK, EventKind.TASK_LIKE) and isinstance(event.body, dict):
-        status = event.body.get("status")
-        if isinstance(status, dict) and norm_state(status.get("state")) in ("failed", "rejected"):
-            return raw.text_of(status.get("message")) or "the server reported failure"
-    return None
-
-
-def _state_of(event: StreamEvent) -> str | None:
-    if event.kind in (EventKind.STATUS, EventKind.TASK, EventKind.TASK_LIKE) and isinstance(event.body, dict):
-        status = event.body.get("status")
-        if isinstance(status, dict):
-            return norm_state(status.get("state"))
-    return None
-
-
-def _task_id_of(event: StreamEvent) -> str | None:
-    body = event.body
-    if event.is_task and isinstance(body, dict):
-        return raw.text_or_none(body.get("id"))
-    return raw.task_id(body)
-
-
-def _carries(event: StreamEvent, message_id: str | None) -> bool:
-    """The event shows the message ``message_id`` back (a status echo, a Task's history)."""
-    if not message_id or not isinstance(event.body, dict):
-        return False
-    if event.is_task:
-        return any(raw.message_id(m) == message_id for m in raw.history(event.body))
-    if event.kind is EventKind.STATUS:
-        status = event.body.get("status")
-        return isinstance(status, dict) and raw.message_id(status.get("message")) == message_id
-    return event.kind is EventKind.MESSAGE and raw.message_id(event.body) == message_id
-
-
-def _has_message(tasks: list[dict[str, Any]], message_id: str) -> bool:
-    return any(raw.message_id(m) == message_id for t in tasks for m in raw.history(t))
-
-
-def _state_in(tasks: list[dict[str, Any]], task_id: str | None) -> str | None:
-    for task in reversed(tasks):
-        if task_id is None or task.get("id") == task_id:
-            status = task.get("status")
-            return norm_state(status.get("state")) if isinstance(status, dict) else None
-    return None
-
-
-class _Watch:
-    """What one request's stream has shown so far."""
-
-    def __init__(self, message_id: str | None, *, accepted: bool = False, task_id: str | None = None) -> None:
-        self.message_id = message_id
-        self.accepted = accepted  # the server took the message
-        self.echoed = False  # ... and showed it back
-        self.task_id = task_id
-        self.state: str | None = None
-        self.events = 0
-
-    @property
-    def ended(self) -> bool:
-        return self.state in TURN_ENDING_STATES
-
-    def see(self, event: StreamEvent) -> None:
-        self.events += 1
-        if event.kind is EventKind.UNKNOWN:
-            return
-        self.accepted = True
-        task_id = _task_id_of(event)
-        if task_id and (self.task_id is None or event.is_task):
-            self.task_id = task_id
-        if _carries(event, self.message_id):
-            self.echoed = True
-        state = _state_of(event)
-        if state and state != "unknown":
-            self.state = state
-
-
-@dataclass
-class _Outcome:
-    """How reading a stream ended: ``done`` (the turn ended), ``cut`` (it stopped after the server
-    took the message), ``unknown`` (it stopped before we could tell), ``refused``, ``stopped``."""
-
-    kind: str
-    reason: str = ""
-
-
 # -- the chat ----------------------------------------------------------------------------------
 class Chat:
     def __init__(self, client: A2AClient, listener: Listener | None = None, store: LocalSessions | None = None) -> None:
@@ -241,7 +143,7 @@ class Chat:
         if store is None and client.config.local_store is not None:
             key = client.config.local_store_key or client.config.url
             store = LocalSessions(client.config.local_store, key, client.config.user_id)
-        self.store = store
+        self.history = History(client, store)
         #: where the open session's history came from: "rest", "a2a" (ListTasks / GetTask), or None
         self.history_source: str | None = None
         #: said in the view when the server cannot give (all of) the conversation back
@@ -254,7 +156,7 @@ class Chat:
         self.interrupted_task_id: str | None = None
         #: the id of the message the last turn sent
         self.last_message_id: str | None = None
-        self._watch: _Watch | None = None
+        self._watch: Watch | None = None
         self._inner: asyncio.Task[Any] | None = None
         self._stop_requested = False
         #: the id given to a new session for its first send, and whether the server was asked to
@@ -326,16 +228,16 @@ class Chat:
         SessionNotFound when the server (or, without a REST API, this client) knows no such session."""
         await self.client.connect()
         conversation = Conversation()
-        session: Session | None = None
-        self.history_source, self.history_note = None, ""
+        read = None
         if session_id is not None:
-            session_id = await self.resolve_session_id(session_id)
-            conversation.session_id = session_id
-            session, tasks = await self._read_history(session_id)
+            read = await self.history.read(session_id)
+            conversation.session_id = read.session.id if read.session else session_id
             with gc_paused():
-                conversation.load_tasks(tasks)
+                conversation.load_tasks(read.tasks)
         self.conversation = conversation
-        self.session = session
+        self.session = read.session if read else None
+        self.history_source = read.source if read else None
+        self.history_note = read.note if read else ""
         self.edit = None
         self.interrupted_task_id = None
         self._emit(Change(first=0, turn_ended=True))
@@ -353,150 +255,22 @@ class Chat:
         """The user's sessions: the server's (REST) and those this client remembers; a remembered
         one the server no longer knows comes back with ``gone`` set."""
         await self.client.connect()
-        remembered = self._remembered()
-        if self.client.has_api:
-            sessions = await self.client.list_sessions()
-            known = {s.id for s in sessions}
-            for entry in remembered:
-                if entry.id not in known:
-                    self._store_call("mark_gone", entry.id)
-                    sessions.append(Session(entry.id, entry.title, None, entry.created_at, entry.updated_at, gone=True))
-            return sessions
-        out = []
-        for entry in remembered:
-            gone = entry.gone
-            if self._can_list_tasks():
-                try:
-                    gone = not (await self.client.list_tasks(entry.id, page_size=1)).tasks
-                except ClientError:
-                    gone = entry.gone
-                if gone != entry.gone:
-                    self._store_call("mark_gone", entry.id, gone)
-            out.append(Session(entry.id, entry.title, self.client.config.user_id, entry.created_at, entry.updated_at, gone=gone))
-        return out
-
-    async def resolve_session_id(self, prefix: str) -> str:
-        """The full id of the session ``prefix`` names: itself, or the one known session it starts."""
-        if self.client.has_api:
-            ids = [s.id for s in await self.client.list_sessions()]
-        else:
-            ids = [s.id for s in self._remembered()]
-        if prefix in ids:
-            return prefix
-        matches = [i for i in ids if i.startswith(prefix)]
-        if len(matches) == 1:
-            return matches[0]
-        if len(matches) > 1:
-            shown = ", ".join(m[:12] for m in matches[:5])
-            raise SessionNotFound(f"session id {prefix!r} is ambiguous: it starts {len(matches)} sessions ({shown}); give more of it")
-        return prefix  # not listed: the server is asked for it by its full id
-
-    async def _read_history(self, session_id: str) -> tuple[Session | None, list[dict[str, Any]]]:
-        """The session and its tasks (oldest first), from the REST API, else from A2A."""
-        if self.client.has_api:
-            try:
-                session = await self.client.get_session(session_id)
-            except HTTPStatusFailed as exc:
-                if exc.status == 404:
-                    raise SessionNotFound(f"session {session_id!r} does not exist on this server") from None
-                raise
-            self.history_source = "rest"
-            return session, await self.client.session_tasks(session_id)
-        remembered = self.store.get(session_id) if self.store is not None else None
-        session = Session(session_id, remembered.title if remembered else "", self.client.config.user_id)
-        if self._can_list_tasks():
-            try:
-                tasks = await self._list_all_tasks(session_id)
-            except RpcError as exc:
-                if not exc.not_offered:
-                    raise
-            else:
-                if not tasks and remembered is None:
-                    raise SessionNotFound(f"session {session_id!r} does not exist on this server (it lists no tasks for it)")
-                self.history_source = "a2a"
-                return session, tasks
-        task_ids = self.store.task_ids(session_id) if self.store is not None else []
-        tasks = []
-        for task_id in task_ids:
-            try:
-                tasks.append(await self.client.get_task(task_id))
-            except RpcError as exc:
-                if exc.code != RPC_TASK_NOT_FOUND:
-                    raise
-        if tasks:
-            self.history_source = "a2a"
-        if remembered is None:
-            self.history_note = (
-                "This server cannot give a conversation back (it has no REST API and no A2A ListTasks), "
-                "and this session was not used from here: earlier turns are not shown."
-            )
-        elif len(tasks) < len(task_ids):
-            self.history_note = f"The server no longer has {len(task_ids) - len(tasks)} of this session's turns."
-        return session, tasks
-
-    def _can_list_tasks(self) -> bool:
-        caps = self.client.capabilities
-        return caps is not None and caps.dialect is Dialect.V10
-
-    async def _list_all_tasks(self, context_id: str) -> list[dict[str, Any]]:
-        """Every task of a context (ListTasks, all pages), oldest first."""
-        tasks: list[dict[str, Any]] = []
-        token: str | None = None
-        while len(tasks) < _MAX_TASKS:
-            page = await self.client.list_tasks(context_id, page_size=_PAGE, page_token=token)
-            tasks.extend(page.tasks)
-            token = page.next_page_token
-            if not token or not page.tasks:
-                break
-        return _oldest_first(tasks)
+        return await self.history.sessions()
 
     async def refresh(self) -> bool:
         """Re-read the whole session from the server (the server's view is the truth). False when
         the server cannot give it back."""
         sid = self.session_id
-        if not sid:
+        tasks = await self.history.tasks(sid) if sid else None
+        if tasks is None:
             return False
-        try:
-            if self.client.has_api:
-                tasks = await self.client.session_tasks(sid)
-            elif self._can_list_tasks():
-                tasks = await self._list_all_tasks(sid)
-            else:
-                return False
-        except RpcError as exc:
-            if exc.not_offered:
-                return False
-            raise
         with gc_paused():
             self._emit(self.conversation.load_tasks(tasks))
         return True
 
-    # -- the local store -----------------------------------------------------------------------
-    def _remembered(self) -> list[Any]:
-        if self.store is None:
-            return []
-        try:
-            return self.store.sessions()
-        except sqlite3.Error as exc:
-            log.warning("local sessions store unreadable: %s", exc)
-            return []
-
-    def _store_call(self, name: str, *args: Any, **kw: Any) -> None:
-        """Record in the local store; a broken store never fails a turn."""
-        if self.store is None:
-            return
-        try:
-            getattr(self.store, name)(*args, **kw)
-        except sqlite3.Error as exc:
-            log.warning("local sessions store: %s failed: %s", name, exc)
-
-    def _remember(self, watch: _Watch, text: str) -> None:
-        sid = self.session_id
-        if not sid or not watch.accepted:
-            return
-        self._store_call("remember", sid, title=derive_title(text))
-        if watch.task_id:
-            self._store_call("add_task", sid, watch.task_id)
+    def _remember(self, watch: Watch, text: str) -> None:
+        if self.session_id and watch.accepted:
+            self.history.remember(self.session_id, title=derive_title(text), task_id=watch.task_id)
 
     # -- turns ---------------------------------------------------------------------------------
     async def send(self, text: str) -> None:
@@ -556,7 +330,7 @@ class Chat:
         """Run one turn for ``message``: show it, stream the answer, and settle the outcome."""
         conversation = self.conversation
         token = conversation.checkpoint()
-        watch = _Watch(raw.message_id(message))
+        watch = Watch(raw.message_id(message))
         self.last_message_id = watch.message_id
         self.sending = True
         self._stop_requested = False
@@ -582,16 +356,16 @@ class Chat:
             self.conversation.session_id = None
             self.session = None
 
-    async def _settle(self, outcome: _Outcome, watch: _Watch, token: RewindToken) -> None:
+    async def _settle(self, outcome: Outcome, watch: Watch, token: RewindToken) -> None:
         """Make the view the server's truth after a stream, and raise what the caller must know."""
         conversation = self.conversation
         if outcome.kind == "unknown":
             has = await self._server_has_message(watch.message_id)
             if has is False:
-                outcome = _Outcome("refused", f"{outcome.reason}; the server does not have the message")
+                outcome = Outcome("refused", f"{outcome.reason}; the server does not have the message")
             else:
                 watch.accepted = True
-                outcome = _Outcome("cut", outcome.reason)
+                outcome = Outcome("cut", outcome.reason)
         if outcome.kind == "refused":
             self._emit(conversation.restore(token))
             raise TurnRefused(f"not sent: {outcome.reason}")
@@ -604,7 +378,7 @@ class Chat:
         if outcome.kind == "cut":
             await self._recover(watch, outcome.reason)
 
-    async def _consume_stoppable(self, events: AsyncIterator[StreamEvent], watch: _Watch) -> _Outcome:
+    async def _consume_stoppable(self, events: AsyncIterator[StreamEvent], watch: Watch) -> Outcome:
         """:meth:`_consume` in its own task, so that :meth:`stop` can abort it locally."""
         inner = asyncio.ensure_future(self._consume(events, watch))
         self._inner = inner
@@ -613,42 +387,42 @@ class Chat:
         except asyncio.CancelledError:
             current = asyncio.current_task()
             if self._stop_requested and inner.cancelled() and not (current and current.cancelling()):
-                return _Outcome("stopped", "stopped by the user")
+                return Outcome("stopped", "stopped by the user")
             raise
         finally:
             self._inner = None
 
-    async def _consume(self, events: AsyncIterator[StreamEvent], watch: _Watch) -> _Outcome:
+    async def _consume(self, events: AsyncIterator[StreamEvent], watch: Watch) -> Outcome:
         """Apply a stream's events to the view until it ends; say how it ended."""
         conversation = self.conversation
         try:
             async with contextlib.aclosing(events) as stream:  # type: ignore[type-var]
                 async for event in stream:
-                    failure = _failure_text(event)
+                    failure = failure_text(event)
                     if not watch.accepted and failure is not None:
-                        return _Outcome("refused", f"the server refused the message: {failure}")
+                        return Outcome("refused", f"the server refused the message: {failure}")
                     if event.kind is EventKind.ERROR:
                         # an error in the middle of a turn: the rest of this stream is not to be believed
-                        return _Outcome("cut", f"the server sent an error in the middle of the turn ({failure})")
+                        return Outcome("cut", f"the server sent an error in the middle of the turn ({failure})")
                     watch.see(event)
                     self._emit(conversation.apply(event))
                     if event.kind is EventKind.STATUS and isinstance(event.body, dict) and event.body.get("final") is True:
                         break
         except (HTTPStatusFailed, Unsupported) as exc:
-            return _Outcome("refused", str(exc))
+            return Outcome("refused", str(exc))
         except ConnectionLost as exc:
-            return _Outcome("cut" if watch.accepted else "unknown", str(exc))
+            return Outcome("cut" if watch.accepted else "unknown", str(exc))
         except ConnectFailed as exc:
-            return _Outcome("refused" if watch.events == 0 else "cut", str(exc))
+            return Outcome("refused" if watch.events == 0 else "cut", str(exc))
         except MalformedFrame as exc:
-            return _Outcome("cut" if watch.accepted else "unknown", str(exc))
+            return Outcome("cut" if watch.accepted else "unknown", str(exc))
         if watch.ended:
-            return _Outcome("done")
+            return Outcome("done")
         if not watch.accepted:
-            return _Outcome("unknown", "the stream ended before the server said anything about the message")
-        return _Outcome("cut", "the stream ended before the turn finished")
+            return Outcome("unknown", "the stream ended before the server said anything about the message")
+        return Outcome("cut", "the stream ended before the turn finished")
 
-    async def _recover(self, watch: _Watch, reason: str) -> None:
+    async def _recover(self, watch: Watch, reason: str) -> None:
         """The stream stopped mid-turn: resume it, else re-read the turn; raise TurnInterrupted
         unless it was resumed to its end."""
         conversation = self.conversation
@@ -667,12 +441,12 @@ class Chat:
         self._emit(conversation.add_error(f"Interrupted: {reason}; {what}."))
         raise TurnInterrupted(f"the turn was interrupted: {reason}; {what}", server_state=state)
 
-    async def _resume_stream(self, task_id: str, watch: _Watch) -> bool:
+    async def _resume_stream(self, task_id: str, watch: Watch) -> bool:
         """Resume a live task's stream where the server offers it; True if it ran to the turn's end."""
         caps = self.client.capabilities
         if caps is None or not caps.streaming:
             return False
-        resumed = _Watch(watch.message_id, accepted=True, task_id=task_id)
+        resumed = Watch(watch.message_id, accepted=True, task_id=task_id)
         outcome = await self._consume(self.client.subscribe(task_id), resumed)
         watch.state = resumed.state or watch.state
         return outcome.kind == "done"
@@ -686,11 +460,11 @@ class Chat:
                 tasks = await self.client.session_tasks(sid)
                 with gc_paused():
                     self._emit(conversation.load_tasks(tasks))
-                state = _state_in(tasks, task_id)
+                state = state_in(tasks, task_id)
             elif task_id:
                 task = await self.client.get_task(task_id)
                 self._emit(conversation.apply(StreamEvent(EventKind.TASK, task)))
-                state = _state_in([task], task_id)
+                state = state_in([task], task_id)
             else:
                 return None
         except ClientError as exc:
@@ -706,17 +480,12 @@ class Chat:
         if not message_id or not sid:
             return None
         try:
-            if self.client.has_api:
-                tasks = await self.client.session_tasks(sid)
-            elif self._can_list_tasks():
-                tasks = await self._list_all_tasks(sid)
-            else:
-                return None
+            tasks = await self.history.tasks(sid)
         except HTTPStatusFailed as exc:
             return False if exc.status == 404 else None
         except ClientError:
             return None
-        return _has_message(tasks, message_id)
+        return None if tasks is None else has_message(tasks, message_id)
 
     # -- stop and resume -----------------------------------------------------------------------
     async def stop(self, grace: float = STOP_GRACE) -> None:
@@ -747,7 +516,7 @@ class Chat:
             return
         self.sending = True
         self._stop_requested = False
-        watch = _Watch(None, accepted=True, task_id=task_id)
+        watch = Watch(None, accepted=True, task_id=task_id)
         self._watch = watch
         try:
             self.interrupted_task_id = None
@@ -847,7 +616,7 @@ class Chat:
             return None
         if raw.metadata(event.body).get(contract.EFFECTIVE_HISTORY_KEY) is True:
             return "flag"
-        if _state_of(event) == "completed" and raw.history(event.body):
+        if state_of(event) == "completed" and raw.history(event.body):
             caps = self.client.capabilities
             return "drift" if caps is not None and caps.advertised else "fallback"
         return None
@@ -867,7 +636,7 @@ class Chat:
         try:
             async with contextlib.aclosing(stream) as events:  # type: ignore[type-var]
                 async for event in events:
-                    failure = _failure_text(event)
+                    failure = failure_text(event)
                     if failure is not None:
                         raise await self._refused(token, failure)
                     answer = self._answer(event)
@@ -903,7 +672,7 @@ class Chat:
         but did not take the text gets it as the next turn (never shown unless the server has it)."""
         conversation = self.conversation
         token = conversation.checkpoint()
-        watch = _Watch(raw.message_id(message))
+        watch = Watch(raw.message_id(message))
         self.sending = True
         self._stop_requested = False
         self._watch = watch
@@ -952,23 +721,9 @@ class Chat:
         if self.conversation.index_of_invocation(invocation_id) is None:
             raise ClientError(f"no turn {invocation_id!r} in this conversation; nothing was sent")
         session = await self.client.fork(original, invocation_id)
-        self._store_call("remember", session.id, title=session.name, forked_from=original)
+        self.history.remember(session.id, title=session.name, forked_from=original)
         await self.open(session.id)
         return session
-
-
-def _oldest_first(tasks: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """ListTasks answers newest first (by last update, per the spec); some servers answer oldest
-    first. Order by the status timestamps when every task has one, else reverse the spec's order."""
-    stamps = []
-    for task in tasks:
-        status = task.get("status")
-        stamp = status.get("timestamp") if isinstance(status, dict) else None
-        if not isinstance(stamp, str) or not stamp:
-            return list(reversed(tasks))
-        stamps.append(stamp)
-    order = sorted(range(len(tasks)), key=lambda i: stamps[i])
-    return [tasks[i] for i in order]
 
 
 __all__ = [
