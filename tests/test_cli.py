@@ -4,17 +4,16 @@ subprocess where the process boundary matters) against a real embedded server on
 from __future__ import annotations
 
 import io
-import json
 import os
 import socket
 import subprocess
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
 import pytest
 
+from clirun import Result, isolate
 from rewindtui import cli
 from rewindtui.client import A2AClient, ServerConfig
 
@@ -34,28 +33,7 @@ def server(tmp_path_factory):
 @pytest.fixture(autouse=True)
 def isolated_settings(tmp_path, monkeypatch):
     """No user config file or REWINDTUI_* variables leak into a test."""
-    for name in list(os.environ):
-        if name.startswith("REWINDTUI_"):
-            monkeypatch.delenv(name)
-    config = tmp_path / "config.toml"
-    config.write_text("")
-    monkeypatch.setenv("REWINDTUI_CONFIG", str(config))
-    monkeypatch.setenv("REWINDTUI_DATA_DIR", str(tmp_path / "client-data"))  # the local sessions store
-    return config
-
-
-@dataclass
-class Result:
-    rc: int
-    out: str
-    err: str
-
-    @property
-    def lines(self) -> list[str]:
-        return self.out.splitlines()
-
-    def records(self) -> list[dict]:
-        return [json.loads(line) for line in self.lines]
+    return isolate(tmp_path, monkeypatch)
 
 
 @pytest.fixture

@@ -593,19 +593,22 @@ class Chat:
         shows = "rewound" if rewound else "not rewound (the conversation is as it was)"
         return RewindOutcomeUnknown(f"the rewind's answer was lost ({reason}); the server's view, shown now, is {shows}")
 
+    async def _rewind_error(self, exc: ClientError, token: RewindToken, invocation_id: str) -> ClientError:
+        """A failed rewind request: a clear refusal (4xx, or never sent) rolls back; anything that
+        may have reached the server (5xx, connection lost, a garbled answer) re-reads it."""
+        if isinstance(exc, HTTPStatusFailed) and exc.status < 500:
+            return await self._refused(token, exc.detail or str(exc))
+        if isinstance(exc, ConnectFailed) and not isinstance(exc, ConnectionLost):
+            return await self._refused(token, f"not sent: {exc}")
+        return await self._unknown(token, invocation_id, str(exc))
+
     async def _rewind_rest(self, invocation_id: str, token: RewindToken) -> None:
         sid = self.session_id
         assert sid is not None
         try:
             await self.client.rewind_rest(sid, invocation_id)
-        except HTTPStatusFailed as exc:
-            if exc.status < 500:
-                raise await self._refused(token, exc.detail or str(exc)) from None
-            raise await self._unknown(token, invocation_id, str(exc)) from None
-        except (ConnectionLost, MalformedFrame) as exc:
-            raise await self._unknown(token, invocation_id, str(exc)) from None
-        except ConnectFailed as exc:
-            raise await self._refused(token, f"not sent: {exc}") from None
+        except (HTTPStatusFailed, ConnectFailed, MalformedFrame) as exc:
+            raise await self._rewind_error(exc, token, invocation_id) from None
         with contextlib.suppress(ClientError):
             await self.refresh()
 
@@ -650,14 +653,8 @@ class Chat:
                         return
                     else:
                         self._emit(conversation.apply(event))
-        except HTTPStatusFailed as exc:
-            if exc.status < 500:
-                raise await self._refused(token, exc.detail or str(exc)) from None
-            raise await self._unknown(token, invocation_id, str(exc)) from None
-        except (ConnectionLost, MalformedFrame) as exc:
-            raise await self._unknown(token, invocation_id, str(exc)) from None
-        except ConnectFailed as exc:
-            raise await self._refused(token, f"not sent: {exc}") from None
+        except (HTTPStatusFailed, ConnectFailed, MalformedFrame) as exc:
+            raise await self._rewind_error(exc, token, invocation_id) from None
         if drift:
             reason = (
                 f"the server answered with a Task that lacks the {contract.EFFECTIVE_HISTORY_KEY} flag its agent card "

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 import pytest
 
+from clirun import Result, isolate
 from faults.proxy import Fault, FaultProxy, Seen, is_a2a_rewind
 from rewindtui import cli
 from rewindtui.server import EmbeddedServer
@@ -46,21 +46,7 @@ def hidden_rest(a2a_only, tmp_path, monkeypatch):
     proxy.clear()
     proxy.add(Fault(is_card, times=FOREVER, reply=a2a_only_card))
     proxy.add(Fault(is_rest_api, times=FOREVER, status=404, body=b'{"error": "no REST API here"}'))
-    for name in [n for n in __import__("os").environ if n.startswith("REWINDTUI_")]:
-        monkeypatch.delenv(name)
-    (tmp_path / "config.toml").write_text("")
-    monkeypatch.setenv("REWINDTUI_CONFIG", str(tmp_path / "config.toml"))
-    monkeypatch.setenv("REWINDTUI_DATA_DIR", str(tmp_path / "data"))
-
-
-@dataclass
-class Result:
-    rc: int
-    out: str
-    err: str
-
-    def records(self) -> list[dict]:
-        return [json.loads(line) for line in self.out.splitlines()]
+    isolate(tmp_path, monkeypatch)
 
 
 @pytest.fixture

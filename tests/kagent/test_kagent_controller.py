@@ -5,36 +5,16 @@ can, and errors that name the real cause."""
 
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass
-
 import pytest
 
+from clirun import Result, isolate
 from fakeserver import closed_port
 from rewindtui import cli
 
 
-@dataclass
-class Result:
-    rc: int
-    out: str
-    err: str
-
-    @property
-    def lines(self) -> list[str]:
-        return self.out.splitlines()
-
-    def records(self) -> list[dict]:
-        return [json.loads(line) for line in self.lines]
-
-
 @pytest.fixture(autouse=True)
 def isolated(tmp_path, monkeypatch):
-    for name in [n for n in __import__("os").environ if n.startswith("REWINDTUI_")]:
-        monkeypatch.delenv(name)
-    (tmp_path / "config.toml").write_text("")
-    monkeypatch.setenv("REWINDTUI_CONFIG", str(tmp_path / "config.toml"))
-    monkeypatch.setenv("REWINDTUI_DATA_DIR", str(tmp_path / "data"))
+    isolate(tmp_path, monkeypatch)
 
 
 @pytest.fixture
