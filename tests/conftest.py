@@ -38,7 +38,11 @@ def _no_user_data_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pyt
     import rewindtui.dirs
 
     data = tmp_path_factory.mktemp("user-data")
-    monkeypatch.setattr(rewindtui.dirs.platformdirs, "user_data_dir", lambda *a, **k: str(data))
+
+    def user_data_dir(appname: str | None = None, *args: object, **kw: object) -> str:
+        return str(data / (appname or "data"))
+
+    monkeypatch.setattr(rewindtui.dirs.platformdirs, "user_data_dir", user_data_dir)
 
 
 def pytest_configure(config: pytest.Config) -> None:
