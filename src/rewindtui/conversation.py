@@ -296,22 +296,21 @@ def _task_messages(task: dict[str, Any]) -> tuple[list[Any], list[Any], str | No
     keeps the latest status message only there; a failed or canceled turn's reason is one); and,
     for a failed status message with no ids (kagent's), the failure's text instead. Shown in that
     order around the task's artifacts: history, artifacts, status message (a stream's order)."""
-    history = raw.history(task)
-    messages = [m for m in history if type(m) is dict and m.get("kind", "message") == "message"]
+    history = raw.history(task)  # entries that are not messages are left out when admitted
     status = task.get("status")
     if type(status) is not dict:
-        return messages, [], None
+        return history, [], None
     message = status.get("message")
     if type(message) is not dict or not raw.is_message(message):
-        return messages, [], None
+        return history, [], None
     if norm_state(status.get("state")) == "failed" and not (
         raw.task_id(message) or raw.context_id(message) or raw.metadata(message)
     ):
-        return messages, [], raw.text_of(message) or "The task failed."
+        return history, [], raw.text_of(message) or "The task failed."
     mid = raw.message_id(message)
     if mid is None or any(raw.message_id(m) == mid for m in history):
-        return messages, [], None
-    return messages, [message], None
+        return history, [], None
+    return history, [message], None
 
 
 def extract_messages_from_tasks(tasks: Iterable[Any]) -> list[Item]:
@@ -444,11 +443,24 @@ class Conversation:
             artifacts = task.get("artifacts")
             if type(artifacts) is list:
                 for artifact in artifacts:
-                    self._add_artifact(artifact, tid, None, append=False)
+                    if not self._repeats_last(artifact, tid):
+                        self._add_artifact(artifact, tid, None, append=False)
             if last:
                 self._extend(last, task_meta, tid)
             if failure is not None:
                 self.items.append(Item(ItemKind.ERROR, _synthetic_key("error"), role="system", task_id=tid, text=failure))
+
+    def _repeats_last(self, artifact: Any, task_id: str | None) -> bool:
+        """The common case on load, checked cheaply: a one-text-part artifact repeating the task's
+        last agent message (kagent's final answer)."""
+        parts = artifact.get("parts") if type(artifact) is dict else None
+        if type(parts) is not list or len(parts) != 1 or type(parts[0]) is not dict:
+            return False
+        text = parts[0].get("text")
+        if type(text) is not str or parts[0].get("kind", "text") != "text" or not self.items:
+            return False
+        last = self.items[-1]
+        return last.task_id == task_id and last.role != "user" and last.kind is ItemKind.MESSAGE and last.text == text
 
     def _extend(self, messages: Iterable[Any], task_meta: Any = None, task_id: str | None = None) -> list[Item]:
         added = []
@@ -639,6 +651,7 @@ class Conversation:
         task_id = body.get("id") if isinstance(body.get("id"), str) else None
         task_meta = raw.metadata(body)
         history, last, failure = _task_messages(body)
+        history = [m for m in history if raw.is_message(m)]
         status = body.get("status") if isinstance(body.get("status"), dict) else {}
         state = norm_state(status.get("state")) if status else None
         if task_id:
@@ -646,7 +659,7 @@ class Conversation:
         whole = effective or task_meta.get(EFFECTIVE_HISTORY_KEY) is True or (
             task_id is not None and task_id == self.session_id and bool(history)
         )
-        if not history and not whole:
+        if not history and not last and not whole:
             if self.turn_state in ("idle", "submitted"):
                 self.turn_state = "working"
             return self._state_change(state, task_id)
