@@ -8,10 +8,13 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
+from captures import load
 from fakeserver import FakeServer, Reply, sse_body
 from rewindtui.a2a import contract
-from rewindtui.chat import Busy, Chat, RewindOutcomeUnknown, SessionNotFound, TurnRefused
+from rewindtui.chat import Busy, Chat, RewindOutcomeUnknown, SessionNotFound, TurnInterrupted, TurnRefused
 from rewindtui.client import REWIND_EXTENSION, A2AClient, ServerConfig, Unsupported
 
 CARD = "/.well-known/agent-card.json"
@@ -296,3 +299,38 @@ async def test_session_id_prefixes(server):
         await chat.open("0f3a")
     with pytest.raises(SessionNotFound, match="'nope' does not exist on this server"):
         await chat.open("nope")
+
+
+# -- property: a stream cut anywhere is never a finished turn -------------------------------------
+_CAPTURES = ["02_turn_plain_text.txt", "03_turn_with_tool_call.txt", "06_turn_streaming_with_tool.txt"]
+
+
+@pytest.fixture(scope="module")
+def replay_server():
+    with FakeServer() as s:
+        # no history to re-read and no stream to resume: what the stream showed is all there is
+        s.route("GET", CARD, Reply.json(card(streaming=False)))
+        yield s
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(name=st.sampled_from(_CAPTURES), data=st.data())
+async def test_a_stream_cut_anywhere_is_never_a_finished_turn(replay_server, name, data):
+    cap = load("kagent-0.10.4/" + name)
+    frames = cap.data_lines
+    cut = data.draw(st.integers(min_value=0, max_value=len(frames)))
+    replay_server.route("POST", "/", Reply.sse(sse_body(frames[:cut])))
+    async with A2AClient(ServerConfig(url=replay_server.url + "/")) as client:
+        chat = Chat(client)
+        await chat.open(None)
+        try:
+            await chat.send("hello")
+        except TurnInterrupted:
+            interrupted = True
+        else:
+            interrupted = False
+    if cut == len(frames):
+        assert not interrupted and chat.conversation.turn_state == "completed"
+    else:
+        assert interrupted and chat.conversation.turn_state == "interrupted"
+        assert any(i.kind.value == "error" and i.text.startswith("Interrupted: ") for i in chat.conversation.items)
