@@ -31,7 +31,8 @@ or the path in ``--config`` / ``REWINDTUI_CONFIG``. Every key is optional::
 Environment: ``REWINDTUI_URL``, ``REWINDTUI_API``, ``REWINDTUI_KAGENT``, ``REWINDTUI_AGENT``,
 ``REWINDTUI_USER_ID``, ``REWINDTUI_HEADERS`` (a JSON object, or ``K: V; K2: V2``),
 ``REWINDTUI_REWIND``, ``REWINDTUI_DIALECT``, ``REWINDTUI_THEME``, ``REWINDTUI_DATA_DIR``,
-``REWINDTUI_MODEL``, ``REWINDTUI_CONFIG``.
+``REWINDTUI_MODEL``, ``REWINDTUI_CONFIG``; ``REWINDTUI_DEBUG`` (tracebacks instead of one-line
+errors, :func:`debug_enabled`).
 
 Precedence is per setting, with two rules: the server (``url``/``api`` or ``kagent``/``agent``)
 comes as a whole from the highest source that names one, so a flag ``--url`` is never paired with
