@@ -31,6 +31,20 @@ def _relocate_snapshots() -> None:
 _relocate_snapshots()
 
 
+@pytest.fixture(autouse=True)
+def _no_user_data_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Nothing a test runs writes to the user's real data dir (the client's local sessions store
+    lives there); a test that wants its own sets REWINDTUI_DATA_DIR again."""
+    import rewindtui.dirs
+
+    data = tmp_path_factory.mktemp("user-data")
+
+    def user_data_dir(appname: str | None = None, *args: object, **kw: object) -> str:
+        return str(data / (appname or "data"))
+
+    monkeypatch.setattr(rewindtui.dirs.platformdirs, "user_data_dir", user_data_dir)
+
+
 def pytest_configure(config: pytest.Config) -> None:
     # Updating snapshots for a single test id deletes the module's other snapshots with a
     # relocated folder; only allow whole modules, -k, or the whole suite.

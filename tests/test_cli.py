@@ -4,19 +4,18 @@ subprocess where the process boundary matters) against a real embedded server on
 from __future__ import annotations
 
 import io
-import json
 import os
 import socket
 import subprocess
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
 import pytest
 
+from clirun import Result, isolate
 from rewindtui import cli
-from rewindtui.client import A2AClient
+from rewindtui.client import A2AClient, ServerConfig
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "kagent-0.10.4"
@@ -34,27 +33,7 @@ def server(tmp_path_factory):
 @pytest.fixture(autouse=True)
 def isolated_settings(tmp_path, monkeypatch):
     """No user config file or REWINDTUI_* variables leak into a test."""
-    for name in list(os.environ):
-        if name.startswith("REWINDTUI_"):
-            monkeypatch.delenv(name)
-    config = tmp_path / "config.toml"
-    config.write_text("")
-    monkeypatch.setenv("REWINDTUI_CONFIG", str(config))
-    return config
-
-
-@dataclass
-class Result:
-    rc: int
-    out: str
-    err: str
-
-    @property
-    def lines(self) -> list[str]:
-        return self.out.splitlines()
-
-    def records(self) -> list[dict]:
-        return [json.loads(line) for line in self.lines]
+    return isolate(tmp_path, monkeypatch)
 
 
 @pytest.fixture
@@ -242,7 +221,7 @@ def test_fork_leaves_the_original(run) -> None:
 def test_history_of_unknown_session(run) -> None:
     r = run("history", "--session", "no-such-session")
     assert r.rc == 1 and r.out == ""
-    assert r.err.startswith("rewindtui: error: no session 'no-such-session'") and r.err.count("\n") == 1
+    assert r.err == "rewindtui: error: session 'no-such-session' does not exist on this server\n"
 
 
 def test_unreachable_url(run) -> None:
@@ -305,9 +284,9 @@ def test_send_exits_1_when_the_turn_fails(run, monkeypatch) -> None:
     assert r.rc == 1
     assert r.lines[0].startswith("session: ") and "error: No parts in the new_message." in r.lines
     assert r.err == "rewindtui: error: the turn failed: No parts in the new_message.\n"
-    # and a stock server cannot be asked to rewind (it has no REST API to read the session)
+    # and a stock server is never asked to rewind: the reason is its card, said before anything is sent
     r = run("rewind", "--url", "http://stock.test/", "--session", "s1", "--before", "e-1", connect=False)
-    assert r.rc == 1 and "no REST API" in r.err
+    assert r.rc == 1 and r.err == "rewindtui: error: echo_agent does not support rewind (its agent card does not advertise it)\n"
 
 
 # -- dispatch ----------------------------------------------------------------------------------
@@ -362,6 +341,76 @@ def test_dialect_and_user_id_are_used(run) -> None:
     assert run("history", "--user-id", "bob", "--session", session).rc == 0
     # sessions belong to their user: another user cannot see it
     other = run("history", "--user-id", "carol", "--session", session)
-    assert other.rc == 1 and "no session" in other.err
+    assert other.rc == 1 and "does not exist" in other.err
     assert session not in run("sessions", "--user-id", "carol").out
     assert session in run("sessions", "--user-id", "bob").out
+
+
+# -- words that tell the truth -----------------------------------------------------------------
+def session_ids(run) -> list[str]:
+    return [rec["id"] for rec in run("sessions", "--json").records()]
+
+
+def test_send_and_history_json_agree_on_every_field(run) -> None:
+    for text in ("plain words", "what is the weather in Oslo"):
+        sent = run("send", "--json", text)
+        assert sent.rc == 0, sent.err
+        header, *records = sent.records()
+        history = run("history", "--json", "--session", header["session"]).records()
+        assert records == history  # every field of every message, the user's included (author ...)
+        assert records[0]["author"] == "user"
+
+
+def test_unknown_session_says_it_does_not_exist(run) -> None:
+    before = session_ids(run)
+    for argv in (("send", "--session", "no-such-id", "hi"), ("rewind", "--session", "no-such-id", "--before", "e-1")):
+        r = run(*argv)
+        assert r.rc == 1 and r.out == ""
+        assert r.err == "rewindtui: error: session 'no-such-id' does not exist on this server\n"
+    assert session_ids(run) == before
+
+
+def test_any_unique_prefix_of_a_session_id(run) -> None:
+    session, _ = new_session(run, "prefix me")
+    others = [s for s in session_ids(run) if s != session]
+    size = next(n for n in range(4, len(session)) if not any(o.startswith(session[:n]) for o in others))
+    r = run("history", "--session", session[:size])
+    assert r.rc == 0 and "user: prefix me" in r.lines
+    s = run("send", "--json", "--session", session[:size], "and more")
+    assert s.rc == 0 and s.records()[0] == {"session": session}
+
+
+def test_rewind_off_in_the_settings_says_so(run) -> None:
+    session, turns = new_session(run, "one", "two")
+    r = run("rewind", "--rewind", "off", "--session", session, "--before", turns[1])
+    assert r.rc == 1 and r.err == "rewindtui: error: rewind is off for this server in your settings\n"
+    f = run("fork", "--rewind", "off", "--session", session, "--before", turns[1])
+    assert f.rc == 1 and "off for this server in your settings" in f.err
+    assert len(invocations(run, session)) == 2  # nothing was rewound
+
+
+def test_a_send_to_a_wrong_url_prints_its_error_once_and_leaves_no_session(run, server) -> None:
+    before = session_ids(run)
+    # a port with nothing on it
+    url = f"http://127.0.0.1:{closed_port()}/api/a2a/x/y/"
+    r = run("send", "--url", url, "hello?", connect=False)
+    assert r.rc == 1 and r.out == "" and r.err.count("\n") == 1 and "user:" not in r.err
+    # the right server, the wrong agent path
+    wrong = server.base_url + "/api/a2a/local/nobody/"
+    r = run("send", "--url", wrong, "--api", server.api_url, "hello?", connect=False)
+    assert r.rc == 1 and r.out == "" and r.err.count("\n") == 1
+    assert "no A2A agent card" in r.err
+    assert session_ids(run) == before
+
+
+async def test_a_new_session_exists_only_after_its_first_message(server) -> None:
+    from rewindtui.chat import Chat
+
+    async with A2AClient(ServerConfig(url=server.agent_url, api=server.api_url)) as client:
+        chat = Chat(client)
+        before = {s.id for s in await client.list_sessions()}
+        await chat.open(None)
+        assert chat.session_id is None
+        assert {s.id for s in await client.list_sessions()} == before
+        await chat.send("now it exists")
+        assert {s.id for s in await client.list_sessions()} == before | {chat.session_id}

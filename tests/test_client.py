@@ -13,7 +13,6 @@ import pytest
 from captures import load
 from fakeserver import FakeServer, Reply, closed_port, sse_body
 from rewindtui.a2a import Dialect, EventKind
-from rewindtui.a2a.models import JsonRpcError
 from rewindtui.client import (
     REWIND_EXTENSION,
     A2AClient,
@@ -195,19 +194,34 @@ async def test_config_rewind_mode(server, card, mode, api, modes, fork):
 
 
 async def test_stock_kagent_card_rewind_and_fork_raise_unsupported_and_send_nothing(server):
+    """The gate is Chat.permissions: a card without our extension means no rewind, no edit, no
+    fork, each with the card as the reason, and nothing but the card is ever requested."""
+    from rewindtui.chat import Chat
+
     server.route("GET", CARD_PATH, Reply.capture(load(K + "01_agent_card.txt")))
     server.route("POST", "/", Reply.capture(load(K + "12_rewind_key_ignored_by_stock_server.txt")))
     async with make_client(server, api=server.url + "/api") as client:
-        message = client.rewind_message("s1", "e-2da84b7d-b17c-4801-b51b-c2767a95b2ba")
-        with pytest.raises(Unsupported) as a2a:
-            async for _ in client.rewind_stream(message):
-                pass
-        with pytest.raises(Unsupported) as rest:
-            await client.rewind_rest("s1", "e-2da84b7d-b17c-4801-b51b-c2767a95b2ba")
+        chat = Chat(client)
+        await client.connect()
+        chat.conversation.session_id = "s1"
+        for name in ("02_turn_plain_text", "03_turn_with_tool_call"):
+            cap = load(K + name + ".txt")
+            chat.conversation.add_user_message(cap.request["params"]["message"])
+            for data in cap.data_lines:
+                chat.conversation.apply(parse_frame(data))
+        before = view(chat.conversation)
+        target = chat.conversation.turn_invocations()[0]
+        perms = chat.permissions()
+        assert not perms.can_rewind and not perms.can_fork
+        with pytest.raises(Unsupported) as rewind:
+            await chat.rewind(target)
+        with pytest.raises(Unsupported) as edit:
+            chat.begin_edit(target)
         with pytest.raises(Unsupported) as fork:
-            await client.fork("s1", "e-2da84b7d-b17c-4801-b51b-c2767a95b2ba")
-    for info in (a2a, rest, fork):
-        assert "echo_agent" in one_line(info.value)
+            await chat.fork(target)
+        assert view(chat.conversation) == before
+    for info in (rewind, edit, fork):
+        assert "echo_agent does not support" in one_line(info.value)
     assert paths(server) == [("GET", CARD_PATH)]
 
 
@@ -217,7 +231,7 @@ async def test_forced_a2a_rewind_on_a_stock_server_sends_the_control_message(ser
     server.route("POST", "/", Reply.capture(load(K + "12_rewind_key_ignored_by_stock_server.txt")))
     async with make_client(server, rewind="a2a") as client:
         message = client.rewind_message("s1", "e-2da84b7d-b17c-4801-b51b-c2767a95b2ba")
-        events = [e async for e in client.rewind_stream(message)]
+        events = [e async for e in client.stream(message)]
     (sent,) = server.requests_to("POST", "/")
     body = sent.json
     assert body["method"] == "message/stream"
@@ -238,10 +252,8 @@ async def test_rest_rewind_and_fork(server):
     async with make_client(server, user_id="u1") as client:
         assert await client.rewind_rest("s1", "e-1") == {"id": "s1"}
         session = await client.fork("s1", "e-1")
-        # the A2A control message is not offered by this card
-        with pytest.raises(Unsupported):
-            async for _ in client.rewind_stream(client.rewind_message("s1", "e-1")):
-                pass
+        # the A2A control message is not offered by this card: rewind goes over REST
+        assert client.capabilities is not None and client.capabilities.rewind_mode == "rest"
     assert (session.id, session.name) == ("s2", "s1 (fork)")
     for path in ("/api/sessions/s1/rewind", "/api/sessions/s1/fork"):
         (req,) = server.requests_to("POST", path)
@@ -318,7 +330,7 @@ async def test_stream_a2a_sdk_capture_into_a_conversation(server, name):
     server.route("POST", "/", Reply.capture(cap))
     conv = Conversation("s0")
     conv.add_user_message({"messageId": "earlier", "role": "user", "parts": [{"kind": "text", "text": "before"}]})
-    conv.end_turn()
+    conv.end_turn("completed")
     async with make_client(server) as client:
         dialect = (await client.connect()).dialect
         message = client.build_message("hello", session_id=None)
@@ -427,8 +439,7 @@ async def test_json_rpc_error_frame_with_http_200(server):
         events = [e async for e in client.stream(cap.request["params"]["message"])]
     (event,) = events
     assert event.kind is EventKind.ERROR
-    assert isinstance(event.model, JsonRpcError)
-    assert event.model.describe() == "JSON-RPC error -32602: Task 36af6b91-36cc-446c-b644-5f9c4e8529ca is in terminal state: completed"
+    assert event.body == {"code": -32602, "message": "Task 36af6b91-36cc-446c-b644-5f9c4e8529ca is in terminal state: completed"}
 
 
 async def test_json_rpc_error_answered_as_plain_json(server):
@@ -439,7 +450,7 @@ async def test_json_rpc_error_answered_as_plain_json(server):
         events = [e async for e in client.stream(client.build_message("x", session_id="s1"))]
     (event,) = events
     assert event.kind is EventKind.ERROR
-    assert event.model.describe() == "JSON-RPC error -32001: Task not found"
+    assert event.body == {"code": -32001, "message": "Task not found"}
 
 
 # -- typed errors -------------------------------------------------------------------------------
@@ -471,7 +482,7 @@ async def test_timeout_is_a_one_line_connect_failed(server):
         with pytest.raises(ConnectFailed) as info:
             await client.connect()
     hold.set()
-    assert one_line(info.value) == f"timed out talking to {server.url}/.well-known/agent-card.json"
+    assert one_line(info.value).startswith(f"timed out waiting for {server.url}/.well-known/agent-card.json after sending")
 
 
 async def test_config_timeout_applies_to_the_agent_card(server):
@@ -650,4 +661,4 @@ async def test_rest_without_an_api_is_unsupported_and_sends_nothing(server):
         with pytest.raises(Unsupported) as info:
             await client.list_sessions()
     one_line(info.value)
-    assert server.requests == []
+    assert paths(server) == [("GET", CARD_PATH)]  # the card, which names no REST base, and nothing else

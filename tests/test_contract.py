@@ -122,3 +122,22 @@ def test_embedded_server_card_follows_the_contract() -> None:
     assert caps.rewind_modes == contract.MODES
     assert caps.fork and caps.api == "http://h/api"
     assert caps.metadata_key == contract.REWIND_METADATA_KEY
+
+
+async def test_the_embedded_servers_rewind_answer_is_recognised_by_the_flag(tmp_path) -> None:
+    """The fallback for unflagged answers must not hide a drift: against our own server (whose card
+    advertises the extension) the answer is recognised by the contract's flag, and only by it."""
+    from rewindtui.chat import Chat
+    from rewindtui.server import EmbeddedServer
+
+    with EmbeddedServer(tmp_path / "data") as srv:
+        async with A2AClient(ServerConfig(url=srv.agent_url, api=srv.api_url)) as client:
+            chat = Chat(client)
+            await chat.open(None)
+            for text in ("one", "two"):
+                await chat.send(text)
+            assert client.capabilities is not None and client.capabilities.advertised
+            assert client.capabilities.rewind_mode == contract.MODE_A2A
+            await chat.rewind(chat.conversation.turn_invocations()[1])
+            assert chat.last_rewind_answer == "flag"
+            assert [i.text for i in chat.conversation.items if i.role == "user"] == ["one"]

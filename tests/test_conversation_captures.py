@@ -9,7 +9,8 @@ import uuid
 import pytest
 
 from captures import load
-from rewindtui.a2a.classify import EventKind, classify_frame
+from rewindtui.a2a import metadata as meta
+from rewindtui.a2a.classify import EventKind, classify, classify_frame
 from rewindtui.client import parse_frame
 from rewindtui.conversation import (
     EFFECTIVE_HISTORY_KEY,
@@ -570,3 +571,116 @@ def test_every_capture_replays_without_unknown_items():
         assert all(i.kind is not ItemKind.UNKNOWN for i in conv.items), name
         assert conv.turn_state in ("completed", "failed"), name
         assert all(parse_frame(line).kind is not EventKind.UNKNOWN for line in load(name).data_lines)
+
+
+# -- guards for bugs that would otherwise pass unseen ----------------------------------------------
+def _task_first(lines: list[str], *, v10: bool = False) -> list[str]:
+    """A kagent-order stream opened with the Task the spec puts first (a2a-sdk's order, and the
+    embedded server's from now on): the first status's task, holding its user message."""
+    first = json.loads(lines[0])["result"]
+    message = first["status"]["message"]
+    task = {
+        "kind": "task",
+        "id": first["taskId"],
+        "contextId": first["contextId"],
+        "status": {"state": "submitted"},
+        "history": [message],
+    }
+    if v10:
+        task = {"task": {k: v for k, v in task.items() if k != "kind"}}
+    return [json.dumps({"jsonrpc": "2.0", "id": 1, "result": task})] + lines
+
+
+@pytest.mark.parametrize("name", ["02_turn_plain_text.txt", "03_turn_with_tool_call.txt", "06_turn_streaming_with_tool.txt"])
+@pytest.mark.parametrize("v10", [False, True])
+def test_both_stream_orders_give_the_same_view(name, v10):
+    """A Task first (spec §3.1.2) or a status first (kagent): one and the same transcript."""
+    cap = load(K + name)
+    status_first = Conversation("s1")
+    replay(status_first, K + "02_turn_plain_text.txt")
+    replay(status_first, K + name)
+    task_first = Conversation("s1")
+    replay(task_first, K + "02_turn_plain_text.txt")
+    replay(task_first, K + name, lines=_task_first(cap.data_lines, v10=v10))
+    assert view(task_first) == view(status_first)
+    assert [i.message_ids for i in task_first.items] == [i.message_ids for i in status_first.items]
+    assert task_first.turn_state == status_first.turn_state == "completed"
+
+
+def test_item_reads_adk_keys_before_kagent_keys_on_the_load_path():
+    """The hot path (loading a session) must read ``adk_<key>`` before ``kagent_<key>``, like the
+    metadata helper does: a message carrying both shows the ADK one."""
+    message = {
+        "kind": "message",
+        "messageId": "m1",
+        "role": "agent",
+        "parts": [{"kind": "text", "text": "hi"}],
+        "metadata": {
+            "kagent_invocation_id": "e-kagent",
+            "adk_invocation_id": "e-adk",
+            "kagent_author": "kagent-name",
+            "adk_author": "adk-name",
+        },
+    }
+    (item,) = extract_messages_from_tasks([{"id": "t1", "history": [message]}])
+    assert (item.invocation_id, item.author) == ("e-adk", "adk-name")
+    assert (meta.invocation_id(message), meta.author(message)) == ("e-adk", "adk-name")
+    # and a message with only kagent keys still reads them
+    only_kagent = dict(message, messageId="m2", metadata={"kagent_invocation_id": "e-k", "kagent_author": "k"})
+    (item,) = extract_messages_from_tasks([{"id": "t1", "history": [only_kagent]}])
+    assert (item.invocation_id, item.author) == ("e-k", "k")
+
+
+def _msg(mid: str, role: str, text: str) -> dict:
+    return {"kind": "message", "messageId": mid, "role": role, "parts": [{"kind": "text", "text": text}]}
+
+
+def test_dedupe_keeps_the_first_position_and_the_first_copy():
+    tasks = [
+        {"id": "t1", "history": [_msg("a", "user", "one"), _msg("b", "agent", "reply one")]},
+        {"id": "t2", "history": [_msg("c", "user", "two"), _msg("a", "user", "one AGAIN"), _msg("d", "agent", "reply two")]},
+    ]
+    items = extract_messages_from_tasks(tasks)
+    assert [(i.message_ids[0], i.text) for i in items] == [("a", "one"), ("b", "reply one"), ("c", "two"), ("d", "reply two")]
+    conv = Conversation("s")
+    conv.load_tasks(tasks)
+    assert [i.message_ids[0] for i in conv.items] == ["a", "b", "c", "d"]
+
+
+def test_empty_history_task_like_is_not_a_task():
+    """A kindless object with an empty history is not a Task: were it one, a rewind answer check
+    could take it for an (empty) effective history and wipe the whole view."""
+    payload = {"id": "t9", "contextId": "s1", "status": {"state": "completed"}, "history": []}
+    event = classify(payload)
+    assert not event.is_task and event.kind is not EventKind.TASK_LIKE
+    conv = kagent_session()
+    before = view(conv)
+    conv.apply(event)
+    assert view(conv) == before
+
+
+def test_an_effective_history_task_in_a_loaded_session_resets_what_came_before():
+    """Loading tasks: a rewind's Task (flagged) is the whole conversation up to it, even from a
+    server that also lists the rewound tasks."""
+    from rewindtui.a2a import contract
+
+    t1 = {"id": "t1", "history": [_msg("a", "user", "one"), _msg("b", "agent", "r1")]}
+    t2 = {"id": "t2", "history": [_msg("c", "user", "two"), _msg("d", "agent", "r2")]}
+    rewind = {"id": "t3", "metadata": {contract.EFFECTIVE_HISTORY_KEY: True}, "history": [_msg("a", "user", "one"), _msg("b", "agent", "r1")]}
+    t4 = {"id": "t4", "history": [_msg("e", "user", "three"), _msg("f", "agent", "r3")]}
+    conv = Conversation("s")
+    conv.load_tasks([t1, t2, rewind, t4])
+    assert [i.text for i in conv.items] == ["one", "r1", "three", "r3"]
+
+
+def test_loading_a_session_whose_last_task_runs_or_waits():
+    t1 = {"id": "t1", "status": {"state": "completed"}, "history": [_msg("a", "user", "one")]}
+    waiting = {"id": "t2", "status": {"state": "TASK_STATE_INPUT_REQUIRED"}, "history": [_msg("b", "user", "two")]}
+    running = {"id": "t3", "status": {"state": "working"}, "history": [_msg("c", "user", "three")]}
+    conv = Conversation("s")
+    conv.load_tasks([t1, waiting])
+    assert (conv.turn_state, conv.input_task_id, conv.running_task_id) == ("input-required", "t2", None)
+    conv.load_tasks([t1, running])
+    assert (conv.turn_state, conv.input_task_id, conv.running_task_id) == ("working", None, "t3")
+    conv.load_tasks([t1])
+    assert (conv.turn_state, conv.input_task_id, conv.running_task_id) == ("idle", None, None)

@@ -229,3 +229,27 @@ def test_namespace_flags_and_with_server(config) -> None:
     live = s.with_server("http://127.0.0.1:9/api/a2a/local/demo/", "http://127.0.0.1:9/api")
     assert not live.embedded and live.server_config().api == "http://127.0.0.1:9/api"
     assert isinstance(Settings().resolved_data_dir(), Path)
+
+
+def test_debug_switch_is_read_through_settings(tmp_path):
+    from rewindtui.settings import debug_enabled
+
+    assert debug_enabled({"REWINDTUI_DEBUG": "1"}) and debug_enabled({"REWINDTUI_DEBUG": "yes"})
+    assert not debug_enabled({}) and not debug_enabled({"REWINDTUI_DEBUG": "0"}) and not debug_enabled({"REWINDTUI_DEBUG": "off"})
+    config = tmp_path / "c.toml"
+    config.write_text("")
+    assert load_settings({"config": str(config)}, env={"REWINDTUI_DEBUG": "1"}).debug
+    assert not load_settings({"config": str(config)}, env={}).debug
+
+
+def test_kagent_settings_give_the_client_the_agent_ref_and_both_proxy_paths(tmp_path):
+    config = tmp_path / "c.toml"
+    config.write_text("")
+    s = load_settings({"kagent": "http://ctl:8083/", "agent": "ns/helper", "config": str(config)}, env={})
+    c = s.server_config()
+    assert c.url == "http://ctl:8083/api/a2a/ns/helper/" and c.api == "http://ctl:8083/api"
+    assert c.agent_ref == "ns/helper"
+    assert c.fallback_urls == ("http://ctl:8083/api/a2a-sandboxes/ns/helper/",)
+    assert c.local_store == s.resolved_data_dir() / "sessions.db"
+    plain = load_settings({"url": "http://agent/", "config": str(config)}, env={}).server_config()
+    assert plain.agent_ref is None and plain.fallback_urls == ()

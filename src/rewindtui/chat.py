@@ -1,32 +1,108 @@
-"""The operations a user performs on a session — open, send, rewind, edit-and-resend, fork —
-as plain asyncio over the client and the conversation model. The app and the headless commands
-both drive this; it knows nothing about terminals.
+"""The operations a user performs on a session — open, send, stop, confirm, rewind,
+edit-and-resend, fork — as plain asyncio over the client and the conversation model. The app and
+the headless commands both drive this; it knows nothing about terminals.
 
 Every change to the conversation is passed to ``listener`` (a :class:`~rewindtui.conversation.Change`)
 as it happens, so a view can redraw incrementally.
+
+The view is the server's truth:
+
+- A send the server refuses (an HTTP error, a JSON-RPC error, or a failed status before the server
+  took the message) leaves no trace in the view and raises :class:`TurnRefused`: the caller keeps
+  the draft.
+- A stream that is cut, ends without a final status, or carries an error after the server took the
+  message is never shown as a finished turn: the stream is resumed where the server offers it
+  (``SubscribeToTask`` / ``tasks/resubscribe``), else the turn is re-read from the server; if
+  it was not resumed, :class:`TurnInterrupted` says what the server holds. The turn is marked
+  ``interrupted`` unless the server says how it ended.
+- A rewind the server clearly refuses is rolled back exactly (:class:`RewindFailed`); one whose
+  outcome is unknown (connection lost after sending, timeout, 5xx, no answer) re-reads the
+  server's view and shows that (:class:`RewindOutcomeUnknown`).
+
+What may be asked for at all is decided in one place, :meth:`Chat.permissions`.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import gc
+import logging
 import uuid
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
-from rewindtui.a2a import contract, raw
+from rewindtui.a2a import contract, outgoing, raw
 from rewindtui.a2a.classify import EventKind, StreamEvent
-from rewindtui.a2a.dialect import norm_state
-from rewindtui.client import A2AClient, ClientError, Session, Unsupported
-from rewindtui.conversation import Change, Conversation, RewindToken
+from rewindtui.a2a.dialect import TURN_ENDING_STATES
+from rewindtui.client import (
+    A2AClient,
+    ClientError,
+    ConnectFailed,
+    ConnectionLost,
+    HTTPStatusFailed,
+    MalformedFrame,
+    Session,
+    Unsupported,
+)
+from rewindtui.conversation import CANCELED, INTERRUPTED, Change, Confirmation, Conversation, Item, RewindToken
+from rewindtui.history import History, SessionNotFound
+from rewindtui.local_sessions import LocalSessions
+from rewindtui.turn_watch import Outcome, Watch, failure_text, has_message, state_in, state_of
+
+log = logging.getLogger(__name__)
 
 Listener = Callable[[Change], None]
 
+#: How long :meth:`Chat.stop` waits for the server to end the turn before aborting locally.
+STOP_GRACE = 2.0
+#: How often :meth:`Chat.resume` re-reads a running task when the server cannot stream it again.
+POLL_INTERVAL = 1.0
+_NAME_LIMIT = 40
+
+
+# -- errors ------------------------------------------------------------------------------------
+class Busy(ClientError):
+    """Another turn or rewind is in flight."""
+
+
+class TurnRefused(ClientError):
+    """The server did not take the message; the view shows no trace of it (keep the draft)."""
+
+
+class TurnInterrupted(ClientError):
+    """The stream stopped before the turn's end and could not be resumed. The view shows what the
+    server holds; ``server_state`` is its state of the turn (None: it could not say)."""
+
+    def __init__(self, message: str, server_state: str | None = None) -> None:
+        super().__init__(message)
+        self.server_state = server_state
+
 
 class RewindFailed(ClientError):
-    """The server refused or failed the rewind; the view was rolled back."""
+    """The server refused the rewind (or it was not sent); the view was rolled back exactly."""
 
 
-class Busy(ClientError):
-    """Another rewind (or a turn) is in flight."""
+class RewindOutcomeUnknown(ClientError):
+    """The rewind's answer was lost; the view shows the server's view, re-read afterwards."""
+
+
+# -- permissions -------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Permissions:
+    """What the user may do now, and why not. The app and the CLI only follow this."""
+
+    can_rewind: bool  # rewind and edit-and-resend
+    can_fork: bool
+    can_stop: bool
+    can_confirm: bool  # answer a pending approval question
+    rewind_reason: str = ""  # why not ("" when allowed)
+    fork_reason: str = ""
+    stop_reason: str = ""
+    confirm_reason: str = ""
+    #: said in the view when the server cannot give (all of) the conversation back
+    history_note: str = ""
 
 
 @dataclass
@@ -36,32 +112,27 @@ class PendingEdit:
     text: str
 
 
-def _failure_text(event: StreamEvent) -> str | None:
-    """The reason, if this event says the request failed (a failed status or a JSON-RPC error)."""
-    if event.kind is EventKind.ERROR:
-        body = event.body if isinstance(event.body, dict) else {}
-        return f"JSON-RPC error {body.get('code')}: {body.get('message') or 'no message'}"
-    if event.kind is EventKind.STATUS and isinstance(event.body, dict):
-        status = event.body.get("status")
-        if isinstance(status, dict) and norm_state(status.get("state")) in ("failed", "rejected"):
-            return raw.text_of(status.get("message")) or "the server reported failure"
-    return None
+@contextlib.contextmanager
+def gc_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector: loading a long session makes thousands of small objects,
+    none of them garbage, and the collector's passes over them would cost a third of the load."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
-def _is_effective_history(event: StreamEvent) -> bool:
-    """The rewind answer: a Task flagged as the effective history, or (for servers that do not
-    flag it) a completed Task carrying a history."""
-    if not event.is_task or not isinstance(event.body, dict):
-        return False
-    if raw.metadata(event.body).get(contract.EFFECTIVE_HISTORY_KEY) is True:
-        return True
-    status = event.body.get("status")
-    state = norm_state(status.get("state")) if isinstance(status, dict) else None
-    return state == "completed" and isinstance(event.body.get("history"), list)
+def derive_title(text: str) -> str:
+    line = " ".join(text.strip().split("\n", 1)[0].split())
+    return line if len(line) <= _NAME_LIMIT else line[: _NAME_LIMIT - 1].rstrip() + "…"
 
 
+# -- the chat ----------------------------------------------------------------------------------
 class Chat:
-    def __init__(self, client: A2AClient, listener: Listener | None = None) -> None:
+    def __init__(self, client: A2AClient, listener: Listener | None = None, store: LocalSessions | None = None) -> None:
         self.client = client
         self.conversation = Conversation()
         self.listener = listener
@@ -69,7 +140,28 @@ class Chat:
         self.rewinding = False
         self.sending = False
         self.edit: PendingEdit | None = None
-        self._rewound = False
+        if store is None and client.config.local_store is not None:
+            key = client.config.local_store_key or client.config.url
+            store = LocalSessions(client.config.local_store, key, client.config.user_id)
+        self.history = History(client, store)
+        #: where the open session's history came from: "rest", "a2a" (ListTasks / GetTask), or None
+        self.history_source: str | None = None
+        #: said in the view when the server cannot give (all of) the conversation back
+        self.history_note = ""
+        #: how the last A2A rewind's answer was recognised: "flag" (the contract's effective-history
+        #: flag) or "fallback" (a completed Task with a history, from a server that does not
+        #: advertise our extension)
+        self.last_rewind_answer: str | None = None
+        #: a turn whose stream was cut while the server was still running it (see :meth:`resume`)
+        self.interrupted_task_id: str | None = None
+        #: the id of the message the last turn sent
+        self.last_message_id: str | None = None
+        self._watch: Watch | None = None
+        self._inner: asyncio.Task[Any] | None = None
+        self._stop_requested = False
+        #: the id given to a new session for its first send, and whether the server was asked to
+        #: create it: a send that does not get through leaves no session behind
+        self._new_session: tuple[str, bool] | None = None
 
     @property
     def session_id(self) -> str | None:
@@ -79,144 +171,531 @@ class Chat:
         if self.listener is not None and not change.empty:
             self.listener(change)
 
-    # -- sessions ----------------------------------------------------------------------------
+    # -- permissions ---------------------------------------------------------------------------
+    def permissions(self) -> Permissions:
+        """What may be done now and why not: the one capability gate (the app renders it, the
+        client only does what it is asked)."""
+        caps = self.client.capabilities
+        if caps is None:
+            reason = "not connected"
+            return Permissions(False, False, False, False, reason, reason, reason, reason, self.history_note)
+        busy = ""
+        if self.rewinding:
+            busy = "a rewind is in progress"
+        elif self.sending:
+            busy = "wait for the current turn to finish"
+        rewind_reason = caps.why_no_rewind() if not caps.can_rewind else busy
+        if not rewind_reason and self.conversation.items and not self.conversation.turn_invocations():
+            rewind_reason = (
+                "this server does not say which turn a message belongs to (its messages carry no "
+                "invocation ids), so there is no point to rewind to"
+            )
+        fork_reason = caps.why_no_fork() if not caps.fork else busy
+        stop_reason = "" if self.sending else "no turn is running"
+        confirmation = self.conversation.pending_confirmation()
+        confirm_reason = busy or ("" if confirmation is not None else "no question is waiting for an answer")
+        return Permissions(
+            can_rewind=not rewind_reason,
+            can_fork=not fork_reason,
+            can_stop=self.sending,
+            can_confirm=not confirm_reason,
+            rewind_reason=rewind_reason,
+            fork_reason=fork_reason,
+            stop_reason=stop_reason,
+            confirm_reason=confirm_reason,
+            history_note=self.history_note,
+        )
+
+    def why_not_rewind_to(self, item: Item) -> str:
+        """Why "Rewind to here" on ``item`` is unavailable ("" when it is available)."""
+        reason = self.permissions().rewind_reason
+        if reason:
+            return reason
+        if item.rewind_target is None:
+            return "this message does not belong to a turn the server can rewind to"
+        return ""
+
+    def _require(self, what: str) -> None:
+        perms = self.permissions()
+        reason = {"rewind": perms.rewind_reason, "fork": perms.fork_reason}[what]
+        if reason:
+            raise Busy(reason) if self.sending or self.rewinding else Unsupported(reason)
+
+    # -- sessions ------------------------------------------------------------------------------
     async def open(self, session_id: str | None = None) -> None:
-        """Open a session (its tasks from the REST API when there is one) or start a new one."""
+        """Open a session, or (None) start a new one. A new session is created on the server only
+        by its first message. ``session_id`` may be any unique prefix of a known session's id.
+        SessionNotFound when the server (or, without a REST API, this client) knows no such session."""
         await self.client.connect()
-        conversation = Conversation(session_id)
-        session: Session | None = None
-        if session_id is None:
-            if self.client.has_api:
-                session = await self.client.create_session()
-                conversation.session_id = session.id
-            else:
-                conversation.session_id = str(uuid.uuid4())
-        elif self.client.has_api:
-            session = await self.client.get_session(session_id)
-            conversation.load_tasks(await self.client.session_tasks(session_id))
+        conversation = Conversation()
+        read = None
+        if session_id is not None:
+            read = await self.history.read(session_id)
+            conversation.session_id = read.session.id if read.session else session_id
+            with gc_paused():
+                conversation.load_tasks(read.tasks)
         self.conversation = conversation
-        self.session = session
+        self.session = read.session if read else None
+        self.history_source = read.source if read else None
+        self.history_note = read.note if read else ""
         self.edit = None
+        self.interrupted_task_id = None
         self._emit(Change(first=0, turn_ended=True))
 
     async def connect_and_open(self, session_id: str | None = None) -> None:
-        """Connect, then open ``session_id``, else the most recently updated session, else a new one."""
+        """Connect, then open ``session_id``, else the most recently used session, else a new one."""
         await self.client.connect()
-        if session_id is None and self.client.has_api:
-            sessions = await self.client.list_sessions()
+        if session_id is None:
+            sessions = [s for s in await self.list_sessions() if not s.gone]
             if sessions:
                 session_id = max(sessions, key=lambda s: s.updated_at or s.created_at or "").id
         await self.open(session_id)
 
-    async def refresh(self) -> None:
-        """Re-read the session's tasks (the server's view is the truth after a rewind)."""
-        if self.client.has_api and self.session_id:
-            tasks = await self.client.session_tasks(self.session_id)
-            self._emit(self.conversation.load_tasks(tasks))
+    async def list_sessions(self) -> list[Session]:
+        """The user's sessions: the server's (REST) and those this client remembers; a remembered
+        one the server no longer knows comes back with ``gone`` set."""
+        await self.client.connect()
+        return await self.history.sessions()
 
-    # -- turns -------------------------------------------------------------------------------
+    async def refresh(self) -> bool:
+        """Re-read the whole session from the server (the server's view is the truth). False when
+        the server cannot give it back."""
+        sid = self.session_id
+        tasks = await self.history.tasks(sid) if sid else None
+        if tasks is None:
+            return False
+        with gc_paused():
+            self._emit(self.conversation.load_tasks(tasks))
+        return True
+
+    def _remember(self, watch: Watch, text: str) -> None:
+        if self.session_id and watch.accepted:
+            self.history.remember(self.session_id, title=derive_title(text), task_id=watch.task_id)
+
+    # -- turns ---------------------------------------------------------------------------------
     async def send(self, text: str) -> None:
-        """Send a message. During an edit, this is the rewind-and-send request."""
+        """Send a message. During an edit, this is the rewind-and-send request.
+
+        TurnRefused: the server did not take it (the view is as before). TurnInterrupted: the
+        stream stopped before the turn's end and could not be resumed. A turn that the server ends
+        as failed returns normally (``conversation.turn_state`` says so)."""
         if self.edit is not None:
             edit, self.edit = self.edit, None
             await self._rewind(edit.invocation_id, text, token=edit.token)
             return
         if self.sending or self.rewinding:
             raise Busy("a turn is still running")
+        await self._start_session(text)
         conversation = self.conversation
         message = self.client.build_message(
             text, session_id=conversation.session_id, task_id=conversation.input_task_id
         )
+        await self._turn(message, text)
+
+    async def confirm(self, approve: bool) -> None:
+        """Answer the pending approval question (``input-required`` with kagent's
+        ``adk_request_confirmation``): the same task id and a ``{"decision_type": ...}`` part."""
+        perms = self.permissions()
+        if not perms.can_confirm:
+            raise Busy(perms.confirm_reason) if self.sending or self.rewinding else Unsupported(perms.confirm_reason)
+        task_id = self.conversation.input_task_id
+        assert task_id is not None
+        message = outgoing.decision_message(
+            approve, dialect=self.client.dialect, context_id=self.session_id, task_id=task_id
+        )
+        await self._turn(message, "")
+
+    def pending_confirmation(self) -> Confirmation | None:
+        return self.conversation.pending_confirmation()
+
+    async def _start_session(self, text: str) -> None:
+        """A new session gets its id now. On a kagent controller the session is created first
+        (with the agent's ``agent_ref``, as kagent's UI does); elsewhere the client names the
+        context and the server creates it with the first message."""
+        if self.session_id is not None:
+            return
+        if self.client.config.agent_ref and self.client.has_api:
+            try:
+                session = await self.client.create_session(name=derive_title(text))
+            except ClientError as exc:
+                raise TurnRefused(f"could not create a session on the controller: {exc}") from exc
+            self.session = session
+            self.conversation.session_id = session.id
+            self._new_session = (session.id, True)
+        else:
+            self.conversation.session_id = str(uuid.uuid4())
+            self._new_session = (self.conversation.session_id, False)
+
+    async def _turn(self, message: dict[str, Any], text: str) -> None:
+        """Run one turn for ``message``: show it, stream the answer, and settle the outcome."""
+        conversation = self.conversation
+        token = conversation.checkpoint()
+        watch = Watch(raw.message_id(message))
+        self.last_message_id = watch.message_id
         self.sending = True
+        self._stop_requested = False
+        self._watch = watch
         self._emit(conversation.add_user_message(message))
         try:
-            async for event in self.client.stream(message):
-                self._emit(conversation.apply(event))
-        except ClientError as exc:
-            self._emit(conversation.add_error(str(exc)))
-            raise
+            outcome = await self._consume_stoppable(self.client.stream(message), watch)
+            await self._settle(outcome, watch, token)
         finally:
             self.sending = False
-            self._emit(conversation.end_turn())
+            self._watch = None
+            self._remember(watch, text)
+            new, self._new_session = self._new_session, None
+            if new is not None and not watch.accepted:
+                await self._drop_new_session(*new)
+
+    async def _drop_new_session(self, session_id: str, on_server: bool) -> None:
+        """A new session whose first send never got through: leave no empty session behind."""
+        if on_server:
+            with contextlib.suppress(ClientError):
+                await self.client.delete_session(session_id)
+        if self.session_id == session_id:
+            self.conversation.session_id = None
+            self.session = None
+
+    async def _settle(self, outcome: Outcome, watch: Watch, token: RewindToken) -> None:
+        """Make the view the server's truth after a stream, and raise what the caller must know."""
+        conversation = self.conversation
+        if outcome.kind == "unknown":
+            has = await self._server_has_message(watch.message_id)
+            if has is False:
+                outcome = Outcome("refused", f"{outcome.reason}; the server does not have the message")
+            else:
+                watch.accepted = True
+                outcome = Outcome("cut", outcome.reason)
+        if outcome.kind == "refused":
+            self._emit(conversation.restore(token))
+            raise TurnRefused(f"not sent: {outcome.reason}")
+        if outcome.kind == "stopped":
+            state = await self._reread(watch.task_id)
+            if state not in TURN_ENDING_STATES:
+                self._emit(conversation.end_turn(CANCELED))
+                self._emit(conversation.add_error("Stopped: the turn was stopped before it finished."))
+            return
+        if outcome.kind == "cut":
+            await self._recover(watch, outcome.reason)
+
+    async def _consume_stoppable(self, events: AsyncIterator[StreamEvent], watch: Watch) -> Outcome:
+        """:meth:`_consume` in its own task, so that :meth:`stop` can abort it locally."""
+        inner = asyncio.ensure_future(self._consume(events, watch))
+        self._inner = inner
+        try:
+            return await inner
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if self._stop_requested and inner.cancelled() and not (current and current.cancelling()):
+                return Outcome("stopped", "stopped by the user")
+            raise
+        finally:
+            self._inner = None
+
+    async def _consume(self, events: AsyncIterator[StreamEvent], watch: Watch) -> Outcome:
+        """Apply a stream's events to the view until it ends; say how it ended."""
+        conversation = self.conversation
+        try:
+            async with contextlib.aclosing(events) as stream:  # type: ignore[type-var]
+                async for event in stream:
+                    failure = failure_text(event)
+                    if not watch.accepted and failure is not None:
+                        return Outcome("refused", f"the server refused the message: {failure}")
+                    if event.kind is EventKind.ERROR:
+                        # an error in the middle of a turn: the rest of this stream is not to be believed
+                        return Outcome("cut", f"the server sent an error in the middle of the turn ({failure})")
+                    watch.see(event)
+                    self._emit(conversation.apply(event))
+                    if event.kind is EventKind.STATUS and isinstance(event.body, dict) and event.body.get("final") is True:
+                        break
+        except (HTTPStatusFailed, Unsupported) as exc:
+            return Outcome("refused", str(exc))
+        except ConnectionLost as exc:
+            return Outcome("cut" if watch.accepted else "unknown", str(exc))
+        except ConnectFailed as exc:
+            return Outcome("refused" if watch.events == 0 else "cut", str(exc))
+        except MalformedFrame as exc:
+            return Outcome("cut" if watch.accepted else "unknown", str(exc))
+        if watch.ended:
+            return Outcome("done")
+        if not watch.accepted:
+            return Outcome("unknown", "the stream ended before the server said anything about the message")
+        return Outcome("cut", "the stream ended before the turn finished")
+
+    async def _recover(self, watch: Watch, reason: str) -> None:
+        """The stream stopped mid-turn: resume it, else re-read the turn; raise TurnInterrupted
+        unless it was resumed to its end."""
+        conversation = self.conversation
+        if watch.task_id and await self._resume_stream(watch.task_id, watch):
+            return
+        state = await self._reread(watch.task_id)
+        if state in TURN_ENDING_STATES:
+            what = f"the server has the turn as {state}, shown here"
+        else:
+            self._emit(conversation.end_turn(INTERRUPTED))
+            if state in ("submitted", "working"):
+                what = "the turn is still running on the server"
+                self.interrupted_task_id = watch.task_id
+            else:
+                what = "the server cannot say how the turn ended"
+        self._emit(conversation.add_error(f"Interrupted: {reason}; {what}."))
+        raise TurnInterrupted(f"the turn was interrupted: {reason}; {what}", server_state=state)
+
+    async def _resume_stream(self, task_id: str, watch: Watch) -> bool:
+        """Resume a live task's stream where the server offers it; True if it ran to the turn's end."""
+        caps = self.client.capabilities
+        if caps is None or not caps.streaming:
+            return False
+        resumed = Watch(watch.message_id, accepted=True, task_id=task_id)
+        outcome = await self._consume(self.client.subscribe(task_id), resumed)
+        watch.state = resumed.state or watch.state
+        return outcome.kind == "done"
+
+    async def _reread(self, task_id: str | None) -> str | None:
+        """Make the view the server's for this turn; the server's state of it (None: unknown)."""
+        conversation = self.conversation
+        sid = conversation.session_id
+        try:
+            if self.client.has_api and sid:
+                tasks = await self.client.session_tasks(sid)
+                with gc_paused():
+                    self._emit(conversation.load_tasks(tasks))
+                state = state_in(tasks, task_id)
+            elif task_id:
+                task = await self.client.get_task(task_id)
+                self._emit(conversation.apply(StreamEvent(EventKind.TASK, task)))
+                state = state_in([task], task_id)
+            else:
+                return None
+        except ClientError as exc:
+            log.info("re-reading the turn failed: %s", exc)
+            return None
+        if state in TURN_ENDING_STATES:
+            conversation.turn_state = state
+        return state
+
+    async def _server_has_message(self, message_id: str | None) -> bool | None:
+        """Does the server's history of this session hold the message? None: it cannot say."""
+        sid = self.session_id
+        if not message_id or not sid:
+            return None
+        try:
+            tasks = await self.history.tasks(sid)
+        except HTTPStatusFailed as exc:
+            return False if exc.status == 404 else None
+        except ClientError:
+            return None
+        return None if tasks is None else has_message(tasks, message_id)
+
+    # -- stop and resume -----------------------------------------------------------------------
+    async def stop(self, grace: float = STOP_GRACE) -> None:
+        """Stop the running turn: ask the server to cancel it (CancelTask / tasks/cancel), wait up
+        to ``grace`` seconds for the stream to end, then stop reading it. The turn ends
+        ``canceled`` (or as the server says, if it finished first); nothing stored is lost."""
+        if not self.sending:
+            return
+        self._stop_requested = True
+        inner = self._inner
+        task_id = self._watch.task_id if self._watch else None
+        if task_id:
+            try:
+                await asyncio.wait_for(self.client.cancel_task(task_id), grace)
+            except (ClientError, TimeoutError) as exc:
+                log.info("cancel of task %s not taken: %s", task_id, exc)
+        if inner is not None and not inner.done():
+            done, _ = await asyncio.wait({inner}, timeout=grace)
+            if not done:
+                inner.cancel()
+
+    async def resume(self, poll_interval: float = POLL_INTERVAL) -> None:
+        """Reattach to a turn still running on the server (after opening a session whose last task
+        is working, or after an interruption): stream it again where the server offers it, else
+        re-read it until it ends (or :meth:`stop`)."""
+        task_id = self.conversation.running_task_id or self.interrupted_task_id
+        if task_id is None or self.sending:
+            return
+        self.sending = True
+        self._stop_requested = False
+        watch = Watch(None, accepted=True, task_id=task_id)
+        self._watch = watch
+        try:
+            self.interrupted_task_id = None
+            if await self._resume_stream(task_id, watch):
+                return
+            while not self._stop_requested:
+                state = await self._reread(task_id)
+                if state is None or state in TURN_ENDING_STATES:
+                    break
+                await asyncio.sleep(poll_interval)
+            if self.conversation.turn_state not in TURN_ENDING_STATES:
+                self._emit(self.conversation.end_turn(CANCELED if self._stop_requested else INTERRUPTED))
+        finally:
+            self.sending = False
+            self._watch = None
 
     # -- rewind ------------------------------------------------------------------------------
-    def _require_rewind(self) -> None:
-        caps = self.client.capabilities
-        if caps is None or not caps.can_rewind:
-            raise Unsupported(caps.why_no_rewind() if caps else "not connected")
-        if self.rewinding:
-            raise Busy("a rewind is already in flight")
-        if self.sending:
-            raise Busy("wait for the current turn to finish")
-
     async def rewind(self, invocation_id: str, text: str | None = None) -> None:
         """Rewind before ``invocation_id`` (and, with ``text``, send it as the next turn).
 
-        The view is truncated at once; the server's answer then becomes the view; on any failure
-        the view is rolled back exactly and the error re-raised.
-        """
-        await self._rewind(invocation_id, text, token=None)
+        The view is truncated at once; the server's answer then becomes the view. A clear refusal
+        rolls the view back exactly (RewindFailed); an unknown outcome shows the server's view,
+        re-read (RewindOutcomeUnknown)."""
+        await self._rewind(invocation_id, text or None, token=None)
 
     async def _rewind(self, invocation_id: str, text: str | None, token: RewindToken | None) -> None:
-        self._require_rewind()
         conversation = self.conversation
-        if token is None:
-            token, change = conversation.truncate_before(invocation_id)
-            self._emit(change)
-        self.rewinding = True
-        self._rewound = False
-        followup: str | None = None
         try:
-            followup = await self._rewind_on_server(invocation_id, text)
-        except BaseException as exc:
-            if self._rewound:
-                # the rewind itself went through; what failed is the turn sent after it
-                if isinstance(exc, ClientError):
-                    self._emit(conversation.add_error(str(exc)))
-                raise
-            self._emit(conversation.rollback(token))
-            if isinstance(exc, ClientError) and not isinstance(exc, RewindFailed):
-                raise RewindFailed(f"rewind failed: {exc}") from exc
+            self._require("rewind")
+            if token is None:
+                try:
+                    token, change = conversation.truncate_before(invocation_id)
+                except KeyError:
+                    raise RewindFailed(f"no turn {invocation_id!r} in this conversation; nothing was sent") from None
+                self._emit(change)
+        except ClientError:
+            if token is not None:
+                self._emit(conversation.rollback(token))
             raise
+        caps = self.client.capabilities
+        assert caps is not None
+        self.rewinding = True
+        self.last_rewind_answer = None
+        try:
+            if caps.rewind_mode == "rest":
+                await self._rewind_rest(invocation_id, token)
+            else:
+                await self._rewind_a2a(invocation_id, text, token)
+                text = None  # the same request carried it
         finally:
             self.rewinding = False
-            self._emit(conversation.end_turn())
-        if followup:
-            await self.refresh()
-            await self.send(followup)
-        await self.refresh()
-
-    async def _rewind_on_server(self, invocation_id: str, text: str | None) -> str | None:
-        """Do the rewind; returns text still to be sent as the next turn (REST mode)."""
-        conversation = self.conversation
-        caps = self.client.capabilities
-        assert caps is not None and conversation.session_id is not None
-        if caps.rewind_mode == "rest":
-            await self.client.rewind_rest(conversation.session_id, invocation_id)
-            self._rewound = True
-            return text or None
-        message = self.client.rewind_message(conversation.session_id, invocation_id, text)
         if text:
-            self._emit(conversation.add_user_message(message))
-        async for event in self.client.rewind_stream(message):
-            if not self._rewound:
-                failure = _failure_text(event)
-                if failure is not None:
-                    raise RewindFailed(f"rewind failed: {failure}")
-                if _is_effective_history(event):
-                    self._rewound = True
-                    self._emit(conversation.apply(event, effective=True))
-                    continue
-            self._emit(conversation.apply(event))
-        if not self._rewound:
-            raise RewindFailed("rewind failed: the server did not send the rewound history")
+            # REST rewind: the text goes as the next turn
+            await self._turn(self.client.build_message(text, session_id=self.session_id), text)
+
+    async def _refused(self, token: RewindToken, reason: str) -> RewindFailed:
+        """A clear refusal: the view goes back exactly as it was (the server changed nothing)."""
+        self._emit(self.conversation.rollback(token).merge(Change(turn_ended=True)))
+        return RewindFailed(f"rewind refused: {reason}; the conversation is unchanged")
+
+    async def _unknown(self, token: RewindToken, invocation_id: str, reason: str) -> RewindOutcomeUnknown:
+        """The rewind's answer was lost: show the server's view, and say what it shows."""
+        try:
+            known = await self.refresh()
+        except ClientError:
+            known = False
+        if not known:
+            self._emit(self.conversation.rollback(token))
+            return RewindOutcomeUnknown(
+                f"the rewind's answer was lost ({reason}) and this server cannot give its history back: "
+                "whether it rewound is unknown (reopen the session to check)"
+            )
+        rewound = self.conversation.index_of_invocation(invocation_id) is None
+        shows = "rewound" if rewound else "not rewound (the conversation is as it was)"
+        return RewindOutcomeUnknown(f"the rewind's answer was lost ({reason}); the server's view, shown now, is {shows}")
+
+    async def _rewind_error(self, exc: ClientError, token: RewindToken, invocation_id: str) -> ClientError:
+        """A failed rewind request: a clear refusal (4xx, or never sent) rolls back; anything that
+        may have reached the server (5xx, connection lost, a garbled answer) re-reads it."""
+        if isinstance(exc, HTTPStatusFailed) and exc.status < 500:
+            return await self._refused(token, exc.detail or str(exc))
+        if isinstance(exc, ConnectFailed) and not isinstance(exc, ConnectionLost):
+            return await self._refused(token, f"not sent: {exc}")
+        return await self._unknown(token, invocation_id, str(exc))
+
+    async def _rewind_rest(self, invocation_id: str, token: RewindToken) -> None:
+        sid = self.session_id
+        assert sid is not None
+        try:
+            await self.client.rewind_rest(sid, invocation_id)
+        except (HTTPStatusFailed, ConnectFailed, MalformedFrame) as exc:
+            raise await self._rewind_error(exc, token, invocation_id) from None
+        with contextlib.suppress(ClientError):
+            await self.refresh()
+
+    def _answer(self, event: StreamEvent) -> str | None:
+        """``flag`` / ``fallback`` if this event is the rewind's answer (the effective history),
+        ``drift`` for an unflagged answer from a server whose card promises the flag."""
+        if not event.is_task or not isinstance(event.body, dict):
+            return None
+        if raw.metadata(event.body).get(contract.EFFECTIVE_HISTORY_KEY) is True:
+            return "flag"
+        if state_of(event) == "completed" and raw.history(event.body):
+            caps = self.client.capabilities
+            return "drift" if caps is not None and caps.advertised else "fallback"
         return None
+
+    async def _rewind_a2a(self, invocation_id: str, text: str | None, token: RewindToken) -> None:
+        """The control message; with text, the same stream then carries the new turn."""
+        conversation = self.conversation
+        sid = self.session_id
+        assert sid is not None
+        message = self.client.rewind_message(sid, invocation_id, text)
+        if text:
+            self.last_message_id = raw.message_id(message)
+            self._emit(conversation.add_user_message(message))
+        # a rewind alone answers at once; rewind-and-send then runs a turn, which may think long
+        stream = self.client.stream(message, read_timeout=None if text else self.client.config.timeout)
+        drift = False
+        try:
+            async with contextlib.aclosing(stream) as events:  # type: ignore[type-var]
+                async for event in events:
+                    failure = failure_text(event)
+                    if failure is not None:
+                        raise await self._refused(token, failure)
+                    answer = self._answer(event)
+                    if answer == "drift":
+                        drift = True
+                    elif answer is not None:
+                        self.last_rewind_answer = answer
+                        self._emit(conversation.apply(event, effective=True))
+                        if text:
+                            await self._after_answer(events, message, text)
+                        return
+                    else:
+                        self._emit(conversation.apply(event))
+        except (HTTPStatusFailed, ConnectFailed, MalformedFrame) as exc:
+            raise await self._rewind_error(exc, token, invocation_id) from None
+        if drift:
+            reason = (
+                f"the server answered with a Task that lacks the {contract.EFFECTIVE_HISTORY_KEY} flag its agent card "
+                "promises (a drift from the rewind contract)"
+            )
+        else:
+            reason = "the stream ended without the rewound history"
+        raise await self._unknown(token, invocation_id, reason)
+
+    async def _after_answer(self, events: AsyncIterator[StreamEvent], message: dict[str, Any], text: str) -> None:
+        """Rewind-and-send: the rest of the stream is the new message's turn. A server that rewound
+        but did not take the text gets it as the next turn (never shown unless the server has it)."""
+        conversation = self.conversation
+        token = conversation.checkpoint()
+        watch = Watch(raw.message_id(message))
+        self.sending = True
+        self._stop_requested = False
+        self._watch = watch
+        try:
+            # read in this task: the stream was opened here (stop() still asks the server to cancel)
+            outcome = await self._consume(events, watch)
+            if outcome.kind == "unknown" and watch.events == 0:
+                # nothing after the answer: did the server keep the text?
+                if not await self._server_has_message(watch.message_id):
+                    self._emit(conversation.restore(token))
+                    if watch.message_id:
+                        self._emit(conversation.remove_message(watch.message_id))
+                    self.sending = False
+                    await self._turn(self.client.build_message(text, session_id=self.session_id), text)
+                    return
+            await self._settle(outcome, watch, token)
+        finally:
+            self.sending = False
+            self._watch = None
+            self._remember(watch, text)
 
     # -- edit and resend ---------------------------------------------------------------------
     def begin_edit(self, invocation_id: str) -> str:
         """Truncate the view before a turn and return its user text for the composer. Nothing is
         sent until :meth:`send` (rewind-and-send); :meth:`cancel_edit` puts the view back."""
-        self._require_rewind()
+        self._require("rewind")
         if self.edit is not None:
             self.cancel_edit()
         text = self.conversation.user_text_of(invocation_id)
@@ -233,9 +712,28 @@ class Chat:
     # -- fork --------------------------------------------------------------------------------
     async def fork(self, invocation_id: str) -> Session:
         """Fork a new session holding what came before ``invocation_id``, and open it."""
-        if self.rewinding or self.sending:
-            raise Busy("wait for the current request to finish")
-        assert self.session_id is not None
-        session = await self.client.fork(self.session_id, invocation_id)
+        self._require("fork")
+        original = self.session_id
+        assert original is not None
+        if self.conversation.index_of_invocation(invocation_id) is None:
+            raise ClientError(f"no turn {invocation_id!r} in this conversation; nothing was sent")
+        session = await self.client.fork(original, invocation_id)
+        self.history.remember(session.id, title=session.name, forked_from=original)
         await self.open(session.id)
         return session
+
+
+__all__ = [
+    "Busy",
+    "Chat",
+    "Confirmation",
+    "Listener",
+    "PendingEdit",
+    "Permissions",
+    "RewindFailed",
+    "RewindOutcomeUnknown",
+    "SessionNotFound",
+    "TurnInterrupted",
+    "TurnRefused",
+    "gc_paused",
+]

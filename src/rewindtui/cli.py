@@ -17,8 +17,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from rewindtui import __version__
-from rewindtui.client import ClientError, HTTPStatusFailed
-from rewindtui.settings import Settings, SettingsError, load_settings
+from rewindtui.client import ClientError
+from rewindtui.settings import Settings, SettingsError, debug_enabled, load_settings
 from rewindtui.textsafe import sanitize_line
 
 PROG = "rewindtui"
@@ -201,25 +201,39 @@ class CommandFailed(Exception):
 
 
 # -- headless commands -------------------------------------------------------------------------
-async def _open(chat: Any, session_id: str, *, need_history: bool = True) -> None:
-    """Open an existing session; an unknown one is a clear error. Without a REST API a session
-    can still be continued (its id is the A2A contextId) but not read."""
-    await chat.client.connect()
-    if need_history and not chat.client.has_api:
-        raise CommandFailed("this server has no REST API, so its sessions cannot be read (give --api URL)")
-    try:
-        await chat.open(session_id)
-    except HTTPStatusFailed as exc:
-        if exc.status == 404:
-            raise CommandFailed(f"no session {session_id!r} on this server ({exc})") from None
-        raise
+async def _open(chat: Any, session_id: str) -> None:
+    """Open an existing session (any unique prefix of its id). An unknown one is a clear error
+    (SessionNotFound); a server that cannot give the history back says so on stderr."""
+    await chat.open(session_id)
+    if chat.history_note:
+        _error(chat.history_note, kind="note")
 
 
-def _require_invocation(chat: Any, session_id: str, invocation_id: str) -> None:
+def _require_invocation(chat: Any, invocation_id: str) -> None:
+    session_id = chat.session_id
     if chat.conversation.index_of_invocation(invocation_id) is None:
+        if not chat.conversation.items and chat.history_note:
+            raise CommandFailed(f"cannot check invocation {invocation_id!r}: {chat.history_note}")
         turns = chat.conversation.turn_invocations()
         known = f"its turns are {', '.join(turns[:3])}{', …' if len(turns) > 3 else ''}" if turns else "it has no turns"
         raise CommandFailed(f"no invocation {invocation_id!r} in session {session_id} ({known}); see `rewindtui history --session {session_id}`")
+
+
+def _require(chat: Any, what: str) -> None:
+    """Refuse before touching anything when the server cannot do ``what`` (the reason says why)."""
+    perms = chat.permissions()
+    reason = perms.rewind_reason if what == "rewind" else perms.fork_reason
+    if reason:
+        raise CommandFailed(reason)
+
+
+def _turn_items(chat: Any, message_id: str | None) -> list[Any]:
+    """The items of the turn that opened with message ``message_id`` (none if it is not shown)."""
+    items = chat.conversation.items
+    for i, item in enumerate(items):
+        if message_id and message_id in item.message_ids:
+            return items[i:]
+    return []
 
 
 def _turn_failure(chat: Any) -> str | None:
@@ -241,10 +255,10 @@ def _turn_failure(chat: Any) -> str | None:
 
 
 async def cmd_sessions(conn: Any, args: argparse.Namespace, out: Output) -> int:
+    from rewindtui.chat import Chat
     from rewindtui.render_text import format_session, json_line, session_record
 
-    sessions = await conn.client.list_sessions()
-    for session in sessions:
+    for session in await Chat(conn.client).list_sessions():
         out.line(json_line(session_record(session)) if out.as_json else format_session(session))
     return 0
 
@@ -256,29 +270,37 @@ def _read_text(words: list[str]) -> str:
 
 
 async def cmd_send(conn: Any, args: argparse.Namespace, out: Output) -> int:
-    from rewindtui.chat import Chat
+    from rewindtui.chat import Chat, TurnRefused
 
     text = _read_text(args.text)
     if not text.strip():
         raise CommandFailed("nothing to send: TEXT is empty")
+
     chat = Chat(conn.client)
     session_id = getattr(args, "session", None)
     if session_id:
-        await _open(chat, session_id, need_history=False)
+        await _open(chat, session_id)
     else:
         await chat.open(None)
-    out.header(f"session: {sanitize_line(chat.session_id or '')}", {"session": chat.session_id})
-    before = {id(item) for item in chat.conversation.items}
     try:
         await chat.send(text)
-    finally:
-        out.items([item for item in chat.conversation.items if id(item) not in before])
+    except TurnRefused:
+        raise  # nothing to show: the server did not take the message
+    except ClientError:
+        _print_turn(chat, out)
+        raise
+    _print_turn(chat, out)
     failure = _turn_failure(chat)
     if failure:
         raise CommandFailed(failure)
     if chat.conversation.turn_state in ("input-required", "auth-required"):
         _error(f"the agent is waiting for input ({chat.conversation.turn_state})", kind="note")
     return 0
+
+
+def _print_turn(chat: Any, out: Output) -> None:
+    out.header(f"session: {sanitize_line(chat.session_id or '')}", {"session": chat.session_id})
+    out.items(_turn_items(chat, chat.last_message_id))
 
 
 async def cmd_history(conn: Any, args: argparse.Namespace, out: Output) -> int:
@@ -294,10 +316,13 @@ async def cmd_rewind(conn: Any, args: argparse.Namespace, out: Output) -> int:
     from rewindtui.chat import Chat
 
     chat = Chat(conn.client)
+    await chat.client.connect()
+    _require(chat, "rewind")
     await _open(chat, args.session)
-    _require_invocation(chat, args.session, args.before)
+    _require_invocation(chat, args.before)
     await chat.rewind(args.before, args.text or None)
-    out.header(f"session: {sanitize_line(args.session)}", {"session": args.session, "rewound_before": args.before})
+    sid = chat.session_id or args.session
+    out.header(f"session: {sanitize_line(sid)}", {"session": sid, "rewound_before": args.before})
     out.items(chat.conversation.items)
     failure = _turn_failure(chat) if args.text else None
     if failure:
@@ -309,12 +334,15 @@ async def cmd_fork(conn: Any, args: argparse.Namespace, out: Output) -> int:
     from rewindtui.chat import Chat
 
     chat = Chat(conn.client)
+    await chat.client.connect()
+    _require(chat, "fork")
     await _open(chat, args.session)
-    _require_invocation(chat, args.session, args.before)
+    original = chat.session_id or args.session
+    _require_invocation(chat, args.before)
     session = await chat.fork(args.before)
     out.header(
-        f"session: {sanitize_line(session.id)} (fork of {sanitize_line(args.session)})",
-        {"session": session.id, "forked_from": args.session, "name": session.name},
+        f"session: {sanitize_line(session.id)} (fork of {sanitize_line(original)})",
+        {"session": session.id, "forked_from": original, "name": session.name},
     )
     out.items(chat.conversation.items)
     return 0
@@ -396,7 +424,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             pass
         return EXIT_FAILED
     except Exception as exc:  # never a traceback for the user, unless asked for
-        if os.environ.get("REWINDTUI_DEBUG"):
+        if debug_enabled():
             raise
         _error(f"unexpected {type(exc).__name__}: {exc} (set REWINDTUI_DEBUG=1 for the traceback)")
         return EXIT_FAILED

@@ -23,7 +23,7 @@ from typing import Any
 
 import httpx
 
-from rewindtui.client import A2AClient, Capabilities, ClientError, ConnectFailed, HTTPStatusFailed
+from rewindtui.client import A2AClient, Capabilities, ClientError, ConnectFailed, ConnectionLost, HTTPStatusFailed
 from rewindtui.settings import Settings
 from rewindtui.textsafe import sanitize_line
 
@@ -97,6 +97,18 @@ def _hint(settings: Settings, embedded: bool) -> str:
 def describe_connect_error(exc: ClientError, settings: Settings, url: str, embedded: bool = False) -> ConnectFailed:
     """A connect-time failure as one actionable line."""
     reason = sanitize_line(str(exc))
+    if settings.kagent and settings.agent and not embedded:
+        if isinstance(exc, HTTPStatusFailed) and exc.status == 404:
+            return ConnectFailed(
+                f"agent {settings.agent} is not on the kagent controller at {settings.kagent} "
+                f"(it answered: {sanitize_line(exc.detail) or reason}); check --agent NAMESPACE/NAME "
+                f"(the controller lists its agents at {settings.kagent}/api/agents)"
+            )
+        if isinstance(exc, ConnectFailed) and not isinstance(exc, ConnectionLost):
+            return ConnectFailed(
+                f"cannot reach the kagent controller at {settings.kagent} ({_transport_reason(exc, reason)}); "
+                "is it running (e.g. kubectl port-forward svc/kagent-controller 8083)? check --kagent"
+            )
     if isinstance(exc, HTTPStatusFailed):
         if exc.status in (401, 403):
             return ConnectFailed(
@@ -106,13 +118,20 @@ def describe_connect_error(exc: ClientError, settings: Settings, url: str, embed
             return ConnectFailed(f"no A2A agent card at {url} ({reason}); {_hint(settings, embedded)}")
         return ConnectFailed(f"the agent at {url} answered with an error ({reason}); {_hint(settings, embedded)}")
     if isinstance(exc, ConnectFailed):
-        cause = exc.__context__  # the transport error the client summarised
-        if isinstance(cause, httpx.TimeoutException):
-            reason = "timed out"
-        elif isinstance(cause, httpx.TransportError):
-            reason = sanitize_line(str(cause)) or type(cause).__name__
-        return ConnectFailed(f"cannot reach the agent at {url} ({reason}); {_hint(settings, embedded)}")
+        return ConnectFailed(
+            f"cannot reach the agent at {url} ({_transport_reason(exc, reason)}); {_hint(settings, embedded)}"
+        )
     return ConnectFailed(f"{url} does not look like an A2A agent: {reason}")
+
+
+def _transport_reason(exc: ClientError, reason: str) -> str:
+    """The transport's own reason for a failure the client summarised."""
+    cause = exc.__context__
+    if isinstance(cause, httpx.TimeoutException):
+        return "timed out"
+    if isinstance(cause, httpx.TransportError):
+        return sanitize_line(str(cause)) or type(cause).__name__
+    return reason
 
 
 async def start_embedded(settings: Settings, spawn: Spawner | None = None) -> Any:
@@ -152,12 +171,14 @@ async def connect(settings: Settings, *, spawn: Spawner | None = None, http: Any
     """Connect as the settings say (starting the embedded server if none is named) and read the
     agent card. ``spawn`` and ``http`` are for tests."""
     server = None
+    store_key = None
     if settings.embedded:
         server = await start_embedded(settings, spawn)
+        store_key = f"embedded:{settings.resolved_data_dir()}"
         settings = settings.with_server(server.agent_url, server.api_url)
     client: A2AClient | None = None
     try:
-        client = A2AClient(settings.server_config(), http=http)
+        client = A2AClient(settings.server_config(store_key=store_key), http=http)
         try:
             await client.connect()
         except ClientError as exc:

@@ -11,7 +11,6 @@ lowest index whose item identity changed (None if the list's structure is unchan
 
 from __future__ import annotations
 
-import gc
 import itertools
 import json
 from collections.abc import Iterable
@@ -28,6 +27,11 @@ from rewindtui.a2a.dialect import TURN_ENDING_STATES, norm_role, norm_state
 EFFECTIVE_HISTORY_KEY = contract.EFFECTIVE_HISTORY_KEY
 _UNKNOWN_EXCERPT = 2000
 _ARTIFACT_LOOKBACK = 64
+
+#: Turn states only the client sets: the stream stopped without a final status / the user stopped it.
+INTERRUPTED = "interrupted"
+CANCELED = "canceled"
+CLIENT_STATES = frozenset({INTERRUPTED, "idle"})
 
 _keys = itertools.count(1)
 _FAST_ROLES = {"user": "user", "agent": "agent", "ROLE_USER": "user", "ROLE_AGENT": "agent"}
@@ -220,6 +224,32 @@ class Item:
         self.rev += 1
 
 
+@dataclass(frozen=True)
+class Confirmation:
+    """A tool call waiting for the user's approval: approve or reject it with ``Chat.confirm``."""
+
+    call_id: str | None
+    tool: str  # the tool the agent wants to run
+    args: Any
+    hint: str
+    task_id: str | None
+
+    @classmethod
+    def from_call(cls, call: ToolCall, task_id: str | None) -> Confirmation:
+        args = call.args if isinstance(call.args, dict) else {}
+        original = raw.get(args, "originalFunctionCall", "original_function_call")
+        original = original if isinstance(original, dict) else {}
+        confirmation = raw.get(args, "toolConfirmation", "tool_confirmation")
+        hint = raw.get(confirmation, "hint") if isinstance(confirmation, dict) else None
+        return cls(
+            call_id=call.call_id,
+            tool=str(original.get("name") or "a tool"),
+            args=original.get("args"),
+            hint=hint if isinstance(hint, str) else "",
+            task_id=task_id,
+        )
+
+
 @dataclass
 class Change:
     first: int | None = None  # lowest index whose item identity changed
@@ -261,6 +291,34 @@ def _pairable_response(m: Any, calls: dict[str, Item]) -> Item | None:
     return target if found else None
 
 
+_OUTCOME_WORDS = {"failed": "This turn failed", "canceled": "This turn was canceled", "rejected": "This turn was rejected"}
+
+
+def _task_messages(task: dict[str, Any]) -> tuple[list[Any], list[Any], str | None]:
+    """A Task's history messages; its status message when the history does not hold it (a2a-sdk
+    keeps the latest status message only there; a failed or canceled turn's reason is one); and a
+    line for the turn's outcome when it failed, was canceled or rejected (for a failed status
+    message with no ids, kagent's, the failure's own text instead of that message), as a stream
+    shows them. Shown in that order around the task's artifacts: history, artifacts, status
+    message, outcome."""
+    history = raw.history(task)  # entries that are not messages are left out when admitted
+    status = task.get("status")
+    if type(status) is not dict:
+        return history, [], None
+    state = norm_state(status.get("state"))
+    words = _OUTCOME_WORDS.get(state)
+    outcome = f"{words}." if words else None
+    message = status.get("message")
+    if type(message) is not dict or not raw.is_message(message):
+        return history, [], outcome
+    if state == "failed" and not (raw.task_id(message) or raw.context_id(message) or raw.metadata(message)):
+        return history, [], raw.text_of(message) or "The task failed."
+    mid = raw.message_id(message)
+    if mid is None or any(raw.message_id(m) == mid for m in history):
+        return history, [], outcome
+    return history, [message], outcome
+
+
 def extract_messages_from_tasks(tasks: Iterable[Any]) -> list[Item]:
     """Flatten the tasks' histories in task order into transcript items.
 
@@ -287,6 +345,7 @@ class Conversation:
         self.turn_state: str = "idle"
         self.current_task_id: str | None = None
         self.input_task_id: str | None = None  # a task waiting for input: the next send resumes it
+        self.running_task_id: str | None = None  # the last loaded task, still running on the server
 
     # -- queries ---------------------------------------------------------------------------
     def __len__(self) -> int:
@@ -295,6 +354,21 @@ class Conversation:
     @property
     def busy(self) -> bool:
         return self.turn_state in ("submitted", "working")
+
+    def pending_confirmation(self) -> Confirmation | None:
+        """The question of a turn waiting for the user's approval (kagent's
+        ``adk_request_confirmation`` call), if the turn ended ``input-required`` with one."""
+        if self.turn_state != "input-required":
+            return None
+        for item in reversed(self.items):
+            if item.role == "user" and item.kind is ItemKind.MESSAGE:
+                break
+            if item.raw is None or item.kind is not ItemKind.MESSAGE:
+                continue
+            for call in reversed(item.tools):
+                if call.name == meta.REQUEST_CONFIRMATION and not call.has_result:
+                    return Confirmation.from_call(call, self.input_task_id)
+        return None
 
     def message_ids(self) -> set[str]:
         return set(self._by_id)
@@ -332,17 +406,25 @@ class Conversation:
         """Replace the whole view with a session's tasks (as from ``GET /sessions/{id}/tasks``)."""
         tasks = [t for t in tasks if isinstance(t, dict)]
         self._reset()
-        self._extend_from_tasks(tasks, outcomes=True)
+        self._extend_from_tasks(tasks)
         self.turn_state = "idle"
         self.input_task_id = None
+        self.running_task_id = None
         if tasks:
-            # a session whose last task waits for the user: the next send resumes that task
             last = tasks[-1]
             status = last.get("status") if isinstance(last.get("status"), dict) else {}
             state = norm_state(status.get("state"))
-            if state in ("input-required", "auth-required") and isinstance(last.get("id"), str):
+            last_id = last.get("id") if isinstance(last.get("id"), str) else None
+            if last_id is not None:
+                self.current_task_id = last_id
+            if state in ("input-required", "auth-required") and last_id is not None:
+                # a session whose last task waits for the user: the next send resumes that task
                 self.turn_state = state
-                self.input_task_id = last["id"]
+                self.input_task_id = last_id
+            elif state in ("submitted", "working") and last_id is not None:
+                # still running on the server: a client can reattach to it
+                self.turn_state = "working"
+                self.running_task_id = last_id
         return Change(first=0, turn_ended=True)
 
     def _reset(self) -> None:
@@ -352,36 +434,39 @@ class Conversation:
         self._artifacts = {}
         self._live = None
 
-    def _extend_from_tasks(self, tasks: Iterable[Any], *, outcomes: bool = False) -> None:
-        # Thousands of small objects are made here and none of them is garbage; the cyclic
-        # collector's passes over them would cost a third of the load.
-        enabled = gc.isenabled()
-        gc.disable()
-        try:
-            for task in tasks:
-                if not isinstance(task, dict):
-                    continue
-                task_id = task.get("id")
-                self._extend(raw.history(task), raw.metadata(task), task_id if isinstance(task_id, str) else None)
-                if outcomes:
-                    self._task_outcome(task)
-        finally:
-            if enabled:
-                gc.enable()
+    def _extend_from_tasks(self, tasks: Iterable[Any]) -> None:
+        for task in tasks:
+            if not isinstance(task, dict):
+                continue
+            task_id = task.get("id")
+            task_meta = raw.metadata(task)
+            if task_meta.get(EFFECTIVE_HISTORY_KEY) is True:
+                # a rewind's (or fork's) Task: its history is the whole conversation so far
+                self._reset()
+            tid = task_id if isinstance(task_id, str) else None
+            messages, last, failure = _task_messages(task)
+            self._extend(messages, task_meta, tid)
+            artifacts = task.get("artifacts")
+            if type(artifacts) is list:
+                for artifact in artifacts:
+                    if not self._repeats_last(artifact, tid):
+                        self._add_artifact(artifact, tid, None, append=False)
+            if last:
+                self._extend(last, task_meta, tid)
+            if failure is not None:
+                self.items.append(Item(ItemKind.ERROR, _synthetic_key("error"), role="system", task_id=tid, text=failure))
 
-    def _task_outcome(self, task: dict[str, Any]) -> None:
-        """A reloaded turn that failed, was canceled or rejected says so, with its reason."""
-        status = task.get("status")
-        state = norm_state(status.get("state")) if isinstance(status, dict) else None
-        if state not in ("failed", "canceled", "rejected") or not isinstance(status, dict):
-            return
-        message = status.get("message")
-        mid = raw.message_id(message) if isinstance(message, dict) else None
-        reason = raw.text_of(message) if isinstance(message, dict) and not (mid and mid in self._by_id) else ""
-        task_id = task.get("id") if isinstance(task.get("id"), str) else None
-        said = {"failed": "This turn failed", "canceled": "This turn was canceled", "rejected": "This turn was rejected"}
-        text = said[state] + (f": {reason}" if reason else ".")
-        self.items.append(Item(ItemKind.ERROR, _synthetic_key("outcome"), role="system", task_id=task_id, text=text))
+    def _repeats_last(self, artifact: Any, task_id: str | None) -> bool:
+        """The common case on load, checked cheaply: a one-text-part artifact repeating the task's
+        last agent message (kagent's final answer)."""
+        parts = artifact.get("parts") if type(artifact) is dict else None
+        if type(parts) is not list or len(parts) != 1 or type(parts[0]) is not dict:
+            return False
+        text = parts[0].get("text")
+        if type(text) is not str or parts[0].get("kind", "text") != "text" or not self.items:
+            return False
+        last = self.items[-1]
+        return last.task_id == task_id and last.role != "user" and last.kind is ItemKind.MESSAGE and last.text == text
 
     def _extend(self, messages: Iterable[Any], task_meta: Any = None, task_id: str | None = None) -> list[Item]:
         added = []
@@ -434,17 +519,45 @@ class Conversation:
         self.items.append(item)
         self._pending_user = item
         self.turn_state = "submitted"
+        self.running_task_id = None
         return Change(first=len(self.items) - 1)
 
     def add_error(self, text: str) -> Change:
         """An error shown where it happened (e.g. the connection dropped)."""
         return self._append(Item(ItemKind.ERROR, _synthetic_key("error"), role="system", text=text))
 
-    def end_turn(self, state: str = "completed") -> Change:
-        """End the turn from the client side (the stream closed without a final status)."""
-        if self.turn_state in TURN_ENDING_STATES or self.turn_state == "idle":
+    def end_turn(self, state: str) -> Change:
+        """End the turn from the client side with ``state`` (``interrupted``: the stream stopped
+        without a final status; ``canceled``: the user stopped it), unless it already ended."""
+        if self.turn_state in TURN_ENDING_STATES or self.turn_state in CLIENT_STATES:
             return Change()
         return self._end_turn(state)
+
+    def remove_message(self, message_id: str) -> Change:
+        """Take a message out of the view (one the server turned out not to have)."""
+        item = self._by_id.get(message_id)
+        if item is None or item not in self.items:
+            return Change()
+        index = self.items.index(item)
+        del self.items[index]
+        self._forget([item])
+        if self._pending_user is item:
+            self._pending_user = None
+        return Change(first=index)
+
+    def checkpoint(self) -> RewindToken:
+        """The view as it is now, to :meth:`restore` exactly (e.g. after a refused send)."""
+        return RewindToken("", len(self.items), self._capture())
+
+    def restore(self, token: RewindToken) -> Change:
+        """Put the view back exactly as it was at ``token``."""
+        first = min(token.index, len(self.items))
+        for i, (a, b) in enumerate(zip(self.items, token._state[0], strict=False)):
+            if a is not b:
+                first = min(first, i)
+                break
+        self._restore(token._state)
+        return Change(first=first, turn_ended=True)
 
     # -- optimistic rewind -----------------------------------------------------------------
     def truncate_before(self, invocation_id: str) -> tuple[RewindToken, Change]:
@@ -490,6 +603,7 @@ class Conversation:
             self.turn_state,
             self.current_task_id,
             self.input_task_id,
+            self.running_task_id,
         )
 
     def _restore(self, state: tuple) -> None:
@@ -503,6 +617,7 @@ class Conversation:
             self.turn_state,
             self.current_task_id,
             self.input_task_id,
+            self.running_task_id,
         ) = state
         self.items, self._by_id, self._calls, self._artifacts = list(items), dict(by_id), dict(calls), dict(artifacts)
 
@@ -541,7 +656,8 @@ class Conversation:
     def _apply_task(self, body: Any, effective: bool) -> Change:
         task_id = body.get("id") if isinstance(body.get("id"), str) else None
         task_meta = raw.metadata(body)
-        history = [m for m in raw.history(body) if raw.is_message(m)]
+        history, last, failure = _task_messages(body)
+        history = [m for m in history if raw.is_message(m)]
         status = body.get("status") if isinstance(body.get("status"), dict) else {}
         state = norm_state(status.get("state")) if status else None
         if task_id:
@@ -549,7 +665,7 @@ class Conversation:
         whole = effective or task_meta.get(EFFECTIVE_HISTORY_KEY) is True or (
             task_id is not None and task_id == self.session_id and bool(history)
         )
-        if not history and not whole:
+        if not history and not last and not whole:
             if self.turn_state in ("idle", "submitted"):
                 self.turn_state = "working"
             return self._state_change(state, task_id)
@@ -564,7 +680,11 @@ class Conversation:
             change = Change(first=0)
         else:
             change = self._replace_task_scope(task_id, history, task_meta)
-        change.merge(self._task_artifacts(body, task_id))
+        change.merge(self._task_artifacts(body, task_id, history + last))
+        for item in self._extend(last, task_meta, task_id):
+            change.merge(Change(first=self.items.index(item)))
+        if failure is not None and not any(i.kind is ItemKind.ERROR and i.task_id == task_id for i in self.items):
+            change.merge(self._append(Item(ItemKind.ERROR, _synthetic_key("error"), role="system", task_id=task_id, text=failure)))
         return change.merge(self._state_change(state, task_id))
 
     def _replace_task_scope(self, task_id: str | None, history: list[Any], task_meta: Any) -> Change:
@@ -586,13 +706,13 @@ class Conversation:
             self._pending_user = self._by_id.get(self._pending_user.key) if self._pending_user else None
         return Change(first=at)
 
-    def _task_artifacts(self, body: dict[str, Any], task_id: str | None) -> Change:
-        """A Task's artifacts, except those repeating text its own history already shows."""
+    def _task_artifacts(self, body: dict[str, Any], task_id: str | None, messages: list[Any]) -> Change:
+        """A Task's artifacts, except those repeating text its own messages already show."""
         change = Change()
         artifacts = body.get("artifacts")
         if not isinstance(artifacts, list) or not artifacts:
             return change
-        shown = {raw.text_of(m) for m in raw.history(body) if raw.is_message(m) and raw.role(m) != "user"}
+        shown = {raw.text_of(m) for m in messages if raw.role(m) != "user"}
         for artifact in artifacts:
             if isinstance(artifact, dict) and _only_text(artifact) and raw.text_of(artifact) in shown:
                 continue
@@ -616,6 +736,7 @@ class Conversation:
             self._live = None
         self.turn_state = state
         self._pending_user = None
+        self.running_task_id = None
         self.input_task_id = (task_id or self.current_task_id) if state in ("input-required", "auth-required") else None
         return change
 
@@ -671,6 +792,10 @@ class Conversation:
             inv = meta.invocation_id(m)
             if inv and existing.invocation_id is None:
                 existing.invocation_id = inv
+                updated = True
+            who = meta.author(m)
+            if who and existing.author is None:
+                existing.author = who
                 updated = True
             if updated:
                 existing.rev += 1

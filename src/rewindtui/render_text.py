@@ -44,6 +44,7 @@ def session_record(session: Session) -> dict[str, Any]:
         "user_id": session.user_id,
         "created_at": session.created_at,
         "updated_at": session.updated_at,
+        "gone": session.gone,
     }
 
 
@@ -108,4 +109,6 @@ def format_items(items: Iterable[Item], *, current: str | None = None) -> list[s
 def format_session(session: Session) -> str:
     when = session.updated_at or session.created_at or ""
     parts = [sanitize_line(session.id), sanitize_line(when), sanitize_line(session.name)]
+    if session.gone:
+        parts.append("(gone: the server no longer has it)")
     return "  ".join(p for p in parts if p)

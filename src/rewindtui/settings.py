@@ -31,7 +31,8 @@ or the path in ``--config`` / ``REWINDTUI_CONFIG``. Every key is optional::
 Environment: ``REWINDTUI_URL``, ``REWINDTUI_API``, ``REWINDTUI_KAGENT``, ``REWINDTUI_AGENT``,
 ``REWINDTUI_USER_ID``, ``REWINDTUI_HEADERS`` (a JSON object, or ``K: V; K2: V2``),
 ``REWINDTUI_REWIND``, ``REWINDTUI_DIALECT``, ``REWINDTUI_THEME``, ``REWINDTUI_DATA_DIR``,
-``REWINDTUI_MODEL``, ``REWINDTUI_CONFIG``.
+``REWINDTUI_MODEL``, ``REWINDTUI_CONFIG``; ``REWINDTUI_DEBUG`` (tracebacks instead of one-line
+errors, :func:`debug_enabled`).
 
 Precedence is per setting, with two rules: the server (``url``/``api`` or ``kagent``/``agent``)
 comes as a whole from the highest source that names one, so a flag ``--url`` is never paired with
@@ -49,16 +50,21 @@ import json
 import os
 import re
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from rewindtui.a2a import kagent as kagent_api
 from rewindtui.a2a.dialect import Dialect
 from rewindtui.client import REWIND_MODES, ServerConfig
 from rewindtui.dirs import default_config_path, default_data_dir
 
 ENV_PREFIX = "REWINDTUI_"
+#: Set (to anything but 0/false/no/off) to get Python tracebacks instead of one-line errors.
+DEBUG_VARIABLE = ENV_PREFIX + "DEBUG"
+#: The client's local store of the sessions it used, in the data dir.
+LOCAL_STORE_FILE = "sessions.db"
 
 _HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
 _AGENT = re.compile(r"^[^/\s]+/[^/\s]+$")
@@ -83,6 +89,11 @@ class SettingsError(Exception):
     """A bad flag, variable or config file; ``str()`` is one line saying where and why."""
 
 
+def debug_enabled(env: Mapping[str, str] | None = None) -> bool:
+    """``REWINDTUI_DEBUG`` is set: show tracebacks (read before the rest of the settings, so that
+    even a failure to load them can be debugged)."""
+    value = (os.environ if env is None else env).get(DEBUG_VARIABLE, "")
+    return value.strip().lower() not in ("", "0", "false", "no", "off")
 
 
 @dataclass
@@ -104,6 +115,7 @@ class Settings:
     model: str | None = None  # embedded server model; None: the offline demo model
     timeout: float = 30.0
     config_file: Path | None = None  # the file that was read, if any
+    debug: bool = False  # REWINDTUI_DEBUG: tracebacks instead of one-line errors
 
     @property
     def embedded(self) -> bool:
@@ -133,9 +145,16 @@ class Settings:
         """These settings pointed at a server (e.g. the embedded one once it is running)."""
         return replace(self, url=url, api=api)
 
-    def server_config(self) -> ServerConfig:
+    def server_config(self, *, store_key: str | None = None) -> ServerConfig:
+        """The client's configuration. ``store_key`` names the server in the local sessions store
+        (default: its URL; the embedded server, whose port changes, is named by its data dir)."""
         if self.url is None:
             raise SettingsError("no server URL (give --url, or start the embedded server first)")
+        fallbacks: tuple[str, ...] = ()
+        if self.kagent and self.agent:
+            namespace, name = self.agent.split("/")
+            paths = [self.kagent + p.format(namespace=namespace, name=name) for p in kagent_api.A2A_PATHS]
+            fallbacks = tuple(p for p in paths if p != self.url)
         return ServerConfig(
             url=self.url,
             api=self.api,
@@ -144,6 +163,10 @@ class Settings:
             user_id=self.user_id,
             headers=dict(self.headers),
             timeout=self.timeout,
+            agent_ref=self.agent if self.kagent else None,
+            fallback_urls=fallbacks,
+            local_store=self.resolved_data_dir() / LOCAL_STORE_FILE,
+            local_store_key=store_key,
         )
 
     def describe_server(self) -> str:
@@ -274,25 +297,36 @@ def _get(flags: Any, name: str) -> Any:
     return getattr(flags, name, None)
 
 
+FLAG, ENV, FILE = "flag", "env", "file"
+_ALL = frozenset({FLAG, ENV, FILE})
+#: The plain settings: each one's check, and the sources that may give it. (``data_dir``,
+#: ``headers``, ``timeout``, the file's ``[rewind]`` and ``[keymap]`` tables are read apart.)
+_CHECKS: dict[str, tuple[Callable[[Any, str], Any], frozenset[str]]] = {
+    "url": (_check_url, _ALL),
+    "api": (_check_url, _ALL),
+    "kagent": (_check_url, _ALL),
+    "agent": (_check_agent, _ALL),
+    "session": (_check_str, frozenset({FLAG})),
+    "user_id": (_check_str, _ALL),
+    "rewind": (_check_mode, frozenset({FLAG, ENV})),  # the file's rewind is a table, read apart
+    "dialect": (_check_dialect, _ALL),
+    "theme": (_check_str, _ALL),
+    "model": (_check_str, _ALL),
+}
+
+
+def _checked(source: str, get: Callable[[str], Any], where: Callable[[str], str], layer: _Layer) -> None:
+    """Check every plain setting ``source`` may give and ``get`` finds, into ``layer``."""
+    for key, (check, sources) in _CHECKS.items():
+        if source in sources:
+            value = get(key)
+            if value is not None:
+                layer.set(key, check(value, where(key)), where(key))
+
+
 def _flag_layer(flags: Any) -> _Layer:
     layer = _Layer("flags")
-    checks = {
-        "url": _check_url,
-        "api": _check_url,
-        "kagent": _check_url,
-        "agent": _check_agent,
-        "session": _check_str,
-        "user_id": _check_str,
-        "rewind": _check_mode,
-        "dialect": _check_dialect,
-        "theme": _check_str,
-        "model": _check_str,
-    }
-    for key, check in checks.items():
-        value = _get(flags, key)
-        if value is not None:
-            where = "--" + key.replace("_", "-")
-            layer.set(key, check(value, where), where)
+    _checked(FLAG, lambda key: _get(flags, key), lambda key: "--" + key.replace("_", "-"), layer)
     data_dir = _get(flags, "data_dir")
     if data_dir is not None:
         layer.set("data_dir", _path(data_dir, "--data-dir").absolute(), "--data-dir")
@@ -306,22 +340,12 @@ def _flag_layer(flags: Any) -> _Layer:
 
 def _env_layer(env: Mapping[str, str]) -> _Layer:
     layer = _Layer("environment")
-    checks = {
-        "url": _check_url,
-        "api": _check_url,
-        "kagent": _check_url,
-        "agent": _check_agent,
-        "user_id": _check_str,
-        "rewind": _check_mode,
-        "dialect": _check_dialect,
-        "theme": _check_str,
-        "model": _check_str,
-    }
-    for key, check in checks.items():
-        name = ENV_PREFIX + key.upper()
-        value = env.get(name)
-        if value is not None and value.strip():
-            layer.set(key, check(value, name), name)
+
+    def get(key: str) -> str | None:
+        value = env.get(ENV_PREFIX + key.upper())
+        return value if value is not None and value.strip() else None
+
+    _checked(ENV, get, lambda key: ENV_PREFIX + key.upper(), layer)
     name = ENV_PREFIX + "DATA_DIR"
     if env.get(name, "").strip():
         layer.set("data_dir", _path(env[name], name).absolute(), name)
@@ -351,18 +375,7 @@ def _file_layer(path: Path, explicit: bool) -> _Layer:
     unknown = sorted(set(data) - _FILE_KEYS)
     if unknown:
         raise SettingsError(f"{path}: unknown setting {unknown[0]!r} (known: {', '.join(sorted(_FILE_KEYS))})")
-    for key, check in (
-        ("url", _check_url),
-        ("api", _check_url),
-        ("kagent", _check_url),
-        ("agent", _check_agent),
-        ("user_id", _check_str),
-        ("dialect", _check_dialect),
-        ("theme", _check_str),
-        ("model", _check_str),
-    ):
-        if key in data:
-            layer.set(key, check(data[key], where(key)), where(key))
+    _checked(FILE, data.get, where, layer)
     if "data_dir" in data:
         layer.set("data_dir", _path(data["data_dir"], where("data_dir"), base=path.parent), where("data_dir"))
     if "timeout" in data:
@@ -500,4 +513,5 @@ def load_settings(flags: Any = None, env: Mapping[str, str] | None = None) -> Se
         model=pick("model"),
         timeout=pick("timeout", 30.0),
         config_file=path if path.is_file() else None,
+        debug=debug_enabled(env),
     )

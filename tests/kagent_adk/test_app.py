@@ -10,7 +10,7 @@ from rewindtui.client import A2AClient, ServerConfig
 from rewindtui.conversation import ItemKind
 from rewindtui.tui.app import RewindApp
 from rewindtui.tui.widgets.transcript import Transcript
-from tui.test_app_pilot import button_offset, send, settle
+from tui.pilotkit import header_offset, send, settle
 
 SIZE = (120, 40)
 
@@ -49,8 +49,12 @@ async def test_click_rewind_on_turn_two(with_addon: KagentAgent) -> None:
         index = next(i for i, it in enumerate(conv.items) if it.invocation_id == invocations[1] and it.role == "agent")
         sent = len(with_addon.control_messages())
         await pilot.pause()
-        x, y = button_offset(app.chat_screen.transcript, index, "Rewind to here")
+        x, y = header_offset(app.chat_screen.transcript, index, "Rewind to here")
         await pilot.click(Transcript, offset=(x, y))
+        await pilot.pause()
+        # the click previews in rewind mode and sends nothing; Enter confirms
+        assert app.chat_screen.rewind_mode and len(with_addon.control_messages()) == sent
+        await pilot.press("enter")
         await settle(app, pilot)
         assert texts(app, "user") == ["first"]
         control = with_addon.control_messages()[sent:]
@@ -63,7 +67,7 @@ async def test_keyboard_rewind_and_edit_and_resend(with_addon: KagentAgent) -> N
     app = make_app(with_addon)
     async with app.run_test(size=SIZE) as pilot:
         invocations = await three_turns(app, pilot)
-        await pilot.press("up", "up")  # from the empty composer: the last message, then turn 3's user message
+        await pilot.press("alt+up")  # rewind mode on the last turn
         transcript = app.chat_screen.transcript
         selected = transcript.selected()
         assert selected is not None and selected.invocation_id == invocations[2]
@@ -71,11 +75,7 @@ async def test_keyboard_rewind_and_edit_and_resend(with_addon: KagentAgent) -> N
         await settle(app, pilot)
         assert texts(app, "user") == ["first", "weather in Oslo"]
         # edit turn 2: the view goes back at once, Enter sends one rewind-and-send request
-        transcript.focus()
-        transcript.cursor = next(
-            i for i, it in enumerate(app.chat.conversation.items) if it.invocation_id == invocations[1] and it.role == "user"
-        )
-        await pilot.press("e")
+        await pilot.press("alt+up", "e")
         await pilot.pause()
         composer = app.chat_screen.composer
         assert composer.text == "weather in Oslo" and texts(app, "user") == ["first"]
@@ -113,7 +113,7 @@ async def test_without_the_add_on_rewind_is_shown_disabled_and_nothing_is_sent(w
         assert not transcript.permissions.rewind
         shown = [(it.key, it.text) for it in app.chat.conversation.items]
         index = next(i for i, it in enumerate(app.chat.conversation.items) if it.rewind_target)
-        x, y = button_offset(transcript, index, "Rewind to here")
+        x, y = header_offset(transcript, index, "Rewind to here")
         await pilot.click(Transcript, offset=(x, y))
         await pilot.hover(Transcript, offset=(x, y))
         await pilot.pause()

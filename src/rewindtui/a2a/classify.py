@@ -5,10 +5,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
-from functools import cached_property
 from typing import Any
 
-from rewindtui.a2a import models, raw
+from rewindtui.a2a import raw
 
 
 class EventKind(str, Enum):
@@ -37,16 +36,6 @@ _KINDS = {
     "artifact-update": EventKind.ARTIFACT,
 }
 
-_MODELS: dict[EventKind, type[models.A2AModel]] = {
-    EventKind.TASK: models.Task,
-    EventKind.TASK_LIKE: models.Task,
-    EventKind.STATUS: models.TaskStatusUpdateEvent,
-    EventKind.ARTIFACT: models.TaskArtifactUpdateEvent,
-    EventKind.MESSAGE: models.Message,
-    EventKind.ERROR: models.JsonRpcError,
-}
-
-
 @dataclass(frozen=True)
 class StreamEvent:
     """One classified stream payload: its kind and the (unwrapped) wire dict."""
@@ -58,14 +47,6 @@ class StreamEvent:
     @property
     def is_task(self) -> bool:
         return self.kind in (EventKind.TASK, EventKind.TASK_LIKE)
-
-    @cached_property
-    def model(self) -> models.A2AModel | None:
-        """The typed, normalised model (None for an unknown payload)."""
-        model = _MODELS.get(self.kind)
-        if model is None or not isinstance(self.body, dict):
-            return None
-        return model.model_validate(self.body)
 
 
 def is_a2a_task(payload: Any) -> bool:

@@ -74,6 +74,31 @@ def norm_state(value: object) -> str:
     return _STATES.get(value) or value
 
 
+#: JSON-RPC method per operation and dialect (None: the dialect has no such method).
+METHODS: dict[str, dict[Dialect, str | None]] = {
+    "stream": {Dialect.V03: "message/stream", Dialect.V10: "SendStreamingMessage"},
+    "get_task": {Dialect.V03: "tasks/get", Dialect.V10: "GetTask"},
+    "list_tasks": {Dialect.V03: None, Dialect.V10: "ListTasks"},
+    "cancel_task": {Dialect.V03: "tasks/cancel", Dialect.V10: "CancelTask"},
+    "subscribe": {Dialect.V03: "tasks/resubscribe", Dialect.V10: "SubscribeToTask"},
+}
+
+#: JSON-RPC error codes a client acts on (A2A and JSON-RPC 2.0).
+RPC_METHOD_NOT_FOUND = -32601
+RPC_INVALID_PARAMS = -32602
+RPC_TASK_NOT_FOUND = -32001
+RPC_TASK_NOT_CANCELABLE = -32002
+RPC_UNSUPPORTED_OPERATION = -32004
+RPC_VERSION_NOT_SUPPORTED = -32009
+#: Codes meaning "this server does not offer that operation".
+RPC_NOT_OFFERED = frozenset({RPC_METHOD_NOT_FOUND, RPC_UNSUPPORTED_OPERATION, RPC_VERSION_NOT_SUPPORTED})
+
+
+def method(operation: str, dialect: Dialect) -> str | None:
+    """The JSON-RPC method name of ``operation`` in ``dialect`` (None: not in that dialect)."""
+    return METHODS[operation][dialect]
+
+
 def wire_role(role: str, dialect: Dialect) -> str:
     if dialect is Dialect.V10:
         return "ROLE_AGENT" if role == "agent" else "ROLE_USER"

@@ -20,6 +20,9 @@ REWIND_KEY = contract.REWIND_METADATA_KEY
 #: kagent's system event; it has an invocation id but is never a rewind target.
 HEADER_UPDATE = contract.HEADER_UPDATE_INVOCATION
 
+#: ADK's human-in-the-loop call: a tool waits for the user's approval (the turn ends input-required).
+REQUEST_CONFIRMATION = "adk_request_confirmation"
+
 FUNCTION_CALL = "function_call"
 FUNCTION_RESPONSE = "function_response"
 

@@ -5,9 +5,12 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from rewindtui.a2a.dialect import Dialect, wire_role
+from rewindtui.a2a.dialect import Dialect, method, wire_role
 
-STREAM_METHOD = {Dialect.V03: "message/stream", Dialect.V10: "SendStreamingMessage"}
+#: The data part that answers a human-in-the-loop question (kagent's ``adk_request_confirmation``).
+DECISION_KEY = "decision_type"
+APPROVE = "approve"
+REJECT = "reject"
 
 
 def new_id() -> str:
@@ -60,12 +63,26 @@ def jsonrpc(method: str, params: dict[str, Any], rpc_id: str | int | None = None
 
 
 def stream_request(message: dict[str, Any], dialect: Dialect, rpc_id: str | int | None = None) -> dict[str, Any]:
-    return jsonrpc(STREAM_METHOD[dialect], {"message": message}, rpc_id)
+    name = method("stream", dialect)
+    assert name is not None
+    return jsonrpc(name, {"message": message}, rpc_id)
 
 
-def headers_for(dialect: Dialect) -> dict[str, str]:
-    """HTTP headers a streaming request needs in this dialect (1.0 must say so)."""
-    headers = {"Accept": "text/event-stream", "Content-Type": "application/json"}
+def decision_message(
+    approve: bool, *, dialect: Dialect, context_id: str | None, task_id: str
+) -> dict[str, Any]:
+    """The answer to a confirmation question, as kagent's web UI sends it: the same ``taskId``, a
+    data part ``{"decision_type": "approve" | "reject"}`` and the words ``Approved`` / ``Rejected``."""
+    message = user_message(
+        None, dialect=dialect, context_id=context_id, task_id=task_id, data=[{DECISION_KEY: APPROVE if approve else REJECT}]
+    )
+    message["parts"].append(text_part("Approved" if approve else "Rejected", dialect))
+    return message
+
+
+def headers_for(dialect: Dialect, *, stream: bool = True) -> dict[str, str]:
+    """HTTP headers a request needs in this dialect (1.0 must say so)."""
+    headers = {"Accept": "text/event-stream" if stream else "application/json", "Content-Type": "application/json"}
     if dialect is Dialect.V10:
         headers["A2A-Version"] = "1.0"
     return headers

@@ -1,9 +1,8 @@
 """Accessors over raw wire dictionaries, tolerant of both dialects and of both key spellings.
 
 These are the single place where A2A 0.3 / 1.0 and camelCase / snake_case differences are read.
-The pydantic models (``models.py``) normalise through them, and the conversation's bulk paths use
-them directly on parsed JSON so that loading thousands of messages costs little more than the
-JSON parse itself. Nothing here raises on odd input: a value of the wrong type reads as absent.
+The conversation uses them directly on parsed JSON, so that loading thousands of messages costs
+little more than the JSON parse itself. Nothing here raises on odd input: a value of the wrong type reads as absent.
 """
 
 from __future__ import annotations

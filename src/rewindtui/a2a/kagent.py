@@ -1,0 +1,41 @@
+"""kagent's controller REST API, as its Go code shapes it (pure data, no imports).
+
+Read from kagent-dev/kagent at ae5a948ea668bb366a0e06503c5fd0a8be2c6912 (the last commit before
+sessions moved to gRPC): ``go/core/internal/httpserver/server.go`` (routes),
+``handlers/sessions.go`` and ``handlers/tasks.go`` (shapes), ``go/api/httpapi/types.go`` (the
+envelope), ``middleware_error.go`` (errors), ``httpserver/auth/authn.go`` (the user).
+
+- Success is ``{"error": false, "data": ..., "message": "..."}``; ``data`` has ``omitempty``, so an
+  empty list comes back with no ``data`` key at all.
+- Errors are ``{"error": "<message>[: <cause>]"}`` (``RespondWithError``); the A2A proxy answers
+  plain text (``http.Error``), e.g. ``Agent sandboxes/NS/NAME not found`` with 404.
+- ``GET /sessions/{id}`` answers ``{"session": {...}, "events": [...]}``, not a flat session.
+- ``POST /sessions`` requires ``agent_ref`` (``"namespace/name"``); 400 ``agent_ref is required``.
+- A session's ``name`` is optional (``*string``, omitempty).
+- The user is the ``user_id`` query parameter, else the ``X-User-Id`` header, else
+  ``admin@kagent.dev`` (the unsecure authenticator).
+- The A2A proxy: ``/api/a2a/{namespace}/{name}/`` in the v0.10 releases; at ae5a948 only
+  ``/api/a2a-sandboxes/{namespace}/{name}/`` is left.
+"""
+
+SESSIONS = "/sessions"
+SESSION = "/sessions/{id}"
+SESSION_TASKS = "/sessions/{id}/tasks"
+AGENT_SESSIONS = "/sessions/agent/{namespace}/{name}"
+TASK = "/tasks/{id}"
+
+#: ``POST /sessions`` body keys (``api.SessionRequest``).
+AGENT_REF_FIELD = "agent_ref"
+NAME_FIELD = "name"
+ID_FIELD = "id"
+
+#: ``GET /sessions/{id}`` answer keys (``handlers.SessionResponse``).
+SESSION_KEY = "session"
+EVENTS_KEY = "events"
+
+#: The A2A proxy paths, newest release first tried last: ``{base}`` is the controller root.
+A2A_PATHS = ("/api/a2a/{namespace}/{name}/", "/api/a2a-sandboxes/{namespace}/{name}/")
+
+USER_QUERY = "user_id"
+USER_HEADER = "X-User-Id"
+DEFAULT_USER = "admin@kagent.dev"

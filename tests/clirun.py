@@ -1,0 +1,36 @@
+"""Running the CLI in-process in tests: its exit status and what it printed."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+
+@dataclass
+class Result:
+    rc: int
+    out: str
+    err: str
+
+    @property
+    def lines(self) -> list[str]:
+        return self.out.splitlines()
+
+    def records(self) -> list[dict]:
+        return [json.loads(line) for line in self.lines]
+
+
+def isolate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """No REWINDTUI_* variable or user config leaks into a CLI run; the config file is an empty
+    one (returned) and the data dir (the local sessions store) is the test's own."""
+    for name in [n for n in os.environ if n.startswith("REWINDTUI_")]:
+        monkeypatch.delenv(name)
+    config = tmp_path / "config.toml"
+    config.write_text("")
+    monkeypatch.setenv("REWINDTUI_CONFIG", str(config))
+    monkeypatch.setenv("REWINDTUI_DATA_DIR", str(tmp_path / "client-data"))
+    return config

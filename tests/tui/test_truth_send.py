@@ -1,0 +1,90 @@
+"""The app keeps the draft when the server refuses a send, and shows nothing the server did not
+take (Pilot, against the real embedded server behind the fault proxy)."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from faults.proxy import Fault, FaultProxy, is_turn
+from rewindtui.chat import Chat
+from rewindtui.client import A2AClient, ServerConfig
+from rewindtui.conversation import ItemKind
+from rewindtui.server import EmbeddedServer
+from rewindtui.tui.app import RewindApp
+
+SIZE = (100, 30)
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    with EmbeddedServer(tmp_path_factory.mktemp("truth-send"), demo_delay=0.2) as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def proxy(server):
+    with FaultProxy(server.base_url) as p:
+        yield p
+
+
+def app_for(proxy: FaultProxy, server: EmbeddedServer, session_id: str | None = None) -> RewindApp:
+    async def connect():
+        client = A2AClient(ServerConfig(url=proxy.rewrite(server.agent_url), api=proxy.rewrite(server.api_url)))
+        return client, client.aclose
+
+    app = RewindApp(connect, session_id=session_id, new_session=session_id is None)
+    app.animation_level = "none"
+    return app
+
+
+async def settle(app: RewindApp, pilot) -> None:
+    await pilot.pause()
+    await app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+def shown(app: RewindApp) -> list[tuple[str, str]]:
+    assert app.chat is not None
+    return [(i.role, i.text) for i in app.chat.conversation.items if i.kind is ItemKind.MESSAGE]
+
+
+async def test_http_refusal_keeps_the_draft_and_shows_nothing(server, proxy):
+    proxy.add(Fault(is_turn, status=500, body=b'{"error": "database is locked"}'))
+    app = app_for(proxy, server)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press(*"keep me")
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert app.chat_screen.composer.text == "keep me"
+        assert shown(app) == []
+        assert app.chat.session_id is None  # no session was created for a message that never got through
+        assert app.chat.conversation.turn_state == "idle"
+    proxy.clear()
+
+
+async def test_refused_while_another_clients_turn_runs(server, proxy):
+    """The server refuses with a failed status (not an HTTP error): the composer gets the draft
+    back, the transcript is as before, and the other client's turn is untouched."""
+    async with A2AClient(ServerConfig(url=server.agent_url, api=server.api_url)) as other_client:
+        other = Chat(other_client)
+        await other.open(None)
+        await other.send("hello")
+        sid = other.session_id
+        app = app_for(proxy, server, session_id=sid)
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(app, pilot)
+            before = shown(app)
+            running = asyncio.ensure_future(other.send("a long one"))
+            while not other.conversation.busy:
+                await asyncio.sleep(0.01)
+            await asyncio.sleep(0.05)
+            await pilot.press(*"me too")
+            await pilot.press("enter")
+            await settle(app, pilot)
+            assert app.chat_screen.composer.text == "me too"
+            assert shown(app) == before
+            await running
+        assert [t for r, t in ((i.role, i.text) for i in other.conversation.items) if r == "user"] == ["hello", "a long one"]
