@@ -151,6 +151,13 @@ class A2A:
         assert not errors, errors
         return [normalize_result(f["result"]) for f in frames]
 
+    def stream_error(self, text: str, context_id: str | None, **kw: Any) -> dict[str, Any]:
+        """The JSON-RPC error a streaming call is refused with (it must be refused)."""
+        body = self.rpc("message/stream", "SendStreamingMessage", {"message": self.message(text, context_id, **kw)})
+        frames = self.post_stream(body)
+        assert len(frames) == 1 and "error" in frames[0], frames
+        return frames[0]["error"]
+
     def rewind(self, context_id: str, invocation_id: str, text: str = "", **kw: Any) -> list[dict[str, Any]]:
         return self.stream(text, context_id, metadata={REWIND_KEY: invocation_id}, **kw)
 
@@ -173,15 +180,25 @@ class A2A:
 
 
 class Turn:
-    """What one streamed turn produced."""
+    """What one streamed turn produced: its stream opens with the turn's Task (the spec's order;
+    kagent's opens with a ``submitted`` status echoing the user message instead -- read both)."""
 
     def __init__(self, events: list[dict[str, Any]]) -> None:
         self.events = events
-        submitted = [e for e in events if e["kind"] == "status-update" and e["status"]["state"] == "submitted"]
-        assert submitted, events
-        self.user_message = submitted[0]["status"]["message"]
+        opening = [
+            e
+            for e in events
+            if (e["kind"] == "task" and not e.get("metadata", {}).get("rewindtui_effective_history"))
+            or (e["kind"] == "status-update" and e["status"]["state"] == "submitted")
+        ]
+        assert opening and opening[0]["status"]["state"] == "submitted", events
+        if opening[0]["kind"] == "task":
+            (self.user_message,) = opening[0]["history"]
+            self.task_id = opening[0]["id"]
+        else:
+            self.user_message = opening[0]["status"]["message"]
+            self.task_id = opening[0]["taskId"]
         self.invocation_id = self.user_message["metadata"]["kagent_invocation_id"]
-        self.task_id = submitted[0]["taskId"]
         self.final = events[-1]
         self.full_messages = [
             e["status"]["message"]

@@ -20,9 +20,9 @@ from srvkit import A2A, Api, Turn
 
 from rewindtui.server import EmbeddedServer
 from rewindtui.server.adk_sessions import CachedDatabaseSessionService, sqlite_url
-from rewindtui.server.fast_rewind import _render
+from rewindtui.server.fast_rewind import render
 from rewindtui.server.paths import APP_NAME
-from rewindtui.server.wire import dumps, event_to_proto, message_v1_json, now_iso
+from rewindtui.server.wire import dumps, event_to_proto, message_v1_text, now_iso
 
 
 def _numbers_as_floats(value):
@@ -54,13 +54,13 @@ def test_fast_path_renders_what_a2a_sdk_renders(server, make_a2a, make_api):
     }
     stream_response = proto_utils.to_stream_response(event_to_proto({**task, "history": history}))
 
-    fast_03 = json.loads(_render("0.3", "r-1", task, "[" + ",".join(dumps(m) for m in history) + "]"))
+    fast_03 = json.loads(render("0.3", "r-1", task, "[" + ",".join(dumps(m) for m in history) + "]"))
     sdk_03 = conversions.to_compat_stream_response(stream_response, "r-1").model_dump(
         mode="json", by_alias=True, exclude_none=True
     )
     assert _numbers_as_floats(fast_03) == _numbers_as_floats(sdk_03)
 
-    fast_10 = json.loads(_render("1.0", "r-1", task, "[" + ",".join(dumps(message_v1_json(m)) for m in history) + "]"))
+    fast_10 = json.loads(render("1.0", "r-1", task, "[" + ",".join(message_v1_text(m) for m in history) + "]"))
     sdk_10 = {"result": MessageToDict(stream_response, preserving_proto_field_name=False), "id": "r-1", "jsonrpc": "2.0"}
     assert _numbers_as_floats(fast_10) == _numbers_as_floats(sdk_10)
 
@@ -152,7 +152,7 @@ def test_reading_a_conversation_warms_the_session(tmp_path: Path, http: httpx.Cl
         Api(http, srv.api_url).tasks("warm")
 
         async def warmed() -> bool:
-            while parts.service._warming:
+            while parts.service.sessions.warming:
                 await asyncio.sleep(0)
             return parts.session_service.is_cached(APP_NAME, "local", "warm")
 

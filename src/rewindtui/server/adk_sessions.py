@@ -20,7 +20,6 @@ other sessions, so the whole cache is dropped).
 from __future__ import annotations
 
 import copy
-import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 from datetime import UTC, datetime
@@ -33,6 +32,8 @@ from google.adk.sessions.base_session_service import GetSessionConfig
 from google.adk.sessions.session import Session
 from google.adk.sessions.state import State
 from sqlalchemy import event as sa_event
+
+from rewindtui.server.internals import bulk_event_writer
 
 _Key = tuple[str, str, str]
 _SHARED_PREFIXES = (State.APP_PREFIX, State.USER_PREFIX)
@@ -52,7 +53,6 @@ class CachedDatabaseSessionService(DatabaseSessionService):
         self.max_sessions = max_sessions
         # Bumped by every write: a read that overlapped a write must not be cached.
         self._generation: dict[_Key, int] = {}
-        self._workers: list[threading.Thread] = []
         if self.db_engine.dialect.name == "sqlite":
             sa_event.listen(self.db_engine.sync_engine, "connect", self._on_connect)
 
@@ -65,10 +65,6 @@ class CachedDatabaseSessionService(DatabaseSessionService):
             cursor.execute("PRAGMA synchronous=NORMAL")
         finally:
             cursor.close()
-        # aiosqlite runs each connection on its own thread; remember it so close() can wait for it.
-        worker = getattr(getattr(dbapi_connection, "_connection", None), "_thread", None)
-        if isinstance(worker, threading.Thread):
-            self._workers.append(worker)
 
     # -- cache helpers -------------------------------------------------------
     def _remember(self, session: Session) -> None:
@@ -115,12 +111,13 @@ class CachedDatabaseSessionService(DatabaseSessionService):
     async def append_event(self, session: Session, event: Event) -> Event:
         key = (session.app_name, session.user_id, session.id)
         cached = self._cache.get(key)
-        # The caller's copy is complete iff it is exactly the cached revision.
+        # The caller's copy is complete iff it is exactly the cached revision (this process is
+        # the only writer of its data dir, so revision = update time + event count + last event).
         was_current = (
             cached is not None
-            and cached._storage_update_marker is not None
-            and cached._storage_update_marker == session._storage_update_marker
+            and cached.last_update_time == session.last_update_time
             and len(cached.events) == len(session.events)
+            and (not cached.events or cached.events[-1].id == session.events[-1].id)
         )
         self._generation[key] = self._generation.get(key, 0) + 1
         try:
@@ -149,8 +146,8 @@ class CachedDatabaseSessionService(DatabaseSessionService):
         and applies the session-scoped state deltas in order, in one commit.
         ``app:``/``user:`` deltas are not re-applied: that state is shared with
         other sessions and the original events already changed it once. Uses
-        ``DatabaseSessionService`` internals; without them (another ADK version)
-        it falls back to appending event by event (minus the shared deltas).
+        ``DatabaseSessionService`` internals (fenced in :mod:`rewindtui.server.internals`);
+        without them (another ADK version) it appends event by event (minus the shared deltas).
         """
         if not events:
             return
@@ -158,32 +155,25 @@ class CachedDatabaseSessionService(DatabaseSessionService):
         self._cache.pop(key, None)
         self._generation[key] = self._generation.get(key, 0) + 1
         try:
-            schema = self._get_schema_classes()
-            naive = self._uses_naive_datetime()
-            open_session = self._rollback_on_exception_session
-            from google.adk.sessions import _session_util
-
-            storage_event = schema.StorageEvent
-            storage_session = schema.StorageSession
-        except (AttributeError, ImportError):  # pragma: no cover - depends on the ADK version
+            writer = bulk_event_writer(self)
+            if writer is None:
+                for event in events:
+                    await self.append_event(session, _without_shared_state(event))
+                return
+            await self.prepare_tables()
+            session_delta: dict[str, Any] = {}
             for event in events:
-                await self.append_event(session, _without_shared_state(event))
-            return
-        await self.prepare_tables()
-        session_delta: dict[str, Any] = {}
-        for event in events:
-            if event.actions.state_delta:
-                session_delta.update(_session_util.extract_json_safe_state_delta(event.actions.state_delta)["session"])
-        try:
-            async with open_session() as sql:
-                row = await sql.get(storage_session, key)
+                if event.actions.state_delta:
+                    session_delta.update(writer.session_state_delta(event.actions.state_delta))
+            async with writer.open_session() as sql:
+                row = await sql.get(writer.storage_session, key)
                 if row is None:
                     raise SessionNotFoundError(f"Session {session.id} not found.")
                 if session_delta:
-                    row.state.update(session_delta)  # type: ignore[attr-defined]
-                sql.add_all([storage_event.from_event(session, event) for event in events])
+                    row.state.update(session_delta)
+                sql.add_all([writer.storage_event.from_event(session, event) for event in events])
                 updated = datetime.fromtimestamp(max(e.timestamp for e in events), UTC)
-                row.update_time = updated.replace(tzinfo=None) if naive else updated  # type: ignore[attr-defined]
+                row.update_time = updated.replace(tzinfo=None) if writer.naive_datetime else updated
                 await sql.commit()
         finally:
             self._generation[key] += 1
@@ -197,10 +187,6 @@ class CachedDatabaseSessionService(DatabaseSessionService):
     async def close(self) -> None:
         self._cache.clear()
         await super().close()
-        workers, self._workers = self._workers, []
-        for worker in workers:
-            if worker is not threading.current_thread():
-                worker.join(5)
 
 
 def _without_shared_state(event: Event) -> Event:
@@ -218,6 +204,5 @@ def _snapshot(session: Session) -> Session:
     and the state are copied, since callers append to and mutate those.
     """
     state = {k: copy.deepcopy(v) for k, v in session.state.items() if not k.startswith(State.TEMP_PREFIX)}
-    clone = session.model_copy(update={"events": list(session.events), "state": state})
-    clone._storage_update_marker = session._storage_update_marker
-    return clone
+    # model_copy keeps the private storage revision marker ADK's stale-session check compares.
+    return session.model_copy(update={"events": list(session.events), "state": state})
