@@ -99,6 +99,7 @@ def test_subscribe_to_another_users_task_is_unknown(server, http):
         ({"pageSize": 101}, "pageSize"),
         ({"pageToken": "not-a-token"}, "pageToken"),
         ({"historyLength": -1}, "historyLength"),
+        ({"status": "TASK_STATE_BORED"}, "unknown status"),
     ],
 )
 def test_list_tasks_refuses_bad_parameters(server, http, params, needle):
@@ -116,12 +117,12 @@ def test_list_tasks_newest_first_with_cursor_pages(server, http):
 
     first = rpc(http, server.agent_url, "ListTasks", {"contextId": context, "pageSize": 2}, headers)["result"]
     assert [t["id"] for t in first["tasks"]] == newest_first[:2]
-    assert first["totalSize"] == 3 and first["pageSize"] == 2 and first["nextPageToken"]
+    assert first["totalSize"] == 3 and first["pageSize"] == 2 and first["nextPageToken"]  # pageSize: this page's
     second = rpc(
         http, server.agent_url, "ListTasks", {"contextId": context, "pageSize": 2, "pageToken": first["nextPageToken"]},
         headers,
     )["result"]
-    assert [t["id"] for t in second["tasks"]] == newest_first[2:]
+    assert [t["id"] for t in second["tasks"]] == newest_first[2:] and second["pageSize"] == 1
     assert second["nextPageToken"] == ""  # present and empty on the last page
     # ordered by last update: continuing the oldest task's session moves nothing, a new task leads
     fourth = Turn(a2a.stream("four", context))

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from a2a.server.request_handlers.response_helpers import build_error_response
 from a2a.server.routes.agent_card_routes import create_agent_card_routes
 from a2a.server.routes.jsonrpc_dispatcher import JsonRpcDispatcher
 from a2a.utils.constants import VERSION_HEADER
@@ -51,7 +52,7 @@ from rewindtui.server.executor import AgentService
 from rewindtui.server.fast_rewind import FastRewind
 from rewindtui.server.faults import Checkpoints
 from rewindtui.server.guard import Guard
-from rewindtui.server.handler import VERSION_STATE_KEY, AgentRequestHandler, UserContextBuilder
+from rewindtui.server.handler import VERSION_STATE_KEY, AgentRequestHandler, UserContextBuilder, precheck
 from rewindtui.server.options import ServerOptions
 from rewindtui.server.paths import AGENT_NAME, AGENT_PATH, AGENT_REF, API_PATH, APP_NAME
 from rewindtui.server.rest import build_rest_routes
@@ -157,6 +158,9 @@ def create_app(
         ):
             setattr(request.state, VERSION_STATE_KEY, "1.0")
             major = 1
+        refused = precheck(body)
+        if refused is not None:
+            return JSONResponse(build_error_response(body.get("id"), refused))
         if fast_rewind is not None and REWIND_KEY.encode() in raw:
             response = await fast_rewind.maybe_handle(request, body, major)
             if response is not None:

@@ -95,6 +95,20 @@ def _user(context: ServerCallContext) -> str:
     return str(context.state.get(USER_STATE_KEY) or "local")
 
 
+def precheck(body: Any) -> InvalidParamsError | None:
+    """What a2a-sdk's lenient parsing would let through: an unknown ``ListTasks`` status (it
+    becomes "unspecified", i.e. no filter at all)."""
+    if not isinstance(body, dict) or body.get("method") != "ListTasks" or not isinstance(body.get("params"), dict):
+        return None
+    status = body["params"].get("status")
+    if status is None:
+        return None
+    known = status in pb.TaskState.keys() if isinstance(status, str) else status in pb.TaskState.values()
+    if isinstance(status, bool) or not known:
+        return InvalidParamsError(message=f"unknown status {status!r}: use one of {', '.join(pb.TaskState.keys())}")
+    return None
+
+
 def _check_history_length(params: Any) -> None:
     if params is not None and params.history_length < 0:
         raise InvalidParamsError(message=f"historyLength must be 0 or more, not {params.history_length}")
@@ -211,7 +225,11 @@ class AgentRequestHandler(RequestHandler):
             )
         except InvalidPageToken as exc:
             raise InvalidParamsError(message=str(exc)) from None
-        response = pb.ListTasksResponse(page_size=page_size, total_size=page.total, next_page_token=page.next_token)
+        # pageSize: the size of this page (the tasks in it), as the TCK reads the proto's "page size
+        # used for this response"
+        response = pb.ListTasksResponse(
+            page_size=len(page.tasks), total_size=page.total, next_page_token=page.next_token
+        )
         for row in page.tasks:
             task = task_to_proto(json.loads(task_json(row, histories[row.id])))
             if not params.include_artifacts:
