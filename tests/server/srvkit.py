@@ -251,3 +251,56 @@ class Api:
 
     def merged_ids(self, session_id: str) -> list[str]:
         return [m["messageId"] for m in self.merged(session_id)]
+
+
+class Served:
+    """A real ``rewindtui serve`` process (``python -m rewindtui.server.serve``) on a data dir."""
+
+    def __init__(self, data_dir: Any, *, env: dict[str, str] | None = None, extra: list[str] | None = None) -> None:
+        import os
+        import subprocess
+        import sys
+
+        child_env = {k: v for k, v in os.environ.items() if not k.startswith("REWINDTUI_")}
+        child_env.update(env or {})
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "rewindtui.server.serve", "--port", "0", "--data-dir", str(data_dir), *(extra or [])],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=child_env,
+        )
+        first = self.process.stdout.readline() if self.process.stdout else ""
+        if not first.startswith("serving on "):
+            self.process.kill()
+            raise RuntimeError(f"server did not start: {first!r} {self.process.stderr.read() if self.process.stderr else ''}")
+        self.base_url = first.split("serving on ", 1)[1].strip()
+        self.agent_url = self.base_url + "/api/a2a/local/demo/"
+        self.api_url = self.base_url + "/api"
+
+    def kill9(self) -> None:
+        import signal
+
+        self.process.send_signal(signal.SIGKILL)
+        self.process.wait(30)
+        self.close()
+
+    def close(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait(30)
+        for pipe in (self.process.stdout, self.process.stderr):
+            if pipe is not None:
+                pipe.close()
+
+
+def wait_for_file(path: Any, timeout: float = 60.0) -> None:
+    """Wait (polling) until ``path`` exists."""
+    import time
+    from pathlib import Path
+
+    deadline = time.monotonic() + timeout
+    while not Path(path).exists():
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{path} never appeared")
+        time.sleep(0.02)

@@ -54,15 +54,13 @@ from rewindtui.server.faults import Checkpoints
 from rewindtui.server.guard import Guard
 from rewindtui.server.handler import VERSION_STATE_KEY, AgentRequestHandler, UserContextBuilder, precheck
 from rewindtui.server.options import ServerOptions
-from rewindtui.server.paths import AGENT_NAME, AGENT_PATH, AGENT_REF, API_PATH, APP_NAME
+from rewindtui.server.paths import ADK_FILE, AGENT_NAME, AGENT_PATH, AGENT_REF, API_PATH, APP_NAME, STORE_FILE
 from rewindtui.server.rest import build_rest_routes
 from rewindtui.server.store import Store
 from rewindtui.server.wire import REWIND_KEY
 
 log = logging.getLogger(__name__)
 
-STORE_FILE = "rewindtui.db"
-ADK_FILE = "adk_sessions.db"
 ARTIFACTS_DIR = "artifacts"
 CARD_NAMES = ("agent-card.json", "agent.json")
 CARD_CACHE_CONTROL = "no-cache"  # revalidate with the ETag: the card changes when the server restarts

@@ -30,6 +30,7 @@ from rewindtui.server.instance import (
     DataDirBusy,
     FileLock,
     ServerState,
+    check_writable,
     new_instance_id,
     new_token,
     read_state,
@@ -37,6 +38,7 @@ from rewindtui.server.instance import (
     write_state,
 )
 from rewindtui.server.options import ServerOptions
+from rewindtui.server.paths import DATA_FILES
 from rewindtui.server.spawn import ServerUrls
 from rewindtui.server.uvicorn_server import ManagedServer, base_url_for, bind_socket, make_config
 
@@ -106,6 +108,7 @@ class EmbeddedServer(ServerUrls):
             raise RuntimeError("the server is already started")
         from rewindtui.server.app import create_app  # heavy (google-adk): only when starting
 
+        check_writable(self.data_dir, DATA_FILES)
         if not self._lock.acquire(wait=False):
             state = read_state(self.data_dir)
             raise DataDirBusy(f"{self.data_dir} is already served by {state.describe() if state else 'another process'}")

@@ -41,6 +41,31 @@ class DataDirBusy(RuntimeError):
     """Another live server holds the data directory."""
 
 
+class DataDirUnusable(RuntimeError):
+    """The data directory cannot be written."""
+
+
+def check_writable(data_dir: Path, files: tuple[str, ...] = ()) -> None:
+    """Raise :class:`DataDirUnusable` (one actionable line) unless ``data_dir`` and ``files`` in it
+    can be written."""
+    try:
+        data_dir.mkdir(parents=True, exist_ok=True)
+        probe = data_dir / f".write-test-{os.getpid()}"
+        probe.write_bytes(b"")
+        probe.unlink()
+        for name in files:
+            path = data_dir / name
+            if path.exists() and not os.access(path, os.W_OK):
+                raise PermissionError(13, "read-only file", str(path))
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        where = f" ({exc.filename})" if getattr(exc, "filename", None) else ""
+        raise DataDirUnusable(
+            f"cannot write to the data directory {data_dir}: {reason}{where}; "
+            "make it writable or choose another with --data-dir"
+        ) from None
+
+
 def new_token() -> str:
     return secrets.token_urlsafe(32)
 

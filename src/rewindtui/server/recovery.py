@@ -59,13 +59,15 @@ class Recovery:
         self.app_name = app_name
         #: sessions a failed write left inconsistent: recovered before new work on them
         self.needs: set[str] = set()
+        #: what :meth:`startup` found and did
+        self.startup_report = Report()
 
     async def startup(self) -> Report:
         """Replay every intent and finish every unfinished turn, then check those sessions."""
-        report = Report()
+        report = self.startup_report = Report()
         touched: dict[str, str] = {}
         for intent in await self.store.intents():
-            touched[intent.session_id] = intent.payload.get("user_id", "")
+            touched[intent.session_id] = intent.payload["user_id"]
             await self._replay(intent, report)
         for task in await self.store.unfinished_tasks():
             touched[task.session_id] = task.user_id
@@ -116,7 +118,7 @@ class Recovery:
 
     async def _replay_rewind(self, intent: Intent) -> bool:
         payload = intent.payload
-        user_id = payload["task"]["metadata"]["kagent_user_id"]
+        user_id = payload["user_id"]
         adk = await self.session_service.get_session(
             app_name=self.app_name, user_id=user_id, session_id=intent.session_id
         )

@@ -110,7 +110,12 @@ class RewindService:
             id=task["id"],
             kind="rewind",
             session_id=session.id,
-            payload={"task": task, "before": invocation_id, "events_before": len(adk.events) if adk else 0},
+            payload={
+                "user_id": session.user_id,
+                "task": task,
+                "before": invocation_id,
+                "events_before": len(adk.events) if adk else 0,
+            },
             created_at=now_iso(),
         )
         doing = "rewind the session"

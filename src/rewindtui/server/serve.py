@@ -34,8 +34,10 @@ from typing import Any
 from rewindtui.server.instance import (
     LOCK_FILE,
     DataDirBusy,
+    DataDirUnusable,
     FileLock,
     ServerState,
+    check_writable,
     new_instance_id,
     new_token,
     read_state,
@@ -43,7 +45,7 @@ from rewindtui.server.instance import (
     write_state,
 )
 from rewindtui.server.options import TOKEN_ENV, ServerOptions
-from rewindtui.server.paths import AGENT_PATH, API_PATH
+from rewindtui.server.paths import AGENT_PATH, API_PATH, DATA_FILES
 from rewindtui.server.spawn import default_data_dir
 
 
@@ -120,6 +122,7 @@ def main(argv: list[str] | None = None) -> int:
 
     lock = FileLock(data_dir / LOCK_FILE)
     try:
+        check_writable(data_dir, DATA_FILES)
         if not lock.acquire(wait=False):
             state = read_state(data_dir)
             where = state.describe() if state else "another process"
@@ -127,7 +130,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"{data_dir} is already served by {where}; use that server "
                 f"(rewindtui --url {state.agent_url if state else 'URL'}) or another --data-dir"
             )
-    except (DataDirBusy, OSError) as exc:
+    except (DataDirBusy, DataDirUnusable, OSError) as exc:
         print(f"rewindtui serve: {exc}", file=sys.stderr)
         return 1
     try:
