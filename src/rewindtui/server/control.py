@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
@@ -23,23 +24,32 @@ POLL_SECONDS = 1.0
 
 
 class Clients:
-    """The pids of the processes using this server."""
+    """The processes using this server: a count of attachments per pid (one process may hold
+    several connections); a process that died holds none."""
 
     def __init__(self, *, on_unused: Callable[[], None] | None = None) -> None:
-        self.pids: set[int] = set()
+        self._held: Counter[int] = Counter()
         self._on_unused = on_unused
         self._watcher: asyncio.Task[None] | None = None
 
+    @property
+    def pids(self) -> list[int]:
+        return sorted(self._held)
+
     def add(self, pid: int) -> None:
-        self.pids.add(pid)
+        self._held[pid] += 1
 
     def remove(self, pid: int) -> None:
-        self.pids.discard(pid)
+        if self._held[pid] > 1:
+            self._held[pid] -= 1
+        else:
+            self._held.pop(pid, None)
         self._check()
 
     def _check(self) -> None:
-        self.pids = {pid for pid in self.pids if alive(pid)}
-        if not self.pids and self._on_unused is not None:
+        for pid in [pid for pid in self._held if not alive(pid)]:
+            del self._held[pid]
+        if not self._held and self._on_unused is not None:
             self._on_unused()
 
     def start(self) -> None:
@@ -63,7 +73,7 @@ class Clients:
 
 def control_routes(*, describe: Callable[[], dict[str, Any]], clients: Clients) -> list[Route]:
     async def server(request: Request) -> Response:
-        return JSONResponse({"error": False, "data": {**describe(), "clients": sorted(clients.pids)}})
+        return JSONResponse({"error": False, "data": {**describe(), "clients": clients.pids}})
 
     async def attach(request: Request) -> Response:
         try:
