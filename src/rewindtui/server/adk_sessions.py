@@ -15,10 +15,19 @@ Not cached: partial reads (``config`` given), a read that overlapped a write
 of the same session (a per-session generation counter), and any session after
 an event that touched ``app:``/``user:`` state (those keys are shared with
 other sessions, so the whole cache is dropped).
+
+The SQLAlchemy engine is this class's own (public SQLAlchemy API): each connection runs
+SQLite in WAL mode, and a write transaction starts with ``BEGIN IMMEDIATE`` (reads with a
+plain ``BEGIN``). ADK's writes read the session row first: begun as a deferred read, two
+turns on two sessions at once would each try to upgrade to a write and one would get
+"database is locked" at once; begun immediately, the second waits its turn. Within this
+process the writes also queue on an asyncio lock (first come, first served: SQLite's own
+busy wait polls, and under load some writers would wait far longer than others).
 """
 
 from __future__ import annotations
 
+import asyncio
 import copy
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -32,6 +41,8 @@ from google.adk.sessions.base_session_service import GetSessionConfig
 from google.adk.sessions.session import Session
 from google.adk.sessions.state import State
 from sqlalchemy import event as sa_event
+from sqlalchemy.engine import Connection
+from sqlalchemy.ext.asyncio import create_async_engine
 
 from rewindtui.server.internals import bulk_event_writer
 
@@ -47,24 +58,17 @@ def sqlite_url(path: str) -> str:
 class CachedDatabaseSessionService(DatabaseSessionService):
     """``DatabaseSessionService`` whose full ``get_session`` reads are cached."""
 
-    def __init__(self, db_url: str, *, max_sessions: int = 16, **kwargs: Any) -> None:
-        super().__init__(db_url=db_url, **kwargs)
+    def __init__(self, db_url: str, *, max_sessions: int = 64) -> None:
+        engine = create_async_engine(db_url)
+        sa_event.listen(engine.sync_engine, "connect", _on_connect)
+        sa_event.listen(engine.sync_engine, "begin", _on_begin)
+        super().__init__(db_engine=engine)
+        self._engine = engine
+        self._writes = asyncio.Lock()
         self._cache: OrderedDict[_Key, Session] = OrderedDict()
         self.max_sessions = max_sessions
         # Bumped by every write: a read that overlapped a write must not be cached.
         self._generation: dict[_Key, int] = {}
-        if self.db_engine.dialect.name == "sqlite":
-            sa_event.listen(self.db_engine.sync_engine, "connect", self._on_connect)
-
-    def _on_connect(self, dbapi_connection: Any, _record: Any) -> None:
-        cursor = dbapi_connection.cursor()
-        try:
-            # WAL: readers do not block the writer; NORMAL: no fsync per commit (still durable
-            # across application crashes, which is what a local chat store needs).
-            cursor.execute("PRAGMA journal_mode=WAL")
-            cursor.execute("PRAGMA synchronous=NORMAL")
-        finally:
-            cursor.close()
 
     # -- cache helpers -------------------------------------------------------
     def _remember(self, session: Session) -> None:
@@ -121,7 +125,11 @@ class CachedDatabaseSessionService(DatabaseSessionService):
         )
         self._generation[key] = self._generation.get(key, 0) + 1
         try:
-            result = await super().append_event(session=session, event=event)
+            if event.partial:  # ADK does not store those
+                result = await super().append_event(session=session, event=event)
+            else:
+                async with self._writes:
+                    result = await super().append_event(session=session, event=event)
         except BaseException:
             self._cache.pop(key, None)
             raise
@@ -165,7 +173,7 @@ class CachedDatabaseSessionService(DatabaseSessionService):
             for event in events:
                 if event.actions.state_delta:
                     session_delta.update(writer.session_state_delta(event.actions.state_delta))
-            async with writer.open_session() as sql:
+            async with self._writes, writer.open_session() as sql:
                 row = await sql.get(writer.storage_session, key)
                 if row is None:
                     raise SessionNotFoundError(f"Session {session.id} not found.")
@@ -182,11 +190,37 @@ class CachedDatabaseSessionService(DatabaseSessionService):
         key = (app_name, user_id, session_id)
         self._cache.pop(key, None)
         self._generation[key] = self._generation.get(key, 0) + 1
-        await super().delete_session(app_name=app_name, user_id=user_id, session_id=session_id)
+        async with self._writes:
+            await super().delete_session(app_name=app_name, user_id=user_id, session_id=session_id)
+
+    async def create_session(self, **kwargs: Any) -> Session:
+        async with self._writes:
+            return await super().create_session(**kwargs)
 
     async def close(self) -> None:
         self._cache.clear()
         await super().close()
+        await self._engine.dispose()
+
+
+def _on_connect(dbapi_connection: Any, _record: Any) -> None:
+    # SQLAlchemy's recipe for pysqlite/aiosqlite: the driver emits no BEGIN of its own (see _on_begin)
+    dbapi_connection.isolation_level = None
+    cursor = dbapi_connection.cursor()
+    try:
+        # WAL: readers do not block the writer; NORMAL: no fsync per commit (still durable
+        # across application crashes, which is what a local chat store needs); foreign keys, as
+        # ADK turns them on for an engine it makes itself.
+        cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.execute("PRAGMA synchronous=NORMAL")
+        cursor.execute("PRAGMA foreign_keys=ON")
+    finally:
+        cursor.close()
+
+
+def _on_begin(connection: Connection) -> None:
+    read_only = connection.get_execution_options().get("read_only", False)
+    connection.exec_driver_sql("BEGIN" if read_only else "BEGIN IMMEDIATE")
 
 
 def _without_shared_state(event: Event) -> Event:

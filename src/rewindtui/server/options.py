@@ -23,7 +23,7 @@ TOKEN_ENV = "REWINDTUI_SERVER_TOKEN"
 #: and wait there forever (a test then kills it with SIGKILL). See :mod:`rewindtui.server.faults`.
 PAUSE_ENV = "REWINDTUI_TEST_PAUSE_AT"
 
-DEFAULT_SESSION_CACHE = 16
+DEFAULT_SESSION_CACHE = 64
 DEFAULT_BUSY_TIMEOUT_MS = 2000
 
 

@@ -7,9 +7,9 @@ deleting is journaled (see :mod:`rewindtui.server.recovery`).
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
+import sqlite3
 
 from google.adk.errors.already_exists_error import AlreadyExistsError
 from google.adk.sessions.base_session_service import BaseSessionService
@@ -42,7 +42,6 @@ class Sessions:
         self.jobs = jobs
         self.app_name = app_name
         self.agent_ref = agent_ref
-        self._create_lock = asyncio.Lock()
         self._warming: set[str] = set()
 
     async def owned(self, user_id: str, session_id: str) -> SessionRow:
@@ -55,18 +54,19 @@ class Sessions:
         return await self.store.list_sessions(user_id)
 
     async def create(self, user_id: str, *, name: str | None = None, session_id: str | None = None) -> SessionRow:
+        """A new session: ADK's first, then the store's row (the store's key decides a race)."""
         sid = check_id(session_id, "session id") if session_id is not None else new_id()
         self.jobs.check_open()
-        async with self._create_lock:
-            if await self.store.get_session(sid) is not None:
-                raise Conflict(f"session {sid!r} already exists")
-            with contextlib.suppress(AlreadyExistsError):
-                await self.session_service.create_session(app_name=self.app_name, user_id=user_id, session_id=sid)
-            ts = now_iso()
-            row = SessionRow(
-                id=sid, user_id=user_id, name=name or "", agent_ref=self.agent_ref, created_at=ts, updated_at=ts
-            )
+        if await self.store.get_session(sid) is not None:
+            raise Conflict(f"session {sid!r} already exists")
+        with contextlib.suppress(AlreadyExistsError):
+            await self.session_service.create_session(app_name=self.app_name, user_id=user_id, session_id=sid)
+        ts = now_iso()
+        row = SessionRow(id=sid, user_id=user_id, name=name or "", agent_ref=self.agent_ref, created_at=ts, updated_at=ts)
+        try:
             await self.store.create_session(row)
+        except sqlite3.IntegrityError:
+            raise Conflict(f"session {sid!r} already exists") from None
         return row
 
     async def for_message(self, user_id: str, context_id: str | None) -> SessionRow:

@@ -343,11 +343,24 @@ class Store:
                 raise
 
     async def _write(self, statements: Iterable[Statement], tx: Tx | None = None) -> None:
+        """``statements`` in ``tx``, or in a transaction of their own (one trip to the writer thread)."""
         if tx is not None:
             await tx.execute(statements)
             return
-        async with self.transaction() as own:
-            await own.execute(statements)
+        todo = list(statements)
+
+        def run(conn: sqlite3.Connection) -> None:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                for sql, params in todo:
+                    conn.execute(sql, params)
+                conn.execute("COMMIT")
+            except BaseException:
+                _rollback(conn)
+                raise
+
+        async with self._write_lock:
+            await self._writer.run(run)
 
     # -- sessions ----------------------------------------------------------------
     async def create_session(self, row: SessionRow) -> SessionRow:
