@@ -17,6 +17,7 @@ rounds, p50/p99 are over every turn of every round.
 Prints turns/s, p50 and p99 for both and their ratio, next to the goals: the embedded server at
 least 0.5x the echo server's turns/s (it does far more per turn: ADK, the model, two SQLite
 databases), and its p99 under 5x one turn alone (the median of sequential turns, measured first).
+Also each server's own CPU time per turn (Linux), which the machine's other load does not skew.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -42,9 +44,19 @@ THROUGHPUT_GOAL = 0.5  # x the echo server's turns/s
 P99_GOAL = 5.0  # x one turn alone
 
 
+def cpu_seconds(pid: int) -> float | None:
+    """CPU time (user + system) a process has used so far (Linux ``/proc``; None elsewhere)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 class Target:
-    def __init__(self, name: str, url: str, headers: dict[str, str]) -> None:
+    def __init__(self, name: str, url: str, headers: dict[str, str], pid: int) -> None:
         self.name = name
+        self.pid = pid
         self.url = url
         self.headers = {"A2A-Version": "1.0", "Accept": "text/event-stream", **headers}
 
@@ -77,8 +89,12 @@ async def one_turn(client: httpx.AsyncClient, target: Target, text: str, context
     return elapsed
 
 
-async def measure(target: Target, turns: int, concurrency: int) -> tuple[float, list[float], list[float]]:
-    """(turns/s, latencies of the concurrent turns, latencies of turns alone) of one round."""
+Round = tuple[float, list[float], list[float], float | None]
+
+
+async def measure(target: Target, turns: int, concurrency: int) -> Round:
+    """(turns/s, latencies of the concurrent turns, latencies of turns alone, server CPU ms per
+    concurrent turn) of one round."""
     limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
     async with httpx.AsyncClient(timeout=300, limits=limits) as client:
         for _ in range(3):  # warm up
@@ -91,19 +107,24 @@ async def measure(target: Target, turns: int, concurrency: int) -> tuple[float, 
             return [await one_turn(client, target, f"turn {i} of user {u}", context) for i in range(count)]
 
         counts = [turns // concurrency + (1 if u < turns % concurrency else 0) for u in range(concurrency)]
+        cpu_before = cpu_seconds(target.pid)
         start = time.perf_counter()
         per_user = await asyncio.gather(*(user(u, n) for u, n in enumerate(counts) if n))
         wall = time.perf_counter() - start
-    return turns / wall, [t for times in per_user for t in times], alone
+        cpu_after = cpu_seconds(target.pid)
+    cpu = (cpu_after - cpu_before) * 1000 / turns if cpu_before is not None and cpu_after is not None else None
+    return turns / wall, [t for times in per_user for t in times], alone, cpu
 
 
-def summary(rounds: list[tuple[float, list[float], list[float]]]) -> dict[str, float]:
-    latencies = sorted(t for _, times, _ in rounds for t in times)
+def summary(rounds: list[Round]) -> dict[str, float]:
+    latencies = sorted(t for _, times, _, _ in rounds for t in times)
+    cpu = [c for _, _, _, c in rounds if c is not None]
     return {
-        "turns_per_s": statistics.median(rate for rate, _, _ in rounds),
+        "turns_per_s": statistics.median(rate for rate, _, _, _ in rounds),
         "p50": statistics.median(latencies),
         "p99": latencies[min(len(latencies) - 1, int(round(0.99 * (len(latencies) - 1))))],
-        "alone": statistics.median(t for _, _, alone in rounds for t in alone),
+        "alone": statistics.median(t for _, _, alone, _ in rounds for t in alone),
+        "cpu_ms": statistics.median(cpu) if cpu else float("nan"),
     }
 
 
@@ -129,9 +150,9 @@ def main() -> int:
         server = spawn_server(Path(tmp) / "data", timeout=120)
         echo, echo_url = start_echo()
         try:
-            ours = Target("embedded", server.agent_url, {"Authorization": f"Bearer {server.token}"})
-            theirs = Target("a2a-sdk echo", echo_url, {})
-            rounds: dict[str, list[tuple[float, list[float], list[float]]]] = {ours.name: [], theirs.name: []}
+            ours = Target("embedded", server.agent_url, {"Authorization": f"Bearer {server.token}"}, server.pid)
+            theirs = Target("a2a-sdk echo", echo_url, {}, echo.pid)
+            rounds: dict[str, list[Round]] = {ours.name: [], theirs.name: []}
             for _ in range(args.rounds):
                 for target in (ours, theirs):
                     rounds[target.name].append(asyncio.run(measure(target, args.turns, args.concurrency)))
@@ -147,11 +168,11 @@ def main() -> int:
         f"{args.rounds} rounds of {args.turns} streaming turns by {args.concurrency} users at once, "
         "A2A 1.0 over loopback"
     )
-    print(f"{'server':<14} {'turns/s':>8} {'p50 ms':>8} {'p99 ms':>8} {'alone ms':>9} {'p99/alone':>10}")
+    print(f"{'server':<14} {'turns/s':>8} {'p50 ms':>8} {'p99 ms':>8} {'alone ms':>9} {'p99/alone':>10} {'CPU ms/turn':>12}")
     for name, r in results.items():
         print(
             f"{name:<14} {r['turns_per_s']:>8.1f} {r['p50'] * 1000:>8.0f} {r['p99'] * 1000:>8.0f} "
-            f"{r['alone'] * 1000:>9.1f} {r['p99'] / r['alone']:>10.1f}"
+            f"{r['alone'] * 1000:>9.1f} {r['p99'] / r['alone']:>10.1f} {r['cpu_ms']:>12.1f}"
         )
     ours_r, echo_r = results["embedded"], results["a2a-sdk echo"]
     ratio = ours_r["turns_per_s"] / echo_r["turns_per_s"]
