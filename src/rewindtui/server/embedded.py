@@ -17,26 +17,13 @@ Like ``rewindtui serve`` it holds its data directory (one server per directory, 
 from __future__ import annotations
 
 import asyncio
-import os
 import threading
 import time
 from collections.abc import Coroutine
-from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypeVar
 
-from rewindtui.server.instance import (
-    LOCK_FILE,
-    DataDirBusy,
-    FileLock,
-    ServerState,
-    check_writable,
-    new_instance_id,
-    new_token,
-    read_state,
-    remove_state,
-    write_state,
-)
+from rewindtui.server.instance import DataDirHold
 from rewindtui.server.options import ServerOptions
 from rewindtui.server.paths import DATA_FILES
 from rewindtui.server.spawn import ServerUrls
@@ -59,12 +46,8 @@ class EmbeddedServer(ServerUrls):
         start_timeout: float = 60.0,
         log_level: str = "warning",
     ) -> None:
-        from rewindtui.server.guard import is_loopback
-
         options = options if options is not None else ServerOptions.from_env()
-        if options.token is None and not is_loopback(host):
-            options = replace(options, token=new_token())
-        self.options = options
+        self.options, _ = options.for_bind(host)
         self.data_dir = Path(data_dir)
         self.host = host
         self.requested_port = port
@@ -78,8 +61,7 @@ class EmbeddedServer(ServerUrls):
         self._ready = threading.Event()
         self._error: BaseException | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._lock = FileLock(self.data_dir / LOCK_FILE)
-        self._instance = new_instance_id()
+        self._hold = DataDirHold(self.data_dir, DATA_FILES)
         self.app: Any = None
 
     @property
@@ -108,14 +90,11 @@ class EmbeddedServer(ServerUrls):
             raise RuntimeError("the server is already started")
         from rewindtui.server.app import create_app  # heavy (google-adk): only when starting
 
-        check_writable(self.data_dir, DATA_FILES)
-        if not self._lock.acquire(wait=False):
-            state = read_state(self.data_dir)
-            raise DataDirBusy(f"{self.data_dir} is already served by {state.describe() if state else 'another process'}")
+        self._hold.acquire()
         try:
             sock = bind_socket(self.host, self.requested_port)
         except BaseException:
-            self._lock.release()
+            self._hold.release()
             raise
         try:
             self._port = sock.getsockname()[1]
@@ -126,7 +105,7 @@ class EmbeddedServer(ServerUrls):
                 demo_delay=self.demo_delay,
                 options=self.options,
                 bind_host=self.host,
-                instance=self._instance,
+                instance=self._hold.instance,
             )
             service = self.app.state.parts.service
             self._ready.clear()
@@ -142,14 +121,14 @@ class EmbeddedServer(ServerUrls):
             self._thread.start()
         except BaseException:
             sock.close()
-            self._lock.release()
+            self._hold.release()
             raise
         deadline = time.monotonic() + self.start_timeout
         while not self._ready.wait(0.02):
             if not self._thread.is_alive():
                 self._thread.join()
                 self._thread = None
-                self._lock.release()
+                self._hold.release()
                 raise RuntimeError("the embedded server failed to start") from self._error
             if time.monotonic() > deadline:
                 self.stop()
@@ -157,17 +136,7 @@ class EmbeddedServer(ServerUrls):
         return self
 
     def _on_ready(self) -> None:
-        write_state(
-            self.data_dir,
-            ServerState(
-                pid=os.getpid(),
-                base_url=self.base_url,
-                agent_url=self.agent_url,
-                api_url=self.api_url,
-                token=self.token,
-                instance=self._instance,
-            ),
-        )
+        self._hold.publish(base_url=self.base_url, agent_url=self.agent_url, api_url=self.api_url, token=self.token)
         self._ready.set()
 
     def _run(self, server: ManagedServer, sock: Any) -> None:
@@ -204,8 +173,7 @@ class EmbeddedServer(ServerUrls):
         self._thread = None
         self._server = None
         self._loop = None
-        remove_state(self.data_dir, self._instance)
-        self._lock.release()
+        self._hold.release()
 
     def __enter__(self) -> EmbeddedServer:
         return self.start()

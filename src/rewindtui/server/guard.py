@@ -21,7 +21,6 @@ to the server may name any user.
 from __future__ import annotations
 
 import hmac
-import ipaddress
 import json
 from collections.abc import Awaitable, Callable, Iterable, MutableMapping
 from typing import Any
@@ -30,24 +29,15 @@ from urllib.parse import urlsplit
 from a2a.server.request_handlers.response_helpers import build_error_response
 from a2a.utils.errors import ContentTypeNotSupportedError
 
+from rewindtui.server.options import is_loopback
+
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
-LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
 _WRITE_METHODS = frozenset({"POST", "PUT", "PATCH"})
-
-
-def is_loopback(host: str) -> bool:
-    host = host.strip("[]").lower()
-    if host in LOOPBACK_NAMES or host.endswith(".localhost"):
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def _hostname(value: str) -> str:

@@ -148,6 +148,39 @@ def remove_state(data_dir: Path, instance: str) -> None:
             (data_dir / STATE_FILE).unlink()
 
 
+class DataDirHold:
+    """This process serves ``data_dir``: it checks it can write there, holds ``server.lock``, and
+    publishes ``server.json`` once it listens (``rewindtui serve`` and ``EmbeddedServer``)."""
+
+    def __init__(self, data_dir: Path, files: tuple[str, ...] = ()) -> None:
+        self.data_dir = data_dir
+        self.files = files
+        self.instance = new_instance_id()
+        self._lock = FileLock(data_dir / LOCK_FILE)
+
+    def acquire(self) -> None:
+        """Raises :class:`DataDirUnusable` or :class:`DataDirBusy` (naming the server that has it)."""
+        check_writable(self.data_dir, self.files)
+        if not self._lock.acquire(wait=False):
+            state = read_state(self.data_dir)
+            where = state.describe() if state else "another process"
+            use = state.agent_url if state else "URL"
+            raise DataDirBusy(
+                f"{self.data_dir} is already served by {where}; use that server (rewindtui --url {use}) "
+                "or another --data-dir"
+            )
+
+    def publish(self, *, base_url: str, agent_url: str, api_url: str, token: str | None) -> ServerState:
+        state = ServerState(os.getpid(), base_url, agent_url, api_url, token, self.instance)
+        write_state(self.data_dir, state)
+        return state
+
+    def release(self) -> None:
+        if self._lock.held:
+            remove_state(self.data_dir, self.instance)
+            self._lock.release()
+
+
 def _call(state: ServerState, method: str, path: str, body: Any = None, timeout: float = 3.0) -> Any:
     data = None if body is None else json.dumps(body).encode()
     request = urllib.request.Request(state.base_url + path, data=data, method=method)

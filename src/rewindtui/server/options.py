@@ -7,7 +7,9 @@ names).
 
 from __future__ import annotations
 
+import ipaddress
 import os
+import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -59,3 +61,23 @@ class ServerOptions:
             pause_at=pause,
         )
         return replace(options, **overrides) if overrides else options
+
+    def for_bind(self, host: str) -> tuple[ServerOptions, bool]:
+        """These options for a server bound to ``host``: beyond loopback a token is required, so one
+        is made up if none was given. Returns the options and whether the token was made up."""
+        if self.token is None and not is_loopback(host):
+            return replace(self, token=secrets.token_urlsafe(32)), True
+        return self, False
+
+
+LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
+
+
+def is_loopback(host: str) -> bool:
+    host = host.strip("[]").lower()
+    if host in LOOPBACK_NAMES or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False

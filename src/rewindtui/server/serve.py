@@ -31,19 +31,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from rewindtui.server.instance import (
-    LOCK_FILE,
-    DataDirBusy,
-    DataDirUnusable,
-    FileLock,
-    ServerState,
-    check_writable,
-    new_instance_id,
-    new_token,
-    read_state,
-    remove_state,
-    write_state,
-)
+from rewindtui.server.instance import DataDirBusy, DataDirHold, DataDirUnusable
 from rewindtui.server.options import TOKEN_ENV, ServerOptions
 from rewindtui.server.paths import AGENT_PATH, API_PATH, DATA_FILES
 from rewindtui.server.spawn import default_data_dir
@@ -106,40 +94,27 @@ def main(argv: list[str] | None = None) -> int:
         print("rewindtui serve: --port must be between 0 and 65535", file=sys.stderr)
         return 2
     data_dir: Path = args.data_dir if args.data_dir is not None else default_data_dir()
-    options = ServerOptions.from_env()
-    options = replace(options, allowed_hosts=tuple(args.allow_host))
+    options, generated_token = replace(ServerOptions.from_env(), allowed_hosts=tuple(args.allow_host)).for_bind(
+        args.host
+    )
 
     from rewindtui.server.agent import ModelConfigError
     from rewindtui.server.app import create_app
     from rewindtui.server.control import Clients
-    from rewindtui.server.guard import is_loopback
     from rewindtui.server.uvicorn_server import ManagedServer, base_url_for, bind_socket, make_config
 
-    generated_token = False
-    if options.token is None and not is_loopback(args.host):
-        options = replace(options, token=new_token())
-        generated_token = True
-
-    lock = FileLock(data_dir / LOCK_FILE)
+    hold = DataDirHold(data_dir, DATA_FILES)
     try:
-        check_writable(data_dir, DATA_FILES)
-        if not lock.acquire(wait=False):
-            state = read_state(data_dir)
-            where = state.describe() if state else "another process"
-            raise DataDirBusy(
-                f"{data_dir} is already served by {where}; use that server "
-                f"(rewindtui --url {state.agent_url if state else 'URL'}) or another --data-dir"
-            )
+        hold.acquire()
     except (DataDirBusy, DataDirUnusable, OSError) as exc:
         print(f"rewindtui serve: {exc}", file=sys.stderr)
         return 1
     try:
         sock = bind_socket(args.host, args.port)
     except OSError as exc:
-        lock.release()
+        hold.release()
         print(f"rewindtui serve: cannot listen on {args.host}:{args.port}: {exc}", file=sys.stderr)
         return 1
-    instance = new_instance_id()
     server: Any = None
     try:
         base_url = base_url_for(args.host, sock.getsockname()[1])
@@ -153,7 +128,7 @@ def main(argv: list[str] | None = None) -> int:
                 options=options,
                 bind_host=args.host,
                 clients=clients,
-                instance=instance,
+                instance=hold.instance,
             )
         except ModelConfigError as exc:
             print(f"rewindtui serve: {exc}", file=sys.stderr)
@@ -169,15 +144,9 @@ def main(argv: list[str] | None = None) -> int:
             gc.collect()
             gc.freeze()
             gc.set_threshold(20_000, 20, 100)
-            state = ServerState(
-                pid=os.getpid(),
-                base_url=base_url,
-                agent_url=base_url + AGENT_PATH,
-                api_url=base_url + API_PATH,
-                token=options.token,
-                instance=instance,
+            state = hold.publish(
+                base_url=base_url, agent_url=base_url + AGENT_PATH, api_url=base_url + API_PATH, token=options.token
             )
-            write_state(data_dir, state)
             print(f"serving on {base_url}", flush=True)
             print(f"agent URL: {state.agent_url}  (rewindtui --url {state.agent_url})", flush=True)
             if generated_token:
@@ -201,8 +170,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     finally:
         sock.close()
-        remove_state(data_dir, instance)
-        lock.release()
+        hold.release()
 
 
 if __name__ == "__main__":
