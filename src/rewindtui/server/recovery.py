@@ -18,6 +18,7 @@ failed write left behind (``needs``):
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -233,7 +234,5 @@ def _invocations(events: Iterable[Any]) -> list[str]:
 
 
 def _loads(body: str) -> dict[str, Any]:
-    import json
-
     data = json.loads(body)
     return data if isinstance(data, dict) else {}
