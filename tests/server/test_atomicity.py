@@ -344,3 +344,27 @@ def test_two_rewinds_at_once(tmp_path: Path, http: httpx.Client) -> None:
         assert api.merged_ids(SID) == turns[0].message_ids
         assert len([t for t in api.tasks(SID, include_rewound=True) if t["metadata"].get("rewindtui_effective_history")]) == 1
         assert check(srv) == []
+
+
+def test_a_failed_delete_changes_nothing_and_stays_undone(tmp_path: Path, http: httpx.Client, monkeypatch) -> None:
+    """ADK refuses the delete: the store keeps the session, and no journal entry deletes it later."""
+    data = tmp_path / "d"
+    with EmbeddedServer(data) as srv:
+        api = Api(http, srv.api_url)
+        three_turns(A2A(http, srv.agent_url, "0.3"))
+        session_service = srv.app.state.parts.session_service
+
+        async def refuse(**kw: Any) -> None:
+            raise sqlite3.OperationalError("disk I/O error")
+
+        monkeypatch.setattr(session_service, "delete_session", refuse)
+        refused = api.delete(f"/sessions/{SID}")
+        assert refused.status_code == 503 and "could not delete the session" in refused.json()["error"]
+        monkeypatch.undo()
+        assert [s["id"] for s in api.get("/sessions").json()["data"]] == [SID]
+        assert check(srv) == []
+    with EmbeddedServer(data) as srv:
+        assert startup_report(srv).intents_completed == 0
+        assert [s["id"] for s in Api(http, srv.api_url).get("/sessions").json()["data"]] == [SID]
+        assert Api(http, srv.api_url).delete(f"/sessions/{SID}").status_code == 200
+        assert Api(http, srv.api_url).get("/sessions").json()["data"] == [] and adk_rows(data, "sessions") == 0

@@ -14,7 +14,7 @@ import sqlite3
 from google.adk.errors.already_exists_error import AlreadyExistsError
 from google.adk.sessions.base_session_service import BaseSessionService
 
-from rewindtui.server.errors import Conflict, NotFound
+from rewindtui.server.errors import Conflict, NotFound, is_storage_failure, storage_error
 from rewindtui.server.jobs import Jobs
 from rewindtui.server.requests import check_id
 from rewindtui.server.store import Intent, SessionRow, Store
@@ -92,7 +92,12 @@ class Sessions:
             # journaled: once ADK's session is gone, a crash before the store's commit is
             # finished at startup
             intent = Intent(new_id(), "delete", session.id, {"user_id": session.user_id}, now_iso())
-            await self.store.add_intent(intent)
+            try:
+                await self.store.add_intent(intent)
+            except Exception as exc:
+                if is_storage_failure(exc):
+                    raise storage_error(exc, "delete the session") from None
+                raise
             agent_done = False
             try:
                 async with self.store.transaction() as tx:
@@ -103,10 +108,12 @@ class Sessions:
                         app_name=self.app_name, user_id=session.user_id, session_id=session.id
                     )
                     agent_done = True
-            except BaseException:
+            except BaseException as exc:
                 if not agent_done:
                     with contextlib.suppress(Exception):
                         await self.store.drop_intent(intent.id)
+                if isinstance(exc, Exception) and is_storage_failure(exc):
+                    raise storage_error(exc, "delete the session") from None
                 raise
 
         await self.jobs.exclusive(session.id, "delete", _delete)
