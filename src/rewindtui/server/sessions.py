@@ -16,7 +16,6 @@ from google.adk.sessions.base_session_service import BaseSessionService
 
 from rewindtui.server.errors import Conflict, NotFound, is_storage_failure, storage_error
 from rewindtui.server.jobs import Jobs
-from rewindtui.server.requests import check_id
 from rewindtui.server.store import Intent, SessionRow, Store
 from rewindtui.server.wire import new_id, now_iso
 
@@ -54,8 +53,10 @@ class Sessions:
         return await self.store.list_sessions(user_id)
 
     async def create(self, user_id: str, *, name: str | None = None, session_id: str | None = None) -> SessionRow:
-        """A new session: ADK's first, then the store's row (the store's key decides a race)."""
-        sid = check_id(session_id, "session id") if session_id is not None else new_id()
+        """A new session: ADK's first, then the store's row (the store's key decides a race).
+
+        ``session_id`` was checked where it came in (``requests.classify``, the REST route)."""
+        sid = session_id if session_id is not None else new_id()
         self.jobs.check_open()
         if await self.store.get_session(sid) is not None:
             raise Conflict(f"session {sid!r} already exists")
