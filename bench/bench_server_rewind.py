@@ -51,10 +51,9 @@ async def seed(server: EmbeddedServer, turns: int) -> None:
     from google.adk.events.event import Event
     from google.genai import types
 
-    from rewindtui.server.agent import APP_NAME
     from rewindtui.server.demo_model import _history
-    from rewindtui.server.store import now_iso
-    from rewindtui.server.wire import kagent_metadata
+    from rewindtui.server.paths import APP_NAME
+    from rewindtui.server.wire import kagent_metadata, now_iso
 
     parts = server.app.state.parts
     service, store, sessions = parts.service, parts.store, parts.session_service
@@ -83,28 +82,27 @@ async def seed(server: EmbeddedServer, turns: int) -> None:
             "status": {"state": "working", "timestamp": now_iso()},
             "metadata": kagent_metadata(**base, invocation_id=inv),
         }
-        await store.insert_task(task=task, session_id=SID, user_id=USER, kind="turn", invocation_id=inv)
-        for message in (
-            {
-                "kind": "message",
-                "messageId": str(uuid.uuid4()),
-                "role": "user",
-                "parts": [{"kind": "text", "text": text}],
-                "contextId": SID,
-                "taskId": task_id,
-                "metadata": kagent_metadata(**base, invocation_id=inv, author="user", partial=False),
-            },
-            {
-                "kind": "message",
-                "messageId": agent_event.id,
-                "role": "agent",
-                "parts": [{"kind": "text", "text": answer}],
-                "contextId": SID,
-                "taskId": task_id,
-                "metadata": kagent_metadata(**base, invocation_id=inv, author="demo", partial=False),
-            },
-        ):
-            await store.add_message(session_id=SID, task_id=task_id, message=message)
+        user_message = {
+            "kind": "message",
+            "messageId": str(uuid.uuid4()),
+            "role": "user",
+            "parts": [{"kind": "text", "text": text}],
+            "contextId": SID,
+            "taskId": task_id,
+            "metadata": kagent_metadata(**base, invocation_id=inv, author="user", partial=False),
+        }
+        await store.start_turn(task=task, session_id=SID, user_id=USER, user_message=user_message, name=None)
+        await store.set_turn_invocation(task=task, user_message=user_message, invocation_id=inv)
+        agent_message = {
+            "kind": "message",
+            "messageId": agent_event.id,
+            "role": "agent",
+            "parts": [{"kind": "text", "text": answer}],
+            "contextId": SID,
+            "taskId": task_id,
+            "metadata": kagent_metadata(**base, invocation_id=inv, author="demo", partial=False),
+        }
+        await store.add_messages(session_id=SID, task_id=task_id, messages=[agent_message])
         task["status"] = {"state": "completed", "timestamp": now_iso()}
         task["artifacts"] = [{"artifactId": str(uuid.uuid4()), "parts": [{"kind": "text", "text": answer}]}]
         task["metadata"] = kagent_metadata(**base, invocation_id=inv, author="demo", partial=False)
@@ -141,7 +139,7 @@ def real_turn(http: httpx.Client, server: Any, text: str) -> str:
     with http.stream("POST", server.agent_url, json=body) as resp:
         results = sse_results(resp)
     assert results[-1]["status"]["state"] == "completed", results[-1]
-    return results[0]["status"]["message"]["metadata"]["kagent_invocation_id"]
+    return results[0]["metadata"]["kagent_invocation_id"]  # the stream opens with the turn's Task
 
 
 def rewind_once(http: httpx.Client, server: Any, how: str, inv: str) -> tuple[float, int]:
@@ -198,6 +196,13 @@ def measure(server: Any, http: httpx.Client, how: str, repeat: int, last: str) -
     return samples, messages, last
 
 
+def spawned(http: httpx.Client, data_dir: Path, env: dict[str, str] | None = None) -> Any:
+    """The server as the app starts it; ``http`` sends its token from now on."""
+    server = spawn_server(data_dir, timeout=120, env=env)
+    http.headers["Authorization"] = f"Bearer {server.token}"
+    return server
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--turns", type=int, default=1000)
@@ -215,7 +220,7 @@ def main(argv: list[str] | None = None) -> int:
 
     lines: list[str] = []
     with httpx.Client(timeout=120) as http:
-        server = spawn_server(data_dir, timeout=120)
+        server = spawned(http, data_dir)
         try:
             last = real_turn(http, server, "the last real turn")
             print(f"seeded {args.turns} turns in {time.perf_counter() - t0:.1f} s ({data_dir})", file=sys.stderr)
@@ -229,7 +234,7 @@ def main(argv: list[str] | None = None) -> int:
         finally:
             server.stop()
 
-        server = spawn_server(data_dir, timeout=120)  # a fresh process: the ADK session is not loaded
+        server = spawned(http, data_dir)  # a fresh process: the ADK session is not loaded
         try:
             ms, messages = rewind_once(http, server, "0.3", last)
             lines.append(row("A2A 0.3, restart, rewind first thing", [ms], messages))
@@ -237,7 +242,7 @@ def main(argv: list[str] | None = None) -> int:
         finally:
             server.stop()
 
-        server = spawn_server(data_dir, timeout=120)
+        server = spawned(http, data_dir)
         try:
             # what the app does: open the conversation (GET tasks warms the ADK session in the
             # background), the user reads it for a moment, then rewinds
@@ -254,7 +259,7 @@ def main(argv: list[str] | None = None) -> int:
             ("A2A 0.3, cache off + no fast path (before)", {"REWINDTUI_SESSION_CACHE": "0", "REWINDTUI_FAST_REWIND": "0"}),
             ("A2A 1.0, cache off + no fast path (before)", {"REWINDTUI_SESSION_CACHE": "0", "REWINDTUI_FAST_REWIND": "0"}),
         ):
-            server = spawn_server(data_dir, timeout=120, env=dict(os.environ, **overrides))
+            server = spawned(http, data_dir, env=dict(os.environ, **overrides))
             try:
                 how = "1.0" if label.startswith("A2A 1.0") else "0.3"
                 samples, messages, last = measure(server, http, how, max(3, args.repeat // 2), last)

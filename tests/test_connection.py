@@ -143,3 +143,36 @@ async def test_app_connector_and_hints(tmp_path) -> None:
     assert str(tmp_path) in connect_hint(Settings(data_dir=tmp_path))
     kagent = Settings(url="http://c/api/a2a/n/a/", kagent="http://c", agent="n/a")
     assert "agent n/a is deployed" in connect_hint(kagent)
+
+
+class TokenServer(FakeServer):
+    token = "t0ken"
+
+
+async def test_embedded_server_token_goes_to_its_origin_only(tmp_path) -> None:
+    from rewindtui.connection import OriginBearer
+
+    seen: list[httpx.Request] = []
+    server = TokenServer("http://127.0.0.1:4321")
+    async with connection(Settings(data_dir=tmp_path), spawn=lambda d, model=None: server, http=mock_http(seen=seen)):
+        assert seen[0].headers["Authorization"] == "Bearer t0ken"
+    auth = OriginBearer("t0ken", "http://127.0.0.1:4321")
+    for url, sent in [
+        ("http://127.0.0.1:4321/api/sessions", True),
+        ("http://127.0.0.1:4322/api/sessions", False),  # another port
+        ("https://127.0.0.1:4321/api/sessions", False),  # another scheme
+        ("http://localhost:4321/api/sessions", False),  # another host name
+        ("http://evil.test/", False),
+    ]:
+        request = next(auth.auth_flow(httpx.Request("GET", url)))
+        assert ("Authorization" in request.headers) is sent, url
+
+
+async def test_a_real_spawned_server_wants_its_token(tmp_path) -> None:
+    """The spawned server refuses strangers; the connection made for it gets in."""
+    async with connection(Settings(data_dir=tmp_path)) as conn:
+        server = conn.server
+        assert server.token
+        assert (await conn.client.list_sessions()) == []
+        async with httpx.AsyncClient() as stranger:
+            assert (await stranger.get(server.api_url + "/sessions")).status_code == 401

@@ -10,6 +10,9 @@ connection closes. Use it as an async context manager::
 
 Any failure to get there is a :class:`~rewindtui.client.ConnectFailed` whose message says what
 failed and how to fix it; nothing is left running.
+
+The embedded server wants a bearer token (it was started with a random one, or another app on
+the same data dir started it); the client sends it to that server's origin only.
 """
 
 from __future__ import annotations
@@ -27,8 +30,26 @@ from rewindtui.client import A2AClient, Capabilities, ClientError, ConnectFailed
 from rewindtui.settings import Settings
 from rewindtui.textsafe import sanitize_line
 
-#: ``spawn(data_dir, model=...)`` -> a handle with ``agent_url``, ``api_url``, ``base_url``, ``stop()``.
+#: ``spawn(data_dir, model=...)`` -> a handle with ``agent_url``, ``api_url``, ``base_url``, ``stop()``
+#: and optionally ``token`` (the bearer token the server wants).
 Spawner = Callable[..., Any]
+
+
+class OriginBearer(httpx.Auth):
+    """``Authorization: Bearer <token>`` on requests to one origin, and on no other."""
+
+    def __init__(self, token: str, origin_url: str) -> None:
+        self._value = f"Bearer {token}"
+        self._origin = _origin(httpx.URL(origin_url))
+
+    def auth_flow(self, request: httpx.Request) -> Any:
+        if _origin(request.url) == self._origin:
+            request.headers["Authorization"] = self._value
+        yield request
+
+
+def _origin(url: httpx.URL) -> tuple[str, str, int | None]:
+    return (url.scheme, url.host, url.port or {"http": 80, "https": 443}.get(url.scheme))
 
 
 class Connection:
@@ -178,6 +199,10 @@ async def connect(settings: Settings, *, spawn: Spawner | None = None, http: Any
         settings = settings.with_server(server.agent_url, server.api_url)
     client: A2AClient | None = None
     try:
+        token = getattr(server, "token", None)
+        if server is not None and token:
+            http = http or httpx.AsyncClient(timeout=settings.timeout, follow_redirects=True)
+            http.auth = OriginBearer(token, server.base_url)
         client = A2AClient(settings.server_config(store_key=store_key), http=http)
         try:
             await client.connect()

@@ -151,6 +151,13 @@ class A2A:
         assert not errors, errors
         return [normalize_result(f["result"]) for f in frames]
 
+    def stream_error(self, text: str, context_id: str | None, **kw: Any) -> dict[str, Any]:
+        """The JSON-RPC error a streaming call is refused with (it must be refused)."""
+        body = self.rpc("message/stream", "SendStreamingMessage", {"message": self.message(text, context_id, **kw)})
+        frames = self.post_stream(body)
+        assert len(frames) == 1 and "error" in frames[0], frames
+        return frames[0]["error"]
+
     def rewind(self, context_id: str, invocation_id: str, text: str = "", **kw: Any) -> list[dict[str, Any]]:
         return self.stream(text, context_id, metadata={REWIND_KEY: invocation_id}, **kw)
 
@@ -173,15 +180,25 @@ class A2A:
 
 
 class Turn:
-    """What one streamed turn produced."""
+    """What one streamed turn produced: its stream opens with the turn's Task (the spec's order;
+    kagent's opens with a ``submitted`` status echoing the user message instead -- read both)."""
 
     def __init__(self, events: list[dict[str, Any]]) -> None:
         self.events = events
-        submitted = [e for e in events if e["kind"] == "status-update" and e["status"]["state"] == "submitted"]
-        assert submitted, events
-        self.user_message = submitted[0]["status"]["message"]
+        opening = [
+            e
+            for e in events
+            if (e["kind"] == "task" and not e.get("metadata", {}).get("rewindtui_effective_history"))
+            or (e["kind"] == "status-update" and e["status"]["state"] == "submitted")
+        ]
+        assert opening and opening[0]["status"]["state"] == "submitted", events
+        if opening[0]["kind"] == "task":
+            (self.user_message,) = opening[0]["history"]
+            self.task_id = opening[0]["id"]
+        else:
+            self.user_message = opening[0]["status"]["message"]
+            self.task_id = opening[0]["taskId"]
         self.invocation_id = self.user_message["metadata"]["kagent_invocation_id"]
-        self.task_id = submitted[0]["taskId"]
         self.final = events[-1]
         self.full_messages = [
             e["status"]["message"]
@@ -234,3 +251,56 @@ class Api:
 
     def merged_ids(self, session_id: str) -> list[str]:
         return [m["messageId"] for m in self.merged(session_id)]
+
+
+class Served:
+    """A real ``rewindtui serve`` process (``python -m rewindtui.server.serve``) on a data dir."""
+
+    def __init__(self, data_dir: Any, *, env: dict[str, str] | None = None, extra: list[str] | None = None) -> None:
+        import os
+        import subprocess
+        import sys
+
+        child_env = {k: v for k, v in os.environ.items() if not k.startswith("REWINDTUI_")}
+        child_env.update(env or {})
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "rewindtui.server.serve", "--port", "0", "--data-dir", str(data_dir), *(extra or [])],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=child_env,
+        )
+        first = self.process.stdout.readline() if self.process.stdout else ""
+        if not first.startswith("serving on "):
+            self.process.kill()
+            raise RuntimeError(f"server did not start: {first!r} {self.process.stderr.read() if self.process.stderr else ''}")
+        self.base_url = first.split("serving on ", 1)[1].strip()
+        self.agent_url = self.base_url + "/api/a2a/local/demo/"
+        self.api_url = self.base_url + "/api"
+
+    def kill9(self) -> None:
+        import signal
+
+        self.process.send_signal(signal.SIGKILL)
+        self.process.wait(30)
+        self.close()
+
+    def close(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait(30)
+        for pipe in (self.process.stdout, self.process.stderr):
+            if pipe is not None:
+                pipe.close()
+
+
+def wait_for_file(path: Any, timeout: float = 60.0) -> None:
+    """Wait (polling) until ``path`` exists."""
+    import time
+    from pathlib import Path
+
+    deadline = time.monotonic() + timeout
+    while not Path(path).exists():
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{path} never appeared")
+        time.sleep(0.02)

@@ -127,7 +127,10 @@ def test_bad_rest_bodies(server, convo, make_api, http, body, needle):
     before = snapshot(server, api, sid)
     for action in ("rewind", "fork"):
         url = f"{server.api_url}/sessions/{sid}/{action}"
-        resp = http.post(url, content=body) if isinstance(body, str) else http.post(url, json=body)
+        if isinstance(body, str):
+            resp = http.post(url, content=body, headers={"Content-Type": "application/json"})
+        else:
+            resp = http.post(url, json=body)
         assert resp.status_code == 400
         assert needle in resp.json()["error"]
     assert snapshot(server, api, sid) == before
@@ -137,9 +140,16 @@ def test_bad_a2a_messages(server, convo, make_a2a, make_api, dialect):
     sid, turns = convo["main"]
     a2a, api = make_a2a(server, dialect), make_api(server)
     before = snapshot(server, api, sid)
-    assert_refused_stream(a2a.stream("", sid, metadata={REWIND_KEY: ""}), "non-empty string")
-    assert_refused_stream(a2a.stream("", sid), "no content")
-    assert_refused_stream(a2a.stream("", None, metadata={REWIND_KEY: turns[0].invocation_id}), "contextId")
+    # malformed: the JSON-RPC error InvalidParams, before anything runs
+    for kw, needle in (
+        ({"text": "", "context_id": sid, "metadata": {REWIND_KEY: ""}}, "non-empty string"),
+        ({"text": "", "context_id": sid}, "no content"),
+        ({"text": "", "context_id": None, "metadata": {REWIND_KEY: turns[0].invocation_id}}, "contextId"),
+        ({"text": "hi", "context_id": "bad id/with slash"}, "invalid contextId"),
+    ):
+        error = a2a.stream_error(**kw)
+        assert error["code"] == -32602 and needle in error["message"], error
+    # well-formed but refused: one final failed status
     used = turns[0].user_message["messageId"]
     assert_refused_stream(a2a.stream("again", sid, message_id=used), "already used")
     assert snapshot(server, api, sid) == before
@@ -164,16 +174,19 @@ def test_jsonrpc_errors(server, make_api, http):
     assert unknown["error"]["code"] == -32601 and unknown["id"] == 7
     no_params = call(json.dumps({"jsonrpc": "2.0", "id": 8, "method": "message/stream", "params": {}}))
     assert no_params["error"]["code"] in (-32600, -32602)
-    # a 1.0 method without the A2A-Version header is refused (-32009, version not supported)
+    # a version this server does not speak is refused (-32009, version not supported)
     v1_body = {
         "jsonrpc": "2.0",
         "id": 9,
         "method": "SendStreamingMessage",
         "params": {"message": {"role": "ROLE_USER", "messageId": "x", "parts": [{"text": "hi"}], "contextId": "v"}},
     }
-    assert call(json.dumps(v1_body))["error"]["code"] == -32009
+    assert call(json.dumps(v1_body), {"A2A-Version": "99.0"})["error"]["code"] == -32009
     # nothing was created for this user by any of it
     assert api.get("/sessions").json()["data"] == []
+    # a 1.0 method without the header is served as 1.0 (0.3 has no method of that name)
+    opened = call(json.dumps(v1_body))
+    assert opened["result"]["task"]["status"]["state"] == "TASK_STATE_SUBMITTED"
 
 
 def test_busy_session_is_refused_and_not_corrupted(slow_server, make_a2a, make_api, http):
@@ -245,7 +258,8 @@ def test_cancel_a_running_turn(slow_server, make_a2a, make_api, http):
             if line.startswith("data:"):
                 events.append(normalize_result(json.loads(line[5:])["result"]))
                 break
-        task_id = events[0]["taskId"]
+        assert events[0]["kind"] == "task"
+        task_id = events[0]["id"]
         cancel = http.post(slow_server.agent_url, json={"jsonrpc": "2.0", "id": 2, "method": "tasks/cancel", "params": {"id": task_id}})
         assert cancel.json()["result"]["status"]["state"] == "canceled"
         for line in lines:

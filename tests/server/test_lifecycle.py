@@ -146,7 +146,9 @@ def test_spawn_and_sigterm(tmp_path: Path) -> None:
         assert server.base_url.startswith("http://127.0.0.1:")
         assert server.agent_url == server.base_url + "/api/a2a/local/demo/"
         assert server.api_url == server.base_url + "/api"
-        with httpx.Client(timeout=30) as http:
+        assert server.token and server.token not in " ".join(server.process.args)  # by environment, not argv
+        assert httpx.get(server.api_url + "/sessions").status_code == 401
+        with httpx.Client(timeout=30, headers={"Authorization": f"Bearer {server.token}"}) as http:
             turn = Turn(A2A(http, server.agent_url, "1.0").stream("hello from a child", "spawned"))
             assert turn.final["status"]["state"] == "completed"
     finally:
@@ -213,7 +215,8 @@ def test_killed_mid_turn_is_marked_failed_on_restart(tmp_path: Path) -> None:
                 }
             },
         }
-        with httpx.stream("POST", child.agent_url, json=body, timeout=30) as resp:
+        auth = {"Authorization": f"Bearer {child.token}"}
+        with httpx.stream("POST", child.agent_url, json=body, headers=auth, timeout=30) as resp:
             for line in resp.iter_lines():
                 if line.startswith("data:"):
                     break
@@ -234,13 +237,13 @@ def test_spawned_server_does_not_outlive_its_parent(tmp_path: Path) -> None:
         "import sys, time; from pathlib import Path; "
         "from rewindtui.server.spawn import spawn_server; "
         f"s = spawn_server(Path({str(tmp_path / 'd')!r}), timeout=120); "
-        "print(s.pid, s.base_url, flush=True); time.sleep(600)"
+        "print(s.pid, s.base_url, s.token, flush=True); time.sleep(600)"
     )
     parent = subprocess.Popen([sys.executable, "-c", parent_code], stdout=subprocess.PIPE, text=True)
     try:
-        pid_text, base_url = parent.stdout.readline().split()
+        pid_text, base_url, token = parent.stdout.readline().split()
         child_pid = int(pid_text)
-        assert httpx.get(base_url + "/api/sessions").status_code == 200
+        assert httpx.get(base_url + "/api/sessions", headers={"Authorization": f"Bearer {token}"}).status_code == 200
         parent.kill()
         parent.wait(30)
         # the child shuts itself down; wait for it to be gone (it is not our child: poll)

@@ -101,10 +101,10 @@ def test_rewind_and_send(data_dir: Path, dialect: str, http: httpx.Client) -> No
         turns = three_turns(a2a)
         events = a2a.rewind(SID, turns[1].invocation_id, text="something else")
         assert_effective_task(events[0], SID, turns[0].message_ids)
-        # ...then the next turn, in the same stream, starting with the echo of the user message
+        # ...then the next turn, in the same stream, opening with its Task (the user message)
         rest = events[1:]
-        assert rest[0]["kind"] == "status-update" and rest[0]["status"]["state"] == "submitted"
-        echo = rest[0]["status"]["message"]
+        assert rest[0]["kind"] == "task" and rest[0]["status"]["state"] == "submitted"
+        (echo,) = rest[0]["history"]
         assert texts(echo) == "something else"
         assert echo["metadata"]["kagent_invocation_id"].startswith("e-")
         assert "kagent_rewind_before_invocation_id" not in echo["metadata"]

@@ -26,14 +26,16 @@ def test_turn_event_order_and_metadata(server, make_a2a, dialect):
     sid = new_sid()
     events = a2a.stream("hello there", sid, message_id="m-hello-" + dialect)
     kinds = [(e["kind"], e.get("status", {}).get("state")) for e in events]
-    # submitted (echo) -> working (metadata only) -> working (partials..., full) -> artifact -> completed
-    assert kinds[0] == ("status-update", "submitted")
+    # the Task (submitted, the user message) -> working (metadata only) -> working (partials..., full)
+    # -> artifact -> completed
+    assert kinds[0] == ("task", "submitted")
     assert kinds[1] == ("status-update", "working")
     assert kinds[-2] == ("artifact-update", None)
     assert kinds[-1] == ("status-update", "completed")
     assert all(k == ("status-update", "working") for k in kinds[2:-2])
 
-    echo = events[0]["status"]["message"]
+    (echo,) = events[0]["history"]
+    assert events[0]["metadata"]["kagent_invocation_id"] == echo["metadata"]["kagent_invocation_id"]
     assert echo["messageId"] == "m-hello-" + dialect and echo["role"] == "user"
     assert texts(echo) == "hello there"
     assert META_KEYS <= set(echo["metadata"])
@@ -58,16 +60,16 @@ def test_turn_event_order_and_metadata(server, make_a2a, dialect):
         assert m["metadata"]["kagent_app_name"] == APP
         assert m["metadata"]["kagent_session_id"] == sid
         assert m["metadata"]["kagent_user_id"] == "local"
-        assert m["role"] == "agent" and m["taskId"] == events[0]["taskId"] and m["contextId"] == sid
+        assert m["role"] == "agent" and m["taskId"] == events[0]["id"] and m["contextId"] == sid
 
     artifact = events[-2]["artifact"]
     assert events[-2]["lastChunk"] is True and texts(artifact) == expected
     assert events[-1]["metadata"]["kagent_invocation_id"] == invocation
     if dialect == "0.3":
         assert [f["result"]["final"] for f in a2a.last_raw if f["result"]["kind"] == "status-update"][-1] is True
-        assert a2a.last_raw[0]["result"]["kind"] == "status-update"
+        assert a2a.last_raw[0]["result"]["kind"] == "task"
     else:
-        assert set(a2a.last_raw[0]["result"]) == {"statusUpdate"}
+        assert set(a2a.last_raw[0]["result"]) == {"task"}
         assert a2a.last_raw[-1]["result"]["statusUpdate"]["status"]["state"] == "TASK_STATE_COMPLETED"
 
 
@@ -210,8 +212,8 @@ def test_continuing_a_finished_task_is_an_error(server, make_a2a, dialect):
         "message/stream", "SendStreamingMessage", {"message": a2a.message("again", sid, task_id=turn.task_id)}
     )
     frames = a2a.post_stream(body)
-    assert frames[0]["error"]["code"] == -32602
-    assert "terminal state" in frames[0]["error"]["message"]
+    assert frames[0]["error"]["code"] == -32004  # UnsupportedOperation (spec 3.1.1)
+    assert "completed" in frames[0]["error"]["message"]
 
 
 def test_list_tasks_v1(server, make_a2a):
@@ -220,7 +222,7 @@ def test_list_tasks_v1(server, make_a2a):
     turns = [Turn(a2a.stream(t, sid)) for t in ("one", "two")]
     body = {"jsonrpc": "2.0", "id": 1, "method": "ListTasks", "params": {"contextId": sid}}
     data = a2a.client.post(a2a.url, json=body, headers=a2a.headers(streaming=False)).json()
-    assert [t["id"] for t in data["result"]["tasks"]] == [t.task_id for t in turns]
+    assert [t["id"] for t in data["result"]["tasks"]] == [t.task_id for t in reversed(turns)]  # newest first
 
 
 def test_rewind_with_message_send(server, make_a2a, dialect):
@@ -235,5 +237,5 @@ def test_rewind_with_message_send(server, make_a2a, dialect):
 def test_unknown_api_route_is_json_404(server, http):
     resp = http.get(server.api_url + "/nothing/here")
     assert resp.status_code == 404 and "error" in resp.json()
-    resp = http.put(server.api_url + "/sessions")
+    resp = http.put(server.api_url + "/sessions", json={})
     assert resp.status_code == 405 and "error" in resp.json()

@@ -15,12 +15,20 @@ Not cached: partial reads (``config`` given), a read that overlapped a write
 of the same session (a per-session generation counter), and any session after
 an event that touched ``app:``/``user:`` state (those keys are shared with
 other sessions, so the whole cache is dropped).
+
+The SQLAlchemy engine is this class's own (public SQLAlchemy API): each connection runs
+SQLite in WAL mode, and a write transaction starts with ``BEGIN IMMEDIATE`` (reads with a
+plain ``BEGIN``). ADK's writes read the session row first: begun as a deferred read, two
+turns on two sessions at once would each try to upgrade to a write and one would get
+"database is locked" at once; begun immediately, the second waits its turn. Within this
+process the writes also queue on an asyncio lock (first come, first served: SQLite's own
+busy wait polls, and under load some writers would wait far longer than others).
 """
 
 from __future__ import annotations
 
+import asyncio
 import copy
-import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 from datetime import UTC, datetime
@@ -33,6 +41,10 @@ from google.adk.sessions.base_session_service import GetSessionConfig
 from google.adk.sessions.session import Session
 from google.adk.sessions.state import State
 from sqlalchemy import event as sa_event
+from sqlalchemy.engine import Connection
+from sqlalchemy.ext.asyncio import create_async_engine
+
+from rewindtui.server.internals import bulk_event_writer
 
 _Key = tuple[str, str, str]
 _SHARED_PREFIXES = (State.APP_PREFIX, State.USER_PREFIX)
@@ -46,29 +58,17 @@ def sqlite_url(path: str) -> str:
 class CachedDatabaseSessionService(DatabaseSessionService):
     """``DatabaseSessionService`` whose full ``get_session`` reads are cached."""
 
-    def __init__(self, db_url: str, *, max_sessions: int = 16, **kwargs: Any) -> None:
-        super().__init__(db_url=db_url, **kwargs)
+    def __init__(self, db_url: str, *, max_sessions: int = 64) -> None:
+        engine = create_async_engine(db_url)
+        sa_event.listen(engine.sync_engine, "connect", _on_connect)
+        sa_event.listen(engine.sync_engine, "begin", _on_begin)
+        super().__init__(db_engine=engine)
+        self._engine = engine
+        self._writes = asyncio.Lock()
         self._cache: OrderedDict[_Key, Session] = OrderedDict()
         self.max_sessions = max_sessions
         # Bumped by every write: a read that overlapped a write must not be cached.
         self._generation: dict[_Key, int] = {}
-        self._workers: list[threading.Thread] = []
-        if self.db_engine.dialect.name == "sqlite":
-            sa_event.listen(self.db_engine.sync_engine, "connect", self._on_connect)
-
-    def _on_connect(self, dbapi_connection: Any, _record: Any) -> None:
-        cursor = dbapi_connection.cursor()
-        try:
-            # WAL: readers do not block the writer; NORMAL: no fsync per commit (still durable
-            # across application crashes, which is what a local chat store needs).
-            cursor.execute("PRAGMA journal_mode=WAL")
-            cursor.execute("PRAGMA synchronous=NORMAL")
-        finally:
-            cursor.close()
-        # aiosqlite runs each connection on its own thread; remember it so close() can wait for it.
-        worker = getattr(getattr(dbapi_connection, "_connection", None), "_thread", None)
-        if isinstance(worker, threading.Thread):
-            self._workers.append(worker)
 
     # -- cache helpers -------------------------------------------------------
     def _remember(self, session: Session) -> None:
@@ -115,16 +115,21 @@ class CachedDatabaseSessionService(DatabaseSessionService):
     async def append_event(self, session: Session, event: Event) -> Event:
         key = (session.app_name, session.user_id, session.id)
         cached = self._cache.get(key)
-        # The caller's copy is complete iff it is exactly the cached revision.
+        # The caller's copy is complete iff it is exactly the cached revision (this process is
+        # the only writer of its data dir, so revision = update time + event count + last event).
         was_current = (
             cached is not None
-            and cached._storage_update_marker is not None
-            and cached._storage_update_marker == session._storage_update_marker
+            and cached.last_update_time == session.last_update_time
             and len(cached.events) == len(session.events)
+            and (not cached.events or cached.events[-1].id == session.events[-1].id)
         )
         self._generation[key] = self._generation.get(key, 0) + 1
         try:
-            result = await super().append_event(session=session, event=event)
+            if event.partial:  # ADK does not store those
+                result = await super().append_event(session=session, event=event)
+            else:
+                async with self._writes:
+                    result = await super().append_event(session=session, event=event)
         except BaseException:
             self._cache.pop(key, None)
             raise
@@ -149,8 +154,8 @@ class CachedDatabaseSessionService(DatabaseSessionService):
         and applies the session-scoped state deltas in order, in one commit.
         ``app:``/``user:`` deltas are not re-applied: that state is shared with
         other sessions and the original events already changed it once. Uses
-        ``DatabaseSessionService`` internals; without them (another ADK version)
-        it falls back to appending event by event (minus the shared deltas).
+        ``DatabaseSessionService`` internals (fenced in :mod:`rewindtui.server.internals`);
+        without them (another ADK version) it appends event by event (minus the shared deltas).
         """
         if not events:
             return
@@ -158,32 +163,25 @@ class CachedDatabaseSessionService(DatabaseSessionService):
         self._cache.pop(key, None)
         self._generation[key] = self._generation.get(key, 0) + 1
         try:
-            schema = self._get_schema_classes()
-            naive = self._uses_naive_datetime()
-            open_session = self._rollback_on_exception_session
-            from google.adk.sessions import _session_util
-
-            storage_event = schema.StorageEvent
-            storage_session = schema.StorageSession
-        except (AttributeError, ImportError):  # pragma: no cover - depends on the ADK version
+            writer = bulk_event_writer(self)
+            if writer is None:
+                for event in events:
+                    await self.append_event(session, _without_shared_state(event))
+                return
+            await self.prepare_tables()
+            session_delta: dict[str, Any] = {}
             for event in events:
-                await self.append_event(session, _without_shared_state(event))
-            return
-        await self.prepare_tables()
-        session_delta: dict[str, Any] = {}
-        for event in events:
-            if event.actions.state_delta:
-                session_delta.update(_session_util.extract_json_safe_state_delta(event.actions.state_delta)["session"])
-        try:
-            async with open_session() as sql:
-                row = await sql.get(storage_session, key)
+                if event.actions.state_delta:
+                    session_delta.update(writer.session_state_delta(event.actions.state_delta))
+            async with self._writes, writer.open_session() as sql:
+                row = await sql.get(writer.storage_session, key)
                 if row is None:
                     raise SessionNotFoundError(f"Session {session.id} not found.")
                 if session_delta:
-                    row.state.update(session_delta)  # type: ignore[attr-defined]
-                sql.add_all([storage_event.from_event(session, event) for event in events])
+                    row.state.update(session_delta)
+                sql.add_all([writer.storage_event.from_event(session, event) for event in events])
                 updated = datetime.fromtimestamp(max(e.timestamp for e in events), UTC)
-                row.update_time = updated.replace(tzinfo=None) if naive else updated  # type: ignore[attr-defined]
+                row.update_time = updated.replace(tzinfo=None) if writer.naive_datetime else updated
                 await sql.commit()
         finally:
             self._generation[key] += 1
@@ -192,15 +190,37 @@ class CachedDatabaseSessionService(DatabaseSessionService):
         key = (app_name, user_id, session_id)
         self._cache.pop(key, None)
         self._generation[key] = self._generation.get(key, 0) + 1
-        await super().delete_session(app_name=app_name, user_id=user_id, session_id=session_id)
+        async with self._writes:
+            await super().delete_session(app_name=app_name, user_id=user_id, session_id=session_id)
+
+    async def create_session(self, **kwargs: Any) -> Session:
+        async with self._writes:
+            return await super().create_session(**kwargs)
 
     async def close(self) -> None:
         self._cache.clear()
         await super().close()
-        workers, self._workers = self._workers, []
-        for worker in workers:
-            if worker is not threading.current_thread():
-                worker.join(5)
+        await self._engine.dispose()
+
+
+def _on_connect(dbapi_connection: Any, _record: Any) -> None:
+    # SQLAlchemy's recipe for pysqlite/aiosqlite: the driver emits no BEGIN of its own (see _on_begin)
+    dbapi_connection.isolation_level = None
+    cursor = dbapi_connection.cursor()
+    try:
+        # WAL: readers do not block the writer; NORMAL: no fsync per commit (still durable
+        # across application crashes, which is what a local chat store needs); foreign keys, as
+        # ADK turns them on for an engine it makes itself.
+        cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.execute("PRAGMA synchronous=NORMAL")
+        cursor.execute("PRAGMA foreign_keys=ON")
+    finally:
+        cursor.close()
+
+
+def _on_begin(connection: Connection) -> None:
+    read_only = connection.get_execution_options().get("read_only", False)
+    connection.exec_driver_sql("BEGIN" if read_only else "BEGIN IMMEDIATE")
 
 
 def _without_shared_state(event: Event) -> Event:
@@ -218,6 +238,5 @@ def _snapshot(session: Session) -> Session:
     and the state are copied, since callers append to and mutate those.
     """
     state = {k: copy.deepcopy(v) for k, v in session.state.items() if not k.startswith(State.TEMP_PREFIX)}
-    clone = session.model_copy(update={"events": list(session.events), "state": state})
-    clone._storage_update_marker = session._storage_update_marker
-    return clone
+    # model_copy keeps the private storage revision marker ADK's stale-session check compares.
+    return session.model_copy(update={"events": list(session.events), "state": state})

@@ -3,27 +3,38 @@
 Routes:
 
 * ``POST /api/a2a/local/demo/`` -- A2A JSON-RPC, both dialects (a2a-sdk's
-  ``JsonRpcDispatcher`` with v0.3 compat over :class:`AgentRequestHandler`;
-  a rewind-only control message takes :mod:`fast_rewind` first).
-* ``GET {agent}/.well-known/agent-card.json`` (and ``agent.json``), also at the
-  root ``/.well-known/...``.
-* ``/api/...`` -- REST (``rest.py``).
+  ``JsonRpcDispatcher`` with v0.3 compat over :class:`AgentRequestHandler`; a rewind-only
+  control message takes :mod:`fast_rewind` first). A request naming a 1.0 method without the
+  ``A2A-Version`` header is served as 1.0 (the two dialects' method names do not overlap;
+  a2a-sdk would refuse it as 0.3).
+* ``GET {agent}/.well-known/agent-card.json`` (and ``agent.json``), also at the root
+  ``/.well-known/...`` -- a2a-sdk's own card route (ETag, ``If-None-Match`` -> 304,
+  ``Cache-Control: no-cache``).
+* ``/api/...`` -- REST (``rest.py``); ``/api/server`` -- the server itself (``control.py``).
 
-Data directory layout: ``rewindtui.db`` (sessions, tasks, messages),
+Every request passes :class:`~rewindtui.server.guard.Guard` first (Host, Origin,
+content type, bearer token).
+
+Data directory layout: ``rewindtui.db`` (sessions, tasks, messages, intents),
 ``adk_sessions.db`` (ADK's ``DatabaseSessionService``), ``artifacts/`` (ADK's
-``FileArtifactService``).
+``FileArtifactService``), ``server.lock`` / ``server.json`` (``instance.py``).
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import os
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+from a2a.server.request_handlers.response_helpers import build_error_response
+from a2a.server.routes.agent_card_routes import create_agent_card_routes
 from a2a.server.routes.jsonrpc_dispatcher import JsonRpcDispatcher
+from a2a.utils.constants import VERSION_HEADER
 from google.adk.artifacts.file_artifact_service import FileArtifactService
 from google.adk.runners import Runner
 from starlette.applications import Starlette
@@ -35,31 +46,25 @@ from starlette.routing import Route
 from rewindtui.server.adk_sessions import CachedDatabaseSessionService, sqlite_url
 from rewindtui.server.agent import build_agent
 from rewindtui.server.card import agent_card_json, build_agent_card
+from rewindtui.server.control import Clients, control_routes
 from rewindtui.server.demo_model import DEMO_MODEL_NAME
 from rewindtui.server.executor import AgentService
 from rewindtui.server.fast_rewind import FastRewind
-from rewindtui.server.handler import AgentRequestHandler, UserContextBuilder
-from rewindtui.server.paths import AGENT_NAME, AGENT_PATH, AGENT_REF, API_PATH, APP_NAME
+from rewindtui.server.faults import Checkpoints
+from rewindtui.server.guard import Guard
+from rewindtui.server.handler import VERSION_STATE_KEY, AgentRequestHandler, UserContextBuilder, precheck
+from rewindtui.server.options import ServerOptions
+from rewindtui.server.paths import ADK_FILE, AGENT_NAME, AGENT_PATH, AGENT_REF, API_PATH, APP_NAME, STORE_FILE
 from rewindtui.server.rest import build_rest_routes
 from rewindtui.server.store import Store
+from rewindtui.server.wire import REWIND_KEY
 
 log = logging.getLogger(__name__)
 
-STORE_FILE = "rewindtui.db"
-ADK_FILE = "adk_sessions.db"
 ARTIFACTS_DIR = "artifacts"
-
-
-CACHE_ENV = "REWINDTUI_SESSION_CACHE"
-FAST_REWIND_ENV = "REWINDTUI_FAST_REWIND"  # "0": rewind Tasks go through a2a-sdk's rendering too
-
-
-def _cache_size() -> int:
-    """How many ADK sessions to keep in memory (env ``REWINDTUI_SESSION_CACHE``; 0 turns the cache off)."""
-    try:
-        return max(0, int(os.environ.get(CACHE_ENV, "16")))
-    except ValueError:
-        return 16
+CARD_NAMES = ("agent-card.json", "agent.json")
+CARD_CACHE_CONTROL = "no-cache"  # revalidate with the ETag: the card changes when the server restarts
+_V1_METHODS = frozenset(JsonRpcDispatcher.METHOD_TO_MODEL)
 
 
 @dataclass
@@ -70,21 +75,42 @@ class ServerParts:
     session_service: CachedDatabaseSessionService
     runner: Runner
     service: AgentService
+    clients: Clients
+    options: ServerOptions
+
+
+def _major(raw: str) -> int | None:
+    """Major A2A version of a header value (empty means 0.3, as in a2a-sdk); None if unreadable."""
+    raw = raw.strip()
+    if not raw:
+        return 0
+    head = raw.split(".", 1)[0]
+    return int(head) if head.isdigit() else None
 
 
 def create_app(
-    data_dir: Path, base_url: str, *, model: str | None = None, demo_delay: float = 0.0
+    data_dir: Path,
+    base_url: str,
+    *,
+    model: str | None = None,
+    demo_delay: float = 0.0,
+    options: ServerOptions | None = None,
+    bind_host: str = "127.0.0.1",
+    clients: Clients | None = None,
+    instance: str = "",
 ) -> Starlette:
     """The ASGI app serving the agent at ``{base_url}/api/a2a/local/demo/``."""
+    options = options or ServerOptions()
+    clients = clients or Clients()
     data_dir = Path(data_dir)
     data_dir.mkdir(parents=True, exist_ok=True)
     base_url = base_url.rstrip("/")
     agent_url = base_url + AGENT_PATH
     api_url = base_url + API_PATH
 
-    store = Store(data_dir / STORE_FILE)
+    store = Store(data_dir / STORE_FILE, busy_timeout_ms=options.busy_timeout_ms)
     session_service = CachedDatabaseSessionService(
-        sqlite_url(str(data_dir / ADK_FILE)), max_sessions=_cache_size()
+        sqlite_url(str(data_dir / ADK_FILE)), max_sessions=options.session_cache
     )
     runner = Runner(
         app_name=APP_NAME,
@@ -93,50 +119,90 @@ def create_app(
         artifact_service=FileArtifactService(data_dir / ARTIFACTS_DIR),
     )
     service = AgentService(
-        store=store, session_service=session_service, runner=runner, app_name=APP_NAME, agent_ref=AGENT_REF
+        store=store,
+        session_service=session_service,
+        runner=runner,
+        app_name=APP_NAME,
+        agent_ref=AGENT_REF,
+        checkpoints=Checkpoints(options.pause_at),
     )
-    parts = ServerParts(store=store, session_service=session_service, runner=runner, service=service)
+    parts = ServerParts(
+        store=store, session_service=session_service, runner=runner, service=service, clients=clients, options=options
+    )
 
-    card = agent_card_json(
-        build_agent_card(agent_url=agent_url, api_url=api_url, name=AGENT_NAME, model=model or DEMO_MODEL_NAME)
+    card = build_agent_card(
+        agent_url=agent_url,
+        api_url=api_url,
+        name=AGENT_NAME,
+        model=model or DEMO_MODEL_NAME,
+        needs_token=options.token is not None,
     )
     dispatcher = JsonRpcDispatcher(
         request_handler=AgentRequestHandler(service),
         context_builder=UserContextBuilder(),
         enable_v0_3_compat=True,
     )
-
-    fast_rewind = FastRewind(service) if os.environ.get(FAST_REWIND_ENV, "1") != "0" else None
-
-    async def agent_card(request: Request) -> Response:
-        return JSONResponse(card)
+    fast_rewind = FastRewind(service) if options.fast_rewind else None
 
     async def a2a_endpoint(request: Request) -> Response:
-        if fast_rewind is not None:
-            response = await fast_rewind.maybe_handle(request)
+        raw = await request.body()  # Starlette keeps it for the dispatcher
+        try:
+            body: Any = json.loads(raw)
+        except ValueError:
+            body = None
+        major = _major(request.headers.get(VERSION_HEADER) or request.query_params.get(VERSION_HEADER) or "")
+        if major == 0 and isinstance(body, dict) and body.get("method") in _V1_METHODS and not request.headers.get(
+            VERSION_HEADER
+        ):
+            setattr(request.state, VERSION_STATE_KEY, "1.0")
+            major = 1
+        refused = precheck(body)
+        if refused is not None:
+            return JSONResponse(build_error_response(body.get("id"), refused))
+        if fast_rewind is not None and REWIND_KEY.encode() in raw:
+            response = await fast_rewind.maybe_handle(request, body, major)
             if response is not None:
                 return response
         return await dispatcher.handle_requests(request)
 
-    routes = [
+    def describe() -> dict[str, Any]:
+        return {
+            "instance": instance,
+            "pid": os.getpid(),
+            "agent_url": agent_url,
+            "api_url": api_url,
+            "data_dir": str(data_dir),
+        }
+
+    card_paths = [f"{prefix}/.well-known/{name}" for prefix in (AGENT_PATH.rstrip("/"), "") for name in CARD_NAMES]
+    routes: list[Any] = [
         Route(AGENT_PATH, a2a_endpoint, methods=["POST"]),
         Route(AGENT_PATH.rstrip("/"), a2a_endpoint, methods=["POST"]),
     ]
-    for prefix in (AGENT_PATH.rstrip("/"), ""):
-        for name in ("agent-card.json", "agent.json"):
-            routes.append(Route(f"{prefix}/.well-known/{name}", agent_card, methods=["GET"]))
-    routes.extend(build_rest_routes(service))
+    for path in card_paths:
+        routes += create_agent_card_routes(card, card_url=path, cache_control=CARD_CACHE_CONTROL)
+    routes += control_routes(describe=describe, clients=clients)
+    routes += build_rest_routes(service)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         await store.open()
         try:
             await session_service.prepare_tables()
-            interrupted = await service.fail_interrupted()
-            if interrupted:
-                log.warning("marked %d unfinished task(s) from an earlier run as failed", interrupted)
+            report = await service.startup()
+            if report:
+                log.warning(
+                    "recovered from an earlier run: %d journaled change(s) completed, %d dropped, "
+                    "%d unfinished turn(s) marked failed (%d message(s) restored)",
+                    report.intents_completed,
+                    report.intents_dropped,
+                    report.turns_failed,
+                    report.messages_restored,
+                )
+            clients.start()
             yield
         finally:
+            await clients.stop()
             await service.shutdown()
             with contextlib.suppress(Exception):
                 await runner.close()
@@ -149,5 +215,13 @@ def create_app(
 
     app = Starlette(routes=routes, lifespan=lifespan, exception_handlers={HTTPException: http_error})
     app.state.parts = parts
-    app.state.agent_card = card
+    app.state.agent_card = agent_card_json(card)
+    app.add_middleware(
+        Guard,
+        bind_host=bind_host,
+        token=options.token,
+        allowed_hosts=options.allowed_hosts,
+        a2a_paths=(AGENT_PATH, AGENT_PATH.rstrip("/")),
+        public_paths=card_paths,
+    )
     return app

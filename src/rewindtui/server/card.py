@@ -38,7 +38,13 @@ def _version() -> str:
         return "0.0.0"
 
 
-def build_agent_card(*, agent_url: str, api_url: str, name: str, model: str) -> pb.AgentCard:
+BEARER_SCHEME = "bearer"
+
+
+def build_agent_card(
+    *, agent_url: str, api_url: str, name: str, model: str, needs_token: bool = False
+) -> pb.AgentCard:
+    """The card; ``needs_token`` declares the bearer token every request (but this card) needs."""
     extension = pb.AgentExtension(
         uri=REWIND_EXTENSION_URI,
         description=(
@@ -56,7 +62,7 @@ def build_agent_card(*, agent_url: str, api_url: str, name: str, model: str) -> 
             contract.PARAM_METADATA_KEY: REWIND_KEY,
         }
     )
-    return pb.AgentCard(
+    card = pb.AgentCard(
         name=name,
         description=f"rewindtui's local agent (model: {model}); rewind and fork supported",
         version=_version(),
@@ -76,6 +82,13 @@ def build_agent_card(*, agent_url: str, api_url: str, name: str, model: str) -> 
             )
         ],
     )
+    if needs_token:
+        card.security_schemes[BEARER_SCHEME].http_auth_security_scheme.scheme = "Bearer"
+        card.security_schemes[BEARER_SCHEME].http_auth_security_scheme.description = (
+            "the token the server was started with (REWINDTUI_SERVER_TOKEN)"
+        )
+        card.security_requirements.add().schemes[BEARER_SCHEME].SetInParent()
+    return card
 
 
 def agent_card_json(card: pb.AgentCard) -> dict[str, Any]:

@@ -8,6 +8,10 @@
 ``start()`` returns once the server accepts connections (socket bound, app
 started). ``stop()`` cancels running turns, shuts uvicorn down, closes the
 databases and joins the thread; calling it twice is fine.
+
+Like ``rewindtui serve`` it holds its data directory (one server per directory, see
+``instance.py``) and writes ``server.json`` there. ``options`` default to
+``ServerOptions.from_env()``, read when the server is created.
 """
 
 from __future__ import annotations
@@ -19,6 +23,9 @@ from collections.abc import Coroutine
 from pathlib import Path
 from typing import Any, TypeVar
 
+from rewindtui.server.instance import DataDirHold
+from rewindtui.server.options import ServerOptions
+from rewindtui.server.paths import DATA_FILES
 from rewindtui.server.spawn import ServerUrls
 from rewindtui.server.uvicorn_server import ManagedServer, base_url_for, bind_socket, make_config
 
@@ -35,9 +42,12 @@ class EmbeddedServer(ServerUrls):
         model: str | None = None,
         demo_delay: float = 0.0,
         *,
+        options: ServerOptions | None = None,
         start_timeout: float = 60.0,
         log_level: str = "warning",
     ) -> None:
+        options = options if options is not None else ServerOptions.from_env()
+        self.options, _ = options.for_bind(host)
         self.data_dir = Path(data_dir)
         self.host = host
         self.requested_port = port
@@ -51,7 +61,13 @@ class EmbeddedServer(ServerUrls):
         self._ready = threading.Event()
         self._error: BaseException | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._hold = DataDirHold(self.data_dir, DATA_FILES)
         self.app: Any = None
+
+    @property
+    def token(self) -> str | None:
+        """The bearer token clients must send (None: none needed)."""
+        return self.options.token
 
     # -- addresses -----------------------------------------------------------------
     @property
@@ -74,18 +90,29 @@ class EmbeddedServer(ServerUrls):
             raise RuntimeError("the server is already started")
         from rewindtui.server.app import create_app  # heavy (google-adk): only when starting
 
-        sock = bind_socket(self.host, self.requested_port)
+        self._hold.acquire()
+        try:
+            sock = bind_socket(self.host, self.requested_port)
+        except BaseException:
+            self._hold.release()
+            raise
         try:
             self._port = sock.getsockname()[1]
             self.app = create_app(
-                self.data_dir, self.base_url, model=self.model, demo_delay=self.demo_delay
+                self.data_dir,
+                self.base_url,
+                model=self.model,
+                demo_delay=self.demo_delay,
+                options=self.options,
+                bind_host=self.host,
+                instance=self._hold.instance,
             )
             service = self.app.state.parts.service
             self._ready.clear()
             self._error = None
             self._server = ManagedServer(
                 make_config(self.app, log_level=self.log_level),
-                on_ready=self._ready.set,
+                on_ready=self._on_ready,
                 before_shutdown=service.shutdown,
             )
             self._thread = threading.Thread(
@@ -94,17 +121,23 @@ class EmbeddedServer(ServerUrls):
             self._thread.start()
         except BaseException:
             sock.close()
+            self._hold.release()
             raise
         deadline = time.monotonic() + self.start_timeout
         while not self._ready.wait(0.02):
             if not self._thread.is_alive():
                 self._thread.join()
                 self._thread = None
+                self._hold.release()
                 raise RuntimeError("the embedded server failed to start") from self._error
             if time.monotonic() > deadline:
                 self.stop()
                 raise RuntimeError(f"the embedded server did not start within {self.start_timeout:g} s")
         return self
+
+    def _on_ready(self) -> None:
+        self._hold.publish(base_url=self.base_url, agent_url=self.agent_url, api_url=self.api_url, token=self.token)
+        self._ready.set()
 
     def _run(self, server: ManagedServer, sock: Any) -> None:
         async def main() -> None:
@@ -140,6 +173,7 @@ class EmbeddedServer(ServerUrls):
         self._thread = None
         self._server = None
         self._loop = None
+        self._hold.release()
 
     def __enter__(self) -> EmbeddedServer:
         return self.start()

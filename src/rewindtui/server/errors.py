@@ -7,6 +7,8 @@ whose ``metadata.rewindtui_error`` carries ``code``.
 
 from __future__ import annotations
 
+import sqlite3
+
 
 class ServiceError(Exception):
     status = 500
@@ -43,3 +45,47 @@ class Busy(ServiceError):
 class Conflict(ServiceError):
     status = 409
     code = "conflict"
+
+
+class ShuttingDown(ServiceError):
+    status = 503
+    code = "shutting_down"
+
+
+class StorageError(ServiceError):
+    """The data directory cannot take a write (locked, full, read-only, or failing)."""
+
+    status = 503
+    code = "storage_unavailable"
+
+
+class StorageFull(StorageError):
+    status = 507
+    code = "storage_full"
+
+
+class RecoveryPending(StorageError):
+    """A rewind/fork/turn reached the agent but not the store; it is finished before new work."""
+
+    code = "recovery_pending"
+
+
+def storage_error(exc: BaseException, doing: str) -> StorageError:
+    """``exc`` (a SQLite/SQLAlchemy failure) as a one-line, actionable :class:`StorageError`."""
+    text = str(getattr(exc, "orig", None) or exc).strip() or type(exc).__name__
+    lowered = text.lower()
+    if "locked" in lowered or "busy" in lowered:
+        return StorageError(f"could not {doing}: the data directory's database is locked by another process ({text})")
+    if "full" in lowered:
+        return StorageFull(f"could not {doing}: the data directory is full ({text}); free some space")
+    if "readonly" in lowered or "read-only" in lowered or "read only" in lowered:
+        return StorageError(f"could not {doing}: the data directory is read-only ({text})")
+    return StorageError(f"could not {doing}: the data directory failed ({text})")
+
+
+def is_storage_failure(exc: BaseException) -> bool:
+    """True for errors of the databases themselves (as opposed to bugs or bad input)."""
+    if isinstance(exc, sqlite3.Error | OSError):
+        return True
+    orig = getattr(exc, "orig", None)  # SQLAlchemy wraps the driver's error
+    return isinstance(orig, sqlite3.Error | OSError)

@@ -1,18 +1,18 @@
 """A fast path for the A2A rewind control message (rewind only, no text).
 
-The answer to a rewind is one Task whose history is the whole effective
-history -- about 2,000 messages on a 1,000-turn session. Through a2a-sdk that
-is 2,000 dicts -> protos -> (pydantic models ->) JSON, 150+ ms of CPU, longer
-than the rewind itself. Here the request is parsed and validated with a2a-sdk
-exactly as its ``JsonRpcDispatcher`` would (JSON-RPC envelope, version header,
-method, params), the Task *without* its history is rendered by a2a-sdk in the
-caller's dialect, and the history array is spliced in from the message JSON the
-store keeps for both dialects. The response is the same SSE stream a2a-sdk
+The answer to a rewind is one Task whose history is the whole effective history -- about
+2,000 messages on a 1,000-turn session. Through a2a-sdk that is 2,000 dicts -> protos -> JSON,
+150+ ms of CPU, longer than the rewind itself. Here the request is parsed and validated with
+a2a-sdk exactly as its ``JsonRpcDispatcher`` would (JSON-RPC envelope, version header, method,
+params), classified like every other message (:mod:`rewindtui.server.requests`), the Task is
+rendered by a2a-sdk in the caller's dialect with one placeholder history entry, and the
+placeholder is replaced by the history the store keeps in that dialect (its 1.0 JSON rendered
+by a2a-sdk too, see ``wire.message_v1_text``). The response is the same SSE stream a2a-sdk
 produces (one ``data:`` frame).
 
-Anything else -- a message with text (rewind-and-send), a malformed request,
-a version mismatch, a ``taskId`` -- returns ``None`` and takes the normal
-a2a-sdk path, which also produces every JSON-RPC error.
+Anything else -- a message with content (rewind-and-send), a malformed request, a version
+mismatch, a ``taskId`` -- returns ``None`` and takes the normal a2a-sdk path, which also
+produces every JSON-RPC error.
 """
 
 from __future__ import annotations
@@ -25,14 +25,15 @@ from a2a.compat.v0_3 import conversions
 from a2a.compat.v0_3 import types as types_v03
 from a2a.server.routes.common import create_event_source_response
 from a2a.types import a2a_pb2 as pb
-from a2a.utils import proto_utils
-from a2a.utils.constants import VERSION_HEADER
+from a2a.utils import json_utils, proto_utils
 from google.protobuf.json_format import MessageToDict, ParseDict
+from jsonrpc.jsonrpc2 import JSONRPC20Response
 from starlette.requests import Request
 from starlette.responses import Response
 
-from rewindtui.server.errors import ServiceError
+from rewindtui.server.errors import BadRequest, ServiceError
 from rewindtui.server.executor import AgentService
+from rewindtui.server.requests import Kind, classify
 from rewindtui.server.users import InvalidUser, resolve_user
 from rewindtui.server.wire import REWIND_KEY, event_to_proto, failed_event, message_from_proto
 
@@ -40,17 +41,8 @@ METHOD_03 = "message/stream"
 METHOD_10 = "SendStreamingMessage"
 
 
-def _major(request: Request) -> int | None:
-    """Major A2A version of the request (no header means 0.3, as in a2a-sdk); None if unreadable."""
-    raw = (request.headers.get(VERSION_HEADER) or "").strip()
-    if not raw:
-        return 0
-    head = raw.split(".", 1)[0]
-    return int(head) if head.isdigit() else None
-
-
-def _parse(request: Request, body: Any) -> tuple[str, Any, pb.Message] | None:
-    """(dialect, request id, message) for a well-formed streaming rewind, else None."""
+def _parse(body: Any, major: int | None) -> tuple[str, Any, pb.Message] | None:
+    """(dialect, request id, message) for a well-formed streaming request with the rewind key, else None."""
     if not isinstance(body, dict) or body.get("jsonrpc") != "2.0":
         return None
     request_id = body.get("id")
@@ -65,7 +57,6 @@ def _parse(request: Request, body: Any) -> tuple[str, Any, pb.Message] | None:
         return None
     if REWIND_KEY not in message["metadata"] or message.get("taskId"):
         return None
-    major = _major(request)
     try:
         if method == METHOD_03 and major == 0:
             parsed = types_v03.SendStreamingMessageRequest.model_validate(body)
@@ -82,9 +73,14 @@ def _parse(request: Request, body: Any) -> tuple[str, Any, pb.Message] | None:
     return dialect, request_id, core.message
 
 
-def _render(dialect: str, request_id: Any, event: dict[str, Any], history_json: str | None) -> str:
-    """One JSON-RPC result frame as a2a-sdk renders it, with ``history`` spliced in."""
-    stream_response = proto_utils.to_stream_response(event_to_proto(event))
+def render(dialect: str, request_id: Any, event: dict[str, Any], history_json: str | None) -> str:
+    """One JSON-RPC result frame as a2a-sdk renders it, with ``history_json`` as the Task's history."""
+    proto = event_to_proto(event)
+    marker = f"@@history-{uuid.uuid4().hex}@@"
+    if history_json is not None and isinstance(proto, pb.Task):
+        placeholder = proto.history.add(message_id=marker, role=pb.ROLE_AGENT)
+        placeholder.parts.add(text=marker)
+    stream_response = proto_utils.to_stream_response(proto)
     if dialect == "0.3":
         frame = json.loads(
             conversions.to_compat_stream_response(stream_response, request_id).model_dump_json(
@@ -92,49 +88,51 @@ def _render(dialect: str, request_id: Any, event: dict[str, Any], history_json: 
             )
         )
         target = frame["result"]
+        text_of = _compact
     else:
-        frame = {"result": MessageToDict(stream_response, preserving_proto_field_name=False), "id": request_id, "jsonrpc": "2.0"}
+        frame = JSONRPC20Response(
+            result=MessageToDict(stream_response, preserving_proto_field_name=False), _id=request_id
+        ).data
         target = frame["result"].get("task")
-    separators = (",", ":") if dialect == "0.3" else (", ", ": ")  # as a2a-sdk writes each dialect
+        text_of = json_utils.dumps
     if history_json is None or target is None:
-        return json.dumps(frame, ensure_ascii=False, separators=separators)
-    marker = f"@@history-{uuid.uuid4().hex}@@"
-    target["history"] = marker
-    text = json.dumps(frame, ensure_ascii=False, separators=separators)
-    return text.replace(json.dumps(marker), history_json, 1)
+        return text_of(frame)
+    target["history"] = marker  # same key, same place
+    return text_of(frame).replace(json.dumps(marker), history_json, 1)
+
+
+def _compact(obj: Any) -> str:
+    """JSON as a2a-sdk's 0.3 adapter writes it (pydantic's compact, UTF-8 kept)."""
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
 
 
 class FastRewind:
     def __init__(self, service: AgentService) -> None:
         self.service = service
 
-    async def maybe_handle(self, request: Request) -> Response | None:
-        raw = await request.body()  # Starlette caches it for the dispatcher
-        if REWIND_KEY.encode() not in raw:
-            return None
-        try:
-            body = json.loads(raw)
-        except ValueError:
-            return None
-        parsed = _parse(request, body)
+    async def maybe_handle(self, request: Request, body: Any, major: int | None) -> Response | None:
+        """The answer to a rewind-only control message, or None for a2a-sdk to handle ``body``."""
+        parsed = _parse(body, major)
         if parsed is None:
             return None
         dialect, request_id, message_pb = parsed
-        message = message_from_proto(message_pb)
-        text = "".join(p.get("text", "") for p in message.get("parts") or [] if p.get("kind") == "text")
-        if text.strip() or any(p.get("kind") != "text" for p in message.get("parts") or []):
-            return None  # rewind-and-send: the normal path streams the rewind and the turn
         try:
+            classified = classify(message_from_proto(message_pb))
             user_id = resolve_user(request)
-        except InvalidUser:
-            return None
+        except (BadRequest, InvalidUser):
+            return None  # a2a-sdk's path says what is wrong with it
+        if classified.kind is not Kind.REWIND:
+            return None  # rewind-and-send: the normal path streams the rewind and the turn
+        assert classified.context_id is not None and classified.rewind_before is not None
         try:
-            task, bodies = await self.service.rewind_for_message(user_id, message, v1=dialect == "1.0")
+            task, bodies = await self.service.rewind(
+                user_id, classified.context_id, classified.rewind_before, v1=dialect == "1.0"
+            )
             # an empty history is left out, as a2a-sdk leaves out an empty repeated field
-            frame = _render(dialect, request_id, task, "[" + ",".join(bodies) + "]" if bodies else None)
+            frame = render(dialect, request_id, task, "[" + ",".join(bodies) + "]" if bodies else None)
         except ServiceError as exc:
-            refused = failed_event(exc.message, context_id=message.get("contextId"), code=exc.code)
-            frame = _render(dialect, request_id, refused, None)
+            refused = failed_event(exc.message, context_id=classified.context_id, code=exc.code)
+            frame = render(dialect, request_id, refused, None)
 
         async def frames() -> Any:
             yield {"data": frame}

@@ -13,3 +13,8 @@ APP_NAME = f"{AGENT_NAMESPACE}__NS__{AGENT_NAME}"
 AGENT_PATH = f"/api/a2a/{AGENT_NAMESPACE}/{AGENT_NAME}/"
 #: The kagent-style REST base.
 API_PATH = "/api"
+
+#: The databases in a data directory: the task store, ADK's sessions.
+STORE_FILE = "rewindtui.db"
+ADK_FILE = "adk_sessions.db"
+DATA_FILES = (STORE_FILE, ADK_FILE)

@@ -33,6 +33,7 @@ from rewindtui.a2a import contract
 from rewindtui.server.errors import BadRequest, ServiceError
 from rewindtui.server.executor import AgentService
 from rewindtui.server.paths import API_PATH
+from rewindtui.server.requests import check_id
 from rewindtui.server.users import InvalidUser, resolve_user
 from rewindtui.server.wire import dumps
 
@@ -93,8 +94,8 @@ def build_rest_routes(service: AgentService) -> list[Route]:
         session_id = body.get("id")
         if name is not None and not isinstance(name, str):
             raise BadRequest("name must be a string")
-        if session_id is not None and not isinstance(session_id, str):
-            raise BadRequest("id must be a string")
+        if session_id is not None:
+            check_id(session_id, "session id")
         row = await service.create_session(user_id, name=name, session_id=session_id)
         return ok(row.to_json(), "Successfully created session", 201)
 

@@ -13,7 +13,14 @@ prints ``serving on http://HOST:PORT`` as its first stdout line once it accepts
 connections; everything else it logs goes to stderr, which is written to
 ``server.log`` in the data directory. Its stdin is a pipe held by this
 process: when this process exits -- even killed -- the pipe closes and the
-server shuts itself down, so it never outlives the app.
+server shuts itself down (once no other app uses it), so it never outlives the apps.
+
+The child gets a random bearer token in its environment (``REWINDTUI_SERVER_TOKEN``, never on
+its command line, where other users could read it); ``server.token`` is what clients send.
+
+One server per data directory: when a healthy server already serves ``data_dir`` (its
+``server.json``, see :mod:`rewindtui.server.instance`), ``spawn_server`` attaches to it
+instead and returns an :class:`AttachedServer`, whose ``stop()`` only detaches.
 """
 
 from __future__ import annotations
@@ -22,10 +29,24 @@ import os
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
 from rewindtui.dirs import default_data_dir
+from rewindtui.server.instance import (
+    LOCK_FILE,
+    SPAWN_LOCK_FILE,
+    FileLock,
+    ServerState,
+    alive,
+    attach,
+    detach,
+    healthy,
+    new_token,
+    read_state,
+)
+from rewindtui.server.options import TOKEN_ENV
 from rewindtui.server.paths import AGENT_PATH as AGENT_SUFFIX
 from rewindtui.server.paths import API_PATH as API_SUFFIX
 
@@ -54,10 +75,13 @@ class ServerUrls:
 class SpawnedServer(ServerUrls):
     """A running server child process."""
 
-    def __init__(self, process: subprocess.Popen[str], base_url: str, data_dir: Path) -> None:
+    def __init__(
+        self, process: subprocess.Popen[str], base_url: str, data_dir: Path, token: str | None = None
+    ) -> None:
         self.process = process
         self.base_url = base_url
         self.data_dir = data_dir
+        self.token = token
 
     @property
     def pid(self) -> int:
@@ -100,6 +124,63 @@ class SpawnedServer(ServerUrls):
         return f"SpawnedServer(pid={self.process.pid}, {self.base_url})"
 
 
+class AttachedServer(ServerUrls):
+    """A server another app started on the same data directory, used by this process too."""
+
+    def __init__(self, state: ServerState, data_dir: Path) -> None:
+        self.state = state
+        self.base_url = state.base_url
+        self.data_dir = data_dir
+        self.token = state.token
+        self._attached = True
+
+    @property
+    def pid(self) -> int:
+        return self.state.pid
+
+    @property
+    def running(self) -> bool:
+        return alive(self.state.pid)
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Detach: the server goes on for its other apps (and stops by itself after the last)."""
+        if self._attached:
+            self._attached = False
+            detach(self.state, os.getpid())
+
+    def __enter__(self) -> AttachedServer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def __repr__(self) -> str:
+        return f"AttachedServer(pid={self.state.pid}, {self.base_url})"
+
+
+def running_server(data_dir: Path, timeout: float = 30.0) -> ServerState | None:
+    """The healthy server serving ``data_dir``, if one does; None if none does.
+
+    Raises :class:`ServerStartError` when a process holds the directory but does not answer as
+    its ``server.json`` says within ``timeout`` seconds.
+    """
+    lock = FileLock(data_dir / LOCK_FILE)
+    if lock.acquire(wait=False):
+        lock.release()
+        return None
+    deadline = time.monotonic() + timeout
+    while True:
+        state = read_state(data_dir)
+        if state is not None and healthy(state):
+            return state
+        if time.monotonic() > deadline:
+            who = state.describe() if state is not None else "another process"
+            raise ServerStartError(
+                f"{data_dir} is in use by {who}, which does not answer; stop it or use another data directory"
+            )
+        time.sleep(0.1)
+
+
 def server_command(
     data_dir: Path,
     *,
@@ -138,8 +219,10 @@ def spawn_server(
     timeout: float = 60.0,
     command: Sequence[str] | None = None,
     env: dict[str, str] | None = None,
-) -> SpawnedServer:
-    """Start the server in a child process and return once it accepts connections.
+    share: bool = True,
+) -> SpawnedServer | AttachedServer:
+    """Start the server in a child process and return once it accepts connections -- or, with
+    ``share`` (and no ``command``), attach to the server already serving ``data_dir``.
 
     ``command`` replaces the default child command line (it must print the
     ``serving on`` line). Raises :class:`ServerStartError` when the child exits
@@ -147,11 +230,36 @@ def spawn_server(
     """
     data_dir = Path(data_dir) if data_dir is not None else default_data_dir()
     data_dir.mkdir(parents=True, exist_ok=True)
+    spawn_lock = FileLock(data_dir / SPAWN_LOCK_FILE)
+    spawn_lock.acquire(wait=True)  # one app at a time decides to start or to attach
+    try:
+        if share and not command:
+            state = running_server(data_dir, timeout=min(timeout, 30.0))
+            if state is not None:
+                attach(state, os.getpid())
+                return AttachedServer(state, data_dir)
+        return _spawn(data_dir, host, port, model, demo_delay, timeout, command, env)
+    finally:
+        spawn_lock.release()
+
+
+def _spawn(
+    data_dir: Path,
+    host: str,
+    port: int,
+    model: str | None,
+    demo_delay: float,
+    timeout: float,
+    command: Sequence[str] | None,
+    env: dict[str, str] | None,
+) -> SpawnedServer:
     cmd = list(command) if command else server_command(
         data_dir, host=host, port=port, model=model, demo_delay=demo_delay
     )
+    token = new_token()
     child_env = dict(os.environ if env is None else env)
     child_env.setdefault("PYTHONUNBUFFERED", "1")
+    child_env[TOKEN_ENV] = token
     with open(data_dir / LOG_FILE, "ab") as log:
         process = subprocess.Popen(
             cmd,
@@ -182,4 +290,4 @@ def spawn_server(
             f"see {data_dir / LOG_FILE}"
         )
     base_url = first_line[0][len(READY_PREFIX) :].strip().rstrip("/")
-    return SpawnedServer(process, base_url, data_dir)
+    return SpawnedServer(process, base_url, data_dir, token)

@@ -1,47 +1,63 @@
 """SQLite store for sessions, tasks and messages (the kagent-controller side).
 
-Everything the REST API and ``tasks/get`` return lives here, as A2A 0.3 JSON
+Everything the REST API and ``GetTask``/``ListTasks`` return lives here, as A2A 0.3 JSON
 (``kind`` fields, camelCase), the shape kagent's controller stores.
 
 Tables:
 
 * ``sessions`` -- id, owner, name, timestamps, fork origin.
-* ``tasks`` -- one row per task, oldest first by ``seq``. ``body`` is the task
-  JSON *without* ``history``. ``kind`` is ``turn`` (one A2A request that ran
-  the agent), ``rewind`` (the effective-history Task a rewind produced) or
-  ``fork`` (the effective history a fork copied in). ``rewound_by`` marks a
-  task undone by a rewind (never deleted).
-* ``messages`` -- every stored message once, owned by the turn/fork task that
-  produced it; ``body`` is the message as 0.3 JSON and ``body_v1`` the same
-  message as A2A 1.0 JSON (so a rewind's effective history is sent in either
-  dialect without re-encoding thousands of messages). A turn task's history is its own
-  messages; a rewind task's history is a list of message ``seq`` references
-  (``history_refs``), so the effective history is never copied.
+* ``tasks`` -- one row per task, oldest first by ``seq``. ``body`` is the task JSON *without*
+  ``history``. ``kind`` is ``turn`` (one A2A request that ran the agent), ``rewind`` (the
+  effective-history Task a rewind produced) or ``fork`` (the effective history a fork copied
+  in). ``rewound_by`` marks a task undone by a rewind (never deleted).
+* ``messages`` -- every stored message once, owned by the turn/fork task that produced it;
+  ``body`` is the message as 0.3 JSON and ``body_v1`` the same message as A2A 1.0 JSON,
+  rendered by a2a-sdk (``render_version`` names which; rows rendered by another a2a-sdk are
+  re-rendered when the store opens), so a rewind's effective history is sent in either dialect
+  without re-encoding thousands of messages. A turn task's history is its own messages; a
+  rewind task's history is a list of message ``seq`` references (``history_refs``), so the
+  effective history is never copied.
+* ``intents`` -- the write-ahead journal of work that spans this store and ADK's session
+  database (rewind, fork, delete): written and committed before ADK is touched, removed in the
+  same transaction as the store's side of the work. See :mod:`rewindtui.server.recovery`.
 
-Invariant used by rewind: the effective (non-rewound) history of a session is
-exactly the messages owned by its non-rewound tasks, in ``seq`` order. (A
-rewind marks the boundary task and everything after it, so a visible rewind
-task only ever refers to messages of visible tasks before it.)
+The schema is versioned with ``PRAGMA user_version`` (:data:`SCHEMA_VERSION`); :func:`migrate`
+brings an older file up to date, and a newer one is refused.
+
+Invariant used by rewind: the effective (non-rewound) history of a session is exactly the
+messages owned by its non-rewound tasks, in ``seq`` order. (A rewind marks the boundary task
+and everything after it, so a visible rewind task only ever refers to messages of visible
+tasks before it.)
+
+Each database connection lives on its own worker thread (a one-thread executor owned by the
+store, shut down and joined on close); writes are serialized by an asyncio lock and go through
+one connection, reads through the other, so a reader never sees a write transaction half done.
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
+import binascii
 import json
-import threading
-from collections.abc import Iterable, Sequence
+import sqlite3
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-import aiosqlite
+from typing import Any, TypeVar
 
 from rewindtui.a2a.dialect import TERMINAL_STATES
-from rewindtui.server.wire import dumps, message_v1_json, now_iso
+from rewindtui.server.wire import RENDER_VERSION, dumps, message_v1_text, now_iso
 
-SCHEMA = """
-PRAGMA journal_mode=WAL;
-PRAGMA synchronous=NORMAL;
+T = TypeVar("T")
+
+#: The schema this code writes. 1: sessions, tasks, messages. 2: ``messages.render_version``,
+#: the ``intents`` journal, an index for ``ListTasks``.
+SCHEMA_VERSION = 2
+
+_SCHEMA_V1 = """
 CREATE TABLE IF NOT EXISTS sessions (
     id TEXT PRIMARY KEY,
     user_id TEXT NOT NULL,
@@ -84,6 +100,29 @@ CREATE INDEX IF NOT EXISTS messages_by_task ON messages(task_id, seq);
 CREATE UNIQUE INDEX IF NOT EXISTS messages_unique_id ON messages(session_id, message_id);
 """
 
+#: schema version -> the statements that bring the previous version to it
+MIGRATIONS: dict[int, str] = {
+    1: _SCHEMA_V1,
+    2: """
+ALTER TABLE messages ADD COLUMN render_version TEXT;
+CREATE TABLE intents (
+    id TEXT PRIMARY KEY,
+    kind TEXT NOT NULL,
+    session_id TEXT NOT NULL,
+    payload TEXT NOT NULL,
+    created_at TEXT NOT NULL
+);
+CREATE INDEX tasks_by_user_update ON tasks(user_id, updated_at, seq);
+""",
+}
+
+
+class SchemaTooNew(RuntimeError):
+    """The file was written by a newer rewindtui."""
+
+
+class InvalidPageToken(ValueError):
+    pass
 
 
 @dataclass(frozen=True)
@@ -144,6 +183,24 @@ class RewindPlan:
     boundary_task_seq: int  # the task holding the first message of the invocation
 
 
+@dataclass(frozen=True)
+class Intent:
+    """A journal entry: work on ``session_id`` that touches ADK and the store."""
+
+    id: str
+    kind: str  # rewind | fork | delete
+    session_id: str
+    payload: dict[str, Any]
+    created_at: str
+
+
+@dataclass(frozen=True)
+class TaskPage:
+    tasks: list[TaskRow]
+    total: int
+    next_token: str  # "" on the last page
+
+
 class InvocationLookupError(LookupError):
     """The invocation is not a rewind target of the session (see ``reason``)."""
 
@@ -157,74 +214,157 @@ _TASK_COLS = (
     "seq, id, session_id, user_id, kind, invocation_id, state, created_at, updated_at, "
     "rewound_by, rewound_at, history_refs, body"
 )
+_INSERT_TASK = (
+    "INSERT INTO tasks (id, session_id, user_id, kind, invocation_id, state, created_at, updated_at, "
+    "history_refs, body) VALUES (?,?,?,?,?,?,?,?,?,?)"
+)
+_INSERT_MESSAGE = (
+    "INSERT INTO messages (session_id, task_id, message_id, invocation_id, role, body, body_v1, render_version) "
+    "VALUES (?,?,?,?,?,?,?,?)"
+)
+Statement = tuple[str, Sequence[Any]]
+
+
+def message_row(session_id: str, task_id: str, message: dict[str, Any]) -> tuple[Any, ...]:
+    return (
+        session_id,
+        task_id,
+        message["messageId"],
+        (message.get("metadata") or {}).get("kagent_invocation_id"),
+        message["role"],
+        dumps(message),
+        message_v1_text(message),
+        RENDER_VERSION,
+    )
+
+
+def _task_body(task: dict[str, Any]) -> str:
+    return dumps({k: v for k, v in task.items() if k != "history"})
+
+
+class _Connection:
+    """One sqlite3 connection on its own worker thread (owned, so ``close`` can join it)."""
+
+    def __init__(self, path: Path, busy_timeout_ms: int, name: str) -> None:
+        self._executor = ThreadPoolExecutor(1, thread_name_prefix=f"rewindtui-store-{name}")
+        self._path = path
+        self._busy_timeout_ms = busy_timeout_ms
+        self._conn: sqlite3.Connection | None = None
+
+    async def run(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        conn = self._conn
+        if conn is None:
+            raise RuntimeError("store is not open")
+        return await asyncio.get_running_loop().run_in_executor(self._executor, fn, conn)
+
+    async def open(self) -> None:
+        def connect() -> sqlite3.Connection:
+            conn = sqlite3.connect(self._path, isolation_level=None, check_same_thread=False)
+            conn.execute(f"PRAGMA busy_timeout={int(self._busy_timeout_ms)}")
+            return conn
+
+        self._conn = await asyncio.get_running_loop().run_in_executor(self._executor, connect)
+
+    async def close(self) -> None:
+        conn, self._conn = self._conn, None
+        try:
+            if conn is not None:
+                await asyncio.get_running_loop().run_in_executor(self._executor, conn.close)
+        finally:
+            await asyncio.to_thread(self._executor.shutdown, True)
+
+
+class Tx:
+    """An open write transaction (``BEGIN IMMEDIATE``: no other writer until it ends)."""
+
+    def __init__(self, conn: _Connection) -> None:
+        self._conn = conn
+
+    async def execute(self, statements: Iterable[Statement]) -> None:
+        todo = list(statements)
+
+        def run(conn: sqlite3.Connection) -> None:
+            for sql, params in todo:
+                conn.execute(sql, params)
+
+        await self._conn.run(run)
+
+    async def fetchall(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        return await self._conn.run(lambda conn: conn.execute(sql, params).fetchall())
 
 
 class Store:
-    """Async SQLite store. One connection; writes are serialized by a lock."""
+    """Async SQLite store: one writer connection, one reader connection, each on its own thread."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, busy_timeout_ms: int = 2000) -> None:
         self.path = Path(path)
-        self._db: aiosqlite.Connection | None = None
+        self._writer = _Connection(self.path, busy_timeout_ms, "w")
+        self._reader = _Connection(self.path, busy_timeout_ms, "r")
         self._write_lock = asyncio.Lock()
+        self._open = False
 
     # -- lifecycle ---------------------------------------------------------------
     async def open(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = await aiosqlite.connect(self.path, isolation_level=None)
-        await self._db.executescript(SCHEMA)
+        await self._writer.open()
+        try:
+            await self._writer.run(_prepare)
+            await self._reader.open()
+        except BaseException:
+            await self.close()
+            raise
+        self._open = True
 
     async def close(self) -> None:
-        if self._db is not None:
-            db, self._db = self._db, None
-            await db.close()
-            # aiosqlite's worker thread ends just after close() returns; wait for it so a
-            # stopped server leaves no thread behind.
-            worker = getattr(db, "_thread", None)
-            if worker is not None and worker is not threading.current_thread():
-                worker.join(5)
-
-    @property
-    def db(self) -> aiosqlite.Connection:
-        if self._db is None:
-            raise RuntimeError("store is not open")
-        return self._db
+        self._open = False
+        for conn in (self._reader, self._writer):
+            await conn.close()
 
     async def _fetchall(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        async with self.db.execute(sql, params) as cur:
-            return [tuple(row) for row in await cur.fetchall()]
+        return await self._reader.run(lambda conn: conn.execute(sql, params).fetchall())
 
     async def _fetchone(self, sql: str, params: Sequence[Any] = ()) -> tuple[Any, ...] | None:
-        async with self.db.execute(sql, params) as cur:
-            row = await cur.fetchone()
-            return tuple(row) if row is not None else None
+        return await self._reader.run(lambda conn: conn.execute(sql, params).fetchone())
 
-    async def _transaction(self, statements: Iterable[tuple[str, Sequence[Any]]]) -> None:
+    @asynccontextmanager
+    async def transaction(self) -> AsyncIterator[Tx]:
+        """A write transaction; commits when the block ends, rolls back if it raises.
+
+        Entering waits for this process's other writes, then for another process's lock (up to
+        the busy timeout; then ``sqlite3.OperationalError: database is locked``).
+        """
         async with self._write_lock:
-            await self.db.execute("BEGIN IMMEDIATE")
+            await self._writer.run(lambda conn: conn.execute("BEGIN IMMEDIATE"))
             try:
-                for sql, params in statements:
-                    await self.db.execute(sql, params)
+                yield Tx(self._writer)
+                await self._writer.run(lambda conn: conn.execute("COMMIT"))
             except BaseException:
-                await self.db.execute("ROLLBACK")
+                await self._writer.run(_rollback)
                 raise
-            await self.db.execute("COMMIT")
+
+    async def _write(self, statements: Iterable[Statement], tx: Tx | None = None) -> None:
+        """``statements`` in ``tx``, or in a transaction of their own (one trip to the writer thread)."""
+        if tx is not None:
+            await tx.execute(statements)
+            return
+        todo = list(statements)
+
+        def run(conn: sqlite3.Connection) -> None:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                for sql, params in todo:
+                    conn.execute(sql, params)
+                conn.execute("COMMIT")
+            except BaseException:
+                _rollback(conn)
+                raise
+
+        async with self._write_lock:
+            await self._writer.run(run)
 
     # -- sessions ----------------------------------------------------------------
     async def create_session(self, row: SessionRow) -> SessionRow:
-        async with self._write_lock:
-            await self.db.execute(
-                f"INSERT INTO sessions ({_SESSION_COLS}) VALUES (?,?,?,?,?,?,?,?)",
-                (
-                    row.id,
-                    row.user_id,
-                    row.name,
-                    row.agent_ref,
-                    row.created_at,
-                    row.updated_at,
-                    row.forked_from,
-                    row.forked_before_invocation_id,
-                ),
-            )
+        await self._write([_insert_session(row)])
         return row
 
     async def get_session(self, session_id: str) -> SessionRow | None:
@@ -239,59 +379,66 @@ class Store:
         return [SessionRow(*r) for r in rows]
 
     async def rename_session(self, session_id: str, name: str) -> None:
-        async with self._write_lock:
-            await self.db.execute("UPDATE sessions SET name = ? WHERE id = ?", (name, session_id))
+        await self._write([("UPDATE sessions SET name = ? WHERE id = ?", (name, session_id))])
 
-    async def touch_session(self, session_id: str, when: str | None = None) -> None:
-        async with self._write_lock:
-            await self.db.execute(
-                "UPDATE sessions SET updated_at = ? WHERE id = ?", (when or now_iso(), session_id)
-            )
-
-    async def delete_session(self, session_id: str) -> None:
-        await self._transaction(
-            [
-                ("DELETE FROM messages WHERE session_id = ?", (session_id,)),
-                ("DELETE FROM tasks WHERE session_id = ?", (session_id,)),
-                ("DELETE FROM sessions WHERE id = ?", (session_id,)),
-            ]
-        )
+    def delete_session_statements(self, session_id: str) -> list[Statement]:
+        return [
+            ("DELETE FROM messages WHERE session_id = ?", (session_id,)),
+            ("DELETE FROM tasks WHERE session_id = ?", (session_id,)),
+            ("DELETE FROM sessions WHERE id = ?", (session_id,)),
+        ]
 
     # -- tasks and messages ------------------------------------------------------
-    async def insert_task(
-        self,
-        *,
-        task: dict[str, Any],
-        session_id: str,
-        user_id: str,
-        kind: str,
-        invocation_id: str | None,
+    async def start_turn(
+        self, *, task: dict[str, Any], session_id: str, user_id: str, user_message: dict[str, Any], name: str | None
     ) -> None:
-        """Insert a task row. ``task`` is 0.3 task JSON; its ``history`` is not stored."""
-        body = {k: v for k, v in task.items() if k != "history"}
+        """Store a turn's task and its user message before the agent runs (one transaction)."""
         ts = now_iso()
-        async with self._write_lock:
-            await self.db.execute(
-                "INSERT INTO tasks (id, session_id, user_id, kind, invocation_id, state, created_at, "
-                "updated_at, body) VALUES (?,?,?,?,?,?,?,?,?)",
-                (task["id"], session_id, user_id, kind, invocation_id, task["status"]["state"], ts, ts, dumps(body)),
-            )
+        statements: list[Statement] = [
+            (_INSERT_TASK, (task["id"], session_id, user_id, "turn", None, task["status"]["state"], ts, ts, None,
+                            _task_body(task))),
+            (_INSERT_MESSAGE, message_row(session_id, task["id"], user_message)),
+        ]
+        if name:
+            statements.append(("UPDATE sessions SET name = ? WHERE id = ? AND name = ''", (name, session_id)))
+        await self._write(statements)
 
-    async def update_task(self, task: dict[str, Any]) -> None:
-        body = {k: v for k, v in task.items() if k != "history"}
-        async with self._write_lock:
-            await self.db.execute(
+    async def set_turn_invocation(
+        self, *, task: dict[str, Any], user_message: dict[str, Any], invocation_id: str, tx: Tx | None = None
+    ) -> None:
+        """The turn's invocation is known: record it on the task and its user message."""
+        await self._write(
+            [
+                (
+                    "UPDATE tasks SET invocation_id = ?, state = ?, updated_at = ?, body = ? WHERE id = ?",
+                    (invocation_id, task["status"]["state"], now_iso(), _task_body(task), task["id"]),
+                ),
+                (
+                    "UPDATE messages SET invocation_id = ?, body = ?, body_v1 = ?, render_version = ? "
+                    "WHERE task_id = ? AND message_id = ?",
+                    (invocation_id, dumps(user_message), message_v1_text(user_message), RENDER_VERSION,
+                     task["id"], user_message["messageId"]),
+                ),
+            ],
+            tx,
+        )
+
+    async def update_task(self, task: dict[str, Any], *, touch_session: bool = False, tx: Tx | None = None) -> None:
+        ts = now_iso()
+        statements: list[Statement] = [
+            (
                 "UPDATE tasks SET state = ?, updated_at = ?, body = ? WHERE id = ?",
-                (task["status"]["state"], now_iso(), dumps(body), task["id"]),
+                (task["status"]["state"], ts, _task_body(task), task["id"]),
             )
+        ]
+        if touch_session:
+            statements.append(("UPDATE sessions SET updated_at = ? WHERE id = ?", (ts, task["contextId"])))
+        await self._write(statements, tx)
 
-    async def add_message(self, *, session_id: str, task_id: str, message: dict[str, Any]) -> int:
-        async with self._write_lock:
-            cur = await self.db.execute(_INSERT_MESSAGE, _message_row(session_id, task_id, message))
-            seq = cur.lastrowid
-            await cur.close()
-        assert seq is not None
-        return seq
+    async def add_messages(
+        self, *, session_id: str, task_id: str, messages: Sequence[dict[str, Any]], tx: Tx | None = None
+    ) -> None:
+        await self._write([(_INSERT_MESSAGE, message_row(session_id, task_id, m)) for m in messages], tx)
 
     async def message_id_exists(self, session_id: str, message_id: str) -> bool:
         row = await self._fetchone(
@@ -310,11 +457,60 @@ class Store:
         )
         return [TaskRow(*r) for r in rows]
 
-    async def task_history_bodies(self, task: TaskRow) -> list[str]:
+    async def unfinished_tasks(self) -> list[TaskRow]:
+        done = tuple(TERMINAL_STATES)
+        marks = ",".join("?" for _ in done)
+        rows = await self._fetchall(f"SELECT {_TASK_COLS} FROM tasks WHERE state NOT IN ({marks}) ORDER BY seq", done)
+        return [TaskRow(*r) for r in rows]
+
+    async def list_tasks(
+        self,
+        user_id: str,
+        *,
+        context_id: str | None = None,
+        state: str | None = None,
+        updated_after: str | None = None,
+        page_size: int = 50,
+        page_token: str = "",
+    ) -> TaskPage:
+        """The user's current (not rewound) tasks, most recently updated first, one page at a time.
+
+        ``page_token`` is the ``next_token`` of the previous page (an opaque cursor: the last
+        task's update time and ``seq``); a token that is not one raises :class:`InvalidPageToken`.
+        """
+        where = ["user_id = ?", "rewound_by IS NULL"]
+        params: list[Any] = [user_id]
+        if context_id is not None:
+            where.append("session_id = ?")
+            params.append(context_id)
+        if state is not None:
+            where.append("state = ?")
+            params.append(state)
+        if updated_after is not None:
+            where.append("updated_at >= ?")
+            params.append(updated_after)
+        filters = " AND ".join(where)
+        count = await self._fetchone(f"SELECT COUNT(*) FROM tasks WHERE {filters}", params)
+        page_where = filters
+        page_params = list(params)
+        if page_token:
+            updated_at, seq = _decode_cursor(page_token)
+            page_where += " AND (updated_at < ? OR (updated_at = ? AND seq < ?))"
+            page_params += [updated_at, updated_at, seq]
+        rows = await self._fetchall(
+            f"SELECT {_TASK_COLS} FROM tasks WHERE {page_where} ORDER BY updated_at DESC, seq DESC LIMIT ?",
+            [*page_params, page_size + 1],
+        )
+        tasks = [TaskRow(*r) for r in rows[:page_size]]
+        next_token = _encode_cursor(tasks[-1].updated_at, tasks[-1].seq) if len(rows) > page_size else ""
+        return TaskPage(tasks=tasks, total=count[0] if count else 0, next_token=next_token)
+
+    async def task_history_bodies(self, task: TaskRow, *, v1: bool = False) -> list[str]:
         """Raw JSON bodies of a task's history, oldest first."""
         if task.history_refs is not None:
-            return await self.message_bodies(json.loads(task.history_refs))
-        rows = await self._fetchall("SELECT body FROM messages WHERE task_id = ? ORDER BY seq", (task.id,))
+            return await self.message_bodies(json.loads(task.history_refs), v1=v1)
+        column = "body_v1" if v1 else "body"
+        rows = await self._fetchall(f"SELECT {column} FROM messages WHERE task_id = ? ORDER BY seq", (task.id,))
         return [r[0] for r in rows]
 
     async def tasks_history_bodies(self, tasks: Sequence[TaskRow]) -> dict[str, list[str]]:
@@ -349,14 +545,28 @@ class Store:
         )
         return [r[0] for r in rows]
 
+    async def session_invocations(self, session_id: str) -> list[str]:
+        """The invocation ids of the session's effective history, in order (each once)."""
+        rows = await self._fetchall(
+            "SELECT m.invocation_id FROM messages AS m JOIN tasks AS t ON t.id = m.task_id "
+            "WHERE m.session_id = ? AND t.rewound_by IS NULL AND m.invocation_id IS NOT NULL ORDER BY m.seq",
+            (session_id,),
+        )
+        return list(dict.fromkeys(r[0] for r in rows))
+
+    async def message_ids(self, session_id: str) -> set[str]:
+        rows = await self._fetchall("SELECT message_id FROM messages WHERE session_id = ?", (session_id,))
+        return {r[0] for r in rows}
+
     # -- rewind / fork -----------------------------------------------------------
-    async def plan_rewind(self, session_id: str, invocation_id: str) -> RewindPlan:
+    async def plan_rewind(self, session_id: str, invocation_id: str, tx: Tx | None = None) -> RewindPlan:
         """Where the effective history of ``session_id`` meets ``invocation_id``.
 
-        Raises :class:`InvocationLookupError` when the invocation is not in the
-        session's effective history (unknown, other session, already rewound).
+        Raises :class:`InvocationLookupError` when the invocation is not in the session's
+        effective history (unknown, other session, already rewound).
         """
-        rows = await self._fetchall(
+        fetch = tx.fetchall if tx is not None else self._fetchall
+        rows = await fetch(
             "SELECT m.seq, m.task_id, m.invocation_id, t.seq FROM messages AS m "
             "JOIN tasks AS t ON t.id = m.task_id "
             "WHERE m.session_id = ? AND t.rewound_by IS NULL ORDER BY m.seq",
@@ -366,7 +576,7 @@ class Store:
             if inv == invocation_id:
                 effective = [HistoryEntry(seq, task_id, inv_) for seq, task_id, inv_, _ in rows[:index]]
                 return RewindPlan(effective=effective, boundary_task_seq=task_seq)
-        anywhere = await self._fetchone(
+        anywhere = await fetch(
             "SELECT 1 FROM messages WHERE session_id = ? AND invocation_id = ? LIMIT 1",
             (session_id, invocation_id),
         )
@@ -376,101 +586,67 @@ class Store:
                 f"invocation {invocation_id!r} of session {session_id!r} was already rewound; "
                 "choose one from the current history",
             )
-        raise InvocationLookupError(
-            "unknown", f"{invocation_id!r} is not an invocation of session {session_id!r}"
-        )
+        raise InvocationLookupError("unknown", f"{invocation_id!r} is not an invocation of session {session_id!r}")
 
-    async def apply_rewind(
-        self, *, session_id: str, rewind_task: dict[str, Any], plan: RewindPlan, user_id: str, invocation_id: str | None
-    ) -> None:
+    @staticmethod
+    def rewind_statements(
+        *, session_id: str, rewind_task: dict[str, Any], plan: RewindPlan, user_id: str, invocation_id: str | None
+    ) -> list[Statement]:
         """Store the rewind task and mark the boundary task and everything after it rewound."""
-        body = {k: v for k, v in rewind_task.items() if k != "history"}
         ts = now_iso()
         refs = dumps([e.seq for e in plan.effective])
-        await self._transaction(
+        return [
+            (
+                "UPDATE tasks SET rewound_by = ?, rewound_at = ? "
+                "WHERE session_id = ? AND seq >= ? AND rewound_by IS NULL",
+                (rewind_task["id"], ts, session_id, plan.boundary_task_seq),
+            ),
+            (
+                _INSERT_TASK,
+                (rewind_task["id"], session_id, user_id, "rewind", invocation_id, rewind_task["status"]["state"],
+                 ts, ts, refs, _task_body(rewind_task)),
+            ),
+            ("UPDATE sessions SET updated_at = ? WHERE id = ?", (ts, session_id)),
+        ]
+
+    @staticmethod
+    def fork_statements(
+        *, session: SessionRow, fork_task: dict[str, Any], messages: Sequence[dict[str, Any]]
+    ) -> list[Statement]:
+        """A forked session holding one task (kind ``fork``) with ``messages``."""
+        ts = now_iso()
+        statements: list[Statement] = [
+            _insert_session(session),
+            (_INSERT_TASK, (fork_task["id"], session.id, session.user_id, "fork", None, "completed", ts, ts, None,
+                            _task_body(fork_task))),
+        ]
+        statements += [(_INSERT_MESSAGE, message_row(session.id, fork_task["id"], m)) for m in messages]
+        return statements
+
+    # -- the intent journal ------------------------------------------------------
+    async def add_intent(self, intent: Intent) -> None:
+        await self._write(
             [
                 (
-                    "UPDATE tasks SET rewound_by = ?, rewound_at = ? "
-                    "WHERE session_id = ? AND seq >= ? AND rewound_by IS NULL",
-                    (rewind_task["id"], ts, session_id, plan.boundary_task_seq),
-                ),
-                (
-                    "INSERT INTO tasks (id, session_id, user_id, kind, invocation_id, state, created_at, "
-                    "updated_at, history_refs, body) VALUES (?,?,?,?,?,?,?,?,?,?)",
-                    (
-                        rewind_task["id"],
-                        session_id,
-                        user_id,
-                        "rewind",
-                        invocation_id,
-                        rewind_task["status"]["state"],
-                        ts,
-                        ts,
-                        refs,
-                        dumps(body),
-                    ),
-                ),
-                ("UPDATE sessions SET updated_at = ? WHERE id = ?", (ts, session_id)),
+                    "INSERT INTO intents (id, kind, session_id, payload, created_at) VALUES (?,?,?,?,?)",
+                    (intent.id, intent.kind, intent.session_id, dumps(intent.payload), intent.created_at),
+                )
             ]
         )
 
-    async def create_fork(
-        self, *, session: SessionRow, fork_task: dict[str, Any], messages: Sequence[dict[str, Any]]
-    ) -> None:
-        """Create a forked session holding one task (kind ``fork``) with ``messages``."""
-        body = {k: v for k, v in fork_task.items() if k != "history"}
-        ts = now_iso()
-        statements: list[tuple[str, Sequence[Any]]] = [
-            (
-                f"INSERT INTO sessions ({_SESSION_COLS}) VALUES (?,?,?,?,?,?,?,?)",
-                (
-                    session.id,
-                    session.user_id,
-                    session.name,
-                    session.agent_ref,
-                    session.created_at,
-                    session.updated_at,
-                    session.forked_from,
-                    session.forked_before_invocation_id,
-                ),
-            ),
-            (
-                "INSERT INTO tasks (id, session_id, user_id, kind, invocation_id, state, created_at, "
-                "updated_at, body) VALUES (?,?,?,?,?,?,?,?,?)",
-                (fork_task["id"], session.id, session.user_id, "fork", None, "completed", ts, ts, dumps(body)),
-            ),
-        ]
-        for message in messages:
-            statements.append((_INSERT_MESSAGE, _message_row(session.id, fork_task["id"], message)))
-        await self._transaction(statements)
+    @staticmethod
+    def intent_done_statement(intent_id: str) -> Statement:
+        return ("DELETE FROM intents WHERE id = ?", (intent_id,))
 
-    async def fail_unfinished(self, text: str, *, terminal: Iterable[str] = TERMINAL_STATES) -> int:
-        """Mark every non-terminal task failed (a process stopped mid-turn)."""
-        done = tuple(terminal)
-        marks = ",".join("?" for _ in done)
-        rows = await self._fetchall(f"SELECT id, body FROM tasks WHERE state NOT IN ({marks})", done)
-        ts = now_iso()
-        statements: list[tuple[str, Sequence[Any]]] = []
-        for task_id, body in rows:
-            data = json.loads(body)
-            data["status"] = {
-                "state": "failed",
-                "timestamp": ts,
-                "message": {
-                    "kind": "message",
-                    "messageId": f"{task_id}-interrupted",
-                    "role": "agent",
-                    "parts": [{"kind": "text", "text": text}],
-                    "contextId": data.get("contextId"),
-                    "taskId": task_id,
-                },
-            }
-            statements.append(
-                ("UPDATE tasks SET state = 'failed', updated_at = ?, body = ? WHERE id = ?", (ts, dumps(data), task_id))
-            )
-        if statements:
-            await self._transaction(statements)
-        return len(statements)
+    async def drop_intent(self, intent_id: str, tx: Tx | None = None) -> None:
+        await self._write([self.intent_done_statement(intent_id)], tx)
+
+    async def intents(self, session_id: str | None = None) -> list[Intent]:
+        where, params = ("WHERE session_id = ?", (session_id,)) if session_id is not None else ("", ())
+        rows = await self._fetchall(
+            f"SELECT id, kind, session_id, payload, created_at FROM intents {where} ORDER BY created_at", params
+        )
+        return [Intent(r[0], r[1], r[2], json.loads(r[3]), r[4]) for r in rows]
 
     async def counts(self, session_id: str) -> tuple[int, int]:
         """(tasks, messages) rows of a session, rewound ones included -- for tests and audits."""
@@ -479,22 +655,90 @@ class Store:
         return (t[0] if t else 0, m[0] if m else 0)
 
 
-_INSERT_MESSAGE = (
-    "INSERT INTO messages (session_id, task_id, message_id, invocation_id, role, body, body_v1) "
-    "VALUES (?,?,?,?,?,?,?)"
-)
-
-
-def _message_row(session_id: str, task_id: str, message: dict[str, Any]) -> tuple[Any, ...]:
+def _insert_session(row: SessionRow) -> Statement:
     return (
-        session_id,
-        task_id,
-        message["messageId"],
-        (message.get("metadata") or {}).get("kagent_invocation_id"),
-        message["role"],
-        dumps(message),
-        dumps(message_v1_json(message)),
+        f"INSERT INTO sessions ({_SESSION_COLS}) VALUES (?,?,?,?,?,?,?,?)",
+        (row.id, row.user_id, row.name, row.agent_ref, row.created_at, row.updated_at, row.forked_from,
+         row.forked_before_invocation_id),
     )
+
+
+def _rollback(conn: sqlite3.Connection) -> None:
+    if conn.in_transaction:
+        conn.execute("ROLLBACK")
+
+
+def _encode_cursor(updated_at: str, seq: int) -> str:
+    raw = dumps({"u": updated_at, "s": seq}).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def _decode_cursor(token: str) -> tuple[str, int]:
+    try:
+        data = json.loads(base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)))
+        updated_at, seq = data["u"], data["s"]
+    except (binascii.Error, ValueError, TypeError, KeyError):
+        raise InvalidPageToken(f"invalid pageToken {token[:40]!r}: use the nextPageToken of a ListTasks answer") from None
+    if not isinstance(updated_at, str) or isinstance(seq, bool) or not isinstance(seq, int):
+        raise InvalidPageToken(f"invalid pageToken {token[:40]!r}: use the nextPageToken of a ListTasks answer")
+    return updated_at, seq
+
+
+# -- schema ------------------------------------------------------------------------
+def _prepare(conn: sqlite3.Connection) -> None:
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("PRAGMA synchronous=NORMAL")
+    migrate(conn)
+    rerender(conn)
+
+
+def migrate(conn: sqlite3.Connection) -> int:
+    """Bring the file to :data:`SCHEMA_VERSION` (each step one transaction); returns the old version."""
+    version = conn.execute("PRAGMA user_version").fetchone()[0]
+    if version > SCHEMA_VERSION:
+        raise SchemaTooNew(
+            f"{_db_name(conn)} was written by a newer rewindtui (schema {version}, this one knows "
+            f"{SCHEMA_VERSION}); upgrade rewindtui or use another --data-dir"
+        )
+    for target in range(version + 1, SCHEMA_VERSION + 1):
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            for statement in MIGRATIONS[target].split(";"):
+                if statement.strip():
+                    conn.execute(statement)
+            conn.execute(f"PRAGMA user_version={target}")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+    return int(version)
+
+
+def rerender(conn: sqlite3.Connection, batch: int = 500) -> int:
+    """Re-render ``body_v1`` of rows another a2a-sdk rendered (or none recorded); returns how many."""
+    done = 0
+    while True:
+        rows = conn.execute(
+            "SELECT seq, body FROM messages WHERE render_version IS NOT ? LIMIT ?", (RENDER_VERSION, batch)
+        ).fetchall()
+        if not rows:
+            return done
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            conn.executemany(
+                "UPDATE messages SET body_v1 = ?, render_version = ? WHERE seq = ?",
+                [(message_v1_text(json.loads(body)), RENDER_VERSION, seq) for seq, body in rows],
+            )
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+        done += len(rows)
+
+
+def _db_name(conn: sqlite3.Connection) -> str:
+    row = conn.execute("PRAGMA database_list").fetchone()
+    return str(row[2]) if row and row[2] else "the store"
 
 
 def task_json(task: TaskRow, history_bodies: Sequence[str], *, mark_rewound: bool = True) -> str:

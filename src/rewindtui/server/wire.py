@@ -21,11 +21,14 @@ import json
 import uuid
 from collections.abc import Mapping
 from datetime import UTC, datetime
+from importlib import metadata as importlib_metadata
 from typing import Any
 
 from a2a.compat.v0_3 import conversions
 from a2a.types import a2a_pb2 as pb
+from a2a.utils import json_utils
 from google.protobuf import struct_pb2
+from google.protobuf.json_format import MessageToDict
 
 from rewindtui.a2a import contract
 from rewindtui.a2a.dialect import TURN_ENDING_STATES
@@ -203,6 +206,64 @@ def parts_from_adk(content: Any) -> list[dict[str, Any]]:
     return parts
 
 
+def agent_message(
+    event: Any, *, app_name: str, user_id: str, session_id: str, task_id: str, invocation_id: str | None
+) -> dict[str, Any] | None:
+    """The A2A 0.3 message kagent-adk makes of an agent's ADK event (None: nothing to show).
+
+    A full (non-partial) message keeps the event's id as its ``messageId``, so the stored
+    message and ADK's event name each other.
+    """
+    parts = parts_from_adk(event.content)
+    if not parts:
+        return None
+    partial = bool(event.partial)
+    return {
+        "kind": "message",
+        "messageId": new_id() if partial or not event.id else event.id,
+        "role": "agent",
+        "parts": parts,
+        "contextId": session_id,
+        "taskId": task_id,
+        "metadata": kagent_metadata(
+            app_name=app_name,
+            user_id=user_id,
+            session_id=session_id,
+            invocation_id=event.invocation_id or invocation_id,
+            author=event.author,
+            partial=partial,
+            usage=None if partial else usage_of(event),
+        ),
+    }
+
+
+def effective_events(events: list[Any]) -> list[Any]:
+    """ADK events that survive rewinds, oldest first (what the model sees).
+
+    The same walk as ADK's own ``google.adk.events._rewind_events._apply_rewinds``: backwards;
+    a rewind event drops itself and everything back to the first event of the invocation it
+    names.
+    """
+    first: dict[str, int] = {}
+    for index, event in enumerate(events):
+        if event.invocation_id and event.invocation_id not in first:
+            first[event.invocation_id] = index
+    kept: list[Any] = []
+    i = len(events) - 1
+    while i >= 0:
+        event = events[i]
+        target = event.actions.rewind_before_invocation_id if event.actions else None
+        if target:
+            start = first.get(target)
+            if start is not None and start < i:
+                i = start
+        else:
+            kept.append(event)
+        i -= 1
+    kept.reverse()
+    return kept
+
+
 def usage_of(event: Any) -> dict[str, Any] | None:
     usage = getattr(event, "usage_metadata", None)
     if usage is None:
@@ -240,58 +301,18 @@ def genai_content_from_message(message: Mapping[str, Any]) -> Any:
     return types.Content(role="user", parts=parts)
 
 
-# -- A2A 1.0 JSON (what a2a-sdk renders for the 1.0 dialect) ------------------------------
-_ROLE_TO_V1 = {"user": "ROLE_USER", "agent": "ROLE_AGENT"}
+# -- A2A 1.0 JSON, rendered by a2a-sdk ---------------------------------------------------
+#: The a2a-sdk that renders stored 1.0 message JSON (``Store`` re-renders rows of another one).
+RENDER_VERSION = "a2a-sdk " + importlib_metadata.version("a2a-sdk")
 
 
-def _part_v1_json(part: Mapping[str, Any]) -> dict[str, Any]:
-    kind = part.get("kind")
-    metadata = dict(part.get("metadata") or {})
-    out: dict[str, Any] = {}
-    if kind == "data":
-        data = part.get("data")
-        if metadata.pop("data_part_compat", False) and isinstance(data, dict):
-            data = data.get("value")
-        out["data"] = data
-    elif kind == "file":
-        file = part.get("file") or {}
-        if "uri" in file:
-            out["url"] = file["uri"]
-        else:
-            out["raw"] = file.get("bytes") or ""
-    else:
-        out["text"] = part.get("text", "")
-    if metadata:
-        out["metadata"] = metadata
-    if kind == "file":
-        file = part.get("file") or {}
-        if file.get("name"):
-            out["filename"] = file["name"]
-        if file.get("mimeType"):
-            out["mediaType"] = file["mimeType"]
-    return out
+def message_v1_text(message: Mapping[str, Any]) -> str:
+    """A 0.3 message dict as the A2A 1.0 JSON text a2a-sdk writes into a stream frame.
 
-
-def message_v1_json(message: Mapping[str, Any]) -> dict[str, Any]:
-    """A 0.3 message dict as A2A 1.0 JSON, the way a2a-sdk renders it (field order included)."""
-    out: dict[str, Any] = {"messageId": message.get("messageId", "")}
-    if message.get("contextId"):
-        out["contextId"] = message["contextId"]
-    if message.get("taskId"):
-        out["taskId"] = message["taskId"]
-    role = _ROLE_TO_V1.get(message.get("role", ""))
-    if role:
-        out["role"] = role
-    parts = [_part_v1_json(p) for p in message.get("parts") or []]
-    if parts:
-        out["parts"] = parts
-    if message.get("metadata"):
-        out["metadata"] = message["metadata"]
-    if message.get("extensions"):
-        out["extensions"] = list(message["extensions"])
-    if message.get("referenceTaskIds"):
-        out["referenceTaskIds"] = list(message["referenceTaskIds"])
-    return out
+    The same calls a2a-sdk's JSON-RPC dispatcher makes for an event (``MessageToDict`` of the
+    proto, ``json_utils.dumps``), so this text spliced into a frame equals a2a-sdk's own frame.
+    """
+    return json_utils.dumps(MessageToDict(message_to_proto(message), preserving_proto_field_name=False))
 
 
 # -- proto <-> dict ------------------------------------------------------------------

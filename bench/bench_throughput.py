@@ -1,0 +1,186 @@
+"""Concurrent streaming turns: the embedded server against a bare a2a-sdk echo server, in one run.
+
+Both servers run as child processes the way they run for real -- the embedded server as the
+app starts it (``spawn_server``: its own process, demo model, SQLite in a fresh data dir) and
+``bench/echo_server.py`` (a2a-sdk's ``DefaultRequestHandler`` over an echo
+``AgentExecutor``, nothing stored) -- and the same client drives both over loopback: ``--turns``
+A2A 1.0 ``SendStreamingMessage`` turns by ``--concurrency`` simulated users at once, each
+chatting in a session of its own (turn after turn, as a user does), each turn read to its last
+frame. A turn's latency is from sending the request to its final frame.
+
+    python bench/bench_throughput.py [--turns 200] [--concurrency 50] [--rounds 3]
+
+The two servers are measured in alternating rounds (embedded, echo, embedded, echo, ...) so a
+change in the machine's load during the run weighs on both alike; turns/s is the median of the
+rounds, p50/p99 are over every turn of every round.
+
+Prints turns/s, p50 and p99 for both and their ratio, next to the goals: the embedded server at
+least 0.5x the echo server's turns/s (it does far more per turn: ADK, the model, two SQLite
+databases), and its p99 under 5x one turn alone (the median of sequential turns, measured first).
+Also each server's own CPU time per turn (Linux), which the machine's other load does not skew.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from rewindtui.server.spawn import spawn_server
+
+HERE = Path(__file__).resolve().parent
+THROUGHPUT_GOAL = 0.5  # x the echo server's turns/s
+P99_GOAL = 5.0  # x one turn alone
+
+
+def cpu_seconds(pid: int) -> float | None:
+    """CPU time (user + system) a process has used so far (Linux ``/proc``; None elsewhere)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+class Target:
+    def __init__(self, name: str, url: str, headers: dict[str, str], pid: int) -> None:
+        self.name = name
+        self.pid = pid
+        self.url = url
+        self.headers = {"A2A-Version": "1.0", "Accept": "text/event-stream", **headers}
+
+
+async def one_turn(client: httpx.AsyncClient, target: Target, text: str, context: str | None = None) -> float:
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "SendStreamingMessage",
+        "params": {
+            "message": {
+                "role": "ROLE_USER",
+                "messageId": uuid.uuid4().hex,
+                "contextId": context or "bench-" + uuid.uuid4().hex[:12],
+                "parts": [{"text": text}],
+            }
+        },
+    }
+    start = time.perf_counter()
+    last: dict[str, Any] = {}
+    async with client.stream("POST", target.url, json=body, headers=target.headers) as response:
+        response.raise_for_status()
+        async for line in response.aiter_lines():
+            if line.startswith("data:"):
+                last = json.loads(line[5:])
+    elapsed = time.perf_counter() - start
+    state = (last.get("result", {}).get("statusUpdate") or {}).get("status", {}).get("state")
+    if state != "TASK_STATE_COMPLETED":
+        raise RuntimeError(f"{target.name}: a turn ended with {last!r}")
+    return elapsed
+
+
+Round = tuple[float, list[float], list[float], float | None]
+
+
+async def measure(target: Target, turns: int, concurrency: int) -> Round:
+    """(turns/s, latencies of the concurrent turns, latencies of turns alone, server CPU ms per
+    concurrent turn) of one round."""
+    limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
+    async with httpx.AsyncClient(timeout=300, limits=limits) as client:
+        for _ in range(3):  # warm up
+            await one_turn(client, target, "warm up")
+        alone_context = "alone-" + uuid.uuid4().hex[:8]
+        alone = [await one_turn(client, target, f"alone {i}", alone_context) for i in range(5)]
+
+        async def user(u: int, count: int) -> list[float]:
+            context = f"user-{u}-{uuid.uuid4().hex[:8]}"
+            return [await one_turn(client, target, f"turn {i} of user {u}", context) for i in range(count)]
+
+        counts = [turns // concurrency + (1 if u < turns % concurrency else 0) for u in range(concurrency)]
+        cpu_before = cpu_seconds(target.pid)
+        start = time.perf_counter()
+        per_user = await asyncio.gather(*(user(u, n) for u, n in enumerate(counts) if n))
+        wall = time.perf_counter() - start
+        cpu_after = cpu_seconds(target.pid)
+    cpu = (cpu_after - cpu_before) * 1000 / turns if cpu_before is not None and cpu_after is not None else None
+    return turns / wall, [t for times in per_user for t in times], alone, cpu
+
+
+def summary(rounds: list[Round]) -> dict[str, float]:
+    latencies = sorted(t for _, times, _, _ in rounds for t in times)
+    cpu = [c for _, _, _, c in rounds if c is not None]
+    return {
+        "turns_per_s": statistics.median(rate for rate, _, _, _ in rounds),
+        "p50": statistics.median(latencies),
+        "p99": latencies[min(len(latencies) - 1, int(round(0.99 * (len(latencies) - 1))))],
+        "alone": statistics.median(t for _, _, alone, _ in rounds for t in alone),
+        "cpu_ms": statistics.median(cpu) if cpu else float("nan"),
+    }
+
+
+def start_echo() -> tuple[subprocess.Popen[str], str]:
+    process = subprocess.Popen(
+        [sys.executable, str(HERE / "echo_server.py"), "--port", "0"], stdout=subprocess.PIPE, text=True
+    )
+    line = process.stdout.readline() if process.stdout else ""
+    if not line.startswith("serving on "):
+        process.kill()
+        raise RuntimeError(f"the echo server did not start: {line!r}")
+    return process, line.split("serving on ", 1)[1].strip() + "/"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--turns", type=int, default=200)
+    parser.add_argument("--concurrency", type=int, default=50)
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+
+    with tempfile.TemporaryDirectory() as tmp:
+        server = spawn_server(Path(tmp) / "data", timeout=120)
+        echo, echo_url = start_echo()
+        try:
+            ours = Target("embedded", server.agent_url, {"Authorization": f"Bearer {server.token}"}, server.pid)
+            theirs = Target("a2a-sdk echo", echo_url, {}, echo.pid)
+            rounds: dict[str, list[Round]] = {ours.name: [], theirs.name: []}
+            for _ in range(args.rounds):
+                for target in (ours, theirs):
+                    rounds[target.name].append(asyncio.run(measure(target, args.turns, args.concurrency)))
+            results = {name: summary(r) for name, r in rounds.items()}
+        finally:
+            server.stop()
+            echo.terminate()
+            echo.wait(30)
+            if echo.stdout:
+                echo.stdout.close()
+
+    print(
+        f"{args.rounds} rounds of {args.turns} streaming turns by {args.concurrency} users at once, "
+        "A2A 1.0 over loopback"
+    )
+    print(f"{'server':<14} {'turns/s':>8} {'p50 ms':>8} {'p99 ms':>8} {'alone ms':>9} {'p99/alone':>10} {'CPU ms/turn':>12}")
+    for name, r in results.items():
+        print(
+            f"{name:<14} {r['turns_per_s']:>8.1f} {r['p50'] * 1000:>8.0f} {r['p99'] * 1000:>8.0f} "
+            f"{r['alone'] * 1000:>9.1f} {r['p99'] / r['alone']:>10.1f} {r['cpu_ms']:>12.1f}"
+        )
+    ours_r, echo_r = results["embedded"], results["a2a-sdk echo"]
+    ratio = ours_r["turns_per_s"] / echo_r["turns_per_s"]
+    p99x = ours_r["p99"] / ours_r["alone"]
+    print(f"throughput: embedded / echo = {ratio:.2f}x   (goal >= {THROUGHPUT_GOAL}x: {'met' if ratio >= THROUGHPUT_GOAL else 'NOT met'})")
+    print(f"p99 latency: {p99x:.1f}x one turn alone   (goal < {P99_GOAL}x: {'met' if p99x < P99_GOAL else 'NOT met'})")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

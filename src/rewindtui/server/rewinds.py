@@ -1,0 +1,269 @@
+"""Rewind and fork: ADK's session database and the task store move together.
+
+Both live in separate SQLite files (ADK's ``DatabaseSessionService`` owns its schema and its
+transactions), so one transaction cannot span them. Instead each operation is journaled:
+
+1. an *intent* (what is about to happen) is committed to the store's ``intents`` table;
+2. the store's write lock is taken (``BEGIN IMMEDIATE``) -- if another process holds it,
+   the request is refused and nothing has changed;
+3. ADK is written (``Runner.rewind_async`` / the forked session);
+4. the store's side is written and the intent deleted, in that same transaction.
+
+A crash between 3 and 4 leaves the intent; :mod:`rewindtui.server.recovery` replays it at
+startup (a rewind ADK committed is completed in the store; a fork is undone in ADK). A
+store failure at 4 (full disk, I/O error) flags the session: it is recovered before any new
+work on it, and refused until it can be.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from google.adk.errors.not_found_error import NotFoundError as AdkNotFoundError
+from google.adk.runners import Runner
+from google.adk.sessions.base_session_service import BaseSessionService
+
+from rewindtui.a2a import contract
+from rewindtui.server.errors import InvalidInvocation, RecoveryPending, ServiceError, is_storage_failure, storage_error
+from rewindtui.server.faults import FORK_AFTER_AGENT, REWIND_AFTER_AGENT, Checkpoints
+from rewindtui.server.store import Intent, InvocationLookupError, RewindPlan, SessionRow, Store
+from rewindtui.server.wire import EFFECTIVE_HISTORY_KEY, kagent_metadata, new_id, now_iso
+
+log = logging.getLogger(__name__)
+
+FORKED_FROM_KEY = "rewindtui_forked_from"
+FORK_BEFORE_KEY = "rewindtui_fork_before_invocation_id"
+
+
+def rewind_task(*, task_id: str, session: SessionRow, app_name: str, before: str) -> dict[str, Any]:
+    """The Task a rewind stores: completed, flagged as the session's effective history."""
+    return {
+        "kind": "task",
+        "id": task_id,
+        "contextId": session.id,
+        "status": {"state": "completed", "timestamp": now_iso()},
+        "metadata": {
+            **kagent_metadata(app_name=app_name, user_id=session.user_id, session_id=session.id),
+            EFFECTIVE_HISTORY_KEY: True,
+            contract.REWOUND_BEFORE_KEY: before,
+        },
+    }
+
+
+class RewindService:
+    def __init__(
+        self,
+        *,
+        store: Store,
+        session_service: BaseSessionService,
+        runner: Runner,
+        app_name: str,
+        agent_ref: str,
+        checkpoints: Checkpoints,
+        on_store_failure: Callable[[str], None],
+    ) -> None:
+        self.store = store
+        self.session_service = session_service
+        self.runner = runner
+        self.app_name = app_name
+        self.agent_ref = agent_ref
+        self.checkpoints = checkpoints
+        self._on_store_failure = on_store_failure
+
+    async def _plan(self, session: SessionRow, invocation_id: str) -> RewindPlan:
+        try:
+            return await self.store.plan_rewind(session.id, invocation_id)
+        except InvocationLookupError as exc:
+            raise InvalidInvocation(str(exc)) from None
+
+    async def _journal(self, intent: Intent, doing: str) -> None:
+        try:
+            await self.store.add_intent(intent)
+        except Exception as exc:
+            if is_storage_failure(exc):
+                raise storage_error(exc, doing) from None
+            raise
+
+    async def _forget(self, intent: Intent) -> None:
+        """Drop an intent whose work did not happen (best effort: recovery drops it otherwise)."""
+        try:
+            await self.store.drop_intent(intent.id)
+        except Exception:
+            log.warning("could not drop intent %s; startup recovery will", intent.id, exc_info=True)
+
+    # -- rewind ------------------------------------------------------------------------
+    async def rewind(
+        self, session: SessionRow, invocation_id: str, *, v1: bool = False
+    ) -> tuple[dict[str, Any], list[str]]:
+        """Rewind ``session`` before ``invocation_id``: the rewind Task (without history) and the
+        raw JSON of its history (1.0 JSON with ``v1``, else 0.3)."""
+        plan = await self._plan(session, invocation_id)
+        adk = await self.session_service.get_session(
+            app_name=self.app_name, user_id=session.user_id, session_id=session.id
+        )
+        task = rewind_task(task_id=new_id(), session=session, app_name=self.app_name, before=invocation_id)
+        intent = Intent(
+            id=task["id"],
+            kind="rewind",
+            session_id=session.id,
+            payload={
+                "user_id": session.user_id,
+                "task": task,
+                "before": invocation_id,
+                "events_before": len(adk.events) if adk else 0,
+            },
+            created_at=now_iso(),
+        )
+        doing = "rewind the session"
+        await self._journal(intent, doing)
+        agent_done = False
+        try:
+            async with self.store.transaction() as tx:
+                try:
+                    await self.runner.rewind_async(
+                        user_id=session.user_id, session_id=session.id, rewind_before_invocation_id=invocation_id
+                    )
+                except AdkNotFoundError as exc:  # InvocationNotFoundError / SessionNotFoundError
+                    raise InvalidInvocation(
+                        f"the agent session has no invocation {invocation_id!r}: {exc}"
+                    ) from None
+                agent_done = True
+                await self.checkpoints.reach(REWIND_AFTER_AGENT)
+                task["metadata"][contract.REWIND_INVOCATION_KEY] = await self._rewind_invocation(
+                    session, invocation_id
+                )
+                await tx.execute(
+                    [
+                        *self.store.rewind_statements(
+                            session_id=session.id,
+                            rewind_task=task,
+                            plan=plan,
+                            user_id=session.user_id,
+                            invocation_id=task["metadata"][contract.REWIND_INVOCATION_KEY],
+                        ),
+                        self.store.intent_done_statement(intent.id),
+                    ]
+                )
+        except BaseException as exc:
+            if agent_done:
+                # ADK has rewound, the store has not: recovery completes it from the journal.
+                self._on_store_failure(session.id)
+                if isinstance(exc, Exception) and is_storage_failure(exc):
+                    raise RecoveryPending(
+                        storage_error(exc, "record the rewind").message
+                        + "; the agent has rewound and the store will follow as soon as it can be written"
+                    ) from None
+                raise
+            await self._forget(intent)
+            if isinstance(exc, Exception) and not isinstance(exc, ServiceError) and is_storage_failure(exc):
+                raise storage_error(exc, doing) from None
+            raise
+        bodies = await self.store.message_bodies([entry.seq for entry in plan.effective], v1=v1)
+        return task, bodies
+
+    async def _rewind_invocation(self, session: SessionRow, invocation_id: str) -> str | None:
+        """The invocation id of the rewind event ADK just appended."""
+        adk = await self.session_service.get_session(
+            app_name=self.app_name, user_id=session.user_id, session_id=session.id
+        )
+        if adk is not None and adk.events:
+            last = adk.events[-1]
+            if last.actions.rewind_before_invocation_id == invocation_id:
+                return last.invocation_id
+        return None
+
+    # -- fork --------------------------------------------------------------------------
+    async def fork(self, session: SessionRow, invocation_id: str) -> SessionRow:
+        """A new session holding ``session``'s events and effective history before ``invocation_id``."""
+        plan = await self._plan(session, invocation_id)
+        adk = await self.session_service.get_session(
+            app_name=self.app_name, user_id=session.user_id, session_id=session.id
+        )
+        events = adk.events if adk is not None else []
+        cut = next((i for i, e in enumerate(events) if e.invocation_id == invocation_id), None)
+        if cut is None:
+            raise InvalidInvocation(f"the agent session has no invocation {invocation_id!r}")
+        new_sid, fork_task_id = new_id(), new_id()
+        messages = []
+        for body in await self.store.message_bodies([entry.seq for entry in plan.effective]):
+            message = json.loads(body)
+            message["contextId"] = new_sid
+            message["taskId"] = fork_task_id
+            meta = dict(message.get("metadata") or {})
+            if "kagent_session_id" in meta:
+                meta["kagent_session_id"] = new_sid
+            message["metadata"] = meta
+            messages.append(message)
+        ts = now_iso()
+        row = SessionRow(
+            id=new_sid,
+            user_id=session.user_id,
+            name=f"Fork of {session.name or session.id}",
+            agent_ref=self.agent_ref,
+            created_at=ts,
+            updated_at=ts,
+            forked_from=session.id,
+            forked_before_invocation_id=invocation_id,
+        )
+        task = {
+            "kind": "task",
+            "id": fork_task_id,
+            "contextId": new_sid,
+            "status": {"state": "completed", "timestamp": ts},
+            "metadata": {
+                **kagent_metadata(app_name=self.app_name, user_id=session.user_id, session_id=new_sid),
+                EFFECTIVE_HISTORY_KEY: True,
+                FORKED_FROM_KEY: session.id,
+                FORK_BEFORE_KEY: invocation_id,
+            },
+        }
+        intent = Intent(
+            id=fork_task_id,
+            kind="fork",
+            session_id=session.id,
+            payload={"new_session_id": new_sid, "user_id": session.user_id},
+            created_at=ts,
+        )
+        await self._journal(intent, "fork the session")
+        created = False
+        try:
+            new_adk = await self.session_service.create_session(
+                app_name=self.app_name, user_id=session.user_id, session_id=new_sid
+            )
+            created = True
+            copies = [event.model_copy(deep=True) for event in events[:cut]]
+            import_events = getattr(self.session_service, "import_events", None)
+            if import_events is not None:
+                await import_events(new_adk, copies)
+            else:
+                for event in copies:
+                    await self.session_service.append_event(new_adk, event)
+            await self.checkpoints.reach(FORK_AFTER_AGENT)
+            async with self.store.transaction() as tx:
+                await tx.execute(
+                    [
+                        *self.store.fork_statements(session=row, fork_task=task, messages=messages),
+                        self.store.intent_done_statement(intent.id),
+                    ]
+                )
+        except BaseException as exc:
+            undone = not created
+            if created:
+                try:
+                    await self.session_service.delete_session(
+                        app_name=self.app_name, user_id=session.user_id, session_id=new_sid
+                    )
+                    undone = True
+                except Exception:
+                    log.warning("could not undo fork %s; startup recovery will", new_sid, exc_info=True)
+            if undone:
+                with contextlib.suppress(Exception):
+                    await self._forget(intent)
+            if isinstance(exc, Exception) and not isinstance(exc, ServiceError) and is_storage_failure(exc):
+                raise storage_error(exc, "fork the session") from None
+            raise
+        return row

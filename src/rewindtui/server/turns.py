@@ -1,0 +1,323 @@
+"""The turn runner: one A2A message through ``Runner.run_async``, stored and streamed.
+
+A turn's stream opens with the Task (spec §3.1.2): state ``submitted``, its history the
+user's message carrying kagent's metadata (the invocation id included). Then, as kagent-adk
+does: ``working``; ``working`` per agent message (partial deltas first, never stored; then
+the full message); an ``artifact-update`` with the final text; a final ``completed`` (or
+``failed`` / ``canceled``).
+
+Storage order, so a crash at any point leaves something recovery can finish (see
+:mod:`rewindtui.server.recovery`): the task and the user's message are stored *before* the
+agent runs; the invocation id is recorded when ADK has appended the user's event; each agent
+message is stored right after ADK committed its event. A running turn is also a
+:class:`LiveTask`: ``SubscribeToTask`` gets its current Task, then its events from there on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import copy
+import logging
+import sqlite3
+from collections.abc import AsyncIterator, Callable, Coroutine
+from typing import Any
+
+from google.adk.agents.run_config import RunConfig, StreamingMode
+from google.adk.runners import Runner
+
+from rewindtui.server.errors import BadRequest, ServiceError, is_storage_failure, storage_error
+from rewindtui.server.faults import TURN_AFTER_AGENT_MESSAGE, Checkpoints
+from rewindtui.server.sessions import derive_name
+from rewindtui.server.store import SessionRow, Store
+from rewindtui.server.wire import (
+    agent_message,
+    agent_text_message,
+    artifact_update,
+    genai_content_from_message,
+    kagent_metadata,
+    new_id,
+    now_iso,
+    status_update,
+    text_of,
+    usage_of,
+)
+
+log = logging.getLogger(__name__)
+
+Emit = Callable[[dict[str, Any]], None]
+_CLOSED: dict[str, Any] = {"kind": "__closed__"}
+
+
+class LiveTask:
+    """A running turn as subscribers see it: its Task now, and its events from now on."""
+
+    def __init__(self, task: dict[str, Any], history: list[dict[str, Any]]) -> None:
+        self.task = task
+        self.history = history
+        self._queues: list[asyncio.Queue[dict[str, Any]]] = []
+
+    def publish(self, event: dict[str, Any]) -> None:
+        for queue in self._queues:
+            queue.put_nowait(event)
+
+    def close(self) -> None:
+        self.publish(_CLOSED)
+        self._queues.clear()
+
+    async def follow(self) -> AsyncIterator[dict[str, Any]]:
+        """The Task as it is now, then every later event until the turn ends.
+
+        The snapshot and the subscription happen with no ``await`` between them, so no event
+        is missed or seen twice.
+        """
+        queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+        snapshot = copy.deepcopy({**self.task, "history": self.history})
+        self._queues.append(queue)
+        try:
+            yield snapshot
+            while True:
+                event = await queue.get()
+                if event is _CLOSED:
+                    return
+                yield event
+        finally:
+            with contextlib.suppress(ValueError):
+                self._queues.remove(queue)
+
+
+class TurnRunner:
+    def __init__(
+        self,
+        *,
+        store: Store,
+        runner: Runner,
+        app_name: str,
+        checkpoints: Checkpoints,
+        on_store_failure: Callable[[str], None],
+    ) -> None:
+        self.store = store
+        self.runner = runner
+        self.app_name = app_name
+        self.checkpoints = checkpoints
+        self._on_store_failure = on_store_failure
+        self.live: dict[str, LiveTask] = {}
+        self.jobs: dict[str, asyncio.Task[Any]] = {}
+
+    async def run(self, session: SessionRow, message: dict[str, Any], *, streaming: bool, emit: Emit) -> None:
+        await _Turn(self, session, message, streaming, emit).run()
+
+    def cancel(self, task_id: str) -> asyncio.Task[Any] | None:
+        job = self.jobs.get(task_id)
+        if job is not None:
+            job.cancel()
+        return job
+
+
+class _TurnFailed(Exception):
+    pass
+
+
+class _Turn:
+    def __init__(
+        self, owner: TurnRunner, session: SessionRow, message: dict[str, Any], streaming: bool, emit: Emit
+    ) -> None:
+        self.owner = owner
+        self.session = session
+        self.sid = session.id
+        self.streaming = streaming
+        self._emit = emit
+        self.task_id = new_id()
+        self.base: dict[str, Any] = {"app_name": owner.app_name, "user_id": session.user_id, "session_id": self.sid}
+        self.message = message
+        self.user_message: dict[str, Any] = dict(
+            message,
+            taskId=self.task_id,
+            contextId=self.sid,
+            metadata={**(message.get("metadata") or {}), **kagent_metadata(**self.base, author="user", partial=False)},
+        )
+        self.task: dict[str, Any] = {
+            "kind": "task",
+            "id": self.task_id,
+            "contextId": self.sid,
+            "status": {"state": "submitted", "timestamp": now_iso()},
+            "metadata": kagent_metadata(**self.base),
+        }
+        self.live = LiveTask(self.task, [self.user_message])
+        self.invocation_id: str | None = None
+        self.last_text: str | None = None
+        self.last_author: str | None = None
+        self.usage: dict[str, Any] | None = None
+        self.opened = False  # the Task frame went out
+
+    def emit(self, event: dict[str, Any]) -> None:
+        self._emit(event)
+        self.live.publish(event)
+
+    async def run(self) -> None:
+        store = self.owner.store
+        try:
+            await store.start_turn(
+                task=self.task,
+                session_id=self.sid,
+                user_id=self.session.user_id,
+                user_message=self.user_message,
+                name=None if self.session.name else derive_name(text_of(self.message)),
+            )
+        except sqlite3.IntegrityError:
+            raise BadRequest(
+                f"messageId {self.message.get('messageId')!r} was already used in this session"
+            ) from None
+        except Exception as exc:
+            if is_storage_failure(exc):
+                raise storage_error(exc, "store the message") from None
+            raise
+        owner = self.owner
+        owner.live[self.task_id] = self.live
+        owner.jobs[self.task_id] = asyncio.current_task()  # type: ignore[assignment]
+        try:
+            await self._run_agent()
+        finally:
+            owner.live.pop(self.task_id, None)
+            owner.jobs.pop(self.task_id, None)
+            self.live.close()
+
+    async def _run_agent(self) -> None:
+        run_config = RunConfig(streaming_mode=StreamingMode.SSE if self.streaming else StreamingMode.NONE)
+        agen = self.owner.runner.run_async(
+            user_id=self.session.user_id,
+            session_id=self.sid,
+            new_message=genai_content_from_message(self.message),
+            run_config=run_config,
+            yield_user_message=True,
+        )
+        try:
+            async for event in agen:
+                if event.author == "user" and self.invocation_id is None:
+                    await self._started(event.invocation_id)
+                    continue
+                await self._agent_event(event)
+            if self.invocation_id is None:
+                raise _TurnFailed("the agent produced no events for this message")
+            if self.last_text is not None:
+                artifact = {"artifactId": new_id(), "parts": [{"kind": "text", "text": self.last_text}]}
+                self.task["artifacts"] = [artifact]
+                self.emit(artifact_update(task_id=self.task_id, context_id=self.sid, artifact=artifact))
+            await self._finish("completed")
+        except asyncio.CancelledError:
+            await _shielded(self._finish("canceled", "The turn was canceled."))
+            raise
+        except _TurnFailed as exc:
+            await self._finish("failed", str(exc))
+        except ServiceError as exc:
+            await self._finish("failed", exc.message)
+        except Exception as exc:
+            if is_storage_failure(exc):
+                await self._finish("failed", storage_error(exc, "store the turn").message)
+            else:
+                log.exception("turn %s on session %s failed", self.task_id, self.sid)
+                await self._finish("failed", f"The agent failed: {type(exc).__name__}: {exc}")
+        finally:
+            with contextlib.suppress(Exception):
+                await agen.aclose()
+
+    async def _started(self, invocation_id: str) -> None:
+        """ADK appended the user's event: record the invocation, open the stream."""
+        self.invocation_id = invocation_id
+        self.user_message["metadata"] = {
+            **(self.message.get("metadata") or {}),
+            **kagent_metadata(**self.base, invocation_id=invocation_id, author="user", partial=False),
+        }
+        self.live.history[0] = self.user_message
+        self.task["metadata"] = kagent_metadata(**self.base, invocation_id=invocation_id)
+        self.emit({**self.task, "history": [self.user_message]})
+        self.opened = True
+        self.task["status"] = {"state": "working", "timestamp": now_iso()}
+        await self._store(
+            self.owner.store.set_turn_invocation(
+                task=self.task, user_message=self.user_message, invocation_id=invocation_id
+            )
+        )
+        self.emit(
+            status_update(
+                task_id=self.task_id,
+                context_id=self.sid,
+                state="working",
+                metadata=kagent_metadata(**self.base, invocation_id=invocation_id),
+            )
+        )
+
+    async def _agent_event(self, event: Any) -> None:
+        if event.error_code or event.error_message:
+            raise _TurnFailed(f"model error {event.error_code or ''}: {event.error_message or ''}".strip())
+        event_usage = usage_of(event)
+        if event_usage and not event.partial:
+            self.usage = event_usage
+        message = agent_message(
+            event,
+            app_name=self.owner.app_name,
+            user_id=self.session.user_id,
+            session_id=self.sid,
+            task_id=self.task_id,
+            invocation_id=self.invocation_id,
+        )
+        if message is None:
+            return
+        if not event.partial:
+            await self.owner.checkpoints.reach(TURN_AFTER_AGENT_MESSAGE)
+            await self._store(
+                self.owner.store.add_messages(session_id=self.sid, task_id=self.task_id, messages=[message])
+            )
+            self.live.history.append(message)
+            texts = [p["text"] for p in message["parts"] if p.get("kind") == "text" and not p.get("metadata")]
+            if texts:
+                self.last_text = "".join(texts)
+            self.last_author = event.author
+        self.emit(
+            status_update(
+                task_id=self.task_id, context_id=self.sid, state="working", message=message, metadata=message["metadata"]
+            )
+        )
+
+    async def _store(self, write: Coroutine[Any, Any, None]) -> None:
+        """A store write mid-turn; if it fails, ADK is ahead of the store: flag the session."""
+        try:
+            await write
+        except Exception as exc:
+            if is_storage_failure(exc):
+                self.owner._on_store_failure(self.sid)
+            raise
+
+    async def _finish(self, state: str, text: str | None = None) -> None:
+        self.task["status"] = {"state": state, "timestamp": now_iso()}
+        self.task["metadata"] = kagent_metadata(
+            **self.base, invocation_id=self.invocation_id, author=self.last_author, partial=False, usage=self.usage
+        )
+        status_message = None
+        if text is not None:
+            status_message = agent_text_message(text, task_id=self.task_id, context_id=self.sid)
+            self.task["status"]["message"] = status_message
+        try:
+            await self._store(self.owner.store.update_task(self.task, touch_session=True))
+        except Exception as exc:
+            if not is_storage_failure(exc):
+                raise
+            log.warning("turn %s: could not store its end (%s); recovery will", self.task_id, exc)
+        if not self.opened:
+            self.emit({**self.task, "history": [self.user_message]})
+            self.opened = True
+        final_meta = kagent_metadata(**self.base, invocation_id=self.invocation_id, usage=self.usage)
+        self.emit(
+            status_update(
+                task_id=self.task_id, context_id=self.sid, state=state, message=status_message, metadata=final_meta
+            )
+        )
+
+
+async def _shielded(coro: Coroutine[Any, Any, Any]) -> None:
+    """Run cleanup to completion even though the current task is being cancelled."""
+    task = asyncio.get_running_loop().create_task(coro)
+    try:
+        await asyncio.shield(task)
+    except asyncio.CancelledError:
+        await task
