@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import pytest
+from pathlib import Path
 
 from kagent_adk.kagent_proc import REWIND_KEY, KagentAgent
-from kagent_adk.test_headless import WAITS_ON_RELOAD
 from rewindtui.client import A2AClient, ServerConfig
 from rewindtui.conversation import ItemKind
 from rewindtui.tui.app import RewindApp
@@ -15,16 +14,17 @@ from tui.pilotkit import header_offset, send, settle
 SIZE = (120, 40)
 
 
-def connector_for(url: str):
+def connector_for(url: str, store: Path):
     async def connect():
-        client = A2AClient(ServerConfig(url=url))
+        # as `connection.connect` configures it: the local store remembers this server's sessions
+        client = A2AClient(ServerConfig(url=url, local_store=store))
         return client, client.aclose
 
     return connect
 
 
-def make_app(agent: KagentAgent, session_id: str | None = None) -> RewindApp:
-    app = RewindApp(connector_for(agent.url), session_id=session_id, new_session=session_id is None)
+def make_app(agent: KagentAgent, store: Path, session_id: str | None = None) -> RewindApp:
+    app = RewindApp(connector_for(agent.url, store), session_id=session_id, new_session=session_id is None)
     app.animation_level = "none"
     return app
 
@@ -40,8 +40,8 @@ def texts(app: RewindApp, role: str) -> list[str]:
     return [it.text for it in app.chat.conversation.items if it.kind is ItemKind.MESSAGE and it.role == role and it.text]
 
 
-async def test_click_rewind_on_turn_two(with_addon: KagentAgent) -> None:
-    app = make_app(with_addon)
+async def test_click_rewind_on_turn_two(with_addon: KagentAgent, tmp_path: Path) -> None:
+    app = make_app(with_addon, tmp_path / "sessions.db")
     async with app.run_test(size=SIZE) as pilot:
         invocations = await three_turns(app, pilot)
         assert len(invocations) == 3 and app.chat_screen.status.rewind != "unavailable"
@@ -63,8 +63,8 @@ async def test_click_rewind_on_turn_two(with_addon: KagentAgent) -> None:
         assert texts(app, "agent")[-1] == "You said: again (turn 2; history: ['first', 'again']; weather_calls=0)"
 
 
-async def test_keyboard_rewind_and_edit_and_resend(with_addon: KagentAgent) -> None:
-    app = make_app(with_addon)
+async def test_keyboard_rewind_and_edit_and_resend(with_addon: KagentAgent, tmp_path: Path) -> None:
+    app = make_app(with_addon, tmp_path / "sessions.db")
     async with app.run_test(size=SIZE) as pilot:
         invocations = await three_turns(app, pilot)
         await pilot.press("alt+up")  # rewind mode on the last turn
@@ -88,23 +88,22 @@ async def test_keyboard_rewind_and_edit_and_resend(with_addon: KagentAgent) -> N
         assert last["metadata"][REWIND_KEY] == invocations[1] and last["parts"][0]["text"] == "weather in Lima"
 
 
-@pytest.mark.xfail(reason=WAITS_ON_RELOAD, strict=False)
-async def test_reopening_the_session_shows_the_rewound_view(with_addon: KagentAgent) -> None:
-    app = make_app(with_addon)
+async def test_reopening_the_session_shows_the_rewound_view(with_addon: KagentAgent, tmp_path: Path) -> None:
+    app = make_app(with_addon, tmp_path / "sessions.db")
     async with app.run_test(size=SIZE) as pilot:
         invocations = await three_turns(app, pilot)
         session_id = app.chat.session_id
         await app.chat.rewind(invocations[1])
         await settle(app, pilot)
-    again = make_app(with_addon, session_id=session_id)
+    again = make_app(with_addon, tmp_path / "sessions.db", session_id=session_id)
     async with again.run_test(size=SIZE) as pilot:
         await settle(again, pilot)
         assert again.chat.session_id == session_id
         assert texts(again, "user") == ["first"]
 
 
-async def test_without_the_add_on_rewind_is_shown_disabled_and_nothing_is_sent(without_addon: KagentAgent) -> None:
-    app = make_app(without_addon)
+async def test_without_the_add_on_rewind_is_shown_disabled_and_nothing_is_sent(without_addon: KagentAgent, tmp_path: Path) -> None:
+    app = make_app(without_addon, tmp_path / "sessions.db")
     received = len(without_addon.requests())
     async with app.run_test(size=SIZE) as pilot:
         await three_turns(app, pilot)

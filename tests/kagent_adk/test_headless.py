@@ -2,8 +2,8 @@
 the real kagent-adk 0.10.4 runtime, with and without the kagent-rewind add-on.
 
 kagent-adk serves A2A 0.3 only (``message/stream``, ``tasks/get``; no session or task listing), so
-reading a session's history back needs rewindtui's history reload over bare A2A; the tests that
-need it are marked ``xfail(reason=WAITS_ON_RELOAD)``.
+a session's history is read back with ``tasks/get`` on the task ids rewindtui's local sessions
+store remembered for it.
 """
 
 from __future__ import annotations
@@ -19,8 +19,6 @@ from rewindtui import cli
 from rewindtui.chat import Chat, RewindFailed
 from rewindtui.client import A2AClient, ServerConfig, Unsupported
 from rewindtui.conversation import Conversation, ItemKind
-
-WAITS_ON_RELOAD = "waits on rewindtui's history reload over bare A2A (kagent-adk has no session listing)"
 
 
 def run_cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, list[Any], str]:
@@ -57,7 +55,6 @@ def test_headless_send_three_turns(capsys: pytest.CaptureFixture[str], with_addo
     assert len(with_addon.control_messages()) == control
 
 
-@pytest.mark.xfail(reason=WAITS_ON_RELOAD, strict=False)
 def test_headless_rewind_history_and_rewind_and_send(capsys: pytest.CaptureFixture[str], with_addon: KagentAgent) -> None:
     session, invocations, _ = three_turns_headless(capsys, with_addon.url)
     code, records, err = run_cli(capsys, "rewind", "--url", with_addon.url, "--session", session, "--before", invocations[1], "--json")
