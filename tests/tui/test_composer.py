@@ -133,3 +133,21 @@ def test_parser_passes_a_lone_escape_key_through_at_once():
 
     time.sleep(0.15)
     assert [getattr(e, "key", None) for e in parser.tick()] == ["escape"]
+
+
+async def test_two_messages_in_one_burst_are_two_messages(server):
+    """Text, Enter, more text, Enter in one burst: the second message is only what was typed after
+    the first Enter (the first submit empties the composer before the next keys land), and neither
+    is lost."""
+    app = make_app(server)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        burst(app, [*"one", "enter", *"two", "enter"])
+        await settle(app, pilot)
+        await wait_until(pilot, lambda: len(user_texts(app)) == 2 or "two" in app.chat_screen.composer.text)
+        await settle(app, pilot)
+        sent = await server_users(server, app)
+        composer = app.chat_screen.composer.text
+        # "two" is either sent as its own message after "one", or kept as the draft: never glued to "one"
+        assert sent[0] == "one" and not any("onetwo" in text for text in [*sent, composer])
+        assert sent == ["one", "two"] or (sent == ["one"] and composer == "two")

@@ -227,18 +227,20 @@ class ChatScreen(Screen):
         chat = self.chat
         if self.rewind_mode:
             self._leave_mode()
+        text = event.text  # the composer is already empty: it is put back unless it is sent
         if chat is None:
+            self._keep_draft(text)
             self.notify("Not connected yet; your draft is kept.", severity="warning")
             return
         if self.rewinding or not _finished(self._switch_worker):
+            self._keep_draft(text)
             self.notify("Wait for the rewind or session switch to finish; your draft is kept.", severity="warning")
             return
         if self.replying:
+            self._keep_draft(text)
             self.notify("A reply is still coming in (Esc stops it); your draft is kept.", severity="warning")
             return
-        text = event.text
         self._remember_prompt(text)
-        self.composer.clear_draft()
         self._outcome = None
         if chat.edit is not None:
             # the edit's rewind-and-send: a rewind in flight until the server has answered

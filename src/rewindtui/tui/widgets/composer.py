@@ -40,6 +40,11 @@ class Composer(TextArea):
         self.placeholder = "Message the agent — Enter sends, ctrl+j newline, ↑ earlier prompts, F1 help"
         self.prompts = PromptHistory()
 
+    def on_mount(self) -> None:
+        # headless (tests, screenshots) nobody sees a blink; a steady cursor draws the same every time
+        if self.app.is_headless:
+            self.cursor_blink = False
+
     async def _on_key(self, event: events.Key) -> None:
         # bindings (Enter, the screen's Esc, ...) run here, after the keys typed before them
         if not event.is_printable and await run_binding_now(self, event):
@@ -58,8 +63,11 @@ class Composer(TextArea):
             self.focus()
 
     def action_submit(self) -> None:
+        # Empty the composer now, before the keys queued behind this Enter are inserted: they
+        # begin the next message. The screen puts the text back if it does not send it.
         text = self.text
         if text.strip():
+            self.clear_draft()
             self.post_message(self.Submitted(text))
 
     def action_newline(self) -> None:
