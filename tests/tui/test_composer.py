@@ -151,3 +151,21 @@ async def test_two_messages_in_one_burst_are_two_messages(server):
         # "two" is either sent as its own message after "one", or kept as the draft: never glued to "one"
         assert sent[0] == "one" and not any("onetwo" in text for text in [*sent, composer])
         assert sent == ["one", "two"] or (sent == ["one"] and composer == "two")
+
+
+async def test_messages_refused_in_a_row_come_back_in_order():
+    """Typed while the app is still connecting: each message is refused and put back, in the
+    order it was typed, with nothing lost."""
+    import asyncio
+
+    from rewindtui.tui.app import RewindApp
+
+    async def connector():
+        await asyncio.Event().wait()  # still connecting when the test ends
+
+    app = RewindApp(connector)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        burst(app, [*"one", "enter", *"two", "enter"])
+        await wait_until(pilot, lambda: len([n for n in notifications(app) if "draft is kept" in n]) == 2)
+        assert app.chat_screen.composer.text == "one\ntwo"

@@ -95,6 +95,7 @@ class ChatScreen(Screen):
         self.prompt_store = prompt_store
         self.rewind_mode = False
         self._last_escape = 0.0
+        self._kept_draft: str | None = None  # what _keep_draft last put in the composer
         self._activity: str | None = None  # what we are doing right now ("rewinding…"), shown as the turn state
         self._outcome: str | None = None  # how the last request ended when the conversation can't say ("failed")
         self._turn_worker: Worker | None = None
@@ -281,9 +282,17 @@ class ChatScreen(Screen):
         self.notify(f"Rewound {_plural(self._edit_turns, 'turn')} and sent the edited message.", title="Rewind", timeout=6)
 
     def _keep_draft(self, text: str) -> None:
-        """Put a text that was not sent back in the composer, before anything typed since."""
+        """Put a text that was not sent back in the composer: before anything typed since, after
+        texts put back before it (several refused in a row keep their order)."""
         current = self.composer.text
-        self.composer.set_draft(text if not current else f"{text}\n{current}")
+        if not current:
+            draft = text
+        elif current == self._kept_draft:
+            draft = f"{current}\n{text}"
+        else:
+            draft = f"{text}\n{current}"
+        self.composer.set_draft(draft)
+        self._kept_draft = draft
 
     def _reconnect_hint(self, exc: ClientError) -> str:
         reason = str(exc).lower()
