@@ -356,8 +356,7 @@ class ChatScreen(Screen):
             self._activity = None
             self._refresh_status()
         state = self.chat.conversation.turn_state
-        said = "the server ended it as canceled" if state == "canceled" else f"the turn is {state}"
-        self.notify(f"Stopped: {said}. The reply above is what arrived.", title="Stopped", timeout=5)
+        self.notify(f"Stopped: the turn is {state}; the view shows what the server holds.", title="Stopped", timeout=5)
 
     def action_stop_reply(self) -> None:
         """The palette's "Stop the reply": says so when there is nothing to stop."""

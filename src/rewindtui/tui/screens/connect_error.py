@@ -110,7 +110,9 @@ class ConnectErrorScreen(Screen["bool | Target"]):
         assert self.check is not None
         problem = self.check(target)
         if problem:
-            self.query_one("#connect-invalid", Static).update(Text(sanitize_line(problem)))
+            invalid = self.query_one("#connect-invalid", Static)
+            invalid.update(Text(sanitize_line(problem)))
+            invalid.add_class("-shown")
             return
         self.dismiss(target)
 
