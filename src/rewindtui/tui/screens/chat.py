@@ -71,12 +71,14 @@ def _plural(count: int, word: str) -> str:
 
 
 def _sentence(text: str) -> str:
-    """``text`` as a sentence: capitalised, with a full stop."""
+    """``text`` as a sentence: a first word capitalised (not a name), a full stop."""
     text = text.strip()
     if not text:
         return text
-    text = text[0].upper() + text[1:]
-    return text if text.endswith((".", "!", "?", ")")) else text + "."
+    first = text.split(" ", 1)[0]
+    if first.isalpha() and first.islower():  # a word, not a name like "echo-sdk-03"
+        text = text[0].upper() + text[1:]
+    return text if text.endswith((".", "!", "?")) else text + "."
 
 
 def _finished(worker: Worker | None) -> bool:
@@ -328,7 +330,7 @@ class ChatScreen(Screen):
 
     def _reconnect_hint(self, exc: ClientError) -> str:
         reason = str(exc).lower()
-        if "connect" in reason or "reach" in reason or "refused" in reason:
+        if "connect" in reason or "reach" in reason or "connection refused" in reason:
             return " — “Reconnect” (ctrl+p) restarts or reconnects the server."
         return ""
 
