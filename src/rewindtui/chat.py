@@ -85,7 +85,12 @@ class RewindFailed(ClientError):
 
 
 class RewindOutcomeUnknown(ClientError):
-    """The rewind's answer was lost; the view shows the server's view, re-read afterwards."""
+    """The rewind's answer was lost; the view shows the server's view, re-read afterwards
+    (``reread``; False: the server could not give it back, and the view is as before)."""
+
+    def __init__(self, message: str, reread: bool = True) -> None:
+        super().__init__(message)
+        self.reread = reread
 
 
 # -- permissions -------------------------------------------------------------------------------
@@ -103,6 +108,8 @@ class Permissions:
     confirm_reason: str = ""
     #: said in the view when the server cannot give (all of) the conversation back
     history_note: str = ""
+    #: what is in flight ("" when nothing is): a reason above equal to it means "not now", not "never"
+    busy_reason: str = ""
 
 
 @dataclass
@@ -185,12 +192,14 @@ class Chat:
         elif self.sending:
             busy = "wait for the current turn to finish"
         rewind_reason = caps.why_no_rewind() if not caps.can_rewind else busy
-        if not rewind_reason and self.conversation.items and not self.conversation.turn_invocations():
-            rewind_reason = (
+        fork_reason = caps.why_no_fork() if not caps.fork else busy
+        if (not rewind_reason or not fork_reason) and self.conversation.items and not self.conversation.turn_invocations():
+            no_turns = (
                 "this server does not say which turn a message belongs to (its messages carry no "
                 "invocation ids), so there is no point to rewind to"
             )
-        fork_reason = caps.why_no_fork() if not caps.fork else busy
+            rewind_reason = rewind_reason or no_turns
+            fork_reason = fork_reason or no_turns.replace("rewind to", "fork from")
         stop_reason = "" if self.sending else "no turn is running"
         confirmation = self.conversation.pending_confirmation()
         confirm_reason = busy or ("" if confirmation is not None else "no question is waiting for an answer")
@@ -204,6 +213,7 @@ class Chat:
             stop_reason=stop_reason,
             confirm_reason=confirm_reason,
             history_note=self.history_note,
+            busy_reason=busy,
         )
 
     def why_not_rewind_to(self, item: Item) -> str:
@@ -447,7 +457,8 @@ class Chat:
         if caps is None or not caps.streaming:
             return False
         resumed = Watch(watch.message_id, accepted=True, task_id=task_id)
-        outcome = await self._consume(self.client.subscribe(task_id), resumed)
+        # stoppable: stop() closes a resumed stream as it closes a turn's own
+        outcome = await self._consume_stoppable(self.client.subscribe(task_id), resumed)
         watch.state = resumed.state or watch.state
         return outcome.kind == "done"
 
@@ -587,7 +598,8 @@ class Chat:
             self._emit(self.conversation.rollback(token))
             return RewindOutcomeUnknown(
                 f"the rewind's answer was lost ({reason}) and this server cannot give its history back: "
-                "whether it rewound is unknown (reopen the session to check)"
+                "whether it rewound is unknown (reopen the session to check)",
+                reread=False,
             )
         rewound = self.conversation.index_of_invocation(invocation_id) is None
         shows = "rewound" if rewound else "not rewound (the conversation is as it was)"

@@ -107,7 +107,8 @@ def build_parser() -> argparse.ArgumentParser:
             "Send TEXT (the words joined by spaces; '-' reads standard input) as the next turn of a "
             "session (a new one without --session) and print the turn. The first line of output is "
             "the session id used: 'session: ID', or {\"session\": ID} with --json. Exits 1 if the "
-            "turn failed."
+            "turn failed. When the agent asks for approval of a tool call (the turn waits, "
+            "input-required), answer with --approve or --reject (and --session, no TEXT)."
         ),
         epilog=_OUTPUT,
         formatter_class=_Formatter,
@@ -115,7 +116,10 @@ def build_parser() -> argparse.ArgumentParser:
     _connection_options(p)
     p.add_argument("--session", default=argparse.SUPPRESS, metavar="ID", help="continue this session (default: a new session)")
     _json_option(p)
-    p.add_argument("text", nargs="+", metavar="TEXT")
+    answer = p.add_mutually_exclusive_group()
+    answer.add_argument("--approve", action="store_true", help="approve the tool call the session's agent asks about")
+    answer.add_argument("--reject", action="store_true", help="reject the tool call the session's agent asks about")
+    p.add_argument("text", nargs="*", metavar="TEXT")
 
     p = sub.add_parser(
         "history",
@@ -272,18 +276,32 @@ def _read_text(words: list[str]) -> str:
 async def cmd_send(conn: Any, args: argparse.Namespace, out: Output) -> int:
     from rewindtui.chat import Chat, TurnRefused
 
-    text = _read_text(args.text)
-    if not text.strip():
-        raise CommandFailed("nothing to send: TEXT is empty")
+    approve, reject = getattr(args, "approve", False), getattr(args, "reject", False)
+    session_id = getattr(args, "session", None)
+    if approve or reject:
+        if args.text:
+            raise CommandFailed("--approve / --reject answer the agent's question: give no TEXT with them")
+        if not session_id:
+            raise CommandFailed("--approve / --reject need the --session whose agent asks")
+        text = ""
+    else:
+        text = _read_text(args.text)
+        if not text.strip():
+            raise CommandFailed("nothing to send: TEXT is empty")
 
     chat = Chat(conn.client)
-    session_id = getattr(args, "session", None)
     if session_id:
         await _open(chat, session_id)
     else:
         await chat.open(None)
     try:
-        await chat.send(text)
+        if approve or reject:
+            perms = chat.permissions()
+            if not perms.can_confirm:
+                raise CommandFailed(f"nothing to answer in session {chat.session_id}: {perms.confirm_reason}")
+            await chat.confirm(approve)
+        else:
+            await chat.send(text)
     except TurnRefused:
         raise  # nothing to show: the server did not take the message
     except ClientError:
@@ -293,9 +311,26 @@ async def cmd_send(conn: Any, args: argparse.Namespace, out: Output) -> int:
     failure = _turn_failure(chat)
     if failure:
         raise CommandFailed(failure)
-    if chat.conversation.turn_state in ("input-required", "auth-required"):
+    question = chat.pending_confirmation()
+    if question is not None:
+        asks = question.hint or f"may it run {question.tool}?"
+        _error(
+            f"the agent asks: {asks} ({question.tool} {_args_text(question.args)}); answer with "
+            f"`{PROG} send --session {chat.session_id} --approve` (or --reject)",
+            kind="note",
+        )
+    elif chat.conversation.turn_state in ("input-required", "auth-required"):
         _error(f"the agent is waiting for input ({chat.conversation.turn_state})", kind="note")
     return 0
+
+
+def _args_text(args: Any) -> str:
+    import json
+
+    try:
+        return json.dumps(args, ensure_ascii=False, default=str)
+    except (TypeError, ValueError):
+        return repr(args)
 
 
 def _print_turn(chat: Any, out: Output) -> None:

@@ -9,7 +9,10 @@ connection closes. Use it as an async context manager::
         chat = Chat(conn.client)
 
 Any failure to get there is a :class:`~rewindtui.client.ConnectFailed` whose message says what
-failed and how to fix it; nothing is left running.
+failed and how to fix it (a :class:`ConnectProblem`, which also names the part that did not
+answer: the kagent controller, the agent on it, the URL, or the embedded server); nothing is left
+running. The app's connector (:class:`AppConnector`) can be pointed at a corrected
+:class:`Target` without restarting.
 
 The embedded server wants a bearer token (it was started with a random one, or another app on
 the same data dir started it); the client sends it to that server's origin only.
@@ -21,6 +24,7 @@ import asyncio
 import threading
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +33,42 @@ import httpx
 from rewindtui.client import A2AClient, Capabilities, ClientError, ConnectFailed, ConnectionLost, HTTPStatusFailed
 from rewindtui.settings import Settings
 from rewindtui.textsafe import sanitize_line
+
+#: What did not answer (:attr:`ConnectProblem.part`).
+CONTROLLER, AGENT, URL, REFUSED, EMBEDDED = "controller", "agent", "url", "refused", "embedded"
+
+
+class ConnectProblem(ConnectFailed):
+    """A failure to connect that names its part: the kagent ``controller`` did not answer, the
+    ``agent`` is not on it, nothing (or no A2A agent) answered at the ``url``, the agent
+    ``refused`` us (credentials), or the ``embedded`` server did not start. ``address`` is the
+    URL (or agent) concerned."""
+
+    def __init__(self, message: str, part: str, address: str) -> None:
+        super().__init__(message)
+        self.part = part
+        self.address = address
+
+
+@dataclass(frozen=True)
+class Target:
+    """Which agent to connect to: an A2A agent ``url``, or an ``agent`` (``NAMESPACE/NAME``) on a
+    ``kagent`` controller, or (neither) the embedded server."""
+
+    url: str = ""
+    kagent: str = ""
+    agent: str = ""
+
+    @property
+    def kind(self) -> str:
+        return "kagent" if self.kagent or self.agent else ("url" if self.url else "embedded")
+
+
+def target_of(settings: Settings) -> Target:
+    if settings.kagent and settings.agent:
+        return Target(kagent=settings.kagent, agent=settings.agent)
+    return Target(url=settings.url or "")
+
 
 #: ``spawn(data_dir, model=...)`` -> a handle with ``agent_url``, ``api_url``, ``base_url``, ``stop()``
 #: and optionally ``token`` (the bearer token the server wants).
@@ -116,33 +156,40 @@ def _hint(settings: Settings, embedded: bool) -> str:
 
 
 def describe_connect_error(exc: ClientError, settings: Settings, url: str, embedded: bool = False) -> ConnectFailed:
-    """A connect-time failure as one actionable line."""
+    """A connect-time failure as one actionable line (a :class:`ConnectProblem` naming its part)."""
     reason = sanitize_line(str(exc))
     if settings.kagent and settings.agent and not embedded:
         if isinstance(exc, HTTPStatusFailed) and exc.status == 404:
-            return ConnectFailed(
+            return ConnectProblem(
                 f"agent {settings.agent} is not on the kagent controller at {settings.kagent} "
                 f"(it answered: {sanitize_line(exc.detail) or reason}); check --agent NAMESPACE/NAME "
-                f"(the controller lists its agents at {settings.kagent}/api/agents)"
+                f"(the controller lists its agents at {settings.kagent}/api/agents)",
+                AGENT,
+                settings.agent,
             )
         if isinstance(exc, ConnectFailed) and not isinstance(exc, ConnectionLost):
-            return ConnectFailed(
+            return ConnectProblem(
                 f"cannot reach the kagent controller at {settings.kagent} ({_transport_reason(exc, reason)}); "
-                "is it running (e.g. kubectl port-forward svc/kagent-controller 8083)? check --kagent"
+                "is it running (e.g. kubectl port-forward svc/kagent-controller 8083)? check --kagent",
+                CONTROLLER,
+                settings.kagent,
             )
+    part = EMBEDDED if embedded else URL
     if isinstance(exc, HTTPStatusFailed):
         if exc.status in (401, 403):
-            return ConnectFailed(
-                f"the agent at {url} refused us ({reason}); give credentials with --header 'Authorization: Bearer …'"
+            return ConnectProblem(
+                f"the agent at {url} refused us ({reason}); give credentials with --header 'Authorization: Bearer …'",
+                REFUSED,
+                url,
             )
         if exc.status == 404:
-            return ConnectFailed(f"no A2A agent card at {url} ({reason}); {_hint(settings, embedded)}")
-        return ConnectFailed(f"the agent at {url} answered with an error ({reason}); {_hint(settings, embedded)}")
+            return ConnectProblem(f"no A2A agent card at {url} ({reason}); {_hint(settings, embedded)}", part, url)
+        return ConnectProblem(f"the agent at {url} answered with an error ({reason}); {_hint(settings, embedded)}", part, url)
     if isinstance(exc, ConnectFailed):
-        return ConnectFailed(
-            f"cannot reach the agent at {url} ({_transport_reason(exc, reason)}); {_hint(settings, embedded)}"
+        return ConnectProblem(
+            f"cannot reach the agent at {url} ({_transport_reason(exc, reason)}); {_hint(settings, embedded)}", part, url
         )
-    return ConnectFailed(f"{url} does not look like an A2A agent: {reason}")
+    return ConnectProblem(f"{url} does not look like an A2A agent: {reason}", part, url)
 
 
 def _transport_reason(exc: ClientError, reason: str) -> str:
@@ -182,9 +229,11 @@ async def start_embedded(settings: Settings, spawn: Spawner | None = None) -> An
         raise
     except Exception as exc:  # whatever went wrong starting it, say so in one line
         reason = sanitize_line(str(exc)) or type(exc).__name__
-        raise ConnectFailed(
+        raise ConnectProblem(
             f"could not start the embedded server on {data_dir}: {reason}; "
-            "run `rewindtui serve --data-dir DIR` to see why, or connect to a server with --url"
+            "run `rewindtui serve --data-dir DIR` to see why, or connect to a server with --url",
+            EMBEDDED,
+            str(data_dir),
         ) from exc
 
 
@@ -246,12 +295,37 @@ def connect_hint(settings: Settings) -> str:
     )
 
 
-def app_connector(settings: Settings) -> tuple[Callable[[], Any], str]:
-    """For the app: an ``async () -> (client, close)`` that connects as :func:`connect` does (each
-    call a fresh attempt, so the app can retry), and a hint for its connect-error screen."""
+class AppConnector:
+    """For the app: ``await connector()`` connects as :func:`connect` does (each call a fresh
+    attempt, so the app can retry) and returns ``(client, close)``. :meth:`retarget` gives a
+    connector for a corrected :class:`Target` (the rest of the settings kept), so the connect
+    screen can fix a wrong URL or agent without a restart."""
 
-    async def connector() -> tuple[A2AClient, Callable[[], Any]]:
-        conn = await connect(settings)
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+
+    @property
+    def target(self) -> Target:
+        return target_of(self.settings)
+
+    @property
+    def hint(self) -> str:
+        return connect_hint(self.settings)
+
+    def retarget(self, target: Target) -> AppConnector:
+        """SettingsError (one line) if ``target`` is not a usable URL / NAMESPACE/NAME."""
+        if target == self.target:
+            return self
+        if target.kind == "kagent":
+            return AppConnector(self.settings.retargeted(kagent=target.kagent, agent=target.agent))
+        return AppConnector(self.settings.retargeted(url=target.url))
+
+    async def __call__(self) -> tuple[A2AClient, Callable[[], Any]]:
+        conn = await connect(self.settings)
         return conn.client, conn.aclose
 
-    return connector, connect_hint(settings)
+
+def app_connector(settings: Settings) -> tuple[AppConnector, str]:
+    """The app's connector for these settings, and a hint for its connect-error screen."""
+    connector = AppConnector(settings)
+    return connector, connector.hint

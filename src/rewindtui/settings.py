@@ -145,6 +145,17 @@ class Settings:
         """These settings pointed at a server (e.g. the embedded one once it is running)."""
         return replace(self, url=url, api=api)
 
+    def retargeted(self, *, url: str | None = None, kagent: str | None = None, agent: str | None = None) -> Settings:
+        """These settings pointed at another agent (a URL, or an agent on a kagent controller),
+        everything else kept: the app's connect screen corrects a mistyped address with it.
+        SettingsError (one line) for a value that is not one."""
+        if kagent is not None or agent is not None:
+            server = _kagent_server(
+                _check_url(kagent, "kagent controller"), _check_agent(agent, "agent"), api=None
+            )
+            return replace(self, **server)
+        return replace(self, url=_check_url(url, "agent URL"), api=None, kagent=None, agent=None)
+
     def server_config(self, *, store_key: str | None = None) -> ServerConfig:
         """The client's configuration. ``store_key`` names the server in the local sessions store
         (default: its URL; the embedded server, whose port changes, is named by its data dir)."""
@@ -452,20 +463,25 @@ def _server(layers: list[_Layer]) -> dict[str, Any]:
             raise SettingsError(f"{agent_where}: needs a kagent controller too (--kagent http://HOST:8083)")
         if agent is None:
             raise SettingsError(f"{kagent_where}: needs an agent too (--agent NAMESPACE/NAME)")
-        base = _norm_url(kagent)
-        if base.endswith("/api"):
-            base = base[: -len("/api")]
-        namespace, name = agent.split("/")
         api, _ = first("api", upto=kagent_rank)
-        return {
-            "url": f"{base}/api/a2a/{namespace}/{name}/",
-            "api": api or f"{base}/api",
-            "kagent": base,
-            "agent": agent,
-        }
+        return _kagent_server(kagent, agent, api)
     url, _ = first("url")
     api, _ = first("api", upto=url_rank)
     return {"url": url, "api": api}
+
+
+def _kagent_server(kagent: str, agent: str, api: str | None) -> dict[str, Any]:
+    """url/api/kagent/agent for an agent (``NAMESPACE/NAME``) on a kagent controller."""
+    base = _norm_url(kagent)
+    if base.endswith("/api"):
+        base = base[: -len("/api")]
+    namespace, name = agent.split("/")
+    return {
+        "url": f"{base}/api/a2a/{namespace}/{name}/",
+        "api": api or f"{base}/api",
+        "kagent": base,
+        "agent": agent,
+    }
 
 
 def load_settings(flags: Any = None, env: Mapping[str, str] | None = None) -> Settings:

@@ -10,8 +10,8 @@ It routes; the rules live in the pieces it holds:
 * :class:`~rewindtui.server.recovery.Recovery` -- startup replay and the consistency check.
 
 Requests arrive classified (:mod:`rewindtui.server.requests`). Refusals of an A2A message
-(bad rewind target, missing/other user's session, busy session, reused messageId) come as one
-final ``failed`` status and change nothing.
+(bad rewind target, missing/other user's session, busy session, reused messageId, an answer to
+a task with no question waiting) come as one final ``failed`` status and change nothing.
 """
 
 from __future__ import annotations
@@ -179,7 +179,7 @@ class AgentService:
             else:
                 assert request.context_id is not None
                 session = await self.sessions.owned(user_id, request.context_id)
-            await self._claim(session, "turn" if request.kind is Kind.TURN else "rewind")
+            await self._claim(session, "rewind" if request.rewind_before is not None else "turn")
         except ServiceError as exc:
             yield failed_event(exc.message, context_id=request.context_id, code=exc.code)
             return
@@ -205,7 +205,15 @@ class AgentService:
                     emit(failed_event(exc.message, context_id=session.id, code=exc.code))
                     return
                 emit({**task, "history": [json.loads(b) for b in bodies]})
-            if request.runs_turn:
+            if request.kind is Kind.ANSWER:
+                assert request.task_id is not None and request.decision is not None
+                try:
+                    await self.turns.answer(
+                        session, request.task_id, request.message, request.decision, streaming=streaming, emit=emit
+                    )
+                except ServiceError as exc:
+                    emit(failed_event(exc.message, context_id=session.id, code=exc.code))
+            elif request.runs_turn:
                 try:
                     await self.turns.run(session, request.message, streaming=streaming, emit=emit)
                 except ServiceError as exc:

@@ -6,7 +6,8 @@ failed write left behind (``needs``):
 * **Journaled work** (``intents``, see :mod:`rewindtui.server.rewinds`): a rewind that ADK
   committed is completed in the store (its Task and the rewound marks); one ADK never got is
   dropped. A fork the store never recorded is removed from ADK. A delete is finished.
-* **Turns that never finished** (a task left ``submitted``/``working``): ADK is ahead of the
+* **Turns that never finished** (a task left ``submitted``/``working``; one waiting for the
+  user's approval, ``input-required``, is not running and keeps waiting): ADK is ahead of the
   store by at most the turn's own events (the store writes each right after ADK). The turn's
   invocation is looked up in ADK if the store never learnt it, the agent messages ADK has and
   the store lacks are stored, and the task is marked failed ("The server stopped before this

@@ -458,7 +458,8 @@ class Store:
         return [TaskRow(*r) for r in rows]
 
     async def unfinished_tasks(self) -> list[TaskRow]:
-        done = tuple(TERMINAL_STATES)
+        """Turns that were running (a task waiting for the user's answer is not running)."""
+        done = (*TERMINAL_STATES, "input-required", "auth-required")
         marks = ",".join("?" for _ in done)
         rows = await self._fetchall(f"SELECT {_TASK_COLS} FROM tasks WHERE state NOT IN ({marks}) ORDER BY seq", done)
         return [TaskRow(*r) for r in rows]

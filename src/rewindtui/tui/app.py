@@ -20,7 +20,9 @@ from textual.screen import Screen
 
 from rewindtui.chat import Chat
 from rewindtui.client import A2AClient, ClientError
+from rewindtui.connection import AppConnector, Target
 from rewindtui.prompt_history import PromptStore
+from rewindtui.settings import SettingsError
 from rewindtui.tui.paste import PasteSafeDriver
 from rewindtui.tui.screens.chat import ChatScreen
 from rewindtui.tui.screens.confirm import ConfirmScreen
@@ -155,13 +157,36 @@ class RewindApp(App[int]):
         except ClientError as exc:
             await self._release()
             self.chat_screen.show_failure(str(exc))
-            self.push_screen(ConnectErrorScreen(str(exc), self.hint), lambda retry: self._after_error(retry, session_id, new))
+            movable = self.connector if isinstance(self.connector, AppConnector) else None
+            screen = ConnectErrorScreen(
+                str(exc),
+                self.hint,
+                part=getattr(exc, "part", ""),
+                target=movable.target if movable is not None else None,
+                check=self._check_target if movable is not None else None,
+            )
+            self.push_screen(screen, lambda answer: self._after_error(answer, session_id, new))
             return
         self.chat = chat
         self.chat_screen.attach(chat)
 
-    def _after_error(self, retry: bool | None, session_id: str | None, new: bool) -> None:
-        if retry:
+    def _check_target(self, target: Target) -> str:
+        """Why the connector cannot be pointed at ``target`` ("" if it can)."""
+        assert isinstance(self.connector, AppConnector)
+        try:
+            self.connector.retarget(target)
+        except SettingsError as exc:
+            return str(exc)
+        return ""
+
+    def _after_error(self, answer: bool | Target | None, session_id: str | None, new: bool) -> None:
+        """The connect screen's answer: quit, retry, or connect to the corrected address (the
+        connector is rebuilt from the corrected settings; no restart)."""
+        if isinstance(answer, Target) and isinstance(self.connector, AppConnector):
+            self.connector = connector = self.connector.retarget(answer)
+            self.hint = connector.hint
+            self.connect(session_id, new=new)
+        elif answer:
             self.connect(session_id, new=new)
         else:
             self.exit(1)
@@ -245,7 +270,10 @@ class RewindApp(App[int]):
         yield SystemCommand("Rewind to selected turn", "In rewind mode: rewind to before the selected turn (Enter)", on_selected("rewind"))
         yield SystemCommand("Edit and resend selected turn", "In rewind mode: edit the selected turn's message and resend it (e)", on_selected("edit"))
         yield SystemCommand("Fork from selected turn", "In rewind mode: fork a new session from before the selected turn (f)", on_selected("fork"))
-        yield SystemCommand("Stop the reply", "Stop the reply streaming in (Esc)", screen.stop_reply)
+        yield SystemCommand("Stop the reply", "Ask the server to cancel the turn streaming in (Esc)", screen.action_stop_reply)
+        yield SystemCommand("Reattach to the running turn", "Follow again a turn the server is still running", screen.reattach)
+        yield SystemCommand("Approve the tool call", "Answer the agent's question: yes (alt+y)", lambda: screen.action_answer(True))
+        yield SystemCommand("Reject the tool call", "Answer the agent's question: no (alt+n)", lambda: screen.action_answer(False))
         yield SystemCommand("Reload session", "Re-read this session from the server", screen.reload)
         yield SystemCommand("Reconnect", "Connect to the server again; restarts the embedded server if it died", self.reconnect)
         yield SystemCommand("Sessions panel", "Show or hide the sessions panel (F2)", screen.action_toggle_sessions)

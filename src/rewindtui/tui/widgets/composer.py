@@ -46,8 +46,10 @@ class Composer(TextArea):
             self.cursor_blink = False
 
     async def _on_key(self, event: events.Key) -> None:
-        # bindings (Enter, the screen's Esc, ...) run here, after the keys typed before them
-        if not event.is_printable and await run_binding_now(self, event):
+        # bindings (Enter, the screen's Esc, alt+y, ...) run here, after the keys typed before them.
+        # A terminal's alt+letter carries its letter as a printable character: a binding first.
+        typed = event.is_printable and not event.key.startswith(("alt+", "ctrl+"))
+        if not typed and await run_binding_now(self, event):
             return
         await super()._on_key(event)
 

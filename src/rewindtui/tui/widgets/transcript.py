@@ -39,6 +39,7 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from rewindtui.chat import Permissions as ChatPermissions
 from rewindtui.conversation import Change, Conversation, Item, ItemKind
 from rewindtui.textsafe import sanitize
 from rewindtui.tui.keys import run_binding_now
@@ -55,13 +56,23 @@ _SELECTED_BAR = "┃ "
 START, CONTINUATION = "start", "continuation"
 
 
-@dataclass
+@dataclass(frozen=True)
 class Permissions:
-    """What the pane offers on each message, and why not when it doesn't."""
+    """What the pane offers on each message, and why not when it doesn't: a rendering of
+    :meth:`rewindtui.chat.Chat.permissions` (:meth:`of`); the pane decides nothing itself."""
 
     rewind: bool = False
     fork: bool = False
-    reason: str = "not connected"
+    reason: str = "not connected"  # why not rewind / edit
+    fork_reason: str = ""  # why not fork ("": the same as ``reason``)
+    #: unavailable only for now (a turn or a rewind is in flight): buttons are drawn quiet, not struck out
+    waiting: bool = False
+
+    @classmethod
+    def of(cls, perms: ChatPermissions) -> Permissions:
+        busy = perms.busy_reason
+        waiting = bool(busy) and (perms.can_rewind or perms.rewind_reason == busy) and (perms.can_fork or perms.fork_reason == busy)
+        return cls(perms.can_rewind, perms.can_fork, perms.rewind_reason, perms.fork_reason, waiting)
 
 
 class Transcript(ScrollView, can_focus=True):
@@ -173,6 +184,8 @@ class Transcript(ScrollView, can_focus=True):
         self.follow_bottom()
 
     def set_permissions(self, permissions: Permissions) -> None:
+        if permissions == self.permissions:
+            return
         self.permissions = permissions
         self._cache.clear()
         self.refresh()
@@ -409,7 +422,7 @@ class Transcript(ScrollView, can_focus=True):
         role = self._group_role(index)
         perms = self.permissions
         editable = role == START and item.role != "user" and item.rewind_target is not None and self._turn_has_user(index)
-        return (item.rev, width, item.key in self.expanded, item.streaming, perms.rewind, perms.fork, editable, role)
+        return (item.rev, width, item.key in self.expanded, item.streaming, perms.rewind, perms.fork, perms.waiting, editable, role)
 
     def render_lines(self, crop):
         self._check_width()
@@ -602,7 +615,9 @@ class Transcript(ScrollView, can_focus=True):
         return list(left.render(self.app.console))
 
     def _button(self, text: Text, label: str, action: str, item: Item, enabled: bool, *, quiet: bool) -> None:
-        if not enabled:
+        if not enabled and self.permissions.waiting:
+            style = self.get_component_rich_style("transcript--quiet")  # not now, but soon
+        elif not enabled:
             style = self.get_component_rich_style("transcript--disabled")
         elif quiet:
             style = self.get_component_rich_style("transcript--quiet")
@@ -796,7 +811,7 @@ def _tooltip(action: str, perms: Permissions) -> str:
     if action in ("rewind", "edit") and not perms.rewind:
         return f"Rewind unavailable: {perms.reason}"
     if action == "fork" and not perms.fork:
-        return f"Fork unavailable: {perms.reason}"
+        return f"Fork unavailable: {perms.fork_reason or perms.reason}"
     return {
         "rewind": "Rewind to here: shows what would go (this turn and everything after it); Enter confirms",
         "edit": "Edit this turn's message and resend it; the turn and everything after it are replaced",
