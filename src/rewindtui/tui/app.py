@@ -245,6 +245,13 @@ class RewindApp(App[int]):
         yield SystemCommand("Rewind to selected turn", "In rewind mode: rewind to before the selected turn (Enter)", on_selected("rewind"))
         yield SystemCommand("Edit and resend selected turn", "In rewind mode: edit the selected turn's message and resend it (e)", on_selected("edit"))
         yield SystemCommand("Fork from selected turn", "In rewind mode: fork a new session from before the selected turn (f)", on_selected("fork"))
+        branches = screen.branches
+        yield SystemCommand("Redo rewind", "Undo the last rewind: its turns come back with the agent's state (ctrl+r / ctrl+shift+z)", branches.redo)
+        yield SystemCommand("Show or hide rewound turns", "Rewound turns, dimmed, where they were: restore a branch or fork it (ctrl+o)", branches.toggle_rewound)
+        yield SystemCommand("Jump to a turn…", "The session's turns, newest first: rewind to one, edit or fork it (ctrl+g)", branches.open_picker)
+        yield SystemCommand("Copy message", "Copy the selected turn (rewind mode), else the last reply (y in rewind mode)", branches.copy)
+        yield SystemCommand("Export transcript as Markdown", "Write the transcript to a .md file in the current directory", lambda: branches.export("md"))
+        yield SystemCommand("Export transcript as JSON", "Write the transcript to a .json file in the current directory", lambda: branches.export("json"))
         yield SystemCommand("Stop the reply", "Stop the reply streaming in (Esc)", screen.stop_reply)
         yield SystemCommand("Reload session", "Re-read this session from the server", screen.reload)
         yield SystemCommand("Reconnect", "Connect to the server again; restarts the embedded server if it died", self.reconnect)

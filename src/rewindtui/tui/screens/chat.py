@@ -34,6 +34,7 @@ from rewindtui.chat import Chat
 from rewindtui.client import ClientError
 from rewindtui.conversation import Change, Item
 from rewindtui.prompt_history import PromptHistory, PromptStore
+from rewindtui.tui.branches import Branches
 from rewindtui.tui.screens.confirm import ConfirmScreen
 from rewindtui.tui.widgets.composer import Composer
 from rewindtui.tui.widgets.mode_banner import ModeBanner
@@ -86,6 +87,11 @@ class ChatScreen(Screen):
         Binding("f2", "toggle_sessions", "Sessions", id="chat.sessions", tooltip="Show or hide the sessions panel"),
         Binding("ctrl+n", "new_session", "New", id="chat.new_session", tooltip="Start a new session"),
         Binding("f1", "app.help", "Help", id="chat.help", tooltip="Show keys and how rewind works"),
+        Binding("ctrl+z", "undo_rewind", "Undo rewind", show=False, priority=True, id="chat.undo_rewind", tooltip="Right after a rewind (empty composer): undo it — the server redoes it"),
+        Binding("ctrl+shift+z,ctrl+r", "redo", "Redo rewind", show=False, id="chat.redo", tooltip="Redo rewind: undo the last rewind; its turns come back with the agent's state"),
+        Binding("ctrl+o", "toggle_rewound", "Rewound turns", show=False, id="chat.rewound", tooltip="Show or hide rewound turns, dimmed, where they were"),
+        Binding("ctrl+g", "turns", "Turns…", show=False, id="chat.turns", tooltip="Jump to a turn: pick one to rewind to, edit or fork"),
+        Binding("y", "copy", "Copy", show=False, id="chat.copy", tooltip="Rewind mode: copy the selected turn (the palette's “Copy message” copies the last reply)"),
     ]
 
     def __init__(self, prompt_store: PromptStore | None = None) -> None:
@@ -101,6 +107,7 @@ class ChatScreen(Screen):
         self._rewind_worker: Worker | None = None
         self._switch_worker: Worker | None = None
         self._edit_turns = 0  # turns an edit in progress has set aside
+        self.branches = Branches(self)  # redo, rewound turns, the turn picker, copy/export, sessions
 
     def compose(self) -> ComposeResult:
         yield StatusLine(id="status")
@@ -162,7 +169,7 @@ class ChatScreen(Screen):
             self.status.agent = caps.name
             self.status.dialect = caps.dialect.value
             self.status.rewind = caps.rewind_mode or "unavailable"
-            self.transcript.set_permissions(Permissions(caps.can_rewind, caps.fork, caps.why_no_rewind()))
+            self.transcript.set_permissions(Permissions(caps.can_rewind, caps.fork, caps.why_no_rewind(), caps.redo))
         self._show_conversation()
 
     def _show_conversation(self) -> None:
@@ -183,6 +190,7 @@ class ChatScreen(Screen):
             if self.rewind_mode:
                 self._show_rewind_banner()
         self._refresh_status()
+        self.branches.changed(change)
 
     def _refresh_status(self) -> None:
         chat = self.chat
@@ -412,14 +420,33 @@ class ChatScreen(Screen):
 
     def rewound(self, outcome: RewindOutcome) -> None:
         """After a confirmed rewind: say exactly how much went (never a silent multi-turn loss)."""
-        text = f"Rewound {_plural(outcome.turns, 'turn')}."
+        text = f"Rewound {_plural(outcome.turns, 'turn')}"
         hint = self.undo_hint(outcome)
-        self.notify(f"{text} {hint}" if hint else text, title="Rewind", timeout=6)
+        self.notify(f"{text} — {hint}." if hint else f"{text}.", title="Rewind", timeout=6)
 
     def undo_hint(self, outcome: RewindOutcome) -> str:
-        """How to undo ``outcome``, for the toast. Undo needs the server to redo a rewind, which
-        it cannot yet, so nothing is offered; this is where an undo (ctrl+z) plugs in."""
-        return ""
+        """How to undo ``outcome``, for the toast: ctrl+z, where the server can redo a rewind."""
+        return self.branches.undo_hint(outcome)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "undo_rewind":
+            return self.branches.can_undo()  # else ctrl+z is the composer's own undo
+        return True
+
+    def action_undo_rewind(self) -> None:
+        self.branches.undo()
+
+    def action_redo(self) -> None:
+        self.branches.redo()
+
+    def action_toggle_rewound(self) -> None:
+        self.branches.toggle_rewound()
+
+    def action_turns(self) -> None:
+        self.branches.open_picker()
+
+    def action_copy(self) -> None:
+        self.branches.copy()
 
     # -- message actions -----------------------------------------------------------------------
     @on(Transcript.Action)
@@ -428,6 +455,9 @@ class ChatScreen(Screen):
 
     def handle_action(self, action: str, item: Item) -> None:
         """A message's button (rewind: preview it in rewind mode) or a key in rewind mode."""
+        if action in ("restore", "fork_branch"):  # a rewound turn's buttons
+            self.branches.act(action, item)
+            return
         target = item.rewind_target
         if target is None:
             self.app.bell()
@@ -509,6 +539,7 @@ class ChatScreen(Screen):
 
     @on(TextArea.Changed, "#composer")
     def _composer_changed(self) -> None:
+        self.branches.disarm_undo()  # ctrl+z is the draft's undo again
         if self.rewind_mode and self.composer.text:
             self._leave_mode()  # typing means writing, not choosing a turn
         if self.banner.kind == "hint":
@@ -576,19 +607,16 @@ class ChatScreen(Screen):
             panel.focus()
             self._load_sessions()
 
-    @work(group="sessions", exclusive=True)
-    async def _load_sessions(self) -> None:
-        chat = self.chat
-        if chat is None or not chat.client.has_api:
-            self.sessions.clear_options()
-            self.sessions.add_option("(this server has no sessions API)")
-            return
-        try:
-            sessions = await chat.client.list_sessions()
-        except ClientError as exc:
-            self.notify(str(exc), title="Sessions", severity="error")
-            return
-        self.sessions.show_sessions(sessions, chat.session_id)
+    def _load_sessions(self) -> None:
+        self.branches.load_sessions()
+
+    @on(SessionsPanel.Rename)
+    def _rename_session(self, event: SessionsPanel.Rename) -> None:
+        self.branches.rename(event.session)
+
+    @on(SessionsPanel.Delete)
+    def _delete_session(self, event: SessionsPanel.Delete) -> None:
+        self.branches.delete(event.session)
 
     @on(SessionsPanel.Open)
     def _open_session(self, event: SessionsPanel.Open) -> None:
