@@ -826,7 +826,7 @@ class Chat:
         if not self.client.has_api:
             raise Unsupported("this server has no sessions API to rename a session with")
         session = await self.client.rename_session(session_id, name)
-        if self.session is not None and self.session.id == session.id:
+        if session.id == self.session_id:
             self.session = session
         return session
 

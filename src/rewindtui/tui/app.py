@@ -249,7 +249,7 @@ class RewindApp(App[int]):
         yield SystemCommand("Redo rewind", "Undo the last rewind: its turns come back with the agent's state (ctrl+r / ctrl+shift+z)", branches.redo)
         yield SystemCommand("Show or hide rewound turns", "Rewound turns, dimmed, where they were: restore a branch or fork it (ctrl+o)", branches.toggle_rewound)
         yield SystemCommand("Jump to a turn…", "The session's turns, newest first: rewind to one, edit or fork it (ctrl+g)", branches.open_picker)
-        yield SystemCommand("Copy message", "Copy the selected turn (rewind mode), else the last reply (y in rewind mode)", branches.copy)
+        yield SystemCommand("Copy message", "Copy the selected turn (rewind mode), else the last reply (c in rewind mode)", branches.copy)
         yield SystemCommand("Export transcript as Markdown", "Write the transcript to a .md file in the current directory", lambda: branches.export("md"))
         yield SystemCommand("Export transcript as JSON", "Write the transcript to a .json file in the current directory", lambda: branches.export("json"))
         yield SystemCommand("Stop the reply", "Stop the reply streaming in (Esc)", screen.stop_reply)

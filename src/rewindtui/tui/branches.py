@@ -74,7 +74,7 @@ class Branches:
         not offer redo (the reason is shown)."""
         reason = self.why_not_redo()
         if reason:
-            self._notify(reason[:1].upper() + reason[1:], title=f"{title} unavailable", severity="warning")
+            self._notify(reason, title=f"{title} unavailable", severity="warning")
             return
         self.undoable = None
         screen = self.screen
@@ -145,7 +145,7 @@ class Branches:
             return
         reason = chat.why_not_rewound()
         if reason:
-            self._notify(reason[:1].upper() + reason[1:] + ".", title="Rewound turns", severity="warning")
+            self._notify(reason, title="Rewound turns", severity="warning")
             return
         self.showing = True
         self.screen.run_worker(self._show(announce=True), group="rewound", exclusive=True, exit_on_error=False)
@@ -229,7 +229,7 @@ class Branches:
             return
         reason = chat.permissions().fork_reason or self._why_busy()
         if reason:
-            self._notify(reason[:1].upper() + reason[1:], title="Fork unavailable", severity="warning")
+            self._notify(reason, title="Fork unavailable", severity="warning")
             return
         screen = self.screen
         screen._activity = "forking…"

@@ -91,7 +91,7 @@ class ChatScreen(Screen):
         Binding("ctrl+shift+z,ctrl+r", "redo", "Redo rewind", show=False, id="chat.redo", tooltip="Redo rewind: undo the last rewind; its turns come back with the agent's state"),
         Binding("ctrl+o", "toggle_rewound", "Rewound turns", show=False, id="chat.rewound", tooltip="Show or hide rewound turns, dimmed, where they were"),
         Binding("ctrl+g", "turns", "Turns…", show=False, id="chat.turns", tooltip="Jump to a turn: pick one to rewind to, edit or fork"),
-        Binding("y", "copy", "Copy", show=False, id="chat.copy", tooltip="Rewind mode: copy the selected turn (the palette's “Copy message” copies the last reply)"),
+        Binding("c", "copy", "Copy", show=False, id="chat.copy", tooltip="Rewind mode: copy the selected turn (the palette's “Copy message” copies the last reply)"),
     ]
 
     def __init__(self, prompt_store: PromptStore | None = None) -> None:
@@ -431,6 +431,8 @@ class ChatScreen(Screen):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "undo_rewind":
             return self.branches.can_undo()  # else ctrl+z is the composer's own undo
+        if action == "copy":
+            return self.rewind_mode  # like r / e / f / t: a command only in rewind mode
         return True
 
     def action_undo_rewind(self) -> None:

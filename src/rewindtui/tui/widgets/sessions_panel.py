@@ -2,7 +2,7 @@
 
 Each entry shows the session's title and when it was last used; a fork says which session and
 turn it came from (the server names a fork "Fork of <title> @ turn N"; the panel adds the
-original's title as it is now, ``⑂ from “<title>” @ turn N``, which a rename keeps); a session
+original's title as it is now, ``↳ fork of <title> @ turn N``, which a rename keeps); a session
 with rewound branches (kept on the server, restorable) says how many; a session this client
 remembers but the server no longer knows is shown marked "gone". Enter opens one, ``n`` starts a
 new one, ``r`` renames, ``d`` deletes (after a question).
@@ -10,6 +10,8 @@ new one, ``r`` renames, ``d`` deletes (after a question).
 
 from __future__ import annotations
 
+from rich.console import Group
+from rich.padding import Padding
 from rich.text import Text
 from textual.binding import Binding
 from textual.message import Message
@@ -26,14 +28,14 @@ ORIGIN_LIMIT = 18
 
 
 def fork_origin(session: Session, titles: dict[str, str]) -> tuple[str, int | None] | None:
-    """(“the original's title”, or "a deleted session"; the turn) for a fork, else None.
+    """(the original's title, or "a deleted session"; the turn) for a fork, else None.
     ``titles`` are the listed sessions' titles, already made safe to show."""
     origin = session.raw.get(contract.SESSION_FORKED_FROM_FIELD)
     if not isinstance(origin, str) or not origin:
         return None
     turn = session.raw.get(contract.SESSION_FORK_TURN_FIELD)
     title = titles.get(origin)
-    return (f"“{_short(title)}”" if title else "a deleted session"), (
+    return (_short(title) if title else "a deleted session"), (
         turn if isinstance(turn, int) and not isinstance(turn, bool) else None
     )
 
@@ -47,31 +49,41 @@ def rewound_branches(session: Session) -> int:
     return count if isinstance(count, int) and not isinstance(count, bool) else 0
 
 
-def session_label(session: Session, current: str | None, titles: dict[str, str]) -> Text:
-    """``● title``, then ``⑂ from “original” @ turn N`` for a fork, then when it was last used,
-    its rewound branches, and whether the server still has it."""
-    label = Text(no_wrap=True, overflow="ellipsis")
-    label.append("● " if session.id == current else "  ", style="bold")
-    label.append(sanitize_line(session.name) or "(untitled)", style="strike dim" if session.gone else "")
+def session_lines(session: Session, current: str | None, titles: dict[str, str]) -> list[Text]:
+    """``● title``, then ``↳ fork of <original> @ turn N`` for a fork, when it was last used, its
+    rewound branches, and whether the server still has it: one short line each."""
+    first = Text("● " if session.id == current else "", style="bold", no_wrap=True, overflow="ellipsis")
+    first.append(sanitize_line(session.name) or "(untitled)", style="strike dim" if session.gone else "")
+    lines = [first]
+
+    def more(text: str, style: str = "dim") -> Text:
+        line = Text(text, style=style, no_wrap=True, overflow="ellipsis")
+        lines.append(line)
+        return line
+
     origin = fork_origin(session, titles)
     if origin is not None:
         original, turn = origin
-        label.append("\n  ⑂ from ", style="dim")
-        label.append(original, style="italic")
+        line = more("↳ fork of ")
+        line.append(original, style="italic")
         if turn is not None:
-            label.append(f" @ turn {turn}", style="dim")
-    details = []
+            line.append(f" @ turn {turn}")
     when = local_time(session.updated_at or session.created_at)[5:]
     if when:
-        details.append(when)
+        more(when)
     branches = rewound_branches(session)
     if branches:
-        details.append(f"⟲ {branches} rewound branch{'es' if branches != 1 else ''}")
+        more(f"⟲ {branches} rewound branch{'es' if branches != 1 else ''}")
     if session.gone:
-        details.append("gone from the server")
-    if details:
-        label.append("\n  " + " · ".join(details), style="dim")
-    return label
+        more("gone from the server")
+    return lines
+
+
+def session_label(session: Session, current: str | None, titles: dict[str, str]) -> Group:
+    """The entry: its first line (``●`` marks the open session), the others indented under it."""
+    first, *rest = session_lines(session, current, titles)
+    head = first if session.id == current else Padding(first, (0, 0, 0, 2))
+    return Group(head, *(Padding(line, (0, 0, 0, 2)) for line in rest))
 
 
 class SessionsPanel(OptionList):
@@ -83,7 +95,7 @@ class SessionsPanel(OptionList):
     ]
 
     DEFAULT_CSS = """
-    SessionsPanel { width: 38; height: 1fr; max-height: 100%; dock: left; border-right: tall $panel-lighten-1; }
+    SessionsPanel { width: 34; height: 100%; max-height: 100%; dock: left; border-right: tall $panel-lighten-1; }
     """
 
     class Open(Message):
