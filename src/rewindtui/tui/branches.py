@@ -208,6 +208,8 @@ class Branches:
         if action == "restore":
             if item.rewound is not None and item.rewound.by:
                 self.redo(item.rewound.by, title="Restore branch")
+            else:
+                self._notify("This server keeps this turn but cannot bring it back.", title="Restore branch", severity="warning")
             return
         if action == "fork_branch":
             self.fork_branch(item)
