@@ -124,12 +124,18 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser(
         "history",
         help="print a session's conversation",
-        description="Print the conversation of a session as the server has it (rewound turns left out).",
+        description=_para(
+            "Print the conversation of a session as the server has it (rewound turns left out; "
+            "with --include-rewound they are printed where they were, between '=== rewound ... ===' "
+            "lines, or with a \"rewound\" key in --json: when, and the rewind task that `redo "
+            "--rewind-task` undoes to bring them back)."
+        ),
         epilog=_OUTPUT,
         formatter_class=_Formatter,
     )
     _connection_options(p)
     p.add_argument("--session", metavar="ID", required=True)
+    p.add_argument("--include-rewound", action="store_true", help="also print the turns rewinds took away")
     _json_option(p)
 
     p = sub.add_parser(
@@ -164,6 +170,40 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--session", metavar="ID", required=True)
     p.add_argument("--before", metavar="INVOCATION_ID", required=True)
     _json_option(p)
+
+    p = sub.add_parser(
+        "redo",
+        help="undo a rewind: the rewound turns come back",
+        description=_para(
+            "Undo the last rewind of a session: the turns it took away come back, and the agent's "
+            "state and history are as they were before it. Several rewinds in a row undo one by one, "
+            "newest first. With --rewind-task, undo that rewind (see `history --include-rewound`): "
+            "its branch comes back, and turns sent since become a rewound branch in their turn. "
+            "Prints 'session: ID' (or {\"session\": ID, \"redo\": TASK_ID}) and the conversation after it."
+        ),
+        epilog=_OUTPUT,
+        formatter_class=_Formatter,
+    )
+    _connection_options(p)
+    p.add_argument("--session", metavar="ID", required=True)
+    p.add_argument("--rewind-task", metavar="TASK_ID", help="the rewind to undo (default: the last one)")
+    _json_option(p)
+
+    p = sub.add_parser(
+        "export",
+        help="export a session's transcript as Markdown or JSON",
+        description=_para(
+            "Write a session's transcript as Markdown (--format md) or one JSON document (--format "
+            "json) to standard output, or to FILE with --output. With --include-rewound, the turns "
+            "rewinds took away are included where they were, marked."
+        ),
+        formatter_class=_Formatter,
+    )
+    _connection_options(p)
+    p.add_argument("--session", metavar="ID", required=True)
+    p.add_argument("--format", choices=("md", "json"), default="md")
+    p.add_argument("--output", metavar="FILE", help="write to FILE instead of standard output")
+    p.add_argument("--include-rewound", action="store_true", help="include the turns rewinds took away")
     return parser
 
 
@@ -343,7 +383,69 @@ async def cmd_history(conn: Any, args: argparse.Namespace, out: Output) -> int:
 
     chat = Chat(conn.client)
     await _open(chat, args.session)
+    if not getattr(args, "include_rewound", False):
+        out.items(chat.conversation.items)
+        return 0
+    await _show_rewound(chat)
+    from rewindtui.export import history_lines, marked_record
+    from rewindtui.render_text import json_line
+
+    items = chat.conversation.items
+    for line in (json_line(marked_record(i)) for i in items) if out.as_json else history_lines(items):
+        out.line(line)
+    return 0
+
+
+async def _show_rewound(chat: Any) -> None:
+    reason = chat.why_not_rewound()
+    if reason:
+        raise CommandFailed(f"cannot list rewound turns: {reason}")
+    await chat.show_rewound()
+
+
+async def cmd_redo(conn: Any, args: argparse.Namespace, out: Output) -> int:
+    from rewindtui.chat import Chat
+
+    chat = Chat(conn.client)
+    await chat.client.connect()
+    caps = chat.client.capabilities
+    if caps is not None and not caps.redo:
+        raise CommandFailed(caps.why_no_redo())  # nothing is sent
+    await _open(chat, args.session)
+    await chat.redo(args.rewind_task or None)
+    sid = chat.session_id or args.session
+    redo_of = chat.conversation.current_task_id
+    out.header(f"session: {sanitize_line(sid)}", {"session": sid, "redo": redo_of})
     out.items(chat.conversation.items)
+    return 0
+
+
+async def cmd_export(conn: Any, args: argparse.Namespace, out: Output) -> int:
+    from rewindtui.chat import Chat
+    from rewindtui.export import export
+
+    chat = Chat(conn.client)
+    await _open(chat, args.session)
+    if args.include_rewound:
+        await _show_rewound(chat)
+    session = chat.session
+    text = export(
+        chat.conversation.items,
+        args.format,
+        session_id=chat.session_id,
+        title=session.name if session else "",
+        times=chat.conversation.task_times,
+    )
+    if args.output:
+        try:
+            with open(args.output, "w", encoding="utf-8") as handle:
+                handle.write(text)
+        except OSError as exc:
+            raise CommandFailed(f"cannot write {args.output}: {exc.strerror or exc}") from None
+        _error(f"exported {len(chat.conversation.items)} messages to {args.output}", kind="note")
+    else:
+        out.stream.write(text)
+        out.stream.flush()
     return 0
 
 
@@ -389,6 +491,8 @@ COMMANDS: dict[str, Callable[..., Any]] = {
     "history": cmd_history,
     "rewind": cmd_rewind,
     "fork": cmd_fork,
+    "redo": cmd_redo,
+    "export": cmd_export,
 }
 
 

@@ -144,6 +144,8 @@ class Capabilities:
     streaming: bool = True
     #: a kagent agent (``--kagent`` / ``--agent``): its missing features have a known fix
     kagent_agent: str | None = None
+    #: ``POST {api}/sessions/{id}/redo`` exists (undo a rewind), as the card's extension says
+    redo: bool = False
 
     @property
     def can_rewind(self) -> bool:
@@ -176,6 +178,16 @@ class Capabilities:
         if not self.advertised:
             return self.why_no_rewind().replace("support rewind", "support fork")
         return f"{self.name} does not offer fork (it needs the server's REST API: POST /sessions/{{id}}/fork)"
+
+    def why_no_redo(self) -> str:
+        if self.rewind_off:
+            return "rewind and redo are off for this server in your settings"
+        if not self.advertised:
+            return self.why_no_rewind().replace("support rewind", "support redo")
+        return (
+            f"{self.name} does not offer redo: its agent card does not advertise it "
+            "(it needs the server's REST API: POST /sessions/{id}/redo)"
+        )
 
 
 def dialect_from_card(card: dict[str, Any]) -> Dialect:
@@ -219,6 +231,7 @@ def capabilities_from_card(card: dict[str, Any], config: ServerConfig) -> Capabi
     if "rest" in modes and not api:
         modes = tuple(m for m in modes if m != "rest")
     fork = bool(extension.get(contract.PARAM_FORK)) and bool(api) and config.rewind != "off"
+    redo = bool(extension.get(contract.PARAM_REDO)) and bool(api) and config.rewind != "off"
     key = extension.get(contract.PARAM_METADATA_KEY)
     streaming = caps.get("streaming")
     return Capabilities(
@@ -234,6 +247,7 @@ def capabilities_from_card(card: dict[str, Any], config: ServerConfig) -> Capabi
         rewind_off=config.rewind == "off",
         streaming=streaming is not False,
         kagent_agent=config.agent_ref,
+        redo=redo,
     )
 
 
@@ -525,6 +539,12 @@ class A2AClient:
         return await self._api(
             "POST", contract.REST_REWIND.format(id=_seg(session_id)), json={contract.REST_BEFORE_FIELD: before}
         )
+
+    async def redo(self, session_id: str, rewind_task_id: str | None = None) -> dict[str, Any]:
+        """Undo a rewind (None: the session's last one): the Task holding the effective history."""
+        body = {contract.REST_REDO_FIELD: rewind_task_id} if rewind_task_id else {}
+        data = await self._api("POST", contract.REST_REDO.format(id=_seg(session_id)), json=body)
+        return _task_of(data, "redo")
 
     async def fork(self, session_id: str, before: str) -> Session:
         data = await self._api(

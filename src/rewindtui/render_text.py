@@ -48,9 +48,11 @@ def session_record(session: Session) -> dict[str, Any]:
     }
 
 
-def json_line(obj: Any) -> str:
-    """One line of JSON, non-ASCII text kept readable but C1 controls (and DEL, U+2028/9) escaped."""
-    text = json.dumps(obj, ensure_ascii=False, default=str, separators=(", ", ": "))
+def json_line(obj: Any, *, indent: int | None = None) -> str:
+    """One line of JSON (``indent``: a readable document), non-ASCII text kept readable but C1
+    controls (and DEL, U+2028/9) escaped."""
+    separators = (", " if indent is None else ",", ": ")
+    text = json.dumps(obj, ensure_ascii=False, default=str, separators=separators, indent=indent)
     return _C1.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 

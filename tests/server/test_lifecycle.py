@@ -73,6 +73,7 @@ def test_agent_card(tmp_path: Path) -> None:
     assert ext["params"] == {
         "rewind": ["a2a", "rest"],
         "fork": True,
+        "redo": True,
         "api": srv.api_url,
         "metadata_key": "kagent_rewind_before_invocation_id",
     }

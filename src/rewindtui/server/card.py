@@ -10,13 +10,13 @@ Rewind and fork support is advertised as an A2A extension in
 ``capabilities.extensions``::
 
     {"uri": "urn:rewindtui:ext:rewind:v1",
-     "params": {"rewind": ["a2a", "rest"], "fork": true, "api": "<base>/api",
+     "params": {"rewind": ["a2a", "rest"], "fork": true, "redo": true, "api": "<base>/api",
                 "metadata_key": "kagent_rewind_before_invocation_id"}}
 
 ``rewind: ["a2a", "rest"]`` -- a message whose ``metadata`` carries
 ``metadata_key`` rewinds (the A2A control message), and ``POST
 {api}/sessions/{id}/rewind`` does the same over REST; ``fork`` -- ``POST
-{api}/sessions/{id}/fork`` exists.
+{api}/sessions/{id}/fork`` exists; ``redo`` -- ``POST {api}/sessions/{id}/redo`` undoes a rewind.
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ def build_agent_card(
         uri=REWIND_EXTENSION_URI,
         description=(
             "Rewind a session to before an invocation (ADK Runner.rewind_async), over A2A "
-            "(message metadata key) or REST, and fork a session; the result is a Task whose "
+            "(message metadata key) or REST, undo a rewind (redo, REST), and fork a session; the result is a Task whose "
             "history is the effective history, with the original messageIds."
         ),
         required=False,
@@ -58,6 +58,7 @@ def build_agent_card(
         {
             contract.PARAM_REWIND: list(contract.MODES),
             contract.PARAM_FORK: True,
+            contract.PARAM_REDO: True,
             contract.PARAM_API: api_url,
             contract.PARAM_METADATA_KEY: REWIND_KEY,
         }

@@ -28,7 +28,8 @@ from typing import Any
 from google.adk.sessions.base_session_service import BaseSessionService
 
 from rewindtui.a2a import contract
-from rewindtui.server.store import Intent, InvocationLookupError, Store, TaskRow
+from rewindtui.server.session_log import NotInLog
+from rewindtui.server.store import Intent, Store, TaskRow
 from rewindtui.server.wire import (
     agent_message,
     agent_text_message,
@@ -130,8 +131,10 @@ class Recovery:
             await self.store.drop_intent(intent.id)
             return False
         try:
-            plan = await self.store.plan_rewind(intent.session_id, payload["before"])
-        except InvocationLookupError:
+            plan = await self.store.plan_rewind(
+                intent.session_id, payload["before"], current_only=payload.get("current_only", True)
+            )
+        except NotInLog:
             await self.store.drop_intent(intent.id)
             return False
         task = payload["task"]

@@ -225,6 +225,18 @@ def agent_message(
     if not parts:
         return None
     partial = bool(event.partial)
+    metadata = kagent_metadata(
+        app_name=app_name,
+        user_id=user_id,
+        session_id=session_id,
+        invocation_id=event.invocation_id or invocation_id,
+        author=event.author,
+        partial=partial,
+        usage=None if partial else usage_of(event),
+    )
+    changed = event.actions.state_delta if event.actions is not None else None
+    if changed and not partial:
+        metadata[contract.STATE_CHANGED_KEY] = sorted(changed)
     return {
         "kind": "message",
         "messageId": new_id() if partial or not event.id else event.id,
@@ -232,15 +244,7 @@ def agent_message(
         "parts": parts,
         "contextId": session_id,
         "taskId": task_id,
-        "metadata": kagent_metadata(
-            app_name=app_name,
-            user_id=user_id,
-            session_id=session_id,
-            invocation_id=event.invocation_id or invocation_id,
-            author=event.author,
-            partial=partial,
-            usage=None if partial else usage_of(event),
-        ),
+        "metadata": metadata,
     }
 
 

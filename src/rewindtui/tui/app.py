@@ -274,6 +274,13 @@ class RewindApp(App[int]):
         yield SystemCommand("Reattach to the running turn", "Follow again a turn the server is still running", screen.reattach)
         yield SystemCommand("Approve the tool call", "Answer the agent's question: yes (alt+y)", lambda: screen.action_answer(True))
         yield SystemCommand("Reject the tool call", "Answer the agent's question: no (alt+n)", lambda: screen.action_answer(False))
+        branches = screen.branches
+        yield SystemCommand("Redo rewind", "Undo the last rewind: its turns come back with the agent's state (ctrl+r / ctrl+shift+z)", branches.redo)
+        yield SystemCommand("Show or hide rewound turns", "Rewound turns, dimmed, where they were: restore a branch or fork it (ctrl+o)", branches.toggle_rewound)
+        yield SystemCommand("Jump to a turn…", "The session's turns, newest first: rewind to one, edit or fork it (ctrl+g)", branches.open_picker)
+        yield SystemCommand("Copy message", "Copy the selected turn (rewind mode), else the last reply (c in rewind mode)", branches.copy)
+        yield SystemCommand("Export transcript as Markdown", "Write the transcript to a .md file in the current directory", lambda: branches.export("md"))
+        yield SystemCommand("Export transcript as JSON", "Write the transcript to a .json file in the current directory", lambda: branches.export("json"))
         yield SystemCommand("Reload session", "Re-read this session from the server", screen.reload)
         yield SystemCommand("Reconnect", "Connect to the server again; restarts the embedded server if it died", self.reconnect)
         yield SystemCommand("Sessions panel", "Show or hide the sessions panel (F2)", screen.action_toggle_sessions)

@@ -43,6 +43,7 @@ from rewindtui.chat import Chat, RewindOutcomeUnknown, TurnInterrupted
 from rewindtui.client import ClientError
 from rewindtui.conversation import Change, Item
 from rewindtui.prompt_history import PromptHistory, PromptStore
+from rewindtui.tui.branches import Branches
 from rewindtui.tui.screens.confirm import ConfirmScreen
 from rewindtui.tui.widgets.composer import Composer
 from rewindtui.tui.widgets.history_note import HistoryNote
@@ -108,6 +109,11 @@ class ChatScreen(Screen):
         Binding("f2", "toggle_sessions", "Sessions", id="chat.sessions", tooltip="Show or hide the sessions panel"),
         Binding("ctrl+n", "new_session", "New", id="chat.new_session", tooltip="Start a new session"),
         Binding("f1", "app.help", "Help", id="chat.help", tooltip="Show keys and how rewind works"),
+        Binding("ctrl+z", "undo_rewind", "Undo rewind", show=False, priority=True, id="chat.undo_rewind", tooltip="Right after a rewind (empty composer): undo it — the server redoes it"),
+        Binding("ctrl+shift+z,ctrl+r", "redo", "Redo rewind", show=False, id="chat.redo", tooltip="Redo rewind: undo the last rewind; its turns come back with the agent's state"),
+        Binding("ctrl+o", "toggle_rewound", "Rewound turns", show=False, id="chat.rewound", tooltip="Show or hide rewound turns, dimmed, where they were"),
+        Binding("ctrl+g", "turns", "Turns…", show=False, id="chat.turns", tooltip="Jump to a turn: pick one to rewind to, edit or fork"),
+        Binding("c", "copy", "Copy", show=False, id="chat.copy", tooltip="Rewind mode: copy the selected turn (the palette's “Copy message” copies the last reply)"),
     ]
 
     def __init__(self, prompt_store: PromptStore | None = None) -> None:
@@ -127,6 +133,7 @@ class ChatScreen(Screen):
         self._stop_worker: Worker | None = None
         self._answering: bool | None = None  # the answer on its way (approve?), None: none
         self._shown_permissions: tuple[object, ...] | None = None
+        self.branches = Branches(self)  # redo, rewound turns, the turn picker, copy/export, sessions
 
     def compose(self) -> ComposeResult:
         yield StatusLine(id="status")
@@ -216,6 +223,7 @@ class ChatScreen(Screen):
             if self.rewind_mode:
                 self._show_rewind_banner()
         self._refresh_status()
+        self.branches.changed(change)
 
     def _refresh_status(self) -> None:
         chat = self.chat
@@ -455,7 +463,8 @@ class ChatScreen(Screen):
         chat = self.chat
         assert chat is not None
         perms = chat.permissions()
-        self.transcript.set_permissions(Permissions.of(perms))
+        caps = chat.client.capabilities
+        self.transcript.set_permissions(Permissions.of(perms, redo=caps is not None and caps.redo))
         question = chat.pending_confirmation() if perms.can_confirm else None
         shown = (perms.can_rewind, perms.can_fork, perms.rewind_reason, perms.fork_reason, question is not None)
         if shown != self._shown_permissions:
@@ -483,6 +492,10 @@ class ChatScreen(Screen):
         if action in ("rewind_mode", "rewind_unavailable"):
             possible = self._why_not_structurally() is None
             return possible if action == "rewind_mode" else not possible
+        if action == "undo_rewind":
+            return self.branches.can_undo()  # else ctrl+z is the composer's own undo
+        if action == "copy":
+            return self.rewind_mode  # like r / e / f / t: a command only in rewind mode
         return True
 
     def _why_not_structurally(self) -> str | None:
@@ -626,14 +639,28 @@ class ChatScreen(Screen):
 
     def rewound(self, outcome: RewindOutcome) -> None:
         """After a confirmed rewind: say exactly how much went (never a silent multi-turn loss)."""
-        text = f"Rewound {_plural(outcome.turns, 'turn')}."
+        text = f"Rewound {_plural(outcome.turns, 'turn')}"
         hint = self.undo_hint(outcome)
-        self.notify(f"{text} {hint}" if hint else text, title="Rewind", timeout=6)
+        self.notify(f"{text} — {hint}." if hint else f"{text}.", title="Rewind", timeout=6)
 
     def undo_hint(self, outcome: RewindOutcome) -> str:
-        """How to undo ``outcome``, for the toast. Undo needs the server to redo a rewind, which
-        it cannot yet, so nothing is offered; this is where an undo (ctrl+z) plugs in."""
-        return ""
+        """How to undo ``outcome``, for the toast: ctrl+z, where the server can redo a rewind."""
+        return self.branches.undo_hint(outcome)
+
+    def action_undo_rewind(self) -> None:
+        self.branches.undo()
+
+    def action_redo(self) -> None:
+        self.branches.redo()
+
+    def action_toggle_rewound(self) -> None:
+        self.branches.toggle_rewound()
+
+    def action_turns(self) -> None:
+        self.branches.open_picker()
+
+    def action_copy(self) -> None:
+        self.branches.copy()
 
     # -- message actions -----------------------------------------------------------------------
     @on(Transcript.Action)
@@ -642,6 +669,9 @@ class ChatScreen(Screen):
 
     def handle_action(self, action: str, item: Item) -> None:
         """A message's button (rewind: preview it in rewind mode) or a key in rewind mode."""
+        if action in ("restore", "fork_branch"):  # a rewound turn's buttons
+            self.branches.act(action, item)
+            return
         target = item.rewind_target
         if target is None:
             self.app.bell()
@@ -723,6 +753,7 @@ class ChatScreen(Screen):
 
     @on(TextArea.Changed, "#composer")
     def _composer_changed(self) -> None:
+        self.branches.disarm_undo()  # ctrl+z is the draft's undo again
         if self.rewind_mode and self.composer.text:
             self._leave_mode()  # typing means writing, not choosing a turn
         if self.banner.kind == "hint":
@@ -790,19 +821,16 @@ class ChatScreen(Screen):
             panel.focus()
             self._load_sessions()
 
-    @work(group="sessions", exclusive=True)
-    async def _load_sessions(self) -> None:
-        chat = self.chat
-        if chat is None or not chat.client.has_api:
-            self.sessions.clear_options()
-            self.sessions.add_option("(this server has no sessions API)")
-            return
-        try:
-            sessions = await chat.client.list_sessions()
-        except ClientError as exc:
-            self.notify(str(exc), title="Sessions", severity="error")
-            return
-        self.sessions.show_sessions(sessions, chat.session_id)
+    def _load_sessions(self) -> None:
+        self.branches.load_sessions()
+
+    @on(SessionsPanel.Rename)
+    def _rename_session(self, event: SessionsPanel.Rename) -> None:
+        self.branches.rename(event.session)
+
+    @on(SessionsPanel.Delete)
+    def _delete_session(self, event: SessionsPanel.Delete) -> None:
+        self.branches.delete(event.session)
 
     @on(SessionsPanel.Open)
     def _open_session(self, event: SessionsPanel.Open) -> None:

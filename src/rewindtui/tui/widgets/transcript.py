@@ -12,6 +12,10 @@ button, brightened when hovered or selected. In rewind mode (``preview``) the se
 highlighted and it and every turn after it are drawn dimmed under a "rewind point" rule: what
 would go, shown before anything is sent.
 
+Rewound turns, when the user asks to see them (``Conversation.show_rewound``), are drawn in
+place, dimmed and marked with when they were rewound; they are no part of any turn of the
+conversation, and their own buttons bring their branch back or fork a session from it.
+
 The pane follows the bottom (new content scrolls into view) until the user scrolls away, and
 follows again once they scroll back to the bottom.
 """
@@ -41,6 +45,7 @@ from textual.strip import Strip
 
 from rewindtui.chat import Permissions as ChatPermissions
 from rewindtui.conversation import Change, Conversation, Item, ItemKind
+from rewindtui.export import local_time
 from rewindtui.textsafe import sanitize
 from rewindtui.tui.keys import run_binding_now
 
@@ -67,12 +72,13 @@ class Permissions:
     fork_reason: str = ""  # why not fork ("": the same as ``reason``)
     #: unavailable only for now (a turn or a rewind is in flight): buttons are drawn quiet, not struck out
     waiting: bool = False
+    redo: bool = False  # a rewound turn's branch can be brought back
 
     @classmethod
-    def of(cls, perms: ChatPermissions) -> Permissions:
+    def of(cls, perms: ChatPermissions, *, redo: bool = False) -> Permissions:
         busy = perms.busy_reason
         waiting = bool(busy) and (perms.can_rewind or perms.rewind_reason == busy) and (perms.can_fork or perms.fork_reason == busy)
-        return cls(perms.can_rewind, perms.can_fork, perms.rewind_reason, perms.fork_reason, waiting)
+        return cls(perms.can_rewind, perms.can_fork, perms.rewind_reason, perms.fork_reason, waiting, redo)
 
 
 class Transcript(ScrollView, can_focus=True):
@@ -108,6 +114,8 @@ class Transcript(ScrollView, can_focus=True):
     Transcript > .transcript--bar { color: $panel-lighten-2; }
     Transcript > .transcript--preview { color: $text-disabled; }
     Transcript > .transcript--rewind-point { color: $text-warning; text-style: bold; }
+    Transcript > .transcript--rewound { color: $text-disabled; }
+    Transcript > .transcript--rewound-mark { color: $text-warning; }
     """
 
     COMPONENT_CLASSES = {
@@ -124,6 +132,8 @@ class Transcript(ScrollView, can_focus=True):
         "transcript--bar",
         "transcript--preview",
         "transcript--rewind-point",
+        "transcript--rewound",
+        "transcript--rewound-mark",
     }
 
     #: The first item of the selected turn (None: nothing selected).
@@ -333,8 +343,8 @@ class Transcript(ScrollView, can_focus=True):
         """(first, end) item indexes of the turn holding item ``index``: the items sharing its
         rewind target, with the untargeted items (errors) that follow them. None if no turn."""
         items = self.conversation.items
-        if not 0 <= index < len(items):
-            return None
+        if not 0 <= index < len(items) or items[index].rewound is not None:
+            return None  # a rewound item is no part of a turn of the conversation
         i = index
         while i >= 0 and items[i].rewind_target is None:
             i -= 1
@@ -343,12 +353,12 @@ class Transcript(ScrollView, can_focus=True):
         target = items[i].rewind_target
         first = i
         j = i - 1
-        while j >= 0 and items[j].rewind_target in (target, None):
+        while j >= 0 and items[j].rewind_target in (target, None) and items[j].rewound is None:
             if items[j].rewind_target == target:
                 first = j
             j -= 1
         end = i + 1
-        while end < len(items) and items[end].rewind_target in (target, None):
+        while end < len(items) and items[end].rewind_target in (target, None) and items[end].rewound is None:
             end += 1
         return first, end
 
@@ -422,7 +432,7 @@ class Transcript(ScrollView, can_focus=True):
         role = self._group_role(index)
         perms = self.permissions
         editable = role == START and item.role != "user" and item.rewind_target is not None and self._turn_has_user(index)
-        return (item.rev, width, item.key in self.expanded, item.streaming, perms.rewind, perms.fork, perms.waiting, editable, role)
+        return (item.rev, width, item.key in self.expanded, item.streaming, perms.rewind, perms.fork, perms.waiting, perms.redo, editable, role)
 
     def render_lines(self, crop):
         self._check_width()
@@ -578,6 +588,15 @@ class Transcript(ScrollView, can_focus=True):
             base = self.rich_style
             for line in console.render_lines(body, options, pad=False):
                 strips.append(Strip([Segment(_BAR, bar_style), *line]).apply_style(base))
+        if item.rewound is not None:
+            # shown in place, dimmed: not part of the conversation (its header keeps its buttons)
+            dim = self.get_component_rich_style("transcript--rewound").color
+            strips = [
+                strip if (role != CONTINUATION and n == 1) else Strip(
+                    Segment.apply_style(iter(strip), None, Style(color=dim, bold=False)), strip.cell_length
+                )
+                for n, strip in enumerate(strips)
+            ]
         return strips
 
     def _continuation_line(self, item: Item, width: int, bar_style: Style) -> list[Segment]:
@@ -600,6 +619,9 @@ class Transcript(ScrollView, can_focus=True):
         else:
             who, style = sanitize(item.author or ("artifact" if item.kind is ItemKind.ARTIFACT else "agent")), "transcript--agent"
         left = Text(who, style=self.get_component_rich_style(style))
+        if item.rewound is not None:
+            left.stylize(self.get_component_rich_style("transcript--rewound"))
+            left.append(f"  {_rewound_label(item)}", self.get_component_rich_style("transcript--rewound-mark"))
         if item.streaming:
             left.append("  streaming…", self.get_component_rich_style("transcript--muted"))
         buttons = self._buttons(index, item)
@@ -633,6 +655,11 @@ class Transcript(ScrollView, can_focus=True):
     def _buttons(self, index: int, item: Item, *, short: bool = False) -> Text:
         """A user message's own (quiet) buttons, or the turn's actions on a group's header."""
         text = Text()
+        if item.rewound is not None and item.role == "user":
+            # a rewound turn: bring its branch back (redo its rewind), or fork a session from it
+            self._button(text, "fork" if short else "fork branch", "fork_branch", item, self.permissions.fork, quiet=False)
+            self._button(text, "⟲" if short else "⟲ Restore", "restore", item, self.permissions.redo, quiet=False)
+            return text
         if item.rewind_target is None or item.kind not in (ItemKind.MESSAGE, ItemKind.ARTIFACT):
             return text
         perms = self.permissions
@@ -807,12 +834,22 @@ class Transcript(ScrollView, can_focus=True):
         self.post_message(self.Leave())
 
 
+def _rewound_label(item: Item) -> str:
+    """``⟲ rewound 14:05``: when the turn was rewound (local time)."""
+    when = local_time(item.rewound.at)[11:] if item.rewound is not None else ""
+    return f"⟲ rewound{' ' + when if when else ''} · not in the conversation"
+
+
 def _tooltip(action: str, perms: Permissions) -> str:
     if action in ("rewind", "edit") and not perms.rewind:
         return f"Rewind unavailable: {perms.reason}"
-    if action == "fork" and not perms.fork:
+    if action in ("fork", "fork_branch") and not perms.fork:
         return f"Fork unavailable: {perms.fork_reason or perms.reason}"
+    if action == "restore" and not perms.redo:
+        return "Restore unavailable: this server does not offer redo"
     return {
+        "restore": "Bring this rewound branch back: undo the rewind that took it away (and any after it)",
+        "fork_branch": "Fork a new session holding this rewound branch up to and including this turn",
         "rewind": "Rewind to here: shows what would go (this turn and everything after it); Enter confirms",
         "edit": "Edit this turn's message and resend it; the turn and everything after it are replaced",
         "fork": "Fork a new session holding what came before this turn; this one stays as it is",
