@@ -16,13 +16,13 @@ from starlette.routing import Route
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "a2a_servers"))
 
-from asgi_thread import ServeInThread  # noqa: E402
-from binding_servers import Recorder, card_json_10, card_only_app  # noqa: E402
+from binding_servers import Recorder, card_json_10, card_only_app
 
-from rewindtui.auth import CredentialScope, redact  # noqa: E402
-from rewindtui.chat import Chat, TurnRefused  # noqa: E402
-from rewindtui.client import A2AClient, ServerConfig  # noqa: E402
-from rewindtui.settings import Settings, SettingsError, load_settings  # noqa: E402
+from asgi_thread import ServeInThread
+from rewindtui.auth import CredentialScope, redact
+from rewindtui.chat import Chat, TurnRefused
+from rewindtui.client import A2AClient, ServerConfig
+from rewindtui.settings import Settings, SettingsError, load_settings
 
 SECRET = "s3cret-token-value-42"
 

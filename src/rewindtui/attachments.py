@@ -18,7 +18,7 @@ import json
 import mimetypes
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
@@ -208,6 +208,7 @@ class Saved:
 
     written: list[Path]
     skipped: list[str]
+    where: dict[int, Path] = field(default_factory=dict)  # id(part) -> the file written for it
 
 
 async def save_parts(
@@ -229,7 +230,7 @@ async def save_parts(
             if info.kind == "data":
                 if not name.endswith(".json"):
                     name += ".json"
-                data = (json.dumps(info.data, ensure_ascii=False, indent=2) + "\n").encode("utf-8")
+                data = (json.dumps(wire.tidy_json(info.data), ensure_ascii=False, indent=2) + "\n").encode("utf-8")
             elif info.inline:
                 decoded = wire.part_bytes(p)
                 if decoded is None:
@@ -241,7 +242,9 @@ async def save_parts(
                 data = await _fetch(http, info.url, fetch_limit)
             else:
                 raise AttachmentError(f"{name}: the part holds neither bytes nor a link")
-            saved.written.append(_write_new(directory, name, data))
+            path = _write_new(directory, name, data)
+            saved.written.append(path)
+            saved.where[id(p)] = path
         except AttachmentError as exc:
             saved.skipped.append(str(exc))
         except OSError as exc:

@@ -228,6 +228,17 @@ async def connection(settings: Settings, *, spawn: Spawner | None = None, http: 
         await conn.aclose()
 
 
+@asynccontextmanager
+async def reader(settings: Settings) -> AsyncIterator[Connection]:
+    """A client for the named server that has not read its card yet (``rewindtui card`` shows the
+    card of an agent this client may not be able to talk to)."""
+    client = A2AClient(settings.server_config())
+    try:
+        yield Connection(client, settings)
+    finally:
+        await client.aclose()
+
+
 def connect_hint(settings: Settings) -> str:
     """How to fix a failed connection with these settings, for the app's connect-error screen."""
     config = f" (or in {settings.config_file})" if settings.config_file else ""

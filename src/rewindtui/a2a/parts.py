@@ -103,6 +103,18 @@ def part_bytes(p: Any) -> bytes | None:
         return None
 
 
+def tidy_json(value: Any) -> Any:
+    """``value`` for people: whole numbers that came as floats (protobuf ``Struct`` has only
+    doubles, so a2a-sdk servers turn ``1`` into ``1.0``) shown as integers."""
+    if isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
+        return int(value)
+    if isinstance(value, dict):
+        return {k: tidy_json(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [tidy_json(v) for v in value]
+    return value
+
+
 def file_part(
     *, dialect: Dialect, name: str, media_type: str, data: bytes | None = None, url: str | None = None
 ) -> dict[str, Any]:
