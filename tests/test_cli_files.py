@@ -121,7 +121,7 @@ def test_card_of_the_embedded_server(run, server):
     assert text.lines[0] == "Agent" and "Interfaces" in text.lines
     assert any("JSONRPC 1.0 (used)" in line for line in text.lines)
     assert any("HTTP+JSON 1.0" in line for line in text.lines)
-    assert any("urn:rewindtui:ext:rewind:v1 (rewind: ours)" in line for line in text.lines)
+    assert any("urn:rewindtui:ext:rewind:v1  rewindtui's rewind extension: " in line for line in text.lines)
     assert any("example" in line and "weather in Tokyo" in line for line in text.lines)
     rest = json.loads(run("card", "--json", "--url", server.agent_url, "--binding", "http+json").out)
     assert rest["binding"] == "HTTP+JSON" and rest["endpoint"] == server.agent_url

@@ -394,8 +394,8 @@ def card_sections(card: dict[str, Any], *, card_url: str | None = None, choice: 
     for ext in _list(caps.get("extensions")):
         d = _dict(ext)
         uri = _text(d.get("uri")) or "?"
-        label = uri + (" (rewind: ours)" if uri == contract.EXTENSION_URI else "") + (" (required)" if d.get("required") else "")
-        text = _text(d.get("description"))
+        label = uri + (" (required)" if d.get("required") else "")
+        text = ("rewindtui's rewind extension: " if uri == contract.EXTENSION_URI else "") + _text(d.get("description"))
         params = d.get("params")
         if params:
             text = (text + " " if text else "") + "params " + _compact(params)
@@ -430,6 +430,6 @@ def card_sections(card: dict[str, Any], *, card_url: str | None = None, choice: 
     sections.append(security)
 
     warnings = card_warnings(card, card_url)
-    if warnings:
-        sections.append(Section("Warnings", [("!", w) for w in warnings]))
+    if warnings:  # right after who the agent is: what is wrong with the card is read first
+        sections.insert(1, Section("Warnings", [("!", w) for w in warnings]))
     return sections

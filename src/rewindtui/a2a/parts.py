@@ -34,7 +34,7 @@ class PartInfo:
 
     def label(self) -> str:
         """``report.pdf · application/pdf · 12.3 KB`` (what is known of it)."""
-        bits = [self.name or ("data" if self.kind == "data" else "file")]
+        bits = [self.name or "(no name)"]
         if self.media_type:
             bits.append(self.media_type)
         if self.size is not None:

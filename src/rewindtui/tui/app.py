@@ -250,6 +250,10 @@ class RewindApp(App[int]):
         yield SystemCommand("Reconnect", "Connect to the server again; restarts the embedded server if it died", self.reconnect)
         yield SystemCommand("Sessions panel", "Show or hide the sessions panel (F2)", screen.action_toggle_sessions)
         yield SystemCommand("New session", "Start a new session (ctrl+n)", screen.action_new_session)
+        yield SystemCommand("Attach a file…", "Attach a file to the next message (ctrl+o)", screen.action_attach)
+        yield SystemCommand("Remove attachments", "Remove every file and data part waiting to be sent", screen.files.remove_all)
+        yield SystemCommand("Save files and data…", "Save the latest reply's files and data to disk (ctrl+s)", screen.action_save_parts)
+        yield SystemCommand("Agent card", "Who the agent is, how rewindtui talks to it, and what its card gets wrong (F3)", screen.action_show_card)
         yield SystemCommand("Help", "Keys and how rewind works (F1)", self.action_help)
 
 

@@ -30,11 +30,14 @@ from textual.screen import Screen
 from textual.widgets import Footer, TextArea
 from textual.worker import Worker
 
+from rewindtui.attachments import Attachment
 from rewindtui.chat import Chat
 from rewindtui.client import ClientError
 from rewindtui.conversation import Change, Item
 from rewindtui.prompt_history import PromptHistory, PromptStore
+from rewindtui.tui.file_actions import FileActions
 from rewindtui.tui.screens.confirm import ConfirmScreen
+from rewindtui.tui.widgets.attachment_bar import AttachmentBar
 from rewindtui.tui.widgets.composer import Composer
 from rewindtui.tui.widgets.mode_banner import ModeBanner
 from rewindtui.tui.widgets.sessions_panel import SessionsPanel
@@ -86,6 +89,9 @@ class ChatScreen(Screen):
         Binding("f2", "toggle_sessions", "Sessions", id="chat.sessions", tooltip="Show or hide the sessions panel"),
         Binding("ctrl+n", "new_session", "New", id="chat.new_session", tooltip="Start a new session"),
         Binding("f1", "app.help", "Help", id="chat.help", tooltip="Show keys and how rewind works"),
+        Binding("ctrl+o", "attach", "Attach", show=False, id="chat.attach", tooltip="Attach a file to the next message"),
+        Binding("ctrl+s", "save_parts", "Save", show=False, id="chat.save", tooltip="Save the files and data of the latest reply (in rewind mode: of the selected turn)"),
+        Binding("f3", "show_card", "Card", show=False, id="chat.card", tooltip="Show the agent card"),
     ]
 
     def __init__(self, prompt_store: PromptStore | None = None) -> None:
@@ -101,12 +107,14 @@ class ChatScreen(Screen):
         self._rewind_worker: Worker | None = None
         self._switch_worker: Worker | None = None
         self._edit_turns = 0  # turns an edit in progress has set aside
+        self.files = FileActions(self)
 
     def compose(self) -> ComposeResult:
         yield StatusLine(id="status")
         yield SessionsPanel(id="sessions", classes="hidden")
         yield Transcript(id="transcript")
         yield ModeBanner(id="banner")
+        yield AttachmentBar(id="attachments")
         yield Composer(id="composer")
         yield Footer()
 
@@ -237,6 +245,9 @@ class ChatScreen(Screen):
             self.notify("A reply is still coming in (Esc stops it); your draft is kept.", severity="warning")
             return
         text = event.text
+        if chat.edit is not None and not text.strip():
+            self.notify("An edited turn needs its text (attachments go with the next new message).", severity="warning")
+            return
         self._remember_prompt(text)
         self.composer.clear_draft()
         self._outcome = None
@@ -248,17 +259,18 @@ class ChatScreen(Screen):
             self._rewind_worker = self._resend(text)
             return
         # a turn that has just ended may still be closing its stream: this send waits for it
-        self._turn_worker = self._send(text, self._turn_worker)
+        self._turn_worker = self._send(text, self._turn_worker, self.files.bar.take())
 
     @work(group="turn")
-    async def _send(self, text: str, after: Worker | None) -> None:
+    async def _send(self, text: str, after: Worker | None, attachments: list[Attachment] | None = None) -> None:
         assert self.chat is not None
         await _wait_for(after)
         try:
-            await self.chat.send(text)
+            await self.chat.send(text, attachments or ())
         except ClientError as exc:
             self._outcome = "failed"
             self._keep_draft(text)
+            self.files.bar.restore(attachments or ())
             self.notify(f"{exc}{self._reconnect_hint(exc)}", title="Send failed", severity="error", timeout=8)
         finally:
             self._refresh_status()
@@ -424,7 +436,24 @@ class ChatScreen(Screen):
     # -- message actions -----------------------------------------------------------------------
     @on(Transcript.Action)
     def _message_action(self, event: Transcript.Action) -> None:
+        if event.action == "save":
+            self.files.save(event.item)
+            return
         self.handle_action(event.action, event.item)
+
+    # -- files and the agent card (rewindtui.tui.file_actions) ---------------------------------
+    def action_attach(self) -> None:
+        self.files.attach()
+
+    def action_save_parts(self) -> None:
+        self.files.save()
+
+    def action_show_card(self) -> None:
+        self.files.show_card()
+
+    @on(AttachmentBar.Changed)
+    def _attachments_changed(self, event: AttachmentBar.Changed) -> None:
+        self.composer.attachments_pending = event.count > 0
 
     def handle_action(self, action: str, item: Item) -> None:
         """A message's button (rewind: preview it in rewind mode) or a key in rewind mode."""

@@ -39,6 +39,8 @@ class Composer(TextArea):
         super().__init__(id=id, soft_wrap=True, show_line_numbers=False, tab_behavior="focus")
         self.placeholder = "Message the agent — Enter sends, ctrl+j newline, ↑ earlier prompts, F1 help"
         self.prompts = PromptHistory()
+        #: files or data wait to be sent: Enter sends even with no text
+        self.attachments_pending = False
 
     async def _on_key(self, event: events.Key) -> None:
         # bindings (Enter, the screen's Esc, ...) run here, after the keys typed before them
@@ -59,7 +61,7 @@ class Composer(TextArea):
 
     def action_submit(self) -> None:
         text = self.text
-        if text.strip():
+        if text.strip() or self.attachments_pending:
             self.post_message(self.Submitted(text))
 
     def action_newline(self) -> None:
