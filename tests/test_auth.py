@@ -172,3 +172,9 @@ async def test_a_refusal_names_the_wanted_scheme_and_hides_the_secret(tmp_path, 
         logging.getLogger("anything").info("a header was %s", f"Bearer {SECRET}")
     assert SECRET not in caplog.text and "a header was ***" in caplog.text
     assert redact(f"x {SECRET} y") == "x *** y"
+
+
+def test_agent_names_are_escaped_in_the_controller_paths(tmp_path):
+    s = settings({"kagent": "http://k.test:8083", "agent": "../.."}, tmp_path=tmp_path)
+    assert s.url == "http://k.test:8083/api/a2a/%2E%2E/%2E%2E/"
+    assert all("/../" not in u for u in s.server_config().fallback_urls)

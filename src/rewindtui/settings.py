@@ -71,6 +71,7 @@ from rewindtui.a2a.card import HTTP_JSON, JSONRPC, norm_binding
 from rewindtui.a2a.dialect import Dialect
 from rewindtui.auth import API_KEY, BASIC, BEARER, DEFAULT_API_KEY_HEADER, AuthError, AuthOption, SecretRef
 from rewindtui.client import REWIND_MODES, ServerConfig
+from rewindtui.transport import segment
 from rewindtui.dirs import default_config_path, default_data_dir
 
 ENV_PREFIX = "REWINDTUI_"
@@ -193,7 +194,7 @@ class Settings:
             raise SettingsError("no server URL (give --url, or start the embedded server first)")
         fallbacks: tuple[str, ...] = ()
         if self.kagent and self.agent:
-            namespace, name = self.agent.split("/")
+            namespace, name = (segment(x) for x in self.agent.split("/"))
             paths = [self.kagent + p.format(namespace=namespace, name=name) for p in kagent_api.A2A_PATHS]
             fallbacks = tuple(p for p in paths if p != self.url)
         return ServerConfig(
@@ -568,7 +569,7 @@ def _server(layers: list[_Layer]) -> dict[str, Any]:
         base = _norm_url(kagent)
         if base.endswith("/api"):
             base = base[: -len("/api")]
-        namespace, name = agent.split("/")
+        namespace, name = (segment(x) for x in agent.split("/"))  # escaped: "../x" stays in its place
         api, _ = first("api", upto=kagent_rank)
         return {
             "url": f"{base}/api/a2a/{namespace}/{name}/",
