@@ -219,7 +219,9 @@ def security_requirements(card: dict[str, Any]) -> list[list[str]]:
         schemes = _dict(_dict(item).get("schemes"))
         if schemes:
             out.append([str(k) for k in schemes])
-    for item in _list(card.get("security")):  # 0.3: [{"name": [scopes]}]
+    if out:
+        return out
+    for item in _list(card.get("security")):  # 0.3: [{"name": [scopes]}] (a2a-sdk's cards carry both)
         if isinstance(item, dict) and item:
             out.append([str(k) for k in item])
     return out
