@@ -71,8 +71,8 @@ from rewindtui.a2a.card import HTTP_JSON, JSONRPC, norm_binding
 from rewindtui.a2a.dialect import Dialect
 from rewindtui.auth import API_KEY, BASIC, BEARER, DEFAULT_API_KEY_HEADER, AuthError, AuthOption, SecretRef
 from rewindtui.client import REWIND_MODES, ServerConfig
-from rewindtui.transport import segment
 from rewindtui.dirs import default_config_path, default_data_dir
+from rewindtui.transport import segment
 
 ENV_PREFIX = "REWINDTUI_"
 #: Set (to anything but 0/false/no/off) to get Python tracebacks instead of one-line errors.

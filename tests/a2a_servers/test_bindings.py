@@ -223,3 +223,26 @@ async def test_embedded_card_offers_both_and_0_3_cannot_use_http_json(embedded, 
     async with A2AClient(config(embedded.agent_url, tmp_path, binding="HTTP+JSON", dialect=Dialect.V03)) as client:
         with pytest.raises(Unsupported, match="no HTTP\\+JSON interface rewindtui can use"):
             await client.connect()
+
+
+@pytest.mark.parametrize("binding", BINDINGS)
+async def test_resume_a_running_task_through_the_binding(both, tmp_path, binding):
+    """SubscribeToTask (``POST {url}/tasks/{id}:subscribe`` on HTTP+JSON): a second reader follows
+    a running turn to its end."""
+    async with A2AClient(config(both.url + "/", tmp_path, binding=binding)) as client:
+        chat = Chat(client)
+        await chat.open(None)
+        running = asyncio.ensure_future(chat.send("a slow answer with several words"))
+        while not any(i.kind is ItemKind.ARTIFACT for i in chat.conversation.items):
+            await asyncio.sleep(0.02)
+        task_id = chat.conversation.items[0].task_id
+        states = []
+        async with A2AClient(config(both.url + "/", tmp_path / "second", binding=binding)) as other:
+            async for event in other.subscribe(task_id):
+                body = event.body if isinstance(event.body, dict) else {}
+                state = (body.get("status") or {}).get("state")
+                if state:
+                    states.append(state)
+        await running
+        assert states[-1] == "TASK_STATE_COMPLETED"
+        assert chat.conversation.turn_state == "completed"

@@ -11,14 +11,14 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "a2a_servers"))
 
-from asgi_thread import ServeInThread  # noqa: E402
-from binding_servers import REPORT_BYTES, REPORT_NAME, both_bindings_app, card_json_10  # noqa: E402
+from binding_servers import REPORT_BYTES, REPORT_NAME, both_bindings_app, card_json_10
 
-from rewindtui.attachments import FileAttachment  # noqa: E402
-from rewindtui.tui.app import RewindApp  # noqa: E402
-from rewindtui.tui.screens.card import CardScreen  # noqa: E402
-from rewindtui.tui.screens.path_prompt import PathPrompt, complete_path  # noqa: E402
-from tui.pilotkit import connector_for, settle, wait_until  # noqa: E402
+from asgi_thread import ServeInThread
+from rewindtui.attachments import FileAttachment
+from rewindtui.tui.app import RewindApp
+from rewindtui.tui.screens.card import CardScreen
+from rewindtui.tui.screens.path_prompt import PathPrompt, complete_path
+from tui.pilotkit import connector_for, settle, wait_until
 
 
 @pytest.fixture(scope="module")
