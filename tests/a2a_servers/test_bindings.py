@@ -246,3 +246,18 @@ async def test_resume_a_running_task_through_the_binding(both, tmp_path, binding
         await running
         assert states[-1] == "TASK_STATE_COMPLETED"
         assert chat.conversation.turn_state == "completed"
+
+
+async def test_the_embedded_server_takes_a2a_json_and_still_refuses_pages(embedded):
+    """The HTTP+JSON binding's media type is JSON too; what a browser page may send is not."""
+    import httpx
+
+    body = {"message": {"messageId": "m-a2a-json", "role": "ROLE_USER", "parts": [{"text": "hi"}]}}
+    async with httpx.AsyncClient() as http:
+        ok = await http.post(
+            embedded.agent_url + "message:send", json=body, headers={"A2A-Version": "1.0", "Content-Type": "application/a2a+json"}
+        )
+        assert ok.status_code == 200, ok.text
+        assert ok.json()["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
+        page = await http.post(embedded.agent_url + "message:send", content=b"{}", headers={"Content-Type": "text/plain"})
+        assert page.status_code == 415
