@@ -29,13 +29,14 @@ import contextlib
 import gc
 import logging
 import uuid
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from rewindtui.a2a import contract, outgoing, raw
 from rewindtui.a2a.classify import EventKind, StreamEvent
 from rewindtui.a2a.dialect import TURN_ENDING_STATES
+from rewindtui.attachments import Attachment
 from rewindtui.client import (
     A2AClient,
     ClientError,
@@ -287,8 +288,9 @@ class Chat:
             self.history.remember(self.session_id, title=derive_title(text), task_id=watch.task_id)
 
     # -- turns ---------------------------------------------------------------------------------
-    async def send(self, text: str) -> None:
-        """Send a message. During an edit, this is the rewind-and-send request.
+    async def send(self, text: str, attachments: Sequence[Attachment] = ()) -> None:
+        """Send a message (with ``attachments`` as file and data parts after its text). During an
+        edit, this is the rewind-and-send request.
 
         TurnRefused: the server did not take it (the view is as before). TurnInterrupted: the
         stream stopped before the turn's end and could not be resumed. A turn that the server ends
@@ -299,10 +301,16 @@ class Chat:
             return
         if self.sending or self.rewinding:
             raise Busy("a turn is still running")
+        if attachments:
+            await self.client.connect()
+            self.client.build_message(None, session_id=None, attachments=attachments)  # can they be sent?
         await self._start_session(text)
         conversation = self.conversation
         message = self.client.build_message(
-            text, session_id=conversation.session_id, task_id=conversation.input_task_id
+            text if text or not attachments else None,
+            session_id=conversation.session_id,
+            task_id=conversation.input_task_id,
+            attachments=attachments,
         )
         await self._turn(message, text)
 

@@ -15,7 +15,8 @@ running. The app's connector (:class:`AppConnector`) can be pointed at a correct
 :class:`Target` without restarting.
 
 The embedded server wants a bearer token (it was started with a random one, or another app on
-the same data dir started it); the client sends it to that server's origin only.
+the same data dir started it): it is the connection's credential, which the client sends to that
+server's origin only (:class:`rewindtui.auth.CredentialScope`), like any configured credential.
 """
 
 from __future__ import annotations
@@ -24,13 +25,21 @@ import asyncio
 import threading
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import httpx
 
-from rewindtui.client import A2AClient, Capabilities, ClientError, ConnectFailed, ConnectionLost, HTTPStatusFailed
+from rewindtui.client import (
+    A2AClient,
+    Capabilities,
+    ClientError,
+    ConnectFailed,
+    ConnectionLost,
+    HTTPStatusFailed,
+    Unsupported,
+)
 from rewindtui.settings import Settings
 from rewindtui.textsafe import sanitize_line
 
@@ -44,8 +53,8 @@ class ConnectProblem(ConnectFailed):
     ``refused`` us (credentials), or the ``embedded`` server did not start. ``address`` is the
     URL (or agent) concerned."""
 
-    def __init__(self, message: str, part: str, address: str) -> None:
-        super().__init__(message)
+    def __init__(self, message: str, part: str, address: str, *, hint: str = "") -> None:
+        super().__init__(message, hint=hint)
         self.part = part
         self.address = address
 
@@ -73,23 +82,6 @@ def target_of(settings: Settings) -> Target:
 #: ``spawn(data_dir, model=...)`` -> a handle with ``agent_url``, ``api_url``, ``base_url``, ``stop()``
 #: and optionally ``token`` (the bearer token the server wants).
 Spawner = Callable[..., Any]
-
-
-class OriginBearer(httpx.Auth):
-    """``Authorization: Bearer <token>`` on requests to one origin, and on no other."""
-
-    def __init__(self, token: str, origin_url: str) -> None:
-        self._value = f"Bearer {token}"
-        self._origin = _origin(httpx.URL(origin_url))
-
-    def auth_flow(self, request: httpx.Request) -> Any:
-        if _origin(request.url) == self._origin:
-            request.headers["Authorization"] = self._value
-        yield request
-
-
-def _origin(url: httpx.URL) -> tuple[str, str, int | None]:
-    return (url.scheme, url.host, url.port or {"http": 80, "https": 443}.get(url.scheme))
 
 
 class Connection:
@@ -147,6 +139,14 @@ async def _stop(server: Any) -> None:
         await asyncio.to_thread(server.stop)
 
 
+def embedded_credentials(settings: Settings, server: Any) -> Settings:
+    """Settings pointed at a started embedded server, with its token as the only credential."""
+    settings = settings.with_server(server.agent_url, server.api_url)
+    token = getattr(server, "token", None)
+    credentials = {"Authorization": f"Bearer {token}"} if token else {}
+    return replace(settings, auth=None, credentials=credentials)
+
+
 def _hint(settings: Settings, embedded: bool) -> str:
     if embedded:
         return "the embedded server started but does not answer; try `rewindtui serve` to see its output"
@@ -156,38 +156,44 @@ def _hint(settings: Settings, embedded: bool) -> str:
 
 
 def describe_connect_error(exc: ClientError, settings: Settings, url: str, embedded: bool = False) -> ConnectFailed:
-    """A connect-time failure as one actionable line (a :class:`ConnectProblem` naming its part)."""
-    reason = sanitize_line(str(exc))
+    """A connect-time failure as one actionable line (a :class:`ConnectProblem` naming its part;
+    ``hint``: what to do about it)."""
+    reason = sanitize_line(exc.message)
     if settings.kagent and settings.agent and not embedded:
         if isinstance(exc, HTTPStatusFailed) and exc.status == 404:
             return ConnectProblem(
                 f"agent {settings.agent} is not on the kagent controller at {settings.kagent} "
-                f"(it answered: {sanitize_line(exc.detail) or reason}); check --agent NAMESPACE/NAME "
-                f"(the controller lists its agents at {settings.kagent}/api/agents)",
+                f"(it answered: {sanitize_line(exc.detail) or reason})",
                 AGENT,
                 settings.agent,
+                hint=f"check --agent NAMESPACE/NAME (the controller lists its agents at {settings.kagent}/api/agents)",
             )
         if isinstance(exc, ConnectFailed) and not isinstance(exc, ConnectionLost):
             return ConnectProblem(
-                f"cannot reach the kagent controller at {settings.kagent} ({_transport_reason(exc, reason)}); "
-                "is it running (e.g. kubectl port-forward svc/kagent-controller 8083)? check --kagent",
+                f"cannot reach the kagent controller at {settings.kagent} ({_transport_reason(exc, reason)})",
                 CONTROLLER,
                 settings.kagent,
+                hint="is it running (e.g. kubectl port-forward svc/kagent-controller 8083)? check --kagent",
             )
     part = EMBEDDED if embedded else URL
     if isinstance(exc, HTTPStatusFailed):
         if exc.status in (401, 403):
+            given = f"sent: {settings.auth.describe()}" if settings.auth else "no credentials are configured"
             return ConnectProblem(
-                f"the agent at {url} refused us ({reason}); give credentials with --header 'Authorization: Bearer …'",
+                f"the agent at {url} refused us ({reason})",
                 REFUSED,
                 url,
+                hint=f"{given}; give them with --bearer-env VAR, --api-key-env VAR [--api-key-header NAME] "
+                "or --basic-user NAME --basic-password-env VAR (or [auth] in config.toml)",
             )
         if exc.status == 404:
-            return ConnectProblem(f"no A2A agent card at {url} ({reason}); {_hint(settings, embedded)}", part, url)
-        return ConnectProblem(f"the agent at {url} answered with an error ({reason}); {_hint(settings, embedded)}", part, url)
+            return ConnectProblem(f"no A2A agent card at {url} ({reason})", part, url, hint=_hint(settings, embedded))
+        return ConnectProblem(f"the agent at {url} answered with an error ({reason})", part, url, hint=_hint(settings, embedded))
+    if isinstance(exc, Unsupported):
+        return ConnectProblem(f"cannot talk to the agent at {url}: {reason}", part, url, hint="see `rewindtui card` for what its card offers")
     if isinstance(exc, ConnectFailed):
         return ConnectProblem(
-            f"cannot reach the agent at {url} ({_transport_reason(exc, reason)}); {_hint(settings, embedded)}", part, url
+            f"cannot reach the agent at {url} ({_transport_reason(exc, reason)})", part, url, hint=_hint(settings, embedded)
         )
     return ConnectProblem(f"{url} does not look like an A2A agent: {reason}", part, url)
 
@@ -245,13 +251,9 @@ async def connect(settings: Settings, *, spawn: Spawner | None = None, http: Any
     if settings.embedded:
         server = await start_embedded(settings, spawn)
         store_key = f"embedded:{settings.resolved_data_dir()}"
-        settings = settings.with_server(server.agent_url, server.api_url)
+        settings = embedded_credentials(settings, server)
     client: A2AClient | None = None
     try:
-        token = getattr(server, "token", None)
-        if server is not None and token:
-            http = http or httpx.AsyncClient(timeout=settings.timeout, follow_redirects=True)
-            http.auth = OriginBearer(token, server.base_url)
         client = A2AClient(settings.server_config(store_key=store_key), http=http)
         try:
             await client.connect()
@@ -273,6 +275,17 @@ async def connection(settings: Settings, *, spawn: Spawner | None = None, http: 
         yield conn
     finally:
         await conn.aclose()
+
+
+@asynccontextmanager
+async def reader(settings: Settings) -> AsyncIterator[Connection]:
+    """A client for the named server that has not read its card yet (``rewindtui card`` shows the
+    card of an agent this client may not be able to talk to)."""
+    client = A2AClient(settings.server_config())
+    try:
+        yield Connection(client, settings)
+    finally:
+        await client.aclose()
 
 
 def connect_hint(settings: Settings) -> str:

@@ -52,8 +52,8 @@ def test_send_then_answer(run, dialect, decision) -> None:
 
 def test_answer_needs_a_session_and_no_text(run) -> None:
     r = run("send", "--approve")
-    assert r.rc == 1 and "--session" in r.err
+    assert r.rc == 2 and "--session" in r.err  # a usage error, like argparse's
     r = run("send", "--session", "x", "--reject", "and some text")
-    assert r.rc == 1 and "no TEXT" in r.err
+    assert r.rc == 2 and "no TEXT" in r.err
     r = run("send", "--approve", "--reject", "--session", "x")
     assert r.rc == 2  # argparse: not both

@@ -1,5 +1,5 @@
 """Branches in the app, against the real embedded server: undo right after a rewind (ctrl+z), redo
-(ctrl+r), rewound turns shown in place (ctrl+o) and brought back or forked by their buttons, the
+(ctrl+r), rewound turns shown in place (F4) and brought back or forked by their buttons, the
 turn picker (ctrl+g) by keyboard and by mouse, copy, export, and the sessions panel's forks,
 rename and delete. The demo model's answers say what it sees (history, weather_calls)."""
 
@@ -133,7 +133,7 @@ async def test_rewound_turns_are_shown_dimmed_in_place_and_restored_by_their_but
         await three_turns(app, pilot)
         await rewind_to(app, pilot, 1)
         await turns(app, pilot, "other")
-        await pilot.press("ctrl+o")
+        await pilot.press("f4")
         await settle(app, pilot)
         transcript = app.chat_screen.transcript
         assert rewound_users(app) == ["weather in Oslo", "third"]
@@ -148,7 +148,7 @@ async def test_rewound_turns_are_shown_dimmed_in_place_and_restored_by_their_but
         assert await server_users(server, app) == ["first", "weather in Oslo", "third"]
         # still shown: now "other" is the rewound branch
         await wait_until(pilot, lambda: rewound_users(app) == ["other"])
-        await pilot.press("ctrl+o")
+        await pilot.press("f4")
         await pilot.pause()
         assert rewound_users(app) == [] and not app.chat.conversation.shows_rewound
         await turns(app, pilot, "probe")
@@ -161,7 +161,7 @@ async def test_a_rewound_branch_is_forked_by_its_button(server):
         await three_turns(app, pilot)
         original = app.chat.session_id
         await rewind_to(app, pilot, 1)
-        await pilot.press("ctrl+o")
+        await pilot.press("f4")
         await settle(app, pilot)
         items = app.chat.conversation.items
         index = next(n for n, i in enumerate(items) if i.rewound is not None and i.text == "weather in Oslo")

@@ -1,9 +1,10 @@
 """The agent card, rendered the a2a-sdk way (1.0 fields plus 0.3 compat fields).
 
-A client picks its dialect from the card: ``supportedInterfaces`` lists the
-JSON-RPC endpoint twice, ``protocolVersion: "1.0"`` first (send
-``A2A-Version: 1.0`` and ``SendStreamingMessage``) and ``"0.3.0"`` second;
-0.3-only clients read the top-level ``url``/``preferredTransport``/
+A client picks its binding and dialect from the card: ``supportedInterfaces``
+lists the JSON-RPC endpoint twice, ``protocolVersion: "1.0"`` first (send
+``A2A-Version: 1.0`` and ``SendStreamingMessage``) and ``"0.3.0"`` second,
+then the HTTP+JSON binding (A2A 1.0: ``POST {url}/message:stream`` ...) at the
+same URL; 0.3-only clients read the top-level ``url``/``preferredTransport``/
 ``protocolVersion`` (``0.3.0``) and speak ``message/stream``.
 
 Rewind and fork support is advertised as an A2A extension in
@@ -70,6 +71,7 @@ def build_agent_card(
         supported_interfaces=[
             pb.AgentInterface(url=agent_url, protocol_binding="JSONRPC", protocol_version="1.0"),
             pb.AgentInterface(url=agent_url, protocol_binding="JSONRPC", protocol_version="0.3.0"),
+            pb.AgentInterface(url=agent_url, protocol_binding="HTTP+JSON", protocol_version="1.0"),
         ],
         capabilities=pb.AgentCapabilities(streaming=True, push_notifications=False, extensions=[extension]),
         default_input_modes=["text"],
@@ -80,6 +82,7 @@ def build_agent_card(
                 name="chat",
                 description="Answers what you say; 'weather in <City>' calls the get_weather tool",
                 tags=["chat", "weather", "rewind"],
+                examples=["hello", "what is the weather in Tokyo?"],
             )
         ],
     )

@@ -276,7 +276,7 @@ class RewindApp(App[int]):
         yield SystemCommand("Reject the tool call", "Answer the agent's question: no (alt+n)", lambda: screen.action_answer(False))
         branches = screen.branches
         yield SystemCommand("Redo rewind", "Undo the last rewind: its turns come back with the agent's state (ctrl+r / ctrl+shift+z)", branches.redo)
-        yield SystemCommand("Show or hide rewound turns", "Rewound turns, dimmed, where they were: restore a branch or fork it (ctrl+o)", branches.toggle_rewound)
+        yield SystemCommand("Show or hide rewound turns", "Rewound turns, dimmed, where they were: restore a branch or fork it (F4)", branches.toggle_rewound)
         yield SystemCommand("Jump to a turn…", "The session's turns, newest first: rewind to one, edit or fork it (ctrl+g)", branches.open_picker)
         yield SystemCommand("Copy message", "Copy the selected turn (rewind mode), else the last reply (c in rewind mode)", branches.copy)
         yield SystemCommand("Export transcript as Markdown", "Write the transcript to a .md file in the current directory", lambda: branches.export("md"))
@@ -285,6 +285,10 @@ class RewindApp(App[int]):
         yield SystemCommand("Reconnect", "Connect to the server again; restarts the embedded server if it died", self.reconnect)
         yield SystemCommand("Sessions panel", "Show or hide the sessions panel (F2)", screen.action_toggle_sessions)
         yield SystemCommand("New session", "Start a new session (ctrl+n)", screen.action_new_session)
+        yield SystemCommand("Attach a file…", "Attach a file to the next message (ctrl+o)", screen.action_attach)
+        yield SystemCommand("Remove attachments", "Remove every file and data part waiting to be sent", screen.files.remove_all)
+        yield SystemCommand("Save files and data…", "Save the latest reply's files and data to disk (ctrl+s)", screen.action_save_parts)
+        yield SystemCommand("Agent card", "Who the agent is, how rewindtui talks to it, and what its card gets wrong (F3)", screen.action_show_card)
         yield SystemCommand("Help", "Keys and how rewind works (F1)", self.action_help)
 
 

@@ -102,7 +102,7 @@ class Branches:
         gone = len(set(before) - set(after))
         text = f"{_plural(back, 'turn')} back, with the agent's state as it was"
         if gone:
-            text += f"; {_plural(gone, 'turn')} went to the rewound turns (ctrl+o shows them)"
+            text += f"; {_plural(gone, 'turn')} went to the rewound turns (F4 shows them)"
         self._notify(text + ".", title=title)
 
     def undo_hint(self, outcome: RewindOutcome) -> str:
@@ -163,7 +163,7 @@ class Branches:
             turns = len({i.task_id for i in chat.conversation.items if i.rewound is not None})
             text = (
                 f"{_plural(turns, 'rewound turn')} shown dimmed, in place ({shown} messages); "
-                "their [⟲ Restore] brings a branch back, [fork branch] copies it. ctrl+o hides them."
+                "their [⟲ Restore] brings a branch back, [fork branch] copies it. F4 hides them."
                 if shown
                 else "This session has no rewound turns."
             )

@@ -39,12 +39,15 @@ from textual.screen import Screen
 from textual.widgets import Footer, TextArea
 from textual.worker import Worker
 
+from rewindtui.attachments import Attachment
 from rewindtui.chat import Chat, RewindOutcomeUnknown, TurnInterrupted
 from rewindtui.client import ClientError
 from rewindtui.conversation import Change, Item
 from rewindtui.prompt_history import PromptHistory, PromptStore
 from rewindtui.tui.branches import Branches
+from rewindtui.tui.file_actions import FileActions
 from rewindtui.tui.screens.confirm import ConfirmScreen
+from rewindtui.tui.widgets.attachment_bar import AttachmentBar
 from rewindtui.tui.widgets.composer import Composer
 from rewindtui.tui.widgets.history_note import HistoryNote
 from rewindtui.tui.widgets.mode_banner import ModeBanner
@@ -111,9 +114,12 @@ class ChatScreen(Screen):
         Binding("f1", "app.help", "Help", id="chat.help", tooltip="Show keys and how rewind works"),
         Binding("ctrl+z", "undo_rewind", "Undo rewind", show=False, priority=True, id="chat.undo_rewind", tooltip="Right after a rewind (empty composer): undo it — the server redoes it"),
         Binding("ctrl+shift+z,ctrl+r", "redo", "Redo rewind", show=False, id="chat.redo", tooltip="Redo rewind: undo the last rewind; its turns come back with the agent's state"),
-        Binding("ctrl+o", "toggle_rewound", "Rewound turns", show=False, id="chat.rewound", tooltip="Show or hide rewound turns, dimmed, where they were"),
+        Binding("f4", "toggle_rewound", "Rewound turns", show=False, id="chat.rewound", tooltip="Show or hide rewound turns, dimmed, where they were"),
         Binding("ctrl+g", "turns", "Turns…", show=False, id="chat.turns", tooltip="Jump to a turn: pick one to rewind to, edit or fork"),
         Binding("c", "copy", "Copy", show=False, id="chat.copy", tooltip="Rewind mode: copy the selected turn (the palette's “Copy message” copies the last reply)"),
+        Binding("ctrl+o", "attach", "Attach", show=False, id="chat.attach", tooltip="Attach a file to the next message"),
+        Binding("ctrl+s", "save_parts", "Save", show=False, id="chat.save", tooltip="Save the files and data of the latest reply (in rewind mode: of the selected turn)"),
+        Binding("f3", "show_card", "Card", show=False, id="chat.card", tooltip="Show the agent card"),
     ]
 
     def __init__(self, prompt_store: PromptStore | None = None) -> None:
@@ -134,6 +140,7 @@ class ChatScreen(Screen):
         self._answering: bool | None = None  # the answer on its way (approve?), None: none
         self._shown_permissions: tuple[object, ...] | None = None
         self.branches = Branches(self)  # redo, rewound turns, the turn picker, copy/export, sessions
+        self.files = FileActions(self)
 
     def compose(self) -> ComposeResult:
         yield StatusLine(id="status")
@@ -142,6 +149,7 @@ class ChatScreen(Screen):
         yield Transcript(id="transcript")
         yield ModeBanner(id="banner")
         yield TurnBar(id="turn-bar")
+        yield AttachmentBar(id="attachments")
         yield Composer(id="composer")
         yield Footer()
 
@@ -285,6 +293,10 @@ class ChatScreen(Screen):
             self._keep_draft(text)
             self.notify("A reply is still coming in (Esc stops it); your draft is kept.", severity="warning")
             return
+        if chat.edit is not None and not text.strip():
+            self._keep_draft(text)
+            self.notify("An edited turn needs its text (attachments go with the next new message).", severity="warning")
+            return
         self._remember_prompt(text)
         self._outcome = None
         if chat.edit is not None:
@@ -295,19 +307,20 @@ class ChatScreen(Screen):
             self._rewind_worker = self._resend(text)
             return
         # a turn that has just ended may still be closing its stream: this send waits for it
-        self._turn_worker = self._send(text, self._turn_worker)
+        self._turn_worker = self._send(text, self._turn_worker, self.files.bar.take())
 
     @work(group="turn")
-    async def _send(self, text: str, after: Worker | None) -> None:
+    async def _send(self, text: str, after: Worker | None, attachments: list[Attachment] | None = None) -> None:
         assert self.chat is not None
         await _wait_for(after)
         try:
-            await self.chat.send(text)
+            await self.chat.send(text, attachments or ())
         except TurnInterrupted as exc:
             self._interrupted(exc)  # the server has the message: no draft to give back
         except ClientError as exc:
             self._outcome = "failed"
             self._keep_draft(text)
+            self.files.bar.restore(attachments or ())
             self.notify(f"{exc}{self._reconnect_hint(exc)}", title="Send failed", severity="error", timeout=8)
         finally:
             self._refresh_status()
@@ -665,7 +678,24 @@ class ChatScreen(Screen):
     # -- message actions -----------------------------------------------------------------------
     @on(Transcript.Action)
     def _message_action(self, event: Transcript.Action) -> None:
+        if event.action == "save":
+            self.files.save(event.item)
+            return
         self.handle_action(event.action, event.item)
+
+    # -- files and the agent card (rewindtui.tui.file_actions) ---------------------------------
+    def action_attach(self) -> None:
+        self.files.attach()
+
+    def action_save_parts(self) -> None:
+        self.files.save()
+
+    def action_show_card(self) -> None:
+        self.files.show_card()
+
+    @on(AttachmentBar.Changed)
+    def _attachments_changed(self, event: AttachmentBar.Changed) -> None:
+        self.composer.attachments_pending = event.count > 0
 
     def handle_action(self, action: str, item: Item) -> None:
         """A message's button (rewind: preview it in rewind mode) or a key in rewind mode."""

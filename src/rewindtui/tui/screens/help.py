@@ -21,7 +21,7 @@ ABOUT = (
     "message and resends it, f forks a new session from before it, t shows tool calls, Esc leaves with "
     "nothing changed. Any other key goes to the composer.\n"
     "• After a rewind a note says how many turns went; ctrl+z right after it undoes it, and ctrl+r (or "
-    "ctrl+shift+z) undoes the last rewind later, with the agent's state. ctrl+o shows rewound turns, "
+    "ctrl+shift+z) undoes the last rewind later, with the agent's state. F4 shows rewound turns, "
     "dimmed, where they were: restore a branch, or fork it. ctrl+g lists every turn to jump to.\n"
     "• Esc Esc with a draft clears it (ctrl+z brings it back).\n"
     "• Esc (or ■ Stop above the composer) stops a reply that is streaming in: the server is asked to "
@@ -31,6 +31,8 @@ ABOUT = (
     "approves, alt+n rejects (or the buttons).\n"
     "• ↑ on an empty composer recalls the prompts you sent in this session (↓ goes forward again).\n"
     "• Editing: the turn and the ones after it are set aside; Enter resends, Esc puts them back.\n"
+    "• ctrl+o attaches a file to the next message, ctrl+s saves the files and data of the latest reply, "
+    "F3 shows the agent card.\n"
     "• ctrl+p opens the command palette with every action; F2 lists sessions (forks keep the original)."
 )
 

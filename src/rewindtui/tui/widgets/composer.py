@@ -39,6 +39,8 @@ class Composer(TextArea):
         super().__init__(id=id, soft_wrap=True, show_line_numbers=False, tab_behavior="focus")
         self.placeholder = "Message the agent — Enter sends, ctrl+j newline, ↑ earlier prompts, F1 help"
         self.prompts = PromptHistory()
+        #: files or data wait to be sent: Enter sends even with no text
+        self.attachments_pending = False
 
     def on_mount(self) -> None:
         # headless (tests, screenshots) nobody sees a blink; a steady cursor draws the same every time
@@ -68,7 +70,7 @@ class Composer(TextArea):
         # Empty the composer now, before the keys queued behind this Enter are inserted: they
         # begin the next message. The screen puts the text back if it does not send it.
         text = self.text
-        if text.strip():
+        if text.strip() or self.attachments_pending:
             self.clear_draft()
             self.post_message(self.Submitted(text))
 

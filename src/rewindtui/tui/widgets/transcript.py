@@ -48,6 +48,7 @@ from rewindtui.conversation import Change, Conversation, Item, ItemKind
 from rewindtui.export import local_time
 from rewindtui.textsafe import sanitize
 from rewindtui.tui.keys import run_binding_now
+from rewindtui.tui.widgets.part_view import PartStyles, has_more, render_parts
 
 _ACTION = "rt_action"
 _KEY = "rt_key"
@@ -687,11 +688,25 @@ class Transcript(ScrollView, can_focus=True):
             muted = self.get_component_rich_style("transcript--muted")
             for call in item.tools:
                 parts.append(_tool_line(call, expanded, muted, item.key))
-            for part in item.other_parts:
-                parts.append(Text(sanitize(_excerpt_json(part)), style=muted))
+        if item.kind in (ItemKind.MESSAGE, ItemKind.ARTIFACT) and item.raw is not None:
+            parts.extend(self._part_lines(item))
         if not parts:
             return None
         return Group(*parts)
+
+    def _part_lines(self, item: Item) -> list[RenderableType]:
+        """Its files and data (see ``part_view``), with their save and show-more actions."""
+        other = item.other_parts
+        if not other:
+            return []
+        muted = self.get_component_rich_style("transcript--muted")
+        styles = PartStyles(
+            muted=muted,
+            label=self.get_component_rich_style("transcript--agent") if item.role != "user" else muted,
+            button=self.get_component_rich_style("transcript--button") + Style.from_meta({_ACTION: "save", _KEY: item.key}),
+            toggle=muted + Style.from_meta({_ACTION: "tools", _KEY: item.key}),
+        )
+        return render_parts(other, styles, expanded=item.key in self.expanded, savable=item.role != "user")
 
     # -- interaction ---------------------------------------------------------------------------
     def on_click(self, event: events.Click) -> None:
@@ -732,7 +747,12 @@ class Transcript(ScrollView, can_focus=True):
         self.post_message(self.Action(action, item))
 
     def _toggle_tools(self, items: list[Item]) -> None:
-        with_tools = [it for it in items if it.kind is ItemKind.MESSAGE and it.raw is not None and it.tools]
+        with_tools = [
+            it
+            for it in items
+            if it.raw is not None
+            and ((it.kind is ItemKind.MESSAGE and it.tools) or (it.kind in (ItemKind.MESSAGE, ItemKind.ARTIFACT) and has_more(it.other_parts)))
+        ]
         if not with_tools:
             self.app.bell()
             return
@@ -854,6 +874,7 @@ def _tooltip(action: str, perms: Permissions) -> str:
         "edit": "Edit this turn's message and resend it; the turn and everything after it are replaced",
         "fork": "Fork a new session holding what came before this turn; this one stays as it is",
         "tools": "Show or hide tool details",
+        "save": "Save this message's files and data to disk (ctrl+s)",
     }.get(action, action)
 
 
