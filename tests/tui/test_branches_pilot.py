@@ -291,3 +291,18 @@ async def test_sessions_panel_forks_rename_and_delete(server):
         await pilot.pause()
         assert not isinstance(app.screen, ConfirmScreen)
         assert any("open session" in n for n in notifications(app))
+
+
+async def test_f4_on_a_session_without_rewound_turns_says_so_and_the_next_f4_looks_again(server):
+    app = make_app(server)
+    async with app.run_test(size=SIZE) as pilot:
+        await three_turns(app, pilot)
+        await pilot.press("f4")
+        await wait_until(pilot, lambda: "This session has no rewound turns." in notifications(app))
+        await settle(app, pilot)
+        assert not app.chat_screen.branches.showing  # not a toggle left on with nothing shown
+        await rewind_to(app, pilot, 2)
+        await pilot.press("f4")  # looks again (it does not "hide" what was never shown)
+        await settle(app, pilot)
+        assert rewound_users(app) == ["third"]
+        assert "Rewound turns hidden." not in notifications(app)

@@ -159,6 +159,8 @@ class Branches:
         except ClientError as exc:
             self._notify(str(exc), title="Rewound turns", severity="error")
             return
+        if announce and not shown:
+            self.showing = False  # nothing to show: F4 next time looks again, it does not hide
         if announce:
             turns = len({i.task_id for i in chat.conversation.items if i.rewound is not None})
             text = (
