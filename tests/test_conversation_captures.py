@@ -684,3 +684,15 @@ def test_loading_a_session_whose_last_task_runs_or_waits():
     assert (conv.turn_state, conv.input_task_id, conv.running_task_id) == ("working", None, "t3")
     conv.load_tasks([t1])
     assert (conv.turn_state, conv.input_task_id, conv.running_task_id) == ("idle", None, None)
+
+
+def test_tool_numbers_a_protobuf_struct_made_floats_read_as_the_integers_they_were():
+    # a2a-sdk 1.x carries data parts as protobuf Struct: every number is a double on the wire
+    conv = Conversation("s1")
+    call = {"kind": "data", "data": {"id": "c1", "name": "get_weather", "args": {"city": "Oslo", "days": 2.0}}, "metadata": {"kagent_type": meta.FUNCTION_CALL}}
+    result = {"kind": "data", "data": {"id": "c1", "name": "get_weather", "response": {"temp_c": 21.0, "call_no": 1.0, "rain_mm": 0.5}}, "metadata": {"kagent_type": meta.FUNCTION_RESPONSE}}
+    conv.add_user_message({"kind": "message", "messageId": "u1", "role": "agent", "contextId": "s1", "parts": [call, result]})
+    (tool,) = conv.items[0].tools
+    assert tool.args == {"city": "Oslo", "days": 2} and type(tool.args["days"]) is int
+    assert tool.result == {"temp_c": 21, "call_no": 1, "rain_mm": 0.5}
+    assert json.dumps(tool.result) == '{"temp_c": 21, "call_no": 1, "rain_mm": 0.5}'

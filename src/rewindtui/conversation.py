@@ -23,6 +23,7 @@ from rewindtui.a2a import contract, raw
 from rewindtui.a2a import metadata as meta
 from rewindtui.a2a.classify import EventKind, StreamEvent
 from rewindtui.a2a.dialect import TURN_ENDING_STATES, norm_role, norm_state
+from rewindtui.a2a.parts import tidy_json
 from rewindtui.rewound import Mark, rewound_groups
 
 #: Metadata flag on a Task that carries the session's effective history (see ``contract``).
@@ -78,13 +79,14 @@ def _only_text(m: Any) -> bool:
 
 
 def _tool_parts(m: Any) -> Iterable[tuple[str, dict[str, Any]]]:
-    """(``function_call`` | ``function_response``, data) for each tool part of a message."""
+    """(``function_call`` | ``function_response``, data) for each tool part of a message; whole
+    numbers that a protobuf ``Struct`` turned into floats (``1.0``) read as the integers they were."""
     for p in raw.parts(m):
         if _is_texty(p):
             continue
         kind = meta.tool_type(p)
         if kind is not None and isinstance(p.get("data"), dict):
-            yield kind, p["data"]
+            yield kind, tidy_json(p["data"])
 
 
 class Item:
