@@ -105,8 +105,12 @@ async def test_mashed_keys_never_rewind_more_than_was_confirmed(server):
         # six quick Esc on an empty composer: into rewind mode and out again, twice; nothing sent
         await pilot.press(*["escape"] * 6)
         await settle(app, pilot)
-        assert user_texts(app) == list(SIX) and not screen.rewind_mode
+        assert user_texts(app) == list(SIX)
         assert await server_users(server, app) == list(SIX)
+        if screen.rewind_mode:  # Esc Esc pairs by time: a loaded machine may pair the six differently
+            await pilot.press("escape")
+            await settle(app, pilot)
+        assert not screen.rewind_mode and user_texts(app) == list(SIX)
         # r four times in rewind mode: the first confirms the one previewed turn; the rest is text
         await pilot.press("alt+up", "r", "r", "r", "r")
         await settle(app, pilot)
