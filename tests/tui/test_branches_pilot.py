@@ -139,7 +139,8 @@ async def test_rewound_turns_are_shown_dimmed_in_place_and_restored_by_their_but
         assert rewound_users(app) == ["weather in Oslo", "third"]
         assert [i.text for i in app.chat.conversation.items if i.role == "user"] == ["first", "weather in Oslo", "third", "other"]
         items = app.chat.conversation.items
-        index = next(n for n, i in enumerate(items) if i.rewound is not None and i.role == "user")
+        # the branch's last turn: the whole branch comes back
+        index = next(n for n, i in enumerate(items) if i.rewound is not None and i.role == "user" and i.text == "third")
         x, y = header_offset(transcript, index, "⟲ Restore")
         assert any("⟲ rewound" in line and "not in the conversation" in line for line in screen_lines(transcript))
         await pilot.click(Transcript, offset=(x, y))
@@ -306,3 +307,25 @@ async def test_f4_on_a_session_without_rewound_turns_says_so_and_the_next_f4_loo
         await settle(app, pilot)
         assert rewound_users(app) == ["third"]
         assert "Rewound turns hidden." not in notifications(app)
+
+
+async def test_restore_on_an_earlier_turn_of_a_branch_brings_it_back_only_up_to_there(server):
+    app = make_app(server)
+    async with app.run_test(size=SIZE) as pilot:
+        await three_turns(app, pilot)
+        await rewind_to(app, pilot, 1)  # "weather in Oslo" and "third" go
+        await pilot.press("f4")
+        await settle(app, pilot)
+        assert rewound_users(app) == ["weather in Oslo", "third"]
+        items = app.chat.conversation.items
+        index = next(n for n, i in enumerate(items) if i.rewound is not None and i.text == "weather in Oslo")
+        x, y = header_offset(app.chat_screen.transcript, index, "⟲ Restore")
+        await pilot.click(Transcript, offset=(x, y))
+        await settle(app, pilot)
+        await wait_until(pilot, lambda: current_users(app) == ["first", "weather in Oslo"])
+        assert await server_users(server, app) == ["first", "weather in Oslo"]
+        await wait_until(pilot, lambda: rewound_users(app) == ["third"])  # kept, not lost
+        await pilot.press("f4")
+        await settle(app, pilot)
+        await turns(app, pilot, "probe")
+        assert seen(app) == (["first", "weather in Oslo", "probe"], 1)  # the tool's state came back

@@ -69,9 +69,10 @@ class Branches:
             return "Not connected."
         return chat.why_not_redo() or self._why_busy() or ""
 
-    def redo(self, rewind_task_id: str | None = None, *, title: str = "Redo") -> None:
+    def redo(self, rewind_task_id: str | None = None, *, title: str = "Redo", up_to: str | None = None) -> None:
         """Undo a rewind on the server (None: the last one); nothing is sent when the server does
-        not offer redo (the reason is shown)."""
+        not offer redo (the reason is shown). ``up_to``: then rewind again before this invocation
+        (the turn after the one restored to), so the branch comes back only up to there."""
         reason = self.why_not_redo()
         if reason:
             self._notify(reason, title=f"{title} unavailable", severity="warning")
@@ -83,14 +84,24 @@ class Branches:
         screen._outcome = None
         screen._activity = "redoing…"
         screen._refresh_status()
-        screen._rewind_worker = screen.run_worker(self._redo(rewind_task_id, title), group="rewind", exit_on_error=False)
+        screen._rewind_worker = screen.run_worker(self._redo(rewind_task_id, title, up_to), group="rewind", exit_on_error=False)
 
-    async def _redo(self, rewind_task_id: str | None, title: str) -> None:
+    async def _redo(self, rewind_task_id: str | None, title: str, up_to: str | None = None) -> None:
         chat = self.chat
         assert chat is not None
         before = chat.conversation.turn_invocations()
         try:
             await chat.redo(rewind_task_id)
+            if up_to is not None and up_to in chat.conversation.turn_invocations():
+                try:
+                    await chat.rewind(up_to)  # the rest of the branch stays rewound: nothing is lost
+                except ClientError as exc:
+                    self._notify(
+                        f"The whole branch came back, but the turns after the one chosen could not be rewound again: {exc}",
+                        title=title,
+                        severity="warning",
+                        timeout=8,
+                    )
         except ClientError as exc:
             self._notify(str(exc), title=f"{title} failed", severity="error", timeout=8)
             return
@@ -209,7 +220,7 @@ class Branches:
         screen = self.screen
         if action == "restore":
             if item.rewound is not None and item.rewound.by:
-                self.redo(item.rewound.by, title="Restore branch")
+                self.redo(item.rewound.by, title="Restore branch", up_to=self._next_in_branch(item))
             else:
                 self._notify("This server keeps this turn but cannot bring it back.", title="Restore branch", severity="warning")
             return
@@ -224,6 +235,22 @@ class Branches:
             screen.enter_rewind_mode(index)  # what would go is shown; Enter confirms
         else:
             screen.handle_action(action, item)
+
+    def _next_in_branch(self, item: Item) -> str | None:
+        """The invocation of the rewound turn after ``item``'s in its branch (None: it is the last):
+        restoring up to ``item`` rewinds again before it."""
+        mark = item.rewound
+        chat = self.chat
+        if mark is None or chat is None:
+            return None
+        branch: list[str] = []
+        for other in chat.conversation.items:
+            if other.rewound is not None and other.rewound.by == mark.by and other.invocation_id and other.invocation_id not in branch:
+                branch.append(other.invocation_id)
+        if item.invocation_id not in branch:
+            return None
+        later = branch[branch.index(item.invocation_id) + 1 :]
+        return later[0] if later else None
 
     def fork_branch(self, item: Item) -> None:
         chat = self.chat

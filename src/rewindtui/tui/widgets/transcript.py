@@ -868,7 +868,7 @@ def _tooltip(action: str, perms: Permissions) -> str:
     if action == "restore" and not perms.redo:
         return "Restore unavailable: this server does not offer redo"
     return {
-        "restore": "Bring this rewound branch back: undo the rewind that took it away (and any after it)",
+        "restore": "Bring this rewound branch back up to this turn: undo the rewind that took it away (its later turns stay rewound)",
         "fork_branch": "Fork a new session holding this rewound branch up to and including this turn",
         "rewind": "Rewind to here: shows what would go (this turn and everything after it); Enter confirms",
         "edit": "Edit this turn's message and resend it; the turn and everything after it are replaced",
