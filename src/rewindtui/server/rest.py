@@ -2,7 +2,10 @@
 
 =========================================  =====================================================
 ``GET    /api/sessions``                    the user's sessions (most recently updated first)
-``POST   /api/sessions``                    create; body ``{"name"?, "id"?}`` -> 201
+``GET    /api/sessions/agent/{ns}/{name}``  the user's sessions of that agent (kagent's route; this
+                                            server has one agent: ``local/demo``; others are 404)
+``POST   /api/sessions``                    create; body ``{"name"?, "id"?, "agent_ref"?, "user_id"?}``
+                                            -> 201 (kagent's body: ``agent_ref`` must be this agent)
 ``GET    /api/sessions/{id}``               one session
 ``PUT    /api/sessions/{id}``               rename it; body ``{"name"}`` -> the session
 ``DELETE /api/sessions/{id}``               delete it (tasks, messages and the ADK session)
@@ -33,9 +36,9 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from rewindtui.a2a import contract
-from rewindtui.server.errors import BadRequest, ServiceError
+from rewindtui.server.errors import BadRequest, NotFound, ServiceError
 from rewindtui.server.executor import AgentService
-from rewindtui.server.paths import API_PATH
+from rewindtui.server.paths import AGENT_REF, API_PATH
 from rewindtui.server.requests import check_id
 from rewindtui.server.users import InvalidUser, resolve_user
 from rewindtui.server.wire import dumps
@@ -96,8 +99,21 @@ def build_rest_routes(service: AgentService) -> list[Route]:
         rows = await service.list_sessions(user_id)
         return ok([r.to_json() for r in rows], "Successfully listed sessions")
 
+    def check_agent(agent_ref: object) -> None:
+        if agent_ref != AGENT_REF:
+            raise NotFound(f"agent {agent_ref} not found (this server has one agent: {AGENT_REF})")
+
+    async def list_agent_sessions(request: Request, user_id: str) -> Response:
+        # kagent: SessionsHandler.HandleGetSessionsForAgent (GET /api/sessions/agent/{namespace}/{name})
+        check_agent(f"{request.path_params['namespace']}/{request.path_params['name']}")
+        return await list_sessions(request, user_id)
+
     async def create_session(request: Request, user_id: str) -> Response:
         body = await _json_body(request)
+        # kagent's SessionsHandler.HandleCreateSession body: agent_ref names the agent; its user_id
+        # is a label like X-User-Id (the header or query decides whose session it is)
+        if body.get("agent_ref") is not None:
+            check_agent(body["agent_ref"])
         name = body.get("name")
         session_id = body.get("id")
         if name is not None and not isinstance(name, str):
@@ -154,6 +170,7 @@ def build_rest_routes(service: AgentService) -> list[Route]:
     return [
         Route("/api/sessions", endpoint(list_sessions), methods=["GET"]),
         Route("/api/sessions", endpoint(create_session), methods=["POST"]),
+        Route("/api/sessions/agent/{namespace}/{name}", endpoint(list_agent_sessions), methods=["GET"]),
         Route("/api/sessions/{session_id}", endpoint(get_session), methods=["GET"]),
         Route("/api/sessions/{session_id}", endpoint(delete_session), methods=["DELETE"]),
         Route("/api/sessions/{session_id}", endpoint(rename_session), methods=["PUT", "PATCH"]),
