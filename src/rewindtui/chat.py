@@ -391,7 +391,9 @@ class Chat:
         if outcome.kind == "refused":
             self._emit(conversation.restore(token))
             raise TurnRefused(f"not sent: {outcome.reason}")
-        if outcome.kind == "stopped":
+        if outcome.kind == "stopped" or (outcome.kind == "cut" and self._stop_requested):
+            # stopped by the user (a stream the server closed on cancel without a final status
+            # is that stop, not an interruption): the view is what the server holds
             state = await self._reread(watch.task_id)
             if state not in TURN_ENDING_STATES:
                 self._emit(conversation.end_turn(CANCELED))

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from a2a_servers import EchoExecutor
 from rewindtui.a2a import Dialect
 from rewindtui.chat import Chat
 from rewindtui.client import A2AClient, ServerConfig
@@ -178,3 +179,33 @@ async def test_a_dropped_stream_is_resumed(serve, tmp_path, only_03):
             live = shown(chat)
     assert sid and live[-1][2] == "You said: a slow one that will be cut (turn 1)"
     assert await truth(server, tmp_path, sid) == live
+
+
+
+class _SilentOnCancel(EchoExecutor):
+    """An agent whose ``cancel`` does nothing: it sends no canceled status of its own (a2a-sdk
+    then closes the stream and marks the task canceled by itself)."""
+
+    async def cancel(self, context, event_queue) -> None:
+        return None
+
+
+async def test_stop_where_the_agent_sends_no_canceled_status_is_a_stop_not_an_interruption(serve, tmp_path):
+    server = serve(executor=_SilentOnCancel(slow_delay=0.2))
+    async with A2AClient(config(server, tmp_path)) as client:
+        chat = Chat(client)
+        await chat.open(None)
+        running = asyncio.ensure_future(chat.send("a slow answer with quite a few words to say"))
+        while not agents(chat):
+            await asyncio.sleep(0.02)
+        started = asyncio.get_running_loop().time()
+        await chat.stop(grace=0.5)
+        await running  # no TurnInterrupted: the user stopped it
+        assert asyncio.get_running_loop().time() - started < 3
+        assert not chat.sending and chat.interrupted_task_id is None
+        assert chat.conversation.turn_state == "canceled"
+        assert not any(i.kind is ItemKind.ERROR and i.text.startswith("Interrupted") for i in chat.conversation.items)
+        sid = chat.session_id
+        live = shown(chat)
+    assert sid
+    assert await truth(server, tmp_path, sid) == live  # what the server holds, nothing extra shown
