@@ -132,3 +132,41 @@ async def test_opening_a_session_whose_turn_runs_follows_it(serve, tmp_path):
             await settle(app, pilot)
             assert agent_texts(app)[-1] == f"You said: {SLOW} (turn 1)"
         await running
+
+
+async def test_f2_lists_the_sessions_used_here_and_marks_those_the_server_lost(serve, tmp_path):
+    from rewindtui.tui.widgets.sessions_panel import SessionsPanel
+
+    def app_on(server) -> RewindApp:
+        async def connect():
+            config = ServerConfig(url=server.url + "/", local_store=tmp_path / "sessions.db", local_store_key="one-server")
+            client = A2AClient(config)
+            return client, client.aclose
+
+        app = RewindApp(connect, new_session=True)
+        app.animation_level = "none"
+        return app
+
+    def entries(panel: SessionsPanel) -> list[str]:
+        return ["\n".join(getattr(r, "renderable", r).plain for r in panel.get_option(s.id).prompt.renderables) for s in panel.sessions]
+
+    server = serve()  # a2a-sdk 1.x: no REST API at all
+    app = app_on(server)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await send(app, pilot, "remember me")
+        sid = app.chat.session_id
+        await pilot.press("f2")
+        panel = app.chat_screen.sessions
+        await wait_until(pilot, lambda: [s.id for s in panel.sessions] == [sid])
+        assert "remember me" in entries(panel)[0] and "gone" not in entries(panel)[0]
+    server.stop()
+    restarted = serve()  # the same server, restarted with an empty memory
+    app = app_on(restarted)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("f2")
+        panel = app.chat_screen.sessions
+        await wait_until(pilot, lambda: sid in [s.id for s in panel.sessions])
+        (entry,) = [e for s, e in zip(panel.sessions, entries(panel), strict=True) if s.id == sid]
+        assert "remember me" in entry and "gone from the server" in entry  # marked, not dropped
