@@ -15,10 +15,6 @@ from srvkit import A2A, Api
 from rewindtui.server import EmbeddedServer
 
 
-def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", "slow: runs real server processes for seconds (kept in the default run)")
-
-
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedServer]:
     """One server per test module (default demo model, no delay)."""
