@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import itertools
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
@@ -55,6 +55,9 @@ class ToolCall:
     args: Any = None
     result: Any = None
     has_result: bool = False
+
+
+_NO_TOOLS: tuple[ToolCall, ...] = ()
 
 
 def _is_texty(p: Any) -> bool:
@@ -129,7 +132,7 @@ class Item:
         self.streaming = False
         self.rev = 0
         self._text = text
-        self._tools: list[ToolCall] | None = None
+        self._tools: Sequence[ToolCall] | None = None
 
     @classmethod
     def from_message(
@@ -173,8 +176,12 @@ class Item:
         return self._text
 
     @property
-    def tools(self) -> list[ToolCall]:
-        """Tool calls in this message, each paired with its result when one arrived."""
+    def tools(self) -> Sequence[ToolCall]:
+        """Tool calls in this message, each paired with its result when one arrived.
+
+        Made on each call (a few microseconds; the transcript keeps what it drew), except that
+        a message found to have none remembers it: kept for every message ever drawn, the calls
+        were long-lived objects the cyclic garbage collector walked again and again."""
         if self._tools is None:
             calls: list[ToolCall] = []
             by_id: dict[str, ToolCall] = {}
@@ -194,7 +201,9 @@ class Item:
                             calls.append(found)
                         found.result = data.get("response")
                         found.has_result = True
-            self._tools = calls
+            if calls:
+                return calls
+            self._tools = _NO_TOOLS
         return self._tools
 
     @property
@@ -504,6 +513,8 @@ class Conversation:
             self._by_id[mid] = item
         if not text_only:
             self._register_calls(item)
+        else:
+            item._tools = _NO_TOOLS  # known already: nothing to look for later
         return item
 
     def _register_calls(self, item: Item) -> None:
