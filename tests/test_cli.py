@@ -19,7 +19,7 @@ from rewindtui.client import A2AClient, ServerConfig
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "kagent-0.10.4"
-MESSAGE_KEYS = {"kind", "message_id", "role", "author", "text", "invocation_id", "task_id", "tools", "other_parts"}
+MESSAGE_KEYS = {"kind", "message_id", "role", "author", "text", "invocation_id", "task_id", "tools", "parts", "other_parts"}
 
 
 @pytest.fixture(scope="module")

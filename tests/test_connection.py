@@ -85,7 +85,7 @@ async def test_unreachable_kagent_hint() -> None:
     "status, body, message",
     [
         (404, {"error": "not found"}, "no A2A agent card at http://agent.test/a2a/"),
-        (401, {"error": "no token"}, "give credentials with --header"),
+        (401, {"error": "no token"}, "give them with --bearer-env VAR"),
         (500, "boom", "answered with an error"),
         (200, "<html>hello</html>", "does not look like an A2A agent"),
     ],
@@ -150,13 +150,13 @@ class TokenServer(FakeServer):
 
 
 async def test_embedded_server_token_goes_to_its_origin_only(tmp_path) -> None:
-    from rewindtui.connection import OriginBearer
+    from rewindtui.auth import CredentialScope
 
     seen: list[httpx.Request] = []
     server = TokenServer("http://127.0.0.1:4321")
     async with connection(Settings(data_dir=tmp_path), spawn=lambda d, model=None: server, http=mock_http(seen=seen)):
         assert seen[0].headers["Authorization"] == "Bearer t0ken"
-    auth = OriginBearer("t0ken", "http://127.0.0.1:4321")
+    auth = CredentialScope.for_urls(["http://127.0.0.1:4321/api/a2a/local/demo/"], {"Authorization": "Bearer t0ken"})
     for url, sent in [
         ("http://127.0.0.1:4321/api/sessions", True),
         ("http://127.0.0.1:4322/api/sessions", False),  # another port
@@ -164,7 +164,8 @@ async def test_embedded_server_token_goes_to_its_origin_only(tmp_path) -> None:
         ("http://localhost:4321/api/sessions", False),  # another host name
         ("http://evil.test/", False),
     ]:
-        request = next(auth.auth_flow(httpx.Request("GET", url)))
+        request = httpx.Request("GET", url)
+        auth.apply(request)
         assert ("Authorization" in request.headers) is sent, url
 
 

@@ -29,13 +29,14 @@ import contextlib
 import gc
 import logging
 import uuid
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from rewindtui.a2a import contract, outgoing, raw
 from rewindtui.a2a.classify import EventKind, StreamEvent
 from rewindtui.a2a.dialect import TURN_ENDING_STATES
+from rewindtui.attachments import Attachment
 from rewindtui.client import (
     A2AClient,
     ClientError,
@@ -85,7 +86,16 @@ class RewindFailed(ClientError):
 
 
 class RewindOutcomeUnknown(ClientError):
-    """The rewind's answer was lost; the view shows the server's view, re-read afterwards."""
+    """The rewind's answer was lost; the view shows the server's view, re-read afterwards
+    (``reread``; False: the server could not give it back, and the view is as before)."""
+
+    def __init__(self, message: str, reread: bool = True) -> None:
+        super().__init__(message)
+        self.reread = reread
+
+
+class RedoFailed(ClientError):
+    """The server refused the redo (or it was not sent); nothing changed."""
 
 
 # -- permissions -------------------------------------------------------------------------------
@@ -103,6 +113,8 @@ class Permissions:
     confirm_reason: str = ""
     #: said in the view when the server cannot give (all of) the conversation back
     history_note: str = ""
+    #: what is in flight ("" when nothing is): a reason above equal to it means "not now", not "never"
+    busy_reason: str = ""
 
 
 @dataclass
@@ -201,12 +213,14 @@ class Chat:
         elif self.sending:
             busy = "wait for the current turn to finish"
         rewind_reason = caps.why_no_rewind() if not caps.can_rewind else busy
-        if not rewind_reason and self.conversation.items and not self.conversation.turn_invocations():
-            rewind_reason = (
+        fork_reason = caps.why_no_fork() if not caps.fork else busy
+        if (not rewind_reason or not fork_reason) and self.conversation.items and not self.conversation.turn_invocations():
+            no_turns = (
                 "this server does not say which turn a message belongs to (its messages carry no "
                 "invocation ids), so there is no point to rewind to"
             )
-        fork_reason = caps.why_no_fork() if not caps.fork else busy
+            rewind_reason = rewind_reason or no_turns
+            fork_reason = fork_reason or no_turns.replace("rewind to", "fork from")
         stop_reason = "" if self.sending else "no turn is running"
         confirmation = self.conversation.pending_confirmation()
         confirm_reason = busy or ("" if confirmation is not None else "no question is waiting for an answer")
@@ -220,6 +234,7 @@ class Chat:
             stop_reason=stop_reason,
             confirm_reason=confirm_reason,
             history_note=self.history_note,
+            busy_reason=busy,
         )
 
     def why_not_rewind_to(self, item: Item) -> str:
@@ -289,8 +304,9 @@ class Chat:
             self.history.remember(self.session_id, title=derive_title(text), task_id=watch.task_id)
 
     # -- turns ---------------------------------------------------------------------------------
-    async def send(self, text: str) -> None:
-        """Send a message. During an edit, this is the rewind-and-send request.
+    async def send(self, text: str, attachments: Sequence[Attachment] = ()) -> None:
+        """Send a message (with ``attachments`` as file and data parts after its text). During an
+        edit, this is the rewind-and-send request.
 
         TurnRefused: the server did not take it (the view is as before). TurnInterrupted: the
         stream stopped before the turn's end and could not be resumed. A turn that the server ends
@@ -301,10 +317,16 @@ class Chat:
             return
         if self.sending or self.rewinding:
             raise Busy("a turn is still running")
+        if attachments:
+            await self.client.connect()
+            self.client.build_message(None, session_id=None, attachments=attachments)  # can they be sent?
         await self._start_session(text)
         conversation = self.conversation
         message = self.client.build_message(
-            text, session_id=conversation.session_id, task_id=conversation.input_task_id
+            text if text or not attachments else None,
+            session_id=conversation.session_id,
+            task_id=conversation.input_task_id,
+            attachments=attachments,
         )
         await self._turn(message, text)
 
@@ -463,7 +485,8 @@ class Chat:
         if caps is None or not caps.streaming:
             return False
         resumed = Watch(watch.message_id, accepted=True, task_id=task_id)
-        outcome = await self._consume(self.client.subscribe(task_id), resumed)
+        # stoppable: stop() closes a resumed stream as it closes a turn's own
+        outcome = await self._consume_stoppable(self.client.subscribe(task_id), resumed)
         watch.state = resumed.state or watch.state
         return outcome.kind == "done"
 
@@ -603,7 +626,8 @@ class Chat:
             self._emit(self.conversation.rollback(token))
             return RewindOutcomeUnknown(
                 f"the rewind's answer was lost ({reason}) and this server cannot give its history back: "
-                "whether it rewound is unknown (reopen the session to check)"
+                "whether it rewound is unknown (reopen the session to check)",
+                reread=False,
             )
         rewound = self.conversation.index_of_invocation(invocation_id) is None
         shows = "rewound" if rewound else "not rewound (the conversation is as it was)"
@@ -733,10 +757,126 @@ class Chat:
         assert original is not None
         if self.conversation.index_of_invocation(invocation_id) is None:
             raise ClientError(f"no turn {invocation_id!r} in this conversation; nothing was sent")
+        return await self._fork_open(original, invocation_id)
+
+    async def _fork_open(self, original: str, invocation_id: str) -> Session:
         session = await self.client.fork(original, invocation_id)
         self.history.remember(session.id, title=session.name, forked_from=original)
         await self.open(session.id)
         return session
+
+    async def fork_branch(self, invocation_id: str) -> Session:
+        """Fork a new session holding this one as it was just before ``invocation_id``, which may
+        be a rewound turn's or a rewind's own (``Item.rewound.fork_before``: a rewound branch up to
+        and including one of its turns), and open it."""
+        self._require("fork")
+        original = self.session_id
+        if original is None:
+            raise ClientError("no session is open; nothing was sent")
+        return await self._fork_open(original, invocation_id)
+
+    # -- redo ----------------------------------------------------------------------------------
+    def why_not_redo(self) -> str:
+        """Why redo is unavailable now ("" when it is available)."""
+        caps = self.client.capabilities
+        if caps is None:
+            return "not connected"
+        if not caps.redo:
+            return caps.why_no_redo()
+        if self.rewinding:
+            return "a rewind is in progress"
+        if self.sending:
+            return "wait for the current turn to finish"
+        if self.edit is not None:
+            return "an edit is in progress (Esc cancels it)"
+        if self.session_id is None:
+            return "nothing to redo: this session has no turns yet"
+        return ""
+
+    async def redo(self, rewind_task_id: str | None = None) -> None:
+        """Undo a rewind on the server (None: the last one): the turns it took away come back, with
+        the agent's state. The view becomes the server's. RedoFailed: refused or not sent, nothing
+        changed; RewindOutcomeUnknown: the answer was lost, the view shows the server's, re-read."""
+        reason = self.why_not_redo()
+        if reason:
+            raise Busy(reason) if self.sending or self.rewinding else Unsupported(reason)
+        sid = self.session_id
+        assert sid is not None
+        self.rewinding = True
+        try:
+            try:
+                answer = await self.client.redo(sid, rewind_task_id)
+            except HTTPStatusFailed as exc:
+                if exc.status < 500:
+                    raise RedoFailed(f"redo refused: {exc.detail or exc}; the conversation is unchanged") from None
+                raise await self._redo_unknown(str(exc)) from None
+            except ConnectionLost as exc:
+                raise await self._redo_unknown(str(exc)) from None
+            except ConnectFailed as exc:
+                raise RedoFailed(f"redo not sent: {exc}") from None
+            except MalformedFrame as exc:
+                raise await self._redo_unknown(str(exc)) from None
+            self._emit(self.conversation.apply(StreamEvent(EventKind.TASK, answer), effective=True))
+            with contextlib.suppress(ClientError):
+                await self.refresh()  # each turn as a reload shows it (artifacts, outcomes)
+        finally:
+            self.rewinding = False
+
+    async def _redo_unknown(self, reason: str) -> RewindOutcomeUnknown:
+        try:
+            known = await self.refresh()
+        except ClientError:
+            known = False
+        shown = "the server's view is shown now" if known else "reopen the session to see what the server holds"
+        return RewindOutcomeUnknown(f"the redo's answer was lost ({reason}); {shown}")
+
+    # -- rewound turns -------------------------------------------------------------------------
+    def why_not_rewound(self) -> str:
+        """Why rewound turns cannot be shown ("" when they can)."""
+        if self.client.capabilities is None:
+            return "not connected"
+        if not self.client.has_api:
+            return "this server keeps no list of rewound turns that a client can read (it has no REST API)"
+        if self.session_id is None:
+            return "this session has no turns yet"
+        return ""
+
+    async def show_rewound(self) -> int:
+        """Show the session's rewound turns in place (read from the server), marked and not part
+        of the conversation; returns how many rewound messages are shown."""
+        reason = self.why_not_rewound()
+        if reason:
+            raise Unsupported(reason)
+        sid = self.session_id
+        assert sid is not None
+        tasks = await self.client.session_tasks(sid, include_rewound=True)
+        self._emit(self.conversation.show_rewound(tasks))
+        return sum(1 for item in self.conversation.items if item.rewound is not None)
+
+    def hide_rewound(self) -> None:
+        self._emit(self.conversation.hide_rewound())
+
+    # -- sessions ------------------------------------------------------------------------------
+    async def rename_session(self, session_id: str, name: str) -> Session:
+        """Rename a session on the server (kagent's ``PUT /sessions/{id}``)."""
+        if not self.client.has_api:
+            raise Unsupported("this server has no sessions API to rename a session with")
+        session = await self.client.rename_session(session_id, name)
+        if session.id == self.session_id:
+            self.session = session
+        return session
+
+    async def delete_session(self, session_id: str) -> None:
+        """Delete a session on the server (and forget it here). The open one cannot be deleted."""
+        if session_id == self.session_id:
+            raise Unsupported("this is the open session: open another one first")
+        if self.client.has_api:
+            try:
+                await self.client.delete_session(session_id)
+            except HTTPStatusFailed as exc:
+                if exc.status != 404:
+                    raise
+        self.history.forget(session_id)
 
 
 __all__ = [
@@ -746,6 +886,7 @@ __all__ = [
     "Listener",
     "PendingEdit",
     "Permissions",
+    "RedoFailed",
     "RewindFailed",
     "RewindOutcomeUnknown",
     "SessionNotFound",

@@ -2,8 +2,9 @@
 
 The headless commands drive :class:`rewindtui.chat.Chat` — the same code as the app — and print
 either readable text or, with ``--json``, one JSON object per line. Any failure is one line on
-stderr and a non-zero exit: 1 for a failed request or turn, 2 for bad arguments or settings,
-130 for Ctrl+C.
+stderr (printed once; with ``--json``, one JSON object ``{"error": {"code", "message", "hint"}}``)
+and a non-zero exit: 1 for a failed request or turn, 2 for bad arguments or settings, 130 for
+Ctrl+C. Secrets are redacted from everything printed.
 """
 
 from __future__ import annotations
@@ -14,11 +15,13 @@ import os
 import sys
 import textwrap
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 from rewindtui import __version__
+from rewindtui.attachments import AttachmentError
+from rewindtui.auth import redact
 from rewindtui.client import ClientError
-from rewindtui.settings import Settings, SettingsError, debug_enabled, load_settings
+from rewindtui.settings import AUTH_KEYS, Settings, SettingsError, debug_enabled, load_settings
 from rewindtui.textsafe import sanitize_line
 
 PROG = "rewindtui"
@@ -34,17 +37,21 @@ With no command, opens the app. With no --url / --kagent, rewindtui starts its o
 agent server (offline demo model, data in the default data dir or --data-dir) and stops it on exit.
 Settings also come from the environment (REWINDTUI_URL, REWINDTUI_API, REWINDTUI_KAGENT,
 REWINDTUI_AGENT, REWINDTUI_USER_ID, REWINDTUI_HEADERS, REWINDTUI_REWIND, REWINDTUI_DIALECT,
-REWINDTUI_THEME, REWINDTUI_DATA_DIR, REWINDTUI_MODEL, REWINDTUI_CONFIG) and from config.toml in
-the user config dir; flags > environment > file.
+REWINDTUI_THEME, REWINDTUI_DATA_DIR, REWINDTUI_MODEL, REWINDTUI_CONFIG, REWINDTUI_BINDING,
+REWINDTUI_BEARER_ENV, REWINDTUI_API_KEY_ENV, REWINDTUI_BASIC_USER, ...) and from config.toml in
+the user config dir; flags > environment > file. Credentials and --header headers are sent only
+to the server you name (its origin), never to other hosts an agent card points to.
 """
 
 _OUTPUT = """\
 output: readable text, one "--- invocation ID ---" line opening each turn (the ID to give
 --before), then "who: text" per message with tool calls indented below it. With --json: one JSON
 object per line per message, with the keys kind, message_id, role, author, text, invocation_id,
-task_id, tools (a list of {name, id, args, result}) and other_parts.
-exit status: 0 ok; 1 the request or the turn failed (one line on stderr); 2 bad arguments or
-settings; 130 interrupted.
+task_id, tools (a list of {name, id, args, result}), parts (files and data: {kind, name,
+media_type, size, url, data, saved}) and other_parts (parts rewindtui does not know, as sent).
+File parts are shown by name, media type and size, never as their bytes; data parts as JSON.
+exit status: 0 ok; 1 the request or the turn failed (one line on stderr; with --json a JSON
+object {"error": {"code", "message", "hint"}}); 2 bad arguments or settings; 130 interrupted.
 """
 
 
@@ -73,6 +80,18 @@ def _connection_options(parser: argparse.ArgumentParser) -> None:
         "--rewind", default=s, metavar="MODE", help="rewind mode: auto (from the agent card), a2a, rest, off"
     )
     g.add_argument("--dialect", default=s, metavar="VERSION", help="A2A dialect 0.3 or 1.0 (default: from the agent card)")
+    g.add_argument(
+        "--binding", default=s, metavar="NAME", help="jsonrpc or http+json (default: the card's preferred one)"
+    )
+    a = parser.add_argument_group("auth (the secret is an environment variable's name or a file; sent to --url's origin only)")
+    a.add_argument("--bearer-env", default=s, metavar="VAR", help="bearer token from this environment variable")
+    a.add_argument("--bearer-file", default=s, metavar="PATH", help="bearer token from this file")
+    a.add_argument("--api-key-env", default=s, metavar="VAR", help="API key from this environment variable")
+    a.add_argument("--api-key-file", default=s, metavar="PATH", help="API key from this file")
+    a.add_argument("--api-key-header", default=s, metavar="NAME", help="the API key's header (default X-API-Key)")
+    a.add_argument("--basic-user", default=s, metavar="NAME", help="HTTP Basic user name")
+    a.add_argument("--basic-password-env", default=s, metavar="VAR", help="HTTP Basic password from this variable")
+    a.add_argument("--basic-password-file", default=s, metavar="PATH", help="HTTP Basic password from this file")
     g.add_argument("--config", default=s, metavar="PATH", help="config file (default: config.toml in the user config dir)")
     g.add_argument("--data-dir", default=s, metavar="DIR", help="embedded server data directory")
     g.add_argument("--model", default=s, metavar="NAME", help="embedded server model (default: the offline demo model)")
@@ -82,13 +101,26 @@ def _json_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="one JSON object per line")
 
 
+class UsageError(Exception):
+    """Bad arguments (argparse's complaint), exit 2; printed once, as JSON with --json."""
+
+    def __init__(self, message: str, usage: str) -> None:
+        super().__init__(message)
+        self.usage = usage
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(message, self.format_usage())
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog=PROG, description=_DESCRIPTION, epilog=_OUTPUT, formatter_class=_Formatter)
+    parser = _Parser(prog=PROG, description=_DESCRIPTION, epilog=_OUTPUT, formatter_class=_Formatter)
     parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
     _connection_options(parser)
     parser.add_argument("--session", default=argparse.SUPPRESS, metavar="ID", help="open this session in the app")
     parser.add_argument("--theme", default=argparse.SUPPRESS, metavar="NAME", help="Textual theme for the app")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", title="commands")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", title="commands", parser_class=_Parser)
 
     sub.add_parser(
         "serve",
@@ -107,25 +139,57 @@ def build_parser() -> argparse.ArgumentParser:
             "Send TEXT (the words joined by spaces; '-' reads standard input) as the next turn of a "
             "session (a new one without --session) and print the turn. The first line of output is "
             "the session id used: 'session: ID', or {\"session\": ID} with --json. Exits 1 if the "
-            "turn failed."
+            "turn failed. When the agent asks for approval of a tool call (the turn waits, "
+            "input-required), answer with --approve or --reject (and --session, no TEXT)."
         ),
         epilog=_OUTPUT,
         formatter_class=_Formatter,
     )
     _connection_options(p)
     p.add_argument("--session", default=argparse.SUPPRESS, metavar="ID", help="continue this session (default: a new session)")
+    p.add_argument(
+        "--file", action="append", default=[], metavar="PATH|URL",
+        help="attach a file: a path is sent inline (at most 10 MB in all), an http(s) URL by reference (repeatable)",
+    )
+    p.add_argument("--data", action="append", default=[], metavar="JSON", help="attach a data part (repeatable)")
+    p.add_argument("--save-dir", metavar="DIR", help="save the files and data parts of the reply into DIR")
     _json_option(p)
-    p.add_argument("text", nargs="+", metavar="TEXT")
+    answer = p.add_mutually_exclusive_group()
+    answer.add_argument("--approve", action="store_true", help="approve the tool call the session's agent asks about")
+    answer.add_argument("--reject", action="store_true", help="reject the tool call the session's agent asks about")
+    p.add_argument("text", nargs="*", metavar="TEXT")
 
     p = sub.add_parser(
         "history",
         help="print a session's conversation",
-        description="Print the conversation of a session as the server has it (rewound turns left out).",
+        description=_para(
+            "Print the conversation of a session as the server has it (rewound turns left out; "
+            "with --include-rewound they are printed where they were, between '=== rewound ... ===' "
+            "lines, or with a \"rewound\" key in --json: when, and the rewind task that `redo "
+            "--rewind-task` undoes to bring them back)."
+        ),
         epilog=_OUTPUT,
         formatter_class=_Formatter,
     )
     _connection_options(p)
     p.add_argument("--session", metavar="ID", required=True)
+    p.add_argument("--include-rewound", action="store_true", help="also print the turns rewinds took away")
+    p.add_argument("--save-dir", metavar="DIR", help="save the session's files and data parts into DIR")
+    _json_option(p)
+
+    p = sub.add_parser(
+        "card",
+        help="show the agent card",
+        description=_para(
+            "Show the agent card of --url (or of the embedded server): who the agent is, its "
+            "interfaces and which one rewindtui uses, capabilities, extensions, skills, security "
+            "schemes, and warnings where the card is incomplete or contradicts itself. With --json: "
+            "{\"card\": ..., \"url\", \"binding\", \"dialect\", \"endpoint\", \"usable\", \"problem\", "
+            "\"warnings\": [...], \"security\": [...]}."
+        ),
+        formatter_class=_Formatter,
+    )
+    _connection_options(p)
     _json_option(p)
 
     p = sub.add_parser(
@@ -160,6 +224,40 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--session", metavar="ID", required=True)
     p.add_argument("--before", metavar="INVOCATION_ID", required=True)
     _json_option(p)
+
+    p = sub.add_parser(
+        "redo",
+        help="undo a rewind: the rewound turns come back",
+        description=_para(
+            "Undo the last rewind of a session: the turns it took away come back, and the agent's "
+            "state and history are as they were before it. Several rewinds in a row undo one by one, "
+            "newest first. With --rewind-task, undo that rewind (see `history --include-rewound`): "
+            "its branch comes back, and turns sent since become a rewound branch in their turn. "
+            "Prints 'session: ID' (or {\"session\": ID, \"redo\": TASK_ID}) and the conversation after it."
+        ),
+        epilog=_OUTPUT,
+        formatter_class=_Formatter,
+    )
+    _connection_options(p)
+    p.add_argument("--session", metavar="ID", required=True)
+    p.add_argument("--rewind-task", metavar="TASK_ID", help="the rewind to undo (default: the last one)")
+    _json_option(p)
+
+    p = sub.add_parser(
+        "export",
+        help="export a session's transcript as Markdown or JSON",
+        description=_para(
+            "Write a session's transcript as Markdown (--format md) or one JSON document (--format "
+            "json) to standard output, or to FILE with --output. With --include-rewound, the turns "
+            "rewinds took away are included where they were, marked."
+        ),
+        formatter_class=_Formatter,
+    )
+    _connection_options(p)
+    p.add_argument("--session", metavar="ID", required=True)
+    p.add_argument("--format", choices=("md", "json"), default="md")
+    p.add_argument("--output", metavar="FILE", help="write to FILE instead of standard output")
+    p.add_argument("--include-rewound", action="store_true", help="include the turns rewinds took away")
     return parser
 
 
@@ -172,7 +270,7 @@ class Output:
         self.stream = stream or sys.stdout
 
     def line(self, text: str) -> None:
-        self.stream.write(text + "\n")
+        self.stream.write(redact(text) + "\n")
         self.stream.flush()
 
     def header(self, text: str, record: dict[str, Any]) -> None:
@@ -180,24 +278,74 @@ class Output:
 
         self.line(json_line(record) if self.as_json else text)
 
-    def items(self, items: Sequence[Any], current: str | None = None) -> None:
+    def items(self, items: Sequence[Any], current: str | None = None, saved: dict[int, str] | None = None) -> None:
         from rewindtui.render_text import format_items, item_record, json_line
 
         if self.as_json:
             for item in items:
-                self.line(json_line(item_record(item)))
+                self.line(json_line(item_record(item, saved)))
         else:
-            for text in format_items(items, current=current):
+            for text in format_items(items, current=current, saved=saved):
                 self.line(text)
 
 
 def _error(message: str, kind: str = "error") -> None:
-    sys.stderr.write(f"{PROG}: {kind}: {sanitize_line(message)}\n")
+    sys.stderr.write(f"{PROG}: {kind}: {sanitize_line(redact(message))}\n")
     sys.stderr.flush()
+
+
+def _json_error(code: str, message: str, hint: str = "") -> None:
+    from rewindtui.render_text import json_line
+
+    record = {"error": {"code": code, "message": sanitize_line(redact(message)), "hint": sanitize_line(redact(hint))}}
+    sys.stderr.write(json_line(record) + "\n")
+    sys.stderr.flush()
+
+
+#: The error code of a failure (``--json`` errors), by class name where the class is not ours here.
+_CODES = {
+    "SessionNotFound": "not-found",
+    "TurnRefused": "refused",
+    "TurnInterrupted": "interrupted",
+    "RewindFailed": "rewind-failed",
+    "RewindOutcomeUnknown": "rewind-unknown",
+    "Busy": "busy",
+}
+
+
+def report(exc: BaseException, as_json: bool) -> None:
+    """Print a failure once: one line, or one JSON object."""
+    if isinstance(exc, ClientError):
+        code, message, hint = _CODES.get(type(exc).__name__, exc.category), exc.message, exc.hint
+    elif isinstance(exc, CommandFailed):
+        code, message, hint = exc.code, str(exc), exc.hint
+    elif isinstance(exc, AttachmentError):
+        code, message, hint = "attachment", str(exc), ""
+    elif isinstance(exc, SettingsError):
+        code, message, hint = "settings", str(exc), ""
+    elif isinstance(exc, UsageError):
+        code, message, hint = "usage", str(exc), exc.usage.strip()
+    else:
+        code, message, hint = "unexpected", f"unexpected {type(exc).__name__}: {exc}", "set REWINDTUI_DEBUG=1 for the traceback"
+    if as_json:
+        _json_error(code, message, hint)
+        return
+    if isinstance(exc, UsageError):
+        sys.stderr.write(exc.usage)
+        _error(message)
+    elif code == "unexpected":
+        _error(f"{message} ({hint})")
+    else:
+        _error(f"{message}; {hint}" if hint else message)
 
 
 class CommandFailed(Exception):
     """A command's own failure (e.g. the turn failed); one line, exit 1."""
+
+    def __init__(self, message: str, *, code: str = "failed", hint: str = "") -> None:
+        super().__init__(message)
+        self.code = code
+        self.hint = hint
 
 
 # -- headless commands -------------------------------------------------------------------------
@@ -269,38 +417,104 @@ def _read_text(words: list[str]) -> str:
     return " ".join(words)
 
 
+def _attachments(args: argparse.Namespace) -> list[Any]:
+    """``--file`` and ``--data``, checked before anything is sent (the size limit counts them all)."""
+    from rewindtui.attachments import attach, parse_data
+
+    found: list[Any] = []
+    for source in getattr(args, "file", None) or ():
+        found.append(attach(source, already=found))
+    for text in getattr(args, "data", None) or ():
+        found.append(parse_data(text))
+    return found
+
+
+async def _save(chat: Any, items: Sequence[Any], directory: str | None) -> dict[int, str]:
+    """Save the file and data parts of ``items`` into ``directory``: {id(part): path}. What could not
+    be saved is said on stderr (a note; the command still succeeds)."""
+    if not directory:
+        return {}
+    from pathlib import Path
+
+    from rewindtui.attachments import savable, save_parts
+
+    saved: dict[int, str] = {}
+    for item in items:
+        parts = savable(item.other_parts) if item.raw is not None else []
+        if not parts or item.role == "user":
+            continue
+        result = await save_parts(parts, Path(directory), http=chat.client.http)
+        saved.update({key: str(path) for key, path in result.where.items()})
+        for reason in result.skipped:
+            _error(f"not saved: {reason}", kind="note")
+    return saved
+
+
 async def cmd_send(conn: Any, args: argparse.Namespace, out: Output) -> int:
     from rewindtui.chat import Chat, TurnRefused
 
-    text = _read_text(args.text)
-    if not text.strip():
-        raise CommandFailed("nothing to send: TEXT is empty")
+    approve, reject = getattr(args, "approve", False), getattr(args, "reject", False)
+    session_id = getattr(args, "session", None)
+    attachments = _attachments(args)
+    if approve or reject:
+        if args.text or attachments:
+            raise CommandFailed("--approve / --reject answer the agent's question: give no TEXT, --file or --data with them", code="usage")
+        if not session_id:
+            raise CommandFailed("--approve / --reject need the --session whose agent asks", code="usage")
+        text = ""
+    else:
+        text = _read_text(args.text)
+        if not text.strip() and not attachments:
+            raise CommandFailed("nothing to send: give TEXT, --file or --data", code="usage")
 
     chat = Chat(conn.client)
-    session_id = getattr(args, "session", None)
     if session_id:
         await _open(chat, session_id)
     else:
         await chat.open(None)
     try:
-        await chat.send(text)
+        if approve or reject:
+            perms = chat.permissions()
+            if not perms.can_confirm:
+                raise CommandFailed(f"nothing to answer in session {chat.session_id}: {perms.confirm_reason}")
+            await chat.confirm(approve)
+        else:
+            await chat.send(text, attachments)
     except TurnRefused:
         raise  # nothing to show: the server did not take the message
     except ClientError:
         _print_turn(chat, out)
         raise
-    _print_turn(chat, out)
+    saved = await _save(chat, _turn_items(chat, chat.last_message_id), getattr(args, "save_dir", None))
+    _print_turn(chat, out, saved)
     failure = _turn_failure(chat)
     if failure:
         raise CommandFailed(failure)
-    if chat.conversation.turn_state in ("input-required", "auth-required"):
+    question = chat.pending_confirmation()
+    if question is not None:
+        asks = question.hint or f"may it run {question.tool}?"
+        _error(
+            f"the agent asks: {asks} ({question.tool} {_args_text(question.args)}); answer with "
+            f"`{PROG} send --session {chat.session_id} --approve` (or --reject)",
+            kind="note",
+        )
+    elif chat.conversation.turn_state in ("input-required", "auth-required"):
         _error(f"the agent is waiting for input ({chat.conversation.turn_state})", kind="note")
     return 0
 
 
-def _print_turn(chat: Any, out: Output) -> None:
+def _args_text(args: Any) -> str:
+    import json
+
+    try:
+        return json.dumps(args, ensure_ascii=False, default=str)
+    except (TypeError, ValueError):
+        return repr(args)
+
+
+def _print_turn(chat: Any, out: Output, saved: dict[int, str] | None = None) -> None:
     out.header(f"session: {sanitize_line(chat.session_id or '')}", {"session": chat.session_id})
-    out.items(_turn_items(chat, chat.last_message_id))
+    out.items(_turn_items(chat, chat.last_message_id), saved=saved)
 
 
 async def cmd_history(conn: Any, args: argparse.Namespace, out: Output) -> int:
@@ -308,8 +522,101 @@ async def cmd_history(conn: Any, args: argparse.Namespace, out: Output) -> int:
 
     chat = Chat(conn.client)
     await _open(chat, args.session)
+    if not getattr(args, "include_rewound", False):
+        saved = await _save(chat, chat.conversation.items, getattr(args, "save_dir", None))
+        out.items(chat.conversation.items, saved=saved)
+        return 0
+    await _show_rewound(chat)
+    from rewindtui.export import history_lines, marked_record
+    from rewindtui.render_text import json_line
+
+    items = chat.conversation.items
+    for line in (json_line(marked_record(i)) for i in items) if out.as_json else history_lines(items):
+        out.line(line)
+    return 0
+
+
+async def _show_rewound(chat: Any) -> None:
+    reason = chat.why_not_rewound()
+    if reason:
+        raise CommandFailed(f"cannot list rewound turns: {reason}")
+    await chat.show_rewound()
+
+
+async def cmd_redo(conn: Any, args: argparse.Namespace, out: Output) -> int:
+    from rewindtui.chat import Chat
+
+    chat = Chat(conn.client)
+    await chat.client.connect()
+    caps = chat.client.capabilities
+    if caps is not None and not caps.redo:
+        raise CommandFailed(caps.why_no_redo())  # nothing is sent
+    await _open(chat, args.session)
+    await chat.redo(args.rewind_task or None)
+    sid = chat.session_id or args.session
+    redo_of = chat.conversation.current_task_id
+    out.header(f"session: {sanitize_line(sid)}", {"session": sid, "redo": redo_of})
     out.items(chat.conversation.items)
     return 0
+
+
+async def cmd_export(conn: Any, args: argparse.Namespace, out: Output) -> int:
+    from rewindtui.chat import Chat
+    from rewindtui.export import export
+
+    chat = Chat(conn.client)
+    await _open(chat, args.session)
+    if args.include_rewound:
+        await _show_rewound(chat)
+    session = chat.session
+    text = export(
+        chat.conversation.items,
+        args.format,
+        session_id=chat.session_id,
+        title=session.name if session else "",
+        times=chat.conversation.task_times,
+    )
+    if args.output:
+        try:
+            with open(args.output, "w", encoding="utf-8") as handle:
+                handle.write(text)
+        except OSError as exc:
+            raise CommandFailed(f"cannot write {args.output}: {exc.strerror or exc}") from None
+        _error(f"exported {len(chat.conversation.items)} messages to {args.output}", kind="note")
+    else:
+        out.stream.write(text)
+        out.stream.flush()
+    return 0
+
+
+async def cmd_card(conn: Any, args: argparse.Namespace, out: Output) -> int:
+    from rewindtui.connection import describe_connect_error
+    from rewindtui.render_text import card_record, format_card, json_line
+
+    client = conn.client
+    try:
+        card, url, problem = await card_of(client)
+    except ClientError as exc:
+        raise describe_connect_error(exc, conn.settings, client.url, embedded=conn.embedded) from exc
+    if out.as_json:
+        out.line(json_line(card_record(card, url, client.capabilities, problem)))
+    else:
+        for text in format_card(card, url, client.capabilities, problem):
+            out.line(text)
+    return 0
+
+
+async def card_of(client: Any) -> tuple[dict[str, Any], str, str]:
+    """The card (read even when this client cannot use the agent), where it was read, and why
+    the agent cannot be used ("" when it can)."""
+    if client.capabilities is not None:
+        return client.capabilities.card, client.url, ""
+    card = await client.fetch_card()
+    try:
+        await client.connect()
+    except ClientError as exc:
+        return card, client.url, str(exc)
+    return card, client.url, ""
 
 
 async def cmd_rewind(conn: Any, args: argparse.Namespace, out: Output) -> int:
@@ -350,24 +657,35 @@ async def cmd_fork(conn: Any, args: argparse.Namespace, out: Output) -> int:
 
 COMMANDS: dict[str, Callable[..., Any]] = {
     "sessions": cmd_sessions,
+    "card": cmd_card,
     "send": cmd_send,
     "history": cmd_history,
     "rewind": cmd_rewind,
     "fork": cmd_fork,
+    "redo": cmd_redo,
+    "export": cmd_export,
 }
 
 
 async def run_command(settings: Settings, args: argparse.Namespace, out: Output | None = None) -> int:
-    from rewindtui.connection import connection
+    from rewindtui.connection import connection, reader
 
     out = out or Output(getattr(args, "json", False))
+    if args.command == "send":
+        _attachments(args)  # a bad --file or --data is said before anything starts
+    if args.command == "card" and not settings.embedded:
+        async with reader(settings) as conn:  # the card of an agent this client cannot talk to, too
+            return await cmd_card(conn, args, out)
     async with connection(settings) as conn:
         return await COMMANDS[args.command](conn, args, out)
 
 
 # -- entry point -------------------------------------------------------------------------------
 def _settings_flags(args: argparse.Namespace) -> dict[str, Any]:
-    names = ("url", "api", "kagent", "agent", "user_id", "header", "rewind", "dialect", "config", "data_dir", "model", "theme")
+    names = (
+        "url", "api", "kagent", "agent", "user_id", "header", "rewind", "dialect", "config", "data_dir", "model", "theme",
+        "binding", *AUTH_KEYS,
+    )
     flags = {name: getattr(args, name) for name in names if hasattr(args, name)}
     if getattr(args, "command", None) is None:
         flags["session"] = getattr(args, "session", None)
@@ -388,6 +706,7 @@ def _serve(argv: list[str]) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    as_json = "--json" in argv
     try:
         if argv and argv[0] == "serve":
             return _serve(argv[1:])
@@ -398,23 +717,26 @@ def main(argv: Sequence[str] | None = None) -> int:
                 return _serve(extra)
             if extra:
                 parser.error(f"unrecognized arguments: {' '.join(extra)}")
-        except SystemExit as exc:  # --help, --version, usage errors (argparse printed them)
+        except SystemExit as exc:  # --help, --version (argparse printed them)
             if exc.code is None:
                 return 0
             return exc.code if isinstance(exc.code, int) else EXIT_USAGE
+        except UsageError as exc:
+            report(exc, as_json)
+            return EXIT_USAGE
         try:
             settings = load_settings(_settings_flags(args))
         except SettingsError as exc:
-            _error(str(exc))
+            report(exc, as_json)
             return EXIT_USAGE
         if args.command is None:
             return _run_app(settings)
         return asyncio.run(run_command(settings, args))
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
-    except (ClientError, CommandFailed) as exc:
-        _error(str(exc))
-        return EXIT_FAILED
+    except (ClientError, CommandFailed, AttachmentError) as exc:
+        report(exc, as_json)
+        return EXIT_USAGE if isinstance(exc, CommandFailed) and exc.code == "usage" else EXIT_FAILED
     except BrokenPipeError:
         # the reader went away (e.g. `| head`): stop quietly, and keep the interpreter's final
         # flush of stdout from complaining
@@ -426,5 +748,5 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:  # never a traceback for the user, unless asked for
         if debug_enabled():
             raise
-        _error(f"unexpected {type(exc).__name__}: {exc} (set REWINDTUI_DEBUG=1 for the traceback)")
+        report(exc, as_json)
         return EXIT_FAILED

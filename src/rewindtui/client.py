@@ -1,8 +1,15 @@
-"""The network side: an A2A agent (JSON-RPC, streams over SSE) and a kagent-style REST API.
+"""The network side: an A2A agent (JSON-RPC or HTTP+JSON, streams over SSE) and a kagent-style
+REST API.
 
-A plain object over ``httpx.AsyncClient``. Streams yield classified :class:`StreamEvent`s (a
-JSON-RPC error on a stream is an ``EventKind.ERROR`` event, shown where it happened); every other
-failure is a :class:`ClientError` subclass whose ``str()`` is one line a person can act on.
+A plain object over ``httpx.AsyncClient``. The agent card says which binding to use
+(:func:`rewindtui.a2a.card.choose_interface`; :mod:`rewindtui.transport` speaks each). Streams
+yield classified :class:`StreamEvent`s (an error the server answers a stream with is an
+``EventKind.ERROR`` event, shown where it happened); every other failure is a
+:class:`ClientError` subclass whose ``str()`` is one line a person can act on (secrets redacted).
+
+Credentials, configured headers and the user id go only to the origins the user configured
+(:class:`rewindtui.auth.CredentialScope`); a 401/403 says which of the card's security schemes
+the server wants.
 
 The client does what it is asked: whether rewind, fork or stop may be asked for at all is decided
 in one place, :meth:`rewindtui.chat.Chat.permissions`, from the :class:`Capabilities` read here.
@@ -15,94 +22,57 @@ before the whole answer came back, so the server may have acted on it).
 from __future__ import annotations
 
 import json
-import re
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
 
 import httpx
-from httpx_sse import SSEError, aconnect_sse
-from pydantic_core import from_json
 
 from rewindtui.a2a import contract, kagent, outgoing
-from rewindtui.a2a.classify import StreamEvent, classify, classify_frame
-from rewindtui.a2a.dialect import RPC_NOT_OFFERED, Dialect, method
+from rewindtui.a2a.card import JSONRPC, Choice, NoUsableInterface, choose_interface, wanted_schemes
+from rewindtui.a2a.classify import StreamEvent, classify
+from rewindtui.a2a.dialect import Dialect
+from rewindtui.attachments import Attachment
+from rewindtui.auth import AuthOption, CredentialScope
+from rewindtui.errors import (
+    ClientError,
+    ConnectFailed,
+    ConnectionLost,
+    HTTPStatusFailed,
+    MalformedFrame,
+    RpcError,
+    Unsupported,
+    describe_transport,
+    excerpt,
+    parse_frame,
+    parse_json,
+    status_error,
+)
+from rewindtui.transport import Transport, make_transport, segment
+
+__all__ = [
+    "A2AClient",
+    "Capabilities",
+    "ClientError",
+    "ConnectFailed",
+    "ConnectionLost",
+    "HTTPStatusFailed",
+    "MalformedFrame",
+    "RpcError",
+    "ServerConfig",
+    "Session",
+    "TaskPage",
+    "Unsupported",
+    "capabilities_from_card",
+    "excerpt",
+    "parse_frame",
+    "parse_json",
+]
 
 #: The agent-card extension by which a server says it implements rewind and fork.
 REWIND_EXTENSION = contract.EXTENSION_URI
 REWIND_MODES = ("a2a", "rest", "off", "auto")
-_EXCERPT = 200
-#: Transport failures after which the request may have reached the server.
-_LOST = (httpx.ReadError, httpx.WriteError, httpx.RemoteProtocolError, httpx.ReadTimeout, httpx.WriteTimeout, httpx.CloseError)
-
-
-# -- errors ------------------------------------------------------------------------------------
-class ClientError(Exception):
-    """A failure talking to the server; ``str()`` is a one-line human message."""
-
-
-class ConnectFailed(ClientError):
-    """The request did not reach the server (connection refused, DNS, connect timeout...)."""
-
-
-class ConnectionLost(ConnectFailed):
-    """The request was sent but the connection broke (or timed out) before the whole answer came
-    back: the server may have acted on it."""
-
-
-class HTTPStatusFailed(ClientError):
-    def __init__(self, message: str, status: int, detail: str = "") -> None:
-        super().__init__(message)
-        self.status = status
-        self.detail = detail  # the server's own error text, if it gave one
-
-
-class RpcError(ClientError):
-    """A JSON-RPC error answer to a request."""
-
-    def __init__(self, message: str, code: int | None, rpc_message: str = "") -> None:
-        super().__init__(message)
-        self.code = code
-        self.rpc_message = rpc_message
-
-    @property
-    def not_offered(self) -> bool:
-        """The server does not offer this method / operation."""
-        return self.code in RPC_NOT_OFFERED
-
-
-class MalformedFrame(ClientError):
-    pass
-
-
-class Unsupported(ClientError):
-    pass
-
-
-def excerpt(text: str, limit: int = _EXCERPT) -> str:
-    """A short single-line excerpt of a body: HTML tags dropped, whitespace runs squeezed."""
-    if text.lstrip().startswith("<"):
-        text = re.sub(r"<(script|style)\b.*?</\1>|<[^>]*>", " ", text, flags=re.S | re.I)
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def parse_json(data: bytes | str) -> Any:
-    """Parse a JSON body. pydantic-core's parser: a large session's tasks load in about 0.7x the
-    time of ``json.loads``. ValueError on bad JSON."""
-    return from_json(data)
-
-
-def parse_frame(data: str) -> StreamEvent:
-    """One SSE ``data:`` payload -> a classified event. MalformedFrame if it is not JSON."""
-    try:
-        frame = json.loads(data)
-    except ValueError:
-        raise MalformedFrame(f"malformed stream frame: {excerpt(data)!r}") from None
-    return classify_frame(frame)
 
 
 # -- configuration and capabilities ------------------------------------------------------------
@@ -123,6 +93,18 @@ class ServerConfig:
     local_store: Path | None = None
     #: ... under this server name (default: ``url``; the embedded server's port changes each run)
     local_store_key: str | None = None
+    #: the binding to use (``JSONRPC`` / ``HTTP+JSON``); None: the card's preferred one we speak
+    binding: str | None = None
+    #: the named auth option (for messages; its headers are in ``credentials``)
+    auth: AuthOption | None = None
+    #: credential headers (resolved), sent like ``headers``: to the configured origins only
+    credentials: dict[str, str] = field(default_factory=dict)
+    #: more origins that are home (besides ``url``, ``api`` and ``fallback_urls``)
+    home_urls: tuple[str, ...] = ()
+
+    def home(self) -> list[str]:
+        """The URLs whose origins the user configured: credentials and headers go there only."""
+        return [u for u in (self.url, self.api, *self.fallback_urls, *self.home_urls) if u]
 
 
 @dataclass
@@ -144,6 +126,12 @@ class Capabilities:
     streaming: bool = True
     #: a kagent agent (``--kagent`` / ``--agent``): its missing features have a known fix
     kagent_agent: str | None = None
+    #: ``POST {api}/sessions/{id}/redo`` exists (undo a rewind), as the card's extension says
+    redo: bool = False
+    #: the binding (``JSONRPC`` / ``HTTP+JSON``) and endpoint URL in use, from the card
+    binding: str = JSONRPC
+    endpoint: str = ""
+    choice: Choice | None = None
 
     @property
     def can_rewind(self) -> bool:
@@ -177,25 +165,25 @@ class Capabilities:
             return self.why_no_rewind().replace("support rewind", "support fork")
         return f"{self.name} does not offer fork (it needs the server's REST API: POST /sessions/{{id}}/fork)"
 
-
-def dialect_from_card(card: dict[str, Any]) -> Dialect:
-    """A2A 1.0 when a JSON-RPC interface says 1.x; else the card's ``protocolVersion``; else 0.3."""
-    best: Dialect | None = None
-    interfaces = card.get("supportedInterfaces") or card.get("supported_interfaces") or []
-    for iface in interfaces if isinstance(interfaces, list) else ():
-        if not isinstance(iface, dict):
-            continue
-        binding = str(iface.get("protocolBinding") or iface.get("transport") or "JSONRPC").upper()
-        if binding != "JSONRPC":
-            continue
-        found = Dialect.parse(iface.get("protocolVersion") or iface.get("protocol_version"))
-        if found is Dialect.V10:
-            return Dialect.V10
-        best = best or found
-    return best or Dialect.parse(card.get("protocolVersion") or card.get("protocol_version")) or Dialect.V03
+    def why_no_redo(self) -> str:
+        if self.rewind_off:
+            return "rewind and redo are off for this server in your settings"
+        if not self.advertised:
+            return self.why_no_rewind().replace("support rewind", "support redo")
+        return (
+            f"{self.name} does not offer redo: its agent card does not advertise it "
+            "(it needs the server's REST API: POST /sessions/{id}/redo)"
+        )
 
 
-def capabilities_from_card(card: dict[str, Any], config: ServerConfig) -> Capabilities:
+def capabilities_from_card(card: dict[str, Any], config: ServerConfig, card_url: str | None = None) -> Capabilities:
+    """What the card says, as this client will use it. Unsupported when it offers no binding
+    this client speaks (e.g. gRPC only)."""
+    card_url = card_url or config.url
+    try:
+        choice = choose_interface(card, card_url, binding=config.binding, dialect=config.dialect)
+    except NoUsableInterface as exc:
+        raise Unsupported(str(exc)) from None
     caps = card.get("capabilities")
     if not isinstance(caps, dict):
         caps = {}
@@ -219,11 +207,12 @@ def capabilities_from_card(card: dict[str, Any], config: ServerConfig) -> Capabi
     if "rest" in modes and not api:
         modes = tuple(m for m in modes if m != "rest")
     fork = bool(extension.get(contract.PARAM_FORK)) and bool(api) and config.rewind != "off"
+    redo = bool(extension.get(contract.PARAM_REDO)) and bool(api) and config.rewind != "off"
     key = extension.get(contract.PARAM_METADATA_KEY)
     streaming = caps.get("streaming")
     return Capabilities(
         name=str(card.get("name") or "agent"),
-        dialect=config.dialect or dialect_from_card(card),
+        dialect=choice.dialect,
         rewind_modes=modes,
         fork=fork,
         api=api,
@@ -234,6 +223,10 @@ def capabilities_from_card(card: dict[str, Any], config: ServerConfig) -> Capabi
         rewind_off=config.rewind == "off",
         streaming=streaming is not False,
         kagent_agent=config.agent_ref,
+        redo=redo,
+        binding=choice.binding,
+        endpoint=choice.url,
+        choice=choice,
     )
 
 
@@ -279,10 +272,13 @@ class A2AClient:
         headers = dict(config.headers)
         if config.user_id:
             headers.setdefault(kagent.USER_HEADER, config.user_id)
-        self._http = http or httpx.AsyncClient(headers=headers, timeout=config.timeout, follow_redirects=True)
-        if http is not None:
-            self._http.headers.update(headers)
+        headers.update(config.credentials)
+        #: what the user configured goes to the configured origins only (redirects included)
+        self.scope = CredentialScope.for_urls(config.home(), headers)
+        self._http = http or httpx.AsyncClient(timeout=config.timeout, follow_redirects=True)
+        self.scope.install(self._http)
         self.capabilities: Capabilities | None = None
+        self._transport: Transport | None = None
 
     async def aclose(self) -> None:
         await self._http.aclose()
@@ -292,6 +288,11 @@ class A2AClient:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
+
+    @property
+    def http(self) -> httpx.AsyncClient:
+        """The HTTP connection (credentials scoped), e.g. to fetch a file part by URL."""
+        return self._http
 
     @property
     def url(self) -> str:
@@ -304,25 +305,38 @@ class A2AClient:
         return self.config.dialect or Dialect.V03
 
     # -- plumbing ------------------------------------------------------------------------------
-    def _describe_transport(self, exc: Exception, url: str) -> ClientError:
-        reason = excerpt(str(exc)) or type(exc).__name__
-        if isinstance(exc, _LOST):
-            what = "timed out waiting for" if isinstance(exc, httpx.TimeoutException) else "lost the connection to"
-            return ConnectionLost(f"{what} {url} after sending the request ({reason})")
-        if isinstance(exc, httpx.TimeoutException):
-            return ConnectFailed(f"timed out connecting to {url}")
-        if isinstance(exc, httpx.ConnectError):
-            return ConnectFailed(f"cannot connect to {url}: {excerpt(str(exc)) or 'connection refused'}")
-        return ConnectFailed(f"connection to {url} failed: {reason}")
-
     async def _request(self, method: str, url: str, **kw: Any) -> httpx.Response:
         try:
             response = await self._http.request(method, url, **kw)
         except httpx.TransportError as exc:
-            raise self._describe_transport(exc, url) from None
+            raise describe_transport(exc, url) from None
         if response.status_code >= 400:
-            raise _status_error(response)
+            raise self._explain(status_error(response))
         return response
+
+    def _explain(self, exc: ClientError) -> ClientError:
+        """A 401/403 with what the server wants (the card's security schemes) and what was sent."""
+        if not isinstance(exc, HTTPStatusFailed) or exc.status not in (401, 403):
+            return exc
+        exc.hint = self.auth_hint(exc.url)
+        return exc
+
+    def auth_hint(self, url: str = "") -> str:
+        """What to do about a refusal: the card's wanted schemes, what we sent, and where to."""
+        pieces = []
+        caps = self.capabilities
+        schemes = wanted_schemes(caps.card) if caps is not None else []
+        if schemes:
+            pieces.append("the agent card asks for " + "; or ".join(s.describe() for s in schemes))
+        elif caps is not None:
+            pieces.append("the agent card declares no security scheme")
+        if url and not self.scope.allows(url):
+            pieces.append(f"no credentials were sent to {url}: they go only to the origins you configured")
+        elif self.config.auth is not None:
+            pieces.append(f"sent: {self.config.auth.describe()}")
+        elif not self.config.credentials:
+            pieces.append("no credentials are configured (--bearer-env, --api-key-env, --basic-user ...)")
+        return "; ".join(pieces)
 
     def _params(self) -> dict[str, str]:
         return {kagent.USER_QUERY: self.config.user_id} if self.config.user_id else {}
@@ -377,9 +391,9 @@ class A2AClient:
         raise last
 
     async def connect(self) -> Capabilities:
-        """Read the agent card (once) and decide dialect and rewind support. When the card is not
-        found at the URL, the configured fallback endpoints are tried, and the first that answers
-        becomes the URL."""
+        """Read the agent card (once) and decide binding, dialect and rewind support. When the card
+        is not found at the URL, the configured fallback endpoints are tried, and the first that
+        answers becomes the URL."""
         if self.capabilities is None:
             try:
                 card = await self.fetch_card()
@@ -387,8 +401,15 @@ class A2AClient:
                 if exc.status != 404 or not self.config.fallback_urls:
                     raise
                 card = await self._card_from_fallbacks(exc)
-            self.capabilities = capabilities_from_card(card, self.config)
+            caps = capabilities_from_card(card, self.config, self.url)
+            self._transport = make_transport(caps.binding, self._http, caps.endpoint, caps.dialect, self.config.timeout)
+            self.capabilities = caps
         return self.capabilities
+
+    async def _transport_ready(self) -> Transport:
+        await self.connect()
+        assert self._transport is not None
+        return self._transport
 
     async def _card_from_fallbacks(self, first: HTTPStatusFailed) -> dict[str, Any]:
         missing = first
@@ -414,10 +435,19 @@ class A2AClient:
         task_id: str | None = None,
         metadata: dict[str, Any] | None = None,
         data: list[Any] | None = None,
+        attachments: Sequence[Attachment] = (),
     ) -> dict[str, Any]:
-        return outgoing.user_message(
+        """A user message in the server's dialect; ``attachments`` become file and data parts
+        (after the text). Unsupported when one cannot be said in this dialect."""
+        message = outgoing.user_message(
             text, dialect=self.dialect, context_id=session_id, task_id=task_id, metadata=metadata, data=data
         )
+        for attachment in attachments:
+            try:
+                message["parts"].append(attachment.to_part(self.dialect))
+            except ValueError as exc:
+                raise Unsupported(str(exc)) from None
+        return message
 
     def rewind_message(self, session_id: str, before: str, text: str | None = None) -> dict[str, Any]:
         """The seeds' control message: ``metadata[<key>] = before``, the key as the agent card's
@@ -430,72 +460,35 @@ class A2AClient:
         """Send one message with streaming and yield each classified event until the stream ends.
 
         No read timeout by default (a turn may think for a long time between events)."""
-        caps = await self.connect()
-        body = outgoing.stream_request(message, caps.dialect)
-        async with self._sse(body, outgoing.headers_for(caps.dialect), read_timeout) as events:
-            async for event in events:
-                yield event
+        transport = await self._transport_ready()
+        try:
+            async with transport.stream(message, read_timeout) as events:
+                async for event in events:
+                    yield event
+        except HTTPStatusFailed as exc:
+            raise self._explain(exc) from None
 
     async def subscribe(self, task_id: str) -> AsyncIterator[StreamEvent]:
         """Resume a live task's stream (``SubscribeToTask`` / ``tasks/resubscribe``). A server that
-        does not offer it answers with a JSON-RPC error event (``not_offered`` codes)."""
-        caps = await self.connect()
-        name = method("subscribe", caps.dialect)
-        assert name is not None
-        body = outgoing.jsonrpc(name, {"id": task_id})
-        async with self._sse(body, outgoing.headers_for(caps.dialect), None) as events:
-            async for event in events:
-                yield event
-
-    @asynccontextmanager
-    async def _sse(
-        self, body: dict[str, Any], headers: dict[str, str], read_timeout: float | None
-    ) -> AsyncIterator[AsyncIterator[StreamEvent]]:
-        url = self.url
+        does not offer it answers with an error event (``not_offered`` codes)."""
+        transport = await self._transport_ready()
         try:
-            timeout = httpx.Timeout(self.config.timeout, read=read_timeout)
-            async with aconnect_sse(self._http, "POST", url, json=body, headers=headers, timeout=timeout) as source:
-                response = source.response
-                if response.status_code >= 400:
-                    await response.aread()
-                    raise _status_error(response)
-                content_type = response.headers.get("content-type", "")
-                if "text/event-stream" not in content_type:
-                    # e.g. a JSON-RPC error answered as plain JSON
-                    await response.aread()
-                    yield _single(parse_frame(response.text))
-                    return
-                yield _events(source)
-        except httpx.TransportError as exc:
-            raise self._describe_transport(exc, url) from None
-        except SSEError as exc:
-            raise MalformedFrame(f"bad event stream from {url}: {exc}") from None
+            async with transport.subscribe(task_id) as events:
+                async for event in events:
+                    yield event
+        except HTTPStatusFailed as exc:
+            raise self._explain(exc) from None
 
-    # -- unary JSON-RPC ------------------------------------------------------------------------
+    # -- unary calls ---------------------------------------------------------------------------
     async def rpc(self, operation: str, params: dict[str, Any]) -> Any:
-        """Call ``operation`` (``get_task``, ``list_tasks``, ``cancel_task``) in the server's
-        dialect and return the JSON-RPC ``result``. RpcError on an error answer; Unsupported when
-        the dialect has no such method (0.3 has no ``ListTasks``)."""
-        caps = await self.connect()
-        name = method(operation, caps.dialect)
-        if name is None:
-            raise Unsupported(f"A2A {caps.dialect.value} has no {operation.replace('_', ' ')} method")
-        response = await self._request(
-            "POST", self.url, json=outgoing.jsonrpc(name, params), headers=outgoing.headers_for(caps.dialect, stream=False)
-        )
+        """Call ``operation`` (``get_task``, ``list_tasks``, ``cancel_task``) over the binding in
+        use and return its result. RpcError on an error answer; Unsupported when the dialect has
+        no such method (0.3 has no ``ListTasks``)."""
+        transport = await self._transport_ready()
         try:
-            frame = parse_json(response.content)
-        except ValueError:
-            raise MalformedFrame(f"{name}: not JSON: {excerpt(response.text)!r}") from None
-        event = classify_frame(frame)
-        if event.kind.value == "error":
-            error = event.body if isinstance(event.body, dict) else {}
-            code = error.get("code") if isinstance(error.get("code"), int) else None
-            text = str(error.get("message") or "no message")
-            raise RpcError(f"{name}: JSON-RPC error {code}: {text}", code, text)
-        if not isinstance(frame, dict) or "result" not in frame:
-            raise MalformedFrame(f"{name}: no result in {excerpt(response.text)!r}")
-        return frame["result"]
+            return await transport.call(operation, params)
+        except HTTPStatusFailed as exc:
+            raise self._explain(exc) from None
 
     async def get_task(self, task_id: str, history_length: int | None = None) -> dict[str, Any]:
         """``GetTask`` / ``tasks/get``: the task as the server holds it."""
@@ -525,6 +518,12 @@ class A2AClient:
         return await self._api(
             "POST", contract.REST_REWIND.format(id=_seg(session_id)), json={contract.REST_BEFORE_FIELD: before}
         )
+
+    async def redo(self, session_id: str, rewind_task_id: str | None = None) -> dict[str, Any]:
+        """Undo a rewind (None: the session's last one): the Task holding the effective history."""
+        body = {contract.REST_REDO_FIELD: rewind_task_id} if rewind_task_id else {}
+        data = await self._api("POST", contract.REST_REDO.format(id=_seg(session_id)), json=body)
+        return _task_of(data, "redo")
 
     async def fork(self, session_id: str, before: str) -> Session:
         data = await self._api(
@@ -586,8 +585,8 @@ def _more_telling(a: HTTPStatusFailed, b: HTTPStatusFailed) -> HTTPStatusFailed:
 
 
 def _seg(value: str) -> str:
-    """A path segment, escaped."""
-    return quote(value, safe="")
+    """A path segment, escaped (see :func:`rewindtui.transport.segment`)."""
+    return segment(value)
 
 
 def _task_of(result: Any, what: str) -> dict[str, Any]:
@@ -598,38 +597,3 @@ def _task_of(result: Any, what: str) -> dict[str, Any]:
             return result
         raise MalformedFrame(f"{what}: not a task: {excerpt(json.dumps(result, default=str))!r}")
     return event.body
-
-
-def _status_error(response: httpx.Response) -> HTTPStatusFailed:
-    try:
-        body = response.text
-    except httpx.ResponseNotRead:
-        body = ""
-    detail = ""
-    try:
-        data = json.loads(body) if body else None
-        if isinstance(data, dict):
-            err = data.get("error")
-            if isinstance(err, dict):
-                detail = str(err.get("message") or err)
-            elif isinstance(err, str):
-                detail = err
-            else:
-                detail = str(data.get("message") or data.get("detail") or "")
-    except ValueError:
-        pass
-    detail = excerpt(detail or body)
-    reason = response.reason_phrase or ""
-    msg = f"HTTP {response.status_code} {reason} from {response.request.method} {response.request.url}".replace("  ", " ")
-    return HTTPStatusFailed(msg + (f": {detail}" if detail else ""), response.status_code, detail)
-
-
-async def _events(source: Any) -> AsyncIterator[StreamEvent]:
-    async for sse in source.aiter_sse():
-        if not sse.data:
-            continue  # keep-alive / comment-only events
-        yield parse_frame(sse.data)
-
-
-async def _single(event: StreamEvent) -> AsyncIterator[StreamEvent]:
-    yield event

@@ -9,10 +9,14 @@ connection closes. Use it as an async context manager::
         chat = Chat(conn.client)
 
 Any failure to get there is a :class:`~rewindtui.client.ConnectFailed` whose message says what
-failed and how to fix it; nothing is left running.
+failed and how to fix it (a :class:`ConnectProblem`, which also names the part that did not
+answer: the kagent controller, the agent on it, the URL, or the embedded server); nothing is left
+running. The app's connector (:class:`AppConnector`) can be pointed at a corrected
+:class:`Target` without restarting.
 
 The embedded server wants a bearer token (it was started with a random one, or another app on
-the same data dir started it); the client sends it to that server's origin only.
+the same data dir started it): it is the connection's credential, which the client sends to that
+server's origin only (:class:`rewindtui.auth.CredentialScope`), like any configured credential.
 """
 
 from __future__ import annotations
@@ -21,35 +25,63 @@ import asyncio
 import threading
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import httpx
 
-from rewindtui.client import A2AClient, Capabilities, ClientError, ConnectFailed, ConnectionLost, HTTPStatusFailed
+from rewindtui.client import (
+    A2AClient,
+    Capabilities,
+    ClientError,
+    ConnectFailed,
+    ConnectionLost,
+    HTTPStatusFailed,
+    Unsupported,
+)
 from rewindtui.settings import Settings
 from rewindtui.textsafe import sanitize_line
+
+#: What did not answer (:attr:`ConnectProblem.part`).
+CONTROLLER, AGENT, URL, REFUSED, EMBEDDED = "controller", "agent", "url", "refused", "embedded"
+
+
+class ConnectProblem(ConnectFailed):
+    """A failure to connect that names its part: the kagent ``controller`` did not answer, the
+    ``agent`` is not on it, nothing (or no A2A agent) answered at the ``url``, the agent
+    ``refused`` us (credentials), or the ``embedded`` server did not start. ``address`` is the
+    URL (or agent) concerned."""
+
+    def __init__(self, message: str, part: str, address: str, *, hint: str = "") -> None:
+        super().__init__(message, hint=hint)
+        self.part = part
+        self.address = address
+
+
+@dataclass(frozen=True)
+class Target:
+    """Which agent to connect to: an A2A agent ``url``, or an ``agent`` (``NAMESPACE/NAME``) on a
+    ``kagent`` controller, or (neither) the embedded server."""
+
+    url: str = ""
+    kagent: str = ""
+    agent: str = ""
+
+    @property
+    def kind(self) -> str:
+        return "kagent" if self.kagent or self.agent else ("url" if self.url else "embedded")
+
+
+def target_of(settings: Settings) -> Target:
+    if settings.kagent and settings.agent:
+        return Target(kagent=settings.kagent, agent=settings.agent)
+    return Target(url=settings.url or "")
+
 
 #: ``spawn(data_dir, model=...)`` -> a handle with ``agent_url``, ``api_url``, ``base_url``, ``stop()``
 #: and optionally ``token`` (the bearer token the server wants).
 Spawner = Callable[..., Any]
-
-
-class OriginBearer(httpx.Auth):
-    """``Authorization: Bearer <token>`` on requests to one origin, and on no other."""
-
-    def __init__(self, token: str, origin_url: str) -> None:
-        self._value = f"Bearer {token}"
-        self._origin = _origin(httpx.URL(origin_url))
-
-    def auth_flow(self, request: httpx.Request) -> Any:
-        if _origin(request.url) == self._origin:
-            request.headers["Authorization"] = self._value
-        yield request
-
-
-def _origin(url: httpx.URL) -> tuple[str, str, int | None]:
-    return (url.scheme, url.host, url.port or {"http": 80, "https": 443}.get(url.scheme))
 
 
 class Connection:
@@ -107,6 +139,14 @@ async def _stop(server: Any) -> None:
         await asyncio.to_thread(server.stop)
 
 
+def embedded_credentials(settings: Settings, server: Any) -> Settings:
+    """Settings pointed at a started embedded server, with its token as the only credential."""
+    settings = settings.with_server(server.agent_url, server.api_url)
+    token = getattr(server, "token", None)
+    credentials = {"Authorization": f"Bearer {token}"} if token else {}
+    return replace(settings, auth=None, credentials=credentials)
+
+
 def _hint(settings: Settings, embedded: bool) -> str:
     if embedded:
         return "the embedded server started but does not answer; try `rewindtui serve` to see its output"
@@ -116,33 +156,46 @@ def _hint(settings: Settings, embedded: bool) -> str:
 
 
 def describe_connect_error(exc: ClientError, settings: Settings, url: str, embedded: bool = False) -> ConnectFailed:
-    """A connect-time failure as one actionable line."""
-    reason = sanitize_line(str(exc))
+    """A connect-time failure as one actionable line (a :class:`ConnectProblem` naming its part;
+    ``hint``: what to do about it)."""
+    reason = sanitize_line(exc.message)
     if settings.kagent and settings.agent and not embedded:
         if isinstance(exc, HTTPStatusFailed) and exc.status == 404:
-            return ConnectFailed(
+            return ConnectProblem(
                 f"agent {settings.agent} is not on the kagent controller at {settings.kagent} "
-                f"(it answered: {sanitize_line(exc.detail) or reason}); check --agent NAMESPACE/NAME "
-                f"(the controller lists its agents at {settings.kagent}/api/agents)"
+                f"(it answered: {sanitize_line(exc.detail) or reason})",
+                AGENT,
+                settings.agent,
+                hint=f"check --agent NAMESPACE/NAME (the controller lists its agents at {settings.kagent}/api/agents)",
             )
         if isinstance(exc, ConnectFailed) and not isinstance(exc, ConnectionLost):
-            return ConnectFailed(
-                f"cannot reach the kagent controller at {settings.kagent} ({_transport_reason(exc, reason)}); "
-                "is it running (e.g. kubectl port-forward svc/kagent-controller 8083)? check --kagent"
+            return ConnectProblem(
+                f"cannot reach the kagent controller at {settings.kagent} ({_transport_reason(exc, reason)})",
+                CONTROLLER,
+                settings.kagent,
+                hint="is it running (e.g. kubectl port-forward svc/kagent-controller 8083)? check --kagent",
             )
+    part = EMBEDDED if embedded else URL
     if isinstance(exc, HTTPStatusFailed):
         if exc.status in (401, 403):
-            return ConnectFailed(
-                f"the agent at {url} refused us ({reason}); give credentials with --header 'Authorization: Bearer …'"
+            given = f"sent: {settings.auth.describe()}" if settings.auth else "no credentials are configured"
+            return ConnectProblem(
+                f"the agent at {url} refused us ({reason})",
+                REFUSED,
+                url,
+                hint=f"{given}; give them with --bearer-env VAR, --api-key-env VAR [--api-key-header NAME] "
+                "or --basic-user NAME --basic-password-env VAR (or [auth] in config.toml)",
             )
         if exc.status == 404:
-            return ConnectFailed(f"no A2A agent card at {url} ({reason}); {_hint(settings, embedded)}")
-        return ConnectFailed(f"the agent at {url} answered with an error ({reason}); {_hint(settings, embedded)}")
+            return ConnectProblem(f"no A2A agent card at {url} ({reason})", part, url, hint=_hint(settings, embedded))
+        return ConnectProblem(f"the agent at {url} answered with an error ({reason})", part, url, hint=_hint(settings, embedded))
+    if isinstance(exc, Unsupported):
+        return ConnectProblem(f"cannot talk to the agent at {url}: {reason}", part, url, hint="see `rewindtui card` for what its card offers")
     if isinstance(exc, ConnectFailed):
-        return ConnectFailed(
-            f"cannot reach the agent at {url} ({_transport_reason(exc, reason)}); {_hint(settings, embedded)}"
+        return ConnectProblem(
+            f"cannot reach the agent at {url} ({_transport_reason(exc, reason)})", part, url, hint=_hint(settings, embedded)
         )
-    return ConnectFailed(f"{url} does not look like an A2A agent: {reason}")
+    return ConnectProblem(f"{url} does not look like an A2A agent: {reason}", part, url)
 
 
 def _transport_reason(exc: ClientError, reason: str) -> str:
@@ -182,9 +235,11 @@ async def start_embedded(settings: Settings, spawn: Spawner | None = None) -> An
         raise
     except Exception as exc:  # whatever went wrong starting it, say so in one line
         reason = sanitize_line(str(exc)) or type(exc).__name__
-        raise ConnectFailed(
+        raise ConnectProblem(
             f"could not start the embedded server on {data_dir}: {reason}; "
-            "run `rewindtui serve --data-dir DIR` to see why, or connect to a server with --url"
+            "run `rewindtui serve --data-dir DIR` to see why, or connect to a server with --url",
+            EMBEDDED,
+            str(data_dir),
         ) from exc
 
 
@@ -196,13 +251,9 @@ async def connect(settings: Settings, *, spawn: Spawner | None = None, http: Any
     if settings.embedded:
         server = await start_embedded(settings, spawn)
         store_key = f"embedded:{settings.resolved_data_dir()}"
-        settings = settings.with_server(server.agent_url, server.api_url)
+        settings = embedded_credentials(settings, server)
     client: A2AClient | None = None
     try:
-        token = getattr(server, "token", None)
-        if server is not None and token:
-            http = http or httpx.AsyncClient(timeout=settings.timeout, follow_redirects=True)
-            http.auth = OriginBearer(token, server.base_url)
         client = A2AClient(settings.server_config(store_key=store_key), http=http)
         try:
             await client.connect()
@@ -226,6 +277,17 @@ async def connection(settings: Settings, *, spawn: Spawner | None = None, http: 
         await conn.aclose()
 
 
+@asynccontextmanager
+async def reader(settings: Settings) -> AsyncIterator[Connection]:
+    """A client for the named server that has not read its card yet (``rewindtui card`` shows the
+    card of an agent this client may not be able to talk to)."""
+    client = A2AClient(settings.server_config())
+    try:
+        yield Connection(client, settings)
+    finally:
+        await client.aclose()
+
+
 def connect_hint(settings: Settings) -> str:
     """How to fix a failed connection with these settings, for the app's connect-error screen."""
     config = f" (or in {settings.config_file})" if settings.config_file else ""
@@ -246,12 +308,37 @@ def connect_hint(settings: Settings) -> str:
     )
 
 
-def app_connector(settings: Settings) -> tuple[Callable[[], Any], str]:
-    """For the app: an ``async () -> (client, close)`` that connects as :func:`connect` does (each
-    call a fresh attempt, so the app can retry), and a hint for its connect-error screen."""
+class AppConnector:
+    """For the app: ``await connector()`` connects as :func:`connect` does (each call a fresh
+    attempt, so the app can retry) and returns ``(client, close)``. :meth:`retarget` gives a
+    connector for a corrected :class:`Target` (the rest of the settings kept), so the connect
+    screen can fix a wrong URL or agent without a restart."""
 
-    async def connector() -> tuple[A2AClient, Callable[[], Any]]:
-        conn = await connect(settings)
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+
+    @property
+    def target(self) -> Target:
+        return target_of(self.settings)
+
+    @property
+    def hint(self) -> str:
+        return connect_hint(self.settings)
+
+    def retarget(self, target: Target) -> AppConnector:
+        """SettingsError (one line) if ``target`` is not a usable URL / NAMESPACE/NAME."""
+        if target == self.target:
+            return self
+        if target.kind == "kagent":
+            return AppConnector(self.settings.retargeted(kagent=target.kagent, agent=target.agent))
+        return AppConnector(self.settings.retargeted(url=target.url))
+
+    async def __call__(self) -> tuple[A2AClient, Callable[[], Any]]:
+        conn = await connect(self.settings)
         return conn.client, conn.aclose
 
-    return connector, connect_hint(settings)
+
+def app_connector(settings: Settings) -> tuple[AppConnector, str]:
+    """The app's connector for these settings, and a hint for its connect-error screen."""
+    connector = AppConnector(settings)
+    return connector, connector.hint

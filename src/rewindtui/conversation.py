@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import itertools
 import json
+from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
@@ -22,6 +23,7 @@ from rewindtui.a2a import contract, raw
 from rewindtui.a2a import metadata as meta
 from rewindtui.a2a.classify import EventKind, StreamEvent
 from rewindtui.a2a.dialect import TURN_ENDING_STATES, norm_role, norm_state
+from rewindtui.rewound import Mark, rewound_groups
 
 #: Metadata flag on a Task that carries the session's effective history (see ``contract``).
 EFFECTIVE_HISTORY_KEY = contract.EFFECTIVE_HISTORY_KEY
@@ -104,6 +106,7 @@ class Item:
         "absorbed",
         "streaming",
         "rev",
+        "rewound",
         "_text",
         "_tools",
     )
@@ -131,6 +134,9 @@ class Item:
         self.absorbed: list[Any] = []
         self.streaming = False
         self.rev = 0
+        #: set on an item shown from a rewound turn: not part of the conversation (see
+        #: :meth:`Conversation.show_rewound`)
+        self.rewound: Mark | None = None
         self._text = text
         self._tools: Sequence[ToolCall] | None = None
 
@@ -218,8 +224,9 @@ class Item:
 
     @property
     def rewind_target(self) -> str | None:
-        """The invocation a "Rewind to here" on this item rewinds before (None: not rewindable)."""
-        return meta.rewind_target(self.invocation_id)
+        """The invocation a "Rewind to here" on this item rewinds before (None: not rewindable,
+        or a rewound item, which is not part of the conversation)."""
+        return meta.rewind_target(self.invocation_id) if self.rewound is None else None
 
     def call_ids(self) -> list[str]:
         return [d["id"] for k, d in _tool_parts(self.raw) if k == meta.FUNCTION_CALL and isinstance(d.get("id"), str)]
@@ -355,6 +362,8 @@ class Conversation:
         self.current_task_id: str | None = None
         self.input_task_id: str | None = None  # a task waiting for input: the next send resumes it
         self.running_task_id: str | None = None  # the last loaded task, still running on the server
+        #: task id -> the first time this view saw for it (its status timestamp), for turn times
+        self.task_times: dict[str, str] = {}
 
     # -- queries ---------------------------------------------------------------------------
     def __len__(self) -> int:
@@ -370,6 +379,8 @@ class Conversation:
         if self.turn_state != "input-required":
             return None
         for item in reversed(self.items):
+            if item.rewound is not None:
+                continue
             if item.role == "user" and item.kind is ItemKind.MESSAGE:
                 break
             if item.raw is None or item.kind is not ItemKind.MESSAGE:
@@ -384,7 +395,7 @@ class Conversation:
 
     def index_of_invocation(self, invocation_id: str) -> int | None:
         for i, item in enumerate(self.items):
-            if item.invocation_id == invocation_id:
+            if item.invocation_id == invocation_id and item.rewound is None:
                 return i
         return None
 
@@ -407,7 +418,8 @@ class Conversation:
         """The text of the user message that opened an invocation ('' if none is shown)."""
         for item in self.items:
             if item.invocation_id == invocation_id and item.role == "user" and item.kind is ItemKind.MESSAGE:
-                return item.text
+                if item.rewound is None:
+                    return item.text
         return ""
 
     # -- loading ---------------------------------------------------------------------------
@@ -452,6 +464,7 @@ class Conversation:
             if task_meta.get(EFFECTIVE_HISTORY_KEY) is True:
                 # a rewind's (or fork's) Task: its history is the whole conversation so far
                 self._reset()
+            self._note_time(task_id, task.get("status"))
             tid = task_id if isinstance(task_id, str) else None
             messages, last, failure = _task_messages(task)
             self._extend(messages, task_meta, tid)
@@ -520,6 +533,53 @@ class Conversation:
     def _register_calls(self, item: Item) -> None:
         for call_id in item.call_ids():
             self._calls[call_id] = item
+
+    def _note_time(self, task_id: Any, status: Any) -> None:
+        if type(task_id) is str and type(status) is dict and task_id not in self.task_times:
+            stamp = status.get("timestamp")
+            if type(stamp) is str and stamp:
+                self.task_times[task_id] = stamp
+
+    # -- rewound turns -----------------------------------------------------------------------
+    @property
+    def shows_rewound(self) -> bool:
+        """Rewound items are shown among the conversation's."""
+        return any(item.rewound is not None for item in self.items)
+
+    def show_rewound(self, tasks: Iterable[Any]) -> Change:
+        """Show the rewound turns of ``tasks`` (the session's tasks, rewound ones included, oldest
+        first) in place: each after the items of the tasks before it, marked (``Item.rewound``) and
+        kept out of the conversation -- not rewind targets, not in its indexes; the conversation's
+        own items are untouched (replaces rewound items shown before)."""
+        tasks = [t for t in tasks if isinstance(t, dict)]
+        change = self.hide_rewound()
+        order = {t.get("id"): i for i, t in enumerate(tasks)}
+        positions: list[int] = []
+        last = -1
+        for item in self.items:
+            last = max(last, order.get(item.task_id, last))
+            positions.append(last)
+        inserts: list[tuple[int, list[Item]]] = []
+        for group in rewound_groups(tasks):
+            items = [it for it in extract_messages_from_tasks([group.task]) if not set(it.message_ids) & set(self._by_id)]
+            for item in items:
+                item.rewound = group.mark
+            if items:
+                inserts.append((bisect_right(positions, group.position), items))
+                self._note_time(group.task.get("id"), group.task.get("status"))
+        for at, items in reversed(inserts):
+            self.items[at:at] = items
+        if inserts:
+            change.merge(Change(first=inserts[0][0]))
+        return change
+
+    def hide_rewound(self) -> Change:
+        """Take the rewound items out of the view."""
+        first = next((i for i, item in enumerate(self.items) if item.rewound is not None), None)
+        if first is None:
+            return Change()
+        self.items = [item for item in self.items if item.rewound is None]
+        return Change(first=first)
 
     # -- user actions ----------------------------------------------------------------------
     def add_user_message(self, message: dict[str, Any]) -> Change:
@@ -671,6 +731,7 @@ class Conversation:
         history = [m for m in history if raw.is_message(m)]
         status = body.get("status") if isinstance(body.get("status"), dict) else {}
         state = norm_state(status.get("state")) if status else None
+        self._note_time(task_id, status)
         if task_id:
             self.current_task_id = task_id
         whole = effective or task_meta.get(EFFECTIVE_HISTORY_KEY) is True or (
@@ -703,7 +764,8 @@ class Conversation:
         positions = [
             i
             for i, item in enumerate(self.items)
-            if (task_id is not None and item.task_id == task_id) or (ids and not ids.isdisjoint(item.message_ids))
+            if item.rewound is None
+            and ((task_id is not None and item.task_id == task_id) or (ids and not ids.isdisjoint(item.message_ids)))
         ]
         at = positions[0] if positions else len(self.items)
         removed = [self.items[i] for i in positions]
@@ -755,6 +817,8 @@ class Conversation:
         """User items of this turn that lack an invocation id take the turn's."""
         change = Change()
         for item in reversed(self.items):
+            if item.rewound is not None:
+                continue
             if item.task_id is not None and task_id is not None and item.task_id != task_id:
                 break
             if item.role == "user" and item.kind is ItemKind.MESSAGE:
@@ -771,6 +835,7 @@ class Conversation:
         state = norm_state(status.get("state"))
         message = status.get("message")
         event_meta = raw.metadata(body)
+        self._note_time(task_id, status)
         if task_id:
             self.current_task_id = task_id
         change = Change()

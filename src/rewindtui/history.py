@@ -186,6 +186,10 @@ class History:
         if task_id:
             self._store("add_task", session_id, task_id)
 
+    def forget(self, session_id: str) -> None:
+        """Drop a session the user deleted from the local store."""
+        self._store("forget", session_id)
+
     def _store(self, name: str, *args: Any, **kw: Any) -> None:
         """Record in the local store; a broken store never fails a turn."""
         if self.store is None:

@@ -17,8 +17,15 @@ or the path in ``--config`` / ``REWINDTUI_CONFIG``. Every key is optional::
     model = "demo"
     timeout = 30             # seconds to wait for a server (connect / request)
 
-    [headers]
-    Authorization = "Bearer ..."
+    binding = "auto"         # auto (the card's preferred one) | jsonrpc | http+json
+
+    [headers]                # sent to the configured server's origin only
+    X-Tenant = "team-a"
+
+    [auth]                   # one of: a bearer token, an API key, HTTP Basic; the secret is the
+    bearer_env = "MY_TOKEN"  # name of an environment variable (*_env) or a file (*_file)
+    # api_key_env = "MY_KEY"   with   api_key_header = "X-API-Key"
+    # basic_user = "alice"     with   basic_password_env = "MY_PASSWORD"
 
     [rewind]                 # auto | a2a | rest | off
     default = "auto"
@@ -31,14 +38,18 @@ or the path in ``--config`` / ``REWINDTUI_CONFIG``. Every key is optional::
 Environment: ``REWINDTUI_URL``, ``REWINDTUI_API``, ``REWINDTUI_KAGENT``, ``REWINDTUI_AGENT``,
 ``REWINDTUI_USER_ID``, ``REWINDTUI_HEADERS`` (a JSON object, or ``K: V; K2: V2``),
 ``REWINDTUI_REWIND``, ``REWINDTUI_DIALECT``, ``REWINDTUI_THEME``, ``REWINDTUI_DATA_DIR``,
-``REWINDTUI_MODEL``, ``REWINDTUI_CONFIG``; ``REWINDTUI_DEBUG`` (tracebacks instead of one-line
+``REWINDTUI_MODEL``, ``REWINDTUI_CONFIG``, ``REWINDTUI_BINDING``, and the auth options as
+``REWINDTUI_BEARER_ENV`` / ``_FILE``, ``REWINDTUI_API_KEY_ENV`` / ``_FILE`` (+ ``_HEADER``),
+``REWINDTUI_BASIC_USER`` + ``REWINDTUI_BASIC_PASSWORD_ENV`` / ``_FILE``; ``REWINDTUI_DEBUG`` (tracebacks instead of one-line
 errors, :func:`debug_enabled`).
 
 Precedence is per setting, with two rules: the server (``url``/``api`` or ``kagent``/``agent``)
 comes as a whole from the highest source that names one, so a flag ``--url`` is never paired with
 the file's ``api`` for another server (an ``api`` from the same or a higher source is); headers are merged (a higher source replaces a header of
 the same name). A rewind mode given by flag or environment applies to whatever server is used;
-the file's ``[rewind]`` table is consulted otherwise.
+the file's ``[rewind]`` table is consulted otherwise. The auth option, like the server, comes
+whole from the highest source that names one; its secret is read when the settings are loaded
+(a missing variable or file is a SettingsError) and is never stored by rewindtui.
 
 Any problem gives :class:`SettingsError`, whose ``str()`` is one line naming where the bad value
 came from (flag, variable, or file and key) and why.
@@ -56,9 +67,12 @@ from pathlib import Path
 from typing import Any
 
 from rewindtui.a2a import kagent as kagent_api
+from rewindtui.a2a.card import HTTP_JSON, JSONRPC, norm_binding
 from rewindtui.a2a.dialect import Dialect
+from rewindtui.auth import API_KEY, BASIC, BEARER, DEFAULT_API_KEY_HEADER, AuthError, AuthOption, SecretRef
 from rewindtui.client import REWIND_MODES, ServerConfig
 from rewindtui.dirs import default_config_path, default_data_dir
+from rewindtui.transport import segment
 
 ENV_PREFIX = "REWINDTUI_"
 #: Set (to anything but 0/false/no/off) to get Python tracebacks instead of one-line errors.
@@ -82,7 +96,32 @@ _FILE_KEYS = {
     "data_dir",
     "model",
     "timeout",
+    "binding",
+    "auth",
 }
+#: The auth settings (file keys in ``[auth]``; flags ``--bearer-env`` ...; ``REWINDTUI_BEARER_ENV`` ...).
+AUTH_KEYS = (
+    "bearer_env",
+    "bearer_file",
+    "api_key_env",
+    "api_key_file",
+    "api_key_header",
+    "basic_user",
+    "basic_password_env",
+    "basic_password_file",
+)
+_AUTH_KIND = {
+    "bearer_env": BEARER,
+    "bearer_file": BEARER,
+    "api_key_env": API_KEY,
+    "api_key_file": API_KEY,
+    "api_key_header": API_KEY,
+    "basic_user": BASIC,
+    "basic_password_env": BASIC,
+    "basic_password_file": BASIC,
+}
+#: Keys that would put a secret in plain text: refused, with where to put it instead.
+_PLAIN_SECRETS = ("bearer", "token", "api_key", "password", "basic_password", "secret")
 
 
 class SettingsError(Exception):
@@ -116,6 +155,9 @@ class Settings:
     timeout: float = 30.0
     config_file: Path | None = None  # the file that was read, if any
     debug: bool = False  # REWINDTUI_DEBUG: tracebacks instead of one-line errors
+    binding: str | None = None  # JSONRPC | HTTP+JSON; None: the card's preferred one
+    auth: AuthOption | None = None  # the named auth option (its secret is in credentials)
+    credentials: dict[str, str] = field(default_factory=dict, repr=False)  # resolved auth headers
 
     @property
     def embedded(self) -> bool:
@@ -145,6 +187,17 @@ class Settings:
         """These settings pointed at a server (e.g. the embedded one once it is running)."""
         return replace(self, url=url, api=api)
 
+    def retargeted(self, *, url: str | None = None, kagent: str | None = None, agent: str | None = None) -> Settings:
+        """These settings pointed at another agent (a URL, or an agent on a kagent controller),
+        everything else kept: the app's connect screen corrects a mistyped address with it.
+        SettingsError (one line) for a value that is not one."""
+        if kagent is not None or agent is not None:
+            server = _kagent_server(
+                _check_url(kagent, "kagent controller"), _check_agent(agent, "agent"), api=None
+            )
+            return replace(self, **server)
+        return replace(self, url=_check_url(url, "agent URL"), api=None, kagent=None, agent=None)
+
     def server_config(self, *, store_key: str | None = None) -> ServerConfig:
         """The client's configuration. ``store_key`` names the server in the local sessions store
         (default: its URL; the embedded server, whose port changes, is named by its data dir)."""
@@ -152,7 +205,7 @@ class Settings:
             raise SettingsError("no server URL (give --url, or start the embedded server first)")
         fallbacks: tuple[str, ...] = ()
         if self.kagent and self.agent:
-            namespace, name = self.agent.split("/")
+            namespace, name = (segment(x) for x in self.agent.split("/"))
             paths = [self.kagent + p.format(namespace=namespace, name=name) for p in kagent_api.A2A_PATHS]
             fallbacks = tuple(p for p in paths if p != self.url)
         return ServerConfig(
@@ -167,6 +220,10 @@ class Settings:
             fallback_urls=fallbacks,
             local_store=self.resolved_data_dir() / LOCAL_STORE_FILE,
             local_store_key=store_key,
+            binding=self.binding,
+            auth=self.auth,
+            credentials=dict(self.credentials),
+            home_urls=(self.kagent,) if self.kagent else (),
         )
 
     def describe_server(self) -> str:
@@ -209,6 +266,15 @@ def _check_dialect(value: Any, where: str) -> Dialect:
     if dialect is None:
         raise SettingsError(f"{where}: dialect must be 0.3 or 1.0, got {value!r}")
     return dialect
+
+
+def _check_binding(value: Any, where: str) -> str:
+    binding = norm_binding(value) if isinstance(value, str) else ""
+    if isinstance(value, str) and value.strip().lower() == "auto":
+        return "auto"
+    if binding not in (JSONRPC, HTTP_JSON):
+        raise SettingsError(f"{where}: binding must be auto, jsonrpc or http+json, got {value!r}")
+    return binding
 
 
 def _check_agent(value: Any, where: str) -> str:
@@ -312,7 +378,45 @@ _CHECKS: dict[str, tuple[Callable[[Any, str], Any], frozenset[str]]] = {
     "dialect": (_check_dialect, _ALL),
     "theme": (_check_str, _ALL),
     "model": (_check_str, _ALL),
+    "binding": (_check_binding, _ALL),
 }
+
+
+def _auth_option(get: Callable[[str], Any], where: Callable[[str], str], base: Path | None = None) -> AuthOption | None:
+    """The auth option one source names (None: none), checked: one kind, its secret from one place."""
+    given = {key: get(key) for key in AUTH_KEYS if get(key) is not None}
+    if not given:
+        return None
+    for key, value in given.items():
+        _check_str(value, where(key))
+    kinds = sorted({_AUTH_KIND[k] for k in given})
+    if len(kinds) > 1:
+        raise SettingsError(
+            f"{', '.join(where(k) for k in given)}: give one auth option (a bearer token, an API key or HTTP Basic), not several"
+        )
+    kind = kinds[0]
+    prefix = {BEARER: "bearer", API_KEY: "api_key", BASIC: "basic_password"}[kind]
+    env, file = given.get(prefix + "_env"), given.get(prefix + "_file")
+    if env and file:
+        raise SettingsError(f"{where(prefix + '_env')} and {where(prefix + '_file')}: give the secret one way, not both")
+    if not env and not file:
+        raise SettingsError(f"{where(next(iter(given)))}: also give where its secret is ({where(prefix + '_env')} VAR or {where(prefix + '_file')} PATH)")
+    if env and not re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", env.strip()):
+        raise SettingsError(f"{where(prefix + '_env')}: expected the name of an environment variable, got {env!r}")
+    secret = SecretRef(env=env.strip()) if env else SecretRef(file=_path(file, where(prefix + "_file"), base))
+    username = given.get("basic_user")
+    if kind == BASIC and not username:
+        raise SettingsError(f"{where(prefix + ('_env' if env else '_file'))}: HTTP Basic needs a user name too ({where('basic_user')})")
+    header = given.get("api_key_header") or DEFAULT_API_KEY_HEADER
+    if kind == API_KEY:
+        header = _check_header(header, "x", where("api_key_header"))[0]
+    return AuthOption(
+        kind,
+        secret,
+        header=header,
+        username=username.strip() if username else None,
+        where=where(prefix + ("_env" if env else "_file")),
+    )
 
 
 def _checked(source: str, get: Callable[[str], Any], where: Callable[[str], str], layer: _Layer) -> None:
@@ -335,6 +439,9 @@ def _flag_layer(flags: Any) -> _Layer:
         _merge_headers(headers, dict([parse_header(text)]))
     if headers:
         layer.set("headers", headers, "--header")
+    auth = _auth_option(lambda key: _get(flags, key), lambda key: "--" + key.replace("_", "-"))
+    if auth is not None:
+        layer.set("auth", auth, auth.where)
     return layer
 
 
@@ -352,6 +459,9 @@ def _env_layer(env: Mapping[str, str]) -> _Layer:
     name = ENV_PREFIX + "HEADERS"
     if env.get(name, "").strip():
         layer.set("headers", parse_headers(env[name], name), name)
+    auth = _auth_option(get, lambda key: ENV_PREFIX + key.upper())
+    if auth is not None:
+        layer.set("auth", auth, auth.where)
     return layer
 
 
@@ -388,6 +498,21 @@ def _file_layer(path: Path, explicit: bool) -> _Layer:
         if not isinstance(headers, dict):
             raise SettingsError(f"{where('headers')}: expected a table of NAME = VALUE")
         layer.set("headers", dict(_check_header(k, v, where("headers")) for k, v in headers.items()), where("headers"))
+    if "auth" in data:
+        table = data["auth"]
+        if not isinstance(table, dict):
+            raise SettingsError(f"{where('auth')}: expected a table ([auth] with bearer_env = \"VAR\" ...)")
+        for key in table:
+            if key in _PLAIN_SECRETS:
+                raise SettingsError(
+                    f"{where('auth.' + key)}: rewindtui does not read secrets from its config file; "
+                    f"name an environment variable ({key.split('_')[0]}_env = \"VAR\") or a file (..._file = \"PATH\")"
+                )
+            if key not in AUTH_KEYS:
+                raise SettingsError(f"{where('auth.' + key)}: unknown auth setting (known: {', '.join(AUTH_KEYS)})")
+        auth = _auth_option(table.get, lambda key: where("auth." + key), base=path.parent)
+        if auth is not None:
+            layer.set("auth", auth, auth.where)
     if "rewind" in data:
         rewind = data["rewind"]
         if isinstance(rewind, str):
@@ -452,20 +577,25 @@ def _server(layers: list[_Layer]) -> dict[str, Any]:
             raise SettingsError(f"{agent_where}: needs a kagent controller too (--kagent http://HOST:8083)")
         if agent is None:
             raise SettingsError(f"{kagent_where}: needs an agent too (--agent NAMESPACE/NAME)")
-        base = _norm_url(kagent)
-        if base.endswith("/api"):
-            base = base[: -len("/api")]
-        namespace, name = agent.split("/")
         api, _ = first("api", upto=kagent_rank)
-        return {
-            "url": f"{base}/api/a2a/{namespace}/{name}/",
-            "api": api or f"{base}/api",
-            "kagent": base,
-            "agent": agent,
-        }
+        return _kagent_server(kagent, agent, api)
     url, _ = first("url")
     api, _ = first("api", upto=url_rank)
     return {"url": url, "api": api}
+
+
+def _kagent_server(kagent: str, agent: str, api: str | None) -> dict[str, Any]:
+    """url/api/kagent/agent for an agent (``NAMESPACE/NAME``) on a kagent controller."""
+    base = _norm_url(kagent)
+    if base.endswith("/api"):
+        base = base[: -len("/api")]
+    namespace, name = (segment(x) for x in agent.split("/"))  # escaped: "../x" stays in its place
+    return {
+        "url": f"{base}/api/a2a/{namespace}/{name}/",
+        "api": api or f"{base}/api",
+        "kagent": base,
+        "agent": agent,
+    }
 
 
 def load_settings(flags: Any = None, env: Mapping[str, str] | None = None) -> Settings:
@@ -495,6 +625,14 @@ def load_settings(flags: Any = None, env: Mapping[str, str] | None = None) -> Se
     for layer in reversed(layers):
         _merge_headers(headers, layer.values.get("headers", {}))
     server = _server(layers)
+    auth: AuthOption | None = pick("auth")
+    credentials: dict[str, str] = {}
+    if auth is not None:
+        try:
+            credentials = auth.headers(env)
+        except AuthError as exc:
+            raise SettingsError(str(exc)) from None
+    binding = pick("binding")
     return Settings(
         url=server.get("url"),
         api=server.get("api"),
@@ -514,4 +652,7 @@ def load_settings(flags: Any = None, env: Mapping[str, str] | None = None) -> Se
         timeout=pick("timeout", 30.0),
         config_file=path if path.is_file() else None,
         debug=debug_enabled(env),
+        binding=None if binding in (None, "auto") else binding,
+        auth=auth,
+        credentials=credentials,
     )

@@ -73,12 +73,14 @@ def test_agent_card(tmp_path: Path) -> None:
     assert ext["params"] == {
         "rewind": ["a2a", "rest"],
         "fork": True,
+        "redo": True,
         "api": srv.api_url,
         "metadata_key": "kagent_rewind_before_invocation_id",
     }
     assert card["supportedInterfaces"] == [
         {"url": srv.agent_url, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"},
         {"url": srv.agent_url, "protocolBinding": "JSONRPC", "protocolVersion": "0.3.0"},
+        {"url": srv.agent_url, "protocolBinding": "HTTP+JSON", "protocolVersion": "1.0"},
     ]
     assert card["protocolVersion"] == "0.3.0"
     assert card["url"] == srv.agent_url and card["preferredTransport"] == "JSONRPC"

@@ -131,7 +131,7 @@ def test_fork(data_dir: Path, dialect: str, http: httpx.Client) -> None:
         assert resp.status_code == 201, resp.text
         fork = resp.json()["data"]
         assert fork["id"] != SID
-        assert fork["name"] == "Fork of hello"
+        assert fork["name"] == "Fork of hello @ turn 2"
         assert fork["user_id"] == "local" and fork["agent_ref"] == "local/demo"
 
         # the original is untouched
@@ -159,7 +159,7 @@ def test_fork(data_dir: Path, dialect: str, http: httpx.Client) -> None:
     with EmbeddedServer(data_dir) as srv:
         api = Api(http, srv.api_url)
         assert api.merged_ids(fork["id"]) == turns[0].message_ids
-        assert api.get(f"/sessions/{fork['id']}").json()["data"]["name"] == "Fork of hello"
+        assert api.get(f"/sessions/{fork['id']}").json()["data"]["name"] == "Fork of hello @ turn 2"
         assert len(api.merged_ids(SID)) == sum(len(t.message_ids) for t in turns) + len(in_original.message_ids)
 
 

@@ -18,3 +18,15 @@ def slow_server(tmp_path_factory):
     """The demo model waits between streamed deltas, so a reply stays in flight for a while."""
     with EmbeddedServer(tmp_path_factory.mktemp("pilot-slow"), demo_delay=0.15) as running:
         yield running
+
+
+@pytest.fixture(autouse=True)
+def _utc(monkeypatch):
+    """Times are shown in local time: the same zone for every run, so screens are the same."""
+    import time
+
+    monkeypatch.setenv("TZ", "UTC")
+    time.tzset()
+    yield
+    monkeypatch.undo()
+    time.tzset()

@@ -9,6 +9,7 @@ from pathlib import Path
 import httpx
 
 from rewindtui.a2a import contract
+from rewindtui.a2a.dialect import Dialect
 from rewindtui.client import A2AClient, ServerConfig
 from rewindtui.conversation import ItemKind, extract_messages_from_tasks
 from rewindtui.tui.app import RewindApp
@@ -81,10 +82,10 @@ def rewind_gate() -> Gate:
     return Gate(contract.REWIND_METADATA_KEY)
 
 
-def connector_for(url: str, api: str | None, transport: httpx.AsyncBaseTransport | None = None):
+def connector_for(url: str, api: str | None, transport: httpx.AsyncBaseTransport | None = None, dialect: Dialect | None = None):
     async def connect():
         http = httpx.AsyncClient(transport=transport, timeout=30, follow_redirects=True) if transport else None
-        client = A2AClient(ServerConfig(url=url, api=api), http=http)
+        client = A2AClient(ServerConfig(url=url, api=api, dialect=dialect), http=http)
 
         async def close() -> None:
             await client.aclose()
@@ -95,10 +96,10 @@ def connector_for(url: str, api: str | None, transport: httpx.AsyncBaseTransport
 
 
 def make_app(
-    server, session_id: str | None = None, *, transport=None, data_dir: Path | None = None, keymap=None
+    server, session_id: str | None = None, *, transport=None, data_dir: Path | None = None, keymap=None, dialect: Dialect | None = None
 ) -> RewindApp:
     app = RewindApp(
-        connector_for(server.agent_url, server.api_url, transport),
+        connector_for(server.agent_url, server.api_url, transport, dialect),
         session_id=session_id,
         new_session=session_id is None,
         data_dir=data_dir,

@@ -77,7 +77,7 @@ async def test_click_rewind_previews_then_confirm_cuts_at_once_and_server_answer
         assert conv is not app.chat.conversation or conv.items[0] is not before[0]
         assert await server_users(server, app) == ["first"]
         assert screen.status.turn != "rewinding…"
-        assert "Rewound 2 turns." in notifications(app)
+        assert "Rewound 2 turns — ctrl+z to undo." in notifications(app)
         # the model no longer sees turns 2-3, and the tool's state went back
         await send(app, pilot, "again")
         answer = texts(app)[-1][1]

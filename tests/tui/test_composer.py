@@ -133,3 +133,39 @@ def test_parser_passes_a_lone_escape_key_through_at_once():
 
     time.sleep(0.15)
     assert [getattr(e, "key", None) for e in parser.tick()] == ["escape"]
+
+
+async def test_two_messages_in_one_burst_are_two_messages(server):
+    """Text, Enter, more text, Enter in one burst: the second message is only what was typed after
+    the first Enter (the first submit empties the composer before the next keys land), and neither
+    is lost."""
+    app = make_app(server)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        burst(app, [*"one", "enter", *"two", "enter"])
+        await settle(app, pilot)
+        await wait_until(pilot, lambda: len(user_texts(app)) == 2 or "two" in app.chat_screen.composer.text)
+        await settle(app, pilot)
+        sent = await server_users(server, app)
+        composer = app.chat_screen.composer.text
+        # "two" is either sent as its own message after "one", or kept as the draft: never glued to "one"
+        assert sent[0] == "one" and not any("onetwo" in text for text in [*sent, composer])
+        assert sent == ["one", "two"] or (sent == ["one"] and composer == "two")
+
+
+async def test_messages_refused_in_a_row_come_back_in_order():
+    """Typed while the app is still connecting: each message is refused and put back, in the
+    order it was typed, with nothing lost."""
+    import asyncio
+
+    from rewindtui.tui.app import RewindApp
+
+    async def connector():
+        await asyncio.Event().wait()  # still connecting when the test ends
+
+    app = RewindApp(connector)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        burst(app, [*"one", "enter", *"two", "enter"])
+        await wait_until(pilot, lambda: len([n for n in notifications(app) if "draft is kept" in n]) == 2)
+        assert app.chat_screen.composer.text == "one\ntwo"

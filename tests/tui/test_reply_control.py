@@ -11,7 +11,6 @@ from rewindtui.client import A2AClient, ServerConfig
 from rewindtui.conversation import ItemKind
 from rewindtui.server import EmbeddedServer
 from rewindtui.tui.app import RewindApp
-from rewindtui.tui.screens.chat import STOPPED_NOTE
 from rewindtui.tui.screens.confirm import ConfirmScreen
 from tui.pilotkit import (
     SIZE,
@@ -28,33 +27,62 @@ from tui.pilotkit import (
     wait_until,
 )
 
+LONG = " ".join(["and tell it at length"] * 8)  # the demo model echoes it slowly: seconds of streaming
+
 
 async def start_reply(app: RewindApp, pilot, text: str) -> None:
-    """Send ``text`` and return while its reply is streaming in."""
-    app.chat_screen.composer.text = text
+    """Send ``text`` and return while its reply is streaming in (the turn bar laid out)."""
+    app.chat_screen.composer.text = f"{text} {LONG}"
     await pilot.press("enter")
     await wait_until(pilot, lambda: any(it.streaming for it in app.chat.conversation.items))
+    await wait_until(pilot, lambda: app.chat_screen.turn_bar.kind == "replying")
+    await pilot.pause()
 
 
-async def test_escape_stops_a_streaming_reply(slow_server):
+async def test_escape_stops_a_streaming_reply_on_the_server(slow_server):
     app = make_app(slow_server)
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
         await start_reply(app, pilot, "tell me a long story about rewinding")
         screen = app.chat_screen
         assert screen.replying and screen.status.turn == "working"
+        assert screen.turn_bar.kind == "replying"  # the visible control
         await pilot.press("escape")
-        await pilot.pause()
+        await settle(app, pilot)
         conv = app.chat.conversation
+        # the server was asked (CancelTask) and ended the turn: the view is what it holds
+        (task,) = await server_tasks(slow_server, app.chat.session_id)
+        assert task["status"]["state"] == "canceled"
         assert conv.turn_state == "canceled" and screen.status.turn == "canceled"
         assert not any(it.streaming for it in conv.items)
-        assert conv.items[-1].kind is ItemKind.ERROR and conv.items[-1].text == STOPPED_NOTE
-        await app.workers.wait_for_complete()
-        assert not app.chat.sending and not screen.replying
+        assert conv.items[-1].text == "The turn was canceled."  # the server's word for it
+        assert "Stopped: the turn is canceled; the view shows what the server holds." in notifications(app)
+        assert not app.chat.sending and not screen.replying and screen.turn_bar.kind == ""
         assert not screen.rewind_mode  # a stop is not the first half of an Esc Esc
         await pilot.press("escape")
         await pilot.pause()
         assert not screen.rewind_mode and screen.banner.kind == "hint"
+
+
+async def test_the_stop_button_and_the_palette_stop_a_reply(slow_server):
+    app = make_app(slow_server)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        screen = app.chat_screen
+        await start_reply(app, pilot, "a long answer, please")
+        await pilot.click("#turn-stop")
+        await settle(app, pilot)
+        assert app.chat.conversation.turn_state == "canceled"
+        await start_reply(app, pilot, "and another long one")
+        screen.action_stop_reply()  # what the palette's "Stop the reply" runs
+        assert screen.status.turn == "stopping…" and screen.turn_bar.kind == "stopping"
+        await settle(app, pilot)
+        assert app.chat.conversation.turn_state == "canceled"
+        tasks = await server_tasks(slow_server, app.chat.session_id)
+        assert [t["status"]["state"] for t in tasks] == ["canceled", "canceled"]
+        screen.action_stop_reply()  # nothing to stop: it says so
+        await pilot.pause()
+        assert notifications(app)[-1] == "No reply is streaming in."
 
 
 async def test_ctrl_q_during_a_reply_asks_first(slow_server):
@@ -98,7 +126,7 @@ async def test_new_session_during_a_reply_asks_and_never_drops_it_unseen(slow_se
         await pilot.press("escape")  # stay
         await settle(app, pilot)
         assert app.chat.session_id == original and app.chat.conversation.turn_state == "completed"
-        assert user_texts(app) == ["first question"]
+        assert user_texts(app) == [f"first question {LONG}"]
         # asked again, and told to go ahead: the reply is stopped visibly, then the switch happens
         await start_reply(app, pilot, "second question")
         await pilot.press("ctrl+n")

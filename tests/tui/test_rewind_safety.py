@@ -113,7 +113,7 @@ async def test_mashed_keys_never_rewind_more_than_was_confirmed(server):
         assert user_texts(app) == list(SIX[:5])
         assert await server_users(server, app) == list(SIX[:5])
         assert screen.composer.text == "rrr"
-        assert "Rewound 1 turn." in notifications(app)
+        assert "Rewound 1 turn — ctrl+z to undo." in notifications(app)
         # Esc three times while editing: the edit is cancelled, the view restored, nothing rewound
         screen.composer.text = ""
         await pilot.press("alt+up", "up", "e")
@@ -163,7 +163,7 @@ async def test_palette_rewind_to_selected_with_nothing_selected_rewinds_nothing(
         await pilot.press("enter")
         await settle(app, pilot)
         assert user_texts(app) == [] and await server_users(server, app) == []
-        assert "Rewound 2 turns." in notifications(app) and not screen.rewind_mode
+        assert "Rewound 2 turns — ctrl+z to undo." in notifications(app) and not screen.rewind_mode
 
 
 async def test_clicks_in_rewind_mode_choose_the_turn_and_never_confirm(server):

@@ -41,8 +41,21 @@ EFFECTIVE_HISTORY_KEY = "rewindtui_effective_history"
 REWOUND_BEFORE_KEY = "rewindtui_rewind_before_invocation_id"
 #: ... and the invocation id of the rewind itself (ADK's rewind event).
 REWIND_INVOCATION_KEY = "rewindtui_rewind_invocation_id"
+#: Task metadata on a redo's Task (a rewind that undid an earlier one): the id of the rewind Task
+#: it undid. Its ``REWOUND_BEFORE_KEY`` is that rewind's own invocation id (ADK's rewind event).
+REDO_OF_KEY = "rewindtui_redo_of"
 #: Status/event metadata on a refused request: a short machine-readable reason code.
 ERROR_CODE_KEY = "rewindtui_error"
+
+#: Task metadata of a rewound task (listed with ``REST_INCLUDE_REWOUND``): true ...
+REWOUND_KEY = "rewindtui_rewound"
+#: ... the id of the rewind (or redo) Task that took it out of the conversation ...
+REWOUND_BY_TASK_KEY = "rewindtui_rewound_by"
+#: ... and when (ISO 8601, UTC).
+REWOUND_AT_KEY = "rewindtui_rewound_at"
+#: Message metadata on an agent message whose event changed the session's state: the state keys
+#: it changed (a tool that changed state; a rewind takes that change back).
+STATE_CHANGED_KEY = "rewindtui_state_changed"
 
 #: kagent's system event: it has an invocation id but is never a rewind target.
 HEADER_UPDATE_INVOCATION = "header_update"
@@ -51,7 +64,17 @@ HEADER_UPDATE_INVOCATION = "header_update"
 REST_REWIND = "/sessions/{id}/rewind"
 REST_FORK = "/sessions/{id}/fork"
 REST_REDO = "/sessions/{id}/redo"
-#: The JSON body key of the rewind and fork routes.
+#: The JSON body key of the rewind and fork routes. Fork also takes an invocation that was
+#: rewound, or a rewind's own invocation: the new session is the original as it was just before it.
 REST_BEFORE_FIELD = "rewind_before_invocation_id"
+#: The JSON body key of the redo route: the id of the rewind (or redo) Task to undo -- the session
+#: goes back to just before it. Without it: the last rewind, if no turn was sent since.
+REST_REDO_FIELD = "rewind_task_id"
 #: Query parameter of ``GET {api}/sessions/{id}/tasks`` that includes rewound tasks.
 REST_INCLUDE_REWOUND = "include_rewound"
+#: Session fields (``GET {api}/sessions``): where a fork came from (a session id) ...
+SESSION_FORKED_FROM_FIELD = "forked_from"
+#: ... and at which of that session's turns it branched off (1-based: the turn it was forked before);
+SESSION_FORK_TURN_FIELD = "forked_at_turn"
+#: how many branches of turns were rewound in the session (kept on the server, restorable).
+SESSION_BRANCHES_FIELD = "rewound_branches"

@@ -39,3 +39,9 @@ A2A_PATHS = ("/api/a2a/{namespace}/{name}/", "/api/a2a-sandboxes/{namespace}/{na
 USER_QUERY = "user_id"
 USER_HEADER = "X-User-Id"
 DEFAULT_USER = "admin@kagent.dev"
+
+#: The kagent-rewind add-on (``kagent-rewind/`` in this repository) keeps what a rewind took out of
+#: a stored task in the task's metadata: the messages (A2A JSON, oldest first) ...
+ADDON_REWOUND_HISTORY = "kagent_rewind_rewound_history"
+#: ... and the ids of the rewind Tasks that took them out.
+ADDON_REWOUND_BY = "kagent_rewind_rewound_by"

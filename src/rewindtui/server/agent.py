@@ -33,8 +33,12 @@ LITELLM_PREFIX = "litellm/"
 INSTRUCTION = (
     "You are a friendly assistant inside a terminal chat client. "
     "When the user asks about the weather, call get_weather with the city. "
+    "When the user asks to delete a file, call delete_file with its name; it asks the user "
+    "to approve first. "
     "Session state: weather_calls={weather_calls?}"
 )
+#: session state: the files ``delete_file`` was allowed to delete, in order
+DELETED_KEY = "deleted_files"
 
 
 class ModelConfigError(ValueError):
@@ -53,6 +57,27 @@ def get_weather(city: str, tool_context: ToolContext) -> dict[str, Any]:
     calls = int(tool_context.state.get("weather_calls") or 0) + 1
     tool_context.state["weather_calls"] = calls
     return {"city": city, "forecast": "sunny", "temp_c": 21, "call_no": calls}
+
+
+def delete_file(name: str, tool_context: ToolContext) -> dict[str, Any]:
+    """Deletes a file (in the session's state only: nothing on disk is touched).
+
+    Args:
+        name: The file's name, e.g. "notes.txt".
+
+    Asks the user to approve first (ADK's tool confirmation: the turn waits, ``input-required``,
+    until the user answers). Approved, the name is added to the session state value
+    ``deleted_files``; rejected, nothing changes.
+    """
+    confirmation = tool_context.tool_confirmation
+    if confirmation is None:
+        tool_context.request_confirmation(hint=f"Delete {name}?", payload={"name": name})
+        return {"status": "waiting for approval", "name": name}
+    if not confirmation.confirmed:
+        return {"status": "rejected", "name": name, "deleted_files": list(tool_context.state.get(DELETED_KEY) or [])}
+    deleted = [*list(tool_context.state.get(DELETED_KEY) or []), name]
+    tool_context.state[DELETED_KEY] = deleted
+    return {"status": "deleted", "name": name, "deleted_files": deleted}
 
 
 def resolve_model(name: str | None, demo_delay: float = 0.0) -> BaseLlm | str:
@@ -74,11 +99,11 @@ def resolve_model(name: str | None, demo_delay: float = 0.0) -> BaseLlm | str:
 
 
 def build_agent(model: str | None = None, demo_delay: float = 0.0) -> LlmAgent:
-    """The ``demo`` agent with its ``get_weather`` tool."""
+    """The ``demo`` agent with its ``get_weather`` and ``delete_file`` tools."""
     return LlmAgent(
         name=AGENT_NAME,
         model=resolve_model(model, demo_delay),
         description="rewindtui's local agent (offline demo model unless --model is given)",
         instruction=INSTRUCTION,
-        tools=[get_weather],
+        tools=[get_weather, delete_file],
     )

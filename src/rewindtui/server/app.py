@@ -7,6 +7,10 @@ Routes:
   control message takes :mod:`fast_rewind` first). A request naming a 1.0 method without the
   ``A2A-Version`` header is served as 1.0 (the two dialects' method names do not overlap;
   a2a-sdk would refuse it as 0.3).
+* ``{agent}/message:stream``, ``{agent}/message:send``, ``{agent}/tasks/{id}``, ``{agent}/tasks``,
+  ``{agent}/tasks/{id}:cancel``, ``{agent}/tasks/{id}:subscribe`` -- the A2A 1.0 HTTP+JSON binding
+  (a2a-sdk's ``create_rest_routes`` over the same :class:`AgentRequestHandler`; its catch-all
+  ``/{tenant}`` mount is left out, it would swallow every other route).
 * ``GET {agent}/.well-known/agent-card.json`` (and ``agent.json``), also at the root
   ``/.well-known/...`` -- a2a-sdk's own card route (ETag, ``If-None-Match`` -> 304,
   ``Cache-Control: no-cache``).
@@ -34,6 +38,7 @@ from typing import Any
 from a2a.server.request_handlers.response_helpers import build_error_response
 from a2a.server.routes.agent_card_routes import create_agent_card_routes
 from a2a.server.routes.jsonrpc_dispatcher import JsonRpcDispatcher
+from a2a.server.routes.rest_routes import create_rest_routes
 from a2a.utils.constants import VERSION_HEADER
 from google.adk.artifacts.file_artifact_service import FileArtifactService
 from google.adk.runners import Runner
@@ -41,7 +46,7 @@ from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import Route
+from starlette.routing import Mount, Route
 
 from rewindtui.server.adk_sessions import CachedDatabaseSessionService, sqlite_url
 from rewindtui.server.agent import build_agent
@@ -183,6 +188,10 @@ def create_app(
         routes += create_agent_card_routes(card, card_url=path, cache_control=CARD_CACHE_CONTROL)
     routes += control_routes(describe=describe, clients=clients)
     routes += build_rest_routes(service)
+    rest_binding = create_rest_routes(
+        AgentRequestHandler(service), context_builder=UserContextBuilder(), path_prefix=AGENT_PATH.rstrip("/")
+    )
+    routes += [r for r in rest_binding if not isinstance(r, Mount)]
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:

@@ -1,22 +1,23 @@
 """The agent card, rendered the a2a-sdk way (1.0 fields plus 0.3 compat fields).
 
-A client picks its dialect from the card: ``supportedInterfaces`` lists the
-JSON-RPC endpoint twice, ``protocolVersion: "1.0"`` first (send
-``A2A-Version: 1.0`` and ``SendStreamingMessage``) and ``"0.3.0"`` second;
-0.3-only clients read the top-level ``url``/``preferredTransport``/
+A client picks its binding and dialect from the card: ``supportedInterfaces``
+lists the JSON-RPC endpoint twice, ``protocolVersion: "1.0"`` first (send
+``A2A-Version: 1.0`` and ``SendStreamingMessage``) and ``"0.3.0"`` second,
+then the HTTP+JSON binding (A2A 1.0: ``POST {url}/message:stream`` ...) at the
+same URL; 0.3-only clients read the top-level ``url``/``preferredTransport``/
 ``protocolVersion`` (``0.3.0``) and speak ``message/stream``.
 
 Rewind and fork support is advertised as an A2A extension in
 ``capabilities.extensions``::
 
     {"uri": "urn:rewindtui:ext:rewind:v1",
-     "params": {"rewind": ["a2a", "rest"], "fork": true, "api": "<base>/api",
+     "params": {"rewind": ["a2a", "rest"], "fork": true, "redo": true, "api": "<base>/api",
                 "metadata_key": "kagent_rewind_before_invocation_id"}}
 
 ``rewind: ["a2a", "rest"]`` -- a message whose ``metadata`` carries
 ``metadata_key`` rewinds (the A2A control message), and ``POST
 {api}/sessions/{id}/rewind`` does the same over REST; ``fork`` -- ``POST
-{api}/sessions/{id}/fork`` exists.
+{api}/sessions/{id}/fork`` exists; ``redo`` -- ``POST {api}/sessions/{id}/redo`` undoes a rewind.
 """
 
 from __future__ import annotations
@@ -49,7 +50,7 @@ def build_agent_card(
         uri=REWIND_EXTENSION_URI,
         description=(
             "Rewind a session to before an invocation (ADK Runner.rewind_async), over A2A "
-            "(message metadata key) or REST, and fork a session; the result is a Task whose "
+            "(message metadata key) or REST, undo a rewind (redo, REST), and fork a session; the result is a Task whose "
             "history is the effective history, with the original messageIds."
         ),
         required=False,
@@ -58,6 +59,7 @@ def build_agent_card(
         {
             contract.PARAM_REWIND: list(contract.MODES),
             contract.PARAM_FORK: True,
+            contract.PARAM_REDO: True,
             contract.PARAM_API: api_url,
             contract.PARAM_METADATA_KEY: REWIND_KEY,
         }
@@ -69,6 +71,7 @@ def build_agent_card(
         supported_interfaces=[
             pb.AgentInterface(url=agent_url, protocol_binding="JSONRPC", protocol_version="1.0"),
             pb.AgentInterface(url=agent_url, protocol_binding="JSONRPC", protocol_version="0.3.0"),
+            pb.AgentInterface(url=agent_url, protocol_binding="HTTP+JSON", protocol_version="1.0"),
         ],
         capabilities=pb.AgentCapabilities(streaming=True, push_notifications=False, extensions=[extension]),
         default_input_modes=["text"],
@@ -79,6 +82,7 @@ def build_agent_card(
                 name="chat",
                 description="Answers what you say; 'weather in <City>' calls the get_weather tool",
                 tags=["chat", "weather", "rewind"],
+                examples=["hello", "what is the weather in Tokyo?"],
             )
         ],
     )

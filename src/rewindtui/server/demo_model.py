@@ -12,7 +12,10 @@ from what it *sees* in that request, so a rewind is visible in its answers:
   ``{weather_calls?}`` template);
 * a message containing "weather" -> a ``get_weather(city)`` function call; once
   the tool result is in the request, it answers
-  ``Tool get_weather returned: {...} (weather_calls=K)``.
+  ``Tool get_weather returned: {...} (weather_calls=K)``;
+* a message containing "delete" -> a ``delete_file(name)`` function call (the word after
+  "delete", else ``scratch.txt``). The tool asks the user to approve first; once its result is
+  in the request, it answers ``Tool delete_file returned: {...} (weather_calls=K)``.
 
 When ADK asks for a streaming response, the text is produced as partial deltas
 of a few words each (``delay`` seconds apart), followed by the full message.
@@ -34,8 +37,11 @@ if TYPE_CHECKING:
 
 DEMO_MODEL_NAME = "demo"
 WEATHER_TOOL = "get_weather"
+DELETE_TOOL = "delete_file"
+DEFAULT_FILE = "scratch.txt"
 _STATE_RE = re.compile(r"weather_calls=(\S*)")
 _CITY_RE = re.compile(r"\b(?:in|for|at)\s+([A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*)")
+_FILE_RE = re.compile(r"\bdelete\s+(?:the\s+)?(?:file\s+)?([\w][\w./-]*\w|\w)", re.IGNORECASE)
 _WORDS_PER_DELTA = 3
 HISTORY_LIMIT = 12
 
@@ -44,6 +50,12 @@ def extract_city(text: str) -> str:
     """The city a weather question is about ("weather in Tokyo" -> "Tokyo")."""
     match = _CITY_RE.search(text)
     return match.group(1) if match else "Paris"
+
+
+def extract_file(text: str) -> str:
+    """The file a delete request is about ("please delete notes.txt" -> "notes.txt")."""
+    match = _FILE_RE.search(text)
+    return match.group(1) if match else DEFAULT_FILE
 
 
 def _system_text(llm_request: LlmRequest) -> str:
@@ -131,8 +143,12 @@ class DemoLlm(BaseLlm):
         else:
             users = _user_texts(llm_request)
             current = users[-1] if users else ""
-            if "weather" in current.lower() and self._has_tool(llm_request):
+            call = None
+            if "weather" in current.lower() and self._has_tool(llm_request, WEATHER_TOOL):
                 call = types.FunctionCall(name=WEATHER_TOOL, args={"city": extract_city(current)})
+            elif "delete" in current.lower() and self._has_tool(llm_request, DELETE_TOOL):
+                call = types.FunctionCall(name=DELETE_TOOL, args={"name": extract_file(current)})
+            if call is not None:
                 yield LlmResponse(
                     content=types.Content(role="model", parts=[types.Part(function_call=call)]),
                     partial=False,
@@ -167,9 +183,9 @@ class DemoLlm(BaseLlm):
         )
 
     @staticmethod
-    def _has_tool(llm_request: LlmRequest) -> bool:
+    def _has_tool(llm_request: LlmRequest, name: str) -> bool:
         tools_dict: dict[str, Any] = getattr(llm_request, "tools_dict", {}) or {}
-        return WEATHER_TOOL in tools_dict
+        return name in tools_dict
 
 
 def _usage(prompt: int, candidates: int) -> types.GenerateContentResponseUsageMetadata:

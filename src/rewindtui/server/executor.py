@@ -6,12 +6,12 @@ It routes; the rules live in the pieces it holds:
 * :class:`~rewindtui.server.jobs.Jobs` -- one job per session at a time, shutdown;
 * :class:`~rewindtui.server.turns.TurnRunner` -- a turn, stored and streamed (and followed
   by ``SubscribeToTask``);
-* :class:`~rewindtui.server.rewinds.RewindService` -- rewind and fork, journaled;
+* :class:`~rewindtui.server.rewinds.RewindService` -- rewind, redo and fork, journaled;
 * :class:`~rewindtui.server.recovery.Recovery` -- startup replay and the consistency check.
 
 Requests arrive classified (:mod:`rewindtui.server.requests`). Refusals of an A2A message
-(bad rewind target, missing/other user's session, busy session, reused messageId) come as one
-final ``failed`` status and change nothing.
+(bad rewind target, missing/other user's session, busy session, reused messageId, an answer to
+a task with no question waiting) come as one final ``failed`` status and change nothing.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from rewindtui.server.errors import Conflict, NotFound, RecoveryPending, Service
 from rewindtui.server.faults import Checkpoints
 from rewindtui.server.jobs import Jobs
 from rewindtui.server.recovery import Recovery, Report
-from rewindtui.server.requests import Kind, Request, check_invocation
+from rewindtui.server.requests import Kind, Request, check_id, check_invocation
 from rewindtui.server.rewinds import RewindService
 from rewindtui.server.sessions import Sessions
 from rewindtui.server.store import SessionRow, Store, TaskPage, TaskRow, task_json
@@ -118,6 +118,14 @@ class AgentService:
     async def delete_session(self, user_id: str, session_id: str) -> None:
         await self.sessions.delete(user_id, session_id)
 
+    async def rename_session(self, user_id: str, session_id: str, name: str) -> SessionRow:
+        return await self.sessions.rename(user_id, session_id, name)
+
+    async def session_detail(self, user_id: str, session_id: str) -> SessionRow:
+        """The session with its fork turn and number of rewound branches."""
+        session = await self.sessions.owned(user_id, session_id)
+        return await self.store.get_session_detail(session.id) or session
+
     # -- tasks -----------------------------------------------------------------------
     async def session_tasks_json(self, user_id: str, session_id: str, *, include_rewound: bool = False) -> str:
         """The session's tasks, oldest first, as a JSON array (0.3 task JSON)."""
@@ -164,6 +172,14 @@ class AgentService:
         session = await self.sessions.owned(user_id, session_id)
         return await self._exclusive(session, "rewind", lambda: self.rewinds.rewind(session, inv, v1=v1))
 
+    async def redo(
+        self, user_id: str, session_id: str, rewind_task_id: Any, *, v1: bool = False
+    ) -> tuple[dict[str, Any], list[str]]:
+        """Undo a rewind (None: the last one): the redo task and its history's raw JSON bodies."""
+        target = None if rewind_task_id is None else check_id(rewind_task_id, "rewind task id")
+        session = await self.sessions.owned(user_id, session_id)
+        return await self._exclusive(session, "rewind", lambda: self.rewinds.redo(session, target, v1=v1))
+
     async def fork(self, user_id: str, session_id: str, invocation_id: Any) -> SessionRow:
         inv = check_invocation(invocation_id)
         session = await self.sessions.owned(user_id, session_id)
@@ -179,7 +195,7 @@ class AgentService:
             else:
                 assert request.context_id is not None
                 session = await self.sessions.owned(user_id, request.context_id)
-            await self._claim(session, "turn" if request.kind is Kind.TURN else "rewind")
+            await self._claim(session, "rewind" if request.rewind_before is not None else "turn")
         except ServiceError as exc:
             yield failed_event(exc.message, context_id=request.context_id, code=exc.code)
             return
@@ -205,7 +221,15 @@ class AgentService:
                     emit(failed_event(exc.message, context_id=session.id, code=exc.code))
                     return
                 emit({**task, "history": [json.loads(b) for b in bodies]})
-            if request.runs_turn:
+            if request.kind is Kind.ANSWER:
+                assert request.task_id is not None and request.decision is not None
+                try:
+                    await self.turns.answer(
+                        session, request.task_id, request.message, request.decision, streaming=streaming, emit=emit
+                    )
+                except ServiceError as exc:
+                    emit(failed_event(exc.message, context_id=session.id, code=exc.code))
+            elif request.runs_turn:
                 try:
                     await self.turns.run(session, request.message, streaming=streaming, emit=emit)
                 except ServiceError as exc:

@@ -7,7 +7,8 @@ An ASGI middleware in front of every route:
   own name to 127.0.0.1 (DNS rebinding) sends its own name and is refused (403).
 * **Origin** -- a request a browser made for another site (an ``Origin`` that is not this
   server's own, or ``Sec-Fetch-Site: cross-site``) is refused (403).
-* **Content type** -- a ``POST``/``PUT``/``PATCH`` must be ``application/json``, which a page
+* **Content type** -- a ``POST``/``PUT``/``PATCH`` must be ``application/json`` (or A2A's
+  ``application/a2a+json``), which a page
   cannot send cross-origin without a CORS preflight this server never grants (415; on the A2A
   endpoint with the JSON-RPC error ContentTypeNotSupported, -32005).
 * **Token** -- when the server has one (always when it binds anything but loopback; always
@@ -38,6 +39,9 @@ Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 _WRITE_METHODS = frozenset({"POST", "PUT", "PATCH"})
+#: JSON, and A2A's own media type for it (the HTTP+JSON binding); neither is one a page may send
+#: cross-origin without a CORS preflight.
+_JSON_TYPES = frozenset({"application/json", "application/a2a+json"})
 
 
 def _hostname(value: str) -> str:
@@ -103,7 +107,7 @@ class Guard:
                 )
         if scope.get("method") in _WRITE_METHODS:
             media_type = headers.get("content-type", "").split(";", 1)[0].strip().lower()
-            if media_type != "application/json":
+            if media_type not in _JSON_TYPES:
                 message = f"send Content-Type: application/json (not {media_type or 'none'!r})"
                 if path in self.a2a_paths:
                     return 415, build_error_response(None, ContentTypeNotSupportedError(message=message)), {}

@@ -14,7 +14,8 @@ not fit it. What the spec asks of a handler, it does here:
 
 * ``SendMessage``/``SendStreamingMessage``: a ``taskId`` of an unknown task is
   TaskNotFound (-32001), of a finished one UnsupportedOperation (-32004), with a ``contextId``
-  of another session InvalidParams (-32602).
+  of another session InvalidParams (-32602). A task waiting for approval (``input-required``)
+  takes the answer to its question (a ``decision_type`` data part) and nothing else.
 * ``GetTask``/``ListTasks``: ``historyLength`` below 0, ``pageSize`` outside 1..100 and a
   ``pageToken`` that is not one of ours are InvalidParams; ``ListTasks`` filters by context,
   status and update time, newest first, with cursor pagination.
@@ -27,6 +28,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncGenerator
+from dataclasses import replace
 from typing import Any
 
 from a2a.server.context import ServerCallContext
@@ -45,10 +47,11 @@ from a2a.utils.task import apply_history_length
 from starlette.requests import Request
 
 from rewindtui.a2a.dialect import TERMINAL_STATES
+from rewindtui.a2a.outgoing import APPROVE, DECISION_KEY, REJECT
 from rewindtui.server.errors import BadRequest, Conflict, NotFound
 from rewindtui.server.executor import AgentService
+from rewindtui.server.requests import Kind, classify
 from rewindtui.server.requests import Request as A2ARequest
-from rewindtui.server.requests import classify
 from rewindtui.server.store import InvalidPageToken, task_json
 from rewindtui.server.users import InvalidUser, resolve_user
 from rewindtui.server.wire import EFFECTIVE_HISTORY_KEY, event_to_proto, message_from_proto, task_to_proto
@@ -58,6 +61,8 @@ USER_ERROR_KEY = "rewindtui_user_error"
 #: ``request.state`` key set by the endpoint: the A2A version a headerless request is served as
 VERSION_STATE_KEY = "rewindtui_a2a_version"
 RESUBSCRIBE_03 = "tasks/resubscribe"
+#: the one state in which a task takes a message: a tool call waits for the user's approval
+WAITING_STATE = "input-required"
 
 _STATE_FROM_PB = {
     pb.TASK_STATE_SUBMITTED: "submitted",
@@ -119,9 +124,11 @@ class AgentRequestHandler(RequestHandler):
         self.service = service
 
     async def _request(self, user_id: str, params: pb.SendMessageRequest) -> A2ARequest:
-        """The classified message; errors for a taskId that cannot take it."""
+        """The classified message; errors for a taskId that cannot take it. Only a task waiting
+        for approval (``input-required``) takes a message, and only the answer to its question."""
         _check_history_length(params.configuration)
         message = params.message
+        waiting = None
         if message.task_id:
             try:
                 row = await self.service.owned_task(user_id, message.task_id)
@@ -135,13 +142,23 @@ class AgentRequestHandler(RequestHandler):
                 raise UnsupportedOperationError(
                     message=f"Task {message.task_id} is {row.state}; send a new message in its context instead"
                 )
-            raise InvalidParamsError(
-                message=f"Task {message.task_id} is {row.state}; this agent does not take input for a running task"
-            )
+            if row.state != WAITING_STATE:
+                raise InvalidParamsError(
+                    message=f"Task {message.task_id} is {row.state}; this agent does not take input for a running task"
+                )
+            waiting = row
         try:
-            return classify(message_from_proto(message))
+            request = classify(message_from_proto(message))
         except BadRequest as exc:
             raise InvalidParamsError(message=exc.message) from None
+        if waiting is None:
+            return request
+        if request.kind is not Kind.ANSWER:
+            raise InvalidParamsError(
+                message=f"Task {message.task_id} waits for approval of a tool call: answer it with a data part "
+                f'{{"{DECISION_KEY}": "{APPROVE}"}} or {{"{DECISION_KEY}": "{REJECT}"}}'
+            )
+        return replace(request, context_id=waiting.session_id)
 
     @validate_request_params
     async def on_message_send_stream(

@@ -6,7 +6,8 @@ failed write left behind (``needs``):
 * **Journaled work** (``intents``, see :mod:`rewindtui.server.rewinds`): a rewind that ADK
   committed is completed in the store (its Task and the rewound marks); one ADK never got is
   dropped. A fork the store never recorded is removed from ADK. A delete is finished.
-* **Turns that never finished** (a task left ``submitted``/``working``): ADK is ahead of the
+* **Turns that never finished** (a task left ``submitted``/``working``; one waiting for the
+  user's approval, ``input-required``, is not running and keeps waiting): ADK is ahead of the
   store by at most the turn's own events (the store writes each right after ADK). The turn's
   invocation is looked up in ADK if the store never learnt it, the agent messages ADK has and
   the store lacks are stored, and the task is marked failed ("The server stopped before this
@@ -27,7 +28,8 @@ from typing import Any
 from google.adk.sessions.base_session_service import BaseSessionService
 
 from rewindtui.a2a import contract
-from rewindtui.server.store import Intent, InvocationLookupError, Store, TaskRow
+from rewindtui.server.session_log import NotInLog
+from rewindtui.server.store import Intent, Store, TaskRow
 from rewindtui.server.wire import (
     agent_message,
     agent_text_message,
@@ -129,8 +131,10 @@ class Recovery:
             await self.store.drop_intent(intent.id)
             return False
         try:
-            plan = await self.store.plan_rewind(intent.session_id, payload["before"])
-        except InvocationLookupError:
+            plan = await self.store.plan_rewind(
+                intent.session_id, payload["before"], current_only=payload.get("current_only", True)
+            )
+        except NotInLog:
             await self.store.drop_intent(intent.id)
             return False
         task = payload["task"]

@@ -6,7 +6,10 @@ dispatcher (``handler.py``) -- classify the message here and act on the result:
 * :attr:`Kind.TURN` -- run the agent on it;
 * :attr:`Kind.REWIND` -- rewind the session (the control message: the rewind metadata key,
   no content);
-* :attr:`Kind.REWIND_AND_SEND` -- rewind, then run it as a turn (key plus content).
+* :attr:`Kind.REWIND_AND_SEND` -- rewind, then run it as a turn (key plus content);
+* :attr:`Kind.ANSWER` -- the user's answer to a tool call waiting for approval: the waiting
+  task's ``taskId`` and a data part ``{"decision_type": "approve" | "reject"}``, as kagent's
+  web UI sends it (kagent-adk 0.10.4 ``_agent_executor._handle_request``).
 
 Anything malformed is a :class:`~rewindtui.server.errors.BadRequest` naming the problem.
 """
@@ -19,6 +22,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from rewindtui.a2a.outgoing import APPROVE, DECISION_KEY, REJECT
 from rewindtui.server.errors import BadRequest
 from rewindtui.server.wire import REWIND_KEY, text_of
 
@@ -30,6 +34,7 @@ class Kind(enum.Enum):
     TURN = "turn"
     REWIND = "rewind"
     REWIND_AND_SEND = "rewind-and-send"
+    ANSWER = "answer"
 
 
 def check_id(value: Any, what: str) -> str:
@@ -53,10 +58,26 @@ class Request:
     task_id: str | None
     rewind_before: str | None
     text: str
+    #: for :attr:`Kind.ANSWER`: "approve" or "reject"
+    decision: str | None = None
 
     @property
     def runs_turn(self) -> bool:
         return self.kind is not Kind.REWIND
+
+
+def decision_of(message: Mapping[str, Any]) -> str | None:
+    """The ``decision_type`` of the message's first data part that has one (kagent-core 0.10.4
+    ``_hitl_utils.extract_decision_from_message``); BadRequest for a value other than approve /
+    reject (kagent's batch decisions are not supported)."""
+    for part in message.get("parts") or []:
+        data = part.get("data") if isinstance(part, Mapping) and part.get("kind") == "data" else None
+        if isinstance(data, Mapping) and DECISION_KEY in data:
+            decision = data[DECISION_KEY]
+            if decision not in (APPROVE, REJECT):
+                raise BadRequest(f"{DECISION_KEY} must be {APPROVE!r} or {REJECT!r}, not {decision!r}")
+            return str(decision)
+    return None
 
 
 def classify(message: Mapping[str, Any]) -> Request:
@@ -88,4 +109,9 @@ def classify(message: Mapping[str, Any]) -> Request:
         return Request(kind, turn_message, context_id, None, before, text)
     if not has_content:
         raise BadRequest("the message has no content")
+    decision = decision_of(message)
+    if decision is not None:
+        if task_id is None:
+            raise BadRequest(f"a {DECISION_KEY} answers a task waiting for approval: give that task's taskId")
+        return Request(Kind.ANSWER, turn_message, context_id, task_id, None, text, decision)
     return Request(Kind.TURN, turn_message, context_id, task_id, None, text)

@@ -4,13 +4,16 @@
 ``GET    /api/sessions``                    the user's sessions (most recently updated first)
 ``POST   /api/sessions``                    create; body ``{"name"?, "id"?}`` -> 201
 ``GET    /api/sessions/{id}``               one session
+``PUT    /api/sessions/{id}``               rename it; body ``{"name"}`` -> the session
 ``DELETE /api/sessions/{id}``               delete it (tasks, messages and the ADK session)
 ``GET    /api/sessions/{id}/tasks``         its tasks, oldest first; ``?include_rewound=true``
                                             adds rewound ones (``metadata.rewindtui_rewound``)
 ``GET    /api/tasks/{id}``                  one task
 ``POST   /api/sessions/{id}/rewind``        body ``{"rewind_before_invocation_id"}`` -> the rewind
                                             Task (its history is the effective history)
-``POST   /api/sessions/{id}/fork``          same body -> 201 with the new session
+``POST   /api/sessions/{id}/redo``          body ``{"rewind_task_id"?}`` -> undo that rewind (without:
+                                            the last one); answers like rewind
+``POST   /api/sessions/{id}/fork``          same body as rewind -> 201 with the new session
 =========================================  =====================================================
 
 Success: ``{"error": false, "data": ..., "message": "..."}``. Failure:
@@ -52,6 +55,11 @@ def ok_raw(data_json: str, message: str, status: int = 200) -> Response:
 
 def error(message: str, status: int) -> JSONResponse:
     return JSONResponse({"error": message}, status_code=status)
+
+
+def _with_history(task: dict[str, Any], bodies: list[str]) -> str:
+    """A rewind's Task as JSON text, its history spliced in from raw message bodies."""
+    return dumps(task)[:-1] + ',"history":[' + ",".join(bodies) + "]}"
 
 
 def _flag(request: Request, name: str) -> bool:
@@ -100,8 +108,16 @@ def build_rest_routes(service: AgentService) -> list[Route]:
         return ok(row.to_json(), "Successfully created session", 201)
 
     async def get_session(request: Request, user_id: str) -> Response:
-        row = await service.get_owned_session(user_id, request.path_params["session_id"])
+        row = await service.session_detail(user_id, request.path_params["session_id"])
         return ok(row.to_json(), "Successfully retrieved session")
+
+    async def rename_session(request: Request, user_id: str) -> Response:
+        # kagent's SessionsHandler.HandleUpdateSession: the body's name, the session back
+        name = (await _json_body(request)).get("name")
+        if not isinstance(name, str) or not name.strip():
+            raise BadRequest("name must be a non-empty string")
+        row = await service.rename_session(user_id, request.path_params["session_id"], " ".join(name.split()))
+        return ok(row.to_json(), "Successfully updated session")
 
     async def delete_session(request: Request, user_id: str) -> Response:
         await service.delete_session(user_id, request.path_params["session_id"])
@@ -121,9 +137,14 @@ def build_rest_routes(service: AgentService) -> list[Route]:
         task, bodies = await service.rewind(
             user_id, request.path_params["session_id"], body.get(contract.REST_BEFORE_FIELD)
         )
-        task_text = dumps(task)
-        data = task_text[:-1] + ',"history":[' + ",".join(bodies) + "]}"
-        return ok_raw(data, "Session rewound")
+        return ok_raw(_with_history(task, bodies), "Session rewound")
+
+    async def redo(request: Request, user_id: str) -> Response:
+        body = await _json_body(request)
+        task, bodies = await service.redo(
+            user_id, request.path_params["session_id"], body.get(contract.REST_REDO_FIELD)
+        )
+        return ok_raw(_with_history(task, bodies), "Rewind undone")
 
     async def fork(request: Request, user_id: str) -> Response:
         body = await _json_body(request)
@@ -135,9 +156,11 @@ def build_rest_routes(service: AgentService) -> list[Route]:
         Route("/api/sessions", endpoint(create_session), methods=["POST"]),
         Route("/api/sessions/{session_id}", endpoint(get_session), methods=["GET"]),
         Route("/api/sessions/{session_id}", endpoint(delete_session), methods=["DELETE"]),
+        Route("/api/sessions/{session_id}", endpoint(rename_session), methods=["PUT", "PATCH"]),
         Route("/api/sessions/{session_id}/tasks", endpoint(session_tasks), methods=["GET"]),
         Route(API + contract.REST_REWIND.format(id="{session_id}"), endpoint(rewind), methods=["POST"]),
         Route(API + contract.REST_FORK.format(id="{session_id}"), endpoint(fork), methods=["POST"]),
+        Route(API + contract.REST_REDO.format(id="{session_id}"), endpoint(redo), methods=["POST"]),
         Route("/api/tasks/{task_id}", endpoint(get_task), methods=["GET"]),
     ]
 

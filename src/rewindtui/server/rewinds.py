@@ -1,4 +1,12 @@
-"""Rewind and fork: ADK's session database and the task store move together.
+"""Rewind, redo and fork: ADK's session database and the task store move together.
+
+Redo undoes a rewind with ADK's own rewind: ``Runner.rewind_async`` before the rewind event's
+invocation. ADK hides everything from the first event of the invocation named up to the new
+event (``_apply_rewinds``), so the rewind event is hidden and the turns it hid are seen again,
+and its state delta is computed from every event before the rewind event: the state (and the
+artifact versions) are exactly those from before the rewind. Several rewinds redo one by one,
+newest first; a rewound turn's branch is brought back by redoing the rewind that took it away,
+which also undoes any later rewind. Nothing is deleted either way.
 
 Both live in separate SQLite files (ADK's ``DatabaseSessionService`` owns its schema and its
 transactions), so one transaction cannot span them. Instead each operation is journaled:
@@ -28,9 +36,18 @@ from google.adk.runners import Runner
 from google.adk.sessions.base_session_service import BaseSessionService
 
 from rewindtui.a2a import contract
-from rewindtui.server.errors import InvalidInvocation, RecoveryPending, ServiceError, is_storage_failure, storage_error
+from rewindtui.server.errors import (
+    Conflict,
+    InvalidInvocation,
+    NotFound,
+    RecoveryPending,
+    ServiceError,
+    is_storage_failure,
+    storage_error,
+)
 from rewindtui.server.faults import FORK_AFTER_AGENT, REWIND_AFTER_AGENT, Checkpoints
-from rewindtui.server.store import Intent, InvocationLookupError, RewindPlan, SessionRow, Store
+from rewindtui.server.session_log import REWIND_KINDS, NotInLog, Plan
+from rewindtui.server.store import Intent, SessionRow, Store
 from rewindtui.server.wire import EFFECTIVE_HISTORY_KEY, kagent_metadata, new_id, now_iso
 
 log = logging.getLogger(__name__)
@@ -39,19 +56,30 @@ FORKED_FROM_KEY = "rewindtui_forked_from"
 FORK_BEFORE_KEY = "rewindtui_fork_before_invocation_id"
 
 
-def rewind_task(*, task_id: str, session: SessionRow, app_name: str, before: str) -> dict[str, Any]:
-    """The Task a rewind stores: completed, flagged as the session's effective history."""
+def rewind_task(
+    *, task_id: str, session: SessionRow, app_name: str, before: str, redo_of: str | None = None
+) -> dict[str, Any]:
+    """The Task a rewind (or redo) stores: completed, flagged as the session's effective history."""
+    metadata: dict[str, Any] = {
+        **kagent_metadata(app_name=app_name, user_id=session.user_id, session_id=session.id),
+        EFFECTIVE_HISTORY_KEY: True,
+        contract.REWOUND_BEFORE_KEY: before,
+    }
+    if redo_of is not None:
+        metadata[contract.REDO_OF_KEY] = redo_of
     return {
         "kind": "task",
         "id": task_id,
         "contextId": session.id,
         "status": {"state": "completed", "timestamp": now_iso()},
-        "metadata": {
-            **kagent_metadata(app_name=app_name, user_id=session.user_id, session_id=session.id),
-            EFFECTIVE_HISTORY_KEY: True,
-            contract.REWOUND_BEFORE_KEY: before,
-        },
+        "metadata": metadata,
     }
+
+
+def fork_name(session: SessionRow, plan: Plan) -> str:
+    """``Fork of <title> @ turn N``: N is the original's turn the fork was made before."""
+    turn = len({m.invocation_id for m in plan.effective if m.invocation_id}) + 1
+    return f"Fork of {session.name or session.id} @ turn {turn}"
 
 
 class RewindService:
@@ -74,10 +102,10 @@ class RewindService:
         self.checkpoints = checkpoints
         self._on_store_failure = on_store_failure
 
-    async def _plan(self, session: SessionRow, invocation_id: str) -> RewindPlan:
+    async def _plan(self, session: SessionRow, invocation_id: str, *, current_only: bool = True) -> Plan:
         try:
-            return await self.store.plan_rewind(session.id, invocation_id)
-        except InvocationLookupError as exc:
+            return await self.store.plan_rewind(session.id, invocation_id, current_only=current_only)
+        except NotInLog as exc:
             raise InvalidInvocation(str(exc)) from None
 
     async def _journal(self, intent: Intent, doing: str) -> None:
@@ -95,17 +123,45 @@ class RewindService:
         except Exception:
             log.warning("could not drop intent %s; startup recovery will", intent.id, exc_info=True)
 
-    # -- rewind ------------------------------------------------------------------------
+    # -- rewind and redo ---------------------------------------------------------------
     async def rewind(
         self, session: SessionRow, invocation_id: str, *, v1: bool = False
     ) -> tuple[dict[str, Any], list[str]]:
         """Rewind ``session`` before ``invocation_id``: the rewind Task (without history) and the
         raw JSON of its history (1.0 JSON with ``v1``, else 0.3)."""
-        plan = await self._plan(session, invocation_id)
+        return await self._go_back(session, invocation_id, redo_of=None, v1=v1)
+
+    async def redo(
+        self, session: SessionRow, rewind_task_id: str | None, *, v1: bool = False
+    ) -> tuple[dict[str, Any], list[str]]:
+        """Undo the rewind Task ``rewind_task_id`` (None: the last rewind, if no turn came after
+        it): the session goes back to just before it. Answers like :meth:`rewind`."""
+        log = await self.store.session_log(session.id)
+        if rewind_task_id is None:
+            target = log.last_rewind()
+            if target is None:
+                raise Conflict(
+                    "nothing to redo: no rewind is the last thing done on this session (a turn came after it, "
+                    "or it was already redone); bring a rewound branch back by its rewind's task id"
+                )
+        else:
+            target = log.task(rewind_task_id)
+            if target is None or target.kind not in REWIND_KINDS:
+                raise NotFound(f"no rewind task {rewind_task_id!r} in session {session.id!r}")
+        if not target.invocation_id:
+            raise Conflict(f"rewind {target.id!r} cannot be redone: the agent's record of it is not known")
+        return await self._go_back(session, target.invocation_id, redo_of=target.id, v1=v1)
+
+    async def _go_back(
+        self, session: SessionRow, invocation_id: str, *, redo_of: str | None, v1: bool
+    ) -> tuple[dict[str, Any], list[str]]:
+        plan = await self._plan(session, invocation_id, current_only=redo_of is None)
         adk = await self.session_service.get_session(
             app_name=self.app_name, user_id=session.user_id, session_id=session.id
         )
-        task = rewind_task(task_id=new_id(), session=session, app_name=self.app_name, before=invocation_id)
+        task = rewind_task(
+            task_id=new_id(), session=session, app_name=self.app_name, before=invocation_id, redo_of=redo_of
+        )
         intent = Intent(
             id=task["id"],
             kind="rewind",
@@ -114,11 +170,12 @@ class RewindService:
                 "user_id": session.user_id,
                 "task": task,
                 "before": invocation_id,
+                "current_only": redo_of is None,
                 "events_before": len(adk.events) if adk else 0,
             },
             created_at=now_iso(),
         )
-        doing = "rewind the session"
+        doing = "redo the rewind" if redo_of else "rewind the session"
         await self._journal(intent, doing)
         agent_done = False
         try:
@@ -162,7 +219,7 @@ class RewindService:
             if isinstance(exc, Exception) and not isinstance(exc, ServiceError) and is_storage_failure(exc):
                 raise storage_error(exc, doing) from None
             raise
-        bodies = await self.store.message_bodies([entry.seq for entry in plan.effective], v1=v1)
+        bodies = await self.store.message_bodies([m.seq for m in plan.effective], v1=v1)
         return task, bodies
 
     async def _rewind_invocation(self, session: SessionRow, invocation_id: str) -> str | None:
@@ -178,8 +235,10 @@ class RewindService:
 
     # -- fork --------------------------------------------------------------------------
     async def fork(self, session: SessionRow, invocation_id: str) -> SessionRow:
-        """A new session holding ``session``'s events and effective history before ``invocation_id``."""
-        plan = await self._plan(session, invocation_id)
+        """A new session holding ``session`` as it was just before ``invocation_id``: a current
+        turn's, a rewound turn's (a branch kept on the server), or a rewind's own (the branch that
+        rewind took away, whole)."""
+        plan = await self._plan(session, invocation_id, current_only=False)
         adk = await self.session_service.get_session(
             app_name=self.app_name, user_id=session.user_id, session_id=session.id
         )
@@ -189,7 +248,7 @@ class RewindService:
             raise InvalidInvocation(f"the agent session has no invocation {invocation_id!r}")
         new_sid, fork_task_id = new_id(), new_id()
         messages = []
-        for body in await self.store.message_bodies([entry.seq for entry in plan.effective]):
+        for body in await self.store.message_bodies([m.seq for m in plan.effective]):
             message = json.loads(body)
             message["contextId"] = new_sid
             message["taskId"] = fork_task_id
@@ -202,7 +261,7 @@ class RewindService:
         row = SessionRow(
             id=new_sid,
             user_id=session.user_id,
-            name=f"Fork of {session.name or session.id}",
+            name=fork_name(session, plan),
             agent_ref=self.agent_ref,
             created_at=ts,
             updated_at=ts,

@@ -86,6 +86,16 @@ class Sessions:
             raise NotFound(f"session {context_id!r} not found")
         return row
 
+    async def rename(self, user_id: str, session_id: str, name: str) -> SessionRow:
+        session = await self.owned(user_id, session_id)
+        try:
+            await self.store.rename_session(session.id, name)
+        except Exception as exc:
+            if is_storage_failure(exc):
+                raise storage_error(exc, "rename the session") from None
+            raise
+        return await self.owned(user_id, session_id)
+
     async def delete(self, user_id: str, session_id: str) -> None:
         session = await self.owned(user_id, session_id)
 

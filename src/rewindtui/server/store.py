@@ -8,8 +8,9 @@ Tables:
 * ``sessions`` -- id, owner, name, timestamps, fork origin.
 * ``tasks`` -- one row per task, oldest first by ``seq``. ``body`` is the task JSON *without*
   ``history``. ``kind`` is ``turn`` (one A2A request that ran the agent), ``rewind`` (the
-  effective-history Task a rewind produced) or ``fork`` (the effective history a fork copied
-  in). ``rewound_by`` marks a task undone by a rewind (never deleted).
+  effective-history Task a rewind produced), ``redo`` (a rewind that undid one) or ``fork`` (the
+  effective history a fork copied in). ``rewound_by`` marks a task undone by a rewind (never
+  deleted).
 * ``messages`` -- every stored message once, owned by the turn/fork task that produced it;
   ``body`` is the message as 0.3 JSON and ``body_v1`` the same message as A2A 1.0 JSON,
   rendered by a2a-sdk (``render_version`` names which; rows rendered by another a2a-sdk are
@@ -24,10 +25,11 @@ Tables:
 The schema is versioned with ``PRAGMA user_version`` (:data:`SCHEMA_VERSION`); :func:`migrate`
 brings an older file up to date, and a newer one is refused.
 
-Invariant used by rewind: the effective (non-rewound) history of a session is exactly the
-messages owned by its non-rewound tasks, in ``seq`` order. (A rewind marks the boundary task
-and everything after it, so a visible rewind task only ever refers to messages of visible
-tasks before it.)
+Rewind, redo and fork read the session's task log (:mod:`rewindtui.server.session_log`): a
+rewind (kind ``rewind``, or ``redo`` when it undid an earlier rewind) makes the session what it
+was just before an invocation, as ADK does; ``rewound_by`` marks the tasks that are not current,
+each with the rewind that last took it away (cleared when a redo brings it back). A rewind task's
+``history_refs`` is the effective history at that moment.
 
 Each database connection lives on its own worker thread (a one-thread executor owned by the
 store, shut down and joined on close); writes are serialized by an asyncio lock and go through
@@ -48,7 +50,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
+from rewindtui.a2a import contract
 from rewindtui.a2a.dialect import TERMINAL_STATES
+from rewindtui.server.session_log import LogMessage, LogTask, Plan, SessionLog
 from rewindtui.server.wire import RENDER_VERSION, dumps, message_v1_text, now_iso
 
 T = TypeVar("T")
@@ -135,6 +139,10 @@ class SessionRow:
     updated_at: str
     forked_from: str | None = None
     forked_before_invocation_id: str | None = None
+    #: read, not stored: the turn of ``forked_from`` the fork branched off at (1-based) ...
+    forked_at_turn: int | None = None
+    #: ... and how many branches of turns were rewound in this session
+    rewound_branches: int = 0
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -144,10 +152,12 @@ class SessionRow:
             "agent_ref": self.agent_ref,
             "created_at": self.created_at,
             "updated_at": self.updated_at,
+            contract.SESSION_BRANCHES_FIELD: self.rewound_branches,
         }
         if self.forked_from:
-            data["forked_from"] = self.forked_from
+            data[contract.SESSION_FORKED_FROM_FIELD] = self.forked_from
             data["forked_before_invocation_id"] = self.forked_before_invocation_id
+            data[contract.SESSION_FORK_TURN_FIELD] = self.forked_at_turn
         return data
 
 
@@ -169,21 +179,6 @@ class TaskRow:
 
 
 @dataclass(frozen=True)
-class HistoryEntry:
-    seq: int
-    task_id: str
-    invocation_id: str | None
-
-
-@dataclass(frozen=True)
-class RewindPlan:
-    """What rewinding a session before an invocation means for the store."""
-
-    effective: list[HistoryEntry]  # messages before the boundary, oldest first
-    boundary_task_seq: int  # the task holding the first message of the invocation
-
-
-@dataclass(frozen=True)
 class Intent:
     """A journal entry: work on ``session_id`` that touches ADK and the store."""
 
@@ -201,15 +196,18 @@ class TaskPage:
     next_token: str  # "" on the last page
 
 
-class InvocationLookupError(LookupError):
-    """The invocation is not a rewind target of the session (see ``reason``)."""
-
-    def __init__(self, reason: str, message: str) -> None:
-        super().__init__(message)
-        self.reason = reason
 
 
 _SESSION_COLS = "id, user_id, name, agent_ref, created_at, updated_at, forked_from, forked_before_invocation_id"
+#: Read with a session (``FROM sessions AS s``): the turn of the original a fork branched off at
+#: (the turns it copied, plus one), and the rewound branches (rewinds that took turns away and
+#: were not undone: a rewound task's ``rewound_by`` is the rewind that last took it away).
+_SESSION_EXTRAS = (
+    "CASE WHEN s.forked_from IS NULL THEN NULL ELSE (SELECT COUNT(DISTINCT m.invocation_id) + 1 "
+    "FROM tasks AS t JOIN messages AS m ON m.task_id = t.id WHERE t.session_id = s.id AND t.kind = 'fork') END, "
+    "(SELECT COUNT(DISTINCT t.rewound_by) FROM tasks AS t WHERE t.session_id = s.id "
+    "AND t.kind IN ('turn', 'fork') AND t.rewound_by IS NOT NULL)"
+)
 _TASK_COLS = (
     "seq, id, session_id, user_id, kind, invocation_id, state, created_at, updated_at, "
     "rewound_by, rewound_at, history_refs, body"
@@ -372,14 +370,22 @@ class Store:
         return SessionRow(*r) if r else None
 
     async def list_sessions(self, user_id: str) -> list[SessionRow]:
+        """The user's sessions, most recently updated first, each with its fork turn and its
+        number of rewound branches (see :data:`_SESSION_EXTRAS`)."""
         rows = await self._fetchall(
-            f"SELECT {_SESSION_COLS} FROM sessions WHERE user_id = ? ORDER BY updated_at DESC, created_at DESC",
+            f"SELECT {_SESSION_COLS}, {_SESSION_EXTRAS} FROM sessions AS s WHERE user_id = ? "
+            "ORDER BY updated_at DESC, created_at DESC",
             (user_id,),
         )
         return [SessionRow(*r) for r in rows]
 
+    async def get_session_detail(self, session_id: str) -> SessionRow | None:
+        """:meth:`get_session` with the fork turn and the number of rewound branches."""
+        r = await self._fetchone(f"SELECT {_SESSION_COLS}, {_SESSION_EXTRAS} FROM sessions AS s WHERE id = ?", (session_id,))
+        return SessionRow(*r) if r else None
+
     async def rename_session(self, session_id: str, name: str) -> None:
-        await self._write([("UPDATE sessions SET name = ? WHERE id = ?", (name, session_id))])
+        await self._write([("UPDATE sessions SET name = ?, updated_at = ? WHERE id = ?", (name, now_iso(), session_id))])
 
     def delete_session_statements(self, session_id: str) -> list[Statement]:
         return [
@@ -458,7 +464,8 @@ class Store:
         return [TaskRow(*r) for r in rows]
 
     async def unfinished_tasks(self) -> list[TaskRow]:
-        done = tuple(TERMINAL_STATES)
+        """Turns that were running (a task waiting for the user's answer is not running)."""
+        done = (*TERMINAL_STATES, "input-required", "auth-required")
         marks = ",".join("?" for _ in done)
         rows = await self._fetchall(f"SELECT {_TASK_COLS} FROM tasks WHERE state NOT IN ({marks}) ORDER BY seq", done)
         return [TaskRow(*r) for r in rows]
@@ -545,65 +552,74 @@ class Store:
         )
         return [r[0] for r in rows]
 
-    async def session_invocations(self, session_id: str) -> list[str]:
-        """The invocation ids of the session's effective history, in order (each once)."""
-        rows = await self._fetchall(
-            "SELECT m.invocation_id FROM messages AS m JOIN tasks AS t ON t.id = m.task_id "
-            "WHERE m.session_id = ? AND t.rewound_by IS NULL AND m.invocation_id IS NOT NULL ORDER BY m.seq",
+    async def session_log(self, session_id: str, tx: Tx | None = None) -> SessionLog:
+        """The session's task log: every task (rewound ones too) and every message's owner."""
+        fetch = tx.fetchall if tx is not None else self._fetchall
+        tasks = await fetch(
+            "SELECT seq, id, kind, invocation_id, json_extract(body, ?), rewound_by, history_refs, created_at "
+            "FROM tasks WHERE session_id = ? ORDER BY seq",
+            (f"$.metadata.{contract.REWOUND_BEFORE_KEY}", session_id),
+        )
+        messages = await fetch(
+            "SELECT m.seq, t.seq, m.task_id, m.invocation_id FROM messages AS m JOIN tasks AS t ON t.id = m.task_id "
+            "WHERE m.session_id = ? ORDER BY m.seq",
             (session_id,),
         )
-        return list(dict.fromkeys(r[0] for r in rows))
+        return SessionLog(
+            [LogTask(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7]) for r in tasks],
+            (LogMessage(*r) for r in messages),
+        )
+
+    async def session_invocations(self, session_id: str) -> list[str]:
+        """The invocation ids of the session's effective history, in order (each once)."""
+        return (await self.session_log(session_id)).current_invocations()
 
     async def message_ids(self, session_id: str) -> set[str]:
         rows = await self._fetchall("SELECT message_id FROM messages WHERE session_id = ?", (session_id,))
         return {r[0] for r in rows}
 
     # -- rewind / fork -----------------------------------------------------------
-    async def plan_rewind(self, session_id: str, invocation_id: str, tx: Tx | None = None) -> RewindPlan:
-        """Where the effective history of ``session_id`` meets ``invocation_id``.
+    async def plan_rewind(
+        self, session_id: str, invocation_id: str, tx: Tx | None = None, *, current_only: bool = True
+    ) -> Plan:
+        """Going back to just before ``invocation_id``: the effective history then, and the tasks
+        whose rewound mark changes.
 
-        Raises :class:`InvocationLookupError` when the invocation is not in the session's
-        effective history (unknown, other session, already rewound).
+        With ``current_only`` (a rewind) the invocation must be in the session's effective history;
+        otherwise (redo, fork) it may be any invocation of the session, a rewound one or a rewind's
+        own. Raises :class:`~.session_log.NotInLog` when it is not one (unknown, or rewound).
         """
-        fetch = tx.fetchall if tx is not None else self._fetchall
-        rows = await fetch(
-            "SELECT m.seq, m.task_id, m.invocation_id, t.seq FROM messages AS m "
-            "JOIN tasks AS t ON t.id = m.task_id "
-            "WHERE m.session_id = ? AND t.rewound_by IS NULL ORDER BY m.seq",
-            (session_id,),
-        )
-        for index, (_, _, inv, task_seq) in enumerate(rows):
-            if inv == invocation_id:
-                effective = [HistoryEntry(seq, task_id, inv_) for seq, task_id, inv_, _ in rows[:index]]
-                return RewindPlan(effective=effective, boundary_task_seq=task_seq)
-        anywhere = await fetch(
-            "SELECT 1 FROM messages WHERE session_id = ? AND invocation_id = ? LIMIT 1",
-            (session_id, invocation_id),
-        )
-        if anywhere:
-            raise InvocationLookupError(
-                "rewound",
-                f"invocation {invocation_id!r} of session {session_id!r} was already rewound; "
-                "choose one from the current history",
-            )
-        raise InvocationLookupError("unknown", f"{invocation_id!r} is not an invocation of session {session_id!r}")
+        return (await self.session_log(session_id, tx)).plan(invocation_id, current_only=current_only)
 
     @staticmethod
     def rewind_statements(
-        *, session_id: str, rewind_task: dict[str, Any], plan: RewindPlan, user_id: str, invocation_id: str | None
+        *, session_id: str, rewind_task: dict[str, Any], plan: Plan, user_id: str, invocation_id: str | None
     ) -> list[Statement]:
-        """Store the rewind task and mark the boundary task and everything after it rewound."""
+        """Store the rewind (or redo) task; mark the tasks it takes away rewound by it, and clear the
+        mark of those it brings back."""
         ts = now_iso()
-        refs = dumps([e.seq for e in plan.effective])
+        refs = dumps([m.seq for m in plan.effective])
+        kind = "redo" if (rewind_task.get("metadata") or {}).get(contract.REDO_OF_KEY) else "rewind"
+        statements: list[Statement] = []
+        if plan.hide:
+            statements.append(
+                (
+                    "UPDATE tasks SET rewound_by = ?, rewound_at = ? WHERE seq IN (SELECT value FROM json_each(?))",
+                    (rewind_task["id"], ts, dumps(plan.hide)),
+                )
+            )
+        if plan.restore:
+            statements.append(
+                (
+                    "UPDATE tasks SET rewound_by = NULL, rewound_at = NULL WHERE seq IN (SELECT value FROM json_each(?))",
+                    (dumps(plan.restore),),
+                )
+            )
         return [
-            (
-                "UPDATE tasks SET rewound_by = ?, rewound_at = ? "
-                "WHERE session_id = ? AND seq >= ? AND rewound_by IS NULL",
-                (rewind_task["id"], ts, session_id, plan.boundary_task_seq),
-            ),
+            *statements,
             (
                 _INSERT_TASK,
-                (rewind_task["id"], session_id, user_id, "rewind", invocation_id, rewind_task["status"]["state"],
+                (rewind_task["id"], session_id, user_id, kind, invocation_id, rewind_task["status"]["state"],
                  ts, ts, refs, _task_body(rewind_task)),
             ),
             ("UPDATE sessions SET updated_at = ? WHERE id = ?", (ts, session_id)),
@@ -747,9 +763,9 @@ def task_json(task: TaskRow, history_bodies: Sequence[str], *, mark_rewound: boo
     if mark_rewound and task.rewound_by is not None:
         data = json.loads(body)
         meta = dict(data.get("metadata") or {})
-        meta.update(
-            rewindtui_rewound=True, rewindtui_rewound_by=task.rewound_by, rewindtui_rewound_at=task.rewound_at
-        )
+        meta[contract.REWOUND_KEY] = True
+        meta[contract.REWOUND_BY_TASK_KEY] = task.rewound_by
+        meta[contract.REWOUND_AT_KEY] = task.rewound_at
         data["metadata"] = meta
         body = dumps(data)
     return body[:-1] + ',"history":[' + ",".join(history_bodies) + "]}"

@@ -18,18 +18,22 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import copy
+import json
 import logging
 import sqlite3
 from collections.abc import AsyncIterator, Callable, Coroutine
+from dataclasses import dataclass
 from typing import Any
 
 from google.adk.agents.run_config import RunConfig, StreamingMode
 from google.adk.runners import Runner
 
-from rewindtui.server.errors import BadRequest, ServiceError, is_storage_failure, storage_error
+from rewindtui.a2a.outgoing import APPROVE
+from rewindtui.server import confirmations
+from rewindtui.server.errors import BadRequest, Conflict, NotFound, ServiceError, is_storage_failure, storage_error
 from rewindtui.server.faults import TURN_AFTER_AGENT_MESSAGE, Checkpoints
 from rewindtui.server.sessions import derive_name
-from rewindtui.server.store import SessionRow, Store
+from rewindtui.server.store import SessionRow, Store, TaskRow
 from rewindtui.server.wire import (
     agent_message,
     agent_text_message,
@@ -47,6 +51,17 @@ log = logging.getLogger(__name__)
 
 Emit = Callable[[dict[str, Any]], None]
 _CLOSED: dict[str, Any] = {"kind": "__closed__"}
+#: a turn whose tool waits for the user's approval ends in this state
+WAITING = "input-required"
+
+
+@dataclass
+class Resume:
+    """A waiting task taking the user's answer: the task as stored, and ADK's new message."""
+
+    row: TaskRow
+    history: list[dict[str, Any]]
+    new_message: Any  # google.genai.types.Content
 
 
 class LiveTask:
@@ -107,6 +122,26 @@ class TurnRunner:
     async def run(self, session: SessionRow, message: dict[str, Any], *, streaming: bool, emit: Emit) -> None:
         await _Turn(self, session, message, streaming, emit).run()
 
+    async def answer(
+        self, session: SessionRow, task_id: str, message: dict[str, Any], decision: str, *, streaming: bool, emit: Emit
+    ) -> None:
+        """Resume the waiting task ``task_id`` with the user's ``decision`` ("approve" /
+        "reject"). Refused (nothing stored) if no question of that task is waiting."""
+        row = await self.store.get_task(task_id)
+        if row is None or row.session_id != session.id:
+            raise NotFound(f"task {task_id!r} not found")
+        if row.state != WAITING:
+            raise Conflict(f"task {task_id!r} is {row.state}: no question is waiting for an answer")
+        adk = await self.runner.session_service.get_session(
+            app_name=self.app_name, user_id=session.user_id, session_id=session.id
+        )
+        new_message = confirmations.answer(list(adk.events) if adk else [], approve=decision == APPROVE)
+        if new_message is None:
+            raise Conflict(f"task {task_id!r} has no tool call waiting for approval")
+        history = [json.loads(body) for body in await self.store.task_history_bodies(row)]
+        resume = Resume(row, history, new_message)
+        await _Turn(self, session, message, streaming, emit, resume=resume).run()
+
     def cancel(self, task_id: str) -> asyncio.Task[Any] | None:
         job = self.jobs.get(task_id)
         if job is not None:
@@ -120,35 +155,57 @@ class _TurnFailed(Exception):
 
 class _Turn:
     def __init__(
-        self, owner: TurnRunner, session: SessionRow, message: dict[str, Any], streaming: bool, emit: Emit
+        self,
+        owner: TurnRunner,
+        session: SessionRow,
+        message: dict[str, Any],
+        streaming: bool,
+        emit: Emit,
+        resume: Resume | None = None,
     ) -> None:
         self.owner = owner
         self.session = session
         self.sid = session.id
         self.streaming = streaming
         self._emit = emit
-        self.task_id = new_id()
+        self.resume = resume
         self.base: dict[str, Any] = {"app_name": owner.app_name, "user_id": session.user_id, "session_id": self.sid}
         self.message = message
+        self.invocation_id: str | None = None
+        if resume is None:
+            self.task_id = new_id()
+            self.task: dict[str, Any] = {
+                "kind": "task",
+                "id": self.task_id,
+                "contextId": self.sid,
+                "status": {"state": "submitted", "timestamp": now_iso()},
+                "metadata": kagent_metadata(**self.base),
+            }
+            self.new_message: Any = genai_content_from_message(message)
+            history: list[dict[str, Any]] = []
+        else:
+            # the answer continues the waiting task and its invocation
+            self.task_id = resume.row.id
+            self.invocation_id = resume.row.invocation_id
+            self.task = {k: v for k, v in json.loads(resume.row.body).items() if k != "history"}
+            self.task["status"] = {"state": "working", "timestamp": now_iso()}
+            self.new_message = resume.new_message
+            history = list(resume.history)
         self.user_message: dict[str, Any] = dict(
             message,
             taskId=self.task_id,
             contextId=self.sid,
-            metadata={**(message.get("metadata") or {}), **kagent_metadata(**self.base, author="user", partial=False)},
+            metadata={
+                **(message.get("metadata") or {}),
+                **kagent_metadata(**self.base, invocation_id=self.invocation_id, author="user", partial=False),
+            },
         )
-        self.task: dict[str, Any] = {
-            "kind": "task",
-            "id": self.task_id,
-            "contextId": self.sid,
-            "status": {"state": "submitted", "timestamp": now_iso()},
-            "metadata": kagent_metadata(**self.base),
-        }
-        self.live = LiveTask(self.task, [self.user_message])
-        self.invocation_id: str | None = None
+        self.live = LiveTask(self.task, [*history, self.user_message])
         self.last_text: str | None = None
         self.last_author: str | None = None
         self.usage: dict[str, Any] | None = None
         self.opened = False  # the Task frame went out
+        self.question: dict[str, Any] | None = None  # the message asking for the user's approval
 
     def emit(self, event: dict[str, Any]) -> None:
         self._emit(event)
@@ -157,13 +214,18 @@ class _Turn:
     async def run(self) -> None:
         store = self.owner.store
         try:
-            await store.start_turn(
-                task=self.task,
-                session_id=self.sid,
-                user_id=self.session.user_id,
-                user_message=self.user_message,
-                name=None if self.session.name else derive_name(text_of(self.message)),
-            )
+            if self.resume is None:
+                await store.start_turn(
+                    task=self.task,
+                    session_id=self.sid,
+                    user_id=self.session.user_id,
+                    user_message=self.user_message,
+                    name=None if self.session.name else derive_name(text_of(self.message)),
+                )
+            else:
+                async with store.transaction() as tx:
+                    await store.add_messages(session_id=self.sid, task_id=self.task_id, messages=[self.user_message], tx=tx)
+                    await store.update_task(self.task, touch_session=True, tx=tx)
         except sqlite3.IntegrityError:
             raise BadRequest(
                 f"messageId {self.message.get('messageId')!r} was already used in this session"
@@ -187,18 +249,26 @@ class _Turn:
         agen = self.owner.runner.run_async(
             user_id=self.session.user_id,
             session_id=self.sid,
-            new_message=genai_content_from_message(self.message),
+            new_message=self.new_message,
             run_config=run_config,
             yield_user_message=True,
         )
         try:
             async for event in agen:
-                if event.author == "user" and self.invocation_id is None:
-                    await self._started(event.invocation_id)
+                if self.question is not None and event.actions.requested_tool_confirmations:
+                    # the tool's response to its own question (ADK stored it; it needs it to
+                    # resume): stop before another model call, as kagent-adk does
+                    break
+                if event.author == "user":
+                    if not self.opened:
+                        await self._started(event.invocation_id)
                     continue
                 await self._agent_event(event)
             if self.invocation_id is None:
                 raise _TurnFailed("the agent produced no events for this message")
+            if self.question is not None:
+                await self._finish(WAITING, message=self.question)
+                return
             if self.last_text is not None:
                 artifact = {"artifactId": new_id(), "parts": [{"kind": "text", "text": self.last_text}]}
                 self.task["artifacts"] = [artifact]
@@ -223,6 +293,12 @@ class _Turn:
 
     async def _started(self, invocation_id: str) -> None:
         """ADK appended the user's event: record the invocation, open the stream."""
+        if self.resume is not None:
+            # an answer: the invocation is the waiting turn's, already stored with the answer
+            self.emit({**self.task, "history": list(self.live.history)})
+            self.opened = True
+            self.emit(self._working())
+            return
         self.invocation_id = invocation_id
         self.user_message["metadata"] = {
             **(self.message.get("metadata") or {}),
@@ -238,13 +314,14 @@ class _Turn:
                 task=self.task, user_message=self.user_message, invocation_id=invocation_id
             )
         )
-        self.emit(
-            status_update(
-                task_id=self.task_id,
-                context_id=self.sid,
-                state="working",
-                metadata=kagent_metadata(**self.base, invocation_id=invocation_id),
-            )
+        self.emit(self._working())
+
+    def _working(self) -> dict[str, Any]:
+        return status_update(
+            task_id=self.task_id,
+            context_id=self.sid,
+            state="working",
+            metadata=kagent_metadata(**self.base, invocation_id=self.invocation_id),
         )
 
     async def _agent_event(self, event: Any) -> None:
@@ -263,6 +340,8 @@ class _Turn:
         )
         if message is None:
             return
+        if not event.partial and confirmations.asks_for_confirmation(event):
+            self.question = message
         if not event.partial:
             await self.owner.checkpoints.reach(TURN_AFTER_AGENT_MESSAGE)
             await self._store(
@@ -288,14 +367,15 @@ class _Turn:
                 self.owner._on_store_failure(self.sid)
             raise
 
-    async def _finish(self, state: str, text: str | None = None) -> None:
+    async def _finish(self, state: str, text: str | None = None, message: dict[str, Any] | None = None) -> None:
         self.task["status"] = {"state": state, "timestamp": now_iso()}
         self.task["metadata"] = kagent_metadata(
             **self.base, invocation_id=self.invocation_id, author=self.last_author, partial=False, usage=self.usage
         )
-        status_message = None
+        status_message = message
         if text is not None:
             status_message = agent_text_message(text, task_id=self.task_id, context_id=self.sid)
+        if status_message is not None:
             self.task["status"]["message"] = status_message
         try:
             await self._store(self.owner.store.update_task(self.task, touch_session=True))
@@ -304,7 +384,7 @@ class _Turn:
                 raise
             log.warning("turn %s: could not store its end (%s); recovery will", self.task_id, exc)
         if not self.opened:
-            self.emit({**self.task, "history": [self.user_message]})
+            self.emit({**self.task, "history": list(self.live.history)})
             self.opened = True
         final_meta = kagent_metadata(**self.base, invocation_id=self.invocation_id, usage=self.usage)
         self.emit(

@@ -19,7 +19,7 @@ from __future__ import annotations
 import base64
 import json
 import uuid
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from datetime import UTC, datetime
 from importlib import metadata as importlib_metadata
 from typing import Any
@@ -37,6 +37,8 @@ from rewindtui.a2a.dialect import TURN_ENDING_STATES
 REWIND_KEY = contract.REWIND_METADATA_KEY
 EFFECTIVE_HISTORY_KEY = contract.EFFECTIVE_HISTORY_KEY
 REWIND_EXTENSION_URI = contract.EXTENSION_URI
+#: kagent's mark on a long-running tool call (a question waiting for the user)
+LONG_RUNNING_KEY = "kagent_is_long_running"
 
 _ROLE_TO_PB = {"user": pb.ROLE_USER, "agent": pb.ROLE_AGENT}
 _STATE_TO_PB = {
@@ -162,17 +164,22 @@ def failed_event(text: str, *, context_id: str | None, code: str) -> dict[str, A
     )
 
 
-def parts_from_adk(content: Any) -> list[dict[str, Any]]:
-    """A2A 0.3 parts for the parts of a ``google.genai.types.Content``."""
+def parts_from_adk(content: Any, long_running: Collection[str] = ()) -> list[dict[str, Any]]:
+    """A2A 0.3 parts for the parts of a ``google.genai.types.Content``. A call in
+    ``long_running`` (the event's ``long_running_tool_ids``) is marked ``kagent_is_long_running``,
+    as kagent-adk's ``event_converter._process_long_running_tool`` does."""
     parts: list[dict[str, Any]] = []
     for part in getattr(content, "parts", None) or []:
         if part.function_call is not None:
             fc = part.function_call
+            call_meta: dict[str, Any] = {"kagent_type": "function_call"}
+            if fc.id in long_running:
+                call_meta[LONG_RUNNING_KEY] = True
             parts.append(
                 {
                     "kind": "data",
                     "data": {"id": fc.id, "name": fc.name, "args": json_safe(fc.args or {})},
-                    "metadata": {"kagent_type": "function_call"},
+                    "metadata": call_meta,
                 }
             )
         elif part.function_response is not None:
@@ -214,10 +221,22 @@ def agent_message(
     A full (non-partial) message keeps the event's id as its ``messageId``, so the stored
     message and ADK's event name each other.
     """
-    parts = parts_from_adk(event.content)
+    parts = parts_from_adk(event.content, event.long_running_tool_ids or ())
     if not parts:
         return None
     partial = bool(event.partial)
+    metadata = kagent_metadata(
+        app_name=app_name,
+        user_id=user_id,
+        session_id=session_id,
+        invocation_id=event.invocation_id or invocation_id,
+        author=event.author,
+        partial=partial,
+        usage=None if partial else usage_of(event),
+    )
+    changed = event.actions.state_delta if event.actions is not None else None
+    if changed and not partial:
+        metadata[contract.STATE_CHANGED_KEY] = sorted(changed)
     return {
         "kind": "message",
         "messageId": new_id() if partial or not event.id else event.id,
@@ -225,15 +244,7 @@ def agent_message(
         "parts": parts,
         "contextId": session_id,
         "taskId": task_id,
-        "metadata": kagent_metadata(
-            app_name=app_name,
-            user_id=user_id,
-            session_id=session_id,
-            invocation_id=event.invocation_id or invocation_id,
-            author=event.author,
-            partial=partial,
-            usage=None if partial else usage_of(event),
-        ),
+        "metadata": metadata,
     }
 
 

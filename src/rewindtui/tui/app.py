@@ -20,7 +20,9 @@ from textual.screen import Screen
 
 from rewindtui.chat import Chat
 from rewindtui.client import A2AClient, ClientError
+from rewindtui.connection import AppConnector, Target
 from rewindtui.prompt_history import PromptStore
+from rewindtui.settings import SettingsError
 from rewindtui.tui.paste import PasteSafeDriver
 from rewindtui.tui.screens.chat import ChatScreen
 from rewindtui.tui.screens.confirm import ConfirmScreen
@@ -155,13 +157,36 @@ class RewindApp(App[int]):
         except ClientError as exc:
             await self._release()
             self.chat_screen.show_failure(str(exc))
-            self.push_screen(ConnectErrorScreen(str(exc), self.hint), lambda retry: self._after_error(retry, session_id, new))
+            movable = self.connector if isinstance(self.connector, AppConnector) else None
+            screen = ConnectErrorScreen(
+                str(exc),
+                self.hint,
+                part=getattr(exc, "part", ""),
+                target=movable.target if movable is not None else None,
+                check=self._check_target if movable is not None else None,
+            )
+            self.push_screen(screen, lambda answer: self._after_error(answer, session_id, new))
             return
         self.chat = chat
         self.chat_screen.attach(chat)
 
-    def _after_error(self, retry: bool | None, session_id: str | None, new: bool) -> None:
-        if retry:
+    def _check_target(self, target: Target) -> str:
+        """Why the connector cannot be pointed at ``target`` ("" if it can)."""
+        assert isinstance(self.connector, AppConnector)
+        try:
+            self.connector.retarget(target)
+        except SettingsError as exc:
+            return str(exc)
+        return ""
+
+    def _after_error(self, answer: bool | Target | None, session_id: str | None, new: bool) -> None:
+        """The connect screen's answer: quit, retry, or connect to the corrected address (the
+        connector is rebuilt from the corrected settings; no restart)."""
+        if isinstance(answer, Target) and isinstance(self.connector, AppConnector):
+            self.connector = connector = self.connector.retarget(answer)
+            self.hint = connector.hint
+            self.connect(session_id, new=new)
+        elif answer:
             self.connect(session_id, new=new)
         else:
             self.exit(1)
@@ -245,11 +270,25 @@ class RewindApp(App[int]):
         yield SystemCommand("Rewind to selected turn", "In rewind mode: rewind to before the selected turn (Enter)", on_selected("rewind"))
         yield SystemCommand("Edit and resend selected turn", "In rewind mode: edit the selected turn's message and resend it (e)", on_selected("edit"))
         yield SystemCommand("Fork from selected turn", "In rewind mode: fork a new session from before the selected turn (f)", on_selected("fork"))
-        yield SystemCommand("Stop the reply", "Stop the reply streaming in (Esc)", screen.stop_reply)
+        yield SystemCommand("Stop the reply", "Ask the server to cancel the turn streaming in (Esc)", screen.action_stop_reply)
+        yield SystemCommand("Reattach to the running turn", "Follow again a turn the server is still running", screen.reattach)
+        yield SystemCommand("Approve the tool call", "Answer the agent's question: yes (alt+y)", lambda: screen.action_answer(True))
+        yield SystemCommand("Reject the tool call", "Answer the agent's question: no (alt+n)", lambda: screen.action_answer(False))
+        branches = screen.branches
+        yield SystemCommand("Redo rewind", "Undo the last rewind: its turns come back with the agent's state (ctrl+r / ctrl+shift+z)", branches.redo)
+        yield SystemCommand("Show or hide rewound turns", "Rewound turns, dimmed, where they were: restore a branch or fork it (F4)", branches.toggle_rewound)
+        yield SystemCommand("Jump to a turn…", "The session's turns, newest first: rewind to one, edit or fork it (ctrl+g)", branches.open_picker)
+        yield SystemCommand("Copy message", "Copy the selected turn (rewind mode), else the last reply (c in rewind mode)", branches.copy)
+        yield SystemCommand("Export transcript as Markdown", "Write the transcript to a .md file in the current directory", lambda: branches.export("md"))
+        yield SystemCommand("Export transcript as JSON", "Write the transcript to a .json file in the current directory", lambda: branches.export("json"))
         yield SystemCommand("Reload session", "Re-read this session from the server", screen.reload)
         yield SystemCommand("Reconnect", "Connect to the server again; restarts the embedded server if it died", self.reconnect)
         yield SystemCommand("Sessions panel", "Show or hide the sessions panel (F2)", screen.action_toggle_sessions)
         yield SystemCommand("New session", "Start a new session (ctrl+n)", screen.action_new_session)
+        yield SystemCommand("Attach a file…", "Attach a file to the next message (ctrl+o)", screen.action_attach)
+        yield SystemCommand("Remove attachments", "Remove every file and data part waiting to be sent", screen.files.remove_all)
+        yield SystemCommand("Save files and data…", "Save the latest reply's files and data to disk (ctrl+s)", screen.action_save_parts)
+        yield SystemCommand("Agent card", "Who the agent is, how rewindtui talks to it, and what its card gets wrong (F3)", screen.action_show_card)
         yield SystemCommand("Help", "Keys and how rewind works (F1)", self.action_help)
 
 

@@ -13,6 +13,14 @@ Rewind is explicit. Nothing is sent until the user confirms what they see:
 * **Esc Esc** clears a draft (ctrl+z brings it back) or, on an empty composer, enters rewind mode
   on the last turn; a single Esc stops a reply that is streaming.
 
+What may be done is what :meth:`~rewindtui.chat.Chat.permissions` says, nothing else: the
+transcript renders it, the footer shows only the keys it allows, and a key it refuses says why.
+The running turn's controls are in the turn bar above the composer: Stop (Esc, the palette)
+asks the server to cancel the turn (``Chat.stop``); a question of the agent (a tool call waiting
+for approval) is answered there (alt+y / alt+n); a turn whose stream was cut while the server
+still runs it can be followed again, and opening a session whose last turn is still running
+follows it at once (``Chat.resume``).
+
 Work runs in separate worker groups (a turn, a rewind or fork, a session switch) and none of them
 cancels another unseen: a switch during a reply asks first, during a rewind it waits.
 """
@@ -26,27 +34,30 @@ from urllib.parse import urlsplit
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
+from textual.css.query import NoMatches
 from textual.screen import Screen
 from textual.widgets import Footer, TextArea
 from textual.worker import Worker
 
-from rewindtui.chat import Chat
+from rewindtui.attachments import Attachment
+from rewindtui.chat import Chat, RewindOutcomeUnknown, TurnInterrupted
 from rewindtui.client import ClientError
 from rewindtui.conversation import Change, Item
 from rewindtui.prompt_history import PromptHistory, PromptStore
+from rewindtui.tui.branches import Branches
+from rewindtui.tui.file_actions import FileActions
 from rewindtui.tui.screens.confirm import ConfirmScreen
+from rewindtui.tui.widgets.attachment_bar import AttachmentBar
 from rewindtui.tui.widgets.composer import Composer
+from rewindtui.tui.widgets.history_note import HistoryNote
 from rewindtui.tui.widgets.mode_banner import ModeBanner
 from rewindtui.tui.widgets.sessions_panel import SessionsPanel
 from rewindtui.tui.widgets.status_line import Status, StatusLine
 from rewindtui.tui.widgets.transcript import Permissions, Transcript
+from rewindtui.tui.widgets.turn_bar import TurnBar
 
 #: Two presses of Escape within this many seconds make an Esc Esc.
 DOUBLE_ESCAPE_SECONDS = 0.6
-STOPPED_NOTE = (
-    "Stopped here (Esc): the reply above is incomplete. The server may still finish this turn; "
-    "“Reload session” (ctrl+p) shows what it kept."
-)
 
 
 @dataclass(frozen=True)
@@ -61,6 +72,17 @@ class RewindOutcome:
 
 def _plural(count: int, word: str) -> str:
     return f"{count} {word}{'' if count == 1 else 's'}"
+
+
+def _sentence(text: str) -> str:
+    """``text`` as a sentence: a first word capitalised (not a name), a full stop."""
+    text = text.strip()
+    if not text:
+        return text
+    first = text.split(" ", 1)[0]
+    if first.isalpha() and first.islower():  # a word, not a name like "echo-sdk-03"
+        text = text[0].upper() + text[1:]
+    return text if text.endswith((".", "!", "?")) else text + "."
 
 
 def _finished(worker: Worker | None) -> bool:
@@ -81,11 +103,23 @@ class ChatScreen(Screen):
 
     BINDINGS = [
         Binding("alt+up", "rewind_mode(-1)", "Rewind…", id="chat.rewind_mode", tooltip="Rewind mode: choose a turn to go back to (again: the turn before)"),
+        # the same key where rewind is unavailable: not in the footer, and it says why
+        Binding("alt+up", "rewind_unavailable", "Rewind…", show=False, id="chat.rewind_mode", tooltip="Rewind mode: choose a turn to go back to (again: the turn before)"),
+        Binding("alt+y", "answer(True)", "Approve", id="chat.approve", tooltip="Approve the tool call the agent asks about"),
+        Binding("alt+n", "answer(False)", "Reject", id="chat.reject", tooltip="Reject the tool call the agent asks about"),
         Binding("alt+down", "rewind_mode(1)", "Next turn", show=False, id="chat.rewind_mode_next", tooltip="Rewind mode: the turn after"),
         Binding("escape", "escape", "Stop/Esc Esc", id="chat.escape", tooltip="Stop a reply; Esc Esc clears the draft, or on an empty composer chooses a turn to rewind to"),
         Binding("f2", "toggle_sessions", "Sessions", id="chat.sessions", tooltip="Show or hide the sessions panel"),
         Binding("ctrl+n", "new_session", "New", id="chat.new_session", tooltip="Start a new session"),
         Binding("f1", "app.help", "Help", id="chat.help", tooltip="Show keys and how rewind works"),
+        Binding("ctrl+z", "undo_rewind", "Undo rewind", show=False, priority=True, id="chat.undo_rewind", tooltip="Right after a rewind (empty composer): undo it — the server redoes it"),
+        Binding("ctrl+shift+z,ctrl+r", "redo", "Redo rewind", show=False, id="chat.redo", tooltip="Redo rewind: undo the last rewind; its turns come back with the agent's state"),
+        Binding("f4", "toggle_rewound", "Rewound turns", show=False, id="chat.rewound", tooltip="Show or hide rewound turns, dimmed, where they were"),
+        Binding("ctrl+g", "turns", "Turns…", show=False, id="chat.turns", tooltip="Jump to a turn: pick one to rewind to, edit or fork"),
+        Binding("c", "copy", "Copy", show=False, id="chat.copy", tooltip="Rewind mode: copy the selected turn (the palette's “Copy message” copies the last reply)"),
+        Binding("ctrl+o", "attach", "Attach", show=False, id="chat.attach", tooltip="Attach a file to the next message"),
+        Binding("ctrl+s", "save_parts", "Save", show=False, id="chat.save", tooltip="Save the files and data of the latest reply (in rewind mode: of the selected turn)"),
+        Binding("f3", "show_card", "Card", show=False, id="chat.card", tooltip="Show the agent card"),
     ]
 
     def __init__(self, prompt_store: PromptStore | None = None) -> None:
@@ -95,18 +129,27 @@ class ChatScreen(Screen):
         self.prompt_store = prompt_store
         self.rewind_mode = False
         self._last_escape = 0.0
+        self._kept_draft: str | None = None  # what _keep_draft last put in the composer
         self._activity: str | None = None  # what we are doing right now ("rewinding…"), shown as the turn state
         self._outcome: str | None = None  # how the last request ended when the conversation can't say ("failed")
         self._turn_worker: Worker | None = None
         self._rewind_worker: Worker | None = None
         self._switch_worker: Worker | None = None
         self._edit_turns = 0  # turns an edit in progress has set aside
+        self._stop_worker: Worker | None = None
+        self._answering: bool | None = None  # the answer on its way (approve?), None: none
+        self._shown_permissions: tuple[object, ...] | None = None
+        self.branches = Branches(self)  # redo, rewound turns, the turn picker, copy/export, sessions
+        self.files = FileActions(self)
 
     def compose(self) -> ComposeResult:
         yield StatusLine(id="status")
         yield SessionsPanel(id="sessions", classes="hidden")
+        yield HistoryNote(id="history-note")
         yield Transcript(id="transcript")
         yield ModeBanner(id="banner")
+        yield TurnBar(id="turn-bar")
+        yield AttachmentBar(id="attachments")
         yield Composer(id="composer")
         yield Footer()
 
@@ -130,6 +173,10 @@ class ChatScreen(Screen):
     @property
     def banner(self) -> ModeBanner:
         return self.query_one(ModeBanner)
+
+    @property
+    def turn_bar(self) -> TurnBar:
+        return self.query_one(TurnBar)
 
     # -- state ---------------------------------------------------------------------------------
     @property
@@ -162,7 +209,6 @@ class ChatScreen(Screen):
             self.status.agent = caps.name
             self.status.dialect = caps.dialect.value
             self.status.rewind = caps.rewind_mode or "unavailable"
-            self.transcript.set_permissions(Permissions(caps.can_rewind, caps.fork, caps.why_no_rewind()))
         self._show_conversation()
 
     def _show_conversation(self) -> None:
@@ -171,6 +217,8 @@ class ChatScreen(Screen):
         self.transcript.set_conversation(self.chat.conversation)
         self._load_prompt_history()
         self._refresh_status()
+        if self.chat.conversation.running_task_id is not None:
+            self.reattach()  # the session's last turn is still running on the server: follow it
 
     def _on_change(self, change: Change) -> None:
         assert self.chat is not None
@@ -183,6 +231,7 @@ class ChatScreen(Screen):
             if self.rewind_mode:
                 self._show_rewind_banner()
         self._refresh_status()
+        self.branches.changed(change)
 
     def _refresh_status(self) -> None:
         chat = self.chat
@@ -192,6 +241,10 @@ class ChatScreen(Screen):
             self.status.session_name = session.name if session and session.name else ""
             self.status.turn = self._activity or self._outcome or chat.conversation.turn_state
             self.status.mode = "rewind" if self.rewind_mode else ("edit" if chat.edit else "")
+            try:
+                self._show_turn_state()
+            except NoMatches:
+                return  # the screen is being taken down (a worker ending as the app quits)
         self.query_one(StatusLine).show(self.status)
 
     def show_failure(self, text: str) -> None:
@@ -227,18 +280,24 @@ class ChatScreen(Screen):
         chat = self.chat
         if self.rewind_mode:
             self._leave_mode()
+        text = event.text  # the composer is already empty: it is put back unless it is sent
         if chat is None:
+            self._keep_draft(text)
             self.notify("Not connected yet; your draft is kept.", severity="warning")
             return
         if self.rewinding or not _finished(self._switch_worker):
+            self._keep_draft(text)
             self.notify("Wait for the rewind or session switch to finish; your draft is kept.", severity="warning")
             return
         if self.replying:
+            self._keep_draft(text)
             self.notify("A reply is still coming in (Esc stops it); your draft is kept.", severity="warning")
             return
-        text = event.text
+        if chat.edit is not None and not text.strip():
+            self._keep_draft(text)
+            self.notify("An edited turn needs its text (attachments go with the next new message).", severity="warning")
+            return
         self._remember_prompt(text)
-        self.composer.clear_draft()
         self._outcome = None
         if chat.edit is not None:
             # the edit's rewind-and-send: a rewind in flight until the server has answered
@@ -248,17 +307,20 @@ class ChatScreen(Screen):
             self._rewind_worker = self._resend(text)
             return
         # a turn that has just ended may still be closing its stream: this send waits for it
-        self._turn_worker = self._send(text, self._turn_worker)
+        self._turn_worker = self._send(text, self._turn_worker, self.files.bar.take())
 
     @work(group="turn")
-    async def _send(self, text: str, after: Worker | None) -> None:
+    async def _send(self, text: str, after: Worker | None, attachments: list[Attachment] | None = None) -> None:
         assert self.chat is not None
         await _wait_for(after)
         try:
-            await self.chat.send(text)
+            await self.chat.send(text, attachments or ())
+        except TurnInterrupted as exc:
+            self._interrupted(exc)  # the server has the message: no draft to give back
         except ClientError as exc:
             self._outcome = "failed"
             self._keep_draft(text)
+            self.files.bar.restore(attachments or ())
             self.notify(f"{exc}{self._reconnect_hint(exc)}", title="Send failed", severity="error", timeout=8)
         finally:
             self._refresh_status()
@@ -268,6 +330,13 @@ class ChatScreen(Screen):
         assert self.chat is not None
         try:
             await self.chat.send(text)
+        except TurnInterrupted as exc:
+            self._interrupted(exc)
+            return
+        except RewindOutcomeUnknown as exc:
+            self._keep_draft(text)
+            self._rewind_unknown(exc)
+            return
         except ClientError as exc:
             self._outcome = "failed"
             self._keep_draft(text)
@@ -279,43 +348,196 @@ class ChatScreen(Screen):
         self.notify(f"Rewound {_plural(self._edit_turns, 'turn')} and sent the edited message.", title="Rewind", timeout=6)
 
     def _keep_draft(self, text: str) -> None:
-        """Put a text that was not sent back in the composer, before anything typed since."""
+        """Put a text that was not sent back in the composer: before anything typed since, after
+        texts put back before it (several refused in a row keep their order)."""
         current = self.composer.text
-        self.composer.set_draft(text if not current else f"{text}\n{current}")
+        if not current:
+            draft = text
+        elif current == self._kept_draft:
+            draft = f"{current}\n{text}"
+        else:
+            draft = f"{text}\n{current}"
+        self.composer.set_draft(draft)
+        self._kept_draft = draft
 
     def _reconnect_hint(self, exc: ClientError) -> str:
         reason = str(exc).lower()
-        if "connect" in reason or "reach" in reason or "refused" in reason:
+        if "connect" in reason or "reach" in reason or "connection refused" in reason:
             return " — “Reconnect” (ctrl+p) restarts or reconnects the server."
         return ""
 
     def stop_reply(self) -> bool:
-        """Stop the reply streaming in (locally: its stream is closed; the server may still finish
-        the turn). True if there was one."""
+        """Stop the reply streaming in (Esc, the turn bar's Stop, the palette): the server is asked
+        to cancel the turn, and the stream is closed if it does not end within a grace period
+        (:meth:`Chat.stop`). The turn then shows as the server ended it (canceled), or as stopped
+        here. True if there was a reply to stop."""
         chat = self.chat
-        worker = self._turn_worker
-        if chat is None or not self.replying or worker is None:
+        if chat is None or not self.replying:
             return False
-        conversation = chat.conversation
-        self._on_change(conversation.end_turn("canceled"))
-        self._on_change(conversation.add_error(STOPPED_NOTE))
-        worker.cancel()
-        self.notify("Stopped. The reply above is incomplete.", title="Stopped", timeout=4)
+        if _finished(self._stop_worker):
+            self._activity = "stopping…"
+            self._refresh_status()
+            self._stop_worker = self._stop()
         return True
 
-    # -- rewind mode ---------------------------------------------------------------------------
-    def _why_not(self, action: str) -> str | None:
-        """Why ``action`` (rewind, edit, fork, mode) can't run now, or None if it can."""
+    @work(group="stop")
+    async def _stop(self) -> None:
+        assert self.chat is not None
+        try:
+            await self.chat.stop()
+            await _wait_for(self._turn_worker)  # the turn settles what the view shows
+        finally:
+            self._activity = None
+            self._refresh_status()
+        state = self.chat.conversation.turn_state
+        self.notify(f"Stopped: the turn is {state}; the view shows what the server holds.", title="Stopped", timeout=5)
+
+    def action_stop_reply(self) -> None:
+        """The palette's "Stop the reply": says so when there is nothing to stop."""
+        if not self.stop_reply():
+            self.notify("No reply is streaming in.", title="Stop")
+
+    # -- the running turn: interrupted, reattach, approve / reject -----------------------------
+    def _interrupted(self, exc: TurnInterrupted) -> None:
+        """The stream stopped before the turn ended and could not be resumed: the view shows what
+        the server holds (the turn marked interrupted), and the notice says so."""
+        self._outcome = None
+        running = self.chat is not None and self.chat.interrupted_task_id is not None
+        hint = " “Reattach” (the turn bar or ctrl+p) follows it again." if running else ""
+        self.notify(f"{_sentence(str(exc))}{hint}", title="Interrupted", severity="warning", timeout=10)
+
+    def reattach(self) -> None:
+        """Follow again a turn the server still runs (the session's last turn, or one whose
+        stream was cut): streamed where the server can, else re-read until it ends."""
+        chat = self.chat
+        if chat is None or not (chat.conversation.running_task_id or chat.interrupted_task_id):
+            self.notify("No turn of this session is running on the server.", title="Reattach")
+            return
+        if not _finished(self._turn_worker) or self.rewinding:
+            return
+        self._turn_worker = self._reattach()
+        self._refresh_status()
+
+    @work(group="turn")
+    async def _reattach(self) -> None:
+        assert self.chat is not None
+        self.notify("Following the turn the server is still running (Esc stops it).", title="Reattached", timeout=4)
+        try:
+            await self.chat.resume()
+        except ClientError as exc:
+            self.notify(str(exc), title="Reattach failed", severity="error", timeout=8)
+        finally:
+            self._refresh_status()
+
+    def action_answer(self, approve: bool) -> None:
+        """alt+y / alt+n, the turn bar's buttons: answer the agent's question."""
+        chat = self.chat
+        if chat is None:
+            return
+        perms = chat.permissions()
+        if not perms.can_confirm or not _finished(self._turn_worker):
+            self.notify(perms.confirm_reason or "Wait for the current turn to finish.", title="Approve / reject", severity="warning")
+            return
+        self._answering = approve
+        self._refresh_status()
+        self._turn_worker = self._answer(approve)
+
+    @work(group="turn")
+    async def _answer(self, approve: bool) -> None:
+        assert self.chat is not None
+        try:
+            await self.chat.confirm(approve)
+        except TurnInterrupted as exc:
+            self._interrupted(exc)
+        except ClientError as exc:
+            self.notify(f"Not answered: {exc}", title="Approve / reject", severity="error", timeout=8)
+        finally:
+            self._answering = None
+            self._refresh_status()
+
+    @on(TurnBar.Stop)
+    def _turn_bar_stop(self) -> None:
+        self.composer.focus()  # the bar goes away once the turn has ended
+        self.stop_reply()
+
+    @on(TurnBar.Answer)
+    def _turn_bar_answer(self, event: TurnBar.Answer) -> None:
+        self.composer.focus()
+        self.action_answer(event.approve)
+
+    @on(TurnBar.Reattach)
+    def _turn_bar_reattach(self) -> None:
+        self.composer.focus()
+        self.reattach()
+
+    def _show_turn_state(self) -> None:
+        """What the chat's permissions and turn say, everywhere it shows: the transcript's
+        buttons, the footer's keys, the turn bar and the history note."""
+        chat = self.chat
+        assert chat is not None
+        perms = chat.permissions()
+        caps = chat.client.capabilities
+        self.transcript.set_permissions(Permissions.of(perms, redo=caps is not None and caps.redo))
+        question = chat.pending_confirmation() if perms.can_confirm else None
+        shown = (perms.can_rewind, perms.can_fork, perms.rewind_reason, perms.fork_reason, question is not None)
+        if shown != self._shown_permissions:
+            self._shown_permissions = shown
+            self.refresh_bindings()
+        bar = self.turn_bar
+        if self._answering is not None:
+            bar.show_answering(self._answering)
+        elif self._activity == "stopping…":
+            bar.show_stopping()
+        elif not _finished(self._turn_worker) and chat.conversation.busy:
+            bar.show_replying()
+        elif question is not None:
+            bar.show_question(question)
+        elif chat.interrupted_task_id is not None and not chat.sending:
+            bar.show_running("the stream was cut; the server is still running this turn.")
+        else:
+            bar.hide()
+        self.query_one(HistoryNote).show_note(perms.history_note)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "answer":
+            chat = self.chat
+            return chat is not None and chat.permissions().can_confirm
+        if action in ("rewind_mode", "rewind_unavailable"):
+            possible = self._why_not_structurally() is None
+            return possible if action == "rewind_mode" else not possible
+        if action == "undo_rewind":
+            return self.branches.can_undo()  # else ctrl+z is the composer's own undo
+        if action == "copy":
+            return self.rewind_mode  # like r / e / f / t: a command only in rewind mode
+        return True
+
+    def _why_not_structurally(self) -> str | None:
+        """Why neither rewind nor fork can ever be chosen here (not merely now), or None."""
         chat = self.chat
         if chat is None:
             return "Not connected."
-        caps = chat.client.capabilities
-        if action in ("rewind", "edit") and (caps is None or not caps.can_rewind):
-            return caps.why_no_rewind() if caps else "Not connected."
-        if action == "fork" and (caps is None or not caps.fork):
-            return f"{caps.name if caps else 'This server'} does not support fork."
-        if action == "mode" and (caps is None or not (caps.can_rewind or caps.fork)):
-            return caps.why_no_rewind() if caps else "Not connected."
+        perms = chat.permissions()
+        never = [r for r in (perms.rewind_reason, perms.fork_reason) if r and r != perms.busy_reason]
+        return never[0] if len(never) == 2 else None
+
+    def action_rewind_unavailable(self) -> None:
+        reason = self._why_not_structurally() or "Rewind is unavailable."
+        self.notify(_sentence(reason), title="Rewind unavailable", severity="warning")
+
+    # -- rewind mode ---------------------------------------------------------------------------
+    def _why_not(self, action: str) -> str | None:
+        """Why ``action`` (rewind, edit, fork, mode) can't run now, or None if it can: what the
+        chat's permissions say, then what this screen has in flight."""
+        chat = self.chat
+        if chat is None:
+            return "Not connected."
+        perms = chat.permissions()
+        if action in ("rewind", "edit") and not perms.can_rewind:
+            return _sentence(perms.rewind_reason)
+        if action == "fork" and not perms.can_fork:
+            return _sentence(perms.fork_reason)
+        if action == "mode" and not (perms.can_rewind or perms.can_fork):
+            return _sentence(perms.rewind_reason)
         if self.rewinding:
             return "A rewind is in flight; wait for it to finish."
         if not _finished(self._turn_worker) and chat.sending:
@@ -335,7 +557,13 @@ class ChatScreen(Screen):
         transcript = self.transcript
         selected = transcript.select_last_turn() if index is None else transcript.select_turn(index)
         if not selected:
-            self.notify("Nothing to rewind yet.", title="Rewind")
+            items = self.chat.conversation.items if self.chat is not None else []
+            if not items or self.chat is None:
+                self.notify("Nothing to rewind yet.", title="Rewind")
+            else:
+                # messages, but none the server can rewind to: say why (e.g. no invocation ids)
+                reason = self.chat.why_not_rewind_to(items[-1] if index is None else items[index])
+                self.notify(_sentence(reason or "Nothing to rewind here."), title="Rewind unavailable", severity="warning")
             return False
         self.rewind_mode = True
         transcript.preview = True
@@ -401,6 +629,9 @@ class ChatScreen(Screen):
         session_id = chat.session_id or ""
         try:
             await chat.rewind(invocation_id)
+        except RewindOutcomeUnknown as exc:
+            self._rewind_unknown(exc)
+            return
         except ClientError as exc:
             self.notify(str(exc), title="Rewind failed", severity="error", timeout=8)
             return
@@ -410,24 +641,67 @@ class ChatScreen(Screen):
         turns = before - len(chat.conversation.turn_invocations())
         self.rewound(RewindOutcome(session_id, invocation_id, turns))
 
+    def _rewind_unknown(self, exc: RewindOutcomeUnknown) -> None:
+        """The rewind's answer was lost: say that what is shown was re-read from the server
+        (or that it could not be)."""
+        if exc.reread:
+            text = f"The view was re-read from the server and shows what it holds: {exc}."
+        else:
+            text = f"{_sentence(str(exc))} The view is as it was before the rewind."
+        self.notify(text, title="Rewind: outcome unknown", severity="warning", timeout=10)
+
     def rewound(self, outcome: RewindOutcome) -> None:
         """After a confirmed rewind: say exactly how much went (never a silent multi-turn loss)."""
-        text = f"Rewound {_plural(outcome.turns, 'turn')}."
+        text = f"Rewound {_plural(outcome.turns, 'turn')}"
         hint = self.undo_hint(outcome)
-        self.notify(f"{text} {hint}" if hint else text, title="Rewind", timeout=6)
+        self.notify(f"{text} — {hint}." if hint else f"{text}.", title="Rewind", timeout=6)
 
     def undo_hint(self, outcome: RewindOutcome) -> str:
-        """How to undo ``outcome``, for the toast. Undo needs the server to redo a rewind, which
-        it cannot yet, so nothing is offered; this is where an undo (ctrl+z) plugs in."""
-        return ""
+        """How to undo ``outcome``, for the toast: ctrl+z, where the server can redo a rewind."""
+        return self.branches.undo_hint(outcome)
+
+    def action_undo_rewind(self) -> None:
+        self.branches.undo()
+
+    def action_redo(self) -> None:
+        self.branches.redo()
+
+    def action_toggle_rewound(self) -> None:
+        self.branches.toggle_rewound()
+
+    def action_turns(self) -> None:
+        self.branches.open_picker()
+
+    def action_copy(self) -> None:
+        self.branches.copy()
 
     # -- message actions -----------------------------------------------------------------------
     @on(Transcript.Action)
     def _message_action(self, event: Transcript.Action) -> None:
+        if event.action == "save":
+            self.files.save(event.item)
+            return
         self.handle_action(event.action, event.item)
+
+    # -- files and the agent card (rewindtui.tui.file_actions) ---------------------------------
+    def action_attach(self) -> None:
+        self.files.attach()
+
+    def action_save_parts(self) -> None:
+        self.files.save()
+
+    def action_show_card(self) -> None:
+        self.files.show_card()
+
+    @on(AttachmentBar.Changed)
+    def _attachments_changed(self, event: AttachmentBar.Changed) -> None:
+        self.composer.attachments_pending = event.count > 0
 
     def handle_action(self, action: str, item: Item) -> None:
         """A message's button (rewind: preview it in rewind mode) or a key in rewind mode."""
+        if action in ("restore", "fork_branch"):  # a rewound turn's buttons
+            self.branches.act(action, item)
+            return
         target = item.rewind_target
         if target is None:
             self.app.bell()
@@ -509,6 +783,7 @@ class ChatScreen(Screen):
 
     @on(TextArea.Changed, "#composer")
     def _composer_changed(self) -> None:
+        self.branches.disarm_undo()  # ctrl+z is the draft's undo again
         if self.rewind_mode and self.composer.text:
             self._leave_mode()  # typing means writing, not choosing a turn
         if self.banner.kind == "hint":
@@ -576,19 +851,16 @@ class ChatScreen(Screen):
             panel.focus()
             self._load_sessions()
 
-    @work(group="sessions", exclusive=True)
-    async def _load_sessions(self) -> None:
-        chat = self.chat
-        if chat is None or not chat.client.has_api:
-            self.sessions.clear_options()
-            self.sessions.add_option("(this server has no sessions API)")
-            return
-        try:
-            sessions = await chat.client.list_sessions()
-        except ClientError as exc:
-            self.notify(str(exc), title="Sessions", severity="error")
-            return
-        self.sessions.show_sessions(sessions, chat.session_id)
+    def _load_sessions(self) -> None:
+        self.branches.load_sessions()
+
+    @on(SessionsPanel.Rename)
+    def _rename_session(self, event: SessionsPanel.Rename) -> None:
+        self.branches.rename(event.session)
+
+    @on(SessionsPanel.Delete)
+    def _delete_session(self, event: SessionsPanel.Delete) -> None:
+        self.branches.delete(event.session)
 
     @on(SessionsPanel.Open)
     def _open_session(self, event: SessionsPanel.Open) -> None:

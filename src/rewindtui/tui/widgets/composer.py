@@ -39,10 +39,19 @@ class Composer(TextArea):
         super().__init__(id=id, soft_wrap=True, show_line_numbers=False, tab_behavior="focus")
         self.placeholder = "Message the agent — Enter sends, ctrl+j newline, ↑ earlier prompts, F1 help"
         self.prompts = PromptHistory()
+        #: files or data wait to be sent: Enter sends even with no text
+        self.attachments_pending = False
+
+    def on_mount(self) -> None:
+        # headless (tests, screenshots) nobody sees a blink; a steady cursor draws the same every time
+        if self.app.is_headless:
+            self.cursor_blink = False
 
     async def _on_key(self, event: events.Key) -> None:
-        # bindings (Enter, the screen's Esc, ...) run here, after the keys typed before them
-        if not event.is_printable and await run_binding_now(self, event):
+        # bindings (Enter, the screen's Esc, alt+y, ...) run here, after the keys typed before them.
+        # A terminal's alt+letter carries its letter as a printable character: a binding first.
+        typed = event.is_printable and not event.key.startswith(("alt+", "ctrl+"))
+        if not typed and await run_binding_now(self, event):
             return
         await super()._on_key(event)
 
@@ -58,8 +67,11 @@ class Composer(TextArea):
             self.focus()
 
     def action_submit(self) -> None:
+        # Empty the composer now, before the keys queued behind this Enter are inserted: they
+        # begin the next message. The screen puts the text back if it does not send it.
         text = self.text
-        if text.strip():
+        if text.strip() or self.attachments_pending:
+            self.clear_draft()
             self.post_message(self.Submitted(text))
 
     def action_newline(self) -> None:

@@ -19,6 +19,8 @@ _TURN_STYLES = {
     "stopping…": "bold reverse",
     "failed": "bold red",
     "canceled": "bold yellow",
+    "interrupted": "bold yellow",
+    "input-required": "bold magenta",
     "stopped": "bold yellow",
     "working": "bold",
     "submitted": "bold",

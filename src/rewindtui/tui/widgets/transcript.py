@@ -12,6 +12,10 @@ button, brightened when hovered or selected. In rewind mode (``preview``) the se
 highlighted and it and every turn after it are drawn dimmed under a "rewind point" rule: what
 would go, shown before anything is sent.
 
+Rewound turns, when the user asks to see them (``Conversation.show_rewound``), are drawn in
+place, dimmed and marked with when they were rewound; they are no part of any turn of the
+conversation, and their own buttons bring their branch back or fork a session from it.
+
 The pane follows the bottom (new content scrolls into view) until the user scrolls away, and
 follows again once they scroll back to the bottom.
 """
@@ -40,9 +44,12 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from rewindtui.chat import Permissions as ChatPermissions
 from rewindtui.conversation import Change, Conversation, Item, ItemKind
+from rewindtui.export import local_time
 from rewindtui.textsafe import sanitize
 from rewindtui.tui.keys import run_binding_now
+from rewindtui.tui.widgets.part_view import PartStyles, has_more, render_parts
 
 _ACTION = "rt_action"
 _KEY = "rt_key"
@@ -59,13 +66,24 @@ _CACHE_ITEMS = 128
 START, CONTINUATION = "start", "continuation"
 
 
-@dataclass
+@dataclass(frozen=True)
 class Permissions:
-    """What the pane offers on each message, and why not when it doesn't."""
+    """What the pane offers on each message, and why not when it doesn't: a rendering of
+    :meth:`rewindtui.chat.Chat.permissions` (:meth:`of`); the pane decides nothing itself."""
 
     rewind: bool = False
     fork: bool = False
-    reason: str = "not connected"
+    reason: str = "not connected"  # why not rewind / edit
+    fork_reason: str = ""  # why not fork ("": the same as ``reason``)
+    #: unavailable only for now (a turn or a rewind is in flight): buttons are drawn quiet, not struck out
+    waiting: bool = False
+    redo: bool = False  # a rewound turn's branch can be brought back
+
+    @classmethod
+    def of(cls, perms: ChatPermissions, *, redo: bool = False) -> Permissions:
+        busy = perms.busy_reason
+        waiting = bool(busy) and (perms.can_rewind or perms.rewind_reason == busy) and (perms.can_fork or perms.fork_reason == busy)
+        return cls(perms.can_rewind, perms.can_fork, perms.rewind_reason, perms.fork_reason, waiting, redo)
 
 
 class Transcript(ScrollView, can_focus=True):
@@ -101,6 +119,8 @@ class Transcript(ScrollView, can_focus=True):
     Transcript > .transcript--bar { color: $panel-lighten-2; }
     Transcript > .transcript--preview { color: $text-disabled; }
     Transcript > .transcript--rewind-point { color: $text-warning; text-style: bold; }
+    Transcript > .transcript--rewound { color: $text-disabled; }
+    Transcript > .transcript--rewound-mark { color: $text-warning; }
     """
 
     COMPONENT_CLASSES = {
@@ -117,6 +137,8 @@ class Transcript(ScrollView, can_focus=True):
         "transcript--bar",
         "transcript--preview",
         "transcript--rewind-point",
+        "transcript--rewound",
+        "transcript--rewound-mark",
     }
 
     #: The first item of the selected turn (None: nothing selected).
@@ -178,6 +200,8 @@ class Transcript(ScrollView, can_focus=True):
         self.follow_bottom()
 
     def set_permissions(self, permissions: Permissions) -> None:
+        if permissions == self.permissions:
+            return
         self.permissions = permissions
         self._cache.clear()
         self.refresh()
@@ -325,8 +349,8 @@ class Transcript(ScrollView, can_focus=True):
         """(first, end) item indexes of the turn holding item ``index``: the items sharing its
         rewind target, with the untargeted items (errors) that follow them. None if no turn."""
         items = self.conversation.items
-        if not 0 <= index < len(items):
-            return None
+        if not 0 <= index < len(items) or items[index].rewound is not None:
+            return None  # a rewound item is no part of a turn of the conversation
         i = index
         while i >= 0 and items[i].rewind_target is None:
             i -= 1
@@ -335,12 +359,12 @@ class Transcript(ScrollView, can_focus=True):
         target = items[i].rewind_target
         first = i
         j = i - 1
-        while j >= 0 and items[j].rewind_target in (target, None):
+        while j >= 0 and items[j].rewind_target in (target, None) and items[j].rewound is None:
             if items[j].rewind_target == target:
                 first = j
             j -= 1
         end = i + 1
-        while end < len(items) and items[end].rewind_target in (target, None):
+        while end < len(items) and items[end].rewind_target in (target, None) and items[end].rewound is None:
             end += 1
         return first, end
 
@@ -414,7 +438,7 @@ class Transcript(ScrollView, can_focus=True):
         role = self._group_role(index)
         perms = self.permissions
         editable = role == START and item.role != "user" and item.rewind_target is not None and self._turn_has_user(index)
-        return (item.rev, width, item.key in self.expanded, item.streaming, perms.rewind, perms.fork, editable, role)
+        return (item.rev, width, item.key in self.expanded, item.streaming, perms.rewind, perms.fork, perms.waiting, perms.redo, editable, role)
 
     def render_lines(self, crop):
         self._check_width()
@@ -575,6 +599,15 @@ class Transcript(ScrollView, can_focus=True):
             base = self.rich_style
             for line in console.render_lines(body, options, pad=False):
                 strips.append(Strip([Segment(_BAR, bar_style), *line]).apply_style(base))
+        if item.rewound is not None:
+            # shown in place, dimmed: not part of the conversation (its header keeps its buttons)
+            dim = self.get_component_rich_style("transcript--rewound").color
+            strips = [
+                strip if (role != CONTINUATION and n == 1) else Strip(
+                    Segment.apply_style(iter(strip), None, Style(color=dim, bold=False)), strip.cell_length
+                )
+                for n, strip in enumerate(strips)
+            ]
         return strips
 
     def _continuation_line(self, item: Item, width: int, bar_style: Style) -> list[Segment]:
@@ -597,6 +630,9 @@ class Transcript(ScrollView, can_focus=True):
         else:
             who, style = sanitize(item.author or ("artifact" if item.kind is ItemKind.ARTIFACT else "agent")), "transcript--agent"
         left = Text(who, style=self.get_component_rich_style(style))
+        if item.rewound is not None:
+            left.stylize(self.get_component_rich_style("transcript--rewound"))
+            left.append(f"  {_rewound_label(item)}", self.get_component_rich_style("transcript--rewound-mark"))
         if item.streaming:
             left.append("  streaming…", self.get_component_rich_style("transcript--muted"))
         buttons = self._buttons(index, item)
@@ -612,7 +648,9 @@ class Transcript(ScrollView, can_focus=True):
         return list(left.render(self.app.console))
 
     def _button(self, text: Text, label: str, action: str, item: Item, enabled: bool, *, quiet: bool) -> None:
-        if not enabled:
+        if not enabled and self.permissions.waiting:
+            style = self.get_component_rich_style("transcript--quiet")  # not now, but soon
+        elif not enabled:
             style = self.get_component_rich_style("transcript--disabled")
         elif quiet:
             style = self.get_component_rich_style("transcript--quiet")
@@ -628,6 +666,11 @@ class Transcript(ScrollView, can_focus=True):
     def _buttons(self, index: int, item: Item, *, short: bool = False) -> Text:
         """A user message's own (quiet) buttons, or the turn's actions on a group's header."""
         text = Text()
+        if item.rewound is not None and item.role == "user":
+            # a rewound turn: bring its branch back (redo its rewind), or fork a session from it
+            self._button(text, "fork" if short else "fork branch", "fork_branch", item, self.permissions.fork, quiet=False)
+            self._button(text, "⟲" if short else "⟲ Restore", "restore", item, self.permissions.redo, quiet=False)
+            return text
         if item.rewind_target is None or item.kind not in (ItemKind.MESSAGE, ItemKind.ARTIFACT):
             return text
         perms = self.permissions
@@ -655,11 +698,25 @@ class Transcript(ScrollView, can_focus=True):
             muted = self.get_component_rich_style("transcript--muted")
             for call in item.tools:
                 parts.append(_tool_line(call, expanded, muted, item.key))
-            for part in item.other_parts:
-                parts.append(Text(sanitize(_excerpt_json(part)), style=muted))
+        if item.kind in (ItemKind.MESSAGE, ItemKind.ARTIFACT) and item.raw is not None:
+            parts.extend(self._part_lines(item))
         if not parts:
             return None
         return Group(*parts)
+
+    def _part_lines(self, item: Item) -> list[RenderableType]:
+        """Its files and data (see ``part_view``), with their save and show-more actions."""
+        other = item.other_parts
+        if not other:
+            return []
+        muted = self.get_component_rich_style("transcript--muted")
+        styles = PartStyles(
+            muted=muted,
+            label=self.get_component_rich_style("transcript--agent") if item.role != "user" else muted,
+            button=self.get_component_rich_style("transcript--button") + Style.from_meta({_ACTION: "save", _KEY: item.key}),
+            toggle=muted + Style.from_meta({_ACTION: "tools", _KEY: item.key}),
+        )
+        return render_parts(other, styles, expanded=item.key in self.expanded, savable=item.role != "user")
 
     # -- interaction ---------------------------------------------------------------------------
     def on_click(self, event: events.Click) -> None:
@@ -700,7 +757,12 @@ class Transcript(ScrollView, can_focus=True):
         self.post_message(self.Action(action, item))
 
     def _toggle_tools(self, items: list[Item]) -> None:
-        with_tools = [it for it in items if it.kind is ItemKind.MESSAGE and it.raw is not None and it.tools]
+        with_tools = [
+            it
+            for it in items
+            if it.raw is not None
+            and ((it.kind is ItemKind.MESSAGE and it.tools) or (it.kind in (ItemKind.MESSAGE, ItemKind.ARTIFACT) and has_more(it.other_parts)))
+        ]
         if not with_tools:
             self.app.bell()
             return
@@ -820,16 +882,27 @@ class _Lines:
         return Strip(segments, cell_length)
 
 
+def _rewound_label(item: Item) -> str:
+    """``⟲ rewound 14:05``: when the turn was rewound (local time)."""
+    when = local_time(item.rewound.at)[11:] if item.rewound is not None else ""
+    return f"⟲ rewound{' ' + when if when else ''} · not in the conversation"
+
+
 def _tooltip(action: str, perms: Permissions) -> str:
     if action in ("rewind", "edit") and not perms.rewind:
         return f"Rewind unavailable: {perms.reason}"
-    if action == "fork" and not perms.fork:
-        return f"Fork unavailable: {perms.reason}"
+    if action in ("fork", "fork_branch") and not perms.fork:
+        return f"Fork unavailable: {perms.fork_reason or perms.reason}"
+    if action == "restore" and not perms.redo:
+        return "Restore unavailable: this server does not offer redo"
     return {
+        "restore": "Bring this rewound branch back: undo the rewind that took it away (and any after it)",
+        "fork_branch": "Fork a new session holding this rewound branch up to and including this turn",
         "rewind": "Rewind to here: shows what would go (this turn and everything after it); Enter confirms",
         "edit": "Edit this turn's message and resend it; the turn and everything after it are replaced",
         "fork": "Fork a new session holding what came before this turn; this one stays as it is",
         "tools": "Show or hide tool details",
+        "save": "Save this message's files and data to disk (ctrl+s)",
     }.get(action, action)
 
 

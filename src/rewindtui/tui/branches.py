@@ -1,0 +1,420 @@
+"""The chat screen's branch features: redo (and undo right after a rewind), the rewound turns shown
+in place, the jump-to-turn picker, copy and export, and the sessions panel's entries (fork
+origins, rewound branches, rename, delete, live titles).
+
+:class:`Branches` is owned by :class:`~rewindtui.tui.screens.chat.ChatScreen`, which keeps the
+bindings and palette entries and calls in here. Every server operation runs through the screen's
+:class:`~rewindtui.chat.Chat` (the same code as the headless commands), in the screen's worker
+groups: a redo is a rewind in flight like any other (one at a time, the composer's draft kept).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from rewindtui.chat import Chat
+from rewindtui.client import ClientError, Session
+from rewindtui.conversation import Change, Item, ItemKind
+from rewindtui.dirs import default_data_dir
+from rewindtui.export import export, markdown_items
+from rewindtui.tui.clipboard import copy_text
+from rewindtui.tui.screens.confirm import ConfirmScreen
+from rewindtui.tui.screens.rename import RenameScreen
+from rewindtui.tui.screens.rewind_picker import PickerChoice, PickerPermissions, RewindPicker
+from rewindtui.turn_list import turn_entries
+
+if TYPE_CHECKING:
+    from rewindtui.tui.screens.chat import ChatScreen, RewindOutcome
+
+UNDO_KEY = "ctrl+z"
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}{'' if count == 1 else 's'}"
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9]+", "-", text).strip("-").lower()[:40] or "session"
+
+
+class Branches:
+    def __init__(self, screen: ChatScreen) -> None:
+        self.screen = screen
+        #: the user asked to see rewound turns (kept across rewinds, turns and sessions)
+        self.showing = False
+        #: the rewind just done, while ctrl+z may still undo it
+        self.undoable: RewindOutcome | None = None
+        #: where exports are written (default: the current directory) and a copy's fallback file
+        self.export_dir: Path | None = None
+        self.files_dir: Path | None = None
+
+    @property
+    def chat(self) -> Chat | None:
+        return self.screen.chat
+
+    def _notify(self, text: str, *, title: str, severity: str = "information", timeout: float = 6) -> None:
+        # literal text: server answers and our own "[button]" names are not markup
+        self.screen.notify(text, title=title, severity=severity, timeout=timeout, markup=False)  # type: ignore[arg-type]
+
+    def _why_busy(self) -> str | None:
+        """Why no rewind-like work can start now (another one, a reply, a switch), or None."""
+        return self.screen._why_not("redo")
+
+    # -- redo --------------------------------------------------------------------------------
+    def why_not_redo(self) -> str:
+        chat = self.chat
+        if chat is None:
+            return "Not connected."
+        return chat.why_not_redo() or self._why_busy() or ""
+
+    def redo(self, rewind_task_id: str | None = None, *, title: str = "Redo") -> None:
+        """Undo a rewind on the server (None: the last one); nothing is sent when the server does
+        not offer redo (the reason is shown)."""
+        reason = self.why_not_redo()
+        if reason:
+            self._notify(reason, title=f"{title} unavailable", severity="warning")
+            return
+        self.undoable = None
+        screen = self.screen
+        if screen.rewind_mode:
+            screen._leave_mode()
+        screen._outcome = None
+        screen._activity = "redoing…"
+        screen._refresh_status()
+        screen._rewind_worker = screen.run_worker(self._redo(rewind_task_id, title), group="rewind", exit_on_error=False)
+
+    async def _redo(self, rewind_task_id: str | None, title: str) -> None:
+        chat = self.chat
+        assert chat is not None
+        before = chat.conversation.turn_invocations()
+        try:
+            await chat.redo(rewind_task_id)
+        except ClientError as exc:
+            self._notify(str(exc), title=f"{title} failed", severity="error", timeout=8)
+            return
+        finally:
+            self.screen._activity = None
+            self.screen._refresh_status()
+        after = chat.conversation.turn_invocations()
+        back = len(set(after) - set(before))
+        gone = len(set(before) - set(after))
+        text = f"{_plural(back, 'turn')} back, with the agent's state as it was"
+        if gone:
+            text += f"; {_plural(gone, 'turn')} went to the rewound turns (F4 shows them)"
+        self._notify(text + ".", title=title)
+
+    def undo_hint(self, outcome: RewindOutcome) -> str:
+        """``ctrl+z to undo`` when the server can redo this rewind (and arms that key)."""
+        chat = self.chat
+        if chat is None or chat.why_not_redo() or outcome.session_id != chat.session_id:
+            self.undoable = None
+            return ""
+        self.undoable = outcome
+        return f"{UNDO_KEY} to undo"
+
+    def can_undo(self) -> bool:
+        """ctrl+z undoes the rewind just done: right after it, with an empty composer (else the
+        key is the composer's own undo)."""
+        chat = self.chat
+        return (
+            self.undoable is not None
+            and chat is not None
+            and chat.session_id == self.undoable.session_id
+            and not self.screen.composer.text
+            and not self.screen.busy
+        )
+
+    def undo(self) -> None:
+        if self.can_undo():
+            self.redo(title="Undo rewind")
+
+    def disarm_undo(self) -> None:
+        self.undoable = None
+
+    # -- rewound turns -----------------------------------------------------------------------
+    def toggle_rewound(self) -> None:
+        chat = self.chat
+        if chat is None:
+            return
+        if self.showing:
+            self.showing = False
+            chat.hide_rewound()
+            self._notify("Rewound turns hidden.", title="Rewound turns", timeout=3)
+            return
+        reason = chat.why_not_rewound()
+        if reason:
+            self._notify(reason, title="Rewound turns", severity="warning")
+            return
+        self.showing = True
+        self.screen.run_worker(self._show(announce=True), group="rewound", exclusive=True, exit_on_error=False)
+
+    async def _show(self, *, announce: bool = False) -> None:
+        chat = self.chat
+        if chat is None or not self.showing or chat.why_not_rewound():
+            return
+        try:
+            shown = await chat.show_rewound()
+        except ClientError as exc:
+            self._notify(str(exc), title="Rewound turns", severity="error")
+            return
+        if announce:
+            turns = len({i.task_id for i in chat.conversation.items if i.rewound is not None})
+            text = (
+                f"{_plural(turns, 'rewound turn')} shown dimmed, in place ({shown} messages); "
+                "their [⟲ Restore] brings a branch back, [fork branch] copies it. F4 hides them."
+                if shown
+                else "This session has no rewound turns."
+            )
+            self._notify(text, title="Rewound turns")
+
+    def changed(self, change: Change) -> None:
+        """A conversation change: after a turn, rewind or reload, re-read what was rewound (when
+        shown) and the session's title (it is named by its first turn)."""
+        if not change.turn_ended:
+            return
+        if self.showing:
+            self.screen.run_worker(self._show(), group="rewound", exclusive=True, exit_on_error=False)
+        self.refresh_sessions()
+
+    # -- the picker ----------------------------------------------------------------------------
+    def open_picker(self) -> None:
+        screen = self.screen
+        chat = self.chat
+        reason = screen._why_not("mode")
+        if reason is not None or chat is None:
+            self._notify(reason or "Not connected.", title="Turns", severity="warning")
+            return
+        entries = turn_entries(chat.conversation)
+        if not entries:
+            self._notify("No turns yet.", title="Turns")
+            return
+        perms = chat.permissions()
+        picker = RewindPicker(
+            entries,
+            PickerPermissions(rewind=perms.rewind_reason, fork=perms.fork_reason, redo=chat.why_not_redo()),
+        )
+        screen.app.push_screen(picker, self._picked)
+
+    def _picked(self, choice: PickerChoice | None) -> None:
+        if choice is None or self.chat is None:
+            return
+        self.act(choice.action, choice.item)
+
+    def act(self, action: str, item: Item) -> None:
+        """An action on a turn, from the picker or a rewound turn's button."""
+        screen = self.screen
+        if action == "restore":
+            if item.rewound is not None and item.rewound.by:
+                self.redo(item.rewound.by, title="Restore branch")
+            else:
+                self._notify("This server keeps this turn but cannot bring it back.", title="Restore branch", severity="warning")
+            return
+        if action == "fork_branch":
+            self.fork_branch(item)
+            return
+        items = self.chat.conversation.items if self.chat is not None else []
+        index = next((i for i in range(len(items) - 1, -1, -1) if items[i] is item), None)
+        if index is None:
+            self._notify("That turn is no longer shown.", title="Turns", severity="warning")
+        elif action == "rewind":
+            screen.enter_rewind_mode(index)  # what would go is shown; Enter confirms
+        else:
+            screen.handle_action(action, item)
+
+    def fork_branch(self, item: Item) -> None:
+        chat = self.chat
+        mark = item.rewound
+        if chat is None or mark is None or not mark.fork_before:
+            self._notify("This server cannot fork from a rewound turn.", title="Fork", severity="warning")
+            return
+        reason = chat.permissions().fork_reason or self._why_busy()
+        if reason:
+            self._notify(reason, title="Fork unavailable", severity="warning")
+            return
+        screen = self.screen
+        screen._activity = "forking…"
+        screen._refresh_status()
+        screen._rewind_worker = screen.run_worker(self._fork(mark.fork_before), group="rewind", exit_on_error=False)
+
+    async def _fork(self, invocation_id: str) -> None:
+        chat = self.chat
+        assert chat is not None
+        original = chat.session_id or ""
+        try:
+            session = await chat.fork_branch(invocation_id)
+        except ClientError as exc:
+            self._notify(str(exc), title="Fork failed", severity="error", timeout=8)
+            return
+        finally:
+            self.screen._activity = None
+            self.screen._refresh_status()
+        self.screen._show_conversation()
+        self._notify(
+            f"Forked the rewound branch into “{session.name or session.id}”; the original ({original[:8]}) is in the "
+            "sessions panel (F2).",
+            title="Fork",
+        )
+
+    # -- copy and export -------------------------------------------------------------------------
+    def _copy_items(self) -> list[Item]:
+        """The selected turn in rewind mode, else the last reply."""
+        screen = self.screen
+        chat = self.chat
+        if chat is None:
+            return []
+        items = chat.conversation.items
+        bounds = screen.transcript.selected_bounds() if screen.rewind_mode else None
+        if bounds is not None:
+            return items[bounds[0] : bounds[1]]
+        last: list[Item] = []
+        for item in reversed(items):
+            if item.rewound is not None or item.kind not in (ItemKind.MESSAGE, ItemKind.ARTIFACT):
+                continue
+            if item.role == "user":
+                break
+            last.insert(0, item)
+        return last
+
+    def copy(self) -> None:
+        items = self._copy_items()
+        if not items:
+            self._notify("Nothing to copy yet.", title="Copy")
+            return
+        text = items[0].text if len(items) == 1 else markdown_items(items)
+        copied = copy_text(text, self.screen.app.copy_to_clipboard, self.files_dir or default_data_dir())
+        what = "the selected turn" if self.screen.rewind_mode else "the last reply"
+        self._notify(f"{what[:1].upper() + what[1:]}: {copied.message}", title="Copy", timeout=8)
+
+    def export(self, fmt: str) -> None:
+        chat = self.chat
+        if chat is None or not chat.conversation.items:
+            self._notify("Nothing to export yet.", title="Export")
+            return
+        session = chat.session
+        title = session.name if session else ""
+        text = export(
+            chat.conversation.items,
+            fmt,
+            session_id=chat.session_id,
+            title=title,
+            times=chat.conversation.task_times,
+        )
+        folder = self.export_dir or Path.cwd()
+        path = folder / f"rewindtui-{_slug(title)}-{(chat.session_id or 'new')[:8]}.{fmt}"
+        try:
+            path.write_text(text, encoding="utf-8")
+        except OSError as exc:
+            self._notify(f"Could not write {path}: {exc.strerror or exc}", title="Export", severity="error")
+            return
+        rewound = " (rewound turns included, marked)" if chat.conversation.shows_rewound else ""
+        self._notify(f"Transcript written to {path}{rewound}.", title="Export", timeout=8)
+
+    # -- sessions ------------------------------------------------------------------------------
+    def refresh_sessions(self) -> None:
+        """Re-read the sessions when the panel shows them; else, for the status line, the open
+        session's title once the server has named it."""
+        chat = self.chat
+        if chat is None:
+            return
+        if not self.screen.sessions.has_class("hidden"):
+            self.screen.run_worker(self._load_sessions(), group="sessions", exclusive=True, exit_on_error=False)
+        elif chat.session_id and chat.client.has_api and not (chat.session and chat.session.name):
+            self.screen.run_worker(self._load_title(), group="title", exclusive=True, exit_on_error=False)
+
+    def load_sessions(self) -> None:
+        self.screen.run_worker(self._load_sessions(), group="sessions", exclusive=True, exit_on_error=False)
+
+    async def _load_sessions(self) -> None:
+        chat = self.chat
+        panel = self.screen.sessions
+        if chat is None:
+            return
+        try:
+            sessions = await chat.list_sessions()
+        except ClientError as exc:
+            self._notify(str(exc), title="Sessions", severity="error")
+            return
+        if not sessions:
+            panel.show_note("No sessions yet." if chat.client.has_api else "No sessions used from here yet.")
+            return
+        panel.show_sessions(sessions, chat.session_id)
+        self._adopt(next((s for s in sessions if s.id == chat.session_id and not s.gone), None))
+
+    async def _load_title(self) -> None:
+        chat = self.chat
+        if chat is None or not chat.session_id:
+            return
+        try:
+            self._adopt(await chat.client.get_session(chat.session_id))
+        except ClientError:
+            return  # only the status line's title; the next turn tries again
+
+    def _adopt(self, session: Session | None) -> None:
+        """The open session as the server lists it now (its title may have changed)."""
+        chat = self.chat
+        if chat is None or session is None or session.id != chat.session_id:
+            return
+        if chat.session is None or chat.session.name != session.name:
+            chat.session = session
+            self.screen._refresh_status()
+
+    def rename(self, session: Session) -> None:
+        chat = self.chat
+        if chat is None:
+            return
+        if not chat.client.has_api:
+            self._notify("This server has no sessions API to rename a session with.", title="Rename", severity="warning")
+            return
+
+        def named(name: str | None) -> None:
+            if name:
+                self.screen.run_worker(self._rename(session, name), group="sessions-edit", exit_on_error=False)
+
+        self.screen.app.push_screen(RenameScreen(session.name), named)
+
+    async def _rename(self, session: Session, name: str) -> None:
+        chat = self.chat
+        assert chat is not None
+        try:
+            await chat.rename_session(session.id, name)
+        except ClientError as exc:
+            self._notify(str(exc), title="Rename failed", severity="error")
+            return
+        self.screen._refresh_status()
+        await self._load_sessions()
+
+    def delete(self, session: Session) -> None:
+        chat = self.chat
+        if chat is None:
+            return
+        if session.id == chat.session_id:
+            self._notify("This is the open session: open another one (or a new one, n) first.", title="Delete", severity="warning")
+            return
+        title = session.name or session.id[:8]
+        what = (
+            "It is only forgotten here: the server no longer has it."
+            if session.gone
+            else "Its turns (rewound ones too) are deleted on the server. This cannot be undone."
+        )
+
+        def answered(go: bool | None) -> None:
+            if go:
+                self.screen.run_worker(self._delete(session), group="sessions-edit", exit_on_error=False)
+
+        self.screen.app.push_screen(
+            ConfirmScreen(f"Delete “{title}”?", what, go="Delete", purpose="delete"), answered
+        )
+
+    async def _delete(self, session: Session) -> None:
+        chat = self.chat
+        assert chat is not None
+        try:
+            await chat.delete_session(session.id)
+        except ClientError as exc:
+            self._notify(str(exc), title="Delete failed", severity="error")
+            return
+        self._notify(f"Deleted “{session.name or session.id[:8]}”.", title="Sessions", timeout=4)
+        await self._load_sessions()
+

@@ -1,0 +1,293 @@
+"""Branches in the app, against the real embedded server: undo right after a rewind (ctrl+z), redo
+(ctrl+r), rewound turns shown in place (F4) and brought back or forked by their buttons, the
+turn picker (ctrl+g) by keyboard and by mouse, copy, export, and the sessions panel's forks,
+rename and delete. The demo model's answers say what it sees (history, weather_calls)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from rewindtui.tui.screens.confirm import ConfirmScreen
+from rewindtui.tui.screens.rename import RenameScreen
+from rewindtui.tui.screens.rewind_picker import RewindPicker
+from rewindtui.tui.widgets.sessions_panel import SessionsPanel
+from rewindtui.tui.widgets.transcript import Transcript
+from tui.offline import offline_app, offline_chat
+from tui.pilotkit import (
+    SIZE,
+    header_offset,
+    make_app,
+    notifications,
+    screen_lines,
+    server_users,
+    settle,
+    three_turns,
+    turns,
+    user_texts,
+    wait_until,
+)
+
+
+def seen(app) -> tuple[list[str], int]:
+    """(the user texts the demo model saw, weather_calls) from the last answer."""
+    answer = next(i.text for i in reversed(app.chat.conversation.items) if i.role == "agent" and i.text)
+    history = ast.literal_eval(answer.split("history: ", 1)[1].rsplit("; weather_calls", 1)[0])
+    return history, int(answer.rsplit("weather_calls=", 1)[1].rstrip(")"))
+
+
+async def rewind_to(app, pilot, index_of_turn: int) -> None:
+    """Rewind mode on a turn (the preview), then Enter: the confirmed rewind."""
+    screen = app.chat_screen
+    invocation = app.chat.conversation.turn_invocations()[index_of_turn]
+    assert screen.enter_rewind_mode(app.chat.conversation.index_of_invocation(invocation))
+    await pilot.press("enter")
+    await settle(app, pilot)
+
+
+def entry_texts(panel: SessionsPanel) -> dict[str, str]:
+    """Each listed session's entry as shown (its lines' text)."""
+    out = {}
+    for session in panel.sessions:
+        group = panel.get_option(session.id).prompt
+        out[session.id] = "\n".join(getattr(r, "renderable", r).plain for r in group.renderables)
+    return out
+
+
+def current_users(app) -> list[str]:
+    """The conversation's user messages (rewound ones shown in place left out)."""
+    return [i.text for i in app.chat.conversation.items if i.rewound is None and i.role == "user"]
+
+
+def rewound_users(app) -> list[str]:
+    return [i.text for i in app.chat.conversation.items if i.rewound is not None and i.role == "user"]
+
+
+# -- undo right after a rewind, and redo ----------------------------------------------------------
+async def test_ctrl_z_right_after_a_rewind_undoes_it_on_the_server(server):
+    app = make_app(server)
+    async with app.run_test(size=SIZE) as pilot:
+        await three_turns(app, pilot)
+        await rewind_to(app, pilot, 1)
+        assert user_texts(app) == ["first"]
+        assert "Rewound 2 turns — ctrl+z to undo." in notifications(app)
+        await pilot.press("ctrl+z")
+        await settle(app, pilot)
+        assert user_texts(app) == ["first", "weather in Oslo", "third"]
+        assert await server_users(server, app) == ["first", "weather in Oslo", "third"]
+        assert "2 turns back, with the agent's state as it was." in notifications(app)
+        await turns(app, pilot, "after")
+        assert seen(app) == (["first", "weather in Oslo", "third", "after"], 1)
+
+
+async def test_ctrl_z_after_typing_is_the_drafts_undo_not_the_rewinds(server):
+    app = make_app(server)
+    async with app.run_test(size=SIZE) as pilot:
+        await three_turns(app, pilot)
+        await rewind_to(app, pilot, 2)
+        await pilot.press(*"abc")
+        await pilot.press("ctrl+z")
+        await settle(app, pilot)
+        assert app.chat_screen.composer.text != "abc"  # the composer undid the typing
+        assert user_texts(app) == ["first", "weather in Oslo"]
+        assert await server_users(server, app) == ["first", "weather in Oslo"]
+
+
+async def test_nested_rewinds_redo_newest_first_with_ctrl_r(server):
+    app = make_app(server)
+    async with app.run_test(size=SIZE) as pilot:
+        await turns(app, pilot, "one", "weather in Lima", "three", "four")
+        await rewind_to(app, pilot, 3)
+        await rewind_to(app, pilot, 1)
+        assert user_texts(app) == ["one"]
+        await pilot.press("ctrl+r")
+        await settle(app, pilot)
+        assert user_texts(app) == ["one", "weather in Lima", "three"]
+        await pilot.press("ctrl+r")
+        await settle(app, pilot)
+        assert user_texts(app) == ["one", "weather in Lima", "three", "four"]
+        assert await server_users(server, app) == ["one", "weather in Lima", "three", "four"]
+        await pilot.press("ctrl+r")
+        await settle(app, pilot)
+        assert any("nothing to redo" in n for n in notifications(app))
+        await turns(app, pilot, "five")
+        assert seen(app) == (["one", "weather in Lima", "three", "four", "five"], 1)
+
+
+async def test_redo_on_a_server_without_it_is_disabled_with_the_reason_and_sends_nothing():
+    chat = offline_chat()  # its client points at a closed port: anything sent would fail to connect
+    app = offline_app(chat)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await pilot.press("ctrl+r")
+        await pilot.pause()
+        (note,) = [n for n in app._notifications if n.title == "Redo unavailable"]
+        assert note.message == "echo_agent does not support redo (its agent card does not advertise it)"
+        assert not app.chat_screen.rewinding and app.chat_screen._activity is None
+
+
+# -- rewound turns in place ----------------------------------------------------------------------
+async def test_rewound_turns_are_shown_dimmed_in_place_and_restored_by_their_button(server):
+    app = make_app(server)
+    async with app.run_test(size=SIZE) as pilot:
+        await three_turns(app, pilot)
+        await rewind_to(app, pilot, 1)
+        await turns(app, pilot, "other")
+        await pilot.press("f4")
+        await settle(app, pilot)
+        transcript = app.chat_screen.transcript
+        assert rewound_users(app) == ["weather in Oslo", "third"]
+        assert [i.text for i in app.chat.conversation.items if i.role == "user"] == ["first", "weather in Oslo", "third", "other"]
+        items = app.chat.conversation.items
+        index = next(n for n, i in enumerate(items) if i.rewound is not None and i.role == "user")
+        x, y = header_offset(transcript, index, "⟲ Restore")
+        assert any("⟲ rewound" in line and "not in the conversation" in line for line in screen_lines(transcript))
+        await pilot.click(Transcript, offset=(x, y))
+        await settle(app, pilot)
+        assert current_users(app) == ["first", "weather in Oslo", "third"]
+        assert await server_users(server, app) == ["first", "weather in Oslo", "third"]
+        # still shown: now "other" is the rewound branch
+        await wait_until(pilot, lambda: rewound_users(app) == ["other"])
+        await pilot.press("f4")
+        await pilot.pause()
+        assert rewound_users(app) == [] and not app.chat.conversation.shows_rewound
+        await turns(app, pilot, "probe")
+        assert seen(app) == (["first", "weather in Oslo", "third", "probe"], 1)
+
+
+async def test_a_rewound_branch_is_forked_by_its_button(server):
+    app = make_app(server)
+    async with app.run_test(size=SIZE) as pilot:
+        await three_turns(app, pilot)
+        original = app.chat.session_id
+        await rewind_to(app, pilot, 1)
+        await pilot.press("f4")
+        await settle(app, pilot)
+        items = app.chat.conversation.items
+        index = next(n for n, i in enumerate(items) if i.rewound is not None and i.text == "weather in Oslo")
+        x, y = header_offset(app.chat_screen.transcript, index, "fork branch")
+        await pilot.click(Transcript, offset=(x, y))
+        await settle(app, pilot)
+        assert app.chat.session_id != original
+        assert current_users(app) == ["first", "weather in Oslo"]
+        assert await server_users(server, app) == ["first", "weather in Oslo"]
+
+
+# -- the turn picker -----------------------------------------------------------------------------
+async def test_picker_by_keyboard_rewinds_edits_and_forks(server):
+    app = make_app(server)
+    async with app.run_test(size=SIZE) as pilot:
+        await three_turns(app, pilot)
+        screen = app.chat_screen
+        await pilot.press("ctrl+g")
+        await pilot.pause()
+        picker = app.screen
+        assert isinstance(picker, RewindPicker)
+        assert [e.preview for e in picker.entries] == ["third", "weather in Oslo", "first"]
+        assert picker.entries[1].state_changed == ["weather_calls"]
+        await pilot.press("down", "enter")  # "weather in Oslo": rewind mode shows what would go
+        await pilot.pause()
+        assert screen.rewind_mode and screen.transcript.selected().text == "weather in Oslo"
+        assert user_texts(app) == ["first", "weather in Oslo", "third"]  # nothing sent yet
+        await pilot.press("escape")
+        await pilot.press("ctrl+g", "down", "down", "e")  # edit "first"
+        await pilot.pause()
+        assert screen.composer.text == "first" and app.chat.edit is not None
+        await pilot.press("escape")
+        await pilot.pause()
+        assert user_texts(app) == ["first", "weather in Oslo", "third"]
+        original = app.chat.session_id
+        await pilot.press("ctrl+g", "f")  # fork from before "third"
+        await settle(app, pilot)
+        assert app.chat.session_id != original and user_texts(app) == ["first", "weather in Oslo"]
+
+
+async def test_picker_by_mouse(server):
+    app = make_app(server)
+    async with app.run_test(size=SIZE) as pilot:
+        await turns(app, pilot, "one", "two")
+        await pilot.press("ctrl+g")
+        await pilot.pause()
+        picker = app.screen
+        assert isinstance(picker, RewindPicker)
+        await pilot.click("#picker-list", offset=(10, 2))  # the second entry ("one"): highlight + choose
+        await pilot.pause()
+        screen = app.chat_screen
+        assert screen.rewind_mode and screen.transcript.selected().text == "one"
+        await pilot.click("#banner")  # nothing sent by a stray click
+        await pilot.press("escape")
+        await pilot.press("ctrl+g")
+        await pilot.pause()
+        await pilot.click("#picker-close")
+        await pilot.pause()
+        assert not isinstance(app.screen, RewindPicker)
+        assert user_texts(app) == ["one", "two"]
+
+
+# -- copy and export -----------------------------------------------------------------------------
+async def test_copy_the_selected_turn_and_export_the_transcript(server, tmp_path: Path):
+    app = make_app(server)
+    async with app.run_test(size=SIZE) as pilot:
+        await turns(app, pilot, "one", "two")
+        screen = app.chat_screen
+        screen.branches.files_dir = tmp_path
+        screen.branches.export_dir = tmp_path
+        await pilot.press("alt+up")  # rewind mode on the last turn
+        await pilot.press("c")
+        await pilot.pause()
+        assert screen.rewind_mode  # c is a command here, not typing
+        assert app.clipboard.startswith("### You\n\ntwo\n")
+        assert (tmp_path / "clipboard.txt").read_text() == app.clipboard
+        assert any(str(tmp_path / "clipboard.txt") in n for n in notifications(app))
+        await pilot.press("escape")
+        screen.branches.copy()  # the palette's "Copy message": the last reply
+        assert app.clipboard.startswith("You said: two")
+        commands = {c.title: c for c in app.get_system_commands(screen)}
+        commands["Export transcript as Markdown"].callback()
+        commands["Export transcript as JSON"].callback()
+        (md,) = tmp_path.glob("*.md")
+        (js,) = tmp_path.glob("*.json")
+        assert "### You\n\ntwo" in md.read_text() and '"text": "two"' in js.read_text()
+
+
+# -- the sessions panel --------------------------------------------------------------------------
+async def test_sessions_panel_forks_rename_and_delete(server):
+    app = make_app(server)
+    async with app.run_test(size=SIZE) as pilot:
+        await turns(app, pilot, "panel one", "panel two")
+        original = app.chat.session_id
+        invocation = app.chat.conversation.turn_invocations()[1]
+        screen = app.chat_screen
+        screen.handle_action("fork", app.chat.conversation.items[app.chat.conversation.index_of_invocation(invocation)])
+        await settle(app, pilot)
+        fork = app.chat.session_id
+        await pilot.press("f2")
+        await settle(app, pilot)
+        panel = screen.query_one(SessionsPanel)
+        labels = entry_texts(panel)
+        assert "↳ fork of panel one @ turn 2" in labels[fork]
+        # rename the original: the fork's line follows
+        panel.highlighted = next(n for n, s in enumerate(panel.sessions) if s.id == original)
+        await pilot.press("r")
+        await pilot.pause()
+        assert isinstance(app.screen, RenameScreen)
+        await pilot.press("ctrl+u", *"Renamed", "enter")
+        await settle(app, pilot)
+        labels = entry_texts(panel)
+        assert labels[original].startswith("Renamed")
+        assert "↳ fork of Renamed @ turn 2" in labels[fork]
+        # delete it (after a question): the fork says its original is gone
+        panel.highlighted = next(n for n, s in enumerate(panel.sessions) if s.id == original)
+        await pilot.press("d")
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmScreen)
+        await pilot.press("y")
+        await settle(app, pilot)
+        assert original not in [s.id for s in panel.sessions]
+        assert "↳ fork of a deleted session @ turn 2" in entry_texts(panel)[fork]
+        # the open session cannot be deleted from under the view
+        panel.highlighted = next(n for n, s in enumerate(panel.sessions) if s.id == fork)
+        await pilot.press("d")
+        await pilot.pause()
+        assert not isinstance(app.screen, ConfirmScreen)
+        assert any("open session" in n for n in notifications(app))
