@@ -408,6 +408,11 @@ class Conversation:
                 seen[target] = None
         return list(seen)
 
+    def has_turns(self) -> bool:
+        """Whether any item belongs to a turn that can be rewound to: :meth:`turn_invocations`
+        without walking the whole session (asked on every streamed delta)."""
+        return any(item.rewind_target is not None for item in self.items)
+
     def last_turn_invocation(self) -> str | None:
         for item in reversed(self.items):
             if item.rewind_target is not None:
