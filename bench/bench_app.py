@@ -320,6 +320,12 @@ async def main(quick: bool, big_run: bool) -> int:
             "(for reference)",
             True,
         )
+        report(
+            "  the 50-message session's own slowest frame (CPU), for scale",
+            f"{max(cpu_small)*1000:.1f} ms = {max(cpu_small)/frame:.2f}x its median",
+            "(for reference)",
+            True,
+        )
         wq = statistics.quantiles(wall_big, n=100)
         report(
             "  the same in wall time: median / p99 / max (50-msg median)",

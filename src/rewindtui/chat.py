@@ -124,9 +124,9 @@ class PendingEdit:
     text: str
 
 
-#: A load that leaves at least this many new objects for the cyclic collector (about 10,000
-#: messages) freezes them out of its way afterwards (see :func:`gc_paused`).
-FREEZE_AFTER_OBJECTS = 50_000
+#: A load that leaves at least this many new objects for the cyclic collector (three a message:
+#: about 10,000 messages) freezes what is alive out of its way afterwards (see :func:`gc_paused`).
+FREEZE_AFTER_OBJECTS = 30_000
 
 
 @contextlib.contextmanager
@@ -136,9 +136,10 @@ def gc_paused() -> Iterator[None]:
 
     After a long load, everything alive is frozen (``gc.freeze``) after one full collection:
     otherwise each later full pass walks every message again -- 0.2 s at 50,000 messages, a
-    stall in the middle of a streamed reply or a scroll. Frozen objects are still freed when
-    nothing refers to them; the collection first clears any garbage, so none is frozen, and
-    what an earlier load froze is looked at again then."""
+    stall in the middle of a streamed reply or a scroll. Frozen objects are still freed by
+    reference counting when nothing refers to them (a session's parsed JSON and its items hold no
+    cycles, so leaving the session frees them); the collection first clears any garbage, so none
+    is frozen, and what an earlier long load froze (cycles included) is looked at again then."""
     enabled = gc.isenabled()
     before = gc.get_count()[0]
     gc.disable()

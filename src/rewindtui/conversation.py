@@ -66,18 +66,23 @@ def _is_texty(p: Any) -> bool:
     return isinstance(p, dict) and (p.get("kind") == "text" or ("kind" not in p and "text" in p))
 
 
-def _only_text(m: Any) -> bool:
-    """True if every part of the message is a text part (the common case, checked cheaply)."""
+def _plain_text(m: Any) -> str | None:
+    """The text of a message whose parts are all text parts (the common case, read here at no
+    extra walk while loading), or None when it has another part."""
     parts = m.get("parts") if type(m) is dict else None
     if type(parts) is not list:
-        return True
+        return ""
+    pieces = []
     for p in parts:
         if type(p) is not dict:
-            return False
+            return None
         kind = p.get("kind")
         if kind != "text" and (kind is not None or "text" not in p):
-            return False
-    return True
+            return None
+        text = p.get("text")
+        if type(text) is str:
+            pieces.append(text)
+    return pieces[0] if len(pieces) == 1 else "".join(pieces)
 
 
 def _tool_parts(m: Any) -> Iterable[tuple[str, dict[str, Any]]]:
@@ -142,8 +147,14 @@ class Item:
 
     @classmethod
     def from_message(
-        cls, m: dict[str, Any], task_meta: Any = None, task_id: str | None = None, mid: str | None = None
+        cls,
+        m: dict[str, Any],
+        task_meta: Any = None,
+        task_id: str | None = None,
+        mid: str | None = None,
+        text: str | None = None,
     ) -> Item:
+        """``text``: the message's text when the caller has read it already (else read lazily)."""
         # the hot path of opening a session: plain dict reads, no helper chains
         if mid is None:
             mid = m.get("messageId") or m.get("message_id")
@@ -166,6 +177,7 @@ class Item:
             task_id=tid if isinstance(tid, str) else task_id,
             invocation_id=invocation,
             author=author if isinstance(author, str) and author else None,
+            text=text,
         )
         if mid:
             item.message_ids.append(mid)
@@ -516,7 +528,8 @@ class Conversation:
             mid = None
         elif mid in self._by_id:
             return None
-        text_only = _only_text(m)
+        text = _plain_text(m)
+        text_only = text is not None
         if not text_only and self._calls:
             holder = _pairable_response(m, self._calls)
             if holder is not None:
@@ -526,7 +539,7 @@ class Conversation:
                     holder.message_ids.append(mid)
                     self._by_id[mid] = holder
                 return None
-        item = Item.from_message(m, task_meta, task_id, mid)
+        item = Item.from_message(m, task_meta, task_id, mid, text)
         if mid:
             self._by_id[mid] = item
         if not text_only:
@@ -792,7 +805,7 @@ class Conversation:
             return change
         shown = {raw.text_of(m) for m in messages if raw.role(m) != "user"}
         for artifact in artifacts:
-            if isinstance(artifact, dict) and _only_text(artifact) and raw.text_of(artifact) in shown:
+            if isinstance(artifact, dict) and _plain_text(artifact) in shown:
                 continue
             change.merge(self._add_artifact(artifact, task_id, None, append=False))
         return change

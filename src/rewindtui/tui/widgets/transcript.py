@@ -263,7 +263,9 @@ class Transcript(ScrollView, can_focus=True):
         inner = max(10, width - 4)
         lines = 2  # separator or button line, and header
         text = item.text
-        if text:
+        if len(text) < inner:  # no line can wrap: one line per line (most messages; asked for every item on open)
+            lines += text.count("\n") + 1 if text else 0
+        else:
             for line in text.split("\n"):
                 lines += 1 + len(line) // inner
         if item.kind is ItemKind.MESSAGE and item.raw is not None and item.tools:
