@@ -1,5 +1,5 @@
 """What keeps long sessions cheap must not change what they show nor hold on to memory: an item's
-tool calls are read afresh (a result that arrives later is seen), texts read while loading equal
+tool calls are read again when a result arrives later, texts read while loading equal
 the texts read lazily, ``has_turns`` agrees with ``turn_invocations``, and the objects a long load
 froze out of the cyclic collector's way are still freed once the session is left."""
 
@@ -49,7 +49,7 @@ def test_a_tool_result_that_arrives_after_the_call_was_read_is_seen():
     assert conv.items == [item]  # folded into the call's item
     after = item.tools
     assert [(c.call_id, c.has_result, c.result) for c in after] == [("c1", True, {"result": "rain"}), ("c2", False, None)]
-    # read again: the same answer (made afresh each time, not kept)
+    # read again: the same answer
     assert [(c.call_id, c.has_result, c.result) for c in item.tools] == [(c.call_id, c.has_result, c.result) for c in after]
 
 

@@ -195,11 +195,8 @@ class Item:
 
     @property
     def tools(self) -> Sequence[ToolCall]:
-        """Tool calls in this message, each paired with its result when one arrived.
-
-        Made on each call (a few microseconds; the transcript keeps what it drew), except that
-        a message found to have none remembers it: kept for every message ever drawn, the calls
-        were long-lived objects the cyclic garbage collector walked again and again."""
+        """Tool calls in this message, each paired with its result when one arrived (read once,
+        again after a result is folded in; a message with none shares one empty tuple)."""
         if self._tools is None:
             calls: list[ToolCall] = []
             by_id: dict[str, ToolCall] = {}
@@ -219,9 +216,7 @@ class Item:
                             calls.append(found)
                         found.result = data.get("response")
                         found.has_result = True
-            if calls:
-                return calls
-            self._tools = _NO_TOOLS
+            self._tools = calls or _NO_TOOLS
         return self._tools
 
     @property
