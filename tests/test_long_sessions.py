@@ -18,7 +18,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 from rewindtui import chat as chat_module
 from rewindtui.a2a import raw
 from rewindtui.a2a.classify import classify
-from rewindtui.chat import gc_paused
+from rewindtui.a2a.dialect import Dialect
+from rewindtui.chat import Chat, gc_paused
+from rewindtui.client import A2AClient, Capabilities, ServerConfig
 from rewindtui.conversation import Conversation, extract_messages_from_tasks
 from synthetic import make_tasks
 
@@ -147,3 +149,17 @@ def test_a_short_load_freezes_nothing(frozen_gc):
         extract_messages_from_tasks(make_tasks(200))
     assert gc.get_freeze_count() == 0
     assert gc.isenabled()
+
+
+def test_the_permissions_ask_for_turns_only_when_there_are_messages():
+    client = A2AClient(ServerConfig(url="http://127.0.0.1:9/"))
+    client.capabilities = Capabilities(name="bench", dialect=Dialect.V03, rewind_modes=("a2a",), fork=True, api=None)
+    chat = Chat(client)
+    assert chat.permissions().can_rewind and chat.permissions().can_fork  # a new, empty session
+    chat.conversation.load_tasks(make_tasks(6))
+    assert chat.permissions().can_rewind
+    chat.conversation.load_tasks(
+        [{"kind": "task", "id": "t1", "contextId": "s1", "history": [_message("m1", [{"kind": "text", "text": "hi"}], "user")], "status": {"state": "completed"}}]
+    )
+    perms = chat.permissions()
+    assert not perms.can_rewind and not perms.can_fork and "no invocation ids" in perms.rewind_reason

@@ -215,7 +215,7 @@ class Chat:
             busy = "wait for the current turn to finish"
         rewind_reason = caps.why_no_rewind() if not caps.can_rewind else busy
         fork_reason = caps.why_no_fork() if not caps.fork else busy
-        if (not rewind_reason or not fork_reason) and not self.conversation.has_turns():
+        if (not rewind_reason or not fork_reason) and self.conversation.items and not self.conversation.has_turns():
             no_turns = (
                 "this server does not say which turn a message belongs to (its messages carry no "
                 "invocation ids), so there is no point to rewind to"
