@@ -124,15 +124,33 @@ class PendingEdit:
     text: str
 
 
+#: A load that leaves at least this many new objects for the cyclic collector (three a message:
+#: about 10,000 messages) freezes what is alive out of its way afterwards (see :func:`gc_paused`).
+FREEZE_AFTER_OBJECTS = 30_000
+
+
 @contextlib.contextmanager
 def gc_paused() -> Iterator[None]:
     """Pause the cyclic garbage collector: loading a long session makes thousands of small objects,
-    none of them garbage, and the collector's passes over them would cost a third of the load."""
+    none of them garbage, and the collector's passes over them would cost a third of the load.
+
+    After a long load, what is alive is frozen (``gc.freeze``) after a collection of the young
+    generations (what the load made, and any garbage among it): otherwise each later full pass
+    walks every message again -- 0.2 s at 50,000 messages, a stall in the middle of a streamed
+    reply or a scroll. Frozen objects are still freed by reference counting when nothing refers
+    to them (a session's parsed JSON and its items hold no cycles, so leaving the session frees
+    them). A full collection before freezing would also free cycles that were already garbage
+    in the oldest generation, but it walks the whole session: a third of the time of loading
+    100,000 messages (bench/bench_wire.py), so it is not made."""
     enabled = gc.isenabled()
+    before = gc.get_count()[0]
     gc.disable()
     try:
         yield
     finally:
+        if gc.get_count()[0] - before >= FREEZE_AFTER_OBJECTS:
+            gc.collect(1)
+            gc.freeze()
         if enabled:
             gc.enable()
 
@@ -198,7 +216,7 @@ class Chat:
             busy = "wait for the current turn to finish"
         rewind_reason = caps.why_no_rewind() if not caps.can_rewind else busy
         fork_reason = caps.why_no_fork() if not caps.fork else busy
-        if (not rewind_reason or not fork_reason) and self.conversation.items and not self.conversation.turn_invocations():
+        if (not rewind_reason or not fork_reason) and self.conversation.items and not self.conversation.has_turns():
             no_turns = (
                 "this server does not say which turn a message belongs to (its messages carry no "
                 "invocation ids), so there is no point to rewind to"

@@ -14,7 +14,7 @@ from __future__ import annotations
 import itertools
 import json
 from bisect import bisect_right
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
@@ -60,22 +60,30 @@ class ToolCall:
     has_result: bool = False
 
 
+_NO_TOOLS: tuple[ToolCall, ...] = ()
+
+
 def _is_texty(p: Any) -> bool:
     return isinstance(p, dict) and (p.get("kind") == "text" or ("kind" not in p and "text" in p))
 
 
-def _only_text(m: Any) -> bool:
-    """True if every part of the message is a text part (the common case, checked cheaply)."""
+def _plain_text(m: Any) -> str | None:
+    """The text of a message whose parts are all text parts (the common case, read here at no
+    extra walk while loading), or None when it has another part."""
     parts = m.get("parts") if type(m) is dict else None
     if type(parts) is not list:
-        return True
+        return ""
+    pieces = []
     for p in parts:
         if type(p) is not dict:
-            return False
+            return None
         kind = p.get("kind")
         if kind != "text" and (kind is not None or "text" not in p):
-            return False
-    return True
+            return None
+        text = p.get("text")
+        if type(text) is str:
+            pieces.append(text)
+    return pieces[0] if len(pieces) == 1 else "".join(pieces)
 
 
 def _tool_parts(m: Any) -> Iterable[tuple[str, dict[str, Any]]]:
@@ -137,12 +145,18 @@ class Item:
         #: :meth:`Conversation.show_rewound`)
         self.rewound: Mark | None = None
         self._text = text
-        self._tools: list[ToolCall] | None = None
+        self._tools: Sequence[ToolCall] | None = None
 
     @classmethod
     def from_message(
-        cls, m: dict[str, Any], task_meta: Any = None, task_id: str | None = None, mid: str | None = None
+        cls,
+        m: dict[str, Any],
+        task_meta: Any = None,
+        task_id: str | None = None,
+        mid: str | None = None,
+        text: str | None = None,
     ) -> Item:
+        """``text``: the message's text when the caller has read it already (else read lazily)."""
         # the hot path of opening a session: plain dict reads, no helper chains
         if mid is None:
             mid = m.get("messageId") or m.get("message_id")
@@ -165,6 +179,7 @@ class Item:
             task_id=tid if isinstance(tid, str) else task_id,
             invocation_id=invocation,
             author=author if isinstance(author, str) and author else None,
+            text=text,
         )
         if mid:
             item.message_ids.append(mid)
@@ -181,8 +196,9 @@ class Item:
         return self._text
 
     @property
-    def tools(self) -> list[ToolCall]:
-        """Tool calls in this message, each paired with its result when one arrived."""
+    def tools(self) -> Sequence[ToolCall]:
+        """Tool calls in this message, each paired with its result when one arrived (read once,
+        again after a result is folded in; a message with none shares one empty tuple)."""
         if self._tools is None:
             calls: list[ToolCall] = []
             by_id: dict[str, ToolCall] = {}
@@ -202,7 +218,7 @@ class Item:
                             calls.append(found)
                         found.result = data.get("response")
                         found.has_result = True
-            self._tools = calls
+            self._tools = calls or _NO_TOOLS
         return self._tools
 
     @property
@@ -401,6 +417,11 @@ class Conversation:
                 seen[target] = None
         return list(seen)
 
+    def has_turns(self) -> bool:
+        """Whether any item belongs to a turn that can be rewound to: :meth:`turn_invocations`
+        without walking the whole session (asked on every streamed delta)."""
+        return any(item.rewind_target is not None for item in self.items)
+
     def last_turn_invocation(self) -> str | None:
         for item in reversed(self.items):
             if item.rewind_target is not None:
@@ -504,7 +525,8 @@ class Conversation:
             mid = None
         elif mid in self._by_id:
             return None
-        text_only = _only_text(m)
+        text = _plain_text(m)
+        text_only = text is not None
         if not text_only and self._calls:
             holder = _pairable_response(m, self._calls)
             if holder is not None:
@@ -514,11 +536,13 @@ class Conversation:
                     holder.message_ids.append(mid)
                     self._by_id[mid] = holder
                 return None
-        item = Item.from_message(m, task_meta, task_id, mid)
+        item = Item.from_message(m, task_meta, task_id, mid, text)
         if mid:
             self._by_id[mid] = item
         if not text_only:
             self._register_calls(item)
+        else:
+            item._tools = _NO_TOOLS  # known already: nothing to look for later
         return item
 
     def _register_calls(self, item: Item) -> None:
@@ -778,7 +802,7 @@ class Conversation:
             return change
         shown = {raw.text_of(m) for m in messages if raw.role(m) != "user"}
         for artifact in artifacts:
-            if isinstance(artifact, dict) and _only_text(artifact) and raw.text_of(artifact) in shown:
+            if isinstance(artifact, dict) and _plain_text(artifact) in shown:
                 continue
             change.merge(self._add_artifact(artifact, task_id, None, append=False))
         return change

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 from bisect import bisect_right
+from collections import OrderedDict
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -56,6 +57,9 @@ _QUIET = "rt_quiet"  # a per-message button, dimmed until its item is hovered or
 _TOOL_RESULT_LIMIT = 4000
 _BAR = "▏ "
 _SELECTED_BAR = "┃ "
+#: Drawn items kept (their lines): several screens' worth, so that scrolling through a long
+#: session does not keep every message it passed drawn (nor give the garbage collector more to walk).
+_CACHE_ITEMS = 128
 
 #: Group roles: the first item of a group draws a header; a continuation draws only a thin line
 #: holding its quiet button.
@@ -180,8 +184,9 @@ class Transcript(ScrollView, can_focus=True):
         self._moving = 0  # > 0 while we scroll (not the user)
         self._line_style: Style | None = None  # the base style, while a frame is drawn
         # item key -> (the item, its cache key, its lines); the item itself is compared because a
-        # reloaded session brings new items with the same keys and revisions
-        self._cache: dict[str, tuple[Item, tuple, list[Strip]]] = {}
+        # reloaded session brings new items with the same keys and revisions; least recently
+        # drawn first, at most _CACHE_ITEMS
+        self._cache: OrderedDict[str, tuple[Item, tuple, _Lines]] = OrderedDict()
 
     # -- model ---------------------------------------------------------------------------------
     def set_conversation(self, conversation: Conversation) -> None:
@@ -258,7 +263,9 @@ class Transcript(ScrollView, can_focus=True):
         inner = max(10, width - 4)
         lines = 2  # separator or button line, and header
         text = item.text
-        if text:
+        if len(text) < inner:  # no line can wrap: one line per line (most messages; asked for every item on open)
+            lines += text.count("\n") + 1 if text else 0
+        else:
             for line in text.split("\n"):
                 lines += 1 + len(line) // inner
         if item.kind is ItemKind.MESSAGE and item.raw is not None and item.tools:
@@ -566,14 +573,19 @@ class Transcript(ScrollView, can_focus=True):
         text.truncate(width)
         return Strip(list(text.render(self.app.console)), min(width, text.cell_len))
 
-    def _strips(self, index: int, width: int) -> list[Strip]:
+    def _strips(self, index: int, width: int) -> _Lines:
         item = self.conversation.items[index]
         key = self._cache_key(index, width)
-        cached = self._cache.get(item.key)
+        cache = self._cache
+        cached = cache.get(item.key)
         if cached is not None and cached[0] is item and cached[1] == key:
+            cache.move_to_end(item.key)
             return cached[2]
-        strips = self._render_item(index, item, width, key[-1])
-        self._cache[item.key] = (item, key, strips)
+        strips = _Lines(self._render_item(index, item, width, key[-1]))
+        cache[item.key] = (item, key, strips)
+        cache.move_to_end(item.key)
+        if len(cache) > _CACHE_ITEMS:
+            cache.popitem(last=False)
         return strips
 
     def _render_item(self, index: int, item: Item, width: int, role: str) -> list[Strip]:
@@ -852,6 +864,24 @@ class Transcript(ScrollView, can_focus=True):
 
     def action_leave(self) -> None:
         self.post_message(self.Leave())
+
+
+class _Lines:
+    """An item's drawn lines, kept as plain segments: a line becomes a ``Strip`` when it is drawn.
+    (A ``Strip`` carries seven caches of its own; kept for every line of every drawn item they
+    were most of what the cyclic garbage collector walked while a long session scrolled.)"""
+
+    __slots__ = ("_lines",)
+
+    def __init__(self, strips: list[Strip]) -> None:
+        self._lines = [(list(strip), strip.cell_length) for strip in strips]
+
+    def __len__(self) -> int:
+        return len(self._lines)
+
+    def __getitem__(self, index: int) -> Strip:
+        segments, cell_length = self._lines[index]
+        return Strip(segments, cell_length)
 
 
 def _rewound_label(item: Item) -> str:
