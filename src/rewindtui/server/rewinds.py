@@ -314,7 +314,8 @@ class RewindService:
             created = True
             import_events = getattr(self.session_service, "import_events", None)
             if import_events is not None:
-                await import_events(new_adk, events[:cut])  # reads the events, changes none
+                # reads the events, changes none; copies their stored rows
+                await import_events(new_adk, events[:cut], copied_from=(self.app_name, session.user_id, session.id))
             else:  # append_event changes the event it is given (temp state): copies
                 for event in events[:cut]:
                     await self.session_service.append_event(new_adk, event.model_copy(deep=True))

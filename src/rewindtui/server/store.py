@@ -603,7 +603,7 @@ class Store:
             tasks, messages = await self._reader.run(read)
         task_seq = {r[1]: r[0] for r in tasks}
         return SessionLog(
-            [LogTask(*r) for r in tasks],
+            list(map(LogTask._make, tasks)),
             (LogMessage(seq, task_seq[task_id], task_id, inv) for seq, task_id, inv in messages if task_id in task_seq),
         )
 
