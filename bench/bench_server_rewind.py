@@ -1,7 +1,7 @@
 """Rewind latency of the embedded server on a 1,000-turn session (target: <= 100 ms).
 
-The session is seeded in-process through the service layer (ADK's session
-service and the store, the same rows and events a turn writes) because 1,000
+The session is seeded in-process with ``seed_turns.py`` (through ADK's session
+service and the store: the same rows and events a turn writes) because 1,000
 real turns take minutes: ADK rebuilds the model context from every event on
 each turn. Then the server runs the way the app runs it -- a child process
 started with ``spawn_server`` -- and the last turns are real turns over HTTP.
@@ -39,74 +39,11 @@ import httpx
 
 from rewindtui.server import EmbeddedServer
 from rewindtui.server.spawn import spawn_server
+from seed_turns import seed_session
 
 TARGET_MS = 100.0
 SID = "bench"
-USER = "local"
 REWIND_KEY = "kagent_rewind_before_invocation_id"
-
-
-async def seed(server: EmbeddedServer, turns: int) -> None:
-    """``turns`` plain turns written the way a turn writes them (ADK events + store rows)."""
-    from google.adk.events.event import Event
-    from google.genai import types
-
-    from rewindtui.server.demo_model import _history
-    from rewindtui.server.paths import APP_NAME
-    from rewindtui.server.wire import kagent_metadata, now_iso
-
-    parts = server.app.state.parts
-    service, store, sessions = parts.service, parts.store, parts.session_service
-    await service.create_session(USER, name="bench", session_id=SID)
-    adk = await sessions.get_session(app_name=APP_NAME, user_id=USER, session_id=SID)
-    assert adk is not None
-    base = {"app_name": APP_NAME, "user_id": USER, "session_id": SID}
-    seen: list[str] = []
-    for i in range(turns):
-        inv = f"e-{uuid.uuid4()}"
-        text = f"message number {i}: some words to make it look like a chat line"
-        seen.append(text)
-        answer = f"You said: {text} (turn {i + 1}; history: {_history(seen)}; weather_calls=0)"
-        await sessions.append_event(
-            adk, Event(invocation_id=inv, author="user", content=types.Content(role="user", parts=[types.Part(text=text)]))
-        )
-        agent_event = await sessions.append_event(
-            adk,
-            Event(invocation_id=inv, author="demo", content=types.Content(role="model", parts=[types.Part(text=answer)])),
-        )
-        task_id = str(uuid.uuid4())
-        task: dict[str, Any] = {
-            "kind": "task",
-            "id": task_id,
-            "contextId": SID,
-            "status": {"state": "working", "timestamp": now_iso()},
-            "metadata": kagent_metadata(**base, invocation_id=inv),
-        }
-        user_message = {
-            "kind": "message",
-            "messageId": str(uuid.uuid4()),
-            "role": "user",
-            "parts": [{"kind": "text", "text": text}],
-            "contextId": SID,
-            "taskId": task_id,
-            "metadata": kagent_metadata(**base, invocation_id=inv, author="user", partial=False),
-        }
-        await store.start_turn(task=task, session_id=SID, user_id=USER, user_message=user_message, name=None)
-        await store.set_turn_invocation(task=task, user_message=user_message, invocation_id=inv)
-        agent_message = {
-            "kind": "message",
-            "messageId": agent_event.id,
-            "role": "agent",
-            "parts": [{"kind": "text", "text": answer}],
-            "contextId": SID,
-            "taskId": task_id,
-            "metadata": kagent_metadata(**base, invocation_id=inv, author="demo", partial=False),
-        }
-        await store.add_messages(session_id=SID, task_id=task_id, messages=[agent_message])
-        task["status"] = {"state": "completed", "timestamp": now_iso()}
-        task["artifacts"] = [{"artifactId": str(uuid.uuid4()), "parts": [{"kind": "text", "text": answer}]}]
-        task["metadata"] = kagent_metadata(**base, invocation_id=inv, author="demo", partial=False)
-        await store.update_task(task)
 
 
 def sse_results(resp: httpx.Response) -> list[dict[str, Any]]:
@@ -214,7 +151,7 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.perf_counter()
     seeder = EmbeddedServer(data_dir).start()
     try:
-        seeder.call(seed(seeder, args.turns - 1))
+        seeder.call(seed_session(seeder.app.state.parts, SID, args.turns - 1), timeout=3600)
     finally:
         seeder.stop()
 

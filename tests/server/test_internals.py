@@ -21,7 +21,7 @@ from google.protobuf.json_format import MessageToDict
 from jsonrpc.jsonrpc2 import JSONRPC20Response
 from srvkit import A2A, Api, Turn
 
-from rewindtui.server import EmbeddedServer
+from rewindtui.server import EmbeddedServer, adk_sessions
 from rewindtui.server.adk_sessions import CachedDatabaseSessionService, sqlite_url
 from rewindtui.server.fast_rewind import render
 from rewindtui.server.internals import PRIVATE_NAMES, bulk_event_writer, resolve
@@ -177,10 +177,19 @@ def test_reading_a_conversation_warms_the_session(tmp_path: Path, http: httpx.Cl
         assert srv.call(warmed(), timeout=30)
 
 
-@pytest.mark.parametrize("path", ["one transaction", "fallback"])
+@pytest.mark.parametrize("path", ["one transaction", "fallback", "copied rows", "copied rows, source lacks them"])
 async def test_import_events_matches_appending_one_by_one(tmp_path: Path, monkeypatch, path: str):
     if path == "fallback":  # an ADK without the private pieces: event by event, same result
         monkeypatch.setattr("rewindtui.server.adk_sessions.bulk_event_writer", lambda service: None)
+    copied: list[bool] = []
+    copy_rows = adk_sessions._copy_rows
+
+    async def spy(*args):
+        copied.append(await copy_rows(*args))
+        return copied[-1]
+
+    monkeypatch.setattr(adk_sessions, "_copy_rows", spy)
+    source = {"copied rows": (APP_NAME, "u", "slow"), "copied rows, source lacks them": (APP_NAME, "u", "nowhere")}
     svc = CachedDatabaseSessionService(sqlite_url(str(tmp_path / "adk.db")))
     try:
         events = []
@@ -196,8 +205,10 @@ async def test_import_events_matches_appending_one_by_one(tmp_path: Path, monkey
 
         await svc.create_session(app_name=APP_NAME, user_id="u", session_id="bulk")
         bulk = await svc.get_session(app_name=APP_NAME, user_id="u", session_id="bulk")
-        await svc.import_events(bulk, [e.model_copy(deep=True) for e in events])
+        await svc.import_events(bulk, [e.model_copy(deep=True) for e in events], copied_from=source.get(path))
         fast = await svc.get_session(app_name=APP_NAME, user_id="u", session_id="bulk")
+        # the rows were copied inside the database only when the source holds every event
+        assert copied == {"copied rows": [True], "copied rows, source lacks them": [False]}.get(path, [])
 
         def dump(event: Event) -> dict:
             data = event.model_dump(exclude={"timestamp"})

@@ -5,8 +5,6 @@ current path, and "just before X" (fork) is ADK's prefix of events before X."""
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from google.adk.events._rewind_events import _apply_rewinds
 from google.adk.events.event import Event
 from google.adk.events.event_actions import EventActions
@@ -47,7 +45,7 @@ class Model:
         self.events.append(Event(invocation_id=inv, author="user", actions=EventActions(rewind_before_invocation_id=before)))
         task_id = f"t{seq}"
         marks = {s: task_id for s in plan.hide} | {s: None for s in plan.restore}
-        self.tasks = [replace(t, rewound_by=marks.get(t.seq, t.rewound_by)) for t in self.tasks]
+        self.tasks = [t._replace(rewound_by=marks.get(t.seq, t.rewound_by)) for t in self.tasks]
         refs = "[" + ",".join(str(m.seq) for m in plan.effective) + "]"
         self.tasks.append(LogTask(seq, task_id, "redo" if redo_of else "rewind", inv, before, None, refs))
 
@@ -118,7 +116,7 @@ def test_redo_last_skips_redos_and_stops_at_a_turn() -> None:
     r1, r2 = (t for t in model.tasks if t.kind == "rewind")
     assert model.log().last_rewind() == r2
     model.go_back(r2.invocation_id or "", redo_of=r2.id)
-    assert model.log().last_rewind() == replace(r1, rewound_by=None)
+    assert model.log().last_rewind() == r1._replace(rewound_by=None)
     model.go_back(r1.invocation_id or "", redo_of=r1.id)
     assert model.log().last_rewind() is None  # everything redone: the last thing on the path is a turn
     assert model.log().current_invocations() == first

@@ -72,6 +72,13 @@ REST_BEFORE_FIELD = "rewind_before_invocation_id"
 REST_REDO_FIELD = "rewind_task_id"
 #: Query parameter of ``GET {api}/sessions/{id}/tasks`` that includes rewound tasks.
 REST_INCLUDE_REWOUND = "include_rewound"
+#: Query parameters of ``GET {api}/sessions/{id}/tasks`` that page it (without them: every task):
+#: at most ``limit`` of the newest tasks (still oldest first in ``data``) ...
+REST_TASKS_LIMIT = "limit"
+#: ... older than the page whose answer gave this token (the envelope's ``REST_NEXT_PAGE_FIELD``,
+#: "" on the oldest page).
+REST_TASKS_BEFORE = "before"
+REST_NEXT_PAGE_FIELD = "next_page_token"
 #: Session fields (``GET {api}/sessions``): where a fork came from (a session id) ...
 SESSION_FORKED_FROM_FIELD = "forked_from"
 #: ... and at which of that session's turns it branched off (1-based: the turn it was forked before);

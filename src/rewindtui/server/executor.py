@@ -127,13 +127,30 @@ class AgentService:
         return await self.store.get_session_detail(session.id) or session
 
     # -- tasks -----------------------------------------------------------------------
-    async def session_tasks_json(self, user_id: str, session_id: str, *, include_rewound: bool = False) -> str:
-        """The session's tasks, oldest first, as a JSON array (0.3 task JSON)."""
+    async def session_tasks_json(
+        self, user_id: str, session_id: str, *, include_rewound: bool = False, limit: int | None = None,
+        before: str = "",
+    ) -> tuple[list[bytes], str]:
+        """The session's tasks, oldest first, as the pieces of a JSON array (0.3 task JSON,
+        UTF-8), and the token of the next (older) page: every task, or with ``limit`` the newest
+        ``limit`` before the page token ``before``."""
         session = await self.sessions.owned(user_id, session_id)
-        tasks = await self.store.session_tasks(session.id, include_rewound=include_rewound)
+        if limit is None:
+            tasks, next_token = await self.store.session_tasks(session.id, include_rewound=include_rewound), ""
+        else:
+            page = await self.store.session_tasks_page(
+                session.id, limit=limit, before=before, include_rewound=include_rewound
+            )
+            tasks, next_token = page.tasks, page.next_token
         histories = await self.store.tasks_history_bodies(tasks)
         self.sessions.warm(session)
-        return "[" + ",".join(task_json(t, histories[t.id]) for t in tasks) + "]"
+        pieces = [b"["]
+        for i, task in enumerate(tasks):
+            if i:
+                pieces.append(b",")
+            pieces.append(task_json(task, histories[task.id]).encode())
+        pieces.append(b"]")
+        return pieces, next_token
 
     async def owned_task(self, user_id: str, task_id: str) -> TaskRow:
         row = await self.store.get_task(task_id)
@@ -148,7 +165,7 @@ class AgentService:
     async def list_tasks(self, user_id: str, **query: Any) -> tuple[TaskPage, dict[str, list[str]]]:
         """One page of ``ListTasks`` and each listed task's history bodies (0.3 JSON)."""
         page = await self.store.list_tasks(user_id, **query)
-        histories = {task.id: await self.store.task_history_bodies(task) for task in page.tasks}
+        histories = await self.store.tasks_history_bodies(page.tasks)
         return page, histories
 
     async def cancel_task(self, user_id: str, task_id: str) -> str:

@@ -10,7 +10,10 @@
 ``PUT    /api/sessions/{id}``               rename it; body ``{"name"}`` -> the session
 ``DELETE /api/sessions/{id}``               delete it (tasks, messages and the ADK session)
 ``GET    /api/sessions/{id}/tasks``         its tasks, oldest first; ``?include_rewound=true``
-                                            adds rewound ones (``metadata.rewindtui_rewound``)
+                                            adds rewound ones (``metadata.rewindtui_rewound``);
+                                            ``?limit=N`` only the newest N (1..1000), with
+                                            ``next_page_token`` in the envelope for
+                                            ``?limit=N&before=<token>`` (the N before them)
 ``GET    /api/tasks/{id}``                  one task
 ``POST   /api/sessions/{id}/rewind``        body ``{"rewind_before_invocation_id"}`` -> the rewind
                                             Task (its history is the effective history)
@@ -40,19 +43,28 @@ from rewindtui.server.errors import BadRequest, NotFound, ServiceError
 from rewindtui.server.executor import AgentService
 from rewindtui.server.paths import AGENT_REF, API_PATH
 from rewindtui.server.requests import check_id
+from rewindtui.server.store import InvalidPageToken
 from rewindtui.server.users import InvalidUser, resolve_user
 from rewindtui.server.wire import dumps
 
 API = API_PATH
+#: the largest page of ``GET /api/sessions/{id}/tasks?limit=``
+MAX_TASKS_PAGE = 1000
 
 
 def ok(data: Any, message: str, status: int = 200) -> JSONResponse:
     return JSONResponse({"error": False, "data": data, "message": message}, status_code=status)
 
 
-def ok_raw(data_json: str, message: str, status: int = 200) -> Response:
-    """Success envelope around already-serialized JSON (task lists can be large)."""
-    body = '{"error":false,"data":' + data_json + ',"message":' + dumps(message) + "}"
+def ok_raw(
+    data_json: str | list[bytes], message: str, status: int = 200, extra: dict[str, str] | None = None
+) -> Response:
+    """Success envelope around already-serialized JSON (task lists can be large: given as UTF-8
+    pieces, they are joined once, with no copy of the whole as text); ``extra``: more top-level
+    string fields."""
+    pieces = [data_json.encode()] if isinstance(data_json, str) else data_json
+    tail = "".join(f",{dumps(k)}:{dumps(v)}" for k, v in (extra or {}).items())
+    body = b"".join([b'{"error":false,"data":', *pieces, f',"message":{dumps(message)}{tail}}}'.encode()])
     return Response(body, status_code=status, media_type="application/json")
 
 
@@ -60,9 +72,9 @@ def error(message: str, status: int) -> JSONResponse:
     return JSONResponse({"error": message}, status_code=status)
 
 
-def _with_history(task: dict[str, Any], bodies: list[str]) -> str:
-    """A rewind's Task as JSON text, its history spliced in from raw message bodies."""
-    return dumps(task)[:-1] + ',"history":[' + ",".join(bodies) + "]}"
+def _with_history(task: dict[str, Any], bodies: list[str]) -> list[bytes]:
+    """A rewind's Task as UTF-8 JSON pieces, its history spliced in from raw message bodies."""
+    return [dumps(task)[:-1].encode(), b',"history":[', b",".join([b.encode() for b in bodies]), b"]}"]
 
 
 def _flag(request: Request, name: str) -> bool:
@@ -140,10 +152,26 @@ def build_rest_routes(service: AgentService) -> list[Route]:
         return ok(None, "Session deleted")
 
     async def session_tasks(request: Request, user_id: str) -> Response:
-        data = await service.session_tasks_json(
-            user_id, request.path_params["session_id"], include_rewound=_flag(request, contract.REST_INCLUDE_REWOUND)
-        )
-        return ok_raw(data, "Successfully retrieved tasks")
+        raw_limit = request.query_params.get(contract.REST_TASKS_LIMIT)
+        limit = None
+        if raw_limit is not None:
+            if not raw_limit.isdigit() or not 1 <= int(raw_limit) <= MAX_TASKS_PAGE:
+                raise BadRequest(f"{contract.REST_TASKS_LIMIT} must be a whole number from 1 to {MAX_TASKS_PAGE}")
+            limit = int(raw_limit)
+        before = request.query_params.get(contract.REST_TASKS_BEFORE, "")
+        if before and limit is None:
+            raise BadRequest(f"{contract.REST_TASKS_BEFORE} needs {contract.REST_TASKS_LIMIT}")
+        try:
+            data, next_token = await service.session_tasks_json(
+                user_id, request.path_params["session_id"],
+                include_rewound=_flag(request, contract.REST_INCLUDE_REWOUND), limit=limit, before=before,
+            )
+        except InvalidPageToken:
+            raise BadRequest(f"invalid {contract.REST_TASKS_BEFORE}: use the {contract.REST_NEXT_PAGE_FIELD} "
+                             "of the previous page") from None
+        if limit is None:
+            return ok_raw(data, "Successfully retrieved tasks")
+        return ok_raw(data, "Successfully retrieved tasks", extra={contract.REST_NEXT_PAGE_FIELD: next_token})
 
     async def get_task(request: Request, user_id: str) -> Response:
         return ok_raw(await service.task_json(user_id, request.path_params["task_id"]), "Successfully retrieved task")

@@ -48,7 +48,7 @@ from rewindtui.server.errors import (
 from rewindtui.server.faults import FORK_AFTER_AGENT, REWIND_AFTER_AGENT, Checkpoints
 from rewindtui.server.session_log import REWIND_KINDS, NotInLog, Plan
 from rewindtui.server.store import Intent, SessionRow, Store
-from rewindtui.server.wire import EFFECTIVE_HISTORY_KEY, kagent_metadata, new_id, now_iso
+from rewindtui.server.wire import EFFECTIVE_HISTORY_KEY, kagent_metadata, new_id, now_iso, v1_dumps
 
 log = logging.getLogger(__name__)
 
@@ -80,6 +80,29 @@ def fork_name(session: SessionRow, plan: Plan) -> str:
     """``Fork of <title> @ turn N``: N is the original's turn the fork was made before."""
     turn = len({m.invocation_id for m in plan.effective if m.invocation_id}) + 1
     return f"Fork of {session.name or session.id} @ turn {turn}"
+
+
+def _moved(message: dict[str, Any], session_id: str, task_id: str) -> dict[str, Any]:
+    """A stored message (0.3 or 1.0 dict) as the fork's copy: its session and task replaced."""
+    message["contextId"] = session_id
+    message["taskId"] = task_id
+    meta = dict(message.get("metadata") or {})
+    if "kagent_session_id" in meta:
+        meta["kagent_session_id"] = session_id
+    message["metadata"] = meta
+    return message
+
+
+def moved_v1_text(v1_body: str | None, session_id: str, task_id: str) -> str | None:
+    """The fork's copy of a stored 1.0 message JSON, as a2a-sdk would render it: the same keys in
+    the same order with new values (no proto round trip). None when that cannot be told (the keys
+    are not all there, or another a2a-sdk rendered it): then it is rendered afresh."""
+    if v1_body is None:
+        return None
+    data = json.loads(v1_body)
+    if not ("contextId" in data and "taskId" in data and "metadata" in data):
+        return None
+    return v1_dumps(_moved(data, session_id, task_id))
 
 
 class RewindService:
@@ -247,16 +270,11 @@ class RewindService:
         if cut is None:
             raise InvalidInvocation(f"the agent session has no invocation {invocation_id!r}")
         new_sid, fork_task_id = new_id(), new_id()
-        messages = []
-        for body in await self.store.message_bodies([m.seq for m in plan.effective]):
-            message = json.loads(body)
-            message["contextId"] = new_sid
-            message["taskId"] = fork_task_id
-            meta = dict(message.get("metadata") or {})
-            if "kagent_session_id" in meta:
-                meta["kagent_session_id"] = new_sid
-            message["metadata"] = meta
+        messages, v1_texts = [], []
+        for body, v1_body in await self.store.message_pairs([m.seq for m in plan.effective]):
+            message = _moved(json.loads(body), new_sid, fork_task_id)
             messages.append(message)
+            v1_texts.append(moved_v1_text(v1_body, new_sid, fork_task_id))
         ts = now_iso()
         row = SessionRow(
             id=new_sid,
@@ -294,18 +312,18 @@ class RewindService:
                 app_name=self.app_name, user_id=session.user_id, session_id=new_sid
             )
             created = True
-            copies = [event.model_copy(deep=True) for event in events[:cut]]
             import_events = getattr(self.session_service, "import_events", None)
             if import_events is not None:
-                await import_events(new_adk, copies)
-            else:
-                for event in copies:
-                    await self.session_service.append_event(new_adk, event)
+                # reads the events, changes none; copies their stored rows
+                await import_events(new_adk, events[:cut], copied_from=(self.app_name, session.user_id, session.id))
+            else:  # append_event changes the event it is given (temp state): copies
+                for event in events[:cut]:
+                    await self.session_service.append_event(new_adk, event.model_copy(deep=True))
             await self.checkpoints.reach(FORK_AFTER_AGENT)
             async with self.store.transaction() as tx:
                 await tx.execute(
                     [
-                        *self.store.fork_statements(session=row, fork_task=task, messages=messages),
+                        *self.store.fork_statements(session=row, fork_task=task, messages=messages, v1_texts=v1_texts),
                         self.store.intent_done_statement(intent.id),
                     ]
                 )

@@ -25,14 +25,16 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 #: Task kinds whose tasks hold their own messages, and those that go back in the log.
 OWNING_KINDS = frozenset({"turn", "fork"})
 REWIND_KINDS = frozenset({"rewind", "redo"})
 
 
-@dataclass(frozen=True)
-class LogTask:
+class LogTask(NamedTuple):
+    """A task of the log (a named tuple: a long session's log holds tens of thousands of these)."""
+
     seq: int
     id: str
     kind: str  # turn | fork | rewind | redo
@@ -47,8 +49,7 @@ class LogTask:
         return json.loads(self.refs_json) if self.refs_json else []
 
 
-@dataclass(frozen=True)
-class LogMessage:
+class LogMessage(NamedTuple):
     seq: int
     task_seq: int  # the task that owns it
     task_id: str

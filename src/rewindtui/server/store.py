@@ -223,7 +223,10 @@ _INSERT_MESSAGE = (
 Statement = tuple[str, Sequence[Any]]
 
 
-def message_row(session_id: str, task_id: str, message: dict[str, Any]) -> tuple[Any, ...]:
+def message_row(
+    session_id: str, task_id: str, message: dict[str, Any], v1_text: str | None = None
+) -> tuple[Any, ...]:
+    """A messages row; ``v1_text``: the message's 1.0 JSON when already known (else rendered)."""
     return (
         session_id,
         task_id,
@@ -231,7 +234,7 @@ def message_row(session_id: str, task_id: str, message: dict[str, Any]) -> tuple
         (message.get("metadata") or {}).get("kagent_invocation_id"),
         message["role"],
         dumps(message),
-        message_v1_text(message),
+        message_v1_text(message) if v1_text is None else v1_text,
         RENDER_VERSION,
     )
 
@@ -463,6 +466,24 @@ class Store:
         )
         return [TaskRow(*r) for r in rows]
 
+    async def session_tasks_page(
+        self, session_id: str, *, limit: int, before: str = "", include_rewound: bool = False
+    ) -> TaskPage:
+        """The newest ``limit`` tasks of the session older than the cursor ``before`` (a previous
+        page's ``next_token``), oldest first; one index range read, whatever the session's size.
+        ``total`` is not counted (-1)."""
+        where = "session_id = ?" + ("" if include_rewound else " AND rewound_by IS NULL")
+        params: list[Any] = [session_id]
+        if before:
+            where += " AND seq < ?"
+            params.append(_decode_cursor(before)[1])
+        rows = await self._fetchall(
+            f"SELECT {_TASK_COLS} FROM tasks WHERE {where} ORDER BY seq DESC LIMIT ?", [*params, limit + 1]
+        )
+        tasks = [TaskRow(*r) for r in reversed(rows[:limit])]
+        next_token = _encode_cursor("", tasks[0].seq) if len(rows) > limit else ""
+        return TaskPage(tasks=tasks, total=-1, next_token=next_token)
+
     async def unfinished_tasks(self) -> list[TaskRow]:
         """Turns that were running (a task waiting for the user's answer is not running)."""
         done = (*TERMINAL_STATES, "input-required", "auth-required")
@@ -520,25 +541,34 @@ class Store:
         rows = await self._fetchall(f"SELECT {column} FROM messages WHERE task_id = ? ORDER BY seq", (task.id,))
         return [r[0] for r in rows]
 
-    async def tasks_history_bodies(self, tasks: Sequence[TaskRow]) -> dict[str, list[str]]:
-        """History bodies for many tasks of one session, in one pass over its messages."""
-        if not tasks:
-            return {}
-        session_id = tasks[0].session_id
-        rows = await self._fetchall(
-            "SELECT seq, task_id, body FROM messages WHERE session_id = ? ORDER BY seq", (session_id,)
-        )
-        by_seq: dict[int, str] = {}
-        by_task: dict[str, list[str]] = {}
-        for seq, task_id, body in rows:
-            by_seq[seq] = body
-            by_task.setdefault(task_id, []).append(body)
-        result: dict[str, list[str]] = {}
-        for task in tasks:
-            if task.history_refs is not None:
-                result[task.id] = [by_seq[s] for s in json.loads(task.history_refs) if s in by_seq]
-            else:
-                result[task.id] = by_task.get(task.id, [])
+    async def tasks_history_bodies(self, tasks: Sequence[TaskRow], *, v1: bool = False) -> dict[str, list[str]]:
+        """History bodies (0.3 JSON, or 1.0 with ``v1``) of many tasks, in two reads: the messages
+        the turn/fork tasks own, and the messages the rewind tasks refer to (each read once, by
+        index -- a page of a long session reads only what the page holds)."""
+        column = "body_v1" if v1 else "body"
+        owners = [t.id for t in tasks if t.history_refs is None]
+        refs = {t.id: json.loads(t.history_refs) for t in tasks if t.history_refs is not None}
+
+        def read(conn: sqlite3.Connection) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
+            owned = conn.execute(
+                f"SELECT m.task_id, m.{column} FROM json_each(?) AS j CROSS JOIN messages AS m "
+                "ON m.task_id = j.value ORDER BY j.key, m.seq",
+                (dumps(owners),),
+            ).fetchall() if owners else []
+            wanted = sorted({s for seqs in refs.values() for s in seqs})
+            referred = conn.execute(
+                f"SELECT m.seq, m.{column} FROM json_each(?) AS j CROSS JOIN messages AS m ON m.seq = j.value",
+                (dumps(wanted),),
+            ).fetchall() if wanted else []
+            return owned, referred
+
+        owned, referred = await self._reader.run(read)
+        result: dict[str, list[str]] = {t.id: [] for t in tasks}
+        for task_id, body in owned:
+            result[task_id].append(body)
+        by_seq = dict(referred)
+        for task_id, seqs in refs.items():
+            result[task_id] = [by_seq[s] for s in seqs if s in by_seq]
         return result
 
     async def message_bodies(self, seqs: Sequence[int], *, v1: bool = False) -> list[str]:
@@ -553,21 +583,28 @@ class Store:
         return [r[0] for r in rows]
 
     async def session_log(self, session_id: str, tx: Tx | None = None) -> SessionLog:
-        """The session's task log: every task (rewound ones too) and every message's owner."""
-        fetch = tx.fetchall if tx is not None else self._fetchall
-        tasks = await fetch(
-            "SELECT seq, id, kind, invocation_id, json_extract(body, ?), rewound_by, history_refs, created_at "
-            "FROM tasks WHERE session_id = ? ORDER BY seq",
-            (f"$.metadata.{contract.REWOUND_BEFORE_KEY}", session_id),
+        """The session's task log: every task (rewound ones too) and every message's owner.
+
+        Two index range reads in one trip to the database thread; only rewind tasks' bodies are
+        parsed (for the invocation they went back before)."""
+        tasks_sql = (
+            "SELECT seq, id, kind, invocation_id, CASE WHEN kind IN ('rewind', 'redo') THEN json_extract(body, ?) END, "
+            "rewound_by, history_refs, created_at FROM tasks WHERE session_id = ? ORDER BY seq"
         )
-        messages = await fetch(
-            "SELECT m.seq, t.seq, m.task_id, m.invocation_id FROM messages AS m JOIN tasks AS t ON t.id = m.task_id "
-            "WHERE m.session_id = ? ORDER BY m.seq",
-            (session_id,),
-        )
+        tasks_params = (f"$.metadata.{contract.REWOUND_BEFORE_KEY}", session_id)
+        messages_sql = "SELECT seq, task_id, invocation_id FROM messages WHERE session_id = ? ORDER BY seq"
+
+        def read(conn: sqlite3.Connection) -> tuple[list[Any], list[Any]]:
+            return conn.execute(tasks_sql, tasks_params).fetchall(), conn.execute(messages_sql, (session_id,)).fetchall()
+
+        if tx is not None:
+            tasks, messages = await tx.fetchall(tasks_sql, tasks_params), await tx.fetchall(messages_sql, (session_id,))
+        else:
+            tasks, messages = await self._reader.run(read)
+        task_seq = {r[1]: r[0] for r in tasks}
         return SessionLog(
-            [LogTask(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7]) for r in tasks],
-            (LogMessage(*r) for r in messages),
+            list(map(LogTask._make, tasks)),
+            (LogMessage(seq, task_seq[task_id], task_id, inv) for seq, task_id, inv in messages if task_id in task_seq),
         )
 
     async def session_invocations(self, session_id: str) -> list[str]:
@@ -625,18 +662,37 @@ class Store:
             ("UPDATE sessions SET updated_at = ? WHERE id = ?", (ts, session_id)),
         ]
 
+    async def message_pairs(self, seqs: Sequence[int]) -> list[tuple[str, str | None]]:
+        """(0.3 JSON, 1.0 JSON or None when another a2a-sdk rendered it) of the messages ``seqs``."""
+        if not seqs:
+            return []
+        rows = await self._fetchall(
+            "SELECT m.body, m.body_v1, m.render_version FROM json_each(?) AS j JOIN messages AS m ON m.seq = j.value "
+            "ORDER BY j.key",
+            (dumps(list(seqs)),),
+        )
+        return [(body, v1 if version == RENDER_VERSION else None) for body, v1, version in rows]
+
     @staticmethod
     def fork_statements(
-        *, session: SessionRow, fork_task: dict[str, Any], messages: Sequence[dict[str, Any]]
+        *,
+        session: SessionRow,
+        fork_task: dict[str, Any],
+        messages: Sequence[dict[str, Any]],
+        v1_texts: Sequence[str | None] | None = None,
     ) -> list[Statement]:
-        """A forked session holding one task (kind ``fork``) with ``messages``."""
+        """A forked session holding one task (kind ``fork``) with ``messages`` (and their 1.0 JSON,
+        None where it must be rendered)."""
         ts = now_iso()
         statements: list[Statement] = [
             _insert_session(session),
             (_INSERT_TASK, (fork_task["id"], session.id, session.user_id, "fork", None, "completed", ts, ts, None,
                             _task_body(fork_task))),
         ]
-        statements += [(_INSERT_MESSAGE, message_row(session.id, fork_task["id"], m)) for m in messages]
+        texts = v1_texts if v1_texts is not None else [None] * len(messages)
+        statements += [
+            (_INSERT_MESSAGE, message_row(session.id, fork_task["id"], m, v1)) for m, v1 in zip(messages, texts, strict=True)
+        ]
         return statements
 
     # -- the intent journal ------------------------------------------------------

@@ -27,6 +27,7 @@ from typing import Any
 
 from google.adk.agents.run_config import RunConfig, StreamingMode
 from google.adk.runners import Runner
+from google.adk.telemetry import TelemetryConfig
 
 from rewindtui.a2a.outgoing import APPROVE
 from rewindtui.server import confirmations
@@ -116,6 +117,9 @@ class TurnRunner:
         self.app_name = app_name
         self.checkpoints = checkpoints
         self._on_store_failure = on_store_failure
+        #: ADK's telemetry settings, read from the environment once: without one in the RunConfig,
+        #: ADK builds a TelemetryConfig (reading every OTEL_*/ADK_* variable) several times a turn
+        self.telemetry = TelemetryConfig()
         self.live: dict[str, LiveTask] = {}
         self.jobs: dict[str, asyncio.Task[Any]] = {}
 
@@ -245,7 +249,9 @@ class _Turn:
             self.live.close()
 
     async def _run_agent(self) -> None:
-        run_config = RunConfig(streaming_mode=StreamingMode.SSE if self.streaming else StreamingMode.NONE)
+        run_config = RunConfig(
+            streaming_mode=StreamingMode.SSE if self.streaming else StreamingMode.NONE, telemetry=self.owner.telemetry
+        )
         agen = self.owner.runner.run_async(
             user_id=self.session.user_id,
             session_id=self.sid,

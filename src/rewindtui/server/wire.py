@@ -317,13 +317,18 @@ def genai_content_from_message(message: Mapping[str, Any]) -> Any:
 RENDER_VERSION = "a2a-sdk " + importlib_metadata.version("a2a-sdk")
 
 
+def v1_dumps(data: Any) -> str:
+    """1.0 JSON text of a dict as :func:`message_v1_text` writes it (a2a-sdk's ``json_utils.dumps``)."""
+    return json_utils.dumps(data)
+
+
 def message_v1_text(message: Mapping[str, Any]) -> str:
     """A 0.3 message dict as the A2A 1.0 JSON text a2a-sdk writes into a stream frame.
 
     The same calls a2a-sdk's JSON-RPC dispatcher makes for an event (``MessageToDict`` of the
     proto, ``json_utils.dumps``), so this text spliced into a frame equals a2a-sdk's own frame.
     """
-    return json_utils.dumps(MessageToDict(message_to_proto(message), preserving_proto_field_name=False))
+    return v1_dumps(MessageToDict(message_to_proto(message), preserving_proto_field_name=False))
 
 
 # -- proto <-> dict ------------------------------------------------------------------

@@ -1,0 +1,216 @@
+"""Ten times bigger on the server: a 10,000-turn session against a 1,000-turn one, in one run.
+
+Sessions of 100, 1,000 and 10,000 turns are seeded in-process with ``seed_turns.py`` (the ADK
+events and store rows real turns leave, written in bulk). Then the server runs the way the app runs
+it -- a child process started with ``spawn_server`` -- and each operation is measured over loopback
+HTTP, end to end, the answer read and parsed by this (client) process:
+
+* rewind: ``POST /api/sessions/{id}/rewind`` before the last turn (its answer is the effective
+  history), then a redo brings the turn back (not timed);
+* fork: ``POST /api/sessions/{id}/fork`` before the last turn (the fork is deleted, not timed);
+* open over REST: ``GET /api/sessions/{id}/tasks``, every task of the session;
+* open over A2A: the first ``ListTasks`` page (A2A 1.0, ``pageSize`` 100) of the session -- what a
+  client shows first -- and every page until ``nextPageToken`` is empty;
+* memory: the server's RSS after opening the session (REST tasks, every ListTasks page, and the
+  ADK session the server warms in the background), each in a fresh server process, 10,000 turns
+  against 100.
+
+Each time is the median of ``--repeat`` runs, the two sizes measured alternately; each line prints
+the ratio 10,000 / 1,000 turns with its target (<= 2x) and ok / short.
+
+    python bench/bench_server_big.py [--turns 10000] [--repeat 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from rewindtui.server import EmbeddedServer
+from rewindtui.server.spawn import spawn_server
+from seed_turns import seed_session
+
+TARGET = 2.0
+
+
+def rss_kib(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    raise RuntimeError("no VmRSS")
+
+
+def rewind(http: httpx.Client, server: Any, sid: str, inv: str) -> int:
+    resp = http.post(f"{server.api_url}/sessions/{sid}/rewind", json={"rewind_before_invocation_id": inv})
+    resp.raise_for_status()
+    return len(resp.json()["data"]["history"])
+
+
+def redo(http: httpx.Client, server: Any, sid: str) -> None:
+    http.post(f"{server.api_url}/sessions/{sid}/redo", json={}).raise_for_status()
+
+
+def fork(http: httpx.Client, server: Any, sid: str, inv: str) -> str:
+    resp = http.post(f"{server.api_url}/sessions/{sid}/fork", json={"rewind_before_invocation_id": inv})
+    resp.raise_for_status()
+    return str(resp.json()["data"]["id"])
+
+
+def open_rest(http: httpx.Client, server: Any, sid: str) -> int:
+    resp = http.get(f"{server.api_url}/sessions/{sid}/tasks")
+    resp.raise_for_status()
+    return len(resp.json()["data"])
+
+
+def open_rest_page(http: httpx.Client, server: Any, sid: str) -> int:
+    resp = http.get(f"{server.api_url}/sessions/{sid}/tasks", params={"limit": 100})
+    resp.raise_for_status()
+    return len(resp.json()["data"])
+
+
+def list_page(http: httpx.Client, server: Any, sid: str, token: str = "") -> dict[str, Any]:
+    params: dict[str, Any] = {"contextId": sid, "pageSize": 100}
+    if token:
+        params["pageToken"] = token
+    body = {"jsonrpc": "2.0", "id": 1, "method": "ListTasks", "params": params}
+    resp = http.post(server.agent_url, json=body, headers={"A2A-Version": "1.0"})
+    resp.raise_for_status()
+    answer = resp.json()
+    if "error" in answer:
+        raise RuntimeError(answer["error"])
+    result: dict[str, Any] = answer["result"]
+    return result
+
+
+def open_a2a_first(http: httpx.Client, server: Any, sid: str) -> int:
+    return len(list_page(http, server, sid)["tasks"])
+
+
+def open_a2a_all(http: httpx.Client, server: Any, sid: str) -> int:
+    seen, token = 0, ""
+    while True:
+        page = list_page(http, server, sid, token)
+        seen += len(page["tasks"])
+        token = page.get("nextPageToken") or ""
+        if not token:
+            return seen
+
+
+def timed(fn: Callable[[str], Any], sid: str) -> tuple[float, Any]:
+    start = time.perf_counter()
+    out = fn(sid)
+    return (time.perf_counter() - start) * 1000, out
+
+
+def spawned(http: httpx.Client, data_dir: Path) -> Any:
+    server = spawn_server(data_dir, timeout=300)
+    http.headers["Authorization"] = f"Bearer {server.token}"
+    return server
+
+
+def wait_warm(http: httpx.Client, server: Any, pid: int) -> None:
+    """Wait until the server's RSS stops growing (the background warm-up of the ADK session)."""
+    last, still = rss_kib(pid), 0
+    while still < 5:
+        time.sleep(0.2)
+        now = rss_kib(pid)
+        still = still + 1 if abs(now - last) < 256 else 0
+        last = now
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--turns", type=int, default=10_000)
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--data-dir", type=Path, default=None, help="default: a temporary directory")
+    args = parser.parse_args(argv)
+    big, mid, small = args.turns, args.turns // 10, args.turns // 100
+    data_dir = args.data_dir or Path(tempfile.mkdtemp(prefix="rewindtui-bench-big-"))
+
+    t0 = time.perf_counter()
+    last: dict[int, str] = {}
+    seeder = EmbeddedServer(data_dir).start()
+    try:
+        parts = seeder.app.state.parts
+        for n in (small, mid, big):
+            last[n] = seeder.call(seed_session(parts, f"s{n}", n), timeout=3600)[-1]
+    finally:
+        seeder.stop()
+    print(f"seeded {small}, {mid} and {big} turns in {time.perf_counter() - t0:.1f} s ({data_dir})", file=sys.stderr)
+
+    samples: dict[tuple[str, int], list[float]] = {}
+    sizes: dict[tuple[str, int], Any] = {}
+    rss: dict[int, int] = {}
+    with httpx.Client(timeout=600) as http:
+        for n in (small, big):
+            server = spawned(http, data_dir)
+            try:
+                open_rest(http, server, f"s{n}")
+                open_a2a_all(http, server, f"s{n}")
+                wait_warm(http, server, server.pid)
+                rss[n] = rss_kib(server.pid)
+            finally:
+                server.stop()
+
+        server = spawned(http, data_dir)
+        try:
+            for n in (mid, big):  # warm both: the server has the session loaded, as while chatting
+                open_rest(http, server, f"s{n}")
+            wait_warm(http, server, server.pid)
+            # the opens first, on the sessions as the turns left them (a rewind's task carries
+            # the whole effective history, so rewinds measured first would weigh on the opens)
+            opens: list[tuple[str, Callable[[str], Any]]] = [
+                ("open over REST, every task", lambda sid: open_rest(http, server, sid)),
+                ("open over REST, newest page (limit=100)", lambda sid: open_rest_page(http, server, sid)),
+                ("open over A2A ListTasks, first page", lambda sid: open_a2a_first(http, server, sid)),
+                ("open over A2A ListTasks, every page", lambda sid: open_a2a_all(http, server, sid)),
+            ]
+            changes: list[tuple[str, Callable[[str], Any]]] = [
+                ("rewind before the last turn (REST)", lambda sid: rewind(http, server, sid, last[int(sid[1:])])),
+                ("fork before the last turn (REST)", lambda sid: fork(http, server, sid, last[int(sid[1:])])),
+            ]
+            for label, op in [*opens, *changes]:
+                for _ in range(args.repeat):
+                    for n in (mid, big):
+                        sid = f"s{n}"
+                        ms, out = timed(op, sid)
+                        samples.setdefault((label, n), []).append(ms)
+                        sizes[(label, n)] = out
+                        if label.startswith("rewind"):
+                            redo(http, server, sid)
+                        elif label.startswith("fork"):
+                            http.delete(f"{server.api_url}/sessions/{out}").raise_for_status()
+        finally:
+            server.stop()
+
+    print(f"server, {big}-turn session vs {mid}-turn (memory: vs {small}-turn); loopback HTTP, server in a child "
+          f"process, median of {args.repeat}")
+    labels = list(dict.fromkeys(label for label, _ in samples))
+    for label in labels:
+        a, b = statistics.median(samples[(label, mid)]), statistics.median(samples[(label, big)])
+        ratio = b / a
+        what = sizes[(label, big)]
+        detail = f"{what} items" if isinstance(what, int) else ""
+        print(
+            f"  {label:<42} {mid:>6}: {a:8.1f} ms  {big:>6}: {b:8.1f} ms  ({detail:>12})  "
+            f"{ratio:5.2f}x  target <= {TARGET:.0f}x  {'ok' if ratio <= TARGET else 'short'}"
+        )
+    ratio = rss[big] / rss[small]
+    print(
+        f"  {'server RSS after opening the session':<42} {small:>6}: {rss[small] / 1024:7.1f} MB  {big:>6}: "
+        f"{rss[big] / 1024:7.1f} MB  {'':>14}  {ratio:5.2f}x  target <= {TARGET:.0f}x  "
+        f"{'ok' if ratio <= TARGET else 'short'}"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
