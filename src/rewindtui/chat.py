@@ -115,6 +115,8 @@ class Permissions:
     history_note: str = ""
     #: what is in flight ("" when nothing is): a reason above equal to it means "not now", not "never"
     busy_reason: str = ""
+    #: a rewound branch can be brought back: the server offers redo (and rewind is not off)
+    can_restore: bool = False
 
 
 @dataclass
@@ -237,6 +239,7 @@ class Chat:
             confirm_reason=confirm_reason,
             history_note=self.history_note,
             busy_reason=busy,
+            can_restore=caps.redo and not caps.rewind_off,
         )
 
     def why_not_rewind_to(self, item: Item) -> str:

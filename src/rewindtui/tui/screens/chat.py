@@ -476,8 +476,7 @@ class ChatScreen(Screen):
         chat = self.chat
         assert chat is not None
         perms = chat.permissions()
-        caps = chat.client.capabilities
-        self.transcript.set_permissions(Permissions.of(perms, redo=caps is not None and caps.redo))
+        self.transcript.set_permissions(Permissions.of(perms))
         question = chat.pending_confirmation() if perms.can_confirm else None
         shown = (perms.can_rewind, perms.can_fork, perms.rewind_reason, perms.fork_reason, question is not None)
         if shown != self._shown_permissions:

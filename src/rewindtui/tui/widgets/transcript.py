@@ -80,10 +80,10 @@ class Permissions:
     redo: bool = False  # a rewound turn's branch can be brought back
 
     @classmethod
-    def of(cls, perms: ChatPermissions, *, redo: bool = False) -> Permissions:
+    def of(cls, perms: ChatPermissions) -> Permissions:
         busy = perms.busy_reason
         waiting = bool(busy) and (perms.can_rewind or perms.rewind_reason == busy) and (perms.can_fork or perms.fork_reason == busy)
-        return cls(perms.can_rewind, perms.can_fork, perms.rewind_reason, perms.fork_reason, waiting, redo)
+        return cls(perms.can_rewind, perms.can_fork, perms.rewind_reason, perms.fork_reason, waiting, perms.can_restore)
 
 
 class Transcript(ScrollView, can_focus=True):
