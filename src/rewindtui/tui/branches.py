@@ -176,7 +176,7 @@ class Branches:
             turns = len({i.task_id for i in chat.conversation.items if i.rewound is not None})
             text = (
                 f"{_plural(turns, 'rewound turn')} shown dimmed, in place ({shown} messages); "
-                "their [⟲ Restore] brings a branch back, [fork branch] copies it. F4 hides them."
+                "[⟲ Restore] on a turn brings its branch back up to it, [fork branch] copies it. F4 hides them."
                 if shown
                 else "This session has no rewound turns."
             )
