@@ -34,3 +34,16 @@ def isolate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("REWINDTUI_CONFIG", str(config))
     monkeypatch.setenv("REWINDTUI_DATA_DIR", str(tmp_path / "client-data"))
     return config
+
+
+def runner(capsys: pytest.CaptureFixture[str], *flags: str):
+    """``run(*argv)``: the CLI in-process with ``flags`` appended (e.g. ``--url``), as a Result."""
+    from rewindtui import cli
+
+    def run(*argv: str) -> Result:
+        capsys.readouterr()
+        rc = cli.main([*argv, *flags])
+        captured = capsys.readouterr()
+        return Result(rc, captured.out, captured.err)
+
+    return run

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from clirun import Result, isolate
+from clirun import isolate, runner
 from fakeserver import FakeServer, Reply
 from rewindtui import cli
 from rewindtui.a2a import contract
@@ -215,14 +215,7 @@ def test_export_is_terminal_safe():
 @pytest.fixture
 def run(capsys, server, tmp_path, monkeypatch):
     isolate(tmp_path, monkeypatch)
-
-    def run(*argv: str) -> Result:
-        capsys.readouterr()
-        rc = cli.main([*argv, "--url", server.agent_url, "--api", server.api_url])
-        captured = capsys.readouterr()
-        return Result(rc, captured.out, captured.err)
-
-    return run
+    return runner(capsys, "--url", server.agent_url, "--api", server.api_url)
 
 
 def test_cli_redo_history_include_rewound_and_export(run, tmp_path: Path):

@@ -6,21 +6,13 @@ from __future__ import annotations
 
 import pytest
 
-from clirun import Result, isolate
-from rewindtui import cli
+from clirun import isolate, runner
 
 
 @pytest.fixture
 def run(capsys, server, tmp_path, monkeypatch):
     isolate(tmp_path, monkeypatch)
-
-    def run(*argv: str) -> Result:
-        capsys.readouterr()
-        rc = cli.main([*argv, "--url", server.agent_url, "--api", server.api_url])
-        captured = capsys.readouterr()
-        return Result(rc, captured.out, captured.err)
-
-    return run
+    return runner(capsys, "--url", server.agent_url, "--api", server.api_url)
 
 
 @pytest.mark.parametrize("decision", ["approve", "reject"])
