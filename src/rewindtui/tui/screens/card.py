@@ -38,7 +38,7 @@ class CardScreen(ModalScreen[None]):
                 yield Static(Text(section.title, style="bold yellow" if warning else "bold"), classes="card-section")
                 table = Table(box=None, expand=True, show_header=False, pad_edge=False)
                 table.add_column("label", style="yellow" if warning else "dim", width=2 if warning else 26, overflow="fold")
-                table.add_column("value", overflow="fold")
+                table.add_column("value", overflow="fold", ratio=1)  # the label keeps its width; the value takes the rest
                 for label, value in section.rows:
                     table.add_row(Text(sanitize_line(label)), Text(sanitize(value)))
                 yield Static(table, classes="card-rows")
