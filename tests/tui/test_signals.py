@@ -4,6 +4,7 @@ real pseudo-terminal, with the real spawned server."""
 
 from __future__ import annotations
 
+import json
 import os
 import select
 import signal
@@ -12,6 +13,7 @@ import sys
 import time
 from pathlib import Path
 
+import httpx
 import pytest
 
 POSIX = os.name == "posix"
@@ -57,13 +59,13 @@ def _alive(pid: int) -> bool:
     return "State:\tZ" not in status
 
 
-def _start_app(tmp_path: Path) -> tuple[int, int, list[int]]:
+def _start_app(tmp_path: Path, **env_extra: str) -> tuple[int, int, list[int]]:
     """The app, as a user runs it, in a new pty; returns once it shows its composer, with the
     embedded server it started."""
     config = tmp_path / "config.toml"
     config.write_text("")
     data_dir = tmp_path / "data"
-    env = dict(os.environ, REWINDTUI_DATA_DIR=str(data_dir), REWINDTUI_CONFIG=str(config), TERM="xterm-256color")
+    env = dict(os.environ, REWINDTUI_DATA_DIR=str(data_dir), REWINDTUI_CONFIG=str(config), TERM="xterm-256color", **env_extra)
     pid, fd = pty.fork()
     if pid == 0:  # the child
         os.execve(sys.executable, [sys.executable, "-m", "rewindtui"], env)
@@ -145,3 +147,45 @@ def test_a_terminal_that_hangs_up_ends_the_app_and_its_server(tmp_path):
             os.waitpid(pid, 0)
         except (ProcessLookupError, ChildProcessError):
             pass
+
+
+@NEEDS_PTY
+def test_a_signal_during_a_reply_stores_the_turn_as_canceled(tmp_path):
+    """SIGTERM while a reply streams in: the app gives the terminal back, its server stops, and the
+    turn is stored canceled with the user's message kept (what the next start shows)."""
+    from rewindtui.server import EmbeddedServer
+
+    pid, fd, servers = _start_app(tmp_path, REWINDTUI_MODEL="demo-slow")
+    try:
+        screen = b""
+        deadline = time.monotonic() + 30
+        while b"idle" not in screen:  # connected: the status line shows the turn state
+            assert time.monotonic() < deadline, screen[-500:]
+            screen += _read(fd, 0.2)
+        os.write(fd, b"a question with an answer long enough to be cut")
+        while b"be cut" not in screen:  # typed (the app draws it)
+            assert time.monotonic() < deadline, screen[-500:]
+            screen += _read(fd, 0.2)
+        os.write(fd, b"\r")
+        while b"streaming in" not in screen:  # the reply has begun to stream in (the turn bar says so)
+            assert time.monotonic() < deadline, screen[-500:]
+            screen += _read(fd, 0.2)
+        os.kill(pid, signal.SIGTERM)
+        deadline = time.monotonic() + 30
+        while not os.waitpid(pid, os.WNOHANG)[0]:
+            _read(fd, 0.1)
+            assert time.monotonic() < deadline, "the app did not exit"
+        _wait_gone(servers[0], "the embedded server outlived the app")
+    finally:
+        try:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+        except (ProcessLookupError, ChildProcessError):
+            pass
+        os.close(fd)
+    with EmbeddedServer(tmp_path / "data") as again, httpx.Client() as http:
+        headers = {"Authorization": f"Bearer {again.token}"} if getattr(again, "token", None) else {}
+        (session,) = http.get(again.api_url + "/sessions", headers=headers).json()["data"]
+        (task,) = http.get(again.api_url + f"/sessions/{session['id']}/tasks", headers=headers).json()["data"]
+    assert task["status"]["state"] == "canceled"
+    assert "a question with an answer long enough to be cut" in json.dumps(task["history"][0])

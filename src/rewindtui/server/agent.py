@@ -4,6 +4,8 @@ Model selection (``--model NAME`` / ``EmbeddedServer(model=...)``):
 
 * ``None``, ``""`` or ``"demo"`` -- the offline deterministic :class:`DemoLlm`
   (no key, no network). This is the default.
+* ``"demo-slow"`` -- the same model, streaming its answer a few words every quarter second
+  (to watch a reply stream in, stop it, or cut it).
 * ``"litellm/<provider>/<model>"`` -- e.g. ``litellm/openai/gpt-4o`` or
   ``litellm/ollama_chat/llama3.2``: ADK's ``LiteLlm`` wrapper with the id after
   the ``litellm/`` prefix. Needs ``litellm`` installed
@@ -25,7 +27,7 @@ from google.adk.agents import LlmAgent
 from google.adk.models.base_llm import BaseLlm
 from google.adk.tools.tool_context import ToolContext
 
-from rewindtui.server.demo_model import DEMO_MODEL_NAME, DemoLlm
+from rewindtui.server.demo_model import DEMO_MODEL_NAME, SLOW_DEMO_DELAY, SLOW_DEMO_MODEL_NAME, DemoLlm
 from rewindtui.server.paths import AGENT_NAME
 
 LITELLM_PREFIX = "litellm/"
@@ -84,6 +86,8 @@ def resolve_model(name: str | None, demo_delay: float = 0.0) -> BaseLlm | str:
     """The ADK model object (or registry id) for ``name``; see the module docstring."""
     if not name or name == DEMO_MODEL_NAME:
         return DemoLlm(delay=demo_delay)
+    if name == SLOW_DEMO_MODEL_NAME:
+        return DemoLlm(delay=demo_delay or SLOW_DEMO_DELAY)
     if name.startswith(LITELLM_PREFIX):
         model_id = name[len(LITELLM_PREFIX) :]
         if not model_id:

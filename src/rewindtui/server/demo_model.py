@@ -36,6 +36,9 @@ if TYPE_CHECKING:
     from google.adk.models.llm_request import LlmRequest
 
 DEMO_MODEL_NAME = "demo"
+#: the demo model, paced: a few words every quarter second
+SLOW_DEMO_MODEL_NAME = "demo-slow"
+SLOW_DEMO_DELAY = 0.25
 WEATHER_TOOL = "get_weather"
 DELETE_TOOL = "delete_file"
 DEFAULT_FILE = "scratch.txt"
