@@ -36,6 +36,25 @@ def _read(fd: int, timeout: float) -> bytes:
         return b""
 
 
+def _read_until(fd: int, needle: bytes, screen: bytes = b"", timeout: float = 30) -> bytes:
+    """What the app drew, read until ``needle`` shows in it."""
+    deadline = time.monotonic() + timeout
+    while needle not in screen:
+        assert time.monotonic() < deadline, screen[-500:]
+        screen += _read(fd, 0.2)
+    return screen
+
+
+def _kill(pid: int, fd: int) -> None:
+    """Whatever happened, leave no app running and no terminal open."""
+    try:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+    except (ProcessLookupError, ChildProcessError):
+        pass
+    os.close(fd)
+
+
 def _server_pids(data_dir: Path) -> list[int]:
     """The embedded server processes serving ``data_dir`` (by their command line)."""
     found = []
@@ -71,18 +90,12 @@ def _start_app(tmp_path: Path, **env_extra: str) -> tuple[int, int, list[int]]:
         os.execve(sys.executable, [sys.executable, "-m", "rewindtui"], env)
     fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))
     try:
-        screen = b""
-        deadline = time.monotonic() + 60
-        while b"Message the agent" not in screen:  # the app is up, its server started
-            assert time.monotonic() < deadline, screen[-500:]
-            screen += _read(fd, 0.2)
+        screen = _read_until(fd, b"Message the agent", timeout=60)  # the app is up, its server started
         assert b"\x1b[?1049h" in screen  # it did take the alternate screen
         servers = _server_pids(data_dir)
         assert len(servers) == 1
     except BaseException:
-        os.kill(pid, signal.SIGKILL)
-        os.waitpid(pid, 0)
-        os.close(fd)
+        _kill(pid, fd)
         raise
     return pid, fd, servers
 
@@ -117,12 +130,7 @@ def test_a_signal_restores_the_terminal_and_stops_the_embedded_server(tmp_path, 
         assert LEAVE_ALTERNATE_SCREEN in rest and all(off in rest for off in MOUSE_OFF)
         _wait_gone(servers[0], "the embedded server outlived the app")
     finally:
-        try:
-            os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
-        except (ProcessLookupError, ChildProcessError):
-            pass
-        os.close(fd)
+        _kill(pid, fd)
 
 
 @NEEDS_PTY
@@ -157,19 +165,11 @@ def test_a_signal_during_a_reply_stores_the_turn_as_canceled(tmp_path):
 
     pid, fd, servers = _start_app(tmp_path, REWINDTUI_MODEL="demo-slow")
     try:
-        screen = b""
-        deadline = time.monotonic() + 30
-        while b"idle" not in screen:  # connected: the status line shows the turn state
-            assert time.monotonic() < deadline, screen[-500:]
-            screen += _read(fd, 0.2)
+        screen = _read_until(fd, b"idle")  # connected: the status line shows the turn state
         os.write(fd, b"a question with an answer long enough to be cut")
-        while b"be cut" not in screen:  # typed (the app draws it)
-            assert time.monotonic() < deadline, screen[-500:]
-            screen += _read(fd, 0.2)
+        screen = _read_until(fd, b"be cut", screen)  # typed (the app draws it)
         os.write(fd, b"\r")
-        while b"streaming in" not in screen:  # the reply has begun to stream in (the turn bar says so)
-            assert time.monotonic() < deadline, screen[-500:]
-            screen += _read(fd, 0.2)
+        _read_until(fd, b"streaming in", screen)  # the reply streams in (the turn bar says so)
         os.kill(pid, signal.SIGTERM)
         deadline = time.monotonic() + 30
         while not os.waitpid(pid, os.WNOHANG)[0]:
@@ -177,14 +177,9 @@ def test_a_signal_during_a_reply_stores_the_turn_as_canceled(tmp_path):
             assert time.monotonic() < deadline, "the app did not exit"
         _wait_gone(servers[0], "the embedded server outlived the app")
     finally:
-        try:
-            os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
-        except (ProcessLookupError, ChildProcessError):
-            pass
-        os.close(fd)
+        _kill(pid, fd)
     with EmbeddedServer(tmp_path / "data") as again, httpx.Client() as http:
-        headers = {"Authorization": f"Bearer {again.token}"} if getattr(again, "token", None) else {}
+        headers = {"Authorization": f"Bearer {again.token}"} if again.token else {}
         (session,) = http.get(again.api_url + "/sessions", headers=headers).json()["data"]
         (task,) = http.get(again.api_url + f"/sessions/{session['id']}/tasks", headers=headers).json()["data"]
     assert task["status"]["state"] == "canceled"
