@@ -162,7 +162,7 @@ class RewindService:
     ) -> tuple[dict[str, Any], list[str]]:
         """Undo the rewind Task ``rewind_task_id`` (None: the last rewind, if no turn came after
         it): the session goes back to just before it. Answers like :meth:`rewind`."""
-        log = await self.store.session_log(session.id)
+        log = await self.store.session_log(session.id, lazy=True)
         if rewind_task_id is None:
             target = log.last_rewind()
             if target is None:
