@@ -753,12 +753,11 @@ class Chat:
                         drift = True
                     elif answer is not None:
                         self.last_rewind_answer = answer
-                        if text:
-                            self._emit(conversation.apply(event, effective=True))
-                        else:
+                        if not text:
                             await self._apply_effective(event)
-                        if text:
-                            await self._after_answer(events, message, text)
+                            return
+                        self._emit(conversation.apply(event, effective=True))
+                        await self._after_answer(events, message, text)
                         return
                     else:
                         self._emit(conversation.apply(event))
