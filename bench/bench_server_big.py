@@ -5,8 +5,10 @@ events and store rows real turns leave, written in bulk). Then the server runs t
 it -- a child process started with ``spawn_server`` -- and each operation is measured over loopback
 HTTP, end to end, the answer read and parsed by this (client) process:
 
-* rewind: ``POST /api/sessions/{id}/rewind`` before the last turn (its answer is the effective
-  history), then a redo brings the turn back (not timed);
+* rewind: ``POST /api/sessions/{id}/rewind`` before the last turn, its answer bounded as the app
+  asks (the newest ``chat.ANSWER_TAIL`` messages of the effective history), and again with the
+  whole effective history answered (what a client that does not bound it gets); then a redo brings
+  the turn back (not timed);
 * fork: ``POST /api/sessions/{id}/fork`` before the last turn (the fork is deleted, not timed);
 * open over REST: ``GET /api/sessions/{id}/tasks``, every task of the session;
 * open over A2A: the first ``ListTasks`` page (A2A 1.0, ``pageSize`` 100) of the session -- what a
@@ -34,6 +36,8 @@ from typing import Any
 
 import httpx
 
+from rewindtui.a2a import contract
+from rewindtui.chat import ANSWER_TAIL
 from rewindtui.server import EmbeddedServer
 from rewindtui.server.spawn import spawn_server
 from seed_turns import seed_session
@@ -48,14 +52,17 @@ def rss_kib(pid: int) -> int:
     raise RuntimeError("no VmRSS")
 
 
-def rewind(http: httpx.Client, server: Any, sid: str, inv: str) -> int:
-    resp = http.post(f"{server.api_url}/sessions/{sid}/rewind", json={"rewind_before_invocation_id": inv})
+def rewind(http: httpx.Client, server: Any, sid: str, inv: str, tail: int | None = ANSWER_TAIL) -> int:
+    body: dict[str, Any] = {contract.REST_BEFORE_FIELD: inv}
+    if tail is not None:
+        body[contract.REST_HISTORY_LENGTH_FIELD] = tail
+    resp = http.post(f"{server.api_url}/sessions/{sid}/rewind", json=body)
     resp.raise_for_status()
     return len(resp.json()["data"]["history"])
 
 
 def redo(http: httpx.Client, server: Any, sid: str) -> None:
-    http.post(f"{server.api_url}/sessions/{sid}/redo", json={}).raise_for_status()
+    http.post(f"{server.api_url}/sessions/{sid}/redo", json={contract.REST_HISTORY_LENGTH_FIELD: ANSWER_TAIL}).raise_for_status()
 
 
 def fork(http: httpx.Client, server: Any, sid: str, inv: str) -> str:
@@ -174,7 +181,8 @@ def main(argv: list[str] | None = None) -> int:
                 ("open over A2A ListTasks, every page", lambda sid: open_a2a_all(http, server, sid)),
             ]
             changes: list[tuple[str, Callable[[str], Any]]] = [
-                ("rewind before the last turn (REST)", lambda sid: rewind(http, server, sid, last[int(sid[1:])])),
+                ("rewind before the last turn (REST, newest 200)", lambda sid: rewind(http, server, sid, last[int(sid[1:])])),
+                ("rewind, whole effective history answered", lambda sid: rewind(http, server, sid, last[int(sid[1:])], None)),
                 ("fork before the last turn (REST)", lambda sid: fork(http, server, sid, last[int(sid[1:])])),
             ]
             for label, op in [*opens, *changes]:

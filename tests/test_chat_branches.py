@@ -14,7 +14,7 @@ from clirun import isolate, runner
 from fakeserver import FakeServer, Reply
 from rewindtui import cli
 from rewindtui.a2a import contract
-from rewindtui.chat import Chat, RedoFailed, RewindOutcomeUnknown
+from rewindtui.chat import ANSWER_TAIL, Chat, RedoFailed, RewindOutcomeUnknown
 from rewindtui.client import REWIND_EXTENSION, A2AClient, ServerConfig, Unsupported
 from rewindtui.export import json_document, markdown
 
@@ -173,7 +173,9 @@ async def test_a_refused_redo_changes_nothing_and_a_lost_answer_rereads():
         fake.route("POST", "/api/sessions/s1/redo", Reply.json({"error": "boom"}, status=502))
         with pytest.raises(RewindOutcomeUnknown, match="server's view is shown"):
             await chat.redo("r-1")
-        assert json.loads(_redo_requests(fake)[-1].body) == {contract.REST_REDO_FIELD: "r-1"}
+        assert json.loads(_redo_requests(fake)[-1].body) == {
+            contract.REST_REDO_FIELD: "r-1", contract.REST_HISTORY_LENGTH_FIELD: ANSWER_TAIL
+        }
         assert len([r for r in fake.requests if r.path.endswith("/tasks")]) == reads + 1  # re-read
         assert not chat.rewinding
         await chat.client.aclose()

@@ -58,6 +58,9 @@ Listener = Callable[[Change], None]
 
 #: How long :meth:`Chat.stop` waits for the server to end the turn before aborting locally.
 STOP_GRACE = 2.0
+#: A rewind (or redo) asks for at most this many of the effective history's newest messages; the
+#: view keeps what it holds before them (:meth:`Conversation.apply_effective_tail`).
+ANSWER_TAIL = 200
 #: How often :meth:`Chat.resume` re-reads a running task when the server cannot stream it again.
 POLL_INTERVAL = 1.0
 _NAME_LIMIT = 40
@@ -653,11 +656,63 @@ class Chat:
         sid = self.session_id
         assert sid is not None
         try:
-            await self.client.rewind_rest(sid, invocation_id)
+            answer = await self.client.rewind_rest(sid, invocation_id, history_length=ANSWER_TAIL)
         except (HTTPStatusFailed, ConnectFailed, MalformedFrame) as exc:
             raise await self._rewind_error(exc, token, invocation_id) from None
+        if isinstance(answer, dict) and self._joined(StreamEvent(EventKind.TASK, answer)):
+            return  # else the session is re-read, as each turn shows on a reload (artifacts, outcomes)
         with contextlib.suppress(ClientError):
             await self.refresh()
+
+    def _bounded(self, event: StreamEvent) -> tuple[int | None, int]:
+        """(the effective history's total the answer's metadata gives, or None; the messages it holds)."""
+        body = event.body if isinstance(event.body, dict) else {}
+        total = raw.metadata(body).get(contract.EFFECTIVE_HISTORY_TOTAL_KEY)
+        count = sum(1 for m in raw.history(body) if raw.is_message(m))
+        if isinstance(total, float) and total.is_integer():
+            total = int(total)  # A2A 1.0 metadata is a protobuf Struct: its numbers are floats
+        return (total if isinstance(total, int) and not isinstance(total, bool) else None), count
+
+    def _joined(self, event: StreamEvent) -> bool:
+        """Join a bounded answer (fewer messages than its total) to the view, if the ids show how."""
+        total, count = self._bounded(event)
+        if total is None or total == count:
+            return False
+        change = self.conversation.apply_effective_tail(event, total)
+        if change is None:
+            return False
+        self._emit(change)
+        return True
+
+    def _apply_tail(self, event: StreamEvent) -> bool:
+        """Apply a rewind's (redo's) answer, asked for with ``ANSWER_TAIL``: a whole effective
+        history replaces the view; a bounded one (the contract's total says so) is joined to the
+        view when the ids show the join. False, the view unchanged, when the answer cannot be
+        told whole and cannot be joined: the server must be re-read."""
+        total, count = self._bounded(event)
+        if total is not None and total != count:
+            return self._joined(event)
+        if total is None and count == ANSWER_TAIL:
+            return False  # as many as asked for, without the count (not this contract): maybe cut
+        self._emit(self.conversation.apply(event, effective=True))
+        return True
+
+    async def _apply_effective(self, event: StreamEvent) -> None:
+        """A rewind's answer into the view; the server re-read when it cannot be joined."""
+        if self._apply_tail(event):
+            return
+        try:
+            shown = await self.refresh()
+        except ClientError as exc:
+            shown, reason = False, str(exc)
+        else:
+            reason = "the server cannot give its history back"
+        if not shown:
+            raise RewindOutcomeUnknown(
+                "the session was rewound, but its answer held only the newest messages and they do not "
+                f"join the view, and re-reading it failed ({reason}): reopen the session to see it",
+                reread=False,
+            )
 
     def _answer(self, event: StreamEvent) -> str | None:
         """``flag`` / ``fallback`` if this event is the rewind's answer (the effective history),
@@ -681,7 +736,11 @@ class Chat:
             self.last_message_id = raw.message_id(message)
             self._emit(conversation.add_user_message(message))
         # a rewind alone answers at once; rewind-and-send then runs a turn, which may think long
-        stream = self.client.stream(message, read_timeout=None if text else self.client.config.timeout)
+        stream = self.client.stream(
+            message,
+            read_timeout=None if text else self.client.config.timeout,
+            history_length=None if text else ANSWER_TAIL,
+        )
         drift = False
         try:
             async with contextlib.aclosing(stream) as events:  # type: ignore[type-var]
@@ -694,9 +753,11 @@ class Chat:
                         drift = True
                     elif answer is not None:
                         self.last_rewind_answer = answer
+                        if not text:
+                            await self._apply_effective(event)
+                            return
                         self._emit(conversation.apply(event, effective=True))
-                        if text:
-                            await self._after_answer(events, message, text)
+                        await self._after_answer(events, message, text)
                         return
                     else:
                         self._emit(conversation.apply(event))
@@ -812,7 +873,7 @@ class Chat:
         self.rewinding = True
         try:
             try:
-                answer = await self.client.redo(sid, rewind_task_id)
+                answer = await self.client.redo(sid, rewind_task_id, history_length=ANSWER_TAIL)
             except HTTPStatusFailed as exc:
                 if exc.status < 500:
                     raise RedoFailed(f"redo refused: {exc.detail or exc}; the conversation is unchanged") from None
@@ -823,7 +884,12 @@ class Chat:
                 raise RedoFailed(f"redo not sent: {exc}") from None
             except MalformedFrame as exc:
                 raise await self._redo_unknown(str(exc)) from None
-            self._emit(self.conversation.apply(StreamEvent(EventKind.TASK, answer), effective=True))
+            if not self._apply_tail(StreamEvent(EventKind.TASK, answer)):
+                try:
+                    await self.refresh()  # the answer alone does not say the whole view
+                except ClientError as exc:
+                    raise await self._redo_unknown(str(exc)) from None
+                return
             with contextlib.suppress(ClientError):
                 await self.refresh()  # each turn as a reload shows it (artifacts, outcomes)
         finally:

@@ -456,13 +456,17 @@ class A2AClient:
         key = self.capabilities.metadata_key if self.capabilities else contract.REWIND_METADATA_KEY
         return self.build_message(text or "", session_id=session_id, metadata={key: before})
 
-    async def stream(self, message: dict[str, Any], *, read_timeout: float | None = None) -> AsyncIterator[StreamEvent]:
+    async def stream(
+        self, message: dict[str, Any], *, read_timeout: float | None = None, history_length: int | None = None
+    ) -> AsyncIterator[StreamEvent]:
         """Send one message with streaming and yield each classified event until the stream ends.
 
-        No read timeout by default (a turn may think for a long time between events)."""
+        No read timeout by default (a turn may think for a long time between events).
+        ``history_length``: ask for at most that many of the newest messages in an answering
+        Task's history (A2A's ``configuration.historyLength``; a rewind's answer)."""
         transport = await self._transport_ready()
         try:
-            async with transport.stream(message, read_timeout) as events:
+            async with transport.stream(message, read_timeout, history_length) as events:
                 async for event in events:
                     yield event
         except HTTPStatusFailed as exc:
@@ -514,14 +518,22 @@ class A2AClient:
         return _task_of(await self.rpc("cancel_task", {"id": task_id}), "CancelTask")
 
     # -- rewind and fork over REST -------------------------------------------------------------
-    async def rewind_rest(self, session_id: str, before: str) -> Any:
-        return await self._api(
-            "POST", contract.REST_REWIND.format(id=_seg(session_id)), json={contract.REST_BEFORE_FIELD: before}
-        )
+    async def rewind_rest(self, session_id: str, before: str, history_length: int | None = None) -> Any:
+        """Rewind over REST: the rewind Task (its history: the effective history, or with
+        ``history_length`` its newest messages where the server bounds it)."""
+        body: dict[str, Any] = {contract.REST_BEFORE_FIELD: before}
+        if history_length is not None:
+            body[contract.REST_HISTORY_LENGTH_FIELD] = history_length
+        return await self._api("POST", contract.REST_REWIND.format(id=_seg(session_id)), json=body)
 
-    async def redo(self, session_id: str, rewind_task_id: str | None = None) -> dict[str, Any]:
-        """Undo a rewind (None: the session's last one): the Task holding the effective history."""
-        body = {contract.REST_REDO_FIELD: rewind_task_id} if rewind_task_id else {}
+    async def redo(
+        self, session_id: str, rewind_task_id: str | None = None, history_length: int | None = None
+    ) -> dict[str, Any]:
+        """Undo a rewind (None: the session's last one): the Task holding the effective history
+        (with ``history_length``: its newest messages, where the server bounds it)."""
+        body: dict[str, Any] = {contract.REST_REDO_FIELD: rewind_task_id} if rewind_task_id else {}
+        if history_length is not None:
+            body[contract.REST_HISTORY_LENGTH_FIELD] = history_length
         data = await self._api("POST", contract.REST_REDO.format(id=_seg(session_id)), json=body)
         return _task_of(data, "redo")
 

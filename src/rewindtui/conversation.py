@@ -739,7 +739,38 @@ class Conversation:
         self.items.append(item)
         return Change(first=len(self.items) - 1)
 
-    def _apply_task(self, body: Any, effective: bool) -> Change:
+    def apply_effective_tail(self, event: StreamEvent, total: int) -> Change | None:
+        """Apply a rewind's (redo's) bounded answer: its Task's history is the newest messages of
+        an effective history of ``total`` messages. The view keeps its items holding the first
+        ``total - len(tail)`` messages and takes the tail after them -- only when the message ids
+        show that join: the tail's first message is the view's message at that count, at the start
+        of an item, and where the tail and the view overlap they agree. None, with the view
+        unchanged, when they do not (the caller re-reads the server)."""
+        body = event.body
+        if not event.is_task or not isinstance(body, dict):
+            return None
+        history, last, failure = _task_messages(body)
+        tail = [raw.message_id(m) for m in history if raw.is_message(m)]
+        keep = total - len(tail)
+        if last or failure is not None or keep < 0 or None in tail:
+            return None
+        if keep == 0:
+            return self.apply(event, effective=True)
+        pending = self._pending_user
+        shown = [(i, mid) for i, item in enumerate(self.items) if item.rewound is None and item is not pending
+                 for mid in item.message_ids]
+        if not tail or keep >= len(shown) or shown[keep][1] != tail[0]:
+            return None
+        if shown[keep - 1][0] == shown[keep][0]:
+            return None  # the join falls inside an item (a tool call and its folded-in result)
+        if [mid for _, mid in shown[keep : keep + len(tail)]] != tail[: len(shown) - keep]:
+            return None
+        at = shown[keep][0]
+        self._forget(self.items[at:])
+        self.items = [item for item in self.items[:at] if item.rewound is None]
+        return self._apply_task(body, True, kept=len(self.items))
+
+    def _apply_task(self, body: Any, effective: bool, kept: int | None = None) -> Change:
         task_id = body.get("id") if isinstance(body.get("id"), str) else None
         task_meta = raw.metadata(body)
         history, last, failure = _task_messages(body)
@@ -758,13 +789,14 @@ class Conversation:
             return self._state_change(state, task_id)
         if whole:
             pending = self._pending_user
-            self._reset()
+            if kept is None:
+                self._reset()
             self._extend(history, task_meta, task_id)
             if pending is not None and not (set(pending.message_ids) & set(self._by_id)):
                 self.items.append(pending)
                 for mid in pending.message_ids:
                     self._by_id[mid] = pending
-            change = Change(first=0)
+            change = Change(first=kept or 0)
         else:
             change = self._replace_task_scope(task_id, history, task_meta)
         change.merge(self._task_artifacts(body, task_id, history + last))

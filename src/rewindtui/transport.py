@@ -131,7 +131,8 @@ class Transport:
         binding answers its errors with 200)."""
         raise status_error(response)
 
-    def stream(self, message: dict[str, Any], read_timeout: float | None) -> Any:
+    def stream(self, message: dict[str, Any], read_timeout: float | None, history_length: int | None = None) -> Any:
+        """Send ``message`` streaming; ``history_length``: the request's ``configuration.historyLength``."""
         raise NotImplementedError
 
     def subscribe(self, task_id: str) -> Any:
@@ -144,8 +145,8 @@ class Transport:
 class JsonRpcTransport(Transport):
     binding = JSONRPC
 
-    def stream(self, message: dict[str, Any], read_timeout: float | None) -> Any:
-        body = outgoing.stream_request(message, self.dialect)
+    def stream(self, message: dict[str, Any], read_timeout: float | None, history_length: int | None = None) -> Any:
+        body = outgoing.stream_request(message, self.dialect, history_length=history_length)
         return self._sse("POST", self.url, body, outgoing.headers_for(self.dialect), read_timeout)
 
     def subscribe(self, task_id: str) -> Any:
@@ -195,8 +196,9 @@ class RestTransport(Transport):
             raise status_error(response)
         return StreamEvent(EventKind.ERROR, error)
 
-    def stream(self, message: dict[str, Any], read_timeout: float | None) -> Any:
-        return self._sse("POST", self._url("/message:stream"), {"message": message}, self._headers(True), read_timeout)
+    def stream(self, message: dict[str, Any], read_timeout: float | None, history_length: int | None = None) -> Any:
+        body = {"message": message, **outgoing.send_configuration(history_length)}
+        return self._sse("POST", self._url("/message:stream"), body, self._headers(True), read_timeout)
 
     def subscribe(self, task_id: str) -> Any:
         return self._sse("POST", self._url(f"/tasks/{segment(task_id)}:subscribe"), {}, self._headers(True), None)

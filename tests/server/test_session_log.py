@@ -11,7 +11,7 @@ from google.adk.events.event_actions import EventActions
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rewindtui.server.session_log import LogMessage, LogTask, NotInLog, SessionLog
+from rewindtui.server.session_log import UNREAD, LogMessage, LogTask, NotInLog, SessionLog
 
 
 class Model:
@@ -104,6 +104,14 @@ def test_the_log_follows_adk_for_any_history(steps: list[tuple[str, int]], probe
         expected = [inv for inv in model.adk_invocations(model.events[:cut]) if inv.startswith("i")]
         plan = log.plan(target, current_only=False)
         assert list(dict.fromkeys(m.invocation_id for m in plan.effective)) == expected
+
+    # read lazily (the store's way): the stored histories it asks for are enough, and agree
+    lazy = SessionLog([t._replace(refs_json=UNREAD) if t.refs_json else t for t in model.tasks], model.messages)
+    stored = {t.seq: t.refs_json for t in model.tasks}
+    lazy.give_refs({seq: stored[seq] or "" for seq in lazy.refs_needed(target)})
+    assert lazy.current_invocations() == log.current_invocations()
+    if target is not None:
+        assert lazy.plan(target, current_only=False) == log.plan(target, current_only=False)
 
 
 def test_redo_last_skips_redos_and_stops_at_a_turn() -> None:

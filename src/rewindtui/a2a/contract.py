@@ -37,6 +37,13 @@ REWIND_METADATA_KEY = "kagent_rewind_before_invocation_id"
 #: Task metadata: this Task's history is the session's whole effective history (the answer to a
 #: rewind or a fork), so a client replaces its view with it instead of merging it as one turn.
 EFFECTIVE_HISTORY_KEY = "rewindtui_effective_history"
+#: Task metadata on a rewind's (or redo's) Task: how many messages the session's effective history
+#: holds. A client may ask for only the newest N of them (over A2A the request's own
+#: ``SendMessageConfiguration.historyLength``, over REST :data:`REST_HISTORY_LENGTH_FIELD`); the
+#: answer's history is then that tail, and the client joins it to the view it kept -- when the
+#: count and the message ids show the join (else it re-reads the session). A server that does not
+#: bound the answer sends the whole history.
+EFFECTIVE_HISTORY_TOTAL_KEY = "rewindtui_effective_history_total"
 #: Task metadata on a rewind's Task: the invocation it rewound before ...
 REWOUND_BEFORE_KEY = "rewindtui_rewind_before_invocation_id"
 #: ... and the invocation id of the rewind itself (ADK's rewind event).
@@ -67,6 +74,10 @@ REST_REDO = "/sessions/{id}/redo"
 #: The JSON body key of the rewind and fork routes. Fork also takes an invocation that was
 #: rewound, or a rewind's own invocation: the new session is the original as it was just before it.
 REST_BEFORE_FIELD = "rewind_before_invocation_id"
+#: The JSON body key of the rewind and redo routes (optional): answer with at most this many of the
+#: effective history's newest messages (a whole number, 0 or more; see
+#: :data:`EFFECTIVE_HISTORY_TOTAL_KEY`).
+REST_HISTORY_LENGTH_FIELD = "history_length"
 #: The JSON body key of the redo route: the id of the rewind (or redo) Task to undo -- the session
 #: goes back to just before it. Without it: the last rewind, if no turn was sent since.
 REST_REDO_FIELD = "rewind_task_id"

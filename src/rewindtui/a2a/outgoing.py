@@ -62,10 +62,19 @@ def jsonrpc(method: str, params: dict[str, Any], rpc_id: str | int | None = None
     return {"jsonrpc": "2.0", "id": rpc_id if rpc_id is not None else new_id(), "method": method, "params": params}
 
 
-def stream_request(message: dict[str, Any], dialect: Dialect, rpc_id: str | int | None = None) -> dict[str, Any]:
+def stream_request(
+    message: dict[str, Any], dialect: Dialect, rpc_id: str | int | None = None, history_length: int | None = None
+) -> dict[str, Any]:
+    """The streaming send; ``history_length``: the request's ``configuration.historyLength``
+    (at most that many of the newest history messages in an answering Task)."""
     name = method("stream", dialect)
     assert name is not None
-    return jsonrpc(name, {"message": message}, rpc_id)
+    return jsonrpc(name, {"message": message, **send_configuration(history_length)}, rpc_id)
+
+
+def send_configuration(history_length: int | None) -> dict[str, Any]:
+    """The ``configuration`` member of a send request's params (none when nothing is asked)."""
+    return {} if history_length is None else {"configuration": {"historyLength": history_length}}
 
 
 def decision_message(

@@ -182,20 +182,25 @@ class AgentService:
 
     # -- rewind and fork -------------------------------------------------------------
     async def rewind(
-        self, user_id: str, session_id: str, invocation_id: Any, *, v1: bool = False
+        self, user_id: str, session_id: str, invocation_id: Any, *, v1: bool = False, history_length: int | None = None
     ) -> tuple[dict[str, Any], list[str]]:
-        """Rewind: the rewind task (without history) and its history's raw JSON bodies."""
+        """Rewind: the rewind task (without history) and its history's raw JSON bodies (the newest
+        ``history_length`` of them when given)."""
         inv = check_invocation(invocation_id)
         session = await self.sessions.owned(user_id, session_id)
-        return await self._exclusive(session, "rewind", lambda: self.rewinds.rewind(session, inv, v1=v1))
+        return await self._exclusive(
+            session, "rewind", lambda: self.rewinds.rewind(session, inv, v1=v1, history_length=history_length)
+        )
 
     async def redo(
-        self, user_id: str, session_id: str, rewind_task_id: Any, *, v1: bool = False
+        self, user_id: str, session_id: str, rewind_task_id: Any, *, v1: bool = False, history_length: int | None = None
     ) -> tuple[dict[str, Any], list[str]]:
         """Undo a rewind (None: the last one): the redo task and its history's raw JSON bodies."""
         target = None if rewind_task_id is None else check_id(rewind_task_id, "rewind task id")
         session = await self.sessions.owned(user_id, session_id)
-        return await self._exclusive(session, "rewind", lambda: self.rewinds.redo(session, target, v1=v1))
+        return await self._exclusive(
+            session, "rewind", lambda: self.rewinds.redo(session, target, v1=v1, history_length=history_length)
+        )
 
     async def fork(self, user_id: str, session_id: str, invocation_id: Any) -> SessionRow:
         inv = check_invocation(invocation_id)

@@ -1,7 +1,9 @@
 """A fast path for the A2A rewind control message (rewind only, no text).
 
 The answer to a rewind is one Task whose history is the whole effective history -- about
-2,000 messages on a 1,000-turn session. Through a2a-sdk that is 2,000 dicts -> protos -> JSON,
+2,000 messages on a 1,000-turn session -- or, when the request's ``configuration.historyLength``
+asks for it, the newest N of them (the Task's metadata gives the whole count,
+``contract.EFFECTIVE_HISTORY_TOTAL_KEY``). Through a2a-sdk that is 2,000 dicts -> protos -> JSON,
 150+ ms of CPU, longer than the rewind itself. Here the request is parsed and validated with
 a2a-sdk exactly as its ``JsonRpcDispatcher`` would (JSON-RPC envelope, version header, method,
 params), classified like every other message (:mod:`rewindtui.server.requests`), the Task is
@@ -41,8 +43,9 @@ METHOD_03 = "message/stream"
 METHOD_10 = "SendStreamingMessage"
 
 
-def _parse(body: Any, major: int | None) -> tuple[str, Any, pb.Message] | None:
-    """(dialect, request id, message) for a well-formed streaming request with the rewind key, else None."""
+def _parse(body: Any, major: int | None) -> tuple[str, Any, pb.Message, int | None] | None:
+    """(dialect, request id, message, the request's ``historyLength`` or None) for a well-formed
+    streaming request with the rewind key, else None."""
     if not isinstance(body, dict) or body.get("jsonrpc") != "2.0":
         return None
     request_id = body.get("id")
@@ -70,7 +73,11 @@ def _parse(body: Any, major: int | None) -> tuple[str, Any, pb.Message] | None:
         proto_utils.validate_proto_required_fields(core)
     except Exception:  # let a2a-sdk produce its own error for it
         return None
-    return dialect, request_id, core.message
+    config = core.configuration
+    history_length = config.history_length if config.HasField("history_length") else None
+    if history_length is not None and history_length < 0:
+        return None  # a2a-sdk says what is wrong with it
+    return dialect, request_id, core.message, history_length
 
 
 def render(dialect: str, request_id: Any, event: dict[str, Any], history_json: str | None) -> str:
@@ -115,7 +122,7 @@ class FastRewind:
         parsed = _parse(body, major)
         if parsed is None:
             return None
-        dialect, request_id, message_pb = parsed
+        dialect, request_id, message_pb, history_length = parsed
         try:
             classified = classify(message_from_proto(message_pb))
             user_id = resolve_user(request)
@@ -126,7 +133,8 @@ class FastRewind:
         assert classified.context_id is not None and classified.rewind_before is not None
         try:
             task, bodies = await self.service.rewind(
-                user_id, classified.context_id, classified.rewind_before, v1=dialect == "1.0"
+                user_id, classified.context_id, classified.rewind_before, v1=dialect == "1.0",
+                history_length=history_length,
             )
             # an empty history is left out, as a2a-sdk leaves out an empty repeated field
             frame = render(dialect, request_id, task, "[" + ",".join(bodies) + "]" if bodies else None)

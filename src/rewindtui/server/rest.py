@@ -15,10 +15,12 @@
                                             ``next_page_token`` in the envelope for
                                             ``?limit=N&before=<token>`` (the N before them)
 ``GET    /api/tasks/{id}``                  one task
-``POST   /api/sessions/{id}/rewind``        body ``{"rewind_before_invocation_id"}`` -> the rewind
-                                            Task (its history is the effective history)
-``POST   /api/sessions/{id}/redo``          body ``{"rewind_task_id"?}`` -> undo that rewind (without:
-                                            the last one); answers like rewind
+``POST   /api/sessions/{id}/rewind``        body ``{"rewind_before_invocation_id", "history_length"?}``
+                                            -> the rewind Task (its history is the effective
+                                            history; with ``history_length``, its newest N
+                                            messages, the whole count in its metadata)
+``POST   /api/sessions/{id}/redo``          body ``{"rewind_task_id"?, "history_length"?}`` -> undo
+                                            that rewind (without: the last one); answers like rewind
 ``POST   /api/sessions/{id}/fork``          same body as rewind -> 201 with the new session
 =========================================  =====================================================
 
@@ -75,6 +77,16 @@ def error(message: str, status: int) -> JSONResponse:
 def _with_history(task: dict[str, Any], bodies: list[str]) -> list[bytes]:
     """A rewind's Task as UTF-8 JSON pieces, its history spliced in from raw message bodies."""
     return [dumps(task)[:-1].encode(), b',"history":[', b",".join([b.encode() for b in bodies]), b"]}"]
+
+
+def _history_length(body: dict[str, Any]) -> int | None:
+    """The body's bound on a rewind's (redo's) answer: at most this many of the newest messages."""
+    value = body.get(contract.REST_HISTORY_LENGTH_FIELD)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise BadRequest(f"{contract.REST_HISTORY_LENGTH_FIELD} must be a whole number, 0 or more")
+    return value
 
 
 def _flag(request: Request, name: str) -> bool:
@@ -179,14 +191,16 @@ def build_rest_routes(service: AgentService) -> list[Route]:
     async def rewind(request: Request, user_id: str) -> Response:
         body = await _json_body(request)
         task, bodies = await service.rewind(
-            user_id, request.path_params["session_id"], body.get(contract.REST_BEFORE_FIELD)
+            user_id, request.path_params["session_id"], body.get(contract.REST_BEFORE_FIELD),
+            history_length=_history_length(body),
         )
         return ok_raw(_with_history(task, bodies), "Session rewound")
 
     async def redo(request: Request, user_id: str) -> Response:
         body = await _json_body(request)
         task, bodies = await service.redo(
-            user_id, request.path_params["session_id"], body.get(contract.REST_REDO_FIELD)
+            user_id, request.path_params["session_id"], body.get(contract.REST_REDO_FIELD),
+            history_length=_history_length(body),
         )
         return ok_raw(_with_history(task, bodies), "Rewind undone")
 

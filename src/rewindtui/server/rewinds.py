@@ -57,12 +57,14 @@ FORK_BEFORE_KEY = "rewindtui_fork_before_invocation_id"
 
 
 def rewind_task(
-    *, task_id: str, session: SessionRow, app_name: str, before: str, redo_of: str | None = None
+    *, task_id: str, session: SessionRow, app_name: str, before: str, redo_of: str | None = None, total: int = 0
 ) -> dict[str, Any]:
-    """The Task a rewind (or redo) stores: completed, flagged as the session's effective history."""
+    """The Task a rewind (or redo) stores: completed, flagged as the session's effective history
+    (``total`` messages)."""
     metadata: dict[str, Any] = {
         **kagent_metadata(app_name=app_name, user_id=session.user_id, session_id=session.id),
         EFFECTIVE_HISTORY_KEY: True,
+        contract.EFFECTIVE_HISTORY_TOTAL_KEY: total,
         contract.REWOUND_BEFORE_KEY: before,
     }
     if redo_of is not None:
@@ -148,18 +150,19 @@ class RewindService:
 
     # -- rewind and redo ---------------------------------------------------------------
     async def rewind(
-        self, session: SessionRow, invocation_id: str, *, v1: bool = False
+        self, session: SessionRow, invocation_id: str, *, v1: bool = False, history_length: int | None = None
     ) -> tuple[dict[str, Any], list[str]]:
         """Rewind ``session`` before ``invocation_id``: the rewind Task (without history) and the
-        raw JSON of its history (1.0 JSON with ``v1``, else 0.3)."""
-        return await self._go_back(session, invocation_id, redo_of=None, v1=v1)
+        raw JSON of its history (1.0 JSON with ``v1``, else 0.3) -- with ``history_length``, only
+        its newest ``history_length`` messages (the Task's metadata gives the whole count)."""
+        return await self._go_back(session, invocation_id, redo_of=None, v1=v1, history_length=history_length)
 
     async def redo(
-        self, session: SessionRow, rewind_task_id: str | None, *, v1: bool = False
+        self, session: SessionRow, rewind_task_id: str | None, *, v1: bool = False, history_length: int | None = None
     ) -> tuple[dict[str, Any], list[str]]:
         """Undo the rewind Task ``rewind_task_id`` (None: the last rewind, if no turn came after
         it): the session goes back to just before it. Answers like :meth:`rewind`."""
-        log = await self.store.session_log(session.id)
+        log = await self.store.session_log(session.id, lazy=True)
         if rewind_task_id is None:
             target = log.last_rewind()
             if target is None:
@@ -173,17 +176,24 @@ class RewindService:
                 raise NotFound(f"no rewind task {rewind_task_id!r} in session {session.id!r}")
         if not target.invocation_id:
             raise Conflict(f"rewind {target.id!r} cannot be redone: the agent's record of it is not known")
-        return await self._go_back(session, target.invocation_id, redo_of=target.id, v1=v1)
+        return await self._go_back(
+            session, target.invocation_id, redo_of=target.id, v1=v1, history_length=history_length
+        )
 
     async def _go_back(
-        self, session: SessionRow, invocation_id: str, *, redo_of: str | None, v1: bool
+        self, session: SessionRow, invocation_id: str, *, redo_of: str | None, v1: bool, history_length: int | None
     ) -> tuple[dict[str, Any], list[str]]:
         plan = await self._plan(session, invocation_id, current_only=redo_of is None)
         adk = await self.session_service.get_session(
             app_name=self.app_name, user_id=session.user_id, session_id=session.id
         )
         task = rewind_task(
-            task_id=new_id(), session=session, app_name=self.app_name, before=invocation_id, redo_of=redo_of
+            task_id=new_id(),
+            session=session,
+            app_name=self.app_name,
+            before=invocation_id,
+            redo_of=redo_of,
+            total=len(plan.effective),
         )
         intent = Intent(
             id=task["id"],
@@ -242,7 +252,8 @@ class RewindService:
             if isinstance(exc, Exception) and not isinstance(exc, ServiceError) and is_storage_failure(exc):
                 raise storage_error(exc, doing) from None
             raise
-        bodies = await self.store.message_bodies([m.seq for m in plan.effective], v1=v1)
+        answered = plan.effective if history_length is None else plan.effective[max(0, len(plan.effective) - history_length) :]
+        bodies = await self.store.message_bodies([m.seq for m in answered], v1=v1)
         return task, bodies
 
     async def _rewind_invocation(self, session: SessionRow, invocation_id: str) -> str | None:

@@ -27,6 +27,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+#: ``LogTask.refs_json`` of a rewind task whose history is stored but not read yet (see
+#: :meth:`SessionLog.refs_needed`): a long session's rewinds each hold its whole history.
+UNREAD = ""
 #: Task kinds whose tasks hold their own messages, and those that go back in the log.
 OWNING_KINDS = frozenset({"turn", "fork"})
 REWIND_KINDS = frozenset({"rewind", "redo"})
@@ -41,11 +44,13 @@ class LogTask(NamedTuple):
     invocation_id: str | None  # a turn's invocation; a rewind's own (ADK's rewind event)
     before: str | None  # rewind / redo: the invocation it went back before
     rewound_by: str | None
-    refs_json: str | None  # rewind / redo: its history, message seqs (JSON)
+    refs_json: str | None  # rewind / redo: its history, message seqs (JSON); UNREAD: not read yet
     created_at: str = ""
 
     @property
     def refs(self) -> list[int]:
+        if self.refs_json == UNREAD:
+            raise LookupError(f"the history of rewind task {self.id!r} was not read (SessionLog.refs_needed)")
         return json.loads(self.refs_json) if self.refs_json else []
 
 
@@ -131,6 +136,29 @@ class SessionLog:
                 continue
             chunks.append(self._messages.get(task.seq, []))
         return [m for chunk in reversed(chunks) for m in chunk]
+
+    def _newest_rewind(self, index: int) -> int | None:
+        """The task index whose stored history :meth:`effective` of ``index`` reads (None: none)."""
+        for i in self.path(index):
+            task = self.tasks[i]
+            if task.kind in REWIND_KINDS and task.refs_json is not None:
+                return i
+        return None
+
+    def refs_needed(self, invocation_id: str | None = None) -> list[int]:
+        """Seqs of the rewind tasks whose unread histories :meth:`current_invocations` and
+        :meth:`plan` of ``invocation_id`` read (give them with :meth:`give_refs`)."""
+        wanted = {self._newest_rewind(self.head)}
+        found = self._first.get(invocation_id) if invocation_id is not None else None
+        if found is not None:
+            wanted.add(self._newest_rewind(found[0] - 1))
+        return sorted(self.tasks[i].seq for i in wanted if i is not None and self.tasks[i].refs_json == UNREAD)
+
+    def give_refs(self, refs: dict[int, str]) -> None:
+        """The stored histories (seq -> JSON) of rewind tasks read late."""
+        for seq, text in refs.items():
+            i = self._index[seq]
+            self.tasks[i] = self.tasks[i]._replace(refs_json=text)
 
     def current_invocations(self) -> list[str]:
         """The invocations of the current conversation, in order (each once)."""

@@ -52,14 +52,15 @@ from typing import Any, TypeVar
 
 from rewindtui.a2a import contract
 from rewindtui.a2a.dialect import TERMINAL_STATES
-from rewindtui.server.session_log import LogMessage, LogTask, Plan, SessionLog
+from rewindtui.server.session_log import UNREAD, LogMessage, LogTask, Plan, SessionLog
 from rewindtui.server.wire import RENDER_VERSION, dumps, message_v1_text, now_iso
 
 T = TypeVar("T")
 
 #: The schema this code writes. 1: sessions, tasks, messages. 2: ``messages.render_version``,
-#: the ``intents`` journal, an index for ``ListTasks``.
-SCHEMA_VERSION = 2
+#: the ``intents`` journal, an index for ``ListTasks``. 3: covering indexes for the session log
+#: (a rewind reads it from them alone, not from the rows with their bodies).
+SCHEMA_VERSION = 3
 
 _SCHEMA_V1 = """
 CREATE TABLE IF NOT EXISTS sessions (
@@ -117,6 +118,10 @@ CREATE TABLE intents (
     created_at TEXT NOT NULL
 );
 CREATE INDEX tasks_by_user_update ON tasks(user_id, updated_at, seq);
+""",
+    3: """
+CREATE INDEX tasks_log ON tasks(session_id, seq, id, kind, invocation_id, rewound_by, created_at);
+CREATE INDEX messages_log ON messages(session_id, seq, task_id, invocation_id);
 """,
 }
 
@@ -582,34 +587,59 @@ class Store:
         )
         return [r[0] for r in rows]
 
-    async def session_log(self, session_id: str, tx: Tx | None = None) -> SessionLog:
+    async def session_log(self, session_id: str, tx: Tx | None = None, *, lazy: bool = False) -> SessionLog:
         """The session's task log: every task (rewound ones too) and every message's owner.
 
-        Two index range reads in one trip to the database thread; only rewind tasks' bodies are
-        parsed (for the invocation they went back before)."""
-        tasks_sql = (
-            "SELECT seq, id, kind, invocation_id, CASE WHEN kind IN ('rewind', 'redo') THEN json_extract(body, ?) END, "
-            "rewound_by, history_refs, created_at FROM tasks WHERE session_id = ? ORDER BY seq"
+        Index range reads in one trip to the database thread, from the log's covering indexes
+        (``tasks_log``, ``messages_log``: the rows, with their bodies, are not read); only rewind
+        tasks' rows are (for the invocation they went back before, and their stored history).
+        ``lazy``: those histories are left unread (``session_log.UNREAD``; :meth:`_read_refs`
+        reads the ones needed) -- each holds a whole effective history."""
+        tasks_sql = "SELECT seq, id, kind, invocation_id, rewound_by, created_at FROM tasks WHERE session_id = ? ORDER BY seq"
+        refs = f"CASE WHEN history_refs IS NULL THEN NULL ELSE '{UNREAD}' END" if lazy else "history_refs"
+        rewinds_sql = (
+            f"SELECT seq, json_extract(body, ?), {refs} FROM tasks WHERE session_id = ? AND kind IN ('rewind', 'redo')"
         )
-        tasks_params = (f"$.metadata.{contract.REWOUND_BEFORE_KEY}", session_id)
+        rewinds_params = (f"$.metadata.{contract.REWOUND_BEFORE_KEY}", session_id)
         messages_sql = "SELECT seq, task_id, invocation_id FROM messages WHERE session_id = ? ORDER BY seq"
 
-        def read(conn: sqlite3.Connection) -> tuple[list[Any], list[Any]]:
-            return conn.execute(tasks_sql, tasks_params).fetchall(), conn.execute(messages_sql, (session_id,)).fetchall()
+        def read(conn: sqlite3.Connection) -> tuple[list[Any], list[Any], list[Any]]:
+            return (
+                conn.execute(tasks_sql, (session_id,)).fetchall(),
+                conn.execute(rewinds_sql, rewinds_params).fetchall(),
+                conn.execute(messages_sql, (session_id,)).fetchall(),
+            )
 
         if tx is not None:
-            tasks, messages = await tx.fetchall(tasks_sql, tasks_params), await tx.fetchall(messages_sql, (session_id,))
+            tasks, rewinds, messages = (
+                await tx.fetchall(tasks_sql, (session_id,)),
+                await tx.fetchall(rewinds_sql, rewinds_params),
+                await tx.fetchall(messages_sql, (session_id,)),
+            )
         else:
-            tasks, messages = await self._reader.run(read)
+            tasks, rewinds, messages = await self._reader.run(read)
+        went_back = {seq: (before, refs_json) for seq, before, refs_json in rewinds}
+        none = (None, None)
         task_seq = {r[1]: r[0] for r in tasks}
         return SessionLog(
-            list(map(LogTask._make, tasks)),
+            [LogTask(seq, tid, kind, inv, went_back.get(seq, none)[0], rewound, went_back.get(seq, none)[1], created)
+             for seq, tid, kind, inv, rewound, created in tasks],
             (LogMessage(seq, task_seq[task_id], task_id, inv) for seq, task_id, inv in messages if task_id in task_seq),
         )
 
+    async def _read_refs(self, log: SessionLog, invocation_id: str | None = None, tx: Tx | None = None) -> SessionLog:
+        """``log`` with the stored histories its current conversation (and a plan of
+        ``invocation_id``) reads."""
+        sql = "SELECT t.seq, t.history_refs FROM json_each(?) AS j JOIN tasks AS t ON t.seq = j.value"
+        while needed := log.refs_needed(invocation_id):  # again if one turns out to hold none
+            rows = await (tx.fetchall(sql, (dumps(needed),)) if tx is not None else self._fetchall(sql, (dumps(needed),)))
+            log.give_refs({seq: refs for seq, refs in rows})
+        return log
+
     async def session_invocations(self, session_id: str) -> list[str]:
         """The invocation ids of the session's effective history, in order (each once)."""
-        return (await self.session_log(session_id)).current_invocations()
+        log = await self._read_refs(await self.session_log(session_id, lazy=True))
+        return log.current_invocations()
 
     async def message_ids(self, session_id: str) -> set[str]:
         rows = await self._fetchall("SELECT message_id FROM messages WHERE session_id = ?", (session_id,))
@@ -626,7 +656,8 @@ class Store:
         otherwise (redo, fork) it may be any invocation of the session, a rewound one or a rewind's
         own. Raises :class:`~.session_log.NotInLog` when it is not one (unknown, or rewound).
         """
-        return (await self.session_log(session_id, tx)).plan(invocation_id, current_only=current_only)
+        log = await self._read_refs(await self.session_log(session_id, tx, lazy=True), invocation_id, tx)
+        return log.plan(invocation_id, current_only=current_only)
 
     @staticmethod
     def rewind_statements(
