@@ -28,24 +28,27 @@ busy wait polls, and under load some writers would wait far longer than others).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import copy
 from collections import OrderedDict
 from collections.abc import Sequence
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from google.adk.errors.session_not_found_error import SessionNotFoundError
 from google.adk.events.event import Event
-from google.adk.sessions import DatabaseSessionService
+from google.adk.sessions import BaseSessionService, DatabaseSessionService
 from google.adk.sessions.base_session_service import GetSessionConfig
 from google.adk.sessions.session import Session
 from google.adk.sessions.state import State
 from sqlalchemy import event as sa_event
-from sqlalchemy import func, insert, literal, select
+from sqlalchemy import func, insert, literal, make_url, select
 from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import create_async_engine
 
-from rewindtui.server.internals import bulk_event_writer
+from rewindtui.server.adk_append import DirectAppender
+from rewindtui.server.internals import bulk_event_writer, has_update_marker
 
 _Key = tuple[str, str, str]
 _SHARED_PREFIXES = (State.APP_PREFIX, State.USER_PREFIX)
@@ -70,6 +73,11 @@ class CachedDatabaseSessionService(DatabaseSessionService):
         self.max_sessions = max_sessions
         # Bumped by every write: a read that overlapped a write must not be cached.
         self._generation: dict[_Key, int] = {}
+        database = make_url(db_url).database if engine.dialect.name == "sqlite" else None
+        self._db_path = Path(database) if database and database != ":memory:" else None
+        #: the one-trip append of plain events (None: ADK's append for every event)
+        self._direct: DirectAppender | None = None
+        self._direct_checked = False
 
     # -- cache helpers -------------------------------------------------------
     def _remember(self, session: Session) -> None:
@@ -130,7 +138,10 @@ class CachedDatabaseSessionService(DatabaseSessionService):
                 result = await super().append_event(session=session, event=event)
             else:
                 async with self._writes:
-                    result = await super().append_event(session=session, event=event)
+                    if await self._append_direct(session, event):
+                        result = await BaseSessionService.append_event(self, session=session, event=event)
+                    else:
+                        result = await super().append_event(session=session, event=event)
         except BaseException:
             self._cache.pop(key, None)
             raise
@@ -146,6 +157,20 @@ class CachedDatabaseSessionService(DatabaseSessionService):
         else:
             self._cache.pop(key, None)
         return result
+
+    async def _append_direct(self, session: Session, event: Event) -> bool:
+        """Store a plain event (no state delta) in one trip (:mod:`rewindtui.server.adk_append`);
+        False, having written nothing, when ADK's own append must decide."""
+        if not self._direct_checked:
+            self._direct_checked = True
+            await self.prepare_tables()
+            writer = bulk_event_writer(self) if has_update_marker() else None
+            if writer is not None and self._db_path is not None:
+                with contextlib.suppress(TypeError):
+                    self._direct = DirectAppender(self._db_path, writer, self._engine.dialect)
+        if self._direct is None or not self._direct.handles(session, event):
+            return False
+        return await self._direct.append(session, event)
 
     async def import_events(
         self, session: Session, events: Sequence[Event], *, copied_from: _Key | None = None
@@ -213,6 +238,8 @@ class CachedDatabaseSessionService(DatabaseSessionService):
 
     async def close(self) -> None:
         self._cache.clear()
+        if self._direct is not None:
+            await self._direct.close()
         await super().close()
         await self._engine.dispose()
 
