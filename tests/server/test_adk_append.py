@@ -24,6 +24,7 @@ from google.genai import types
 from rewindtui.server import adk_sessions
 from rewindtui.server.adk_sessions import CachedDatabaseSessionService, sqlite_url
 from rewindtui.server.agent import build_agent
+from rewindtui.server.internals import update_marker
 
 APP, USER, SID = "app", "u", "s"
 
@@ -195,3 +196,29 @@ def test_without_the_revision_marker_every_event_goes_through_adk(
     asyncio.run(run())
     assert taken == [False, False, False]
     assert len(asyncio.run(_read_back(db)).events) == 3
+
+
+def test_a_created_session_is_cached_as_adk_reads_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The session ``create_session`` returns is cached: the first turn does not read it back.
+    It equals ADK's own full read, revision included (so the first append goes direct)."""
+    taken = _spy(monkeypatch)
+
+    async def run() -> None:
+        svc = CachedDatabaseSessionService(sqlite_url(str(tmp_path / "adk.db")))
+        try:
+            await svc.create_session(app_name=APP, user_id=USER, session_id=SID, state={"n": 1})
+            assert svc.is_cached(APP, USER, SID)
+            cached = await svc.get_session(app_name=APP, user_id=USER, session_id=SID)
+            read = await DatabaseSessionService.get_session(svc, app_name=APP, user_id=USER, session_id=SID)
+            assert cached is not None and read is not None
+            assert cached.model_dump() == read.model_dump()
+            assert update_marker(cached) == update_marker(read) is not None
+            await svc.append_event(cached, _event("e-1", "hello"))
+            # shared state set at creation changes what every cached session holds: the cache is dropped
+            await svc.create_session(app_name=APP, user_id=USER, session_id="other", state={"user:x": 1})
+            assert not svc.is_cached(APP, USER, SID) and not svc.is_cached(APP, USER, "other")
+        finally:
+            await svc.close()
+
+    asyncio.run(run())
+    assert taken == [True]

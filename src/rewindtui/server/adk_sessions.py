@@ -233,8 +233,18 @@ class CachedDatabaseSessionService(DatabaseSessionService):
             await super().delete_session(app_name=app_name, user_id=user_id, session_id=session_id)
 
     async def create_session(self, **kwargs: Any) -> Session:
+        """ADK's ``create_session``; the new session is cached as created (what a full read of it
+        would return: no events, the merged state, the stored revision), unless its state touched
+        ``app:``/``user:`` keys, which drops the cache."""
         async with self._writes:
-            return await super().create_session(**kwargs)
+            session = await super().create_session(**kwargs)
+        key = (session.app_name, session.user_id, session.id)
+        self._generation[key] = self._generation.get(key, 0) + 1
+        if any(k.startswith(_SHARED_PREFIXES) for k in kwargs.get("state") or {}):
+            self._cache.clear()
+        else:
+            self._remember(session)
+        return session
 
     async def close(self) -> None:
         self._cache.clear()
