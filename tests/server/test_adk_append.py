@@ -1,4 +1,6 @@
-"""The direct append (server/adk_append.py) stores exactly what ADK's own ``append_event`` stores.
+"""The turn's fast paths do what the slow ones do.
+
+The direct append (server/adk_append.py) stores exactly what ADK's own ``append_event`` stores.
 
 Real ADK turns (the demo agent through ``Runner.run_async``, a ``Runner.rewind_async``) go
 through the server's session service; then the same events are appended one by one through a
@@ -10,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -20,11 +23,15 @@ from google.adk.runners import Runner
 from google.adk.sessions import DatabaseSessionService
 from google.adk.sessions.database_session_service import StaleSessionError
 from google.genai import types
+from google.protobuf import timestamp_pb2
+from hypothesis import given
+from hypothesis import strategies as st
 
 from rewindtui.server import adk_sessions
 from rewindtui.server.adk_sessions import CachedDatabaseSessionService, sqlite_url
 from rewindtui.server.agent import build_agent
 from rewindtui.server.internals import update_marker
+from rewindtui.server.wire import set_timestamp
 
 APP, USER, SID = "app", "u", "s"
 
@@ -222,3 +229,22 @@ def test_a_created_session_is_cached_as_adk_reads_it(tmp_path: Path, monkeypatch
 
     asyncio.run(run())
     assert taken == [True]
+
+
+@given(
+    st.datetimes(min_value=datetime(1, 1, 1), max_value=datetime(9999, 12, 31)),
+    st.sampled_from(["%Y-%m-%dT%H:%M:%S.%fZ", "%Y-%m-%dT%H:%M:%SZ", "%Y-%m-%dT%H:%M:%S.%f+00:00", "%Y-%m-%d"]),
+)
+def test_status_timestamps_are_what_protobuf_parses(moment: datetime, layout: str) -> None:
+    """``wire.set_timestamp`` (the stream's status timestamps) equals ``Timestamp.FromJsonString``."""
+    text = moment.strftime(layout)
+    theirs = timestamp_pb2.Timestamp()
+    try:
+        theirs.FromJsonString(text)
+    except ValueError:
+        with pytest.raises(ValueError):
+            set_timestamp(timestamp_pb2.Timestamp(), text)
+        return
+    ours = timestamp_pb2.Timestamp()
+    set_timestamp(ours, text)
+    assert (ours.seconds, ours.nanos) == (theirs.seconds, theirs.nanos)
