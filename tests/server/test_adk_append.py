@@ -30,6 +30,7 @@ from hypothesis import strategies as st
 from rewindtui.server import adk_sessions
 from rewindtui.server.adk_sessions import CachedDatabaseSessionService, sqlite_url
 from rewindtui.server.agent import build_agent
+from rewindtui.server.errors import is_storage_failure
 from rewindtui.server.internals import update_marker
 from rewindtui.server.wire import set_timestamp
 
@@ -248,3 +249,38 @@ def test_status_timestamps_are_what_protobuf_parses(moment: datetime, layout: st
     ours = timestamp_pb2.Timestamp()
     set_timestamp(ours, text)
     assert (ours.seconds, ours.nanos) == (theirs.seconds, theirs.nanos)
+
+
+def test_a_failed_direct_write_leaves_nothing_half_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The event row cannot be written (its id is taken): the session row's revision is rolled
+    back with it, the caller's session is unchanged, the cache dropped; a storage failure as the
+    turn runner classifies it, as ADK's own append gives for the same event."""
+    taken = _spy(monkeypatch)
+    db = tmp_path / "adk.db"
+    revision = "SELECT update_time FROM sessions"
+
+    async def run() -> tuple[BaseException, BaseException]:
+        svc = CachedDatabaseSessionService(sqlite_url(str(db)))
+        try:
+            session = await svc.create_session(app_name=APP, user_id=USER, session_id=SID)
+            first = _event("e-1", "hello")
+            await svc.append_event(session, first)
+            before = _rows(db, revision)
+            again = _event("e-2", "same id")
+            again.id, again.timestamp = first.id, first.timestamp + 1
+            with pytest.raises(sqlite3.IntegrityError) as ours:
+                await svc.append_event(session, again)
+            assert _rows(db, revision) == before
+            assert [e.id for e in session.events] == [first.id]
+            assert not svc.is_cached(APP, USER, SID)
+            with pytest.raises(Exception) as adks:  # ADK's own append of the same event
+                await DatabaseSessionService.append_event(svc, session, again.model_copy())
+            return ours.value, adks.value
+        finally:
+            await svc.close()
+
+    ours, adks = asyncio.run(run())
+    assert taken == [True]  # the second raised inside the direct write (sqlite3's own error, unwrapped)
+    assert is_storage_failure(ours) and is_storage_failure(adks)
+    assert isinstance(getattr(adks, "orig", None), type(ours))
+    assert _rows(db, "SELECT count(*) FROM events") == [(1,)]
