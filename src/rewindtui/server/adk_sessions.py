@@ -7,9 +7,13 @@ pydantic ``Event`` objects, 100-250 ms per call, which alone breaks the
 100 ms rewind target. This server process is the only writer of its database,
 so the last full read of a session plus the events appended since are an exact
 copy of what the database would return: :class:`CachedDatabaseSessionService`
-keeps that copy (LRU, a few sessions) and serves full reads from it. Every
-write still goes through ``DatabaseSessionService.append_event`` unchanged
-(including its stale-session check); the cache only short-cuts reads.
+keeps that copy (LRU, a few sessions) and serves full reads from it; a session
+it creates is cached as created.
+
+Writes: an event that changes no state is stored by :mod:`rewindtui.server.adk_append` in one
+trip (the same rows ADK's append writes, its stale-session check in the ``UPDATE``); every other
+event, and anything that append cannot match, goes through ``DatabaseSessionService.append_event``
+unchanged.
 
 Not cached: partial reads (``config`` given), a read that overlapped a write
 of the same session (a per-session generation counter), and any session after
@@ -21,8 +25,10 @@ SQLite in WAL mode, and a write transaction starts with ``BEGIN IMMEDIATE`` (rea
 plain ``BEGIN``). ADK's writes read the session row first: begun as a deferred read, two
 turns on two sessions at once would each try to upgrade to a write and one would get
 "database is locked" at once; begun immediately, the second waits its turn. Within this
-process the writes also queue on an asyncio lock (first come, first served: SQLite's own
-busy wait polls, and under load some writers would wait far longer than others).
+process the writes, direct ones included, queue on an asyncio lock (first come, first served:
+SQLite's own busy wait polls, and under load some writers would wait far longer than others --
+in one run of 50 turns at once, direct appends that bypassed the lock took p99 from 4.1 s to
+7.3 s, with no more turns/s).
 """
 
 from __future__ import annotations
