@@ -24,7 +24,6 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 from collections.abc import Callable, Mapping
-from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -38,6 +37,7 @@ from sqlalchemy.sql.compiler import SQLCompiler
 from sqlalchemy.sql.elements import BindParameter
 
 from rewindtui.server.internals import BulkEventWriter, set_update_marker, update_marker
+from rewindtui.server.store import _Connection as Connection
 
 BUSY_TIMEOUT_MS = 30_000
 
@@ -69,7 +69,6 @@ class DirectAppender:
     """Stores the plain events of :meth:`append` the way ADK's ``append_event`` does."""
 
     def __init__(self, path: Path, writer: BulkEventWriter, dialect: Dialect) -> None:
-        self._path = path
         self._naive = writer.naive_datetime
         self._storage_event = writer.storage_event
         self._storage_session = writer.storage_session
@@ -90,8 +89,8 @@ class DirectAppender:
         touch = update(sessions).where(at_revision).values(update_time=bindparam("updated"))
         self._touch = _Prepared(touch, dialect)
         self._insert = _Prepared(insert(self._events), dialect)
-        self._executor = ThreadPoolExecutor(1, thread_name_prefix="rewindtui-adk-append")
-        self._conn: sqlite3.Connection | None = None
+        self._conn = Connection(path, BUSY_TIMEOUT_MS, "adk")  # one sqlite3 connection on its own thread
+        self._opened = False
 
     def handles(self, session: Session, event: Event) -> bool:
         """Whether ``event`` is the plain case: no state delta, a session at a known revision."""
@@ -128,11 +127,15 @@ class DirectAppender:
                 raise
             return True
 
-        future = asyncio.get_running_loop().run_in_executor(self._executor, write, await self._connection())
+        if not self._opened:
+            await self._conn.open()
+            await self._conn.run(_pragmas)
+            self._opened = True
+        pending = asyncio.ensure_future(self._conn.run(write))
         try:
-            written = await asyncio.shield(future)
+            written = await asyncio.shield(pending)
         except asyncio.CancelledError:
-            await future  # the write finishes (or not) before the caller lets go of the lock
+            await pending  # the write finishes (or not) before the caller lets go of the lock
             raise
         if written:
             revision = self._storage_session(update_time=updated)  # ADK's own revision arithmetic
@@ -140,23 +143,11 @@ class DirectAppender:
             set_update_marker(session, revision.get_update_marker())
         return written
 
-    async def _connection(self) -> sqlite3.Connection:
-        if self._conn is None:
-            self._conn = await asyncio.get_running_loop().run_in_executor(self._executor, self._connect)
-        return self._conn
-
-    def _connect(self) -> sqlite3.Connection:
-        conn = sqlite3.connect(self._path, isolation_level=None, check_same_thread=False)
-        conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
-        conn.execute("PRAGMA journal_mode=WAL")
-        conn.execute("PRAGMA synchronous=NORMAL")
-        conn.execute("PRAGMA foreign_keys=ON")
-        return conn
-
     async def close(self) -> None:
-        conn, self._conn = self._conn, None
-        try:
-            if conn is not None:
-                await asyncio.get_running_loop().run_in_executor(self._executor, conn.close)
-        finally:
-            await asyncio.to_thread(self._executor.shutdown, True)
+        await self._conn.close()
+
+
+def _pragmas(conn: sqlite3.Connection) -> None:
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("PRAGMA synchronous=NORMAL")
+    conn.execute("PRAGMA foreign_keys=ON")
