@@ -95,7 +95,9 @@ Round = tuple[float, list[float], list[float], float | None]
 async def measure(target: Target, turns: int, concurrency: int) -> Round:
     """(turns/s, latencies of the concurrent turns, latencies of turns alone, server CPU ms per
     concurrent turn) of one round."""
-    limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
+    # idle connections are dropped before uvicorn's keep-alive timeout (5 s) closes them: at the
+    # same 5 s (httpx's default) a request could go out on a connection the server just closed
+    limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency, keepalive_expiry=2.0)
     async with httpx.AsyncClient(timeout=300, limits=limits) as client:
         for _ in range(3):  # warm up
             await one_turn(client, target, "warm up")

@@ -12,11 +12,16 @@ private name                                                       used for
 ``DatabaseSessionService._uses_naive_datetime``                    of a session's events
 ``DatabaseSessionService._rollback_on_exception_session``          (``import_events``); without
 ``google.adk.sessions._session_util.extract_json_safe_state_delta``  them: event by event
+``Session._storage_update_marker``                                 the direct append
+                                                                   (``append_event`` without
+                                                                   ADK's three reads); without
+                                                                   it: ADK's own append
 =================================================================  ============================
 
-Names this code used to rely on and no longer does: ``Session._storage_update_marker`` (a
-cached copy made with pydantic's ``model_copy`` keeps it), aiosqlite's worker ``_thread``
-(the store runs sqlite3 on threads it owns).
+``Session._storage_update_marker`` is the stored revision (``update_time``) a session object
+was read at: ADK's ``append_event`` compares it with the session row to refuse a stale writer,
+and the direct append does the same comparison inside its ``UPDATE``. Name no longer relied on:
+aiosqlite's worker ``_thread`` (the store runs sqlite3 on threads it owns).
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from google.adk.sessions import DatabaseSessionService
+from google.adk.sessions.session import Session
 
 #: (module, attribute path) of every private name used, for the version-drift test.
 PRIVATE_NAMES: tuple[tuple[str, str], ...] = (
@@ -34,7 +40,9 @@ PRIVATE_NAMES: tuple[tuple[str, str], ...] = (
     ("google.adk.sessions.database_session_service", "DatabaseSessionService._uses_naive_datetime"),
     ("google.adk.sessions.database_session_service", "DatabaseSessionService._rollback_on_exception_session"),
     ("google.adk.sessions._session_util", "extract_json_safe_state_delta"),
+    ("google.adk.sessions.session", "Session._storage_update_marker"),
 )
+_MARKER = "_storage_update_marker"
 
 
 def resolve(module: str, path: str) -> Any:
@@ -50,6 +58,8 @@ class BulkEventWriter:
     """What ``import_events`` needs from a ``DatabaseSessionService`` to write many events at once."""
 
     storage_session: Any  # the ORM class of a session row
+    storage_app_state: Any  # the ORM classes of the app-wide and user-wide state rows
+    storage_user_state: Any
     storage_event: Any  # the ORM class of an event row (``from_event``)
     naive_datetime: bool
     open_session: Callable[[], Any]  # async context manager: an ORM session, rolled back on error
@@ -63,6 +73,8 @@ def bulk_event_writer(service: DatabaseSessionService) -> BulkEventWriter | None
         extract = resolve("google.adk.sessions._session_util", "extract_json_safe_state_delta")
         return BulkEventWriter(
             storage_session=schema.StorageSession,
+            storage_app_state=schema.StorageAppState,
+            storage_user_state=schema.StorageUserState,
             storage_event=schema.StorageEvent,
             naive_datetime=bool(service._uses_naive_datetime()),
             open_session=service._rollback_on_exception_session,
@@ -70,3 +82,19 @@ def bulk_event_writer(service: DatabaseSessionService) -> BulkEventWriter | None
         )
     except (AttributeError, ImportError, KeyError, TypeError):
         return None
+
+
+def has_update_marker() -> bool:
+    """Whether this ADK's ``Session`` carries the stored revision it was read at."""
+    return _MARKER in Session.__private_attributes__
+
+
+def update_marker(session: Session) -> str | None:
+    """The stored revision ``session`` was read at or last written as (None: unknown)."""
+    marker = getattr(session, _MARKER, None)
+    return marker if isinstance(marker, str) else None
+
+
+def set_update_marker(session: Session, marker: str) -> None:
+    """Record that ``session`` now matches the stored revision ``marker`` (as ADK's append does)."""
+    setattr(session, _MARKER, marker)

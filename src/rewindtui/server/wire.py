@@ -394,7 +394,26 @@ def _status_to_proto(status: Mapping[str, Any], out: pb.TaskStatus) -> None:
     if status.get("message"):
         message_to_proto(status["message"], out.message)
     if status.get("timestamp"):
-        out.timestamp.FromJsonString(status["timestamp"])
+        set_timestamp(out.timestamp, status["timestamp"])
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def set_timestamp(out: Any, text: str) -> None:
+    """``out.FromJsonString(text)`` (a protobuf ``Timestamp``), for a UTC ``...Z`` text as
+    :func:`now_iso` writes it without protobuf's ``strptime`` (about 30x the time); any other
+    text goes to ``FromJsonString``."""
+    if text.endswith("Z") and "T" in text:
+        try:
+            since = datetime.fromisoformat(text) - _EPOCH
+        except ValueError:
+            pass
+        else:
+            out.seconds = since.days * 86_400 + since.seconds
+            out.nanos = since.microseconds * 1000
+            return
+    out.FromJsonString(text)
 
 
 def _artifact_to_proto(artifact: Mapping[str, Any], out: pb.Artifact) -> None:
