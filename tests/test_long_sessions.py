@@ -105,7 +105,9 @@ def frozen_gc():
 
 def _long_tasks(probe: _Probe) -> list[dict[str, Any]]:
     tasks = make_tasks(12_000)  # more than FREEZE_AFTER_OBJECTS objects
-    tasks[0]["history"][0]["metadata"]["probe"] = probe
+    call = tasks[9]["history"][1]  # a tool call: its item keeps its wire dict (a text-only one is compacted)
+    assert call["parts"][0]["kind"] == "data"
+    call["metadata"]["probe"] = probe
     return tasks
 
 

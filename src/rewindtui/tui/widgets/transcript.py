@@ -214,7 +214,9 @@ class Transcript(ScrollView, can_focus=True):
             self.preview = False
         if self.hover is not None and self.hover >= len(items):
             self.hover = None
-        if change.first is not None:
+        if change.prepended:
+            self._prepend(change.prepended)
+        elif change.first is not None:
             self._relayout(change.first)
         for item in change.updated:
             self._remeasure(item)
@@ -294,6 +296,27 @@ class Transcript(ScrollView, can_focus=True):
                 self._heights.append(self._estimate(item, width))
                 self._exact.append(False)
         self._recount(first)
+
+    def _prepend(self, count: int) -> None:
+        """``count`` items were put in front (older turns came in): measure just them, and keep
+        the view on the lines it shows and the selection on its turn (unless following the end)."""
+        items = self.conversation.items
+        width = self._content_width
+        before = self._starts[-1]
+        if width != self._layout_width or len(self._heights) + count != len(items):
+            self._relayout(0)
+        else:
+            self._heights[:0] = [self._estimate(items[i], width) for i in range(count)]
+            self._exact[:0] = [False] * count
+            if count < len(self._exact):
+                self._exact[count] = False  # its group role may have changed with what is before it
+            self._recount(0)
+        if self.cursor is not None:
+            self.cursor += count
+        if self.hover is not None:
+            self.hover += count
+        if not self.follow:
+            self._set_y(self.scroll_y + self._starts[-1] - before)
 
     def _recount(self, first: int = 0) -> None:
         """Recompute the start line of items from ``first`` on, and the virtual height."""
