@@ -164,3 +164,21 @@ def test_the_permissions_ask_for_turns_only_when_there_are_messages():
     )
     perms = chat.permissions()
     assert not perms.can_rewind and not perms.can_fork and "no invocation ids" in perms.rewind_reason
+
+
+def test_lines_drawn_in_a_long_session_are_frozen_a_batch_at_a_time(frozen_gc):
+    from rewindtui.tui.gc_policy import LONG_SESSION, DrawnLines
+
+    drawn = DrawnLines(every=3)
+    gc.freeze()
+    base = gc.get_freeze_count()
+    kept = [[object()] for _ in range(50)]  # what the last frames drew, still in the cache
+    for _ in range(2):
+        drawn.drew()
+    assert not drawn.settle(LONG_SESSION)  # not enough drawn yet
+    drawn.drew()
+    assert not drawn.settle(LONG_SESSION - 1)  # a short session: the collector is left as it is
+    assert gc.get_freeze_count() == base
+    assert drawn.settle(LONG_SESSION)
+    assert gc.get_freeze_count() >= base + len(kept) and drawn.drawn == 0
+    assert not drawn.settle(LONG_SESSION)  # nothing drawn since

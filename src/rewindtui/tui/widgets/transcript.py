@@ -48,6 +48,7 @@ from rewindtui.chat import Permissions as ChatPermissions
 from rewindtui.conversation import Change, Conversation, Item, ItemKind
 from rewindtui.export import local_time
 from rewindtui.textsafe import sanitize
+from rewindtui.tui.gc_policy import DrawnLines
 from rewindtui.tui.keys import run_binding_now
 from rewindtui.tui.widgets.part_view import PartStyles, has_more, render_parts
 
@@ -187,6 +188,7 @@ class Transcript(ScrollView, can_focus=True):
         # reloaded session brings new items with the same keys and revisions; least recently
         # drawn first, at most _CACHE_ITEMS
         self._cache: OrderedDict[str, tuple[Item, tuple, _Lines]] = OrderedDict()
+        self._drawn = DrawnLines()
 
     # -- model ---------------------------------------------------------------------------------
     def set_conversation(self, conversation: Conversation) -> None:
@@ -466,6 +468,7 @@ class Transcript(ScrollView, can_focus=True):
         return (item.rev, width, item.key in self.expanded, item.streaming, perms.rewind, perms.fork, perms.waiting, perms.redo, editable, role)
 
     def render_lines(self, crop):
+        self._drawn.settle(len(self.conversation.items))  # lines drawn lately: out of the collector's way
         self._check_width()
         self._make_visible_exact()
         # the widget's base style costs a walk over its ancestors: once per frame, not per line
@@ -605,6 +608,7 @@ class Transcript(ScrollView, can_focus=True):
             cache.move_to_end(item.key)
             return cached[2]
         strips = _Lines(self._render_item(index, item, width, key[-1]))
+        self._drawn.drew()
         cache[item.key] = (item, key, strips)
         cache.move_to_end(item.key)
         if len(cache) > _CACHE_ITEMS:
