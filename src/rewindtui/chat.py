@@ -130,9 +130,12 @@ class PendingEdit:
 #: shown at a time, so the memory a load peaks at is a page's, not the whole session's answer.
 OPEN_PAGE_TASKS = 250
 
-#: A load that leaves at least this many new objects for the cyclic collector (three a message:
-#: about 10,000 messages) freezes what is alive out of its way afterwards (see :func:`gc_paused`).
-FREEZE_AFTER_OBJECTS = 30_000
+#: A load that leaves at least this many new objects for the cyclic collector (two a message, its
+#: item and its list of message ids: about 10,000 messages) freezes what is alive out of its way
+#: afterwards (see :func:`gc_paused`) ...
+FREEZE_AFTER_OBJECTS = 20_000
+#: ... as does, a page at a time, a session this long (in items) loaded by pages.
+LONG_SESSION_ITEMS = FREEZE_AFTER_OBJECTS // 2
 
 
 @contextlib.contextmanager
@@ -164,7 +167,7 @@ def gc_paused() -> Iterator[None]:
 def _freeze_if_large(items: int) -> None:
     """While a long session's pages come in: what is alive is frozen out of the cyclic
     collector's way once the session is long (see :func:`gc_paused`), a page at a time."""
-    if items * 3 >= FREEZE_AFTER_OBJECTS:
+    if items >= LONG_SESSION_ITEMS:
         gc.collect(1)
         gc.freeze()
 

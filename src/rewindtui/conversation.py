@@ -150,7 +150,8 @@ class Item:
         self.invocation_id = invocation_id
         self.raw = raw_dict
         self.message_ids: list[str] = []
-        self.absorbed: list[Any] = []
+        #: tool-result messages folded into this one (a tuple: most items have none, and share one)
+        self.absorbed: tuple[Any, ...] = ()
         self.streaming = False
         self.rev = 0
         #: set on an item shown from a rewound turn: not part of the conversation (see
@@ -406,6 +407,8 @@ class Conversation:
         self.older_token: str | None = None
         #: tool responses shown on their own (their call was not loaded): call id -> the item
         self._unpaired: dict[str, Item] = {}
+        #: one copy of each author name (a handful: "user", the agent's, its sub-agents')
+        self._names: dict[str, str] = {}
 
     # -- queries ---------------------------------------------------------------------------
     def __len__(self) -> int:
@@ -515,12 +518,13 @@ class Conversation:
         this was the oldest page). A rewind's Task in the page makes everything before it moot."""
         older = Conversation(self.session_id)
         older.older_token = older_token
+        older._names = self._names
         older._extend_from_tasks(tasks)
         gone: set[int] = set()  # newer items that the older page takes in
         for call_id, item in list(self._unpaired.items()):
             holder = older._calls.get(call_id)
             if holder is not None and id(item) not in gone and _pairable_response(item.raw, older._calls) is holder:
-                holder.absorbed.append(item.raw)
+                holder.absorbed += (item.raw,)
                 holder.message_ids.extend(item.message_ids)
                 holder._touch()
                 for mid in item.message_ids:
@@ -557,7 +561,7 @@ class Conversation:
             self._note_time(task_id, task.get("status"))
             tid = task_id if isinstance(task_id, str) else None
             messages, last, failure = _task_messages(task)
-            self._extend(messages, task_meta, tid)
+            self._share_names(self._extend(messages, task_meta, tid), tid)
             artifacts = task.get("artifacts")
             if type(artifacts) is list:
                 for artifact in artifacts:
@@ -567,6 +571,20 @@ class Conversation:
                 self._extend(last, task_meta, tid)
             if failure is not None:
                 self.items.append(Item(ItemKind.ERROR, _synthetic_key("error"), role="system", task_id=tid, text=failure))
+
+    def _share_names(self, items: list[Item], task_id: str | None) -> None:
+        """The items of one task share one copy of the ids and names they have in common (parsed
+        JSON makes a string per occurrence; a long session holds tens of thousands of them)."""
+        invocation = None
+        for item in items:
+            if item.task_id == task_id:
+                item.task_id = task_id
+            if item.invocation_id is not None:
+                if item.invocation_id == invocation:
+                    item.invocation_id = invocation
+                invocation = item.invocation_id
+            if item.author is not None:
+                item.author = self._names.setdefault(item.author, item.author)
 
     def _repeats_last(self, artifact: Any, task_id: str | None) -> bool:
         """The common case on load, checked cheaply: a one-text-part artifact repeating the task's
@@ -606,7 +624,7 @@ class Conversation:
         if not text_only and self._calls:
             holder = _pairable_response(m, self._calls)
             if holder is not None:
-                holder.absorbed.append(m)
+                holder.absorbed += (m,)
                 holder._touch()
                 if mid:
                     holder.message_ids.append(mid)

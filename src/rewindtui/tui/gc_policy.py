@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import gc
 
-from rewindtui.chat import FREEZE_AFTER_OBJECTS
+from rewindtui.chat import LONG_SESSION_ITEMS
 
-#: A session this long (in items; about three objects each) was frozen when it was loaded.
-LONG_SESSION = FREEZE_AFTER_OBJECTS // 3
+#: A session this long (in items) was frozen when it was loaded.
+LONG_SESSION = LONG_SESSION_ITEMS
 #: Newly drawn items between two freezes: about a turn-over of the transcript's cache.
 DRAWN_ITEMS = 128
 
