@@ -22,6 +22,7 @@ from rewindtui.a2a.dialect import Dialect
 from rewindtui.chat import Chat, gc_paused
 from rewindtui.client import A2AClient, Capabilities, ServerConfig
 from rewindtui.conversation import Conversation, extract_messages_from_tasks
+from rewindtui.tui.gc_policy import DrawnLines
 from synthetic import make_tasks
 
 
@@ -167,18 +168,16 @@ def test_the_permissions_ask_for_turns_only_when_there_are_messages():
 
 
 def test_lines_drawn_in_a_long_session_are_frozen_a_batch_at_a_time(frozen_gc):
-    from rewindtui.tui.gc_policy import LONG_SESSION, DrawnLines
-
     drawn = DrawnLines(every=3)
     gc.freeze()
     base = gc.get_freeze_count()
     kept = [[object()] for _ in range(50)]  # what the last frames drew, still in the cache
     for _ in range(2):
         drawn.drew()
-    assert not drawn.settle(LONG_SESSION)  # not enough drawn yet
+    assert not drawn.settle(chat_module.LONG_SESSION_ITEMS)  # not enough drawn yet
     drawn.drew()
-    assert not drawn.settle(LONG_SESSION - 1)  # a short session: the collector is left as it is
+    assert not drawn.settle(chat_module.LONG_SESSION_ITEMS - 1)  # a short session: the collector is left as it is
     assert gc.get_freeze_count() == base
-    assert drawn.settle(LONG_SESSION)
+    assert drawn.settle(chat_module.LONG_SESSION_ITEMS)
     assert gc.get_freeze_count() >= base + len(kept) and drawn.drawn == 0
-    assert not drawn.settle(LONG_SESSION)  # nothing drawn since
+    assert not drawn.settle(chat_module.LONG_SESSION_ITEMS)  # nothing drawn since

@@ -340,13 +340,11 @@ class Chat:
                 try:
                     page = await self.client.session_tasks_page(sid, OPEN_PAGE_TASKS, token)
                 except ClientError as exc:
+                    self.older_error = str(exc)
+                    self._emit(Change(turn_ended=True))  # the view says so
                     if retried or conversation is not self.conversation:
-                        self.older_error = str(exc)
-                        self._emit(Change(turn_ended=True))
                         raise
                     retried = True
-                    self.older_error = str(exc)
-                    self._emit(Change(turn_ended=True))
                     await self._reread_newest(conversation)
                     continue
                 if conversation is not self.conversation or conversation.older_token != token:
