@@ -168,16 +168,18 @@ def test_the_permissions_ask_for_turns_only_when_there_are_messages():
 
 
 def test_lines_drawn_in_a_long_session_are_frozen_a_batch_at_a_time(frozen_gc):
+    # counts, not equalities: a frozen object that dies meanwhile (refcount) leaves the count
     drawn = DrawnLines(every=3)
     gc.freeze()
     base = gc.get_freeze_count()
-    kept = [[object()] for _ in range(50)]  # what the last frames drew, still in the cache
+    kept = [[object()] for _ in range(1000)]  # what the last frames drew, still in the cache
     for _ in range(2):
         drawn.drew()
     assert not drawn.settle(chat_module.LONG_SESSION_ITEMS)  # not enough drawn yet
     drawn.drew()
     assert not drawn.settle(chat_module.LONG_SESSION_ITEMS - 1)  # a short session: the collector is left as it is
-    assert gc.get_freeze_count() == base
+    assert gc.get_freeze_count() <= base
+    before = gc.get_freeze_count()
     assert drawn.settle(chat_module.LONG_SESSION_ITEMS)
-    assert gc.get_freeze_count() >= base + len(kept) and drawn.drawn == 0
+    assert gc.get_freeze_count() >= before + 900 and drawn.drawn == 0 and len(kept) == 1000
     assert not drawn.settle(chat_module.LONG_SESSION_ITEMS)  # nothing drawn since
