@@ -9,7 +9,8 @@ large, ...), best of the rounds, so that a shared, noisy machine affects both al
                                          # session by page (a few minutes)
     python bench/bench_app.py --quick    # fewer repetitions
 
-A session is loaded the way the app loads one (``Chat``'s ``gc_paused``), then shown.
+A session is loaded the way the app loads one -- a page of its newest tasks, then the older pages
+in front of it, each page parsed from its JSON on its own (``Chat.load_older``) -- then shown.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import argparse
 import asyncio
 import contextlib
 import gc
+import json
 import os
 import shlex
 import shutil
@@ -37,10 +39,10 @@ from textual.geometry import Region  # noqa: E402
 
 from rewindtui.a2a.classify import classify  # noqa: E402
 from rewindtui.a2a.dialect import Dialect  # noqa: E402
-from rewindtui.chat import Chat, gc_paused  # noqa: E402
-from rewindtui.client import A2AClient, Capabilities, ServerConfig  # noqa: E402
+from rewindtui.chat import OPEN_PAGE_TASKS, Chat, gc_paused  # noqa: E402
+from rewindtui.client import A2AClient, Capabilities, ServerConfig, TaskPage  # noqa: E402
 from rewindtui.tui.app import RewindApp  # noqa: E402
-from synthetic import make_tasks  # noqa: E402
+from synthetic import task_pages  # noqa: E402
 
 SIZE = (120, 40)
 rows: list[tuple[str, str, str, bool]] = []
@@ -51,21 +53,36 @@ def report(name: str, value: str, target: str, ok: bool) -> None:
     print(f"{'ok   ' if ok else 'short'}  {name:<58} {value:<28} target {target}", flush=True)
 
 
-def offline_chat(messages: int) -> Chat:
-    """A chat whose conversation is loaded from synthetic tasks (no server involved)."""
+async def offline_chat(messages: int) -> Chat:
+    """A chat whose conversation is loaded from synthetic tasks (no server involved) as the app
+    loads a session: its newest page (as ``Chat.open`` does), then ``Chat.load_older`` with the
+    older pages, newest first, each made as the server's JSON and parsed on its own."""
     client = A2AClient(ServerConfig(url="http://127.0.0.1:9/"))
     client.capabilities = Capabilities(name="bench", dialect=Dialect.V03, rewind_modes=("a2a",), fork=True, api=None)
+    pages = task_pages(messages, OPEN_PAGE_TASKS)
+    turns = -(-messages // 2)  # two messages a turn (make_tasks' default)
+    left = -(-turns // OPEN_PAGE_TASKS)  # pages still to give
+
+    async def page(session_id: str, limit: int, before: str | None = None) -> TaskPage:
+        nonlocal left
+        data = json.dumps(next(pages, []), separators=(",", ":")).encode()  # the server's answer
+        left -= 1
+        return TaskPage(json.loads(data), str(left) if left > 0 else None)
+
+    client.session_tasks_page = page  # type: ignore[method-assign]
     chat = Chat(client)
     chat.conversation.session_id = "bench-session"
-    tasks = make_tasks(messages)
-    with gc_paused():  # as Chat.open loads a session
-        chat.conversation.load_tasks(tasks)
+    newest = await page("bench-session", OPEN_PAGE_TASKS)
+    with gc_paused():  # as Chat.open loads a session's newest page
+        chat.conversation.load_tasks(newest.tasks, newest.next_page_token)
+    del newest
+    await chat.load_older()
     return chat
 
 
 async def open_time(messages: int) -> float:
     """App start with a session of ``messages`` to the first idle frame."""
-    chat = offline_chat(messages)
+    chat = await offline_chat(messages)
     gc.collect()
     start = time.perf_counter()
     app = RewindApp(chat=chat)
@@ -77,10 +94,10 @@ async def open_time(messages: int) -> float:
 
 async def switch_time(messages: int) -> float:
     """In a running app: show a loaded session of ``messages`` and paint it."""
-    app = RewindApp(chat=offline_chat(1))
+    app = RewindApp(chat=await offline_chat(1))
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
-        chat = offline_chat(messages)
+        chat = await offline_chat(messages)
         start = time.perf_counter()
         await show(app, pilot, chat)
         return time.perf_counter() - start
@@ -99,10 +116,10 @@ async def show(app: RewindApp, pilot: Any, chat: Chat) -> None:
 async def running(messages: int) -> AsyncIterator[tuple[RewindApp, Any, Chat]]:
     """The app, started, then a session of ``messages`` loaded and shown in it -- the order the
     app opens a session in (so what the load leaves behind is the same)."""
-    app = RewindApp(chat=offline_chat(1))
+    app = RewindApp(chat=await offline_chat(1))
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
-        chat = offline_chat(messages)
+        chat = await offline_chat(messages)
         await show(app, pilot, chat)
         yield app, pilot, chat
 
@@ -190,7 +207,7 @@ async def rewind_paint(messages: int, repeat: int) -> float:
 
 
 async def scroll_top_check(messages: int) -> bool:
-    chat = offline_chat(messages)
+    chat = await offline_chat(messages)
     app = RewindApp(chat=chat)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
@@ -229,7 +246,7 @@ def rss_of(messages: int) -> int:
     code = (
         f"import asyncio,sys;sys.path.insert(0,{str(HERE)!r});import bench_app as b\n"
         "async def m():\n"
-        f"    app=b.RewindApp(chat=b.offline_chat({messages}))\n"
+        f"    app=b.RewindApp(chat=await b.offline_chat({messages}))\n"
         "    async with app.run_test(size=b.SIZE) as p:\n"
         "        await p.pause(); app.chat_screen.transcript.scroll_home(animate=False, immediate=True); await p.pause()\n"
         "        print(next(l.split()[1] for l in open('/proc/self/status') if l.startswith('VmRSS')))\n"

@@ -607,6 +607,29 @@ async def test_session_tasks_load_into_a_transcript(server):
     assert second.query == {"user_id": ["u1"], "include_rewound": ["true"]}
 
 
+async def test_a_server_that_does_not_page_session_tasks_answers_them_all_in_one_page(server):
+    # kagent's controller (HandleListTasksForSession) knows no limit/before: every task, no token
+    t08 = load(K + "08_tasks_get.txt").json_body["result"]
+    t10 = load(K + "10_message_send_nonstream.txt").json_body["result"]
+    server.route("GET", "/api/sessions/s1/tasks", Reply.json({"error": False, "data": [t08, t10], "message": "ok"}))
+    async with rest_client(server) as client:
+        page = await client.session_tasks_page("s1", 250)
+    assert page.tasks == [t08, t10] and page.next_page_token is None
+    [request] = server.requests_to("GET", "/api/sessions/s1/tasks")
+    assert request.query == {"user_id": ["u1"], "limit": ["250"]}
+
+
+async def test_a_paging_server_gives_the_token_of_the_older_page(server):
+    t08 = load(K + "08_tasks_get.txt").json_body["result"]
+    body = {"error": False, "data": [t08], "message": "ok", "next_page_token": "tok-1"}
+    server.route("GET", "/api/sessions/s1/tasks", Reply.json(body))
+    async with rest_client(server) as client:
+        page = await client.session_tasks_page("s1", 1, "tok-0")
+    assert page.tasks == [t08] and page.next_page_token == "tok-1"
+    [request] = server.requests_to("GET", "/api/sessions/s1/tasks")
+    assert request.query == {"user_id": ["u1"], "limit": ["1"], "before": ["tok-0"]}
+
+
 async def test_extra_headers_go_on_card_stream_and_rest(server):
     cap = load(K + "02_turn_plain_text.txt")
     server.route("GET", CARD_PATH, Reply.json(kagent_card()))

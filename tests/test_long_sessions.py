@@ -22,6 +22,7 @@ from rewindtui.a2a.dialect import Dialect
 from rewindtui.chat import Chat, gc_paused
 from rewindtui.client import A2AClient, Capabilities, ServerConfig
 from rewindtui.conversation import Conversation, extract_messages_from_tasks
+from rewindtui.tui.gc_policy import DrawnLines
 from synthetic import make_tasks
 
 
@@ -105,7 +106,9 @@ def frozen_gc():
 
 def _long_tasks(probe: _Probe) -> list[dict[str, Any]]:
     tasks = make_tasks(12_000)  # more than FREEZE_AFTER_OBJECTS objects
-    tasks[0]["history"][0]["metadata"]["probe"] = probe
+    call = tasks[9]["history"][1]  # a tool call: its item keeps its wire dict (a text-only one is compacted)
+    assert call["parts"][0]["kind"] == "data"
+    call["metadata"]["probe"] = probe
     return tasks
 
 
@@ -162,3 +165,21 @@ def test_the_permissions_ask_for_turns_only_when_there_are_messages():
     )
     perms = chat.permissions()
     assert not perms.can_rewind and not perms.can_fork and "no invocation ids" in perms.rewind_reason
+
+
+def test_lines_drawn_in_a_long_session_are_frozen_a_batch_at_a_time(frozen_gc):
+    # counts, not equalities: a frozen object that dies meanwhile (refcount) leaves the count
+    drawn = DrawnLines(every=3)
+    gc.freeze()
+    base = gc.get_freeze_count()
+    kept = [[object()] for _ in range(1000)]  # what the last frames drew, still in the cache
+    for _ in range(2):
+        drawn.drew()
+    assert not drawn.settle(chat_module.LONG_SESSION_ITEMS)  # not enough drawn yet
+    drawn.drew()
+    assert not drawn.settle(chat_module.LONG_SESSION_ITEMS - 1)  # a short session: the collector is left as it is
+    assert gc.get_freeze_count() <= base
+    before = gc.get_freeze_count()
+    assert drawn.settle(chat_module.LONG_SESSION_ITEMS)
+    assert gc.get_freeze_count() >= before + 900 and drawn.drawn == 0 and len(kept) == 1000
+    assert not drawn.settle(chat_module.LONG_SESSION_ITEMS)  # nothing drawn since

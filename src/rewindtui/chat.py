@@ -129,9 +129,16 @@ class PendingEdit:
     text: str
 
 
-#: A load that leaves at least this many new objects for the cyclic collector (three a message:
-#: about 10,000 messages) freezes what is alive out of its way afterwards (see :func:`gc_paused`).
-FREEZE_AFTER_OBJECTS = 30_000
+#: Tasks per page when a session is read over REST by pages (newest first): one page is parsed and
+#: shown at a time, so the memory a load peaks at is a page's, not the whole session's answer.
+OPEN_PAGE_TASKS = 250
+
+#: A load that leaves at least this many new objects for the cyclic collector (two a message, its
+#: item and its list of message ids: about 10,000 messages) freezes what is alive out of its way
+#: afterwards (see :func:`gc_paused`) ...
+FREEZE_AFTER_OBJECTS = 20_000
+#: ... as does, a page at a time, a session this long (in items) loaded by pages.
+LONG_SESSION_ITEMS = FREEZE_AFTER_OBJECTS // 2
 
 
 @contextlib.contextmanager
@@ -158,6 +165,14 @@ def gc_paused() -> Iterator[None]:
             gc.freeze()
         if enabled:
             gc.enable()
+
+
+def _freeze_if_large(items: int) -> None:
+    """While a long session's pages come in: what is alive is frozen out of the cyclic
+    collector's way once the session is long (see :func:`gc_paused`), a page at a time."""
+    if items >= LONG_SESSION_ITEMS:
+        gc.collect(1)
+        gc.freeze()
 
 
 def derive_title(text: str) -> str:
@@ -197,6 +212,12 @@ class Chat:
         #: the id given to a new session for its first send, and whether the server was asked to
         #: create it: a send that does not get through leaves no session behind
         self._new_session: tuple[str, bool] | None = None
+        #: :meth:`open` shows a session's newest page only, and :meth:`load_older` brings the
+        #: older ones (the app, which paints the newest turns first); else open reads them all
+        self.open_newest_first = False
+        #: why the older turns of the open session could not be loaded ("" if they could)
+        self.older_error = ""
+        self._older_lock = asyncio.Lock()
 
     @property
     def session_id(self) -> str | None:
@@ -219,8 +240,9 @@ class Chat:
             busy = "a rewind is in progress"
         elif self.sending:
             busy = "wait for the current turn to finish"
-        rewind_reason = caps.why_no_rewind() if not caps.can_rewind else busy
-        fork_reason = caps.why_no_fork() if not caps.fork else busy
+        partial = self._why_partial()
+        rewind_reason = caps.why_no_rewind() if not caps.can_rewind else busy or partial
+        fork_reason = caps.why_no_fork() if not caps.fork else busy or partial
         if (not rewind_reason or not fork_reason) and self.conversation.items and not self.conversation.has_turns():
             no_turns = (
                 "this server does not say which turn a message belongs to (its messages carry no "
@@ -240,10 +262,31 @@ class Chat:
             fork_reason=fork_reason,
             stop_reason=stop_reason,
             confirm_reason=confirm_reason,
-            history_note=self.history_note,
+            history_note=self._older_note() or self.history_note,
             busy_reason=busy,
             can_restore=caps.redo and not caps.rewind_off,
         )
+
+    def _why_partial(self) -> str:
+        """Why the view does not hold the whole session ("" when it does): its older turns are
+        still loading, or could not be loaded. Rewind, edit, fork and redo wait for them (the
+        server's answer to those is about the whole session)."""
+        if self.conversation.older_token is None:
+            return ""
+        if self.older_error:
+            return "the session's older turns could not be loaded (reload the session)"
+        return "the session's older turns are still loading"
+
+    def _older_note(self) -> str:
+        if self.conversation.older_token is None:
+            return ""
+        shown = f"{len(self.conversation.items):,} messages"
+        if self.older_error:
+            return (
+                f"Older turns could not be loaded ({self.older_error}): only the newest {shown} are shown. "
+                "Reload the session to try again."
+            )
+        return f"Loading older turns… ({shown} shown so far; rewind, edit and fork wait for them)"
 
     def why_not_rewind_to(self, item: Item) -> str:
         """Why "Rewind to here" on ``item`` is unavailable ("" when it is available)."""
@@ -269,17 +312,64 @@ class Chat:
         conversation = Conversation()
         read = None
         if session_id is not None:
-            read = await self.history.read(session_id)
+            read = await self.history.read(session_id, page=OPEN_PAGE_TASKS)
             conversation.session_id = read.session.id if read.session else session_id
             with gc_paused():
-                conversation.load_tasks(read.tasks)
+                conversation.load_tasks(read.tasks, read.older_token)
+            read.tasks = []  # parsed: let the page's wire dicts go
         self.conversation = conversation
         self.session = read.session if read else None
         self.history_source = read.source if read else None
         self.history_note = read.note if read else ""
+        self.older_error = ""
         self.edit = None
         self.interrupted_task_id = None
         self._emit(Change(first=0, turn_ended=True))
+        if not self.open_newest_first:
+            await self.load_older()
+
+    async def load_older(self) -> None:
+        """Bring the open session's older turns, a page at a time (newest first), each put in
+        front of the view as it comes. A page that cannot be read: the session is re-read from
+        its newest page once; failing again, :attr:`older_error` says why (the view says that
+        only the newest turns are shown) and the error is raised."""
+        async with self._older_lock:
+            retried = False
+            while True:
+                conversation = self.conversation
+                token, sid = conversation.older_token, conversation.session_id
+                if token is None or sid is None:
+                    return
+                try:
+                    page = await self.client.session_tasks_page(sid, OPEN_PAGE_TASKS, token)
+                except ClientError as exc:
+                    self.older_error = str(exc)
+                    self._emit(Change(turn_ended=True))  # the view says so
+                    if retried or conversation is not self.conversation:
+                        raise
+                    retried = True
+                    await self._reread_newest(conversation)
+                    continue
+                if conversation is not self.conversation or conversation.older_token != token:
+                    continue  # the view changed meanwhile (re-read, or put back): go on from it
+                with gc_paused():
+                    change = conversation.prepend_tasks(page.tasks, page.next_page_token)
+                del page
+                _freeze_if_large(len(conversation.items))
+                self.older_error = ""
+                self._emit(change)
+
+    async def _reread_newest(self, conversation: Conversation) -> None:
+        """After a page could not be read: the view becomes the session's newest page again, as
+        the server has it now (its older pages then load from there)."""
+        sid = conversation.session_id
+        assert sid is not None
+        newest = await self.client.session_tasks_page(sid, OPEN_PAGE_TASKS)
+        if conversation is self.conversation:
+            with gc_paused():
+                change = conversation.load_tasks(newest.tasks, newest.next_page_token)
+            self.older_error = ""
+            self._emit(change)
 
     async def connect_and_open(self, session_id: str | None = None) -> None:
         """Connect, then open ``session_id``, else the most recently used session, else a new one."""
@@ -859,7 +949,7 @@ class Chat:
             return "an edit is in progress (Esc cancels it)"
         if self.session_id is None:
             return "nothing to redo: this session has no turns yet"
-        return ""
+        return self._why_partial()
 
     async def redo(self, rewind_task_id: str | None = None) -> None:
         """Undo a rewind on the server (None: the last one): the turns it took away come back, with
@@ -912,7 +1002,7 @@ class Chat:
             return "this server keeps no list of rewound turns that a client can read (it has no REST API)"
         if self.session_id is None:
             return "this session has no turns yet"
-        return ""
+        return self._why_partial()
 
     async def show_rewound(self) -> int:
         """Show the session's rewound turns in place (read from the server), marked and not part

@@ -344,6 +344,14 @@ class A2AClient:
     async def _api(self, method: str, path: str, **kw: Any) -> Any:
         """A kagent-style REST call; returns the envelope's ``data`` (None when it has none:
         kagent's envelope omits an empty ``data``)."""
+        body = await self._api_body(method, path, **kw)
+        if isinstance(body, dict) and ("error" in body or "data" in body):
+            return body.get("data")  # the envelope; kagent leaves an empty data out
+        return body  # a flat answer
+
+    async def _api_body(self, method: str, path: str, **kw: Any) -> Any:
+        """A kagent-style REST call's whole answer (the envelope, or a flat answer); a refusal in
+        the envelope raises HTTPStatusFailed."""
         if not self.config.api:
             await self.connect()  # the REST base may come from the agent card
         api = self._api_base()
@@ -357,9 +365,7 @@ class A2AClient:
         if isinstance(body, dict) and body.get("error") not in (None, False):
             detail = body.get("message") if body.get("error") is True else body.get("error")
             raise HTTPStatusFailed(f"{method} {path}: {detail}", response.status_code, str(detail))
-        if isinstance(body, dict) and ("error" in body or "data" in body):
-            return body.get("data")  # the envelope; kagent leaves an empty data out
-        return body  # a flat answer
+        return body
 
     def _api_base(self) -> str:
         api = self.config.api or (self.capabilities.api if self.capabilities else None)
@@ -583,11 +589,29 @@ class A2AClient:
     async def session_tasks(self, session_id: str, include_rewound: bool = False) -> list[dict[str, Any]]:
         params = {contract.REST_INCLUDE_REWOUND: "true"} if include_rewound else {}
         data = await self._api("GET", kagent.SESSION_TASKS.format(id=_seg(session_id)), params=params)
-        if data is None:
-            return []  # kagent omits an empty list
-        if not isinstance(data, list):
-            raise MalformedFrame(f"tasks of {session_id}: expected a list")
-        return data
+        return _task_list(data, session_id)
+
+    async def session_tasks_page(self, session_id: str, limit: int, before: str | None = None) -> TaskPage:
+        """One page of a session's tasks over REST: at most ``limit`` of the newest tasks older
+        than the page whose answer gave ``before`` (None: the newest), oldest first, and the token
+        of the page before it (None on the oldest page). A server that does not page (kagent's
+        controller: no token in its envelope) answers every task, with None."""
+        params = {contract.REST_TASKS_LIMIT: str(limit)}
+        if before:
+            params[contract.REST_TASKS_BEFORE] = before
+        body = await self._api_body("GET", kagent.SESSION_TASKS.format(id=_seg(session_id)), params=params)
+        enveloped = isinstance(body, dict) and ("error" in body or "data" in body)
+        tasks = _task_list(body.get("data") if enveloped else body, session_id)
+        token = body.get(contract.REST_NEXT_PAGE_FIELD) if enveloped else None
+        return TaskPage(tasks, token if isinstance(token, str) and token else None)
+
+
+def _task_list(data: Any, session_id: str) -> list[dict[str, Any]]:
+    if data is None:
+        return []  # kagent omits an empty list
+    if not isinstance(data, list):
+        raise MalformedFrame(f"tasks of {session_id}: expected a list")
+    return data
 
 
 def _more_telling(a: HTTPStatusFailed, b: HTTPStatusFailed) -> HTTPStatusFailed:

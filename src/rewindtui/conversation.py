@@ -17,6 +17,7 @@ from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
+from types import MappingProxyType
 from typing import Any
 
 from rewindtui.a2a import contract, raw
@@ -61,6 +62,17 @@ class ToolCall:
 
 
 _NO_TOOLS: tuple[ToolCall, ...] = ()
+#: What a message of text parts only keeps of its wire dict once its text is read: nothing more is
+#: read from it (no tools, no other parts), except a state-changes note in its metadata.
+_TEXT_ONLY: Any = MappingProxyType({})
+
+
+def _compact(m: dict[str, Any]) -> Any:
+    """A text-only message's wire dict as its item keeps it (see ``_TEXT_ONLY``): most of a long
+    session's memory is these dicts, and a long session is thousands of them."""
+    md = m.get("metadata")
+    changed = md.get(contract.STATE_CHANGED_KEY) if type(md) is dict else None
+    return {"metadata": {contract.STATE_CHANGED_KEY: changed}} if changed is not None else _TEXT_ONLY
 
 
 def _is_texty(p: Any) -> bool:
@@ -138,7 +150,8 @@ class Item:
         self.invocation_id = invocation_id
         self.raw = raw_dict
         self.message_ids: list[str] = []
-        self.absorbed: list[Any] = []
+        #: tool-result messages folded into this one (a tuple: most items have none, and share one)
+        self.absorbed: tuple[Any, ...] = ()
         self.streaming = False
         self.rev = 0
         #: set on an item shown from a rewound turn: not part of the conversation (see
@@ -280,6 +293,9 @@ class Change:
     first: int | None = None  # lowest index whose item identity changed
     updated: list[Item] = field(default_factory=list)
     turn_ended: bool = False
+    #: items put in front of the view (older turns loaded): what was item 0 is now item
+    #: ``prepended`` (with ``first`` = 0), so a view can keep what it shows where it is
+    prepended: int = 0
 
     @property
     def empty(self) -> bool:
@@ -290,6 +306,7 @@ class Change:
             self.first = other.first if self.first is None else min(self.first, other.first)
         self.updated.extend(other.updated)
         self.turn_ended = self.turn_ended or other.turn_ended
+        self.prepended += other.prepended
         return self
 
 
@@ -314,6 +331,18 @@ def _pairable_response(m: Any, calls: dict[str, Item]) -> Item | None:
             return None
         target, found = holder, True
     return target if found else None
+
+
+def _response_ids(m: Any) -> list[str]:
+    """The call ids a message of tool responses only answers ([] for any other message)."""
+    ids = []
+    for p in raw.parts(m):
+        if meta.tool_type(p) != meta.FUNCTION_RESPONSE or not isinstance(p.get("data"), dict):
+            return []
+        call_id = p["data"].get("id")
+        if isinstance(call_id, str):
+            ids.append(call_id)
+    return ids
 
 
 _OUTCOME_WORDS = {"failed": "This turn failed", "canceled": "This turn was canceled", "rejected": "This turn was rejected"}
@@ -373,6 +402,13 @@ class Conversation:
         self.running_task_id: str | None = None  # the last loaded task, still running on the server
         #: task id -> the first time this view saw for it (its status timestamp), for turn times
         self.task_times: dict[str, str] = {}
+        #: the view starts at a page of the session's newest tasks: the server's token for the
+        #: older ones, not loaded yet (None: the view holds the whole session; see :meth:`prepend_tasks`)
+        self.older_token: str | None = None
+        #: tool responses shown on their own (their call was not loaded): call id -> the item
+        self._unpaired: dict[str, Item] = {}
+        #: one copy of each author name (a handful: "user", the agent's, its sub-agents')
+        self._names: dict[str, str] = {}
 
     # -- queries ---------------------------------------------------------------------------
     def __len__(self) -> int:
@@ -437,10 +473,13 @@ class Conversation:
         return ""
 
     # -- loading ---------------------------------------------------------------------------
-    def load_tasks(self, tasks: Iterable[Any]) -> Change:
-        """Replace the whole view with a session's tasks (as from ``GET /sessions/{id}/tasks``)."""
+    def load_tasks(self, tasks: Iterable[Any], older_token: str | None = None) -> Change:
+        """Replace the whole view with a session's tasks (as from ``GET /sessions/{id}/tasks``).
+        ``older_token``: these are only the newest of them; the server's token for the page of
+        older ones (:meth:`prepend_tasks` adds them in front)."""
         tasks = [t for t in tasks if isinstance(t, dict)]
         self._reset()
+        self.older_token = older_token  # a rewind's Task among them resets it: nothing older counts
         self._extend_from_tasks(tasks)
         self.turn_state = "idle"
         self.input_task_id = None
@@ -467,7 +506,48 @@ class Conversation:
         self._by_id = {}
         self._calls = {}
         self._artifacts = {}
+        self._unpaired = {}
         self._live = None
+        self.older_token = None
+
+    def prepend_tasks(self, tasks: Iterable[Any], older_token: str | None) -> Change:
+        """Put a page of older tasks (oldest first, as the server pages them) in front of the
+        view, as if the whole session had been loaded at once: a tool response shown on its own
+        is folded into its call when the call comes in an older page, and a message repeated in
+        both keeps its older place. ``older_token``: the token for the tasks older still (None:
+        this was the oldest page). A rewind's Task in the page makes everything before it moot."""
+        older = Conversation(self.session_id)
+        older.older_token = older_token
+        older._names = self._names
+        older._extend_from_tasks(tasks)
+        gone: set[int] = set()  # newer items that the older page takes in
+        for call_id, item in list(self._unpaired.items()):
+            holder = older._calls.get(call_id)
+            if holder is not None and id(item) not in gone and _pairable_response(item.raw, older._calls) is holder:
+                holder.absorbed += (item.raw,)
+                holder.message_ids.extend(item.message_ids)
+                holder._touch()
+                for mid in item.message_ids:
+                    self._by_id[mid] = holder
+                gone.add(id(item))
+        if gone:
+            self._unpaired = {k: v for k, v in self._unpaired.items() if id(v) not in gone}
+        repeated = {id(self._by_id[mid]) for mid in older._by_id if mid in self._by_id}
+        if repeated:
+            self._by_id = {k: v for k, v in self._by_id.items() if id(v) not in repeated}
+            gone |= repeated
+        newer = [it for it in self.items if id(it) not in gone] if gone else self.items
+        dropped = len(self.items) - len(newer)
+        self.items = older.items + newer
+        self._by_id = {**older._by_id, **self._by_id}
+        self._calls = {**older._calls, **self._calls}
+        self._artifacts = {**older._artifacts, **self._artifacts}
+        self._unpaired = {**older._unpaired, **self._unpaired}
+        self.task_times = {**older.task_times, **self.task_times}
+        self.older_token = older.older_token
+        if dropped:
+            return Change(first=0)  # not a plain prepend: the view re-measures everything
+        return Change(first=0, prepended=len(older.items))
 
     def _extend_from_tasks(self, tasks: Iterable[Any]) -> None:
         for task in tasks:
@@ -481,7 +561,7 @@ class Conversation:
             self._note_time(task_id, task.get("status"))
             tid = task_id if isinstance(task_id, str) else None
             messages, last, failure = _task_messages(task)
-            self._extend(messages, task_meta, tid)
+            self._share_names(self._extend(messages, task_meta, tid), tid)
             artifacts = task.get("artifacts")
             if type(artifacts) is list:
                 for artifact in artifacts:
@@ -491,6 +571,20 @@ class Conversation:
                 self._extend(last, task_meta, tid)
             if failure is not None:
                 self.items.append(Item(ItemKind.ERROR, _synthetic_key("error"), role="system", task_id=tid, text=failure))
+
+    def _share_names(self, items: list[Item], task_id: str | None) -> None:
+        """The items of one task share one copy of the ids and names they have in common (parsed
+        JSON makes a string per occurrence; a long session holds tens of thousands of them)."""
+        invocation = None
+        for item in items:
+            if item.task_id == task_id:
+                item.task_id = task_id
+            if item.invocation_id is not None:
+                if item.invocation_id == invocation:
+                    item.invocation_id = invocation
+                invocation = item.invocation_id
+            if item.author is not None:
+                item.author = self._names.setdefault(item.author, item.author)
 
     def _repeats_last(self, artifact: Any, task_id: str | None) -> bool:
         """The common case on load, checked cheaply: a one-text-part artifact repeating the task's
@@ -530,7 +624,7 @@ class Conversation:
         if not text_only and self._calls:
             holder = _pairable_response(m, self._calls)
             if holder is not None:
-                holder.absorbed.append(m)
+                holder.absorbed += (m,)
                 holder._touch()
                 if mid:
                     holder.message_ids.append(mid)
@@ -541,8 +635,11 @@ class Conversation:
             self._by_id[mid] = item
         if not text_only:
             self._register_calls(item)
+            for call_id in _response_ids(m):
+                self._unpaired[call_id] = item
         else:
             item._tools = _NO_TOOLS  # known already: nothing to look for later
+            item.raw = _compact(m)
         return item
 
     def _register_calls(self, item: Item) -> None:
@@ -670,6 +767,8 @@ class Conversation:
                     del self._calls[call_id]
         if self._artifacts:
             self._artifacts = {k: v for k, v in self._artifacts.items() if id(v) not in gone}
+        if self._unpaired:
+            self._unpaired = {k: v for k, v in self._unpaired.items() if id(v) not in gone}
         if self._live is not None and id(self._live) in gone:
             self._live = None
 
@@ -690,6 +789,8 @@ class Conversation:
             self.current_task_id,
             self.input_task_id,
             self.running_task_id,
+            self.older_token,
+            dict(self._unpaired),
         )
 
     def _restore(self, state: tuple) -> None:
@@ -704,7 +805,10 @@ class Conversation:
             self.current_task_id,
             self.input_task_id,
             self.running_task_id,
+            self.older_token,
+            unpaired,
         ) = state
+        self._unpaired = dict(unpaired)
         self.items, self._by_id, self._calls, self._artifacts = list(items), dict(by_id), dict(calls), dict(artifacts)
 
     # -- stream events ---------------------------------------------------------------------

@@ -45,6 +45,8 @@ class Read:
     tasks: list[dict[str, Any]]
     source: str | None
     note: str = ""
+    #: ``tasks`` are only the newest page: the server's token for the older ones (REST paging)
+    older_token: str | None = None
 
 
 class History:
@@ -102,10 +104,11 @@ class History:
         return matches[0] if matches else prefix
 
     # -- reading a session ---------------------------------------------------------------------
-    async def read(self, session_id: str) -> Read:
-        """The session ``session_id`` names (its id, or any unique prefix) and its tasks."""
+    async def read(self, session_id: str, page: int | None = None) -> Read:
+        """The session ``session_id`` names (its id, or any unique prefix) and its tasks; with
+        ``page``, over REST, only the newest ``page`` of them (``Read.older_token`` for the rest)."""
         if self.client.has_api:
-            return await self._read_rest(session_id)
+            return await self._read_rest(session_id, page)
         session_id = self._resolve(session_id, [s.id for s in self.remembered()])
         remembered = self.store.get(session_id) if self.store is not None else None
         session = Session(session_id, remembered.title if remembered else "", self.client.config.user_id)
@@ -134,7 +137,7 @@ class History:
             note = f"The server no longer has {len(task_ids) - len(tasks)} of this session's turns."
         return Read(session, tasks, "a2a" if tasks else None, note)
 
-    async def _read_rest(self, session_id: str) -> Read:
+    async def _read_rest(self, session_id: str, page: int | None) -> Read:
         try:
             session = await self.client.get_session(session_id)
         except HTTPStatusFailed as exc:
@@ -144,7 +147,10 @@ class History:
             if full == session_id:
                 raise SessionNotFound(f"session {session_id!r} does not exist on this server") from None
             session = await self.client.get_session(full)
-        return Read(session, await self.client.session_tasks(session.id), "rest")
+        if page is None:
+            return Read(session, await self.client.session_tasks(session.id), "rest")
+        newest = await self.client.session_tasks_page(session.id, page)
+        return Read(session, newest.tasks, "rest", older_token=newest.next_page_token)
 
     async def tasks(self, session_id: str) -> list[dict[str, Any]] | None:
         """The session's tasks as the server has them now; None when it cannot give them back."""

@@ -266,7 +266,8 @@ async def test_reloaded_items_are_redrawn_not_served_from_the_old_cache(server):
         conv = app.chat.conversation
         item = conv.items[-1]
         # the same message reloaded from the server with a different text (same key, same rev)
-        clone = type(item).from_message(dict(item.raw, parts=[{"kind": "text", "text": "reloaded text"}]))
+        wire = {"messageId": item.key, "role": item.role, "metadata": {"kagent_invocation_id": item.invocation_id}}
+        clone = type(item).from_message(dict(wire, parts=[{"kind": "text", "text": "reloaded text"}]))
         assert clone.key == item.key and clone.rev == item.rev
         conv.items[-1] = clone
         transcript.apply_change(Change(first=len(conv.items) - 1))

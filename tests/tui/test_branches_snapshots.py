@@ -13,6 +13,21 @@ SIZE = (100, 30)
 AT = "2026-11-20T10:42:00Z"
 
 
+def _wire(item):
+    """The message an item was made from (a text-only item keeps its text, not its wire dict)."""
+    if item.raw.get("parts"):
+        return item.raw
+    metadata = {"kagent_invocation_id": item.invocation_id, "kagent_author": item.author}
+    return {
+        "kind": "message",
+        "messageId": item.key,
+        "role": item.role,
+        "taskId": item.task_id,
+        "parts": [{"kind": "text", "text": item.text}],
+        "metadata": {k: v for k, v in metadata.items() if v is not None},
+    }
+
+
 def chat_with_a_rewound_turn():
     """The three captured turns, the last one rewound (as include_rewound lists it)."""
     chat = offline_chat()
@@ -27,7 +42,7 @@ def chat_with_a_rewound_turn():
             "id": rewound[0].task_id,
             "status": {"state": "completed", "timestamp": "2026-11-20T10:30:00Z"},
             "metadata": {contract.REWOUND_KEY: True, contract.REWOUND_BY_TASK_KEY: "r-1", contract.REWOUND_AT_KEY: AT},
-            "history": [item.raw for item in rewound],
+            "history": [_wire(item) for item in rewound],
         }
     )
     conversation.truncate_before(third)

@@ -149,6 +149,7 @@ class RewindApp(App[int]):
         try:
             client, self._closer = await self.connector()
             chat = Chat(client)
+            chat.open_newest_first = True  # the newest turns are shown first, older ones come in behind
             if new and session_id is None:
                 await client.connect()
                 await chat.open(None)

@@ -219,6 +219,19 @@ class ChatScreen(Screen):
         self._refresh_status()
         if self.chat.conversation.running_task_id is not None:
             self.reattach()  # the session's last turn is still running on the server: follow it
+        if self.chat.conversation.older_token is not None:
+            self._load_older()
+
+    @work(group="older", exclusive=True)
+    async def _load_older(self) -> None:
+        """The open session's older turns, a page at a time, in front of what is shown (the
+        history note says they are loading; rewind, edit and fork wait for them)."""
+        chat = self.chat
+        assert chat is not None
+        try:
+            await chat.load_older()
+        except ClientError as exc:
+            self.notify(f"Older turns could not be loaded: {exc}", title="Open session", severity="error", timeout=10)
 
     def _on_change(self, change: Change) -> None:
         assert self.chat is not None

@@ -48,6 +48,7 @@ from rewindtui.chat import Permissions as ChatPermissions
 from rewindtui.conversation import Change, Conversation, Item, ItemKind
 from rewindtui.export import local_time
 from rewindtui.textsafe import sanitize
+from rewindtui.tui.gc_policy import DrawnLines
 from rewindtui.tui.keys import run_binding_now
 from rewindtui.tui.widgets.part_view import PartStyles, has_more, render_parts
 
@@ -187,6 +188,7 @@ class Transcript(ScrollView, can_focus=True):
         # reloaded session brings new items with the same keys and revisions; least recently
         # drawn first, at most _CACHE_ITEMS
         self._cache: OrderedDict[str, tuple[Item, tuple, _Lines]] = OrderedDict()
+        self._drawn = DrawnLines()
 
     # -- model ---------------------------------------------------------------------------------
     def set_conversation(self, conversation: Conversation) -> None:
@@ -214,7 +216,9 @@ class Transcript(ScrollView, can_focus=True):
             self.preview = False
         if self.hover is not None and self.hover >= len(items):
             self.hover = None
-        if change.first is not None:
+        if change.prepended:
+            self._prepend(change.prepended)
+        elif change.first is not None:
             self._relayout(change.first)
         for item in change.updated:
             self._remeasure(item)
@@ -294,6 +298,27 @@ class Transcript(ScrollView, can_focus=True):
                 self._heights.append(self._estimate(item, width))
                 self._exact.append(False)
         self._recount(first)
+
+    def _prepend(self, count: int) -> None:
+        """``count`` items were put in front (older turns came in): measure just them, and keep
+        the view on the lines it shows and the selection on its turn (unless following the end)."""
+        items = self.conversation.items
+        width = self._content_width
+        before = self._starts[-1]
+        if width != self._layout_width or len(self._heights) + count != len(items):
+            self._relayout(0)
+        else:
+            self._heights[:0] = [self._estimate(items[i], width) for i in range(count)]
+            self._exact[:0] = [False] * count
+            if count < len(self._exact):
+                self._exact[count] = False  # its group role may have changed with what is before it
+            self._recount(0)
+        if self.cursor is not None:
+            self.cursor += count
+        if self.hover is not None:
+            self.hover += count
+        if not self.follow:
+            self._set_y(self.scroll_y + self._starts[-1] - before)
 
     def _recount(self, first: int = 0) -> None:
         """Recompute the start line of items from ``first`` on, and the virtual height."""
@@ -443,6 +468,7 @@ class Transcript(ScrollView, can_focus=True):
         return (item.rev, width, item.key in self.expanded, item.streaming, perms.rewind, perms.fork, perms.waiting, perms.redo, editable, role)
 
     def render_lines(self, crop):
+        self._drawn.settle(len(self.conversation.items))  # lines drawn lately: out of the collector's way
         self._check_width()
         self._make_visible_exact()
         # the widget's base style costs a walk over its ancestors: once per frame, not per line
@@ -582,6 +608,7 @@ class Transcript(ScrollView, can_focus=True):
             cache.move_to_end(item.key)
             return cached[2]
         strips = _Lines(self._render_item(index, item, width, key[-1]))
+        self._drawn.drew()
         cache[item.key] = (item, key, strips)
         cache.move_to_end(item.key)
         if len(cache) > _CACHE_ITEMS:
