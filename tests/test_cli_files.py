@@ -124,7 +124,7 @@ def test_card_of_the_embedded_server(run, server):
     assert any("urn:rewindtui:ext:rewind:v1  rewindtui's rewind extension: " in line for line in text.lines)
     assert any("example" in line and "weather in Tokyo" in line for line in text.lines)
     rest = json.loads(run("card", "--json", "--url", server.agent_url, "--binding", "http+json").out)
-    assert rest["binding"] == "HTTP+JSON" and rest["endpoint"] == server.agent_url
+    assert rest["binding"] == "HTTP+JSON" and rest["endpoint"] == server.agent_url.rstrip("/")
 
 
 def test_card_that_contradicts_itself(run):

@@ -63,6 +63,23 @@ def test_wrong_content_type_on_the_a2a_endpoint_is_a_jsonrpc_error(server, http)
     assert resp.json()["error"]["code"] == -32005  # ContentTypeNotSupported
 
 
+def test_wrong_content_type_on_the_http_json_routes_is_that_bindings_error(server, http):
+    # A2A 1.0 HTTP+JSON: an AIP-193 error body, ContentTypeNotSupported mapped to 415 (the TCK's
+    # test_content_type_not_supported_returns_415 posts exactly this)
+    body = json.dumps({"message": {"role": "ROLE_USER", "parts": [{"text": "x"}], "messageId": uuid.uuid4().hex}})
+    resp = http.post(
+        server.agent_url.rstrip("/") + "/message:send",
+        content=body.encode(),
+        headers={"Content-Type": "text/plain", "A2A-Version": "1.0"},
+    )
+    assert resp.status_code == 415
+    error = resp.json()["error"]
+    assert error["code"] == 415 and error["status"] and "application/json" in error["message"]
+    assert [d["reason"] for d in error["details"]] == ["CONTENT_TYPE_NOT_SUPPORTED"]
+    rest = http.post(server.base_url + "/api/sessions", content=b"{}", headers={"Content-Type": "text/plain"})
+    assert rest.status_code == 415 and isinstance(rest.json()["error"], str)  # our REST API keeps its shape
+
+
 @pytest.mark.parametrize("host", ["evil.example:{port}", "evil.example", "192.168.1.20:{port}", "[fe80::1]:{port}"])
 def test_dns_rebinding_is_refused(server, http, host):
     """A page whose name now resolves to 127.0.0.1 still says its own name in Host."""

@@ -80,7 +80,7 @@ def test_agent_card(tmp_path: Path) -> None:
     assert card["supportedInterfaces"] == [
         {"url": srv.agent_url, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"},
         {"url": srv.agent_url, "protocolBinding": "JSONRPC", "protocolVersion": "0.3.0"},
-        {"url": srv.agent_url, "protocolBinding": "HTTP+JSON", "protocolVersion": "1.0"},
+        {"url": srv.agent_url.rstrip("/"), "protocolBinding": "HTTP+JSON", "protocolVersion": "1.0"},
     ]
     assert card["protocolVersion"] == "0.3.0"
     assert card["url"] == srv.agent_url and card["preferredTransport"] == "JSONRPC"

@@ -71,7 +71,9 @@ def build_agent_card(
         supported_interfaces=[
             pb.AgentInterface(url=agent_url, protocol_binding="JSONRPC", protocol_version="1.0"),
             pb.AgentInterface(url=agent_url, protocol_binding="JSONRPC", protocol_version="0.3.0"),
-            pb.AgentInterface(url=agent_url, protocol_binding="HTTP+JSON", protocol_version="1.0"),
+            # the HTTP+JSON routes hang under it ("{url}/message:send"): its URL without the trailing slash,
+            # so a plain join of URL and route (as the A2A TCK makes) gives no "//"
+            pb.AgentInterface(url=agent_url.rstrip("/"), protocol_binding="HTTP+JSON", protocol_version="1.0"),
         ],
         capabilities=pb.AgentCapabilities(streaming=True, push_notifications=False, extensions=[extension]),
         default_input_modes=["text"],

@@ -10,7 +10,8 @@ An ASGI middleware in front of every route:
 * **Content type** -- a ``POST``/``PUT``/``PATCH`` must be ``application/json`` (or A2A's
   ``application/a2a+json``), which a page
   cannot send cross-origin without a CORS preflight this server never grants (415; on the A2A
-  endpoint with the JSON-RPC error ContentTypeNotSupported, -32005).
+  endpoint with the JSON-RPC error ContentTypeNotSupported, -32005; on its HTTP+JSON routes with
+  the binding's AIP-193 error, reason ``CONTENT_TYPE_NOT_SUPPORTED``).
 * **Token** -- when the server has one (always when it binds anything but loopback; always
   for a server the app spawns), every request but the agent card needs
   ``Authorization: Bearer <token>`` (401). The comparison is constant-time.
@@ -28,7 +29,8 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from a2a.server.request_handlers.response_helpers import build_error_response
-from a2a.utils.errors import ContentTypeNotSupportedError
+from a2a.utils.error_handlers import build_rest_error_payload
+from a2a.utils.errors import A2AError, ContentTypeNotSupportedError
 
 from rewindtui.server.options import is_loopback
 
@@ -68,6 +70,8 @@ class Guard:
         self.check_host = is_loopback(bind_host)
         self.allowed = {h.lower().strip("[]") for h in allowed_hosts} | {_hostname(bind_host)}
         self.a2a_paths = frozenset(a2a_paths)
+        # the HTTP+JSON binding's routes hang under the JSON-RPC endpoint's path ("{agent}/message:send")
+        self.a2a_prefixes = tuple(p.rstrip("/") + "/" for p in self.a2a_paths)
         self.public_paths = frozenset(public_paths)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -111,6 +115,8 @@ class Guard:
                 message = f"send Content-Type: application/json (not {media_type or 'none'!r})"
                 if path in self.a2a_paths:
                     return 415, build_error_response(None, ContentTypeNotSupportedError(message=message)), {}
+                if path.startswith(self.a2a_prefixes):
+                    return 415, _http_json_error(415, ContentTypeNotSupportedError(message=message)), {}
                 return 415, {"error": message}, {}
         return None
 
@@ -118,3 +124,12 @@ class Guard:
     def _same_origin(origin: str, host: str) -> bool:
         parts = urlsplit(origin)
         return parts.scheme in ("http", "https") and parts.netloc.lower() == host.strip().lower()
+
+
+def _http_json_error(status: int, error: A2AError) -> dict[str, Any]:
+    """An A2A error as the HTTP+JSON binding answers it (AIP-193: ``{"error": {"code", "status",
+    "message", "details"}}``, a2a-sdk's own payload), its ``code`` the HTTP status sent (A2A 1.0
+    maps ContentTypeNotSupported to 415; a2a-sdk 1.3.0's table says 400)."""
+    payload = build_rest_error_payload(error)
+    payload["error"]["code"] = status
+    return payload
