@@ -749,7 +749,9 @@ class Chat:
             answer = await self.client.rewind_rest(sid, invocation_id, history_length=ANSWER_TAIL)
         except (HTTPStatusFailed, ConnectFailed, MalformedFrame) as exc:
             raise await self._rewind_error(exc, token, invocation_id) from None
-        if isinstance(answer, dict) and self._joined(StreamEvent(EventKind.TASK, answer)):
+        event = StreamEvent(EventKind.TASK, answer)
+        total, count = self._bounded(event)
+        if total is not None and total != count and self._joined(event, total):
             return  # else the session is re-read, as each turn shows on a reload (artifacts, outcomes)
         with contextlib.suppress(ClientError):
             await self.refresh()
@@ -763,11 +765,8 @@ class Chat:
             total = int(total)  # A2A 1.0 metadata is a protobuf Struct: its numbers are floats
         return (total if isinstance(total, int) and not isinstance(total, bool) else None), count
 
-    def _joined(self, event: StreamEvent) -> bool:
-        """Join a bounded answer (fewer messages than its total) to the view, if the ids show how."""
-        total, count = self._bounded(event)
-        if total is None or total == count:
-            return False
+    def _joined(self, event: StreamEvent, total: int) -> bool:
+        """Join a bounded answer (fewer messages than its ``total``) to the view, if the ids show how."""
         change = self.conversation.apply_effective_tail(event, total)
         if change is None:
             return False
@@ -781,7 +780,7 @@ class Chat:
         told whole and cannot be joined: the server must be re-read."""
         total, count = self._bounded(event)
         if total is not None and total != count:
-            return self._joined(event)
+            return self._joined(event, total)
         if total is None and count == ANSWER_TAIL:
             return False  # as many as asked for, without the count (not this contract): maybe cut
         self._emit(self.conversation.apply(event, effective=True))

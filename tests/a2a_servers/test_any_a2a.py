@@ -29,6 +29,14 @@ def agents(chat: Chat) -> list[str]:
     return [i.text for i in chat.conversation.items if i.role == "agent" and i.kind in (ItemKind.MESSAGE, ItemKind.ARTIFACT)]
 
 
+async def streaming(chat: Chat, text: str) -> asyncio.Future[None]:
+    """Send ``text`` and return once the agent's answer has begun to stream (the send still running)."""
+    running = asyncio.ensure_future(chat.send(text))
+    while not agents(chat):
+        await asyncio.sleep(0.02)
+    return running
+
+
 def shown(chat: Chat) -> list[tuple[str, str, str]]:
     return [(i.kind.value, i.role, i.text) for i in chat.conversation.items if i.kind in (ItemKind.MESSAGE, ItemKind.ARTIFACT)]
 
@@ -105,9 +113,7 @@ async def test_stop_a_running_turn(sdk_server, tmp_path):
     async with A2AClient(config(sdk_server, tmp_path)) as client:
         chat = Chat(client)
         await chat.open(None)
-        running = asyncio.ensure_future(chat.send("a slow answer with many many words to say"))
-        while not agents(chat):
-            await asyncio.sleep(0.02)
+        running = await streaming(chat, "a slow answer with many many words to say")
         assert chat.permissions().can_stop
         await chat.stop(grace=2.0)
         await running
@@ -195,9 +201,7 @@ async def test_stop_where_the_agent_sends_no_canceled_status_is_a_stop_not_an_in
     async with A2AClient(config(server, tmp_path)) as client:
         chat = Chat(client)
         await chat.open(None)
-        running = asyncio.ensure_future(chat.send("a slow answer with quite a few words to say"))
-        while not agents(chat):
-            await asyncio.sleep(0.02)
+        running = await streaming(chat, "a slow answer with quite a few words to say")
         started = asyncio.get_running_loop().time()
         await chat.stop(grace=0.5)
         await running  # no TurnInterrupted: the user stopped it
