@@ -83,7 +83,8 @@ def check_data_dir(data_dir: Path) -> list[str]:
             f"{data_dir / ADK_FILE} is {state} while {data_dir / STORE_FILE} holds {store} session(s): "
             f"the agent would not know them; {_WHAT_TO_DO.replace('it', ADK_FILE, 1)}, or move {STORE_FILE} away too"
         )
-    # the files exist now (created 0600 if they were missing): remember them as checked
+    for name in (STORE_FILE, ADK_FILE):  # 0600 from the start (SQLite gives -wal/-shm the same mode)
+        create_private(data_dir / name)
     _checked[key] = _signature(data_dir)
     return notes
 
