@@ -590,6 +590,11 @@ class Chat:
         # stoppable: stop() closes a resumed stream as it closes a turn's own
         outcome = await self._consume_stoppable(self.client.subscribe(task_id), resumed)
         watch.state = resumed.state or watch.state
+        if outcome.kind == "done":
+            # a resumed stream may repeat a piece its first Task already held (a2a-sdk taps the
+            # queue, then reads the task): the turn ends as the server's Task has it, read once
+            with contextlib.suppress(ClientError):
+                self._emit(self.conversation.apply(StreamEvent(EventKind.TASK, await self.client.get_task(task_id))))
         return outcome.kind == "done"
 
     async def _reread(self, task_id: str | None) -> str | None:

@@ -55,6 +55,14 @@ class Lies:
     api: str | None = None
     #: answer a turn with a 307 to this URL
     redirect_turn_to: str | None = None
+    #: reattach: ListTasks and GetTask answer these tasks (JSON text), SubscribeToTask these
+    #: ``result`` bodies as SSE frames (a2a-sdk's ``ActiveTask.subscribe`` taps the queue, then
+    #: reads the task: a chunk can come in both)
+    listed: str | None = None
+    got: str | None = None
+    subscribe_frames: list[str] = field(default_factory=list)
+    #: the card advertises the rewind extension and its REST api
+    rest: bool = True
     requests: list[str] = field(default_factory=list)
 
 
@@ -78,7 +86,7 @@ def hostile_app(url: str, lies: Lies) -> Starlette:
         version="1",
         supported_interfaces=[pb.AgentInterface(url=url + "/", protocol_binding="JSONRPC", protocol_version="1.0")],
         capabilities=pb.AgentCapabilities(
-            streaming=True, extensions=[pb.AgentExtension(uri=EXTENSION_URI, params=params)]
+            streaming=True, extensions=[pb.AgentExtension(uri=EXTENSION_URI, params=params)] if lies.rest else []
         ),
         default_input_modes=["text"],
         default_output_modes=["text"],
@@ -101,6 +109,18 @@ def hostile_app(url: str, lies: Lies) -> Starlette:
                 yield f"data: {frame}\n\n".encode()
 
             return StreamingResponse(frames(), media_type="text/event-stream")
+        if method == "SubscribeToTask":
+
+            async def resumed() -> AsyncIterator[bytes]:
+                for result in lies.subscribe_frames:
+                    yield f'data: {{"jsonrpc": "2.0", "id": {rid}, "result": {result}}}\n\n'.encode()
+
+            return StreamingResponse(resumed(), media_type="text/event-stream")
+        if method == "GetTask" and lies.got:
+            return Response(f'{{"jsonrpc": "2.0", "id": {rid}, "result": {lies.got}}}', media_type="application/json")
+        if method == "ListTasks" and lies.listed:
+            result = f'{{"tasks": [{lies.listed}], "nextPageToken": "", "pageSize": 1, "totalSize": 1}}'
+            return Response(f'{{"jsonrpc": "2.0", "id": {rid}, "result": {result}}}', media_type="application/json")
         if method == "GetTask":
             text = f'{{"jsonrpc": "2.0", "id": {rid}, "result": {_task(params.get("id", "t"), "ctx-1", lies)}}}'
             text += " " * max(0, lies.pad - len(text))

@@ -189,3 +189,47 @@ async def test_a_turn_redirected_to_another_origin_is_not_followed(liar):
     assert isinstance(caught.value, RedirectRefused) or "RedirectRefused" in repr(caught.value.__cause__) or True
     assert other.seen == []
     assert not [i for i in chat.conversation.items if i.kind is ItemKind.MESSAGE and i.role == "agent"]
+
+
+def _resumable(state: str, artifact_text: str) -> str:
+    artifact = f'{{"artifactId": "a1", "name": "answer", "parts": [{{"text": "{artifact_text}"}}]}}'
+    user = '{"role": "ROLE_USER", "messageId": "u1", "contextId": "ctx-1", "taskId": "t-run", "parts": [{"text": "hi"}]}'
+    return (
+        f'{{"id": "t-run", "contextId": "ctx-1", "status": {{"state": "{state}", "timestamp": "2026-01-01T00:00:00Z"}}, '
+        f'"history": [{user}], "artifacts": [{artifact}]}}'
+    )
+
+
+def _chunk(text: str, last: bool = False) -> str:
+    return (
+        '{"artifactUpdate": {"taskId": "t-run", "contextId": "ctx-1", "append": true, '
+        f'"lastChunk": {"true" if last else "false"}, "artifact": {{"artifactId": "a1", "parts": [{{"text": "{text}"}}]}}}}}}'
+    )
+
+
+async def test_reattaching_never_doubles_a_chunk(tmp_path):
+    """The a2a-sdk race: SubscribeToTask's first Task already holds " said:", and the tapped
+    queue sends it again. The resumed turn ends as the server's Task says, not doubled."""
+    lies = Lies(
+        listed=_resumable("TASK_STATE_WORKING", "You"),
+        got=_resumable("TASK_STATE_COMPLETED", "You said: hi"),
+        rest=False,
+        subscribe_frames=[
+            '{"task": ' + _resumable("TASK_STATE_WORKING", "You said:") + "}",
+            _chunk(" said:"),  # already in the Task above
+            _chunk(" hi", last=True),
+            '{"statusUpdate": {"taskId": "t-run", "contextId": "ctx-1", "status": {"state": "TASK_STATE_COMPLETED"}}}',
+        ],
+    )
+    with ServeInThread(factory=lambda url: hostile_app(url, lies)) as served:
+        client = A2AClient(ServerConfig(url=served.url + "/", timeout=5, local_store=tmp_path / "s.db"))
+        try:
+            await client.connect()
+            chat = Chat(client)
+            await chat.open("ctx-1")
+            assert chat.conversation.running_task_id == "t-run"
+            await chat.resume()
+        finally:
+            await client.aclose()
+    agent = [i.text for i in chat.conversation.items if i.role == "agent" and i.text]
+    assert agent == ["You said: hi"], agent

@@ -89,14 +89,21 @@ def part_info(p: Any) -> PartInfo:
     return PartInfo("file", name=name, media_type=media, size=b64_size(data) if inline else None, url=url, inline=inline)
 
 
-def part_bytes(p: Any) -> bytes | None:
-    """The decoded bytes of an inline file part (None: not inline, or not valid base64)."""
+def part_b64(p: Any) -> str | None:
+    """The base64 text of an inline file part, undecoded (None: not inline)."""
     if not isinstance(p, dict):
         return None
     inner = p.get("file") if isinstance(p.get("file"), dict) else None
     if (inner is None and "raw" not in p) or (inner is not None and "bytes" not in inner):
         return None
-    text = _str(inner.get("bytes")) if inner is not None else _str(p.get("raw"))
+    return _str(inner.get("bytes")) if inner is not None else _str(p.get("raw"))
+
+
+def part_bytes(p: Any) -> bytes | None:
+    """The decoded bytes of an inline file part (None: not inline, or not valid base64)."""
+    text = part_b64(p)
+    if text is None:
+        return None
     try:
         return base64.b64decode(text, validate=False)
     except (binascii.Error, ValueError):

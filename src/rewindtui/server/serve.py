@@ -176,8 +176,6 @@ def main(argv: list[str] | None = None) -> int:
                 base_url=base_url, agent_url=base_url + AGENT_PATH, api_url=base_url + API_PATH, token=options.token
             )
             print(f"serving on {base_url}", flush=True)
-            if not is_loopback(args.host):
-                print(f"listening on {listen_text(args.host, sock.getsockname()[1])}", flush=True)
             print(f"agent URL: {state.agent_url}  (rewindtui --url {state.agent_url})", flush=True)
             if generated_token:
                 print(
@@ -185,6 +183,8 @@ def main(argv: list[str] | None = None) -> int:
                     f"set {TOKEN_ENV} to choose it)",
                     flush=True,
                 )
+            if not is_loopback(args.host):
+                print(f"listening on {listen_text(args.host, sock.getsockname()[1])}", flush=True)
             if args.exit_on_stdin_eof:
                 loop = asyncio.get_running_loop()
                 parent = os.getppid()
