@@ -91,7 +91,7 @@ async def test_a_missing_adk_database_refuses_to_start(tmp_path):
     await _make_session(tmp_path, "hello")
     for side in ("", "-wal", "-shm"):
         Path(str(tmp_path / "adk_sessions.db") + side).unlink(missing_ok=True)
-    with pytest.raises(DataDirProblem, match=r"adk_sessions\.db is missing while .*rewindtui\.db holds 1 session"):
+    with pytest.raises(DataDirProblem, match=r"adk_sessions\.db is missing while .*rewindtui\.db holds 1 session.*restore both databases"):
         EmbeddedServer(tmp_path).start()
 
 

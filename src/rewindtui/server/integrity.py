@@ -39,6 +39,7 @@ SIDE_FILES = ("-wal", "-shm", "-journal")
 MIN_FREE_BYTES = 1024 * 1024
 _WHAT_TO_DO = "restore it from a backup (rewindtui restore BACKUP --data-dir DIR) or move it away to start afresh"
 
+
 _checked: dict[str, tuple[tuple[int, int], ...]] = {}
 
 
@@ -70,19 +71,15 @@ def check_data_dir(data_dir: Path) -> list[str]:
     for name in (STORE_FILE, ADK_FILE):
         counts[name] = _sessions_in(data_dir / name)
     store, adk = counts[STORE_FILE], counts[ADK_FILE]
-    if (store is None or store == 0) and adk:
-        state = "missing" if store is None else "empty (no sessions)"
-        raise DataDirProblem(
-            f"{data_dir / STORE_FILE} is {state} while {data_dir / ADK_FILE} holds {adk} session(s): "
-            f"refusing to start empty over existing data; {_WHAT_TO_DO.replace('it', STORE_FILE, 1)}, "
-            f"or move {ADK_FILE} away too"
-        )
-    if (adk is None or adk == 0) and store:
-        state = "missing" if adk is None else "empty (no sessions)"
-        raise DataDirProblem(
-            f"{data_dir / ADK_FILE} is {state} while {data_dir / STORE_FILE} holds {store} session(s): "
-            f"the agent would not know them; {_WHAT_TO_DO.replace('it', ADK_FILE, 1)}, or move {STORE_FILE} away too"
-        )
+    for empty, full, count in ((STORE_FILE, ADK_FILE, adk), (ADK_FILE, STORE_FILE, store)):
+        lacking = counts[empty]
+        if (lacking is None or lacking == 0) and count:
+            state = "missing" if lacking is None else "empty (no sessions)"
+            raise DataDirProblem(
+                f"{data_dir / empty} is {state} while {data_dir / full} holds {count} session(s): refusing to start "
+                f"over half the data; restore both databases from one backup (rewindtui restore BACKUP --data-dir "
+                f"{data_dir}), or move {full} away too to start afresh"
+            )
     for name in (STORE_FILE, ADK_FILE):  # 0600 from the start (SQLite gives -wal/-shm the same mode)
         create_private(data_dir / name)
     _checked[key] = _signature(data_dir)
