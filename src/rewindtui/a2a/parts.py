@@ -55,10 +55,12 @@ def human_size(size: int) -> str:
 
 def b64_size(text: str) -> int:
     """Decoded length of base64 ``text``, without decoding it."""
-    n = len(text.strip())
+    if text[:1].isspace() or text[-1:].isspace():
+        text = text.strip()  # (a copy only then: an inline file's text can be hundreds of MB)
+    n = len(text)
     if n == 0:
         return 0
-    padding = len(text) - len(text.rstrip("="))
+    padding = 2 if text.endswith("==") else 1 if text.endswith("=") else 0
     return n * 3 // 4 - padding
 
 
