@@ -21,7 +21,7 @@ from binding_servers import Recorder, card_json_10, card_only_app
 from asgi_thread import ServeInThread
 from rewindtui.auth import CredentialScope, redact
 from rewindtui.chat import Chat, TurnRefused
-from rewindtui.client import A2AClient, ServerConfig
+from rewindtui.client import A2AClient, ServerConfig, Unsupported
 from rewindtui.settings import Settings, SettingsError, load_settings
 
 SECRET = "s3cret-token-value-42"
@@ -103,8 +103,8 @@ def test_scope_by_origin_and_redirects():
 
 
 async def test_a_card_pointing_elsewhere_gets_no_credentials(tmp_path):
-    """The card's rewind extension names an ``api`` on another origin: the user's bearer token,
-    API key header, configured headers and user id header stay home."""
+    """The card's rewind extension names an ``api`` on another origin: it is not used; on a
+    redirect the user's bearer token, API key header, configured headers and user id stay home."""
     other = Recorder()
     with ServeInThread(other) as elsewhere:
         extension = {
@@ -124,14 +124,17 @@ async def test_a_card_pointing_elsewhere_gets_no_credentials(tmp_path):
             )
             async with A2AClient(config) as client:
                 caps = await client.connect()
-                assert caps.api == elsewhere.url + "/api" and caps.can_rewind
-                await client.list_sessions()  # goes to the other origin
-                await client.session_tasks("s1")
+                # an API on an origin the user did not configure is not used at all (the user id
+                # would go there in ?user_id=)
+                assert caps.api is None and not caps.can_rewind
+                assert config.refused_api == elsewhere.url + "/api"
+                with pytest.raises(Unsupported):
+                    await client.list_sessions()
                 # a redirect from home to elsewhere: the credentials are taken off on the way
                 await client._request("GET", home.url + "/x", params={"to": elsewhere.url + "/landing"})
     assert home_seen.seen and all(s.headers.get("authorization") == f"Bearer {SECRET}" for s in home_seen.seen)
     assert all(s.headers.get("x-team") == "blue" and s.headers.get("x-user-id") == "alice" for s in home_seen.seen)
-    assert [s.path for s in other.seen] == ["/api/sessions", "/api/sessions/s1/tasks", "/landing"]
+    assert [s.path for s in other.seen] == ["/landing"]
     for seen in other.seen:
         assert not {"authorization", "x-api-key", "x-team", "x-user-id"} & set(seen.headers), seen
 

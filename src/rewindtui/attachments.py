@@ -14,13 +14,15 @@ No Textual; the app and the headless commands share it.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 import mimetypes
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 from urllib.parse import unquote, urlsplit
 
 import httpx
@@ -158,17 +160,49 @@ def _unused(directory: Path, name: str) -> Path:
     raise AttachmentError(f"too many files named {name} in {directory}")
 
 
-def _write_new(directory: Path, name: str, data: bytes) -> Path:
-    """Write ``data`` to a new file (never over an existing one)."""
+def _write_new(directory: Path, name: str, data: bytes | Callable[[BinaryIO], None]) -> Path:
+    """Write ``data`` (bytes, or a function writing to the open file) to a new file (never over an
+    existing one). A write that fails leaves no partial file."""
     for _ in range(100):
         path = _unused(directory, name)
         try:
-            with open(path, "xb") as fh:
-                fh.write(data)
-            return path
+            fh = open(path, "xb")
         except FileExistsError:  # someone took the name in between
             continue
+        try:
+            with fh:
+                if callable(data):
+                    data(fh)
+                else:
+                    fh.write(data)
+        except BaseException:
+            path.unlink(missing_ok=True)
+            raise
+        return path
     raise AttachmentError(f"could not find a free name for {name} in {directory}")
+
+
+#: base64 characters decoded per step when an inline file is saved (a multiple of 4)
+_B64_STEP = 4 * 256 * 1024
+_B64_ONLY = re.compile(r"[A-Za-z0-9+/]*={0,2}")
+
+
+def _b64_writer(text: str, name: str) -> Callable[[BinaryIO], None]:
+    """Write the file whose base64 is ``text`` a step at a time: memory beyond the text is one
+    step, not the whole file (a 200 MB file was held ~7 times). Text with line breaks or other
+    characters is decoded whole, as before."""
+
+    def write(fh: BinaryIO) -> None:
+        try:
+            if _B64_ONLY.fullmatch(text) is None:
+                fh.write(base64.b64decode(text, validate=False))
+                return
+            for start in range(0, len(text), _B64_STEP):
+                fh.write(binascii.a2b_base64(text[start : start + _B64_STEP]))
+        except (binascii.Error, ValueError):
+            raise AttachmentError(f"{name}: its bytes are not valid base64") from None
+
+    return write
 
 
 def _fallback_name(info: wire.PartInfo, index: int) -> str:
@@ -226,16 +260,14 @@ async def save_parts(
     for index, p in enumerate(savable(raw_parts), start=1):
         info = wire.part_info(p)
         name = safe_name(info.name, _fallback_name(info, index))
+        data: bytes | Callable[[BinaryIO], None]
         try:
             if info.kind == "data":
                 if not name.endswith(".json"):
                     name += ".json"
                 data = (json.dumps(wire.tidy_json(info.data), ensure_ascii=False, indent=2) + "\n").encode("utf-8")
             elif info.inline:
-                decoded = wire.part_bytes(p)
-                if decoded is None:
-                    raise AttachmentError(f"{name}: its bytes are not valid base64")
-                data = decoded
+                data = _b64_writer(wire.part_b64(p) or "", name)  # streamed to disk
             elif info.url:
                 if http is None:
                     raise AttachmentError(f"{name} is a link ({info.url}), not fetched")

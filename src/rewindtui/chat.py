@@ -33,6 +33,7 @@ from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from rewindtui import freshness
 from rewindtui.a2a import contract, outgoing, raw
 from rewindtui.a2a.classify import EventKind, StreamEvent
 from rewindtui.a2a.dialect import TURN_ENDING_STATES
@@ -409,6 +410,7 @@ class Chat:
         TurnRefused: the server did not take it (the view is as before). TurnInterrupted: the
         stream stopped before the turn's end and could not be resumed. A turn that the server ends
         as failed returns normally (``conversation.turn_state`` says so)."""
+        await freshness.ensure_fresh(self, TurnRefused)  # another client changed the session: reload
         if self.edit is not None:
             edit, self.edit = self.edit, None
             await self._rewind(edit.invocation_id, text, token=edit.token)
@@ -588,6 +590,11 @@ class Chat:
         # stoppable: stop() closes a resumed stream as it closes a turn's own
         outcome = await self._consume_stoppable(self.client.subscribe(task_id), resumed)
         watch.state = resumed.state or watch.state
+        if outcome.kind == "done":
+            # a resumed stream may repeat a piece its first Task already held (a2a-sdk taps the
+            # queue, then reads the task): the turn ends as the server's Task has it, read once
+            with contextlib.suppress(ClientError):
+                self._emit(self.conversation.apply(StreamEvent(EventKind.TASK, await self.client.get_task(task_id))))
         return outcome.kind == "done"
 
     async def _reread(self, task_id: str | None) -> str | None:
@@ -679,6 +686,7 @@ class Chat:
         The view is truncated at once; the server's answer then becomes the view. A clear refusal
         rolls the view back exactly (RewindFailed); an unknown outcome shows the server's view,
         re-read (RewindOutcomeUnknown)."""
+        await freshness.ensure_fresh(self, RewindFailed)  # another client changed the session: reload
         await self._rewind(invocation_id, text or None, token=None)
 
     async def _rewind(self, invocation_id: str, text: str | None, token: RewindToken | None) -> None:

@@ -127,6 +127,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="run the embedded agent server in the foreground (see `rewindtui serve --help`)",
         add_help=False,
     )
+    sub.add_parser("backup", help="copy the server's databases, consistent while it runs (`backup --help`)", add_help=False)
+    sub.add_parser("restore", help="put a backup in place (the server stopped; `restore --help`)", add_help=False)
 
     p = sub.add_parser("sessions", help="list sessions", description="List the sessions on the server.", epilog=_OUTPUT, formatter_class=_Formatter)
     _connection_options(p)
@@ -710,6 +712,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if argv and argv[0] == "serve":
             return _serve(argv[1:])
+        if argv and argv[0] in ("backup", "restore"):  # the server's data: rewindtui.backup
+            from rewindtui.backup import main as backup_main
+
+            return backup_main(argv)
         parser = build_parser()
         try:
             args, extra = parser.parse_known_args(argv)

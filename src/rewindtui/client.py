@@ -34,7 +34,8 @@ from rewindtui.a2a.card import JSONRPC, Choice, NoUsableInterface, choose_interf
 from rewindtui.a2a.classify import StreamEvent, classify
 from rewindtui.a2a.dialect import Dialect
 from rewindtui.attachments import Attachment
-from rewindtui.auth import AuthOption, CredentialScope
+from rewindtui.auth import AuthOption, CredentialScope, origin_of
+from rewindtui.bounded_json import bound_task
 from rewindtui.errors import (
     ClientError,
     ConnectFailed,
@@ -43,13 +44,13 @@ from rewindtui.errors import (
     MalformedFrame,
     RpcError,
     Unsupported,
-    describe_transport,
     excerpt,
     parse_frame,
     parse_json,
     status_error,
 )
-from rewindtui.transport import Transport, make_transport, segment
+from rewindtui.limits import MAX_PAGES
+from rewindtui.transport import Transport, bounded_request, make_transport, segment
 
 __all__ = [
     "A2AClient",
@@ -59,6 +60,8 @@ __all__ = [
     "ConnectionLost",
     "HTTPStatusFailed",
     "MalformedFrame",
+    "PageProgress",
+    "PagingStalled",
     "RpcError",
     "ServerConfig",
     "Session",
@@ -101,6 +104,8 @@ class ServerConfig:
     credentials: dict[str, str] = field(default_factory=dict)
     #: more origins that are home (besides ``url``, ``api`` and ``fallback_urls``)
     home_urls: tuple[str, ...] = ()
+    #: set when the card named a REST API on an origin the user did not configure (not used)
+    refused_api: str = ""
 
     def home(self) -> list[str]:
         """The URLs whose origins the user configured: credentials and headers go there only."""
@@ -132,6 +137,8 @@ class Capabilities:
     binding: str = JSONRPC
     endpoint: str = ""
     choice: Choice | None = None
+    #: the session's newest task id is a cheap revision (``GET {api}/sessions/{id}/tasks?limit=1``)
+    newest_task: bool = False
 
     @property
     def can_rewind(self) -> bool:
@@ -176,6 +183,23 @@ class Capabilities:
         )
 
 
+def _home_api(value: Any, config: ServerConfig, card_url: str) -> str | None:
+    """The REST base an agent card's rewind extension names, when it is on an origin the user
+    configured (a relative one is joined to the card's URL). Another origin is never used: the
+    user id (``?user_id=``) and the configured headers would go to a host the user did not name."""
+    if not isinstance(value, str) or not value.strip():
+        return None
+    try:
+        url = str(httpx.URL(card_url).join(value.strip()))
+        home = {origin_of(u) for u in config.home()}
+        if origin_of(url) in home:
+            return url
+    except (httpx.InvalidURL, ValueError, TypeError):
+        pass
+    config.refused_api = value
+    return None
+
+
 def capabilities_from_card(card: dict[str, Any], config: ServerConfig, card_url: str | None = None) -> Capabilities:
     """What the card says, as this client will use it. Unsupported when it offers no binding
     this client speaks (e.g. gRPC only)."""
@@ -198,7 +222,7 @@ def capabilities_from_card(card: dict[str, Any], config: ServerConfig, card_url:
     if isinstance(offered, str):
         offered = [offered]
     api_param = extension.get(contract.PARAM_API)
-    api = config.api or (api_param if isinstance(api_param, str) else None)
+    api = config.api or _home_api(api_param, config, card_url)
     modes = tuple(m for m in contract.MODES if m in offered)
     if config.rewind == "off":
         modes = ()
@@ -227,6 +251,7 @@ def capabilities_from_card(card: dict[str, Any], config: ServerConfig, card_url:
         binding=choice.binding,
         endpoint=choice.url,
         choice=choice,
+        newest_task=bool(extension.get(contract.PARAM_NEWEST_TASK)) and bool(api),
     )
 
 
@@ -247,7 +272,7 @@ class Session:
         if isinstance(d, dict) and isinstance(d.get(kagent.SESSION_KEY), dict) and "id" not in d:
             d = d[kagent.SESSION_KEY]
         if not isinstance(d, dict) or not isinstance(d.get("id"), str):
-            raise MalformedFrame(f"not a session: {excerpt(json.dumps(d, default=str))!r}")
+            raise MalformedFrame(f"not a session: {_excerpt_of(d)!r}")
         name = d.get("name")
         return cls(
             id=d["id"],
@@ -265,6 +290,47 @@ class TaskPage:
     next_page_token: str | None
 
 
+class PagingStalled(MalformedFrame):
+    """The server's pages do not advance (a token seen before, a page that adds nothing, or more
+    than ``limits.MAX_PAGES`` pages): loading stops there instead of asking forever."""
+
+    category = "paging"
+
+
+class PageProgress:
+    """Pages read for one session, so a server whose page token never advances is caught: a token
+    seen before, a page with no task not already read (while it still names a next page), or more
+    than MAX_PAGES pages -> PagingStalled."""
+
+    def __init__(self, what: str) -> None:
+        self.what = what
+        self.tokens: set[str] = set()
+        self.task_ids: set[str] = set()
+        self.pages = 0
+
+    def check(self, asked: str | None, page: TaskPage) -> TaskPage:
+        self.pages += 1
+        if asked:
+            self.tokens.add(asked)
+        ids = {t["id"] for t in page.tasks if isinstance(t.get("id"), str)}
+        new = ids - self.task_ids
+        self.task_ids |= ids
+        token = page.next_page_token
+        stop = ""
+        if token and token in self.tokens:
+            stop = f"the server answered page token {excerpt(token, 40)!r} again"
+        elif token and asked and not new:
+            stop = "a page added no task not already read and still named a next page"
+        elif token and self.pages >= MAX_PAGES:
+            stop = f"more than {MAX_PAGES:,} pages"
+        if stop:
+            raise PagingStalled(
+                f"{self.what}: {stop}: its pages do not advance, so loading stopped after "
+                f"{len(self.task_ids):,} tasks"
+            )
+        return page
+
+
 # -- the client --------------------------------------------------------------------------------
 class A2AClient:
     def __init__(self, config: ServerConfig, http: httpx.AsyncClient | None = None) -> None:
@@ -279,6 +345,8 @@ class A2AClient:
         self.scope.install(self._http)
         self.capabilities: Capabilities | None = None
         self._transport: Transport | None = None
+        #: REST paging per session (a newest-page read starts it again)
+        self._paging: dict[str, PageProgress] = {}
 
     async def aclose(self) -> None:
         await self._http.aclose()
@@ -306,10 +374,7 @@ class A2AClient:
 
     # -- plumbing ------------------------------------------------------------------------------
     async def _request(self, method: str, url: str, **kw: Any) -> httpx.Response:
-        try:
-            response = await self._http.request(method, url, **kw)
-        except httpx.TransportError as exc:
-            raise describe_transport(exc, url) from None
+        response = await bounded_request(self._http, method, url, **kw)
         if response.status_code >= 400:
             raise self._explain(status_error(response))
         return response
@@ -387,7 +452,7 @@ class A2AClient:
                     continue
                 raise
             try:
-                card = response.json()
+                card = parse_json(response.content)
             except ValueError:
                 raise MalformedFrame(f"agent card at {url} is not JSON: {excerpt(response.text)!r}") from None
             if not isinstance(card, dict):
@@ -474,6 +539,7 @@ class A2AClient:
         try:
             async with transport.stream(message, read_timeout, history_length) as events:
                 async for event in events:
+                    bound_task(event.body)
                     yield event
         except HTTPStatusFailed as exc:
             raise self._explain(exc) from None
@@ -485,6 +551,7 @@ class A2AClient:
         try:
             async with transport.subscribe(task_id) as events:
                 async for event in events:
+                    bound_task(event.body)
                     yield event
         except HTTPStatusFailed as exc:
             raise self._explain(exc) from None
@@ -514,7 +581,7 @@ class A2AClient:
             params["pageToken"] = page_token
         result = await self.rpc("list_tasks", params)
         if not isinstance(result, dict) or not isinstance(result.get("tasks", []), list):
-            raise MalformedFrame(f"ListTasks: not a task list: {excerpt(json.dumps(result, default=str))!r}")
+            raise MalformedFrame(f"ListTasks: not a task list: {_excerpt_of(result)!r}")
         tasks = [_task_of(t, "ListTasks") for t in result.get("tasks") or ()]
         token = result.get("nextPageToken") or result.get("next_page_token")
         return TaskPage(tasks, token if isinstance(token, str) and token else None)
@@ -599,11 +666,29 @@ class A2AClient:
         params = {contract.REST_TASKS_LIMIT: str(limit)}
         if before:
             params[contract.REST_TASKS_BEFORE] = before
+        progress = self._paging.get(session_id) if before else None
+        if progress is None:
+            progress = self._paging[session_id] = PageProgress(f"older turns of session {session_id}")
         body = await self._api_body("GET", kagent.SESSION_TASKS.format(id=_seg(session_id)), params=params)
         enveloped = isinstance(body, dict) and ("error" in body or "data" in body)
         tasks = _task_list(body.get("data") if enveloped else body, session_id)
         token = body.get(contract.REST_NEXT_PAGE_FIELD) if enveloped else None
-        return TaskPage(tasks, token if isinstance(token, str) and token else None)
+        return progress.check(before, TaskPage(tasks, token if isinstance(token, str) and token else None))
+
+
+    async def newest_task_id(self, session_id: str) -> str | None:
+        """The id of the session's newest task, in one small request (REST ``limit=1``); None when
+        the server does not say that this is a revision (its card's ``newest_task`` param)."""
+        caps = await self.connect()
+        if caps.newest_task:
+            params = {contract.REST_TASKS_LIMIT: "1"}
+            body = await self._api_body("GET", kagent.SESSION_TASKS.format(id=_seg(session_id)), params=params)
+            enveloped = isinstance(body, dict) and ("error" in body or "data" in body)
+            tasks = _task_list(body.get("data") if enveloped else body, session_id)
+        else:
+            return None  # a server that does not say so may not page, or order, as this needs
+        newest = tasks[-1].get("id") if tasks else None
+        return newest if isinstance(newest, str) else None
 
 
 def _task_list(data: Any, session_id: str) -> list[dict[str, Any]]:
@@ -611,7 +696,17 @@ def _task_list(data: Any, session_id: str) -> list[dict[str, Any]]:
         return []  # kagent omits an empty list
     if not isinstance(data, list):
         raise MalformedFrame(f"tasks of {session_id}: expected a list")
+    for task in data:
+        bound_task(task)
     return data
+
+
+def _excerpt_of(value: Any) -> str:
+    """A short excerpt of any parsed value (never a RecursionError: its depth is bounded)."""
+    try:
+        return excerpt(json.dumps(value, default=str)[:1000])
+    except (ValueError, RecursionError):
+        return f"({type(value).__name__})"
 
 
 def _more_telling(a: HTTPStatusFailed, b: HTTPStatusFailed) -> HTTPStatusFailed:
@@ -630,6 +725,6 @@ def _task_of(result: Any, what: str) -> dict[str, Any]:
     event = classify(result)
     if not event.is_task or not isinstance(event.body, dict):
         if isinstance(result, dict) and isinstance(result.get("id"), str) and "status" in result:
-            return result
-        raise MalformedFrame(f"{what}: not a task: {excerpt(json.dumps(result, default=str))!r}")
-    return event.body
+            return bound_task(result)
+        raise MalformedFrame(f"{what}: not a task: {_excerpt_of(result)!r}")
+    return bound_task(event.body)

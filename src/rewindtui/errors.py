@@ -11,16 +11,15 @@ before the whole answer came back, so the server may have acted on it).
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
 import httpx
-from pydantic_core import from_json
 
 from rewindtui.a2a.classify import StreamEvent, classify_frame
 from rewindtui.a2a.dialect import RPC_NOT_OFFERED
 from rewindtui.auth import redact
+from rewindtui.bounded_json import loads as bounded_loads
 
 _EXCERPT = 200
 #: Transport failures after which the request may have reached the server.
@@ -107,14 +106,15 @@ def excerpt(text: str, limit: int = _EXCERPT) -> str:
 
 def parse_json(data: bytes | str) -> Any:
     """Parse a JSON body. pydantic-core's parser: a large session's tasks load in about 0.7x the
-    time of ``json.loads``. ValueError on bad JSON."""
-    return from_json(data)
+    time of ``json.loads``. ValueError on bad JSON; nesting past ``limits.MAX_JSON_DEPTH`` is cut
+    to a marker (:mod:`rewindtui.bounded_json`), never a RecursionError."""
+    return bounded_loads(data)
 
 
 def parse_frame(data: str) -> StreamEvent:
     """One SSE ``data:`` payload -> a classified event. MalformedFrame if it is not JSON."""
     try:
-        frame = json.loads(data)
+        frame = bounded_loads(data)
     except ValueError:
         raise MalformedFrame(f"malformed stream frame: {excerpt(data)!r}") from None
     return classify_frame(frame)
@@ -141,7 +141,7 @@ def status_error(response: httpx.Response) -> HTTPStatusFailed:
         body = ""
     detail = ""
     try:
-        data = json.loads(body) if body else None
+        data = bounded_loads(body) if body else None
         if isinstance(data, dict):
             err = data.get("error")
             if isinstance(err, dict):

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rewindtui.a2a.dialect import RPC_TASK_NOT_FOUND, Dialect
-from rewindtui.client import A2AClient, ClientError, HTTPStatusFailed, RpcError, Session
+from rewindtui.client import A2AClient, ClientError, HTTPStatusFailed, PageProgress, RpcError, Session
 from rewindtui.local_sessions import LocalSessions, Remembered
 
 log = logging.getLogger(__name__)
@@ -168,8 +168,9 @@ class History:
         """Every task of a context (ListTasks, all pages), oldest first."""
         tasks: list[dict[str, Any]] = []
         token: str | None = None
+        progress = PageProgress(f"ListTasks of session {context_id}")  # PagingStalled: never a loop
         while len(tasks) < MAX_TASKS:
-            page = await self.client.list_tasks(context_id, page_size=PAGE, page_token=token)
+            page = progress.check(token, await self.client.list_tasks(context_id, page_size=PAGE, page_token=token))
             tasks.extend(page.tasks)
             token = page.next_page_token
             if not token or not page.tasks:

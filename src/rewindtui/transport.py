@@ -17,6 +17,7 @@ with the JSON-RPC code, so both bindings read alike), a unary call returns the r
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -30,7 +31,10 @@ from rewindtui.a2a import outgoing
 from rewindtui.a2a.card import HTTP_JSON, JSONRPC
 from rewindtui.a2a.classify import EventKind, StreamEvent, classify_frame
 from rewindtui.a2a.dialect import Dialect, method
+from rewindtui.auth import CredentialScope, origin_text, same_origin
 from rewindtui.errors import (
+    ClientError,
+    ConnectionLost,
     MalformedFrame,
     RpcError,
     Unsupported,
@@ -40,6 +44,7 @@ from rewindtui.errors import (
     parse_json,
     status_error,
 )
+from rewindtui.limits import max_answer_bytes, page_seconds
 
 #: HTTP+JSON error ``reason`` (google.rpc.ErrorInfo) -> the JSON-RPC code of the same error
 #: (a2a-sdk ``a2a.utils.errors``: ``A2A_ERROR_MAPPING`` and ``JSON_RPC_ERROR_CODE_MAP``).
@@ -61,6 +66,60 @@ REST_REASON_CODES = {
 #: Without a reason: the HTTP status says it.
 _STATUS_CODES = {404: -32001, 400: -32602, 405: -32601, 501: -32004}
 _OPERATIONS = ("get_task", "list_tasks", "cancel_task")
+#: Redirects followed for one turn (each to the same origin, or to one the user configured).
+MAX_TURN_REDIRECTS = 5
+
+
+class AnswerTooLarge(ClientError):
+    """An answer larger than ``limits.max_answer_bytes()``: reading stopped there."""
+
+    category = "too-large"
+
+
+class RedirectRefused(ClientError):
+    """A turn was redirected to an origin the user did not configure: not followed."""
+
+    category = "redirect"
+
+
+async def bounded_request(http: httpx.AsyncClient, verb: str, url: str, **kw: Any) -> httpx.Response:
+    """``http.request`` with the answer bounded: at most ``limits.max_answer_bytes()`` read, and the
+    whole answer within ``limits.page_seconds()`` (a server trickling a byte at a time cannot hold
+    a page open forever). Transport failures as ConnectFailed / ConnectionLost."""
+    limit, seconds = max_answer_bytes(), page_seconds()
+    follow = kw.pop("follow_redirects", None)
+    try:
+        async with asyncio.timeout(seconds):
+            request = http.build_request(verb, url, **kw)
+            if follow is None:
+                response = await http.send(request, stream=True)
+            else:
+                response = await http.send(request, stream=True, follow_redirects=follow)
+            try:
+                chunks: list[bytes] = []
+                size = 0
+                async for chunk in response.aiter_bytes():
+                    size += len(chunk)
+                    if size > limit:
+                        raise AnswerTooLarge(
+                            f"{verb} {url}: the answer is larger than {limit // (1024 * 1024):,} MB; "
+                            "reading stopped (raise REWINDTUI_MAX_ANSWER_MB if it is expected)"
+                        )
+                    chunks.append(chunk)
+            finally:
+                await response.aclose()
+    except TimeoutError:
+        raise ConnectionLost(
+            f"{verb} {url}: no whole answer within {seconds:g} s (raise REWINDTUI_PAGE_SECONDS if the server is slow)"
+        ) from None
+    except httpx.TransportError as exc:
+        raise describe_transport(exc, url) from None
+    response._content = b"".join(chunks)  # what Response.aread() sets: the body, read within bounds
+    return response
+
+
+def _scope_of(http: httpx.AsyncClient) -> CredentialScope | None:
+    return next((h for h in http.event_hooks.get("request", []) if isinstance(h, CredentialScope)), None)
 
 
 def segment(value: str) -> str:
@@ -98,19 +157,47 @@ class Transport:
         self.timeout = timeout
 
     async def request(self, verb: str, url: str, **kw: Any) -> httpx.Response:
-        try:
-            return await self.http.request(verb, url, **kw)
-        except httpx.TransportError as exc:
-            raise describe_transport(exc, url) from None
+        return await bounded_request(self.http, verb, url, **kw)
+
+    def _redirect_target(self, url: str, response: httpx.Response, hops: int) -> str:
+        """Where a redirected turn may go: a 307/308 (method and body kept) to the same origin or
+        to one the user configured, at most MAX_TURN_REDIRECTS times; else RedirectRefused naming
+        both origins (nothing is sent there)."""
+        location = response.headers.get("location", "")
+        target = str(response.request.url.join(location)) if location else ""
+        scope = _scope_of(self.http)
+        home = bool(target) and (same_origin(url, target) or (scope is not None and scope.allows(target)))
+        if response.status_code in (307, 308) and home and hops < MAX_TURN_REDIRECTS:
+            return target
+        where = origin_text(target) if target else "nowhere (no Location)"
+        why = "an origin you did not configure" if not home else "too many redirects or a method change"
+        raise RedirectRefused(
+            f"{origin_text(url)} redirected the turn (HTTP {response.status_code}) to {where}: not followed "
+            f"({why}); nothing was sent there",
+            hint="configure that address (--url / home URLs) if it is yours",
+        )
 
     @asynccontextmanager
     async def _sse(
-        self, verb: str, url: str, body: dict[str, Any], headers: dict[str, str], read_timeout: float | None
+        self,
+        verb: str,
+        url: str,
+        body: dict[str, Any],
+        headers: dict[str, str],
+        read_timeout: float | None,
+        hops: int = 0,
     ) -> AsyncIterator[AsyncIterator[StreamEvent]]:
         try:
             timeout = httpx.Timeout(self.timeout, read=read_timeout)
-            async with aconnect_sse(self.http, verb, url, json=body, headers=headers, timeout=timeout) as source:
+            async with aconnect_sse(
+                self.http, verb, url, json=body, headers=headers, timeout=timeout, follow_redirects=False
+            ) as source:
                 response = source.response
+                if response.is_redirect:
+                    target = self._redirect_target(url, response, hops)
+                    async with self._sse(verb, target, body, headers, read_timeout, hops + 1) as events:
+                        yield events
+                    return
                 if response.status_code >= 400:
                     await response.aread()
                     yield _single(self._refusal(response))
@@ -188,7 +275,7 @@ class RestTransport(Transport):
 
     def _refusal(self, response: httpx.Response) -> StreamEvent:
         try:
-            body = response.json()
+            body = parse_json(response.content)
         except ValueError:
             body = None
         error = rest_error(body, response.status_code)

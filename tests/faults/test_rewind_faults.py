@@ -116,6 +116,9 @@ async def test_stale_view_rewind_is_refused_exactly(make_chat, truth):
     await b.open(sid)
     before = list(b.conversation.items)
     await a.rewind(turns[1])
+    # the server's own refusal (for a client that does not check first: test_changed_elsewhere.py)
+    assert b.client.capabilities is not None
+    b.client.capabilities.newest_task = False
     with pytest.raises(RewindFailed, match="rewind refused"):
         await b.rewind(turns[2])
     assert b.conversation.items == before  # the very same items, back in place

@@ -231,6 +231,8 @@ async def test_refused_by_a_turn_running_elsewhere(tmp_path_factory, make_chat):
             assert sid
             second = Chat(b)
             await second.open(sid)
+            assert b.capabilities is not None
+            b.capabilities.newest_task = False  # the server's own refusal (the client's check: freshness)
             before = [(i.role, i.text) for i in second.conversation.items]
             import asyncio
 

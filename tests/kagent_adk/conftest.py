@@ -10,6 +10,16 @@ import pytest
 from kagent_adk.kagent_proc import KagentAgent, ensure_addon_venv, kagent_agent
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The first test here builds the add-on's venv (pip, minutes): past the suite's default
+    timeout, so these get the build's own bound on top of theirs."""
+    from kagent_adk.kagent_proc import BUILD_TIMEOUT
+
+    for item in items:
+        if "addon_python" in getattr(item, "fixturenames", ()) and item.get_closest_marker("timeout") is None:
+            item.add_marker(pytest.mark.timeout(BUILD_TIMEOUT + 300))
+
+
 @pytest.fixture(scope="session")
 def addon_python() -> Path:
     return ensure_addon_venv()

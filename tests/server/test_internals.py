@@ -337,6 +337,10 @@ async def test_store_refuses_a_newer_schema(tmp_path: Path):
 def test_server_starts_on_an_unversioned_data_dir(tmp_path: Path, http: httpx.Client):
     data = tmp_path / "d"
     data.mkdir()
+    with EmbeddedServer(data) as srv:  # ADK's database, holding the session as that version left it
+        assert http.post(srv.api_url + "/sessions", json={"id": "s"}, headers={"X-User-Id": "local"}).status_code < 300
+    for side in ("", "-wal", "-shm"):
+        (data / f"rewindtui.db{side}").unlink(missing_ok=True)
     message = {"kind": "message", "messageId": "m-1", "role": "user", "parts": [{"kind": "text", "text": "old"}]}
     _v1_file(data / "rewindtui.db", [("m-1", dumps(message), "{}")])
     with EmbeddedServer(data) as srv:

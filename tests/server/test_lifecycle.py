@@ -76,6 +76,7 @@ def test_agent_card(tmp_path: Path) -> None:
         "redo": True,
         "api": srv.api_url,
         "metadata_key": "kagent_rewind_before_invocation_id",
+        "newest_task": True,
     }
     assert card["supportedInterfaces"] == [
         {"url": srv.agent_url, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"},

@@ -76,6 +76,7 @@ async def test_refused_while_another_clients_turn_runs(server, proxy):
         app = app_for(proxy, server, session_id=sid)
         async with app.run_test(size=SIZE) as pilot:
             await settle(app, pilot)
+            app.chat.client.capabilities.newest_task = False  # the server's own refusal (reload: freshness)
             before = shown(app)
             running = asyncio.ensure_future(other.send("a long one"))
             while not other.conversation.busy:

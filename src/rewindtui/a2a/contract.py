@@ -24,6 +24,10 @@ PARAM_REDO = "redo"
 PARAM_API = "api"
 #: ``params.metadata_key``: the message metadata key of the control message (default below).
 PARAM_METADATA_KEY = "metadata_key"
+#: ``params.newest_task``: true when ``GET {api}/sessions/{id}/tasks?limit=1`` answers the session's
+#: newest task and every turn, rewind, redo and fork makes a new task -- so its id is a cheap
+#: revision of the session (the client checks it before acting; see ``rewindtui.freshness``).
+PARAM_NEWEST_TASK = "newest_task"
 
 #: The ways rewind can travel.
 MODE_A2A = "a2a"

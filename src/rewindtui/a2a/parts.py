@@ -55,10 +55,12 @@ def human_size(size: int) -> str:
 
 def b64_size(text: str) -> int:
     """Decoded length of base64 ``text``, without decoding it."""
-    n = len(text.strip())
+    if text[:1].isspace() or text[-1:].isspace():
+        text = text.strip()  # (a copy only then: an inline file's text can be hundreds of MB)
+    n = len(text)
     if n == 0:
         return 0
-    padding = len(text) - len(text.rstrip("="))
+    padding = 2 if text.endswith("==") else 1 if text.endswith("=") else 0
     return n * 3 // 4 - padding
 
 
@@ -89,14 +91,21 @@ def part_info(p: Any) -> PartInfo:
     return PartInfo("file", name=name, media_type=media, size=b64_size(data) if inline else None, url=url, inline=inline)
 
 
-def part_bytes(p: Any) -> bytes | None:
-    """The decoded bytes of an inline file part (None: not inline, or not valid base64)."""
+def part_b64(p: Any) -> str | None:
+    """The base64 text of an inline file part, undecoded (None: not inline)."""
     if not isinstance(p, dict):
         return None
     inner = p.get("file") if isinstance(p.get("file"), dict) else None
     if (inner is None and "raw" not in p) or (inner is not None and "bytes" not in inner):
         return None
-    text = _str(inner.get("bytes")) if inner is not None else _str(p.get("raw"))
+    return _str(inner.get("bytes")) if inner is not None else _str(p.get("raw"))
+
+
+def part_bytes(p: Any) -> bytes | None:
+    """The decoded bytes of an inline file part (None: not inline, or not valid base64)."""
+    text = part_b64(p)
+    if text is None:
+        return None
     try:
         return base64.b64decode(text, validate=False)
     except (binascii.Error, ValueError):

@@ -26,6 +26,7 @@ Data directory layout: ``rewindtui.db`` (sessions, tasks, messages, intents),
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import logging
@@ -58,6 +59,7 @@ from rewindtui.server.fast_rewind import FastRewind
 from rewindtui.server.faults import Checkpoints
 from rewindtui.server.guard import Guard
 from rewindtui.server.handler import VERSION_STATE_KEY, AgentRequestHandler, UserContextBuilder, precheck
+from rewindtui.server.integrity import check_data_dir
 from rewindtui.server.options import ServerOptions
 from rewindtui.server.paths import ADK_FILE, AGENT_NAME, AGENT_PATH, AGENT_REF, API_PATH, APP_NAME, STORE_FILE
 from rewindtui.server.rest import build_rest_routes
@@ -195,6 +197,8 @@ def create_app(
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        for note in await asyncio.to_thread(check_data_dir, data_dir):  # modes, damage, consistency
+            log.warning("%s", note)
         await store.open()
         try:
             await session_service.prepare_tables()

@@ -62,6 +62,7 @@ def build_agent_card(
             contract.PARAM_REDO: True,
             contract.PARAM_API: api_url,
             contract.PARAM_METADATA_KEY: REWIND_KEY,
+            contract.PARAM_NEWEST_TASK: True,
         }
     )
     card = pb.AgentCard(

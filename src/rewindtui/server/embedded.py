@@ -17,6 +17,7 @@ Like ``rewindtui serve`` it holds its data directory (one server per directory, 
 from __future__ import annotations
 
 import asyncio
+import logging
 import threading
 import time
 from collections.abc import Coroutine
@@ -89,9 +90,12 @@ class EmbeddedServer(ServerUrls):
         if self._thread is not None:
             raise RuntimeError("the server is already started")
         from rewindtui.server.app import create_app  # heavy (google-adk): only when starting
+        from rewindtui.server.integrity import check_data_dir
 
         self._hold.acquire()
         try:
+            for note in check_data_dir(self.data_dir):  # DataDirProblem: one line naming the file, what to do
+                logging.getLogger("rewindtui.server.integrity").warning("%s", note)
             sock = bind_socket(self.host, self.requested_port)
         except BaseException:
             self._hold.release()

@@ -95,7 +95,7 @@ class Guard:
         if self.check_host and not (is_loopback(_hostname(host)) or _hostname(host) in self.allowed):
             return 403, {"error": f"refused: Host {host!r} is not this server (a browser page may not reach it)"}, {}
         origin = headers.get("origin")
-        if origin is not None and not self._same_origin(origin, host):
+        if origin is not None and not self._same_origin(origin, host, scope.get("scheme", "http")):
             return 403, {"error": f"refused: a request from {origin!r} (browser pages may not use this server)"}, {}
         if headers.get("sec-fetch-site") == "cross-site":
             return 403, {"error": "refused: a cross-site browser request (browser pages may not use this server)"}, {}
@@ -121,9 +121,11 @@ class Guard:
         return None
 
     @staticmethod
-    def _same_origin(origin: str, host: str) -> bool:
+    def _same_origin(origin: str, host: str, scheme: str = "http") -> bool:
+        """The page's origin is this server's: the same scheme, host and port (``Host`` carries
+        the port; a page on another port or over another scheme is another site)."""
         parts = urlsplit(origin)
-        return parts.scheme in ("http", "https") and parts.netloc.lower() == host.strip().lower()
+        return parts.scheme == scheme and parts.netloc.lower() == host.strip().lower()
 
 
 def _http_json_error(status: int, error: A2AError) -> dict[str, Any]:

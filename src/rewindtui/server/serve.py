@@ -32,9 +32,19 @@ from pathlib import Path
 from typing import Any
 
 from rewindtui.server.instance import DataDirBusy, DataDirHold, DataDirUnusable
-from rewindtui.server.options import TOKEN_ENV, ServerOptions
+from rewindtui.server.options import TOKEN_ENV, ServerOptions, is_loopback
 from rewindtui.server.paths import AGENT_PATH, API_PATH, DATA_FILES
 from rewindtui.server.spawn import default_data_dir
+
+#: The shortest bearer token accepted for a server reachable beyond loopback.
+MIN_TOKEN_CHARS = 32
+
+
+def listen_text(host: str, port: int) -> str:
+    """Where the server listens, in words (``0.0.0.0`` / ``::`` are every interface)."""
+    shown = f"[{host}]" if ":" in host else host
+    every = host in ("0.0.0.0", "::", "")
+    return f"http://{shown}:{port}" + (" (every interface of this machine: use its address or name)" if every else "")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -103,11 +113,29 @@ def main(argv: list[str] | None = None) -> int:
     from rewindtui.server.control import Clients
     from rewindtui.server.uvicorn_server import ManagedServer, base_url_for, bind_socket, make_config
 
+    if options.token is not None and not is_loopback(args.host) and len(options.token) < MIN_TOKEN_CHARS:
+        print(
+            f"rewindtui serve: the bearer token ({TOKEN_ENV}) has {len(options.token)} characters; "
+            f"a server reachable beyond loopback needs at least {MIN_TOKEN_CHARS} (unset it for a random one)",
+            file=sys.stderr,
+        )
+        return 2
     hold = DataDirHold(data_dir, DATA_FILES)
     try:
         hold.acquire()
     except (DataDirBusy, DataDirUnusable, OSError) as exc:
         print(f"rewindtui serve: {exc}", file=sys.stderr)
+        return 1
+    from rewindtui.server.integrity import DataDirProblem, check_data_dir
+
+    try:
+        for note in check_data_dir(data_dir):
+            print(f"rewindtui serve: note: {note}", file=sys.stderr)
+    except DataDirProblem as exc:  # one line naming the file and what to do (no traceback)
+        hold.release()
+        print(f"rewindtui serve: {exc}", file=sys.stderr)
+        if args.exit_on_stdin_eof:
+            print(f"error: {exc}", flush=True)  # the spawning app shows its first stdout line
         return 1
     try:
         sock = bind_socket(args.host, args.port)
@@ -155,6 +183,8 @@ def main(argv: list[str] | None = None) -> int:
                     f"set {TOKEN_ENV} to choose it)",
                     flush=True,
                 )
+            if not is_loopback(args.host):
+                print(f"listening on {listen_text(args.host, sock.getsockname()[1])}", flush=True)
             if args.exit_on_stdin_eof:
                 loop = asyncio.get_running_loop()
                 parent = os.getppid()

@@ -16,6 +16,7 @@ from google.adk.sessions.base_session_service import BaseSessionService
 
 from rewindtui.server.errors import Conflict, NotFound, is_storage_failure, storage_error
 from rewindtui.server.jobs import Jobs
+from rewindtui.server.paths import ADK_FILE
 from rewindtui.server.store import Intent, SessionRow, Store
 from rewindtui.server.wire import new_id, now_iso
 
@@ -84,7 +85,22 @@ class Sessions:
                     raise
         if row.user_id != user_id:
             raise NotFound(f"session {context_id!r} not found")
+        await self._known_to_adk(row)
         return row
+
+    async def _known_to_adk(self, row: SessionRow) -> None:
+        """Refuse (nothing stored) a message for a session the agent's own session database does
+        not hold (e.g. ``adk_sessions.db`` restored from an older backup): the turn would fail in
+        ADK after the message was stored."""
+        service = self.session_service
+        cached = getattr(service, "is_cached", None)
+        if cached is not None and cached(self.app_name, row.user_id, row.id):
+            return
+        if await service.get_session(app_name=self.app_name, user_id=row.user_id, session_id=row.id) is None:
+            raise Conflict(
+                f"session {row.id!r} is in the task store but not in the agent's session database "
+                f"({ADK_FILE}): nothing was stored; restore both databases from one backup (rewindtui restore)"
+            )
 
     async def rename(self, user_id: str, session_id: str, name: str) -> SessionRow:
         session = await self.owned(user_id, session_id)

@@ -53,6 +53,7 @@ from typing import Any, TypeVar
 from rewindtui.a2a import contract
 from rewindtui.a2a.dialect import TERMINAL_STATES
 from rewindtui.server.session_log import UNREAD, LogMessage, LogTask, Plan, SessionLog
+from rewindtui.server.undecodable import checked_body, decode_text
 from rewindtui.server.wire import RENDER_VERSION, dumps, message_v1_text, now_iso
 
 T = TypeVar("T")
@@ -266,6 +267,7 @@ class _Connection:
     async def open(self) -> None:
         def connect() -> sqlite3.Connection:
             conn = sqlite3.connect(self._path, isolation_level=None, check_same_thread=False)
+            conn.text_factory = decode_text  # a garbled row reads as BadText, not an error for the whole query
             conn.execute(f"PRAGMA busy_timeout={int(self._busy_timeout_ms)}")
             return conn
 
@@ -543,8 +545,8 @@ class Store:
         if task.history_refs is not None:
             return await self.message_bodies(json.loads(task.history_refs), v1=v1)
         column = "body_v1" if v1 else "body"
-        rows = await self._fetchall(f"SELECT {column} FROM messages WHERE task_id = ? ORDER BY seq", (task.id,))
-        return [r[0] for r in rows]
+        rows = await self._fetchall(f"SELECT seq, {column} FROM messages WHERE task_id = ? ORDER BY seq", (task.id,))
+        return [checked_body(r[1], r[0], v1=v1) for r in rows]
 
     async def tasks_history_bodies(self, tasks: Sequence[TaskRow], *, v1: bool = False) -> dict[str, list[str]]:
         """History bodies (0.3 JSON, or 1.0 with ``v1``) of many tasks, in two reads: the messages
@@ -556,7 +558,7 @@ class Store:
 
         def read(conn: sqlite3.Connection) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
             owned = conn.execute(
-                f"SELECT m.task_id, m.{column} FROM json_each(?) AS j CROSS JOIN messages AS m "
+                f"SELECT m.task_id, m.{column}, m.seq FROM json_each(?) AS j CROSS JOIN messages AS m "
                 "ON m.task_id = j.value ORDER BY j.key, m.seq",
                 (dumps(owners),),
             ).fetchall() if owners else []
@@ -569,9 +571,9 @@ class Store:
 
         owned, referred = await self._reader.run(read)
         result: dict[str, list[str]] = {t.id: [] for t in tasks}
-        for task_id, body in owned:
-            result[task_id].append(body)
-        by_seq = dict(referred)
+        for task_id, body, seq in owned:
+            result[task_id].append(checked_body(body, seq, v1=v1))
+        by_seq = {seq: checked_body(body, seq, v1=v1) for seq, body in referred}
         for task_id, seqs in refs.items():
             result[task_id] = [by_seq[s] for s in seqs if s in by_seq]
         return result
@@ -582,10 +584,10 @@ class Store:
             return []
         column = "body_v1" if v1 else "body"
         rows = await self._fetchall(
-            f"SELECT m.{column} FROM json_each(?) AS j JOIN messages AS m ON m.seq = j.value ORDER BY j.key",
+            f"SELECT m.seq, m.{column} FROM json_each(?) AS j JOIN messages AS m ON m.seq = j.value ORDER BY j.key",
             (dumps(list(seqs)),),
         )
-        return [r[0] for r in rows]
+        return [checked_body(r[1], r[0], v1=v1) for r in rows]
 
     async def session_log(self, session_id: str, tx: Tx | None = None, *, lazy: bool = False) -> SessionLog:
         """The session's task log: every task (rewound ones too) and every message's owner.

@@ -318,4 +318,4 @@ def run_app(settings: Any) -> int:
         data_dir=data_dir,
     )
     result = app.run()
-    return int(result or 0)
+    return app.return_code or int(result or 0)  # an app that ended on an error exits non-zero

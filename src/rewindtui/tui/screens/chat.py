@@ -40,7 +40,7 @@ from textual.widgets import Footer, TextArea
 from textual.worker import Worker
 
 from rewindtui.attachments import Attachment
-from rewindtui.chat import Chat, RewindOutcomeUnknown, TurnInterrupted
+from rewindtui.chat import Chat, RewindOutcomeUnknown, TurnInterrupted, TurnRefused
 from rewindtui.client import ClientError
 from rewindtui.conversation import Change, Item
 from rewindtui.prompt_history import PromptHistory, PromptStore
@@ -331,7 +331,7 @@ class ChatScreen(Screen):
         except TurnInterrupted as exc:
             self._interrupted(exc)  # the server has the message: no draft to give back
         except ClientError as exc:
-            self._outcome = "failed"
+            self._outcome = "not sent" if isinstance(exc, TurnRefused) else "failed"  # refused: nothing happened
             self._keep_draft(text)
             self.files.bar.restore(attachments or ())
             self.notify(f"{exc}{self._reconnect_hint(exc)}", title="Send failed", severity="error", timeout=8)

@@ -50,6 +50,7 @@ from rewindtui.export import local_time
 from rewindtui.textsafe import sanitize
 from rewindtui.tui.gc_policy import DrawnLines
 from rewindtui.tui.keys import run_binding_now
+from rewindtui.tui.render_guard import guarded
 from rewindtui.tui.widgets.part_view import PartStyles, has_more, render_parts
 
 _ACTION = "rt_action"
@@ -607,7 +608,7 @@ class Transcript(ScrollView, can_focus=True):
         if cached is not None and cached[0] is item and cached[1] == key:
             cache.move_to_end(item.key)
             return cached[2]
-        strips = _Lines(self._render_item(index, item, width, key[-1]))
+        strips = _Lines(guarded(lambda: self._render_item(index, item, width, key[-1]), item))  # one bad item: one line
         self._drawn.drew()
         cache[item.key] = (item, key, strips)
         cache.move_to_end(item.key)
