@@ -81,7 +81,7 @@ def _connection_options(parser: argparse.ArgumentParser) -> None:
     )
     g.add_argument("--dialect", default=s, metavar="VERSION", help="A2A dialect 0.3 or 1.0 (default: from the agent card)")
     g.add_argument(
-        "--binding", default=s, metavar="NAME", help="jsonrpc or http+json (default: the card's preferred one)"
+        "--binding", default=s, metavar="NAME", help="jsonrpc, http+json or grpc (default: the card's preferred HTTP one; grpc when it offers only that)"
     )
     a = parser.add_argument_group("auth (the secret is an environment variable's name or a file; sent to --url's origin only)")
     a.add_argument("--bearer-env", default=s, metavar="VAR", help="bearer token from this environment variable")

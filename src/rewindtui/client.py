@@ -281,6 +281,8 @@ class A2AClient:
         self._transport: Transport | None = None
 
     async def aclose(self) -> None:
+        if self._transport is not None:
+            await self._transport.aclose()
         await self._http.aclose()
 
     async def __aenter__(self) -> A2AClient:
@@ -408,7 +410,9 @@ class A2AClient:
                     raise
                 card = await self._card_from_fallbacks(exc)
             caps = capabilities_from_card(card, self.config, self.url)
-            self._transport = make_transport(caps.binding, self._http, caps.endpoint, caps.dialect, self.config.timeout)
+            self._transport = make_transport(
+                caps.binding, self._http, caps.endpoint, caps.dialect, self.config.timeout, scope=self.scope
+            )
             self.capabilities = caps
         return self.capabilities
 

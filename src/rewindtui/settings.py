@@ -17,7 +17,7 @@ or the path in ``--config`` / ``REWINDTUI_CONFIG``. Every key is optional::
     model = "demo"
     timeout = 30             # seconds to wait for a server (connect / request)
 
-    binding = "auto"         # auto (the card's preferred one) | jsonrpc | http+json
+    binding = "auto"         # auto (the card's preferred one) | jsonrpc | http+json | grpc
 
     [headers]                # sent to the configured server's origin only
     X-Tenant = "team-a"
@@ -67,7 +67,7 @@ from pathlib import Path
 from typing import Any
 
 from rewindtui.a2a import kagent as kagent_api
-from rewindtui.a2a.card import HTTP_JSON, JSONRPC, norm_binding
+from rewindtui.a2a.card import GRPC, HTTP_JSON, JSONRPC, norm_binding
 from rewindtui.a2a.dialect import Dialect
 from rewindtui.auth import API_KEY, BASIC, BEARER, DEFAULT_API_KEY_HEADER, AuthError, AuthOption, SecretRef
 from rewindtui.client import REWIND_MODES, ServerConfig
@@ -272,8 +272,8 @@ def _check_binding(value: Any, where: str) -> str:
     binding = norm_binding(value) if isinstance(value, str) else ""
     if isinstance(value, str) and value.strip().lower() == "auto":
         return "auto"
-    if binding not in (JSONRPC, HTTP_JSON):
-        raise SettingsError(f"{where}: binding must be auto, jsonrpc or http+json, got {value!r}")
+    if binding not in (JSONRPC, HTTP_JSON, GRPC):
+        raise SettingsError(f"{where}: binding must be auto, jsonrpc, http+json or grpc, got {value!r}")
     return binding
 
 

@@ -1,4 +1,4 @@
-"""The two HTTP bindings of A2A, over one ``httpx.AsyncClient``: JSON-RPC and HTTP+JSON.
+"""The two HTTP bindings of A2A, over one ``httpx.AsyncClient``: JSON-RPC and HTTP+JSON (and\nthe door to the third, gRPC).
 
 Both give the client the same three things: :meth:`Transport.stream` (send a message, read the
 SSE stream), :meth:`Transport.subscribe` (resume a task's stream) and :meth:`Transport.call`
@@ -8,6 +8,7 @@ with the JSON-RPC code, so both bindings read alike), a unary call returns the r
 :class:`~rewindtui.errors.RpcError`.
 
 * JSON-RPC: ``POST {url}`` with ``message/stream`` / ``SendStreamingMessage`` ... in the dialect.
+* gRPC (A2A 1.0): :mod:`rewindtui.grpc_transport`, loaded by :func:`make_transport` when used.
 * HTTP+JSON (A2A 1.0): ``POST {url}/message:stream``, ``POST {url}/tasks/{id}:subscribe``,
   ``GET {url}/tasks/{id}``, ``GET {url}/tasks?contextId=...``, ``POST {url}/tasks/{id}:cancel``;
   errors as ``{"error": {"code": <HTTP status>, "status", "message", "details": [{"reason"}]}}``
@@ -27,9 +28,10 @@ import httpx
 from httpx_sse import SSEError, aconnect_sse
 
 from rewindtui.a2a import outgoing
-from rewindtui.a2a.card import HTTP_JSON, JSONRPC
+from rewindtui.a2a.card import GRPC, HTTP_JSON, JSONRPC
 from rewindtui.a2a.classify import EventKind, StreamEvent, classify_frame
 from rewindtui.a2a.dialect import Dialect, method
+from rewindtui.auth import CredentialScope
 from rewindtui.errors import (
     MalformedFrame,
     RpcError,
@@ -141,6 +143,9 @@ class Transport:
     async def call(self, operation: str, params: dict[str, Any]) -> Any:
         raise NotImplementedError
 
+    async def aclose(self) -> None:
+        """Release what the binding holds of its own (the HTTP ones share the client's connection)."""
+
 
 class JsonRpcTransport(Transport):
     binding = JSONRPC
@@ -229,7 +234,16 @@ class RestTransport(Transport):
         return body
 
 
-def make_transport(binding: str, http: httpx.AsyncClient, url: str, dialect: Dialect, timeout: float) -> Transport:
+def make_transport(
+    binding: str, http: httpx.AsyncClient, url: str, dialect: Dialect, timeout: float, scope: CredentialScope | None = None
+) -> Transport:
+    if binding == GRPC:
+        # the one binding built on a2a-sdk's generated types and grpcio: loaded only when used
+        try:
+            from rewindtui.grpc_transport import GrpcTransport
+        except ImportError as exc:
+            raise Unsupported(f"the gRPC binding needs grpcio ({exc}): pip install 'rewindtui[grpc]'") from None
+        return GrpcTransport(url, scope or CredentialScope(), timeout)
     if binding == HTTP_JSON:
         if dialect is not Dialect.V10:
             raise Unsupported("rewindtui speaks the HTTP+JSON binding in A2A 1.0 only; use JSON-RPC with this agent")

@@ -15,6 +15,8 @@ Routes:
   ``/.well-known/...`` -- a2a-sdk's own card route (ETag, ``If-None-Match`` -> 304,
   ``Cache-Control: no-cache``).
 * ``/api/...`` -- REST (``rest.py``); ``/api/server`` -- the server itself (``control.py``).
+* gRPC (A2A 1.0) on a second port of the same host (``grpc_listener.py``, when grpcio is
+  installed), over the same request handler; listed in the card once it listens.
 
 Every request passes :class:`~rewindtui.server.guard.Guard` first (Host, Origin,
 content type, bearer token).
@@ -50,12 +52,13 @@ from starlette.routing import Mount, Route
 
 from rewindtui.server.adk_sessions import CachedDatabaseSessionService, sqlite_url
 from rewindtui.server.agent import build_agent
-from rewindtui.server.card import agent_card_json, build_agent_card
+from rewindtui.server.card import agent_card_json, build_agent_card, grpc_interface
 from rewindtui.server.control import Clients, control_routes
 from rewindtui.server.demo_model import DEMO_MODEL_NAME
 from rewindtui.server.executor import AgentService
 from rewindtui.server.fast_rewind import FastRewind
 from rewindtui.server.faults import Checkpoints
+from rewindtui.server.grpc_listener import GrpcListener, url_host_of
 from rewindtui.server.guard import Guard
 from rewindtui.server.handler import VERSION_STATE_KEY, AgentRequestHandler, UserContextBuilder, precheck
 from rewindtui.server.options import ServerOptions
@@ -148,6 +151,7 @@ def create_app(
         enable_v0_3_compat=True,
     )
     fast_rewind = FastRewind(service) if options.fast_rewind else None
+    grpc_listener = GrpcListener(AgentRequestHandler(service), bind_host, options.token, url_host_of(base_url))
 
     async def a2a_endpoint(request: Request) -> Response:
         raw = await request.body()  # Starlette keeps it for the dispatcher
@@ -208,9 +212,14 @@ def create_app(
                     report.turns_failed,
                     report.messages_restored,
                 )
+            grpc_url = await grpc_listener.start()
+            if grpc_url is not None:  # the card lists the gRPC interface once it listens
+                card.supported_interfaces.append(grpc_interface(grpc_url))
+                app.state.agent_card = agent_card_json(card)
             clients.start()
             yield
         finally:
+            await grpc_listener.stop()
             await clients.stop()
             await service.shutdown()
             with contextlib.suppress(Exception):

@@ -97,6 +97,12 @@ def build_agent_card(
     return card
 
 
+def grpc_interface(url: str) -> pb.AgentInterface:
+    """The gRPC binding's entry in ``supportedInterfaces`` (after the HTTP ones: clients that speak
+    several keep using HTTP unless told otherwise)."""
+    return pb.AgentInterface(url=url, protocol_binding="GRPC", protocol_version="1.0")
+
+
 def agent_card_json(card: pb.AgentCard) -> dict[str, Any]:
     """The card as served: 1.0 JSON merged with the 0.3 compat fields (a2a-sdk's rendering)."""
     return agent_card_to_dict(card)
