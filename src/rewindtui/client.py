@@ -279,6 +279,9 @@ class A2AClient:
         self.scope.install(self._http)
         self.capabilities: Capabilities | None = None
         self._transport: Transport | None = None
+        #: a push notification config (``{"url", "token"}``, :mod:`rewindtui.push`) sent with every
+        #: message: the server POSTs the task there when its turn ends (None: no push)
+        self.push_config: dict[str, Any] | None = None
 
     async def aclose(self) -> None:
         if self._transport is not None:
@@ -476,7 +479,7 @@ class A2AClient:
         Task's history (A2A's ``configuration.historyLength``; a rewind's answer)."""
         transport = await self._transport_ready()
         try:
-            async with transport.stream(message, read_timeout, history_length) as events:
+            async with transport.stream(message, read_timeout, history_length, self.push_config) as events:
                 async for event in events:
                     yield event
         except HTTPStatusFailed as exc:

@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
+import grpc
 import grpc.aio
 from a2a.types import a2a_pb2 as pb
 from a2a.types import a2a_pb2_grpc
@@ -42,10 +43,10 @@ from google.protobuf import json_format
 from google.protobuf.message import Message as ProtoMessage
 from google.rpc import error_details_pb2, status_pb2
 
-import grpc
 from rewindtui.a2a.card import GRPC
 from rewindtui.a2a.classify import EventKind, StreamEvent, classify
 from rewindtui.a2a.dialect import Dialect
+from rewindtui.a2a.outgoing import send_configuration
 from rewindtui.auth import CredentialScope
 from rewindtui.errors import ClientError, ConnectFailed, ConnectionLost, HTTPStatusFailed, MalformedFrame, RpcError
 from rewindtui.transport import REST_REASON_CODES, Transport
@@ -230,10 +231,14 @@ class GrpcTransport(Transport):
         if channel is not None:
             await channel.close()
 
-    def stream(self, message: dict[str, Any], read_timeout: float | None, history_length: int | None = None) -> Any:
-        body: dict[str, Any] = {"message": message}
-        if history_length is not None:
-            body["configuration"] = {"historyLength": history_length}
+    def stream(
+        self,
+        message: dict[str, Any],
+        read_timeout: float | None,
+        history_length: int | None = None,
+        push: dict[str, Any] | None = None,
+    ) -> Any:
+        body = {"message": message, **send_configuration(history_length, push)}
         request = _to_proto(body, pb.SendMessageRequest(), "the message")
         return self._stream("SendStreamingMessage", request, read_timeout)
 

@@ -133,8 +133,15 @@ class Transport:
         binding answers its errors with 200)."""
         raise status_error(response)
 
-    def stream(self, message: dict[str, Any], read_timeout: float | None, history_length: int | None = None) -> Any:
-        """Send ``message`` streaming; ``history_length``: the request's ``configuration.historyLength``."""
+    def stream(
+        self,
+        message: dict[str, Any],
+        read_timeout: float | None,
+        history_length: int | None = None,
+        push: dict[str, Any] | None = None,
+    ) -> Any:
+        """Send ``message`` streaming; ``history_length``: the request's ``configuration.historyLength``;
+        ``push``: its ``configuration``'s push notification config."""
         raise NotImplementedError
 
     def subscribe(self, task_id: str) -> Any:
@@ -150,8 +157,14 @@ class Transport:
 class JsonRpcTransport(Transport):
     binding = JSONRPC
 
-    def stream(self, message: dict[str, Any], read_timeout: float | None, history_length: int | None = None) -> Any:
-        body = outgoing.stream_request(message, self.dialect, history_length=history_length)
+    def stream(
+        self,
+        message: dict[str, Any],
+        read_timeout: float | None,
+        history_length: int | None = None,
+        push: dict[str, Any] | None = None,
+    ) -> Any:
+        body = outgoing.stream_request(message, self.dialect, history_length=history_length, push=push)
         return self._sse("POST", self.url, body, outgoing.headers_for(self.dialect), read_timeout)
 
     def subscribe(self, task_id: str) -> Any:
@@ -201,8 +214,14 @@ class RestTransport(Transport):
             raise status_error(response)
         return StreamEvent(EventKind.ERROR, error)
 
-    def stream(self, message: dict[str, Any], read_timeout: float | None, history_length: int | None = None) -> Any:
-        body = {"message": message, **outgoing.send_configuration(history_length)}
+    def stream(
+        self,
+        message: dict[str, Any],
+        read_timeout: float | None,
+        history_length: int | None = None,
+        push: dict[str, Any] | None = None,
+    ) -> Any:
+        body = {"message": message, **outgoing.send_configuration(history_length, push)}
         return self._sse("POST", self._url("/message:stream"), body, self._headers(True), read_timeout)
 
     def subscribe(self, task_id: str) -> Any:

@@ -17,6 +17,8 @@ Routes:
 * ``/api/...`` -- REST (``rest.py``); ``/api/server`` -- the server itself (``control.py``).
 * gRPC (A2A 1.0) on a second port of the same host (``grpc_listener.py``, when grpcio is
   installed), over the same request handler; listed in the card once it listens.
+* Push notifications (``push_configs.py``): the handler keeps a send's push config and the
+  ``*TaskPushNotificationConfig`` methods' configs, and POSTs a task when its turn ends.
 
 Every request passes :class:`~rewindtui.server.guard.Guard` first (Host, Origin,
 content type, bearer token).
@@ -60,9 +62,10 @@ from rewindtui.server.fast_rewind import FastRewind
 from rewindtui.server.faults import Checkpoints
 from rewindtui.server.grpc_listener import GrpcListener, url_host_of
 from rewindtui.server.guard import Guard
-from rewindtui.server.handler import VERSION_STATE_KEY, AgentRequestHandler, UserContextBuilder, precheck
+from rewindtui.server.handler import VERSION_STATE_KEY, UserContextBuilder, precheck
 from rewindtui.server.options import ServerOptions
 from rewindtui.server.paths import ADK_FILE, AGENT_NAME, AGENT_PATH, AGENT_REF, API_PATH, APP_NAME, STORE_FILE
+from rewindtui.server.push_configs import PushingRequestHandler, PushNotifications
 from rewindtui.server.rest import build_rest_routes
 from rewindtui.server.store import Store
 from rewindtui.server.wire import REWIND_KEY
@@ -145,13 +148,15 @@ def create_app(
         model=model or DEMO_MODEL_NAME,
         needs_token=options.token is not None,
     )
+    push = PushNotifications(service)
+    handler = PushingRequestHandler(service, push)
     dispatcher = JsonRpcDispatcher(
-        request_handler=AgentRequestHandler(service),
+        request_handler=handler,
         context_builder=UserContextBuilder(),
         enable_v0_3_compat=True,
     )
     fast_rewind = FastRewind(service) if options.fast_rewind else None
-    grpc_listener = GrpcListener(AgentRequestHandler(service), bind_host, options.token, url_host_of(base_url))
+    grpc_listener = GrpcListener(handler, bind_host, options.token, url_host_of(base_url))
 
     async def a2a_endpoint(request: Request) -> Response:
         raw = await request.body()  # Starlette keeps it for the dispatcher
@@ -193,7 +198,7 @@ def create_app(
     routes += control_routes(describe=describe, clients=clients)
     routes += build_rest_routes(service)
     rest_binding = create_rest_routes(
-        AgentRequestHandler(service), context_builder=UserContextBuilder(), path_prefix=AGENT_PATH.rstrip("/")
+        handler, context_builder=UserContextBuilder(), path_prefix=AGENT_PATH.rstrip("/")
     )
     routes += [r for r in rest_binding if not isinstance(r, Mount)]
 
@@ -220,6 +225,7 @@ def create_app(
             yield
         finally:
             await grpc_listener.stop()
+            await push.close()
             await clients.stop()
             await service.shutdown()
             with contextlib.suppress(Exception):

@@ -75,7 +75,7 @@ def build_agent_card(
             # so a plain join of URL and route (as the A2A TCK makes) gives no "//"
             pb.AgentInterface(url=agent_url.rstrip("/"), protocol_binding="HTTP+JSON", protocol_version="1.0"),
         ],
-        capabilities=pb.AgentCapabilities(streaming=True, push_notifications=False, extensions=[extension]),
+        capabilities=pb.AgentCapabilities(streaming=True, push_notifications=True, extensions=[extension]),
         default_input_modes=["text"],
         default_output_modes=["text"],
         skills=[
