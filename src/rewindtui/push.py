@@ -241,3 +241,39 @@ def turn_task_id(chat: Any) -> str | None:
             return str(item.task_id)
     found = getattr(chat, "interrupted_task_id", None)
     return str(found) if found else None
+
+
+# -- the app's side: one receiver per client, for the whole connection ---------------------------
+_RECEIVERS: dict[int, PushReceiver] = {}
+
+
+async def attach(client: Any) -> PushReceiver:
+    """Start a receiver for ``client`` (the ``push`` setting): every message it sends from now on
+    asks for a push notification when its turn ends. The app sets ``on_notification`` on it (see
+    :func:`receiver_of`) to say "the turn finished" for a turn it no longer streams."""
+    found = _RECEIVERS.get(id(client))
+    if found is not None:
+        return found
+    receiver = await PushReceiver().start()
+    _RECEIVERS[id(client)] = receiver
+    client.push_config = receiver.config()
+    return receiver
+
+
+def receiver_of(client: Any) -> PushReceiver | None:
+    """The receiver :func:`attach` started for ``client`` (None: push is off)."""
+    return _RECEIVERS.get(id(client))
+
+
+async def detach(client: Any) -> None:
+    receiver = _RECEIVERS.pop(id(client), None)
+    if receiver is not None:
+        client.push_config = None
+        await receiver.stop()
+
+
+def describe(task: dict[str, Any]) -> str:
+    """One line for a notified task: what an app shows ("the turn finished")."""
+    state = norm_state((task.get("status") or {}).get("state"))
+    context = task.get("contextId") or task.get("context_id") or "?"
+    return f"a turn in session {context} ended {state}"
