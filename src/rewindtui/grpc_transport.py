@@ -207,17 +207,22 @@ class GrpcTransport(Transport):
 
     binding = GRPC
 
-    def __init__(self, url: str, scope: CredentialScope, timeout: float) -> None:
+    def __init__(
+        self, url: str, scope: CredentialScope, timeout: float, *, root_certificates: bytes | None = None
+    ) -> None:
         super().__init__(None, url, Dialect.V10, timeout)  # type: ignore[arg-type]
         self.target = parse_target(url)
         self.scope = scope
+        #: PEM of the CAs to trust for TLS (None: the system's roots)
+        self.root_certificates = root_certificates
         self._channel: grpc.aio.Channel | None = None
         self._stub: Any = None
 
     def _stub_ready(self) -> Any:
         if self._channel is None:
             if self.target.tls:
-                self._channel = grpc.aio.secure_channel(self.target.address, grpc.ssl_channel_credentials())
+                credentials = grpc.ssl_channel_credentials(root_certificates=self.root_certificates)
+                self._channel = grpc.aio.secure_channel(self.target.address, credentials)
             else:
                 self._channel = grpc.aio.insecure_channel(self.target.address)
             self._stub = a2a_grpc_stub(self._channel)
@@ -290,7 +295,9 @@ class GrpcTransport(Transport):
                 request, metadata=self._metadata(), timeout=self.timeout
             )
         except grpc.aio.AioRpcError as exc:
-            failure = _failure(exc, self.target, name, True)
+            # UNAVAILABLE on a unary call: most often no connection could be made (a request cut
+            # half way reads the same; the calls here are reads and a cancel, safe to ask again)
+            failure = _failure(exc, self.target, name, False)
             if failure is not None:
                 raise failure from None
             body = error_body(exc)
