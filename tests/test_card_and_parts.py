@@ -48,8 +48,10 @@ def test_1_0_cards_order_versions_and_origins():
     rest = choose_interface(card, HERE, binding="http+json")
     assert (rest.binding, rest.url) == ("HTTP+JSON", HERE + "rest")
     assert choose_interface(card, HERE, dialect=Dialect.V03).dialect is Dialect.V03
-    with pytest.raises(NoUsableInterface, match="offers only gRPC"):
-        choose_interface({"supportedInterfaces": [{"url": "g:1", "protocolBinding": "GRPC", "protocolVersion": "1.0"}]}, HERE)
+    only_grpc = {"supportedInterfaces": [{"url": "g:1", "protocolBinding": "GRPC", "protocolVersion": "1.0"}]}
+    assert (choose_interface(only_grpc, HERE).binding, choose_interface(only_grpc, HERE).url) == ("GRPC", "g:1")
+    with pytest.raises(NoUsableInterface, match="offers no interface rewindtui can use"):
+        choose_interface({"supportedInterfaces": [{"url": "s:1", "protocolBinding": "SOAP", "protocolVersion": "1.0"}]}, HERE)
     # no interfaces at all: JSON-RPC where the card was read (what older agents expect)
     assert choose_interface({"name": "old"}, HERE).url == HERE
 

@@ -128,7 +128,7 @@ def test_card_of_the_embedded_server(run, server):
 
 
 def test_card_that_contradicts_itself(run):
-    card = card_json_10("grpc.example:443", binding="GRPC")
+    card = card_json_10("soap.example:443", binding="SOAP")
     card["capabilities"] = {"streaming": True, "extensions": [{"uri": "urn:x:required", "required": True}]}
     card["securityRequirements"] = [{"schemes": {"oauth": {"list": []}}}]
     del card["skills"]
@@ -137,7 +137,7 @@ def test_card_that_contradicts_itself(run):
         plain = run("card", "--url", served.url + "/")
     assert r.rc == 0, r.err
     record = json.loads(r.out)
-    assert not record["usable"] and "offers only gRPC" in record["problem"]
+    assert not record["usable"] and "offers no interface rewindtui can use" in record["problem"]
     assert "no skills" in record["warnings"]
     assert "requires extension urn:x:required, which rewindtui does not implement" in record["warnings"]
     assert "security requirement names scheme 'oauth', which securitySchemes does not declare" in record["warnings"]

@@ -81,7 +81,7 @@ def _connection_options(parser: argparse.ArgumentParser) -> None:
     )
     g.add_argument("--dialect", default=s, metavar="VERSION", help="A2A dialect 0.3 or 1.0 (default: from the agent card)")
     g.add_argument(
-        "--binding", default=s, metavar="NAME", help="jsonrpc or http+json (default: the card's preferred one)"
+        "--binding", default=s, metavar="NAME", help="jsonrpc, http+json or grpc (default: the card's preferred HTTP one; grpc when it offers only that)"
     )
     a = parser.add_argument_group("auth (the secret is an environment variable's name or a file; sent to --url's origin only)")
     a.add_argument("--bearer-env", default=s, metavar="VAR", help="bearer token from this environment variable")
@@ -159,6 +159,13 @@ def build_parser() -> argparse.ArgumentParser:
     answer = p.add_mutually_exclusive_group()
     answer.add_argument("--approve", action="store_true", help="approve the tool call the session's agent asks about")
     answer.add_argument("--reject", action="store_true", help="reject the tool call the session's agent asks about")
+    p.add_argument(
+        "--push", action="store_true",
+        help="also ask the agent for a push notification when the turn ends, received on loopback: "
+        "a turn whose stream is cut is still printed when it finishes",
+    )
+    p.add_argument("--push-url", metavar="URL", help="send the push notification to this webhook instead (token: $REWINDTUI_PUSH_TOKEN)")
+    p.add_argument("--push-wait", type=float, default=600.0, metavar="S", help="with --push: how long to wait for it (default 600)")
     p.add_argument("text", nargs="*", metavar="TEXT")
 
     p = sub.add_parser(
@@ -452,8 +459,22 @@ async def _save(chat: Any, items: Sequence[Any], directory: str | None) -> dict[
     return saved
 
 
+def _send_push(client: Any, args: argparse.Namespace) -> Any:
+    import os
+
+    from rewindtui.push import SendPush
+
+    return SendPush(
+        client,
+        enabled=getattr(args, "push", False),
+        url=getattr(args, "push_url", None),
+        token=os.environ.get("REWINDTUI_PUSH_TOKEN"),
+        wait=getattr(args, "push_wait", None),
+    )
+
+
 async def cmd_send(conn: Any, args: argparse.Namespace, out: Output) -> int:
-    from rewindtui.chat import Chat, TurnRefused
+    from rewindtui.chat import Chat, TurnInterrupted, TurnRefused
 
     approve, reject = getattr(args, "approve", False), getattr(args, "reject", False)
     session_id = getattr(args, "session", None)
@@ -474,14 +495,25 @@ async def cmd_send(conn: Any, args: argparse.Namespace, out: Output) -> int:
         await _open(chat, session_id)
     else:
         await chat.open(None)
+    push = _send_push(conn.client, args)
     try:
-        if approve or reject:
-            perms = chat.permissions()
-            if not perms.can_confirm:
-                raise CommandFailed(f"nothing to answer in session {chat.session_id}: {perms.confirm_reason}")
-            await chat.confirm(approve)
-        else:
-            await chat.send(text, attachments)
+        async with push:
+            try:
+                if approve or reject:
+                    perms = chat.permissions()
+                    if not perms.can_confirm:
+                        raise CommandFailed(f"nothing to answer in session {chat.session_id}: {perms.confirm_reason}")
+                    await chat.confirm(approve)
+                else:
+                    await chat.send(text, attachments)
+            except TurnInterrupted:
+                if push.receiver is None:
+                    raise
+                _error("the turn's stream was cut: waiting for its push notification", kind="note")
+                state = await push.finish(chat)
+                if state is None:
+                    raise
+                _error(f"the turn ended {state}: delivered by its push notification", kind="note")
     except TurnRefused:
         raise  # nothing to show: the server did not take the message
     except ClientError:

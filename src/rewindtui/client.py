@@ -347,8 +347,13 @@ class A2AClient:
         self._transport: Transport | None = None
         #: REST paging per session (a newest-page read starts it again)
         self._paging: dict[str, PageProgress] = {}
+        #: a push notification config (``{"url", "token"}``, :mod:`rewindtui.push`) sent with every
+        #: message: the server POSTs the task there when its turn ends (None: no push)
+        self.push_config: dict[str, Any] | None = None
 
     async def aclose(self) -> None:
+        if self._transport is not None:
+            await self._transport.aclose()
         await self._http.aclose()
 
     async def __aenter__(self) -> A2AClient:
@@ -473,7 +478,9 @@ class A2AClient:
                     raise
                 card = await self._card_from_fallbacks(exc)
             caps = capabilities_from_card(card, self.config, self.url)
-            self._transport = make_transport(caps.binding, self._http, caps.endpoint, caps.dialect, self.config.timeout)
+            self._transport = make_transport(
+                caps.binding, self._http, caps.endpoint, caps.dialect, self.config.timeout, scope=self.scope
+            )
             self.capabilities = caps
         return self.capabilities
 
@@ -537,7 +544,7 @@ class A2AClient:
         Task's history (A2A's ``configuration.historyLength``; a rewind's answer)."""
         transport = await self._transport_ready()
         try:
-            async with transport.stream(message, read_timeout, history_length) as events:
+            async with transport.stream(message, read_timeout, history_length, self.push_config) as events:
                 async for event in events:
                     bound_task(event.body)
                     yield event

@@ -117,6 +117,10 @@ class Connection:
             return
         self._closed = True
         try:
+            if self.settings.push:
+                from rewindtui.push import detach
+
+                await detach(self.client)
             await self.client.aclose()
         finally:
             await _stop(self.server)
@@ -259,6 +263,10 @@ async def connect(settings: Settings, *, spawn: Spawner | None = None, http: Any
             await client.connect()
         except ClientError as exc:
             raise describe_connect_error(exc, settings, client.url, embedded=server is not None) from exc
+        if settings.push:  # every turn also asks for a push notification (rewindtui.push)
+            from rewindtui.push import attach
+
+            await attach(client)
         return Connection(client, settings, server)
     except BaseException:
         if client is not None:

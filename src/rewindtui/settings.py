@@ -17,7 +17,8 @@ or the path in ``--config`` / ``REWINDTUI_CONFIG``. Every key is optional::
     model = "demo"
     timeout = 30             # seconds to wait for a server (connect / request)
 
-    binding = "auto"         # auto (the card's preferred one) | jsonrpc | http+json
+    binding = "auto"         # auto (the card's preferred one) | jsonrpc | http+json | grpc
+    push = false             # ask for a push notification when each turn ends (rewindtui.push)
 
     [headers]                # sent to the configured server's origin only
     X-Tenant = "team-a"
@@ -38,7 +39,7 @@ or the path in ``--config`` / ``REWINDTUI_CONFIG``. Every key is optional::
 Environment: ``REWINDTUI_URL``, ``REWINDTUI_API``, ``REWINDTUI_KAGENT``, ``REWINDTUI_AGENT``,
 ``REWINDTUI_USER_ID``, ``REWINDTUI_HEADERS`` (a JSON object, or ``K: V; K2: V2``),
 ``REWINDTUI_REWIND``, ``REWINDTUI_DIALECT``, ``REWINDTUI_THEME``, ``REWINDTUI_DATA_DIR``,
-``REWINDTUI_MODEL``, ``REWINDTUI_CONFIG``, ``REWINDTUI_BINDING``, and the auth options as
+``REWINDTUI_MODEL``, ``REWINDTUI_CONFIG``, ``REWINDTUI_BINDING``, ``REWINDTUI_PUSH``, and the auth options as
 ``REWINDTUI_BEARER_ENV`` / ``_FILE``, ``REWINDTUI_API_KEY_ENV`` / ``_FILE`` (+ ``_HEADER``),
 ``REWINDTUI_BASIC_USER`` + ``REWINDTUI_BASIC_PASSWORD_ENV`` / ``_FILE``; ``REWINDTUI_DEBUG`` (tracebacks instead of one-line
 errors, :func:`debug_enabled`).
@@ -67,7 +68,7 @@ from pathlib import Path
 from typing import Any
 
 from rewindtui.a2a import kagent as kagent_api
-from rewindtui.a2a.card import HTTP_JSON, JSONRPC, norm_binding
+from rewindtui.a2a.card import GRPC, HTTP_JSON, JSONRPC, norm_binding
 from rewindtui.a2a.dialect import Dialect
 from rewindtui.auth import API_KEY, BASIC, BEARER, DEFAULT_API_KEY_HEADER, AuthError, AuthOption, SecretRef
 from rewindtui.client import REWIND_MODES, ServerConfig
@@ -97,6 +98,7 @@ _FILE_KEYS = {
     "model",
     "timeout",
     "binding",
+    "push",
     "auth",
 }
 #: The auth settings (file keys in ``[auth]``; flags ``--bearer-env`` ...; ``REWINDTUI_BEARER_ENV`` ...).
@@ -158,6 +160,7 @@ class Settings:
     binding: str | None = None  # JSONRPC | HTTP+JSON; None: the card's preferred one
     auth: AuthOption | None = None  # the named auth option (its secret is in credentials)
     credentials: dict[str, str] = field(default_factory=dict, repr=False)  # resolved auth headers
+    push: bool = False  # REWINDTUI_PUSH / the file's push: a push notification for every turn
 
     @property
     def embedded(self) -> bool:
@@ -272,9 +275,18 @@ def _check_binding(value: Any, where: str) -> str:
     binding = norm_binding(value) if isinstance(value, str) else ""
     if isinstance(value, str) and value.strip().lower() == "auto":
         return "auto"
-    if binding not in (JSONRPC, HTTP_JSON):
-        raise SettingsError(f"{where}: binding must be auto, jsonrpc or http+json, got {value!r}")
+    if binding not in (JSONRPC, HTTP_JSON, GRPC):
+        raise SettingsError(f"{where}: binding must be auto, jsonrpc, http+json or grpc, got {value!r}")
     return binding
+
+
+def _check_push(value: Any, where: str) -> bool:
+    text = str(value).strip().lower() if isinstance(value, (str, bool)) else ""
+    if text in ("1", "true", "yes", "on"):
+        return True
+    if text in ("0", "false", "no", "off"):
+        return False
+    raise SettingsError(f"{where}: push must be true or false, got {value!r}")
 
 
 def _check_agent(value: Any, where: str) -> str:
@@ -379,6 +391,7 @@ _CHECKS: dict[str, tuple[Callable[[Any, str], Any], frozenset[str]]] = {
     "theme": (_check_str, _ALL),
     "model": (_check_str, _ALL),
     "binding": (_check_binding, _ALL),
+    "push": (_check_push, frozenset({ENV, FILE})),
 }
 
 
@@ -655,4 +668,5 @@ def load_settings(flags: Any = None, env: Mapping[str, str] | None = None) -> Se
         binding=None if binding in (None, "auto") else binding,
         auth=auth,
         credentials=credentials,
+        push=bool(pick("push", False)),
     )

@@ -1,4 +1,4 @@
-"""The two HTTP bindings of A2A, over one ``httpx.AsyncClient``: JSON-RPC and HTTP+JSON.
+"""The two HTTP bindings of A2A, over one ``httpx.AsyncClient``: JSON-RPC and HTTP+JSON (and\nthe door to the third, gRPC).
 
 Both give the client the same three things: :meth:`Transport.stream` (send a message, read the
 SSE stream), :meth:`Transport.subscribe` (resume a task's stream) and :meth:`Transport.call`
@@ -8,6 +8,7 @@ with the JSON-RPC code, so both bindings read alike), a unary call returns the r
 :class:`~rewindtui.errors.RpcError`.
 
 * JSON-RPC: ``POST {url}`` with ``message/stream`` / ``SendStreamingMessage`` ... in the dialect.
+* gRPC (A2A 1.0): :mod:`rewindtui.grpc_transport`, loaded by :func:`make_transport` when used.
 * HTTP+JSON (A2A 1.0): ``POST {url}/message:stream``, ``POST {url}/tasks/{id}:subscribe``,
   ``GET {url}/tasks/{id}``, ``GET {url}/tasks?contextId=...``, ``POST {url}/tasks/{id}:cancel``;
   errors as ``{"error": {"code": <HTTP status>, "status", "message", "details": [{"reason"}]}}``
@@ -28,7 +29,7 @@ import httpx
 from httpx_sse import SSEError, aconnect_sse
 
 from rewindtui.a2a import outgoing
-from rewindtui.a2a.card import HTTP_JSON, JSONRPC
+from rewindtui.a2a.card import GRPC, HTTP_JSON, JSONRPC
 from rewindtui.a2a.classify import EventKind, StreamEvent, classify_frame
 from rewindtui.a2a.dialect import Dialect, method
 from rewindtui.auth import CredentialScope, origin_text, same_origin
@@ -218,8 +219,15 @@ class Transport:
         binding answers its errors with 200)."""
         raise status_error(response)
 
-    def stream(self, message: dict[str, Any], read_timeout: float | None, history_length: int | None = None) -> Any:
-        """Send ``message`` streaming; ``history_length``: the request's ``configuration.historyLength``."""
+    def stream(
+        self,
+        message: dict[str, Any],
+        read_timeout: float | None,
+        history_length: int | None = None,
+        push: dict[str, Any] | None = None,
+    ) -> Any:
+        """Send ``message`` streaming; ``history_length``: the request's ``configuration.historyLength``;
+        ``push``: its ``configuration``'s push notification config."""
         raise NotImplementedError
 
     def subscribe(self, task_id: str) -> Any:
@@ -228,12 +236,21 @@ class Transport:
     async def call(self, operation: str, params: dict[str, Any]) -> Any:
         raise NotImplementedError
 
+    async def aclose(self) -> None:
+        """Release what the binding holds of its own (the HTTP ones share the client's connection)."""
+
 
 class JsonRpcTransport(Transport):
     binding = JSONRPC
 
-    def stream(self, message: dict[str, Any], read_timeout: float | None, history_length: int | None = None) -> Any:
-        body = outgoing.stream_request(message, self.dialect, history_length=history_length)
+    def stream(
+        self,
+        message: dict[str, Any],
+        read_timeout: float | None,
+        history_length: int | None = None,
+        push: dict[str, Any] | None = None,
+    ) -> Any:
+        body = outgoing.stream_request(message, self.dialect, history_length=history_length, push=push)
         return self._sse("POST", self.url, body, outgoing.headers_for(self.dialect), read_timeout)
 
     def subscribe(self, task_id: str) -> Any:
@@ -283,8 +300,14 @@ class RestTransport(Transport):
             raise status_error(response)
         return StreamEvent(EventKind.ERROR, error)
 
-    def stream(self, message: dict[str, Any], read_timeout: float | None, history_length: int | None = None) -> Any:
-        body = {"message": message, **outgoing.send_configuration(history_length)}
+    def stream(
+        self,
+        message: dict[str, Any],
+        read_timeout: float | None,
+        history_length: int | None = None,
+        push: dict[str, Any] | None = None,
+    ) -> Any:
+        body = {"message": message, **outgoing.send_configuration(history_length, push)}
         return self._sse("POST", self._url("/message:stream"), body, self._headers(True), read_timeout)
 
     def subscribe(self, task_id: str) -> Any:
@@ -316,7 +339,16 @@ class RestTransport(Transport):
         return body
 
 
-def make_transport(binding: str, http: httpx.AsyncClient, url: str, dialect: Dialect, timeout: float) -> Transport:
+def make_transport(
+    binding: str, http: httpx.AsyncClient, url: str, dialect: Dialect, timeout: float, scope: CredentialScope | None = None
+) -> Transport:
+    if binding == GRPC:
+        # the one binding built on a2a-sdk's generated types and grpcio: loaded only when used
+        try:
+            from rewindtui.grpc_transport import GrpcTransport
+        except ImportError as exc:
+            raise Unsupported(f"the gRPC binding needs grpcio ({exc}): pip install 'rewindtui[grpc]'") from None
+        return GrpcTransport(url, scope or CredentialScope(), timeout)
     if binding == HTTP_JSON:
         if dialect is not Dialect.V10:
             raise Unsupported("rewindtui speaks the HTTP+JSON binding in A2A 1.0 only; use JSON-RPC with this agent")

@@ -159,7 +159,8 @@ async def test_ids_stay_one_path_segment(tmp_path):
     ]
 
 
-async def test_a_grpc_only_card_is_a_clear_error(tmp_path):
+async def test_a_grpc_only_card_is_taken_over_grpc(tmp_path):
+    """(tests/grpc/ speaks to such agents; here: the choice, and nothing is asked of the card's host)"""
     card = {
         "name": "grpc-agent",
         "description": "only gRPC",
@@ -170,8 +171,8 @@ async def test_a_grpc_only_card_is_a_clear_error(tmp_path):
     }
     with ServeInThread(card_only_app(card)) as served:
         async with A2AClient(config(served.url + "/", tmp_path)) as client:
-            with pytest.raises(Unsupported, match="offers only gRPC .*grpc.example:443.* not gRPC"):
-                await client.connect()
+            caps = await client.connect()
+            assert (caps.binding, caps.endpoint) == ("GRPC", "grpc.example:443")
 
 
 # -- the embedded server, through each binding --------------------------------------------------

@@ -78,11 +78,15 @@ def test_agent_card(tmp_path: Path) -> None:
         "metadata_key": "kagent_rewind_before_invocation_id",
         "newest_task": True,
     }
-    assert card["supportedInterfaces"] == [
+    *http, grpc = card["supportedInterfaces"]
+    assert http == [
         {"url": srv.agent_url, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"},
         {"url": srv.agent_url, "protocolBinding": "JSONRPC", "protocolVersion": "0.3.0"},
         {"url": srv.agent_url.rstrip("/"), "protocolBinding": "HTTP+JSON", "protocolVersion": "1.0"},
     ]
+    # the gRPC binding, on a second port of the same loopback host
+    assert (grpc["protocolBinding"], grpc["protocolVersion"]) == ("GRPC", "1.0")
+    assert grpc["url"].startswith("127.0.0.1:") and grpc["url"] != f"127.0.0.1:{srv.port}"
     assert card["protocolVersion"] == "0.3.0"
     assert card["url"] == srv.agent_url and card["preferredTransport"] == "JSONRPC"
 

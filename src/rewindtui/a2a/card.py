@@ -20,7 +20,7 @@ JSONRPC = "JSONRPC"
 HTTP_JSON = "HTTP+JSON"
 GRPC = "GRPC"
 #: The bindings this client speaks, and the dialects it speaks each in.
-SPOKEN = {JSONRPC: (Dialect.V03, Dialect.V10), HTTP_JSON: (Dialect.V10,)}
+SPOKEN = {JSONRPC: (Dialect.V03, Dialect.V10), HTTP_JSON: (Dialect.V10,), GRPC: (Dialect.V10,)}
 _BINDING_NAMES = {
     "JSONRPC": JSONRPC,
     "JSON-RPC": JSONRPC,
@@ -141,22 +141,24 @@ def choose_interface(
         return d in dialects
 
     usable = [i for i in listed if speaks(i) and (wanted is None or i.binding == wanted)]
+    if wanted is None and any(i.binding != GRPC for i in usable):
+        # gRPC is taken when asked for (--binding grpc) or when it is all the card offers
+        usable = [i for i in usable if i.binding != GRPC]
     if not usable:
         offered = "; ".join(i.describe() for i in listed)
         if wanted is not None:
             raise NoUsableInterface(f"the agent offers no {wanted} interface rewindtui can use (it offers: {offered})")
-        if all(i.binding == GRPC for i in listed):
-            raise NoUsableInterface(
-                f"the agent offers only gRPC ({offered}); rewindtui speaks JSON-RPC and HTTP+JSON, not gRPC"
-            )
         raise NoUsableInterface(
             f"the agent offers no interface rewindtui can use ({offered}); rewindtui speaks JSON-RPC (A2A 0.3 "
-            "and 1.0) and HTTP+JSON (A2A 1.0)"
+            "and 1.0), HTTP+JSON (A2A 1.0) and gRPC (A2A 1.0)"
         )
     first = usable[0].binding
     same_binding = [i for i in usable if i.binding == first]
     best = next((i for i in same_binding if (dialect or i.dialect) is Dialect.V10), same_binding[0])
     chosen_dialect = dialect or best.dialect or Dialect.V03
+    if best.binding == GRPC:
+        # a gRPC endpoint is its own address (never reachable at the card's http URL)
+        return Choice(first, chosen_dialect, best.url, best)
     if same_origin(best.url, card_url):
         return Choice(first, chosen_dialect, best.url, best)
     note = f"the card names {best.url}, on another origin than {card_url}: requests go to {card_url}"

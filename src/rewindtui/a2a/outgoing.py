@@ -63,18 +63,30 @@ def jsonrpc(method: str, params: dict[str, Any], rpc_id: str | int | None = None
 
 
 def stream_request(
-    message: dict[str, Any], dialect: Dialect, rpc_id: str | int | None = None, history_length: int | None = None
+    message: dict[str, Any],
+    dialect: Dialect,
+    rpc_id: str | int | None = None,
+    history_length: int | None = None,
+    push: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The streaming send; ``history_length``: the request's ``configuration.historyLength``
-    (at most that many of the newest history messages in an answering Task)."""
+    (at most that many of the newest history messages in an answering Task); ``push``: a push
+    notification config (``{"url", "token"}``) for the task the message starts."""
     name = method("stream", dialect)
     assert name is not None
-    return jsonrpc(name, {"message": message, **send_configuration(history_length)}, rpc_id)
+    return jsonrpc(name, {"message": message, **send_configuration(history_length, push, dialect)}, rpc_id)
 
 
-def send_configuration(history_length: int | None) -> dict[str, Any]:
+def send_configuration(
+    history_length: int | None, push: dict[str, Any] | None = None, dialect: Dialect = Dialect.V10
+) -> dict[str, Any]:
     """The ``configuration`` member of a send request's params (none when nothing is asked)."""
-    return {} if history_length is None else {"configuration": {"historyLength": history_length}}
+    configuration: dict[str, Any] = {}
+    if history_length is not None:
+        configuration["historyLength"] = history_length
+    if push:
+        configuration["pushNotificationConfig" if dialect is Dialect.V03 else "taskPushNotificationConfig"] = dict(push)
+    return {"configuration": configuration} if configuration else {}
 
 
 def decision_message(

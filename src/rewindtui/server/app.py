@@ -15,6 +15,10 @@ Routes:
   ``/.well-known/...`` -- a2a-sdk's own card route (ETag, ``If-None-Match`` -> 304,
   ``Cache-Control: no-cache``).
 * ``/api/...`` -- REST (``rest.py``); ``/api/server`` -- the server itself (``control.py``).
+* gRPC (A2A 1.0) on a second port of the same host (``grpc_listener.py``, when grpcio is
+  installed), over the same request handler; listed in the card once it listens.
+* Push notifications (``push_configs.py``): the handler keeps a send's push config and the
+  ``*TaskPushNotificationConfig`` methods' configs, and POSTs a task when its turn ends.
 
 Every request passes :class:`~rewindtui.server.guard.Guard` first (Host, Origin,
 content type, bearer token).
@@ -51,17 +55,19 @@ from starlette.routing import Mount, Route
 
 from rewindtui.server.adk_sessions import CachedDatabaseSessionService, sqlite_url
 from rewindtui.server.agent import build_agent
-from rewindtui.server.card import agent_card_json, build_agent_card
+from rewindtui.server.card import agent_card_json, build_agent_card, grpc_interface
 from rewindtui.server.control import Clients, control_routes
 from rewindtui.server.demo_model import DEMO_MODEL_NAME
 from rewindtui.server.executor import AgentService
 from rewindtui.server.fast_rewind import FastRewind
 from rewindtui.server.faults import Checkpoints
+from rewindtui.server.grpc_listener import GrpcListener, url_host_of
 from rewindtui.server.guard import Guard
-from rewindtui.server.handler import VERSION_STATE_KEY, AgentRequestHandler, UserContextBuilder, precheck
+from rewindtui.server.handler import VERSION_STATE_KEY, UserContextBuilder, precheck
 from rewindtui.server.integrity import check_data_dir
 from rewindtui.server.options import ServerOptions
 from rewindtui.server.paths import ADK_FILE, AGENT_NAME, AGENT_PATH, AGENT_REF, API_PATH, APP_NAME, STORE_FILE
+from rewindtui.server.push_configs import PushingRequestHandler, PushNotifications
 from rewindtui.server.rest import build_rest_routes
 from rewindtui.server.store import Store
 from rewindtui.server.wire import REWIND_KEY
@@ -144,12 +150,15 @@ def create_app(
         model=model or DEMO_MODEL_NAME,
         needs_token=options.token is not None,
     )
+    push = PushNotifications(service)
+    handler = PushingRequestHandler(service, push)
     dispatcher = JsonRpcDispatcher(
-        request_handler=AgentRequestHandler(service),
+        request_handler=handler,
         context_builder=UserContextBuilder(),
         enable_v0_3_compat=True,
     )
     fast_rewind = FastRewind(service) if options.fast_rewind else None
+    grpc_listener = GrpcListener(handler, bind_host, options.token, url_host_of(base_url))
 
     async def a2a_endpoint(request: Request) -> Response:
         raw = await request.body()  # Starlette keeps it for the dispatcher
@@ -191,7 +200,7 @@ def create_app(
     routes += control_routes(describe=describe, clients=clients)
     routes += build_rest_routes(service)
     rest_binding = create_rest_routes(
-        AgentRequestHandler(service), context_builder=UserContextBuilder(), path_prefix=AGENT_PATH.rstrip("/")
+        handler, context_builder=UserContextBuilder(), path_prefix=AGENT_PATH.rstrip("/")
     )
     routes += [r for r in rest_binding if not isinstance(r, Mount)]
 
@@ -212,9 +221,15 @@ def create_app(
                     report.turns_failed,
                     report.messages_restored,
                 )
+            grpc_url = await grpc_listener.start()
+            if grpc_url is not None:  # the card lists the gRPC interface once it listens
+                card.supported_interfaces.append(grpc_interface(grpc_url))
+                app.state.agent_card = agent_card_json(card)
             clients.start()
             yield
         finally:
+            await grpc_listener.stop()
+            await push.close()
             await clients.stop()
             await service.shutdown()
             with contextlib.suppress(Exception):

@@ -76,7 +76,7 @@ def build_agent_card(
             # so a plain join of URL and route (as the A2A TCK makes) gives no "//"
             pb.AgentInterface(url=agent_url.rstrip("/"), protocol_binding="HTTP+JSON", protocol_version="1.0"),
         ],
-        capabilities=pb.AgentCapabilities(streaming=True, push_notifications=False, extensions=[extension]),
+        capabilities=pb.AgentCapabilities(streaming=True, push_notifications=True, extensions=[extension]),
         default_input_modes=["text"],
         default_output_modes=["text"],
         skills=[
@@ -96,6 +96,12 @@ def build_agent_card(
         )
         card.security_requirements.add().schemes[BEARER_SCHEME].SetInParent()
     return card
+
+
+def grpc_interface(url: str) -> pb.AgentInterface:
+    """The gRPC binding's entry in ``supportedInterfaces`` (after the HTTP ones: clients that speak
+    several keep using HTTP unless told otherwise)."""
+    return pb.AgentInterface(url=url, protocol_binding="GRPC", protocol_version="1.0")
 
 
 def agent_card_json(card: pb.AgentCard) -> dict[str, Any]:

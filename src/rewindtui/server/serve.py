@@ -7,7 +7,8 @@
 
 The first stdout line is ``serving on http://HOST:PORT`` (the real port when 0 is asked),
 printed once the server accepts connections; the next says the agent URL to give
-``rewindtui --url``. Ctrl+C or SIGTERM stops it cleanly (exit status 0). Logs go to stderr.
+``rewindtui --url``; then the bearer token when one was made up, and the gRPC address (``gRPC:
+HOST:PORT``, when grpcio is installed). Ctrl+C or SIGTERM stops it cleanly (exit status 0). Logs go to stderr.
 The model defaults to the offline demo model; see :mod:`rewindtui.server.agent` for ``--model``
 ids.
 
@@ -185,6 +186,9 @@ def main(argv: list[str] | None = None) -> int:
                 )
             if not is_loopback(args.host):
                 print(f"listening on {listen_text(args.host, sock.getsockname()[1])}", flush=True)
+            for interface in app.state.agent_card.get("supportedInterfaces", ()):
+                if interface.get("protocolBinding") == "GRPC":  # grpc_listener.py
+                    print(f"gRPC: {interface['url']}  (rewindtui --url {state.agent_url} --binding grpc)", flush=True)
             if args.exit_on_stdin_eof:
                 loop = asyncio.get_running_loop()
                 parent = os.getppid()

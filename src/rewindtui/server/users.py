@@ -26,6 +26,11 @@ def resolve_user(request: Request) -> str:
     value = request.headers.get(USER_HEADER)
     if value is None:
         value = request.query_params.get(USER_QUERY)
+    return user_from(value)
+
+
+def user_from(value: str | None) -> str:
+    """A user id as given (a header's value; None: not given); :class:`InvalidUser` if unusable."""
     if value is None:
         return DEFAULT_USER
     value = value.strip()

@@ -1,0 +1,48 @@
+"""``rewindtui serve`` says where its gRPC binding listens, and the CLI talks to it there."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+pytestmark = pytest.mark.timeout(120)
+
+
+def test_serve_prints_its_grpc_address_and_send_uses_it(tmp_path):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("REWINDTUI_")}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "rewindtui.server.serve", "--data-dir", str(tmp_path / "d")],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    try:
+        lines = [proc.stdout.readline() for _ in range(3)]
+        assert lines[0].startswith("serving on http://127.0.0.1:")
+        agent_url = lines[1].split("agent URL: ", 1)[1].split()[0]
+        assert lines[2].startswith("gRPC: 127.0.0.1:") and "--binding grpc" in lines[2]
+        grpc_address = lines[2].split()[1]
+        config = tmp_path / "config.toml"
+        config.write_text("")
+        cli_env = {**env, "REWINDTUI_CONFIG": str(config), "REWINDTUI_DATA_DIR": str(tmp_path / "client")}
+        card = subprocess.run(
+            [sys.executable, "-m", "rewindtui", "card", "--url", agent_url, "--binding", "grpc"],
+            capture_output=True, text=True, env=cli_env, timeout=60,
+        )
+        assert f"rewindtui uses   GRPC (A2A 1.0) at {grpc_address}" in card.stdout, card.stdout + card.stderr
+        sent = subprocess.run(
+            [sys.executable, "-m", "rewindtui", "send", "--url", agent_url, "--binding", "grpc", "hello over grpc"],
+            capture_output=True, text=True, env=cli_env, timeout=60,
+        )
+        assert sent.returncode == 0, sent.stderr
+        assert "demo: You said: hello over grpc (turn 1" in sent.stdout
+    finally:
+        proc.terminate()
+        proc.wait(30)
+        proc.stdout.close()
+        proc.stderr.close()

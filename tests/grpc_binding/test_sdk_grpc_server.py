@@ -1,0 +1,98 @@
+"""The gRPC binding against a plain a2a-sdk server that offers only gRPC (``grpc_servers.py``):
+the client takes gRPC from the card (today: "offers only gRPC" refused), streams a turn, reads
+the session's history with ``ListTasks`` (paged by context), stops a turn with ``CancelTask``,
+follows a running one with ``SubscribeToTask``, and refuses rewind, which the card does not offer,
+as over any binding. Credentials go to the gRPC port of the configured host, and no
+further."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+from grpc_servers import grpc_only_app
+
+from asgi_thread import ServeInThread
+from rewindtui.a2a.classify import EventKind
+from rewindtui.chat import Chat
+from rewindtui.client import A2AClient, RpcError, ServerConfig
+from rewindtui.conversation import ItemKind
+
+pytestmark = pytest.mark.timeout(60)
+
+
+@pytest.fixture
+def seen() -> list[dict[str, str]]:
+    return []
+
+
+@pytest.fixture
+def served(seen):
+    server = ServeInThread(grpc_only_app(seen)).start()
+    yield server
+    server.stop()
+
+
+def config(url: str, tmp_path: Path, **kw) -> ServerConfig:
+    return ServerConfig(url=url, local_store=tmp_path / "sessions.db", **kw)
+
+
+async def test_a_grpc_only_card_is_used_over_grpc(served, seen, tmp_path):
+    headers = {"Authorization": "Bearer grpc-secret-1"}
+    async with A2AClient(config(served.url + "/", tmp_path, credentials=headers, user_id="ann")) as client:
+        caps = await client.connect()
+        assert caps.binding == "GRPC" and caps.endpoint.startswith("127.0.0.1:")
+        chat = Chat(client)
+        await chat.open(None)
+        await chat.send("hello there")
+        await chat.send("and again")
+        assert chat.conversation.turn_state == "completed"
+        answers = [i.text for i in chat.conversation.items if i.kind is ItemKind.ARTIFACT]
+        assert answers == ["You said: hello there (turn 1)", "You said: and again (turn 2)"]
+        allowed = chat.permissions()  # the card offers no rewind: the one gate says so
+        assert not allowed.can_rewind and "does not support rewind" in allowed.rewind_reason
+        sid = chat.session_id
+    # the configured host's gRPC port got the credentials, the version and the user id
+    assert seen and all(m.get("authorization") == "Bearer grpc-secret-1" for m in seen)
+    assert all(m.get("a2a-version") == "1.0" and m.get("x-user-id") == "ann" for m in seen)
+    # history: ListTasks by context over gRPC, one page at a time
+    async with A2AClient(config(served.url + "/", tmp_path)) as client:
+        first = await client.list_tasks(sid, page_size=1)
+        assert len(first.tasks) == 1 and first.next_page_token
+        second = await client.list_tasks(sid, page_size=1, page_token=first.next_page_token)
+        assert len(second.tasks) == 1 and second.tasks[0]["id"] != first.tasks[0]["id"]
+        again = Chat(client)
+        await again.open(sid)
+        texts = [i.text for i in again.conversation.items if i.role == "agent"]
+        assert texts == ["You said: hello there (turn 1)", "You said: and again (turn 2)"]
+
+
+async def test_stop_subscribe_and_errors_over_grpc(served, tmp_path):
+    async with A2AClient(config(served.url + "/", tmp_path)) as client:
+        chat = Chat(client)
+        await chat.open(None)
+        await chat.send("warm up")
+        running = asyncio.ensure_future(chat.send("a slow one with quite a few words to say " * 3))
+        while not any(i.kind is ItemKind.ARTIFACT and i.text for i in chat.conversation.items[2:]):
+            await asyncio.sleep(0.01)
+        task_id = chat.conversation.items[-1].task_id
+        # a second reader follows the running task (SubscribeToTask)
+        async with A2AClient(config(served.url + "/", tmp_path / "other")) as other:
+            follower = other.subscribe(task_id)
+            first = await follower.__anext__()
+            assert first.kind in (EventKind.TASK, EventKind.STATUS, EventKind.ARTIFACT)
+            await chat.stop(grace=3.0)  # CancelTask over gRPC
+            states = [e.body.get("status", {}).get("state") async for e in follower if e.kind is not EventKind.ARTIFACT]
+        await running
+        assert chat.conversation.turn_state == "canceled"
+        assert "TASK_STATE_CANCELED" in states
+        task = await client.get_task(task_id)
+        assert task["status"]["state"] == "TASK_STATE_CANCELED"
+        # an A2A error answer reads as over JSON-RPC: the same code, RpcError
+        with pytest.raises(RpcError) as missing:
+            await client.get_task("no-such-task")
+        assert missing.value.code == -32001
+        with pytest.raises(RpcError) as done:
+            await client.cancel_task(task_id)
+        assert done.value.code == -32002
