@@ -258,7 +258,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--format", choices=("md", "json"), default="md")
     p.add_argument("--output", metavar="FILE", help="write to FILE instead of standard output")
     p.add_argument("--include-rewound", action="store_true", help="include the turns rewinds took away")
+    for module in _extra_commands().values():
+        module.add_parser(sub, _connection_options)
     return parser
+
+
+def _extra_commands() -> dict[str, Any]:
+    """Commands that live in their own modules: name -> module with ``add_parser(sub, options)``
+    and ``main(settings, args) -> int``."""
+    from rewindtui import mcp_server, web
+
+    return {"mcp": mcp_server, "web": web}
 
 
 # -- output ------------------------------------------------------------------------------------
@@ -467,7 +477,7 @@ async def cmd_send(conn: Any, args: argparse.Namespace, out: Output) -> int:
         if not text.strip() and not attachments:
             raise CommandFailed("nothing to send: give TEXT, --file or --data", code="usage")
 
-    chat = Chat(conn.client)
+    chat = Chat(conn.client, getattr(args, "listener", None))  # the MCP server's progress
     if session_id:
         await _open(chat, session_id)
     else:
@@ -731,6 +741,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return EXIT_USAGE
         if args.command is None:
             return _run_app(settings)
+        if args.command in _extra_commands():
+            return int(_extra_commands()[args.command].main(settings, args) or 0)
         return asyncio.run(run_command(settings, args))
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
