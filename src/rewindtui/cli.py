@@ -20,6 +20,7 @@ from typing import Any, NoReturn
 from rewindtui import __version__
 from rewindtui.attachments import AttachmentError
 from rewindtui.auth import redact
+from rewindtui.auth_flows import FLAG_NAMES as FLOW_KEYS
 from rewindtui.client import ClientError
 from rewindtui.settings import AUTH_KEYS, Settings, SettingsError, debug_enabled, load_settings
 from rewindtui.textsafe import sanitize_line
@@ -92,6 +93,9 @@ def _connection_options(parser: argparse.ArgumentParser) -> None:
     a.add_argument("--basic-user", default=s, metavar="NAME", help="HTTP Basic user name")
     a.add_argument("--basic-password-env", default=s, metavar="VAR", help="HTTP Basic password from this variable")
     a.add_argument("--basic-password-file", default=s, metavar="PATH", help="HTTP Basic password from this file")
+    from rewindtui.auth_flows import add_options
+
+    add_options(parser)
     g.add_argument("--config", default=s, metavar="PATH", help="config file (default: config.toml in the user config dir)")
     g.add_argument("--data-dir", default=s, metavar="DIR", help="embedded server data directory")
     g.add_argument("--model", default=s, metavar="NAME", help="embedded server model (default: the offline demo model)")
@@ -266,9 +270,9 @@ def build_parser() -> argparse.ArgumentParser:
 def _extra_commands() -> dict[str, Any]:
     """Commands that live in their own modules: name -> module with ``add_parser(sub, options)``
     and ``main(settings, args) -> int``."""
-    from rewindtui import mcp_server, web
+    from rewindtui import auth_command, mcp_server, web
 
-    return {"mcp": mcp_server, "web": web}
+    return {"mcp": mcp_server, "web": web, "auth": auth_command}
 
 
 # -- output ------------------------------------------------------------------------------------
@@ -694,7 +698,7 @@ async def run_command(settings: Settings, args: argparse.Namespace, out: Output 
 def _settings_flags(args: argparse.Namespace) -> dict[str, Any]:
     names = (
         "url", "api", "kagent", "agent", "user_id", "header", "rewind", "dialect", "config", "data_dir", "model", "theme",
-        "binding", *AUTH_KEYS,
+        "binding", *AUTH_KEYS, *FLOW_KEYS,
     )
     flags = {name: getattr(args, name) for name in names if hasattr(args, name)}
     if getattr(args, "command", None) is None:

@@ -158,6 +158,7 @@ class Settings:
     binding: str | None = None  # JSONRPC | HTTP+JSON; None: the card's preferred one
     auth: AuthOption | None = None  # the named auth option (its secret is in credentials)
     credentials: dict[str, str] = field(default_factory=dict, repr=False)  # resolved auth headers
+    flows: Any = None  # OAuth2 / mutual TLS (rewindtui.auth_flows.Flows), None: neither
 
     @property
     def embedded(self) -> bool:
@@ -633,6 +634,14 @@ def load_settings(flags: Any = None, env: Mapping[str, str] | None = None) -> Se
         except AuthError as exc:
             raise SettingsError(str(exc)) from None
     binding = pick("binding")
+    from rewindtui.auth_flows import load_flows
+
+    try:
+        flows = load_flows(lambda key: _get(flags, key), env)
+    except AuthError as exc:
+        raise SettingsError(str(exc)) from None
+    if flows is not None and flows.oauth is not None and auth is not None:
+        raise SettingsError(f"{auth.where} and --oauth-client-id: give one way to authenticate, not both")
     return Settings(
         url=server.get("url"),
         api=server.get("api"),
@@ -655,4 +664,5 @@ def load_settings(flags: Any = None, env: Mapping[str, str] | None = None) -> Se
         binding=None if binding in (None, "auto") else binding,
         auth=auth,
         credentials=credentials,
+        flows=flows,
     )

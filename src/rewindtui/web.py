@@ -26,6 +26,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from rewindtui.auth import SecretRef, register_secret
+from rewindtui.auth_flows import FLAG_NAMES as FLOW_KEYS
 from rewindtui.settings import AUTH_KEYS, Settings
 
 COOKIE = "rewindtui_web_token"
@@ -45,7 +46,7 @@ def app_command(args: argparse.Namespace) -> str:
     """The shell command textual-serve runs per tab: this Python running the app with the
     connection options ``web`` was given (secrets stay in the environment or files they name)."""
     parts = [sys.executable, "-m", "rewindtui"]
-    names = ("url", "api", "kagent", "agent", "user_id", "rewind", "dialect", "binding", "config", "data_dir", "model", "theme", *AUTH_KEYS)
+    names = ("url", "api", "kagent", "agent", "user_id", "rewind", "dialect", "binding", "config", "data_dir", "model", "theme", *AUTH_KEYS, *FLOW_KEYS)
     for name in names:
         value = getattr(args, name, None)
         if value is not None:
