@@ -195,6 +195,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _connection_options(p)
     _json_option(p)
+    p.add_argument("--extended", action="store_true", help="also the extended card the agent gives authenticated users")
+    p.add_argument("--card-keys", metavar="PATH", help="a JWKS file with the keys that may sign the card")
 
     p = sub.add_parser(
         "rewind",
@@ -612,10 +614,14 @@ async def cmd_card(conn: Any, args: argparse.Namespace, out: Output) -> int:
         card, url, problem = await card_of(client)
     except ClientError as exc:
         raise describe_connect_error(exc, conn.settings, client.url, embedded=conn.embedded) from exc
+    from rewindtui.card_extras import card_extras, load_keys
+
+    keys = load_keys(getattr(args, "card_keys", None))
+    extras = await card_extras(client, card, url, extended=getattr(args, "extended", False), keys=keys)
     if out.as_json:
-        out.line(json_line(card_record(card, url, client.capabilities, problem)))
+        out.line(json_line({**card_record(card, url, client.capabilities, problem), **extras.record()}))
     else:
-        for text in format_card(card, url, client.capabilities, problem):
+        for text in [*format_card(card, url, client.capabilities, problem), *extras.lines(url)]:
             out.line(text)
     return 0
 
@@ -687,7 +693,7 @@ async def run_command(settings: Settings, args: argparse.Namespace, out: Output 
     out = out or Output(getattr(args, "json", False))
     if args.command == "send":
         _attachments(args)  # a bad --file or --data is said before anything starts
-    if args.command == "card" and not settings.embedded:
+    if args.command == "card" and not settings.embedded and not getattr(args, "extended", False):
         async with reader(settings) as conn:  # the card of an agent this client cannot talk to, too
             return await cmd_card(conn, args, out)
     async with connection(settings) as conn:
