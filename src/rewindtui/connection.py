@@ -253,7 +253,7 @@ async def connect(settings: Settings, *, spawn: Spawner | None = None, http: Any
         store_key = f"embedded:{settings.resolved_data_dir()}"
         settings = embedded_credentials(settings, server)
     client: A2AClient | None = None
-    flows = settings.flows if server is None else None  # OAuth2 / mTLS (rewindtui.auth_flows)
+    flows = getattr(settings, "flows", None) if server is None else None  # OAuth2 / mTLS (rewindtui.auth_flows)
     try:
         if flows is not None and http is None:
             http = flows.http_client(settings.timeout)
@@ -295,7 +295,8 @@ async def connection(settings: Settings, *, spawn: Spawner | None = None, http: 
 async def reader(settings: Settings) -> AsyncIterator[Connection]:
     """A client for the named server that has not read its card yet (``rewindtui card`` shows the
     card of an agent this client may not be able to talk to)."""
-    client = A2AClient(settings.server_config())
+    flows = getattr(settings, "flows", None)  # mutual TLS applies to reading the card too
+    client = A2AClient(settings.server_config(), http=flows.http_client(settings.timeout) if flows is not None else None)
     try:
         yield Connection(client, settings)
     finally:

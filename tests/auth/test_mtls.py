@@ -97,6 +97,9 @@ def test_mutual_tls_with_a_client_certificate(tls_agent: ServeInThread, pki: dic
     assert ok.rc == 0, ok.err
     assert any("You said: over mTLS" in r.get("text", "") for r in ok.records()[1:])
 
+    card = cli("card", "--json", *flags, "--tls-cert", str(pki["client"]), "--tls-key", str(pki["client_key"]))
+    assert card.rc == 0 and card.records()[0]["card"]["name"] == "echo-sdk"
+
     # no client certificate: the server ends the handshake; a clear one-line error
     refused = cli("send", "hello", *flags)
     assert refused.rc == 1 and "cannot reach the agent" in refused.err
