@@ -67,6 +67,13 @@ class Endpoints:
     revocation_url: str | None = None
     #: where they came from: "configured", "oidc" (issuer the user gave), "oidc-card", "card"
     source: str = "configured"
+    #: the client authentication the token endpoint takes (OIDC ``token_endpoint_auth_methods_supported``)
+    auth_methods: tuple[str, ...] = ()
+
+    @property
+    def secret_in_form(self) -> bool:
+        """client_secret_post: only when the server says it does not take client_secret_basic."""
+        return "client_secret_post" in self.auth_methods and "client_secret_basic" not in self.auth_methods
 
 
 # -- the card's security schemes -------------------------------------------------------------------
@@ -147,11 +154,13 @@ async def endpoints_for(
         oidc = config.issuer or _card_oidc_url(card)
         if oidc:
             doc = await _discover(http, _discovery_url(oidc))
+            methods = doc.get("token_endpoint_auth_methods_supported")
             found = Endpoints(
                 found.token_url if found else doc["token_endpoint"],
                 (found.device_url if found else None) or doc.get("device_authorization_endpoint"),
                 doc.get("revocation_endpoint"),
                 "oidc" if config.issuer else "oidc-card",
+                tuple(m for m in methods if isinstance(m, str)) if isinstance(methods, list) else (),
             )
     if found is None:
         flows = _card_flows(card)
@@ -280,11 +289,15 @@ class OAuthSession:
         return TokenStore.key(self.endpoints.token_url, self.config.client_id, self.config.scope)
 
     def _client_auth(self, form: dict[str, str]) -> dict[str, Any]:
-        """client_secret_basic when there is a secret; else the client id in the form (public client)."""
+        """client_secret_basic when there is a secret (client_secret_post when discovery says the
+        server takes only that); else the client id in the form (a public client)."""
         if self.config.secret is None:
             form["client_id"] = self.config.client_id
             return {}
         secret = self.config.secret.resolve(self.environ, "the OAuth2 client secret")
+        if self.endpoints.secret_in_form:
+            form.update(client_id=self.config.client_id, client_secret=secret)
+            return {}
         return {"auth": (self.config.client_id, secret)}
 
     async def _token_request(self, form: dict[str, str]) -> tuple[int, dict[str, Any]]:

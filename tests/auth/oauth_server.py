@@ -55,7 +55,7 @@ class Client(ClientMixin):
         return self.secret is not None and client_secret == self.secret
 
     def check_endpoint_auth_method(self, method: str, endpoint: str) -> bool:
-        return method == ("none" if self.secret is None else "client_secret_basic")
+        return method == "none" if self.secret is None else method.startswith("client_secret_")
 
     def check_response_type(self, response_type: str) -> bool:
         return False
@@ -97,9 +97,10 @@ class StarletteRequest(OAuth2Request):
 
 
 class AuthServer(AuthorizationServer):
-    def __init__(self, base: str, expires_in: int = 3600) -> None:
+    def __init__(self, base: str, expires_in: int = 3600, client_auth: str = "client_secret_basic") -> None:
         super().__init__()
         self.base = base
+        self.client_auth = client_auth  # how confidential clients authenticate (basic or post)
         self.clients: dict[str, Client] = {}
         self.tokens: list[Token] = []
         self.devices: dict[str, DeviceCredentialDict] = {}
@@ -157,7 +158,10 @@ class AuthServer(AuthorizationServer):
             def revoke_token(self, token: Any, request: Any) -> None:
                 token["revoked"] = True
 
-        self.register_grant(ClientCredentialsGrant)
+        class Credentials(ClientCredentialsGrant):
+            TOKEN_ENDPOINT_AUTH_METHODS = [client_auth]
+
+        self.register_grant(Credentials)
         self.register_grant(Device)
         self.register_grant(Refresh)
         self.register_endpoint(DeviceEndpoint)
@@ -218,6 +222,7 @@ class AuthServer(AuthorizationServer):
                     "device_authorization_endpoint": self.base + "/device_authorization",
                     "revocation_endpoint": self.base + "/revoke",
                     "grant_types_supported": ["client_credentials", "refresh_token", "urn:ietf:params:oauth:grant-type:device_code"],
+                    "token_endpoint_auth_methods_supported": [self.client_auth, "none"],
                 }
             )
 

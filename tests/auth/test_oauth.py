@@ -134,3 +134,19 @@ def test_a_denied_device_login_is_said(stack: Stack, cli) -> None:
         rc_shown = _login(stack, ["--url", stack.agent.url + "/", "--oauth-client-id", DEVICE_ID], deny=True)
     assert rc_shown is None
     assert not (default_data_dir() / TOKENS_FILE).exists() or DEVICE_ID not in (default_data_dir() / TOKENS_FILE).read_text()
+
+
+def test_a_server_that_takes_the_secret_in_the_form_only(cli) -> None:
+    """Discovery says client_secret_post only: the secret goes in the form (to the token endpoint)."""
+    from oauth_stack import start_stack
+
+    stack, running = start_stack(client_auth="client_secret_post")
+    try:
+        flags = ["--url", stack.agent.url + "/", "--oauth-client-id", CC_ID, "--oauth-client-secret-env", "CC_SECRET", "--oidc-issuer", stack.issuer.url]
+        result = cli("send", "hello", *flags)
+        assert result.rc == 0, result.err
+        (token_request,) = [(form, auth) for path, form, auth in stack.auth.seen if path == "/token"]
+        assert token_request[0]["client_secret"] == CC_SECRET and token_request[1] is None
+    finally:
+        for served in running:
+            served.stop()
