@@ -120,10 +120,18 @@ def error_line(exc: BaseException) -> str:
 
 
 def progress_text(change: Any) -> str:
+    """What one change of the conversation says: the newest agent text (its tail), else the tool
+    it calls or the result it got ("" for a change with neither)."""
     for item in reversed(getattr(change, "updated", None) or []):
-        if item.role != "user" and item.text.strip():
+        if item.role == "user":
+            continue
+        if item.text.strip():
             text = item.text.strip()
             return redact(text if len(text) <= PROGRESS_TEXT else "…" + text[-PROGRESS_TEXT:])
+        tools = list(getattr(item, "tools", ()) or ())
+        if tools:
+            last = tools[-1]
+            return redact(f"tool {last.name}: {'result received' if last.has_result else 'called'}")
     return ""
 
 
