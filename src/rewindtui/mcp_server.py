@@ -68,6 +68,11 @@ class Operations:
 
     async def run(self, command: str, **options: Any) -> list[dict[str, Any]]:
         """Run headless ``command`` with ``options`` (its argparse names); its JSON records."""
+        text = await self.run_text(command, **options)
+        return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+    async def run_text(self, command: str, **options: Any) -> str:
+        """Run headless ``command``; what it printed (secrets redacted). ToolFailure on failure."""
         from rewindtui.cli import COMMANDS, Output
 
         stream = io.StringIO()
@@ -78,7 +83,7 @@ class Operations:
                 await COMMANDS[command](conn, args, Output(True, stream))
             except Exception as exc:
                 raise ToolFailure(error_line(exc)) from None
-        return [json.loads(line) for line in stream.getvalue().splitlines() if line.strip()]
+        return redact(stream.getvalue())
 
     async def agents(self) -> list[dict[str, Any]]:
         """The agent this server is configured for, and what it allows."""

@@ -5,17 +5,14 @@ Imported only when the server runs (it needs the ``mcp`` extra).
 
 from __future__ import annotations
 
-import argparse
 import asyncio
-import io
 from typing import Any
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
 from rewindtui import __version__
-from rewindtui.auth import redact
-from rewindtui.mcp_server import INSTRUCTIONS, Operations, ToolFailure, error_line, progress_text
+from rewindtui.mcp_server import INSTRUCTIONS, Operations, ToolFailure, progress_text
 
 
 def build_server(ops: Operations) -> Any:
@@ -110,18 +107,11 @@ def build_server(ops: Operations) -> Any:
     async def export(session: str, format: str = "md", include_rewound: bool = False, output: str | None = None) -> str:
         """SESSION's transcript as Markdown (format md) or JSON (format json); written to the file
         OUTPUT when given."""
-        from rewindtui.cli import COMMANDS, Output
-
-        stream = io.StringIO()
-        args = argparse.Namespace(
-            command="export", json=True, session=session, format=format, include_rewound=include_rewound, output=output
-        )
-        async with ops._lock:
-            try:
-                await COMMANDS["export"](await ops.connection(), args, Output(True, stream))
-            except Exception as exc:
-                raise ToolError(error_line(exc)) from None
-        return redact(stream.getvalue()) or f"written to {output}"
+        try:
+            text = await ops.run_text("export", session=session, format=format, include_rewound=include_rewound, output=output)
+        except ToolFailure as exc:
+            raise ToolError(str(exc)) from None
+        return text or f"written to {output}"
 
     return server
 

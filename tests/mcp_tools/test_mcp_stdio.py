@@ -88,6 +88,18 @@ async def test_a_coding_agent_tries_rewinds_and_tries_again(tmp_path: Path) -> N
         listed = _records(await mcp.call_tool("sessions", {}))
         assert {session, forked[0]["session"]} <= {r["id"] for r in listed}
 
+        # rewind without new text, then redo: the turn comes back
+        last = _agent_turns(after)[-1]["invocation_id"]
+        _records(await mcp.call_tool("rewind", {"session": session, "before": last}))
+        assert [r["text"] for r in _records(await mcp.call_tool("history", {"session": session})) if r["role"] == "user"] == ["remember the word apple"]
+        _records(await mcp.call_tool("redo", {"session": session}))
+        assert [r["text"] for r in _records(await mcp.call_tool("history", {"session": session})) if r["role"] == "user"] == ["remember the word apple", "try again"]
+
+        exported = await mcp.call_tool("export", {"session": session})
+        assert not exported.is_error and "try again" in exported.content[0].text
+        card = _records(await mcp.call_tool("card", {}))[0]
+        assert card["card"]["name"] and card["signature"]["status"] == "not signed"
+
 
 async def test_no_rewind_is_sent_to_a_server_without_it(tmp_path: Path) -> None:
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "a2a_servers"))
