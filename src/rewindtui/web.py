@@ -7,7 +7,8 @@ default. Bound to any other address it wants a token: the URL to open is printed
 (the websocket included) must carry it. The token is random, or read from ``--token-env VAR`` /
 ``--token-file PATH`` (never a flag value). A websocket opened from another site's page (an
 ``Origin`` that is not this server's) is refused whatever the address, so a page on another site
-cannot drive the app in a user's browser.
+cannot drive the app in a user's browser; on loopback, a request whose ``Host`` is not a loopback
+name is refused too (DNS rebinding).
 
 Needs the ``web`` extra (``pip install 'rewindtui[web]'``).
 """
@@ -56,10 +57,26 @@ def app_command(args: argparse.Namespace) -> str:
     return shlex.join(parts)
 
 
+def _hostname(netloc: str) -> str:
+    if netloc.startswith("["):
+        return netloc[1 : netloc.find("]")] if "]" in netloc else netloc
+    return netloc.rsplit(":", 1)[0] if netloc.count(":") == 1 else netloc
+
+
 def allowed(
-    path: str, query: Mapping[str, str], cookies: Mapping[str, str], headers: Mapping[str, str], token: str | None, own_hosts: set[str]
+    path: str,
+    query: Mapping[str, str],
+    cookies: Mapping[str, str],
+    headers: Mapping[str, str],
+    token: str | None,
+    own_hosts: set[str],
+    loopback_only: bool = False,
 ) -> tuple[bool, bool]:
-    """Whether a request may pass, and whether to set the token cookie on its answer."""
+    """Whether a request may pass, and whether to set the token cookie on its answer.
+    ``loopback_only`` (bound to loopback): the Host must name loopback too, so a page on another
+    site whose name was re-pointed at 127.0.0.1 (DNS rebinding) is refused."""
+    if loopback_only and not is_loopback(_hostname(headers.get("Host", ""))):
+        return False, False
     if path == "/ws":
         origin = headers.get("Origin")
         if origin and urlsplit(origin).netloc not in own_hosts:
@@ -85,7 +102,9 @@ def make_server(command: str, host: str, port: int, token: str | None, title: st
             @web.middleware
             async def guard(request: web.Request, handler: Callable[..., Any]) -> Any:
                 own = {request.host, f"{host}:{port}"}
-                ok, set_cookie = allowed(request.path, request.query, request.cookies, request.headers, token, own)
+                ok, set_cookie = allowed(
+                    request.path, request.query, request.cookies, request.headers, token, own, loopback_only=is_loopback(host)
+                )
                 if not ok:
                     raise web.HTTPForbidden(text="rewindtui web: open the URL with ?token=... that `rewindtui web` printed\n")
                 response = await handler(request)

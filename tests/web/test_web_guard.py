@@ -42,3 +42,12 @@ def test_the_app_command_carries_the_connection_options_but_no_secret() -> None:
     args = argparse.Namespace(url="http://a:1/", bearer_env="TOKEN_VAR", header=["X-A: b"], host="127.0.0.1")
     command = app_command(args)
     assert "--url http://a:1/" in command and "--bearer-env TOKEN_VAR" in command and "'X-A: b'" in command
+
+
+def test_dns_rebinding_is_refused_on_loopback() -> None:
+    own = {"evil.example:8765", "127.0.0.1:8765"}
+    rebound = {"Host": "evil.example:8765", "Origin": "http://evil.example:8765"}
+    assert allowed("/ws", {}, {}, rebound, None, own, loopback_only=True) == (False, False)
+    assert allowed("/", {}, {}, {"Host": "evil.example:8765"}, None, own, loopback_only=True) == (False, False)
+    for host in ("127.0.0.1:8765", "localhost:8765", "[::1]:8765"):
+        assert allowed("/", {}, {}, {"Host": host}, None, own, loopback_only=True) == (True, False)
