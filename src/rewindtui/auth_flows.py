@@ -120,18 +120,68 @@ class Flows:
         return "; ".join(x.describe() for x in (self.oauth, self.tls) if x is not None)
 
 
-def load_flows(get: Callable[[str], Any], env: Mapping[str, str]) -> Flows | None:
-    """The flows the flags (``get``) or the environment configure (flags win per name)."""
+#: The config file's keys: ``[oauth]`` and ``[tls]`` tables (secrets only by variable or file).
+FILE_KEYS = {
+    "oauth_client_id": ("oauth", "client_id"),
+    "oauth_client_secret_env": ("oauth", "client_secret_env"),
+    "oauth_client_secret_file": ("oauth", "client_secret_file"),
+    "oauth_flow": ("oauth", "flow"),
+    "oauth_token_url": ("oauth", "token_url"),
+    "oauth_device_url": ("oauth", "device_url"),
+    "oidc_issuer": ("oauth", "oidc_issuer"),
+    "oauth_scope": ("oauth", "scope"),
+    "tls_cert": ("tls", "cert"),
+    "tls_key": ("tls", "key"),
+    "tls_ca": ("tls", "ca"),
+}
+_PATHS = ("oauth_client_secret_file", "tls_cert", "tls_key", "tls_ca")
+
+
+def _file_values(tables: Mapping[str, Any] | None, base: Path | None) -> dict[str, str]:
+    """The ``[oauth]`` / ``[tls]`` values of the config file, checked (relative paths: from its folder)."""
+    found: dict[str, str] = {}
+    for table_name in ("oauth", "tls"):
+        table = (tables or {}).get(table_name)
+        if table is None:
+            continue
+        if not isinstance(table, Mapping):
+            raise AuthError(f"[{table_name}] in the config file: expected a table")
+        known = {key: name for name, (t, key) in FILE_KEYS.items() if t == table_name}
+        for key, value in table.items():
+            if key not in known:
+                hint = "; secrets are read from a variable or a file (client_secret_env / client_secret_file)" if "secret" in key else ""
+                raise AuthError(f"{table_name}.{key} in the config file: unknown setting (known: {', '.join(sorted(known))}){hint}")
+            if not isinstance(value, str) or not value.strip():
+                raise AuthError(f"{table_name}.{key} in the config file: expected a non-empty string")
+            name = known[key]
+            text = value.strip()
+            if name in _PATHS and base is not None and not Path(text).expanduser().is_absolute():
+                text = str(base / text)
+            found[name] = text
+    return found
+
+
+def load_flows(
+    get: Callable[[str], Any], env: Mapping[str, str], tables: Mapping[str, Any] | None = None, base: Path | None = None
+) -> Flows | None:
+    """The flows the flags (``get``), the environment or the config file's ``[oauth]`` / ``[tls]``
+    tables configure (in that order, per name)."""
+    in_file = _file_values(tables, base)
 
     def value(name: str) -> str | None:
         flag = get(name)
         if flag is not None:
             return str(flag)
         text = env.get(ENV_PREFIX + name.upper(), "").strip()
-        return text or None
+        return text or in_file.get(name)
 
     def where(name: str) -> str:
-        return "--" + name.replace("_", "-") if get(name) is not None else ENV_PREFIX + name.upper()
+        if get(name) is not None:
+            return "--" + name.replace("_", "-")
+        if env.get(ENV_PREFIX + name.upper(), "").strip() or name not in in_file:
+            return ENV_PREFIX + name.upper()
+        table, key = FILE_KEYS[name]
+        return f"{table}.{key} in the config file"
 
     given = {name: value(name) for name in FLAG_NAMES}
     oauth = None

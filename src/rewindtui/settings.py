@@ -83,6 +83,8 @@ LOCAL_STORE_FILE = "sessions.db"
 _HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
 _AGENT = re.compile(r"^[^/\s]+/[^/\s]+$")
 _FILE_KEYS = {
+    "oauth",  # [oauth] and [tls]: read by rewindtui.auth_flows
+    "tls",
     "url",
     "api",
     "kagent",
@@ -494,6 +496,8 @@ def _file_layer(path: Path, explicit: bool) -> _Layer:
         if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
             raise SettingsError(f"{where('timeout')}: expected a positive number of seconds, got {timeout!r}")
         layer.set("timeout", float(timeout), where("timeout"))
+    if "oauth" in data or "tls" in data:
+        layer.set("flow_tables", {k: data[k] for k in ("oauth", "tls") if k in data}, str(path))
     if "headers" in data:
         headers = data["headers"]
         if not isinstance(headers, dict):
@@ -637,7 +641,7 @@ def load_settings(flags: Any = None, env: Mapping[str, str] | None = None) -> Se
     from rewindtui.auth_flows import load_flows
 
     try:
-        flows = load_flows(lambda key: _get(flags, key), env)
+        flows = load_flows(lambda key: _get(flags, key), env, file_layer.values.get("flow_tables"), path.parent)
     except AuthError as exc:
         raise SettingsError(str(exc)) from None
     if flows is not None and flows.oauth is not None and auth is not None:

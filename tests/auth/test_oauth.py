@@ -150,3 +150,19 @@ def test_a_server_that_takes_the_secret_in_the_form_only(cli) -> None:
     finally:
         for served in running:
             served.stop()
+
+
+def test_oauth_from_the_config_file(stack: Stack, tmp_path: Path, cli) -> None:
+    config = tmp_path / "config.toml"  # the file isolate() points REWINDTUI_CONFIG at
+    config.write_text(
+        f'url = "{stack.agent.url}/"\n[oauth]\nclient_id = "{CC_ID}"\nclient_secret_env = "CC_SECRET"\noidc_issuer = "{stack.issuer.url}"\n'
+    )
+    result = cli("send", "from the config")
+    assert result.rc == 0, result.err
+    assert stack.auth.grant_counts() == {"client_credentials": 1}
+
+
+def test_a_plain_secret_in_the_config_file_is_refused(tmp_path: Path, cli) -> None:
+    (tmp_path / "config.toml").write_text('[oauth]\nclient_id = "x"\nclient_secret = "plain"\n')
+    result = cli("sessions", "--url", "http://127.0.0.1:9/")
+    assert result.rc == 2 and "oauth.client_secret" in result.err and "client_secret_env" in result.err
