@@ -621,7 +621,9 @@ async def cmd_card(conn: Any, args: argparse.Namespace, out: Output) -> int:
     if out.as_json:
         out.line(json_line({**card_record(card, url, client.capabilities, problem), **extras.record()}))
     else:
-        for text in [*format_card(card, url, client.capabilities, problem), *extras.lines(url)]:
+        lines = format_card(card, url, client.capabilities, problem)
+        last = [lines.pop()] if problem else []  # "rewindtui cannot use this agent" stays last
+        for text in [*lines, *extras.lines(url), *last]:
             out.line(text)
     return 0
 
