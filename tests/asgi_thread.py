@@ -15,8 +15,10 @@ class ServeInThread:
     """``with ServeInThread(app) as served:`` -> ``served.url`` (``http://127.0.0.1:PORT``).
     ``ServeInThread(factory=f)``: the app is ``f(url)`` (for an app that must know its own URL)."""
 
-    def __init__(self, app: Any = None, *, factory: Callable[[str], Any] | None = None) -> None:
+    def __init__(self, app: Any = None, *, factory: Callable[[str], Any] | None = None, **uvicorn_options: Any) -> None:
+        """``uvicorn_options``: more ``uvicorn.Config`` settings (e.g. ``ssl_certfile``: https)."""
         assert (app is None) != (factory is None)
+        self.options = uvicorn_options
         self.app = app
         self.factory = factory
         self.port = 0
@@ -26,7 +28,7 @@ class ServeInThread:
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        return f"{'https' if self.options.get('ssl_certfile') else 'http'}://127.0.0.1:{self.port}"
 
     def start(self) -> ServeInThread:
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -34,7 +36,7 @@ class ServeInThread:
         sock.bind(("127.0.0.1", 0))
         self.port = sock.getsockname()[1]
         app = self.factory(self.url) if self.factory is not None else self.app
-        config = uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=2)
+        config = uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=2, **self.options)
         server = uvicorn.Server(config)
         self._server = server
 

@@ -20,6 +20,7 @@ from typing import Any, NoReturn
 from rewindtui import __version__
 from rewindtui.attachments import AttachmentError
 from rewindtui.auth import redact
+from rewindtui.auth_flows import FLAG_NAMES as FLOW_KEYS
 from rewindtui.client import ClientError
 from rewindtui.settings import AUTH_KEYS, Settings, SettingsError, debug_enabled, load_settings
 from rewindtui.textsafe import sanitize_line
@@ -92,6 +93,9 @@ def _connection_options(parser: argparse.ArgumentParser) -> None:
     a.add_argument("--basic-user", default=s, metavar="NAME", help="HTTP Basic user name")
     a.add_argument("--basic-password-env", default=s, metavar="VAR", help="HTTP Basic password from this variable")
     a.add_argument("--basic-password-file", default=s, metavar="PATH", help="HTTP Basic password from this file")
+    from rewindtui.auth_flows import add_options
+
+    add_options(parser)
     g.add_argument("--config", default=s, metavar="PATH", help="config file (default: config.toml in the user config dir)")
     g.add_argument("--data-dir", default=s, metavar="DIR", help="embedded server data directory")
     g.add_argument("--model", default=s, metavar="NAME", help="embedded server model (default: the offline demo model)")
@@ -200,6 +204,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _connection_options(p)
     _json_option(p)
+    p.add_argument("--extended", action="store_true", help="also the extended card the agent gives authenticated users")
+    p.add_argument("--card-keys", metavar="PATH", help="a JWKS file with the keys that may sign the card")
 
     p = sub.add_parser(
         "rewind",
@@ -267,7 +273,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--format", choices=("md", "json"), default="md")
     p.add_argument("--output", metavar="FILE", help="write to FILE instead of standard output")
     p.add_argument("--include-rewound", action="store_true", help="include the turns rewinds took away")
+    for module in _extra_commands().values():
+        module.add_parser(sub, _connection_options)
     return parser
+
+
+def _extra_commands() -> dict[str, Any]:
+    """Commands that live in their own modules: name -> module with ``add_parser(sub, options)``
+    and ``main(settings, args) -> int``."""
+    from rewindtui import auth_command, mcp_server, web
+
+    return {"mcp": mcp_server, "web": web, "auth": auth_command}
 
 
 # -- output ------------------------------------------------------------------------------------
@@ -490,7 +506,7 @@ async def cmd_send(conn: Any, args: argparse.Namespace, out: Output) -> int:
         if not text.strip() and not attachments:
             raise CommandFailed("nothing to send: give TEXT, --file or --data", code="usage")
 
-    chat = Chat(conn.client)
+    chat = Chat(conn.client, getattr(args, "listener", None))  # the MCP server's progress
     if session_id:
         await _open(chat, session_id)
     else:
@@ -632,10 +648,16 @@ async def cmd_card(conn: Any, args: argparse.Namespace, out: Output) -> int:
         card, url, problem = await card_of(client)
     except ClientError as exc:
         raise describe_connect_error(exc, conn.settings, client.url, embedded=conn.embedded) from exc
+    from rewindtui.card_extras import card_extras, load_keys
+
+    keys = load_keys(getattr(args, "card_keys", None))
+    extras = await card_extras(client, card, url, extended=getattr(args, "extended", False), keys=keys)
     if out.as_json:
-        out.line(json_line(card_record(card, url, client.capabilities, problem)))
+        out.line(json_line({**card_record(card, url, client.capabilities, problem), **extras.record()}))
     else:
-        for text in format_card(card, url, client.capabilities, problem):
+        lines = format_card(card, url, client.capabilities, problem)
+        last = [lines.pop()] if problem else []  # "rewindtui cannot use this agent" stays last
+        for text in [*lines, *extras.lines(url), *last]:
             out.line(text)
     return 0
 
@@ -707,7 +729,7 @@ async def run_command(settings: Settings, args: argparse.Namespace, out: Output 
     out = out or Output(getattr(args, "json", False))
     if args.command == "send":
         _attachments(args)  # a bad --file or --data is said before anything starts
-    if args.command == "card" and not settings.embedded:
+    if args.command == "card" and not settings.embedded and not getattr(args, "extended", False):
         async with reader(settings) as conn:  # the card of an agent this client cannot talk to, too
             return await cmd_card(conn, args, out)
     async with connection(settings) as conn:
@@ -718,7 +740,7 @@ async def run_command(settings: Settings, args: argparse.Namespace, out: Output 
 def _settings_flags(args: argparse.Namespace) -> dict[str, Any]:
     names = (
         "url", "api", "kagent", "agent", "user_id", "header", "rewind", "dialect", "config", "data_dir", "model", "theme",
-        "binding", *AUTH_KEYS,
+        "binding", *AUTH_KEYS, *FLOW_KEYS,
     )
     flags = {name: getattr(args, name) for name in names if hasattr(args, name)}
     if getattr(args, "command", None) is None:
@@ -769,6 +791,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return EXIT_USAGE
         if args.command is None:
             return _run_app(settings)
+        if args.command in _extra_commands():
+            return int(_extra_commands()[args.command].main(settings, args) or 0)
         return asyncio.run(run_command(settings, args))
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED

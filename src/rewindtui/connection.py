@@ -257,10 +257,24 @@ async def connect(settings: Settings, *, spawn: Spawner | None = None, http: Any
         store_key = f"embedded:{settings.resolved_data_dir()}"
         settings = embedded_credentials(settings, server)
     client: A2AClient | None = None
+    flows = getattr(settings, "flows", None) if server is None else None  # OAuth2 / mTLS (rewindtui.auth_flows)
     try:
+        if flows is not None and http is None:
+            http = flows.http_client(settings.timeout)
         client = A2AClient(settings.server_config(store_key=store_key), http=http)
         try:
-            await client.connect()
+            if flows is not None:
+                from rewindtui.auth_flows import AuthError
+                from rewindtui.auth_flows import connect as flows_connect
+
+                try:
+                    await flows_connect(client, flows, settings.timeout)
+                except AuthError as exc:
+                    raise ConnectProblem(f"cannot sign in to the agent at {client.url}: {exc}", REFUSED, client.url) from None
+            else:
+                await client.connect()
+        except ConnectProblem:
+            raise
         except ClientError as exc:
             raise describe_connect_error(exc, settings, client.url, embedded=server is not None) from exc
         if settings.push:  # every turn also asks for a push notification (rewindtui.push)
@@ -289,7 +303,8 @@ async def connection(settings: Settings, *, spawn: Spawner | None = None, http: 
 async def reader(settings: Settings) -> AsyncIterator[Connection]:
     """A client for the named server that has not read its card yet (``rewindtui card`` shows the
     card of an agent this client may not be able to talk to)."""
-    client = A2AClient(settings.server_config())
+    flows = getattr(settings, "flows", None)  # mutual TLS applies to reading the card too
+    client = A2AClient(settings.server_config(), http=flows.http_client(settings.timeout) if flows is not None else None)
     try:
         yield Connection(client, settings)
     finally:

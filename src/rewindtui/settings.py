@@ -84,6 +84,8 @@ LOCAL_STORE_FILE = "sessions.db"
 _HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
 _AGENT = re.compile(r"^[^/\s]+/[^/\s]+$")
 _FILE_KEYS = {
+    "oauth",  # [oauth] and [tls]: read by rewindtui.auth_flows
+    "tls",
     "url",
     "api",
     "kagent",
@@ -161,6 +163,7 @@ class Settings:
     auth: AuthOption | None = None  # the named auth option (its secret is in credentials)
     credentials: dict[str, str] = field(default_factory=dict, repr=False)  # resolved auth headers
     push: bool = False  # REWINDTUI_PUSH / the file's push: a push notification for every turn
+    flows: Any = None  # OAuth2 / mutual TLS (rewindtui.auth_flows.Flows), None: neither
 
     @property
     def embedded(self) -> bool:
@@ -506,6 +509,8 @@ def _file_layer(path: Path, explicit: bool) -> _Layer:
         if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
             raise SettingsError(f"{where('timeout')}: expected a positive number of seconds, got {timeout!r}")
         layer.set("timeout", float(timeout), where("timeout"))
+    if "oauth" in data or "tls" in data:
+        layer.set("flow_tables", {k: data[k] for k in ("oauth", "tls") if k in data}, str(path))
     if "headers" in data:
         headers = data["headers"]
         if not isinstance(headers, dict):
@@ -646,6 +651,14 @@ def load_settings(flags: Any = None, env: Mapping[str, str] | None = None) -> Se
         except AuthError as exc:
             raise SettingsError(str(exc)) from None
     binding = pick("binding")
+    from rewindtui.auth_flows import load_flows
+
+    try:
+        flows = load_flows(lambda key: _get(flags, key), env, file_layer.values.get("flow_tables"), path.parent)
+    except AuthError as exc:
+        raise SettingsError(str(exc)) from None
+    if flows is not None and flows.oauth is not None and auth is not None:
+        raise SettingsError(f"{auth.where} and --oauth-client-id: give one way to authenticate, not both")
     return Settings(
         url=server.get("url"),
         api=server.get("api"),
@@ -669,4 +682,5 @@ def load_settings(flags: Any = None, env: Mapping[str, str] | None = None) -> Se
         auth=auth,
         credentials=credentials,
         push=bool(pick("push", False)),
+        flows=flows,
     )
