@@ -588,7 +588,8 @@ class A2AClient:
 
     async def session_tasks(self, session_id: str, include_rewound: bool = False) -> list[dict[str, Any]]:
         params = {contract.REST_INCLUDE_REWOUND: "true"} if include_rewound else {}
-        data = await self._api("GET", kagent.SESSION_TASKS.format(id=_seg(session_id)), params=params)
+        path = kagent.SESSION_TASKS.format(id=_seg(session_id))
+        data = await self._api("GET", path, params=params, headers=kagent.TASKS_WIRE)
         return _task_list(data, session_id)
 
     async def session_tasks_page(self, session_id: str, limit: int, before: str | None = None) -> TaskPage:
@@ -599,7 +600,8 @@ class A2AClient:
         params = {contract.REST_TASKS_LIMIT: str(limit)}
         if before:
             params[contract.REST_TASKS_BEFORE] = before
-        body = await self._api_body("GET", kagent.SESSION_TASKS.format(id=_seg(session_id)), params=params)
+        path = kagent.SESSION_TASKS.format(id=_seg(session_id))
+        body = await self._api_body("GET", path, params=params, headers=kagent.TASKS_WIRE)
         enveloped = isinstance(body, dict) and ("error" in body or "data" in body)
         tasks = _task_list(body.get("data") if enveloped else body, session_id)
         token = body.get(contract.REST_NEXT_PAGE_FIELD) if enveloped else None
