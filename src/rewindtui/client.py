@@ -33,6 +33,7 @@ from rewindtui.a2a import contract, kagent, outgoing
 from rewindtui.a2a.card import JSONRPC, Choice, NoUsableInterface, choose_interface, wanted_schemes
 from rewindtui.a2a.classify import StreamEvent, classify
 from rewindtui.a2a.dialect import Dialect
+from rewindtui.a2a.stored_partials import drop_from_task, drop_stored_partials
 from rewindtui.attachments import Attachment
 from rewindtui.auth import AuthOption, CredentialScope
 from rewindtui.errors import (
@@ -505,7 +506,7 @@ class A2AClient:
         params: dict[str, Any] = {"id": task_id}
         if history_length is not None:
             params["historyLength"] = history_length
-        return _task_of(await self.rpc("get_task", params), "GetTask")
+        return drop_from_task(_task_of(await self.rpc("get_task", params), "GetTask"))
 
     async def list_tasks(self, context_id: str, *, page_size: int = 100, page_token: str | None = None) -> TaskPage:
         """One page of ``ListTasks`` (A2A 1.0) for a context, in the server's order."""
@@ -515,7 +516,7 @@ class A2AClient:
         result = await self.rpc("list_tasks", params)
         if not isinstance(result, dict) or not isinstance(result.get("tasks", []), list):
             raise MalformedFrame(f"ListTasks: not a task list: {excerpt(json.dumps(result, default=str))!r}")
-        tasks = [_task_of(t, "ListTasks") for t in result.get("tasks") or ()]
+        tasks = [drop_from_task(_task_of(t, "ListTasks")) for t in result.get("tasks") or ()]
         token = result.get("nextPageToken") or result.get("next_page_token")
         return TaskPage(tasks, token if isinstance(token, str) and token else None)
 
@@ -613,7 +614,7 @@ def _task_list(data: Any, session_id: str) -> list[dict[str, Any]]:
         return []  # kagent omits an empty list
     if not isinstance(data, list):
         raise MalformedFrame(f"tasks of {session_id}: expected a list")
-    return data
+    return drop_stored_partials(data)
 
 
 def _more_telling(a: HTTPStatusFailed, b: HTTPStatusFailed) -> HTTPStatusFailed:
