@@ -36,6 +36,7 @@ from typing import Any
 from rewindtui.a2a import contract, outgoing, raw
 from rewindtui.a2a.classify import EventKind, StreamEvent
 from rewindtui.a2a.dialect import TURN_ENDING_STATES
+from rewindtui.a2a.refusal import refusal_reason, turn_gone
 from rewindtui.attachments import Attachment
 from rewindtui.client import (
     A2AClient,
@@ -711,9 +712,17 @@ class Chat:
             # REST rewind: the text goes as the next turn
             await self._turn(self.client.build_message(text, session_id=self.session_id), text)
 
-    async def _refused(self, token: RewindToken, reason: str) -> RewindFailed:
-        """A clear refusal: the view goes back exactly as it was (the server changed nothing)."""
+    async def _refused(self, token: RewindToken, reason: str, reread: bool = False) -> RewindFailed:
+        """A clear refusal: the view goes back exactly as it was (the server changed nothing); when
+        the turn is no longer on the server (another client rewound it), the server is re-read."""
         self._emit(self.conversation.rollback(token).merge(Change(turn_ended=True)))
+        reason = refusal_reason(reason)
+        if reread and self.session_id:
+            with contextlib.suppress(ClientError):
+                read = await self.history.read(self.session_id)  # REST, ListTasks, or the remembered tasks
+                if read.source is not None:
+                    self._emit(self.conversation.load_tasks(read.tasks))
+                    return RewindFailed(f"rewind refused: {reason}; the server's conversation is shown now")
         return RewindFailed(f"rewind refused: {reason}; the conversation is unchanged")
 
     async def _unknown(self, token: RewindToken, invocation_id: str, reason: str) -> RewindOutcomeUnknown:
@@ -836,7 +845,7 @@ class Chat:
                 async for event in events:
                     failure = failure_text(event)
                     if failure is not None:
-                        raise await self._refused(token, failure)
+                        raise await self._refused(token, failure, reread=turn_gone(event))
                     answer = self._answer(event)
                     if answer == "drift":
                         drift = True

@@ -179,3 +179,24 @@ async def test_without_the_add_on_rewind_is_disabled_and_nothing_is_sent(without
             chat.begin_edit(invocations[1])
         assert [(it.key, it.text) for it in chat.conversation.items] == shown
     assert without_addon.control_messages() == []
+
+
+async def test_another_client_rewound_first_the_refusal_reads_once_and_the_view_is_re_read(
+    with_addon: KagentAgent, tmp_path: Any
+) -> None:
+    """Two clients on one session: B rewinds a turn A already rewound away. The add-on refuses
+    (``invalid_invocation``); B says so once and shows the server's conversation, not the dropped turn."""
+    config = ServerConfig(url=with_addon.url, local_store=tmp_path / "sessions.db")
+    async with A2AClient(config) as one, A2AClient(config) as two:
+        a = Chat(one)
+        invocations = await three_turns(a)
+        b = Chat(two)
+        await b.open(a.session_id)
+        assert users(b) == ["first", "weather in Oslo", "third"]
+        await a.rewind(invocations[1])
+        with pytest.raises(RewindFailed) as info:
+            await b.rewind(invocations[2])
+        said = str(info.value)
+        assert said.count("rewind refused") == 1 and "was already rewound" in said, said
+        assert said.endswith("the server's conversation is shown now")
+        assert users(b) == ["first"]

@@ -178,7 +178,7 @@ class RewindExecutor(AgentExecutor):
                     message=Message(
                         message_id=str(uuid4()),
                         role=Role.agent,
-                        parts=[Part(root=TextPart(text=f"rewind refused: {refusal.message}"))],
+                        parts=[Part(root=TextPart(text=refusal.message))],
                     ),
                 ),
                 final=True,
