@@ -50,6 +50,7 @@ from rewindtui.client import (
 )
 from rewindtui.conversation import CANCELED, INTERRUPTED, Change, Confirmation, Conversation, Item, RewindToken
 from rewindtui.history import History, SessionNotFound
+from rewindtui.kagent1.chat_hook import FORK_MODE, fork_rewind, fork_undo
 from rewindtui.local_sessions import LocalSessions
 from rewindtui.turn_watch import Outcome, Watch, failure_text, has_message, state_in, state_of
 
@@ -701,7 +702,9 @@ class Chat:
         self.rewinding = True
         self.last_rewind_answer = None
         try:
-            if caps.rewind_mode == "rest":
+            if FORK_MODE in caps.rewind_modes:  # kagent 1.0: a fork from a checkpoint, the original kept
+                await fork_rewind(self, invocation_id, token)
+            elif caps.rewind_mode == "rest":
                 await self._rewind_rest(invocation_id, token)
             else:
                 await self._rewind_a2a(invocation_id, text, token)
@@ -966,6 +969,8 @@ class Chat:
         reason = self.why_not_redo()
         if reason:
             raise Busy(reason) if self.sending or self.rewinding else Unsupported(reason)
+        if FORK_MODE in self.client.capabilities.rewind_modes:  # type: ignore[union-attr]  # kagent 1.0
+            return await fork_undo(self)  # back to the original the fork came from
         sid = self.session_id
         assert sid is not None
         self.rewinding = True

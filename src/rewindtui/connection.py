@@ -254,7 +254,9 @@ async def connect(settings: Settings, *, spawn: Spawner | None = None, http: Any
         settings = embedded_credentials(settings, server)
     client: A2AClient | None = None
     try:
-        client = A2AClient(settings.server_config(store_key=store_key), http=http)
+        from rewindtui.kagent1.profile import kagent1_client  # kagent 1.0 when its controller answers
+
+        client = await kagent1_client(settings, store_key, http) or A2AClient(settings.server_config(store_key=store_key), http=http)
         try:
             await client.connect()
         except ClientError as exc:

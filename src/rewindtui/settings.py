@@ -98,6 +98,8 @@ _FILE_KEYS = {
     "timeout",
     "binding",
     "auth",
+    "kagent_version",
+    "kagent_checkpoints",
 }
 #: The auth settings (file keys in ``[auth]``; flags ``--bearer-env`` ...; ``REWINDTUI_BEARER_ENV`` ...).
 AUTH_KEYS = (
@@ -158,6 +160,8 @@ class Settings:
     binding: str | None = None  # JSONRPC | HTTP+JSON; None: the card's preferred one
     auth: AuthOption | None = None  # the named auth option (its secret is in credentials)
     credentials: dict[str, str] = field(default_factory=dict, repr=False)  # resolved auth headers
+    kagent_version: str = "auto"  # "auto": kagent 1.0 when the controller answers its gRPC API; "0.10" | "1"
+    kagent_checkpoints: bool = True  # kagent 1.0: a checkpoint after each finished turn (rewind forks from them)
 
     @property
     def embedded(self) -> bool:
@@ -277,6 +281,23 @@ def _check_binding(value: Any, where: str) -> str:
     return binding
 
 
+def _check_kagent_version(value: Any, where: str) -> str:
+    text = str(value).strip().lower()
+    text = {"1.0": "1", "0.10.x": "0.10", "0": "0.10"}.get(text, text)
+    if text not in ("auto", "0.10", "1"):
+        raise SettingsError(f"{where}: kagent_version must be auto, 0.10 or 1, got {value!r}")
+    return text
+
+
+def _check_onoff(value: Any, where: str) -> bool:
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text not in ("true", "false", "on", "off", "1", "0", "yes", "no"):
+        raise SettingsError(f"{where}: expected true or false, got {value!r}")
+    return text in ("true", "on", "1", "yes")
+
+
 def _check_agent(value: Any, where: str) -> str:
     text = _check_str(value, where)
     if not _AGENT.match(text):
@@ -379,6 +400,8 @@ _CHECKS: dict[str, tuple[Callable[[Any, str], Any], frozenset[str]]] = {
     "theme": (_check_str, _ALL),
     "model": (_check_str, _ALL),
     "binding": (_check_binding, _ALL),
+    "kagent_version": (_check_kagent_version, _ALL),
+    "kagent_checkpoints": (_check_onoff, _ALL),
 }
 
 
@@ -655,4 +678,6 @@ def load_settings(flags: Any = None, env: Mapping[str, str] | None = None) -> Se
         binding=None if binding in (None, "auto") else binding,
         auth=auth,
         credentials=credentials,
+        kagent_version=pick("kagent_version", "auto"),
+        kagent_checkpoints=pick("kagent_checkpoints", True),
     )

@@ -11,6 +11,7 @@ With auto-checkpoints off, rewind offers only the turns that already have a chec
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from rewindtui.kagent1.controller import Kagent1Controller, OperationFailed
@@ -18,6 +19,7 @@ from rewindtui.kagent1.gen import kagent1_pb2 as pb
 from rewindtui.kagent1.grpcweb import GrpcError
 
 TERMINAL = {"completed", "failed", "canceled", "rejected"}
+FIRST_TURN = "kagent 1.0 cannot fork from before the first turn (no checkpoint exists there): start a new session instead"
 
 
 def preview(before_turn: int) -> str:
@@ -31,7 +33,7 @@ class RewindRefused(Exception):
 
 @dataclass
 class CheckpointOutcome:
-    turn: int
+    turn: int | str
     checkpoint: pb.Checkpoint | None
     note: str = ""  # why it was skipped, or ""
 
@@ -57,21 +59,24 @@ class Kagent1Rewind:
         return self.agent.partition("/")[0]
 
     # -- checkpoints -----------------------------------------------------------------------------
-    async def after_turn(self, instance_id: str, turn: int, head_state: str | None) -> CheckpointOutcome:
-        """The checkpoint after finished turn ``turn`` (1-based), when auto-checkpoints are on."""
+    async def after_turn(self, instance_id: str, turn: int | str, head_state: str | None) -> CheckpointOutcome:
+        """The checkpoint after a finished turn (``turn``: its number or its task id, which also
+        names the checkpoint's request, so asking twice gives the same checkpoint), when
+        auto-checkpoints are on."""
         if not self.auto_checkpoints:
             return CheckpointOutcome(turn, None, "auto-checkpoints are off")
+        label = f"turn {turn}" if isinstance(turn, int) else "this turn"
         state = (head_state or "").lower().removeprefix("task_state_").replace("_", "-")
         if state not in TERMINAL:
-            return CheckpointOutcome(turn, None, f"no checkpoint after turn {turn}: the turn is {state or 'not finished'} (kagent checkpoints only a finished turn)")
+            return CheckpointOutcome(turn, None, f"no checkpoint after {label}: the turn is {state or 'not finished'} (kagent checkpoints only a finished turn)")
         try:
             checkpoint = await self.controller.checkpoint(self.namespace, instance_id, f"rewindtui-{instance_id}-turn-{turn}")
         except GrpcError as exc:
             if exc.code == "FAILED_PRECONDITION":
-                return CheckpointOutcome(turn, None, f"no checkpoint after turn {turn}: {exc.message}")
+                return CheckpointOutcome(turn, None, f"no checkpoint after {label}: {exc.message}")
             raise
         except OperationFailed as exc:
-            return CheckpointOutcome(turn, None, f"no checkpoint after turn {turn}: {exc.message or exc.code}")
+            return CheckpointOutcome(turn, None, f"no checkpoint after {label}: {exc.message or exc.code}")
         return CheckpointOutcome(turn, checkpoint)
 
     async def rewindable_turns(self, instance_id: str) -> list[int]:
@@ -93,15 +98,22 @@ class Kagent1Rewind:
     async def rewind(self, instance_id: str, before_turn: int, *, request_id: str | None = None) -> Branch:
         """Fork from the checkpoint after turn ``before_turn - 1``; the original is kept."""
         if before_turn <= 1:
-            raise RewindRefused("kagent 1.0 cannot fork from before the first turn (no checkpoint exists there): start a new session instead")
+            raise RewindRefused(FIRST_TURN)
         wanted = before_turn - 1
+        return await self._fork(instance_id, before_turn, lambda c: c.history_sequence == wanted, f"turn {wanted}", request_id)
+
+    async def rewind_after_task(self, instance_id: str, head_task_id: str, before_turn: int, *, request_id: str | None = None) -> Branch:
+        """Fork from the checkpoint whose head is ``head_task_id`` (the turn before ``before_turn``)."""
+        return await self._fork(instance_id, before_turn, lambda c: c.head_task_id == head_task_id, f"turn {before_turn - 1}", request_id)
+
+    async def _fork(self, instance_id: str, before_turn: int, wanted: Callable[[pb.Checkpoint], bool], what: str, request_id: str | None) -> Branch:
         ready = [
             c for c in await self.controller.checkpoints(self.namespace, instance_id)
-            if c.state == pb.CHECKPOINT_STATE_READY and c.history_sequence == wanted
+            if c.state == pb.CHECKPOINT_STATE_READY and wanted(c)
         ]
         if not ready:
             why = "auto-checkpoints are off" if not self.auto_checkpoints else "it was skipped or has not finished"
-            raise RewindRefused(f"there is no checkpoint after turn {wanted} to fork from ({why}); nothing changed")
+            raise RewindRefused(f"there is no checkpoint after {what} to fork from ({why}); nothing changed")
         try:
             fork = await self.controller.fork(self.namespace, ready[-1].id, request_id or str(uuid.uuid4()))
             fork = await self.controller.open(fork.id)
