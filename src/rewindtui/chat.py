@@ -52,6 +52,7 @@ from rewindtui.conversation import CANCELED, INTERRUPTED, Change, Confirmation, 
 from rewindtui.history import History, SessionNotFound
 from rewindtui.kagent1.chat_hook import FORK_MODE, fork_rewind, fork_undo
 from rewindtui.local_sessions import LocalSessions
+from rewindtui.redo_a2a import redo_a2a
 from rewindtui.turn_watch import Outcome, Watch, failure_text, has_message, state_in, state_of
 
 log = logging.getLogger(__name__)
@@ -969,8 +970,12 @@ class Chat:
         reason = self.why_not_redo()
         if reason:
             raise Busy(reason) if self.sending or self.rewinding else Unsupported(reason)
-        if FORK_MODE in self.client.capabilities.rewind_modes:  # type: ignore[union-attr]  # kagent 1.0
+        caps = self.client.capabilities
+        assert caps is not None
+        if FORK_MODE in caps.rewind_modes:  # kagent 1.0
             return await fork_undo(self)  # back to the original the fork came from
+        if not self.client.has_api and caps.rewind_mode == "a2a":  # the kagent-rewind add-on
+            return await redo_a2a(self, rewind_task_id)
         sid = self.session_id
         assert sid is not None
         self.rewinding = True

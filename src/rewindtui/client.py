@@ -208,7 +208,8 @@ def capabilities_from_card(card: dict[str, Any], config: ServerConfig, card_url:
     if "rest" in modes and not api:
         modes = tuple(m for m in modes if m != "rest")
     fork = bool(extension.get(contract.PARAM_FORK)) and bool(api) and config.rewind != "off"
-    redo = bool(extension.get(contract.PARAM_REDO)) and bool(api) and config.rewind != "off"
+    # redo over REST, or (no REST API: the kagent-rewind add-on) the A2A control message
+    redo = bool(extension.get(contract.PARAM_REDO)) and (bool(api) or "a2a" in modes) and config.rewind != "off"
     key = extension.get(contract.PARAM_METADATA_KEY)
     streaming = caps.get("streaming")
     return Capabilities(
