@@ -94,8 +94,9 @@ class KagentAgent:
 
 
 @contextmanager
-def kagent_agent(python: Path, record: Path, *, rewind: bool = True) -> Iterator[KagentAgent]:
+def kagent_agent(python: Path, record: Path, *, rewind: bool = True, stream: bool = False) -> Iterator[KagentAgent]:
     args = [str(python), str(SERVE), "--record", str(record)] + ([] if rewind else ["--no-rewind"])
+    args += ["--stream"] if stream else []  # kagent-adk's STREAM=1: model text as deltas
     env = dict(os.environ, PYTHONUNBUFFERED="1")
     process = subprocess.Popen(
         args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env
