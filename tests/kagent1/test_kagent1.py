@@ -175,3 +175,24 @@ async def test_a_read_only_share_reads_but_cannot_send(kagent1):
     async with a2a(base) as owner:
         assert len(await tasks_of(owner, iid)) == 2  # nothing was sent
 
+
+
+async def test_native_grpc_and_grpc_web_reach_the_same_controller(kagent1):
+    """A deployment exposing the gRPC port: the same calls over native gRPC (grpcio)."""
+    from controller_double import NativeGrpc
+
+    double, base = kagent1
+    with NativeGrpc(double) as native:
+        async with Kagent1Controller(f"grpc://127.0.0.1:{native.port}", user_id="erin") as grpc_c, Kagent1Controller(base, user_id="erin") as web:
+            made = await grpc_c.create_instance(AGENT, name="over grpc")
+            assert (await web.get_instance(made.id)).name == "over grpc"
+            assert made.id in {i.id for i in await grpc_c.all_instances(AGENT)}
+            with pytest.raises(GrpcError) as info:
+                await grpc_c.get_instance("no-such-instance")
+            assert info.value.code == "NOT_FOUND" and "not found" in info.value.message
+            async with a2a(base, "erin") as client:
+                await grpc_c.open(made.id)
+                state = await turn(client, made.context_id, "one")
+                await turn(client, made.context_id, "two")
+                checkpoint = await grpc_c.checkpoint("kagent", made.id, "native-1")
+                assert state == "completed" and checkpoint.history_sequence == 2
