@@ -168,3 +168,21 @@ def test_headless_commands_on_kagent_1(capsys, kagent1):
     history = run(capsys, "history", "--json", "--session", session, base=base)
     assert history.rc == 0, history.err
     assert [r["role"] for r in history.records()] == ["user", "agent"]
+
+
+async def test_edit_is_a_fork_then_send(kagent1):
+    double, base = kagent1
+    conn = await connect(settings_for(base))
+    try:
+        chat = Chat(conn.client)
+        await chat.open(None)
+        for text in ("one", "two", "three"):
+            await chat.send(text)
+        original = chat.session_id
+        await chat.rewind(chat.conversation.turn_invocations()[1], "edited")
+        assert chat.session_id != original and users(chat) == ["one", "edited"]
+        assert "history: ['one', 'edited']" in last_answer(chat)
+        # the fork got its own checkpoint after the new turn: it can be rewound in turn
+        assert [c for c in double.checkpoints.values() if c.agent_instance_id == chat.session_id]
+    finally:
+        await conn.aclose()
