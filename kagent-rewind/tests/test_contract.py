@@ -67,4 +67,8 @@ def test_the_card_extension_uses_the_contract_names() -> None:
     theirs = load_rewindtui_contract()
     ext = rewind_extension()
     assert ext.uri == theirs.EXTENSION_URI
-    assert ext.params == {theirs.PARAM_REWIND: [theirs.MODE_A2A], theirs.PARAM_METADATA_KEY: theirs.REWIND_METADATA_KEY}
+    assert ext.params == {
+        theirs.PARAM_REWIND: [theirs.MODE_A2A],
+        theirs.PARAM_METADATA_KEY: theirs.REWIND_METADATA_KEY,
+        theirs.PARAM_REDO: True,
+    }

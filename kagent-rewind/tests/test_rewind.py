@@ -81,7 +81,7 @@ def test_card_advertises_rewind_only_with_the_add_on(served: Served, stock: Serv
         {
             "uri": "urn:rewindtui:ext:rewind:v1",
             "description": extensions[0]["description"],
-            "params": {"rewind": ["a2a"], "metadata_key": "kagent_rewind_before_invocation_id"},
+            "params": {"rewind": ["a2a"], "metadata_key": "kagent_rewind_before_invocation_id", "redo": True},
             "required": False,
         }
     ]
@@ -216,11 +216,6 @@ REFUSALS = {
     "unknown": (lambda inv, s: "e-not-an-invocation", "invalid_invocation", "is not an invocation"),
     "header_update": (lambda inv, s: "header_update", "invalid_invocation", "system event"),
     "already rewound": (lambda inv, s: inv[2], "invalid_invocation", "already rewound"),
-    "the rewind itself": (
-        lambda inv, s: s.events[-1].invocation_id,
-        "invalid_invocation",
-        "already rewound",
-    ),
     "empty id": (lambda inv, s: "", "bad_request", "non-empty string"),
     "not a string": (lambda inv, s: 42, "bad_request", "non-empty string"),
 }
@@ -345,3 +340,30 @@ def test_stock_kagent_runs_a_control_message_as_an_ordinary_turn(stock: Served) 
     reply, _ = turn(stock, sid, "again")
     assert "'first', 'weather in Oslo', 'third'" in reply and "weather_calls=1" in reply
     assert request_handler(stock).agent_executor.__class__.__name__ == "A2aAgentExecutor"
+
+
+# -- redo ------------------------------------------------------------------------------------------
+def test_redo_undoes_the_last_rewind_and_only_that(served: Served) -> None:
+    """The control message naming the rewind's own event brings back what it took: the model's
+    history and state (ADK's rewind_async before the rewind event) and the stored tasks."""
+    sid = new_session()
+    invocations = three_turns(served, sid)
+    whole = [m["messageId"] for m in merged_messages(stored_tasks(served, sid))]
+    answer = rewind(served, sid, invocations[1])[0]
+    rewind_event = answer["metadata"][contract.REWIND_INVOCATION_KEY]
+    assert rewind_event and user_texts(answer["history"]) == ["first"]
+    redo = rewind(served, sid, rewind_event)[0]
+    assert redo["kind"] == "task" and redo["metadata"][contract.REDO_OF_KEY] == answer["id"]
+    assert redo["metadata"][contract.EFFECTIVE_HISTORY_KEY] is True
+    assert [m["messageId"] for m in redo["history"]] == whole
+    turns = [t for t in stored_tasks(served, sid) if not (t.get("metadata") or {}).get(contract.EFFECTIVE_HISTORY_KEY)]
+    assert [m["messageId"] for m in merged_messages(turns)] == whole  # the stored turns read back whole
+    assert not any(contract.REWOUND_HISTORY_KEY in (t.get("metadata") or {}) for t in turns)
+    reply = turn(served, sid, "fourth")[0]
+    assert reply == "You said: fourth (turn 4; history: ['first', 'weather in Oslo', 'third', 'fourth']; weather_calls=1)"
+    # that rewind is no longer the last thing done: a second redo is refused and changes nothing
+    before = snapshot(served, sid)
+    refusal = rewind(served, sid, rewind_event)[0]
+    assert refusal["status"]["state"] == "failed" and refusal["metadata"] == {contract.ERROR_CODE_KEY: "invalid_invocation"}
+    assert "nothing to redo" in text_of(refusal["status"]["message"])
+    assert snapshot(served, sid) == before

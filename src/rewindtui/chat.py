@@ -37,6 +37,7 @@ from rewindtui import freshness
 from rewindtui.a2a import contract, outgoing, raw
 from rewindtui.a2a.classify import EventKind, StreamEvent
 from rewindtui.a2a.dialect import TURN_ENDING_STATES
+from rewindtui.a2a.refusal import refusal_reason, turn_gone
 from rewindtui.attachments import Attachment
 from rewindtui.client import (
     A2AClient,
@@ -50,7 +51,9 @@ from rewindtui.client import (
 )
 from rewindtui.conversation import CANCELED, INTERRUPTED, Change, Confirmation, Conversation, Item, RewindToken
 from rewindtui.history import History, SessionNotFound
+from rewindtui.kagent1.chat_hook import FORK_MODE, fork_rewind, fork_undo
 from rewindtui.local_sessions import LocalSessions
+from rewindtui.redo_a2a import redo_a2a
 from rewindtui.turn_watch import Outcome, Watch, failure_text, has_message, state_in, state_of
 
 log = logging.getLogger(__name__)
@@ -708,7 +711,9 @@ class Chat:
         self.rewinding = True
         self.last_rewind_answer = None
         try:
-            if caps.rewind_mode == "rest":
+            if FORK_MODE in caps.rewind_modes:  # kagent 1.0: a fork from a checkpoint, the original kept
+                await fork_rewind(self, invocation_id, token)
+            elif caps.rewind_mode == "rest":
                 await self._rewind_rest(invocation_id, token)
             else:
                 await self._rewind_a2a(invocation_id, text, token)
@@ -719,9 +724,17 @@ class Chat:
             # REST rewind: the text goes as the next turn
             await self._turn(self.client.build_message(text, session_id=self.session_id), text)
 
-    async def _refused(self, token: RewindToken, reason: str) -> RewindFailed:
-        """A clear refusal: the view goes back exactly as it was (the server changed nothing)."""
+    async def _refused(self, token: RewindToken, reason: str, reread: bool = False) -> RewindFailed:
+        """A clear refusal: the view goes back exactly as it was (the server changed nothing); when
+        the turn is no longer on the server (another client rewound it), the server is re-read."""
         self._emit(self.conversation.rollback(token).merge(Change(turn_ended=True)))
+        reason = refusal_reason(reason)
+        if reread and self.session_id:
+            with contextlib.suppress(ClientError):
+                read = await self.history.read(self.session_id)  # REST, ListTasks, or the remembered tasks
+                if read.source is not None:
+                    self._emit(self.conversation.load_tasks(read.tasks))
+                    return RewindFailed(f"rewind refused: {reason}; the server's conversation is shown now")
         return RewindFailed(f"rewind refused: {reason}; the conversation is unchanged")
 
     async def _unknown(self, token: RewindToken, invocation_id: str, reason: str) -> RewindOutcomeUnknown:
@@ -844,7 +857,7 @@ class Chat:
                 async for event in events:
                     failure = failure_text(event)
                     if failure is not None:
-                        raise await self._refused(token, failure)
+                        raise await self._refused(token, failure, reread=turn_gone(event))
                     answer = self._answer(event)
                     if answer == "drift":
                         drift = True
@@ -965,6 +978,12 @@ class Chat:
         reason = self.why_not_redo()
         if reason:
             raise Busy(reason) if self.sending or self.rewinding else Unsupported(reason)
+        caps = self.client.capabilities
+        assert caps is not None
+        if FORK_MODE in caps.rewind_modes:  # kagent 1.0
+            return await fork_undo(self)  # back to the original the fork came from
+        if not self.client.has_api and caps.rewind_mode == "a2a":  # the kagent-rewind add-on
+            return await redo_a2a(self, rewind_task_id)
         sid = self.session_id
         assert sid is not None
         self.rewinding = True

@@ -33,6 +33,7 @@ from rewindtui.a2a import contract, kagent, outgoing
 from rewindtui.a2a.card import JSONRPC, Choice, NoUsableInterface, choose_interface, wanted_schemes
 from rewindtui.a2a.classify import StreamEvent, classify
 from rewindtui.a2a.dialect import Dialect
+from rewindtui.a2a.stored_partials import drop_from_task, drop_stored_partials
 from rewindtui.attachments import Attachment
 from rewindtui.auth import AuthOption, CredentialScope, origin_of
 from rewindtui.bounded_json import bound_task
@@ -231,7 +232,8 @@ def capabilities_from_card(card: dict[str, Any], config: ServerConfig, card_url:
     if "rest" in modes and not api:
         modes = tuple(m for m in modes if m != "rest")
     fork = bool(extension.get(contract.PARAM_FORK)) and bool(api) and config.rewind != "off"
-    redo = bool(extension.get(contract.PARAM_REDO)) and bool(api) and config.rewind != "off"
+    # redo over REST, or (no REST API: the kagent-rewind add-on) the A2A control message
+    redo = bool(extension.get(contract.PARAM_REDO)) and (bool(api) or "a2a" in modes) and config.rewind != "off"
     key = extension.get(contract.PARAM_METADATA_KEY)
     streaming = caps.get("streaming")
     return Capabilities(
@@ -579,7 +581,7 @@ class A2AClient:
         params: dict[str, Any] = {"id": task_id}
         if history_length is not None:
             params["historyLength"] = history_length
-        return _task_of(await self.rpc("get_task", params), "GetTask")
+        return drop_from_task(_task_of(await self.rpc("get_task", params), "GetTask"))
 
     async def list_tasks(self, context_id: str, *, page_size: int = 100, page_token: str | None = None) -> TaskPage:
         """One page of ``ListTasks`` (A2A 1.0) for a context, in the server's order."""
@@ -589,7 +591,7 @@ class A2AClient:
         result = await self.rpc("list_tasks", params)
         if not isinstance(result, dict) or not isinstance(result.get("tasks", []), list):
             raise MalformedFrame(f"ListTasks: not a task list: {_excerpt_of(result)!r}")
-        tasks = [_task_of(t, "ListTasks") for t in result.get("tasks") or ()]
+        tasks = [drop_from_task(_task_of(t, "ListTasks")) for t in result.get("tasks") or ()]
         token = result.get("nextPageToken") or result.get("next_page_token")
         return TaskPage(tasks, token if isinstance(token, str) and token else None)
 
@@ -662,7 +664,8 @@ class A2AClient:
 
     async def session_tasks(self, session_id: str, include_rewound: bool = False) -> list[dict[str, Any]]:
         params = {contract.REST_INCLUDE_REWOUND: "true"} if include_rewound else {}
-        data = await self._api("GET", kagent.SESSION_TASKS.format(id=_seg(session_id)), params=params)
+        path = kagent.SESSION_TASKS.format(id=_seg(session_id))
+        data = await self._api("GET", path, params=params, headers=kagent.TASKS_WIRE)
         return _task_list(data, session_id)
 
     async def session_tasks_page(self, session_id: str, limit: int, before: str | None = None) -> TaskPage:
@@ -676,7 +679,8 @@ class A2AClient:
         progress = self._paging.get(session_id) if before else None
         if progress is None:
             progress = self._paging[session_id] = PageProgress(f"older turns of session {session_id}")
-        body = await self._api_body("GET", kagent.SESSION_TASKS.format(id=_seg(session_id)), params=params)
+        path = kagent.SESSION_TASKS.format(id=_seg(session_id))
+        body = await self._api_body("GET", path, params=params, headers=kagent.TASKS_WIRE)
         enveloped = isinstance(body, dict) and ("error" in body or "data" in body)
         tasks = _task_list(body.get("data") if enveloped else body, session_id)
         token = body.get(contract.REST_NEXT_PAGE_FIELD) if enveloped else None
@@ -705,7 +709,7 @@ def _task_list(data: Any, session_id: str) -> list[dict[str, Any]]:
         raise MalformedFrame(f"tasks of {session_id}: expected a list")
     for task in data:
         bound_task(task)
-    return data
+    return drop_stored_partials(data)
 
 
 def _excerpt_of(value: Any) -> str:

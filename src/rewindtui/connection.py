@@ -261,7 +261,9 @@ async def connect(settings: Settings, *, spawn: Spawner | None = None, http: Any
     try:
         if flows is not None and http is None:
             http = flows.http_client(settings.timeout)
-        client = A2AClient(settings.server_config(store_key=store_key), http=http)
+        from rewindtui.kagent1.profile import kagent1_client  # kagent 1.0 when its controller answers
+
+        client = await kagent1_client(settings, store_key, http) or A2AClient(settings.server_config(store_key=store_key), http=http)
         try:
             if flows is not None:
                 from rewindtui.auth_flows import AuthError

@@ -102,6 +102,8 @@ _FILE_KEYS = {
     "binding",
     "push",
     "auth",
+    "kagent_version",
+    "kagent_checkpoints",
 }
 #: The auth settings (file keys in ``[auth]``; flags ``--bearer-env`` ...; ``REWINDTUI_BEARER_ENV`` ...).
 AUTH_KEYS = (
@@ -164,6 +166,8 @@ class Settings:
     credentials: dict[str, str] = field(default_factory=dict, repr=False)  # resolved auth headers
     push: bool = False  # REWINDTUI_PUSH / the file's push: a push notification for every turn
     flows: Any = None  # OAuth2 / mutual TLS (rewindtui.auth_flows.Flows), None: neither
+    kagent_version: str = "auto"  # "auto": kagent 1.0 when the controller answers its gRPC API; "0.10" | "1"
+    kagent_checkpoints: bool = True  # kagent 1.0: a checkpoint after each finished turn (rewind forks from them)
 
     @property
     def embedded(self) -> bool:
@@ -290,6 +294,21 @@ def _check_push(value: Any, where: str) -> bool:
     if text in ("0", "false", "no", "off"):
         return False
     raise SettingsError(f"{where}: push must be true or false, got {value!r}")
+def _check_kagent_version(value: Any, where: str) -> str:
+    text = str(value).strip().lower()
+    text = {"1.0": "1", "0.10.x": "0.10", "0": "0.10"}.get(text, text)
+    if text not in ("auto", "0.10", "1"):
+        raise SettingsError(f"{where}: kagent_version must be auto, 0.10 or 1, got {value!r}")
+    return text
+
+
+def _check_onoff(value: Any, where: str) -> bool:
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text not in ("true", "false", "on", "off", "1", "0", "yes", "no"):
+        raise SettingsError(f"{where}: expected true or false, got {value!r}")
+    return text in ("true", "on", "1", "yes")
 
 
 def _check_agent(value: Any, where: str) -> str:
@@ -395,6 +414,8 @@ _CHECKS: dict[str, tuple[Callable[[Any, str], Any], frozenset[str]]] = {
     "model": (_check_str, _ALL),
     "binding": (_check_binding, _ALL),
     "push": (_check_push, frozenset({ENV, FILE})),
+    "kagent_version": (_check_kagent_version, _ALL),
+    "kagent_checkpoints": (_check_onoff, _ALL),
 }
 
 
@@ -683,4 +704,6 @@ def load_settings(flags: Any = None, env: Mapping[str, str] | None = None) -> Se
         credentials=credentials,
         push=bool(pick("push", False)),
         flows=flows,
+        kagent_version=pick("kagent_version", "auto"),
+        kagent_checkpoints=pick("kagent_checkpoints", True),
     )

@@ -26,7 +26,7 @@ def start_controller(agent_server: EmbeddedServer, flavor: str) -> tuple[KagentC
     return controller, ServeInThread(controller.app()).start()
 
 
-@pytest.fixture(scope="module", params=["ae5a948", "v0.10"])
+@pytest.fixture(scope="module", params=["v0.10.x", "ae5a948"])
 def controller(request: pytest.FixtureRequest, agent_server: EmbeddedServer) -> Iterator[tuple[KagentController, str]]:
     """The controller double in both flavors, and its base URL."""
     double, served = start_controller(agent_server, request.param)

@@ -1,8 +1,18 @@
 """A test double of kagent's controller HTTP API, following kagent's own Go code.
 
-Source: kagent-dev/kagent at ae5a948ea668bb366a0e06503c5fd0a8be2c6912 (the last commit before
-sessions moved to gRPC). Every route below names the file and function it mirrors; shapes, status
-codes and error texts are theirs:
+Two flavors, each following one kagent commit (every route names the file and function it
+mirrors; shapes, status codes and error texts are theirs):
+
+- ``flavor="v0.10.x"`` (the default): kagent's release branch ``release/v0.10.x`` at its tip
+  03e950f6e90764dfc24e12af71df5b3685c31b5c -- the files as last changed there:
+  ``go/core/internal/httpserver/server.go`` (8fc5f3b4c), ``handlers/sessions.go`` (41279fd56),
+  ``go/core/internal/utils/a2a_version.go`` (d39fa0b16), ``go/core/internal/a2a/a2a_handler_mux.go``
+  (03e950f6e), ``middleware_error.go`` and ``handlers/tasks.go`` (41279fd56),
+  ``go/api/httpapi/types.go`` (9a470b907), ``httpserver/auth/authn.go`` (169ce1f74);
+- ``flavor="ae5a948"``: kagent's ``main`` at ae5a948ea668bb366a0e06503c5fd0a8be2c6912 (the last commit
+  before sessions moved to gRPC), which older versions of this client followed.
+
+What the two share:
 
 - envelope ``api.NewResponse`` (go/api/httpapi/types.go): ``{"error": false, "data": ..., "message":
   ...}`` with ``data`` ``omitempty`` -- an empty list is left out;
@@ -13,8 +23,15 @@ codes and error texts are theirs:
 - the A2A proxy ``handlerMux`` (core/internal/a2a/a2a_handler_mux.go): unknown agent -> 404 plain
   text ``Agent sandboxes/NS/NAME not found``; at ae5a948 only the A2A 1.0 wire is taken (400
   ``unsupported negotiated A2A wire version`` otherwise) and only ``/api/a2a-sandboxes/`` exists.
-  ``flavor="v0.10"`` models the v0.10 release branch (v0.10.0-rc3): ``/api/a2a/`` too, and both
-  wires (``utils.NegotiateA2AWireVersion``: no ``A2A-Version`` header means 0.3);
+  On the release branch: ``/api/a2a/`` too (route key ``NS/NAME``), and both wires
+  (``utils.NegotiateA2AWireVersion``: no ``A2A-Version`` header, or ``0.3``, means the legacy wire);
+
+What differs from ae5a948 on the release branch (03e950f6e):
+
+- ``GET /api/sessions/{id}/tasks`` negotiates the wire (``HandleListTasksForSession``): A2A 0.3
+  task shapes (``trpcv0.ToLegacyTask``) with no ``A2A-Version`` header or ``0.3``, A2A 1.0 with
+  ``A2A-Version: 1.0``, and 400 ``Unsupported A2A version: unsupported A2A version "X"`` for any
+  other value -- checked after the session is found; ae5a948 always answers 1.0 shapes;
 - unknown routes: gorilla/mux's ``404 page not found``.
 
 The agent behind the proxy is a real A2A agent (the embedded server's, or any), reached over HTTP.
@@ -145,9 +162,11 @@ class Agent:
 @dataclass
 class KagentController:
     agents: dict[str, Agent]
-    flavor: str = "ae5a948"  # or "v0.10"
+    flavor: str = "v0.10.x"  # or "ae5a948"
     sessions: dict[str, dict[str, Any]] = field(default_factory=dict)  # id -> database.Session JSON
     requests: list[tuple[str, str]] = field(default_factory=list)
+    #: the ``A2A-Version`` header of each request (None: not sent), in the order of ``requests``
+    versions: list[str | None] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self._http = httpx.AsyncClient(timeout=httpx.Timeout(60.0, read=None))
@@ -170,7 +189,7 @@ class KagentController:
         self.sessions[row["id"]] = row
 
     def _wire(self, request: Request) -> str | None:
-        """utils.NegotiateA2AWireVersion (v0.10.0-rc3, core/internal/utils/a2a_version.go)."""
+        """utils.NegotiateA2AWireVersion (core/internal/utils/a2a_version.go at d39fa0b16)."""
         version = request.headers.get("A2A-Version", "")
         if version in ("", "0.3"):
             return "0.3"
@@ -258,9 +277,13 @@ class KagentController:
         row = self._session(session_id, user)
         if row is None:
             return respond_error(404, "Session not found for given ID", f"failed to get session {session_id}: not found")
+        wire = self._wire(request)
+        if self.flavor != "ae5a948" and wire is None:
+            version = request.headers.get("A2A-Version", "")
+            return respond_error(400, "Unsupported A2A version", f"unsupported A2A version {json.dumps(version)}")
         agent = self._agent_by_id(row.get("agent_id"))
         tasks = await self._agent_tasks(agent, session_id, user) if agent else []
-        if self.flavor == "ae5a948" or self._wire(request) == _V10:
+        if self.flavor == "ae5a948" or wire == _V10:
             tasks = [task_v1(t) for t in tasks]
         return respond(tasks, "Successfully retrieved session tasks")
 
@@ -381,11 +404,12 @@ class KagentController:
         def logged(fn: Any) -> Any:
             async def handler(request: Request) -> Response:
                 self.requests.append((request.method, request.url.path))
+                self.versions.append(request.headers.get("A2A-Version"))
                 return await fn(request)
 
             return handler
 
-        a2a_prefixes = ["/api/a2a-sandboxes"] + (["/api/a2a"] if self.flavor == "v0.10" else [])
+        a2a_prefixes = ["/api/a2a-sandboxes"] + (["/api/a2a"] if self.flavor != "ae5a948" else [])
         routes = [
             # server.go, setupRoutes(): "Sessions - using database handlers"
             Route("/api/sessions", logged(self.list_sessions), methods=["GET"]),

@@ -136,3 +136,46 @@ async def test_the_controllers_shapes_as_the_client_reads_them(controller):
         with pytest.raises(HTTPStatusFailed) as info:
             await client._api("POST", "/sessions", json={})
         assert info.value.status == 400 and info.value.detail == "agent_ref is required"
+
+
+def test_tasks_are_asked_for_with_a2a_version_1_0(run, controller):
+    """``GET /api/sessions/{id}/tasks`` negotiates the wire on the release branch: the client asks
+    for A2A 1.0 shapes with ``A2A-Version: 1.0``."""
+    double, _ = controller
+    session = run("send", "--json", "one").records()[0]["session"]
+    double.requests.clear()
+    double.versions.clear()
+    h = run("history", "--json", "--session", session)
+    assert h.rc == 0, h.err
+    asked = [v for (m, p), v in zip(double.requests, double.versions, strict=True) if p == f"/api/sessions/{session}/tasks"]
+    assert asked and set(asked) == {"1.0"}
+
+
+def test_0_3_task_shapes_still_read(run, controller, monkeypatch):
+    """An older controller ignores the header and answers A2A 0.3 shapes (the release branch does the
+    same with no header): history reads them the same."""
+    from rewindtui.a2a import kagent
+
+    double, _ = controller
+    if double.flavor == "ae5a948":
+        pytest.skip("ae5a948 answers 1.0 shapes only")
+    session = run("send", "--json", "what is the weather in Oslo").records()[0]["session"]
+    with_header = run("history", "--json", "--session", session).records()
+    monkeypatch.setattr(kagent, "TASKS_WIRE", {})
+    without = run("history", "--json", "--session", session).records()
+    assert [(r["role"], r["text"]) for r in without] == [(r["role"], r["text"]) for r in with_header]
+    assert without[1]["tools"][0]["name"] == "get_weather"
+
+
+async def test_the_release_branch_negotiates_the_tasks_wire(controller):
+    """The double itself, as ``HandleListTasksForSession`` at 03e950f6e answers each header."""
+    import httpx
+
+    double, base = controller
+    if double.flavor == "ae5a948":
+        pytest.skip("ae5a948 does not negotiate")
+    async with httpx.AsyncClient() as http:
+        made = await http.post(f"{base}/api/sessions", json={"agent_ref": "kagent/helper"}, headers={"X-User-Id": "dave"})
+        sid = made.json()["data"]["id"]
+        bad = await http.get(f"{base}/api/sessions/{sid}/tasks", headers={"X-User-Id": "dave", "A2A-Version": "2.0"})
+        assert bad.status_code == 400 and bad.json() == {"error": 'Unsupported A2A version: unsupported A2A version "2.0"'}

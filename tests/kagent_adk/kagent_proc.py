@@ -94,8 +94,9 @@ class KagentAgent:
 
 
 @contextmanager
-def kagent_agent(python: Path, record: Path, *, rewind: bool = True) -> Iterator[KagentAgent]:
+def kagent_agent(python: Path, record: Path, *, rewind: bool = True, stream: bool = False) -> Iterator[KagentAgent]:
     args = [str(python), str(SERVE), "--record", str(record)] + ([] if rewind else ["--no-rewind"])
+    args += ["--stream"] if stream else []  # kagent-adk's STREAM=1: model text as deltas
     env = dict(os.environ, PYTHONUNBUFFERED="1")
     process = subprocess.Popen(
         args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env
@@ -116,3 +117,36 @@ def kagent_agent(python: Path, record: Path, *, rewind: bool = True) -> Iterator
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+
+
+def ensure_overlay_venv(version: str) -> Path:
+    """A venv with kagent-adk/kagent-core/kagent-skills ``version`` forced (``--no-deps``) over the
+    add-on venv's packages (reached through ``site.addsitedir``): the add-on next to an older 0.10
+    release, as a user who pinned it has it. Built once per version, then reused."""
+    base = ensure_addon_venv()
+    where = ADDON / f".venv-kagent-adk-{version}"
+    python = where / "bin" / "python"
+    stamp = where / "overlay.stamp"
+    with (ADDON / ".venv-build.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if python.exists() and stamp.exists() and stamp.read_text() == _wanted_stamp():
+            return python
+        venv.EnvBuilder(with_pip=True, clear=True).create(where)
+        site = subprocess.run(
+            [str(base), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+            capture_output=True, text=True, check=True, timeout=60,
+        ).stdout.strip()
+        mine = subprocess.run(
+            [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+            capture_output=True, text=True, check=True, timeout=60,
+        ).stdout.strip()
+        Path(mine, "zz_addon_venv.pth").write_text(f"import site; site.addsitedir({site!r})\n")
+        wanted = [f"{name}=={version}" for name in ("kagent-adk", "kagent-core", "kagent-skills")]
+        result = subprocess.run(
+            [str(python), "-m", "pip", "install", "-q", "--no-deps", *wanted],
+            capture_output=True, text=True, timeout=BUILD_TIMEOUT,
+        )
+        if result.returncode != 0:
+            pytest.fail(f"building {where} failed:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}")
+        stamp.write_text(_wanted_stamp())
+        return python

@@ -16,7 +16,7 @@ import pytest
 
 from kagent_adk.kagent_proc import REWIND_KEY, KagentAgent
 from rewindtui import cli
-from rewindtui.chat import Chat, RewindFailed
+from rewindtui.chat import Chat, RedoFailed, RewindFailed
 from rewindtui.client import A2AClient, ServerConfig, Unsupported
 from rewindtui.conversation import Conversation, ItemKind
 
@@ -179,3 +179,49 @@ async def test_without_the_add_on_rewind_is_disabled_and_nothing_is_sent(without
             chat.begin_edit(invocations[1])
         assert [(it.key, it.text) for it in chat.conversation.items] == shown
     assert without_addon.control_messages() == []
+
+
+async def test_another_client_rewound_first_the_refusal_reads_once_and_the_view_is_re_read(
+    with_addon: KagentAgent, tmp_path: Any
+) -> None:
+    """Two clients on one session: B rewinds a turn A already rewound away. The add-on refuses
+    (``invalid_invocation``); B says so once and shows the server's conversation, not the dropped turn."""
+    config = ServerConfig(url=with_addon.url, local_store=tmp_path / "sessions.db")
+    async with A2AClient(config) as one, A2AClient(config) as two:
+        a = Chat(one)
+        invocations = await three_turns(a)
+        b = Chat(two)
+        await b.open(a.session_id)
+        assert users(b) == ["first", "weather in Oslo", "third"]
+        await a.rewind(invocations[1])
+        with pytest.raises(RewindFailed) as info:
+            await b.rewind(invocations[2])
+        said = str(info.value)
+        assert said.count("rewind refused") == 1 and "was already rewound" in said, said
+        assert said.endswith("the server's conversation is shown now")
+        assert users(b) == ["first"]
+
+
+async def test_redo_brings_the_rewound_turns_back(with_addon: KagentAgent) -> None:
+    """The add-on's redo (advertised in its card): the control message naming the rewind's own
+    event; ADK's rewind_async before it gives the model the rewound turns again, state included,
+    and the stored tasks read back as the whole conversation."""
+    async with A2AClient(ServerConfig(url=with_addon.url)) as client:
+        chat = Chat(client)
+        invocations = await three_turns(chat)
+        assert client.capabilities is not None and client.capabilities.redo
+        await chat.rewind(invocations[1])
+        assert users(chat) == ["first"]
+        rewind_task_id = chat.conversation.current_task_id
+        await chat.redo()
+        assert users(chat) == ["first", "weather in Oslo", "third"]
+        control = with_addon.control_messages()[-1]
+        assert control["metadata"][REWIND_KEY] != invocations[1]  # the rewind's own invocation
+        await chat.send("fourth")
+        assert "history: ['first', 'weather in Oslo', 'third', 'fourth']; weather_calls=1" in last_answer(chat)
+        # a second redo of the same rewind: nothing left to undo, said once, nothing changed
+        shown = [(it.key, it.text) for it in chat.conversation.items]
+        with pytest.raises(RedoFailed) as info:
+            await chat.redo(rewind_task_id)
+        assert str(info.value).count("redo refused") == 1 and "nothing to redo" in str(info.value)
+        assert [(it.key, it.text) for it in chat.conversation.items] == shown

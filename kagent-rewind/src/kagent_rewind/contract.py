@@ -13,6 +13,11 @@ PARAM_REWIND = "rewind"
 #: ``params.metadata_key``: the metadata key of the control message.
 PARAM_METADATA_KEY = "metadata_key"
 MODE_A2A = "a2a"
+#: ``params.redo``: a rewind can be undone. This add-on takes it over A2A: the control message
+#: naming the invocation of the rewind's own ADK event (``REWIND_INVOCATION_KEY``) brings back
+#: what that rewind took away, as rewindtui's embedded server does (ADK's ``rewind_async`` before
+#: the rewind event's invocation).
+PARAM_REDO = "redo"
 
 #: The control message: a user message whose ``metadata`` holds this key, set to the invocation id
 #: to rewind before. No text: rewind only. Text: rewind, then run the text as the next turn.
@@ -24,6 +29,8 @@ EFFECTIVE_HISTORY_KEY = "rewindtui_effective_history"
 REWOUND_BEFORE_KEY = "rewindtui_rewind_before_invocation_id"
 #: ... and the invocation id of ADK's rewind event.
 REWIND_INVOCATION_KEY = "rewindtui_rewind_invocation_id"
+#: Task metadata on a redo's Task: the id of the rewind Task it undid.
+REDO_OF_KEY = "rewindtui_redo_of"
 #: Status metadata on a refused request: a short machine-readable reason code.
 ERROR_CODE_KEY = "rewindtui_error"
 
@@ -38,6 +45,9 @@ REWOUND_HISTORY_KEY = "kagent_rewind_rewound_history"
 REWOUND_ARTIFACTS_KEY = "kagent_rewind_rewound_artifacts"
 #: ... and the ids of the rewind Tasks that took them out.
 REWOUND_BY_KEY = "kagent_rewind_rewound_by"
+#: ... and, per rewind, what it moved out of the task (``{"by", "history", "status", "artifacts"}``),
+#: so that a redo of that rewind puts exactly those back.
+REWOUND_SEGMENTS_KEY = "kagent_rewind_rewound_segments"
 #: Metadata of a rewind's Task when the session was rewound but its stored tasks could not all be
 #: rewritten (a reload may then still show rewound turns).
 STORE_ERROR_KEY = "kagent_rewind_store_error"

@@ -29,7 +29,9 @@ T = TypeVar("T", KAgentApp, Starlette)
 
 DESCRIPTION = (
     "Rewind a session to before one of its turns: send a message whose metadata names the turn's "
-    "invocation id; the answer is a Task holding the session's effective history."
+    "invocation id; the answer is a Task holding the session's effective history. Redo (undo the "
+    "last rewind): the same message naming the rewind's own invocation id (its Task's "
+    "rewindtui_rewind_invocation_id)."
 )
 
 
@@ -37,7 +39,11 @@ def rewind_extension() -> AgentExtension:
     return AgentExtension(
         uri=contract.EXTENSION_URI,
         description=DESCRIPTION,
-        params={contract.PARAM_REWIND: [contract.MODE_A2A], contract.PARAM_METADATA_KEY: contract.REWIND_METADATA_KEY},
+        params={
+            contract.PARAM_REWIND: [contract.MODE_A2A],
+            contract.PARAM_METADATA_KEY: contract.REWIND_METADATA_KEY,
+            contract.PARAM_REDO: True,
+        },
         required=False,
     )
 

@@ -49,7 +49,18 @@ from kagent.adk._agent_executor import A2aAgentExecutor
 from kagent.adk.converters.request_converter import convert_a2a_request_to_adk_run_args
 
 from kagent_rewind import contract
-from kagent_rewind.history import Refused, cut_history, merged_history, rewind_invocation_of, rewound_by, rewrite_task
+from kagent_rewind.history import (
+    Cut,
+    Refused,
+    cut_history,
+    effective_after_redo,
+    merged_history,
+    redo_event,
+    restore_task,
+    rewind_invocation_of,
+    rewound_by,
+    rewrite_task,
+)
 from kagent_rewind.tasks import RefusalAwareTaskStore, session_tasks
 
 log = logging.getLogger("kagent_rewind")
@@ -178,13 +189,32 @@ class RewindExecutor(AgentExecutor):
                     message=Message(
                         message_id=str(uuid4()),
                         role=Role.agent,
-                        parts=[Part(root=TextPart(text=f"rewind refused: {refusal.message}"))],
+                        parts=[Part(root=TextPart(text=refusal.message))],
                     ),
                 ),
                 final=True,
                 metadata={contract.ERROR_CODE_KEY: refusal.code},
             )
         )
+
+    @staticmethod
+    def _redo_plan(stored: list[Task], target: str) -> tuple[str, list[Task], list[Message]]:
+        """(the rewind Task undone, the stored tasks with what it moved put back, the effective
+        history once they are back); Refused when there is nothing this add-on can bring back."""
+        rewind_task = next(
+            (t for t in stored if (t.metadata or {}).get(contract.REWIND_INVOCATION_KEY) == target and not (t.metadata or {}).get(contract.REDO_OF_KEY)),
+            None,
+        )
+        if rewind_task is None:
+            raise Refused(contract.CODE_INVALID_INVOCATION, "nothing to redo: the rewind's task is not stored for this session")
+        restored = [restore_task(t, rewind_task.id) for t in stored]
+        changed = [r for r in restored if r is not None]
+        if not changed:
+            raise Refused(
+                contract.CODE_INVALID_INVOCATION,
+                "nothing to redo: that rewind's record is not known (it was made by an older kagent-rewind)",
+            )
+        return rewind_task.id, changed, effective_after_redo([r or t for r, t in zip(restored, stored, strict=True)])
 
     async def _runner(self) -> Runner:
         return await self.inner._resolve_runner()
@@ -224,9 +254,17 @@ class RewindExecutor(AgentExecutor):
                 )
                 if session is None:
                     raise Refused(contract.CODE_NOT_FOUND, f"there is no session {session_id!r} to rewind")
-                rewound = rewound_by(session.events, target)
+                redo = redo_event(session.events, target) if isinstance(target, str) else None
                 stored = await session_tasks(self.task_store, session_id, context.call_context)
-                cut = cut_history(merged_history(stored), rewound)
+                redo_of: str | None = None
+                rewritten: list[Task] = []
+                if redo is None:
+                    cut = cut_history(merged_history(stored), rewound_by(session.events, target))
+                else:
+                    # redo: the control message names the rewind's own event; ADK's rewind before it
+                    # brings back what it took away (state and artifacts too), as the embedded server does
+                    redo_of, rewritten, effective = self._redo_plan(stored, target)
+                    cut = Cut(effective=effective)
                 await runner.rewind_async(user_id=user_id, session_id=session_id, rewind_before_invocation_id=target)
             except Refused:
                 raise
@@ -246,11 +284,13 @@ class RewindExecutor(AgentExecutor):
             contract.REWOUND_BEFORE_KEY: target,
             contract.REWIND_INVOCATION_KEY: rewind_invocation,
         }
+        if redo_of is not None:
+            metadata[contract.REDO_OF_KEY] = redo_of
         try:
-            for task in stored:
-                rewritten = rewrite_task(task, cut, task_id)
-                if rewritten is not None:
-                    await self.task_store.inner.save(rewritten, context.call_context)
+            changed = rewritten if redo_of is not None else [rewrite_task(task, cut, task_id) for task in stored]
+            for task in changed:
+                if task is not None:
+                    await self.task_store.inner.save(task, context.call_context)
         except Exception as exc:
             # the session is rewound (the model's view): answer with it, and say what lags behind
             log.exception("rewind of session %s: storing the rewound tasks failed", session_id)

@@ -210,6 +210,13 @@ def rewrite_task(task: Task, cut: Cut, rewind_task_id: str) -> Task | None:
             task.artifacts
         )
     metadata[contract.REWOUND_BY_KEY] = list(metadata.get(contract.REWOUND_BY_KEY) or []) + [rewind_task_id]
+    segment = {
+        "by": rewind_task_id,
+        "history": _dump(m for m in history if rewound(m)),
+        "status": _dump([status_message])[0] if moves_status and status_message is not None else None,
+        "artifacts": _dump(task.artifacts) if moves_artifacts and task.artifacts else [],
+    }
+    metadata[contract.REWOUND_SEGMENTS_KEY] = list(metadata.get(contract.REWOUND_SEGMENTS_KEY) or []) + [segment]
     status = task.status.model_copy(update={"message": None}) if moves_status else task.status
     return task.model_copy(
         update={
@@ -219,3 +226,72 @@ def rewrite_task(task: Task, cut: Cut, rewind_task_id: str) -> Task | None:
             "metadata": metadata,
         }
     )
+
+
+# -- redo ------------------------------------------------------------------------------------------
+def redo_event(events: Sequence[Event], target: str) -> Event | None:
+    """The rewind event whose invocation is ``target`` (a redo names it), or None: ``target`` is
+    an ordinary turn. Raises :class:`Refused` when that rewind is not the last thing done on the
+    session (a turn came after it, or it was already redone): only the last rewind is undone."""
+    at = next(
+        (i for i, e in enumerate(events) if e.invocation_id == target and e.actions and e.actions.rewind_before_invocation_id),
+        None,
+    )
+    if at is None:
+        return None
+    later = [e for e in events[at + 1 :] if e.invocation_id != contract.HEADER_UPDATE_INVOCATION]
+    if later:
+        raise Refused(
+            contract.CODE_INVALID_INVOCATION,
+            "nothing to redo: that rewind is not the last thing done on this session (a turn came after it, "
+            "or it was already redone)",
+        )
+    return events[at]
+
+
+def restore_task(task: Task, rewind_task_id: str) -> Task | None:
+    """``task`` with what the rewind ``rewind_task_id`` moved out of it put back, or None when
+    that rewind did not touch it (or moved nothing this add-on recorded)."""
+    metadata = dict(task.metadata or {})
+    segments = list(metadata.get(contract.REWOUND_SEGMENTS_KEY) or [])
+    at = next((i for i in range(len(segments) - 1, -1, -1) if segments[i].get("by") == rewind_task_id), None)
+    if at is None:
+        return None
+    segment = segments.pop(at)
+    back = [Message.model_validate(m) for m in segment.get("history") or []]
+    back_ids = {m.message_id for m in back}
+    status_json = segment.get("status")
+    if status_json:
+        back_ids.add(status_json.get("messageId"))
+    metadata[contract.REWOUND_HISTORY_KEY] = [
+        m for m in metadata.get(contract.REWOUND_HISTORY_KEY) or [] if m.get("messageId") not in back_ids
+    ]
+    artifacts_back = segment.get("artifacts") or []
+    artifact_ids = {a.get("artifactId") for a in artifacts_back}
+    metadata[contract.REWOUND_ARTIFACTS_KEY] = [
+        a for a in metadata.get(contract.REWOUND_ARTIFACTS_KEY) or [] if a.get("artifactId") not in artifact_ids
+    ]
+    by = list(metadata.get(contract.REWOUND_BY_KEY) or [])
+    if rewind_task_id in by:
+        by.reverse()
+        by.remove(rewind_task_id)
+        by.reverse()
+    metadata[contract.REWOUND_BY_KEY] = by
+    metadata[contract.REWOUND_SEGMENTS_KEY] = segments
+    for key in (contract.REWOUND_HISTORY_KEY, contract.REWOUND_ARTIFACTS_KEY, contract.REWOUND_BY_KEY, contract.REWOUND_SEGMENTS_KEY):
+        if not metadata[key]:
+            del metadata[key]
+    update: dict[str, Any] = {"history": list(task.history or []) + back, "metadata": metadata}
+    if status_json:
+        update["status"] = task.status.model_copy(update={"message": Message.model_validate(status_json)})
+    if artifacts_back:
+        from a2a.types import Artifact
+
+        update["artifacts"] = list(task.artifacts or []) + [Artifact.model_validate(a) for a in artifacts_back]
+    return task.model_copy(update=update)
+
+
+def effective_after_redo(tasks: Sequence[Task]) -> list[Message]:
+    """The conversation once the redone turns are back: every stored task's history merged, each
+    message stamped with its invocation (rewind Tasks repeat earlier messages: deduplicated)."""
+    return [_stamped(e) for e in merged_history(tasks)]

@@ -1,7 +1,10 @@
 """kagent's controller REST API, as its Go code shapes it (pure data, no imports).
 
-Read from kagent-dev/kagent at ae5a948ea668bb366a0e06503c5fd0a8be2c6912 (the last commit before
-sessions moved to gRPC): ``go/core/internal/httpserver/server.go`` (routes),
+Read from kagent-dev/kagent's release branch ``release/v0.10.x`` at its tip
+03e950f6e90764dfc24e12af71df5b3685c31b5c (the files as last changed there:
+``go/core/internal/httpserver/server.go`` 8fc5f3b4c, ``handlers/sessions.go`` 41279fd56,
+``go/core/internal/utils/a2a_version.go`` d39fa0b16), checked against ae5a948 on ``main`` (the last
+commit before sessions moved to gRPC): ``go/core/internal/httpserver/server.go`` (routes),
 ``handlers/sessions.go`` and ``handlers/tasks.go`` (shapes), ``go/api/httpapi/types.go`` (the
 envelope), ``middleware_error.go`` (errors), ``httpserver/auth/authn.go`` (the user).
 
@@ -16,6 +19,9 @@ envelope), ``middleware_error.go`` (errors), ``httpserver/auth/authn.go`` (the u
   ``admin@kagent.dev`` (the unsecure authenticator).
 - The A2A proxy: ``/api/a2a/{namespace}/{name}/`` in the v0.10 releases; at ae5a948 only
   ``/api/a2a-sandboxes/{namespace}/{name}/`` is left.
+- ``GET /sessions/{id}/tasks`` answers A2A 0.3 task shapes unless asked with ``A2A-Version: 1.0``
+  (``utils.NegotiateA2AWireVersion``; any other value is a 400); ae5a948 answers 1.0 always. The
+  client asks for 1.0 and still reads 0.3 shapes (older controllers ignore the header).
 """
 
 SESSIONS = "/sessions"
@@ -35,6 +41,9 @@ EVENTS_KEY = "events"
 
 #: The A2A proxy paths, newest release first tried last: ``{base}`` is the controller root.
 A2A_PATHS = ("/api/a2a/{namespace}/{name}/", "/api/a2a-sandboxes/{namespace}/{name}/")
+
+#: sent with ``GET /sessions/{id}/tasks``: the A2A 1.0 task shapes, on every controller that has them
+TASKS_WIRE = {"A2A-Version": "1.0"}
 
 USER_QUERY = "user_id"
 USER_HEADER = "X-User-Id"

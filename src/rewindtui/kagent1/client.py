@@ -1,0 +1,196 @@
+"""The kagent 1.0 profile as the rest of rewindtui sees it: an :class:`~rewindtui.client.A2AClient`
+for the agent's A2A 1.0 route (``/agents/{ns}/{name}``) whose session operations go to kagent's
+controller instead of a REST API:
+
+- sessions are kagent's conversations (``AgentInstance``): listed per agent (all pages), created
+  with a ``request_id`` (a retry never makes two) and waited for while they are created, renamed,
+  deleted; a suspended one is resumed when it is opened, a failed one says its reason;
+- a session's tasks are A2A ``ListTasks(contextId = session id)``, paged;
+- after each finished turn a checkpoint is taken (unless ``kagent_checkpoints`` is off), and
+  rewind / fork go through :mod:`rewindtui.kagent1.chat_hook`: a fork from the checkpoint before
+  the turn, the original kept (undo opens it again);
+- a session opened from a read-only share has :attr:`read_only_reason` set: sending is refused
+  with it before anything goes out, and the app disables its composer with it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable
+from typing import Any, TypeVar
+
+from rewindtui.a2a import metadata as meta
+from rewindtui.a2a import raw
+from rewindtui.a2a.classify import StreamEvent
+from rewindtui.a2a.dialect import norm_state
+from rewindtui.client import A2AClient, Capabilities, ServerConfig, Session, TaskPage
+from rewindtui.errors import ConnectFailed, HTTPStatusFailed, Unsupported
+from rewindtui.history import oldest_first
+from rewindtui.kagent1.chat_hook import FORK_MODE
+from rewindtui.kagent1.controller import Kagent1Controller, OperationFailed
+from rewindtui.kagent1.gen import kagent1_pb2 as pb
+from rewindtui.kagent1.grpcweb import GrpcError
+from rewindtui.kagent1.rewind import FIRST_TURN, CheckpointOutcome, Kagent1Rewind, RewindRefused
+
+T = TypeVar("T")
+
+_STATUS = {"NOT_FOUND": 404, "PERMISSION_DENIED": 403, "UNAUTHENTICATED": 401, "INVALID_ARGUMENT": 400,
+           "FAILED_PRECONDITION": 409, "ALREADY_EXISTS": 409, "ABORTED": 409, "UNIMPLEMENTED": 501}
+
+
+def http_error(exc: GrpcError, what: str) -> Exception:
+    """A gRPC status as the client's own error types (404 for NOT_FOUND ...)."""
+    if exc.code in ("UNAVAILABLE", "DEADLINE_EXCEEDED"):
+        return ConnectFailed(f"{what}: {exc.message or exc.code}")
+    return HTTPStatusFailed(f"{what}: {exc.message or exc.code}", _STATUS.get(exc.code, 502), exc.message or exc.code)
+
+
+def session_of(instance: pb.AgentInstance) -> Session:
+    def stamp(ts: Any) -> str | None:
+        return ts.ToJsonString() if ts.seconds or ts.nanos else None
+
+    return Session(
+        id=instance.id,
+        name=instance.name,
+        user_id=instance.creator or None,
+        created_at=stamp(instance.created_at),
+        updated_at=stamp(instance.updated_at),
+        raw={"state": pb.AgentInstanceState.Name(instance.state), "context_id": instance.context_id},
+    )
+
+
+class Kagent1Client(A2AClient):
+    def __init__(
+        self,
+        config: ServerConfig,
+        controller: Kagent1Controller,
+        agent: str,
+        *,
+        checkpoints: bool = True,
+        read_only_reason: str = "",
+        http: Any = None,
+    ) -> None:
+        super().__init__(config, http)
+        self.kagent1 = controller
+        self.agent = agent
+        self.rewinder = Kagent1Rewind(controller, agent, auto_checkpoints=checkpoints)
+        #: non-empty: this session may be read, not written to (a read-only share), and why
+        self.read_only_reason = read_only_reason
+        #: what the checkpoints after turns said when they were skipped, newest last
+        self.checkpoint_notes: list[str] = []
+
+    async def aclose(self) -> None:
+        await self.kagent1.aclose()
+        await super().aclose()
+
+    @property
+    def read_only(self) -> bool:
+        return bool(self.read_only_reason)
+
+    async def connect(self) -> Capabilities:
+        caps = await super().connect()
+        caps.rewind_modes = (FORK_MODE,) if caps.rewind_off is False else ()
+        caps.fork = not caps.rewind_off
+        caps.redo = not caps.rewind_off
+        caps.kagent_agent = self.agent
+        return caps
+
+    @property
+    def has_api(self) -> bool:
+        return True  # sessions come from the controller
+
+    async def _grpc(self, call: Awaitable[T], what: str) -> T:
+        try:
+            return await call
+        except GrpcError as exc:
+            raise http_error(exc, what) from None
+        except OperationFailed as exc:
+            raise HTTPStatusFailed(f"{what}: {exc}", 409, exc.message or exc.code) from None
+
+    # -- sessions ------------------------------------------------------------------------------
+    async def list_sessions(self) -> list[Session]:
+        return [session_of(i) for i in await self._grpc(self.kagent1.all_instances(self.agent), "list sessions")]
+
+    async def create_session(self, name: str | None = None, session_id: str | None = None) -> Session:
+        made = await self._grpc(self.kagent1.create_instance(self.agent, name=name or "", request_id=session_id), "create session")
+        ready = await self._grpc(self.kagent1.wait_ready(made.id), "create session")
+        return session_of(ready)
+
+    async def get_session(self, session_id: str) -> Session:
+        return session_of(await self._grpc(self.kagent1.open(session_id), f"session {session_id}"))
+
+    async def rename_session(self, session_id: str, name: str) -> Session:
+        return session_of(await self._grpc(self.kagent1.rename(session_id, name), "rename session"))
+
+    async def delete_session(self, session_id: str) -> None:
+        await self._grpc(self.kagent1.delete(session_id), "delete session")
+
+    async def session_tasks(self, session_id: str, include_rewound: bool = False) -> list[dict[str, Any]]:
+        tasks: list[dict[str, Any]] = []
+        token: str | None = None
+        while True:
+            page = await self.list_tasks(session_id, page_size=100, page_token=token)
+            tasks.extend(page.tasks)
+            token = page.next_page_token
+            if not token or not page.tasks:
+                break
+        return oldest_first(tasks)
+
+    async def session_tasks_page(self, session_id: str, limit: int, before: str | None = None) -> TaskPage:
+        page = await self.list_tasks(session_id, page_size=max(1, min(limit, 100)), page_token=before)
+        return TaskPage(oldest_first(page.tasks), page.next_page_token)
+
+    # -- turns: a checkpoint after each finished one -------------------------------------------
+    async def stream(
+        self, message: dict[str, Any], *, read_timeout: float | None = None, history_length: int | None = None
+    ) -> AsyncIterator[StreamEvent]:
+        if self.read_only_reason:
+            raise Unsupported(self.read_only_reason)
+        state: str | None = None
+        task_id: str | None = None
+        async for event in super().stream(message, read_timeout=read_timeout, history_length=history_length):
+            body = event.body if isinstance(event.body, dict) else {}
+            status = body.get("status")
+            if isinstance(status, dict) and status.get("state"):
+                state = norm_state(status["state"])
+                task_id = body.get("taskId") or body.get("id") or task_id
+            yield event
+        context = raw.context_id(message)
+        if context and task_id and state:
+            outcome = await self.checkpoint_after(context, task_id, state)
+            if outcome.note and outcome.note != "auto-checkpoints are off":
+                self.checkpoint_notes.append(outcome.note)
+
+    async def checkpoint_after(self, session_id: str, task_id: str, state: str) -> CheckpointOutcome:
+        """The checkpoint after the turn ``task_id`` ended in ``state``; never fails the turn."""
+        try:
+            return await self.rewinder.after_turn(session_id, task_id, state)
+        except (GrpcError, OperationFailed) as exc:
+            return CheckpointOutcome(0, None, f"no checkpoint after this turn: {exc}")
+
+    # -- fork ------------------------------------------------------------------------------------
+    async def fork(self, session_id: str, before: str) -> Session:
+        """A new session from the checkpoint after the turn before invocation ``before``."""
+        tasks = await self.session_tasks(session_id)
+        index = next((i for i, t in enumerate(tasks) if _has_invocation(t, before)), None)
+        if index is None:
+            raise HTTPStatusFailed(f"fork: no turn {before!r} in this session", 404, f"no turn {before!r} in this session")
+        if index == 0:
+            raise HTTPStatusFailed(f"fork: {FIRST_TURN}", 409, FIRST_TURN)
+        try:
+            branch = await self.rewinder.rewind_after_task(session_id, tasks[index - 1]["id"], index + 1)
+        except RewindRefused as exc:
+            raise HTTPStatusFailed(f"fork: {exc}", 409, str(exc)) from None
+        return session_of(branch.fork)
+
+    def undo_target(self) -> str:
+        """The original session of the last rewind (the rewound branch), popped."""
+        try:
+            return self.rewinder.undo()
+        except RewindRefused as exc:
+            raise Unsupported(str(exc)) from None
+
+
+def _has_invocation(task: dict[str, Any], invocation_id: str) -> bool:
+    if meta.value(task.get("metadata"), meta.INVOCATION_ID) == invocation_id:
+        return True
+    return any(meta.invocation_id(m, task.get("metadata")) == invocation_id for m in raw.history(task))

@@ -1,0 +1,130 @@
+"""Rewind as kagent 1.0 can do it: a checkpoint after each finished turn, and "rewind to before
+turn N" = a fork from the checkpoint after turn N-1. The app moves to the fork and keeps the
+original conversation as the rewound branch (undo goes back to it). kagent 1.0 has no in-place
+rewind: nothing of the original is changed.
+
+A checkpoint is idempotent per turn (its ``request_id`` names the conversation and the turn), and
+is skipped -- and said so -- when the head task is not terminal (a turn waiting for an approval).
+With auto-checkpoints off, rewind offers only the turns that already have a checkpoint.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from rewindtui.kagent1.controller import Kagent1Controller, OperationFailed
+from rewindtui.kagent1.gen import kagent1_pb2 as pb
+from rewindtui.kagent1.grpcweb import GrpcError
+
+TERMINAL = {"completed", "failed", "canceled", "rejected"}
+FIRST_TURN = "kagent 1.0 cannot fork from before the first turn (no checkpoint exists there): start a new session instead"
+
+
+def preview(before_turn: int) -> str:
+    """What a rewind to before turn N does on kagent 1.0, said truthfully."""
+    return f"kagent forks: a new session from turn {before_turn - 1}; the original is kept"
+
+
+class RewindRefused(Exception):
+    """The rewind could not be done; nothing changed (the view stays on the original)."""
+
+
+@dataclass
+class CheckpointOutcome:
+    turn: int | str
+    checkpoint: pb.Checkpoint | None
+    note: str = ""  # why it was skipped, or ""
+
+
+@dataclass
+class Branch:
+    """One rewind: the app moved to ``fork``; ``original`` is the rewound branch, kept."""
+
+    original: str
+    fork: pb.AgentInstance
+    before_turn: int
+
+
+@dataclass
+class Kagent1Rewind:
+    controller: Kagent1Controller
+    agent: str  # "namespace/name"
+    auto_checkpoints: bool = True
+    branches: list[Branch] = field(default_factory=list)
+
+    @property
+    def namespace(self) -> str:
+        return self.agent.partition("/")[0]
+
+    # -- checkpoints -----------------------------------------------------------------------------
+    async def after_turn(self, instance_id: str, turn: int | str, head_state: str | None) -> CheckpointOutcome:
+        """The checkpoint after a finished turn (``turn``: its number or its task id, which also
+        names the checkpoint's request, so asking twice gives the same checkpoint), when
+        auto-checkpoints are on."""
+        if not self.auto_checkpoints:
+            return CheckpointOutcome(turn, None, "auto-checkpoints are off")
+        label = f"turn {turn}" if isinstance(turn, int) else "this turn"
+        state = (head_state or "").lower().removeprefix("task_state_").replace("_", "-")
+        if state not in TERMINAL:
+            return CheckpointOutcome(turn, None, f"no checkpoint after {label}: the turn is {state or 'not finished'} (kagent checkpoints only a finished turn)")
+        try:
+            checkpoint = await self.controller.checkpoint(self.namespace, instance_id, f"rewindtui-{instance_id}-turn-{turn}")
+        except GrpcError as exc:
+            if exc.code == "FAILED_PRECONDITION":
+                return CheckpointOutcome(turn, None, f"no checkpoint after {label}: {exc.message}")
+            raise
+        except OperationFailed as exc:
+            return CheckpointOutcome(turn, None, f"no checkpoint after {label}: {exc.message or exc.code}")
+        return CheckpointOutcome(turn, checkpoint)
+
+    async def rewindable_turns(self, instance_id: str) -> list[int]:
+        """The turns N that can be rewound to before (a ready checkpoint after turn N-1 exists)."""
+        ready = [c for c in await self.controller.checkpoints(self.namespace, instance_id) if c.state == pb.CHECKPOINT_STATE_READY]
+        return sorted({int(c.history_sequence) + 1 for c in ready})
+
+    def costs(self) -> str:
+        """Checkpoint and fork costs so far, in words (their count and time)."""
+        parts = []
+        for kind in ("checkpoint", "fork"):
+            rows = [c for c in self.controller.costs if c[0] == kind]
+            if rows:
+                total = sum(seconds for _, seconds, _ in rows)
+                parts.append(f"{len(rows)} {kind}{'s' if len(rows) != 1 else ''}, {total:.2f} s")
+        return "; ".join(parts) or "no checkpoints yet"
+
+    # -- rewind, undo ----------------------------------------------------------------------------
+    async def rewind(self, instance_id: str, before_turn: int, *, request_id: str | None = None) -> Branch:
+        """Fork from the checkpoint after turn ``before_turn - 1``; the original is kept."""
+        if before_turn <= 1:
+            raise RewindRefused(FIRST_TURN)
+        wanted = before_turn - 1
+        return await self._fork(instance_id, before_turn, lambda c: c.history_sequence == wanted, f"turn {wanted}", request_id)
+
+    async def rewind_after_task(self, instance_id: str, head_task_id: str, before_turn: int, *, request_id: str | None = None) -> Branch:
+        """Fork from the checkpoint whose head is ``head_task_id`` (the turn before ``before_turn``)."""
+        return await self._fork(instance_id, before_turn, lambda c: c.head_task_id == head_task_id, f"turn {before_turn - 1}", request_id)
+
+    async def _fork(self, instance_id: str, before_turn: int, wanted: Callable[[pb.Checkpoint], bool], what: str, request_id: str | None) -> Branch:
+        ready = [
+            c for c in await self.controller.checkpoints(self.namespace, instance_id)
+            if c.state == pb.CHECKPOINT_STATE_READY and wanted(c)
+        ]
+        if not ready:
+            why = "auto-checkpoints are off" if not self.auto_checkpoints else "it was skipped or has not finished"
+            raise RewindRefused(f"there is no checkpoint after {what} to fork from ({why}); nothing changed")
+        try:
+            fork = await self.controller.fork(self.namespace, ready[-1].id, request_id or str(uuid.uuid4()))
+            fork = await self.controller.open(fork.id)
+        except (GrpcError, OperationFailed) as exc:
+            raise RewindRefused(f"the fork failed: {getattr(exc, 'message', '') or exc}; nothing changed") from None
+        branch = Branch(instance_id, fork, before_turn)
+        self.branches.append(branch)
+        return branch
+
+    def undo(self) -> str:
+        """Go back to the original conversation of the last rewind (its id); the fork stays too."""
+        if not self.branches:
+            raise RewindRefused("nothing to undo")
+        return self.branches.pop().original

@@ -1,0 +1,188 @@
+"""The kagent 1.0 profile through what the app and the commands use: ``connect()`` picks it when the
+controller answers kagent 1.0's gRPC API (or ``kagent_version = "1"``), the Chat sends turns over
+A2A, rewinds by forking from a checkpoint and undoes by going back to the original, and the
+headless commands list and read sessions -- against the controller double and the embedded agent."""
+
+from __future__ import annotations
+
+import pytest
+
+from clirun import Result, isolate
+from rewindtui import cli
+from rewindtui.chat import Chat, RewindFailed, TurnRefused
+from rewindtui.connection import connect
+from rewindtui.conversation import ItemKind
+from rewindtui.kagent1.chat_hook import rewind_preview
+from rewindtui.kagent1.client import Kagent1Client
+from rewindtui.kagent1.profile import kagent1_client
+from rewindtui.settings import load_settings
+
+AGENT = "kagent/helper"
+
+
+@pytest.fixture(autouse=True)
+def isolated(tmp_path, monkeypatch):
+    isolate(tmp_path, monkeypatch)
+
+
+def settings_for(base: str, **more: str):
+    return load_settings({"kagent": base, "agent": AGENT, "user_id": "alice", **more})
+
+
+def users(chat: Chat) -> list[str]:
+    return [i.text for i in chat.conversation.items if i.kind is ItemKind.MESSAGE and i.role == "user"]
+
+
+def last_answer(chat: Chat) -> str:
+    return [i.text for i in chat.conversation.items if i.kind is ItemKind.MESSAGE and i.role == "agent"][-1]
+
+
+async def test_the_profile_is_chosen_when_the_controller_answers(kagent1):
+    double, base = kagent1
+    conn = await connect(settings_for(base))
+    try:
+        assert isinstance(conn.client, Kagent1Client)
+        assert conn.client.url.endswith("/agents/kagent/helper/")
+        assert conn.capabilities.can_rewind and conn.capabilities.redo
+    finally:
+        await conn.aclose()
+    assert await kagent1_client(settings_for(base, kagent_version="0.10")) is None  # the 0.10 REST profile, as told
+
+
+async def test_a_0_10_controller_is_not_taken_for_1_0(tmp_path):
+    """The 0.10 double (release/v0.10.x) answers the gRPC-Web probe with gorilla's 404."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "kagent"))
+    from kagent_double import Agent, KagentController
+
+    from asgi_thread import ServeInThread
+
+    with ServeInThread(KagentController({}).app()) as served:
+        assert await kagent1_client(load_settings({"kagent": served.url, "agent": AGENT})) is None
+    assert Agent  # the double's agent row type is what conftest builds from
+
+
+async def test_chat_rewind_is_a_fork_and_undo_goes_back(kagent1):
+    double, base = kagent1
+    conn = await connect(settings_for(base))
+    try:
+        chat = Chat(conn.client)
+        await chat.open(None)
+        for text in ("one", "two", "three"):
+            await chat.send(text)
+        original = chat.session_id
+        assert original in double.instances
+        turns = chat.conversation.turn_invocations()
+        assert rewind_preview(3) == "kagent forks: a new session from turn 2; the original is kept"
+        await chat.rewind(turns[2])
+        assert chat.session_id != original and chat.session_id in double.instances
+        assert users(chat) == ["one", "two"]
+        await chat.send("again")
+        assert "history: ['one', 'two', 'again']" in last_answer(chat)  # the agent saw the history before turn 3
+        await chat.redo()  # undo: back to the original, kept as it was
+        assert chat.session_id == original and users(chat) == ["one", "two", "three"]
+        assert isinstance(conn.client, Kagent1Client) and "fork" in conn.client.rewinder.costs()
+    finally:
+        await conn.aclose()
+
+
+async def test_a_failed_fork_leaves_the_view_unchanged_with_the_reason(kagent1):
+    double, base = kagent1
+    conn = await connect(settings_for(base))
+    try:
+        chat = Chat(conn.client)
+        await chat.open(None)
+        for text in ("one", "two"):
+            await chat.send(text)
+        sid = chat.session_id
+        shown = [(i.key, i.text) for i in chat.conversation.items]
+        double.fail_next_fork = "out of sandbox capacity"
+        with pytest.raises(RewindFailed) as info:
+            await chat.rewind(chat.conversation.turn_invocations()[1])
+        assert "out of sandbox capacity" in str(info.value) and str(info.value).endswith("the conversation is unchanged")
+        assert chat.session_id == sid and [(i.key, i.text) for i in chat.conversation.items] == shown
+    finally:
+        await conn.aclose()
+
+
+async def test_auto_checkpoints_off_offers_only_existing_checkpoints(kagent1):
+    double, base = kagent1
+    conn = await connect(settings_for(base, kagent_checkpoints="false"))
+    try:
+        chat = Chat(conn.client)
+        await chat.open(None)
+        for text in ("one", "two"):
+            await chat.send(text)
+        assert not [c for c in double.checkpoints.values() if c.agent_instance_id == chat.session_id]
+        with pytest.raises(RewindFailed, match="auto-checkpoints are off"):
+            await chat.rewind(chat.conversation.turn_invocations()[1])
+        assert users(chat) == ["one", "two"]
+    finally:
+        await conn.aclose()
+
+
+async def test_a_read_only_share_opens_read_only(kagent1):
+    double, base = kagent1
+    conn = await connect(settings_for(base))
+    try:
+        chat = Chat(conn.client)
+        await chat.open(None)
+        await chat.send("one")
+        sid = chat.session_id
+        assert isinstance(conn.client, Kagent1Client)
+        token = await conn.client.kagent1.share(sid, read_only=True)
+    finally:
+        await conn.aclose()
+    client = await kagent1_client(load_settings({"kagent": base, "agent": AGENT, "user_id": "carol"}), share_token=token)
+    assert client is not None
+    try:
+        assert isinstance(client, Kagent1Client) and client.read_only
+        chat = Chat(client)
+        await chat.open(sid)
+        assert users(chat) == ["one"]
+        with pytest.raises(TurnRefused, match="not sent: this session was opened from a read-only share"):
+            await chat.send("two")
+        assert users(chat) == ["one"]
+    finally:
+        await client.aclose()
+
+
+def run(capsys, *argv: str, base: str) -> Result:
+    capsys.readouterr()
+    rc = cli.main([*argv, "--kagent", base, "--agent", AGENT, "--user-id", "dora"])
+    out, err = capsys.readouterr()
+    return Result(rc, out, err)
+
+
+def test_headless_commands_on_kagent_1(capsys, kagent1):
+    double, base = kagent1
+    sent = run(capsys, "send", "--json", "hello kagent one", base=base)
+    assert sent.rc == 0, sent.err
+    session = sent.records()[0]["session"]
+    assert session in double.instances and double.instances[session].name == "hello kagent one"
+    listed = run(capsys, "sessions", "--json", base=base)
+    assert listed.rc == 0, listed.err
+    assert session in [r["id"] for r in listed.records()]
+    history = run(capsys, "history", "--json", "--session", session, base=base)
+    assert history.rc == 0, history.err
+    assert [r["role"] for r in history.records()] == ["user", "agent"]
+
+
+async def test_edit_is_a_fork_then_send(kagent1):
+    double, base = kagent1
+    conn = await connect(settings_for(base))
+    try:
+        chat = Chat(conn.client)
+        await chat.open(None)
+        for text in ("one", "two", "three"):
+            await chat.send(text)
+        original = chat.session_id
+        await chat.rewind(chat.conversation.turn_invocations()[1], "edited")
+        assert chat.session_id != original and users(chat) == ["one", "edited"]
+        assert "history: ['one', 'edited']" in last_answer(chat)
+        # the fork got its own checkpoint after the new turn: it can be rewound in turn
+        assert [c for c in double.checkpoints.values() if c.agent_instance_id == chat.session_id]
+    finally:
+        await conn.aclose()
