@@ -31,6 +31,8 @@ log = logging.getLogger(__name__)
 GRPC_BINDING = "GRPC"
 #: seconds running calls get to finish when the server stops
 STOP_GRACE = 1.0
+#: the largest message either way (grpcio's default takes 4 MB in; a turn may carry 10 MB of files)
+MAX_MESSAGE_BYTES = 64 * 1024 * 1024
 
 
 def _metadata_value(metadata: Any, key: str) -> str | None:
@@ -70,15 +72,20 @@ class GrpcListener:
     async def start(self) -> str | None:
         """Listen; the interface URL, or None when grpcio is not installed."""
         try:
+            import grpc
             import grpc.aio
             from a2a.server.request_handlers.grpc_handler import GrpcHandler
             from a2a.types import a2a_pb2_grpc
-
-            import grpc
         except ImportError as exc:
             log.info("gRPC binding not served (%s): pip install 'rewindtui[grpc]'", exc)
             return None
-        server = grpc.aio.server(interceptors=[_token_interceptor(grpc, self.token)])
+        server = grpc.aio.server(
+            interceptors=[_token_interceptor(grpc, self.token)],
+            options=[
+                ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
+                ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
+            ],
+        )
         a2a_pb2_grpc.add_A2AServiceServicer_to_server(GrpcHandler(self.handler, _context_builder()), server)
         host = f"[{self.host}]" if ":" in self.host else self.host
         self.port = server.add_insecure_port(f"{host}:0")
