@@ -480,13 +480,15 @@ def _send_push(client: Any, args: argparse.Namespace) -> Any:
 
     from rewindtui.push import SendPush
 
-    return SendPush(
+    push = SendPush(
         client,
         enabled=getattr(args, "push", False),
         url=getattr(args, "push_url", None),
         token=os.environ.get("REWINDTUI_PUSH_TOKEN"),
         wait=getattr(args, "push_wait", None),
     )
+    push.check()  # before anything is sent
+    return push
 
 
 async def cmd_send(conn: Any, args: argparse.Namespace, out: Output) -> int:
@@ -506,12 +508,12 @@ async def cmd_send(conn: Any, args: argparse.Namespace, out: Output) -> int:
         if not text.strip() and not attachments:
             raise CommandFailed("nothing to send: give TEXT, --file or --data", code="usage")
 
+    push = _send_push(conn.client, args)
     chat = Chat(conn.client, getattr(args, "listener", None))  # the MCP server's progress
     if session_id:
         await _open(chat, session_id)
     else:
         await chat.open(None)
-    push = _send_push(conn.client, args)
     try:
         async with push:
             try:

@@ -66,6 +66,13 @@ _CODE_FALLBACK = {
 }
 _AUTH_STATUS = {grpc.StatusCode.UNAUTHENTICATED: 401, grpc.StatusCode.PERMISSION_DENIED: 403}
 _LOOPBACK = frozenset({"localhost", "127.0.0.1", "::1"})
+#: the largest message either way (grpcio's default takes 4 MB in): a turn may carry 10 MB of
+#: inline files (``attachments.MAX_INLINE_BYTES``), and a task's history holds them
+MAX_MESSAGE_BYTES = 64 * 1024 * 1024
+CHANNEL_OPTIONS = (
+    ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
+    ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
+)
 
 
 @dataclass(frozen=True)
@@ -177,8 +184,10 @@ def _failure(error: grpc.aio.AioRpcError, target: Target, what: str, answered: b
         return ConnectionLost(f"timed out waiting for {target.address} after sending the request")
     if code is grpc.StatusCode.CANCELLED:
         return ConnectionLost(f"the call to {target.address} was cancelled ({detail})")
-    if code is grpc.StatusCode.RESOURCE_EXHAUSTED:
-        return ClientError(f"gRPC {code.name} from {target.address}: {detail}")
+    if code is grpc.StatusCode.RESOURCE_EXHAUSTED:  # too large a message, or a quota
+        if answered:
+            return ConnectionLost(f"the answer from {target.address} broke off: {detail}")
+        return HTTPStatusFailed(f"gRPC {code.name} from {what} at {target.address}: {detail}", 429, detail, url=target.origin_url)
     return None
 
 
@@ -222,9 +231,9 @@ class GrpcTransport(Transport):
         if self._channel is None:
             if self.target.tls:
                 credentials = grpc.ssl_channel_credentials(root_certificates=self.root_certificates)
-                self._channel = grpc.aio.secure_channel(self.target.address, credentials)
+                self._channel = grpc.aio.secure_channel(self.target.address, credentials, options=CHANNEL_OPTIONS)
             else:
-                self._channel = grpc.aio.insecure_channel(self.target.address)
+                self._channel = grpc.aio.insecure_channel(self.target.address, options=CHANNEL_OPTIONS)
             self._stub = a2a_grpc_stub(self._channel)
         return self._stub
 

@@ -25,10 +25,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hmac
+import ipaddress
 import json
 import secrets
+import weakref
 from collections.abc import Callable
 from typing import Any
+from urllib.parse import urlsplit
 
 import h11
 
@@ -189,6 +192,21 @@ class PushTimeout(ClientError):
     category = "push-timeout"
 
 
+class PushUnsupported(ClientError):
+    category = "unsupported"
+
+
+def _on_this_machine(endpoint: str) -> bool:
+    text = endpoint if "://" in endpoint else "//" + endpoint
+    host = (urlsplit(text).hostname or "").lower()
+    if host in ("localhost", "::1") or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
 class SendPush:
     """``rewindtui send --push``: a receiver on loopback (or the URL the user gives, with the token
     from ``token`` or a made-up one) whose config goes with the message; after a cut turn,
@@ -203,6 +221,22 @@ class SendPush:
         self.token = token or secrets.token_urlsafe(24)
         self.wait = wait
         self.receiver: PushReceiver | None = None
+
+    def check(self) -> None:
+        """Refuse, before anything is sent, a push the agent cannot do: its card does not offer push
+        notifications, or it is not on this machine and so cannot reach a loopback receiver."""
+        if not self.enabled:
+            return
+        caps = self.client.capabilities
+        card = caps.card if caps is not None else {}
+        offered = (card.get("capabilities") or {}).get("pushNotifications") if isinstance(card, dict) else None
+        if offered is not True:
+            raise PushUnsupported(f"{caps.name if caps else 'the agent'} does not offer push notifications (its agent card says so)")
+        if not self.url and caps is not None and not _on_this_machine(caps.endpoint):
+            raise PushUnsupported(
+                f"the agent at {caps.endpoint} is not on this machine: it cannot reach a receiver on 127.0.0.1; "
+                "give --push-url with a webhook it can reach"
+            )
 
     async def __aenter__(self) -> SendPush:
         if not self.enabled:
@@ -244,29 +278,29 @@ def turn_task_id(chat: Any) -> str | None:
 
 
 # -- the app's side: one receiver per client, for the whole connection ---------------------------
-_RECEIVERS: dict[int, PushReceiver] = {}
+_RECEIVERS: weakref.WeakKeyDictionary[Any, PushReceiver] = weakref.WeakKeyDictionary()
 
 
 async def attach(client: Any) -> PushReceiver:
     """Start a receiver for ``client`` (the ``push`` setting): every message it sends from now on
     asks for a push notification when its turn ends. The app sets ``on_notification`` on it (see
     :func:`receiver_of`) to say "the turn finished" for a turn it no longer streams."""
-    found = _RECEIVERS.get(id(client))
+    found = _RECEIVERS.get(client)
     if found is not None:
         return found
     receiver = await PushReceiver().start()
-    _RECEIVERS[id(client)] = receiver
+    _RECEIVERS[client] = receiver
     client.push_config = receiver.config()
     return receiver
 
 
 def receiver_of(client: Any) -> PushReceiver | None:
     """The receiver :func:`attach` started for ``client`` (None: push is off)."""
-    return _RECEIVERS.get(id(client))
+    return _RECEIVERS.get(client)
 
 
 async def detach(client: Any) -> None:
-    receiver = _RECEIVERS.pop(id(client), None)
+    receiver = _RECEIVERS.pop(client, None)
     if receiver is not None:
         client.push_config = None
         await receiver.stop()

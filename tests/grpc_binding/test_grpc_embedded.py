@@ -130,3 +130,21 @@ async def test_the_token_is_checked_on_grpc_too(embedded, tmp_path):
         with pytest.raises(RpcError) as bad_user:
             await client.get_task("anything")
         assert bad_user.value.code == -32602 and "invalid user id" in str(bad_user.value)
+
+
+async def test_a_large_file_goes_over_grpc_both_ways(embedded, tmp_path):
+    """grpcio takes 4 MB in by default; a turn may carry 10 MB of inline files."""
+    from rewindtui.a2a.parts import part_bytes, part_info
+    from rewindtui.attachments import FileAttachment
+
+    payload = bytes(range(256)) * (6 * 1024 * 1024 // 256)  # 6 MB
+    async with A2AClient(config(embedded.agent_url, tmp_path, binding="grpc")) as client:
+        chat = Chat(client)
+        await chat.open(None)
+        await chat.send("a big file", [FileAttachment(name="big.bin", media_type="application/octet-stream", data=payload)])
+        assert chat.conversation.turn_state == "completed"
+        task_id = next(i.task_id for i in chat.conversation.items if i.role == "user")
+        task = await client.get_task(task_id)  # and back: the stored task holds it
+        user = next(m for m in task["history"] if m["role"] == "ROLE_USER")
+        (file_part,) = [p for p in user["parts"] if part_info(p).kind == "file"]
+        assert part_bytes(file_part) == payload

@@ -96,3 +96,16 @@ async def test_stop_subscribe_and_errors_over_grpc(served, tmp_path):
         with pytest.raises(RpcError) as done:
             await client.cancel_task(task_id)
         assert done.value.code == -32002
+
+
+def test_send_push_is_refused_before_sending_when_the_card_offers_none(served, seen, tmp_path, monkeypatch, capsys):
+    from clirun import isolate, runner
+
+    isolate(tmp_path, monkeypatch)
+    run = runner(capsys, "--url", served.url + "/")
+    refused = run("send", "--push", "hello")
+    assert refused.rc == 1 and "does not offer push notifications" in refused.err
+    assert seen == []  # nothing reached the gRPC server
+    sent = run("send", "hello")  # the same over gRPC without --push
+    assert sent.rc == 0 and "You said: hello (turn 1)" in sent.out
+    assert len(seen) == 1

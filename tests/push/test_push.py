@@ -106,3 +106,19 @@ async def test_config_methods_keep_to_the_callers_tasks(slow):
         await asyncio.to_thread(rpc, "DeleteTaskPushNotificationConfig", {"taskId": task_id, "id": "cfg-1"})
         listed = await asyncio.to_thread(rpc, "ListTaskPushNotificationConfigs", {"taskId": task_id})
         assert listed["result"].get("configs", []) == []
+
+
+
+async def test_nothing_is_left_watching_after_delivery(slow):
+    push = slow.app.state.push
+    async with PushReceiver() as receiver:
+        async with A2AClient(ServerConfig(url=slow.agent_url)) as client:
+            await client.connect()
+            client.push_config = receiver.config()
+            events = [e async for e in client.stream(client.build_message("short", session_id=None))]
+            task_id = next(e.body["id"] for e in events if e.kind is EventKind.TASK)
+        await receiver.wait_for(task_id, timeout=30)
+    deadline = asyncio.get_running_loop().time() + 10
+    while task_id in push._watching:  # the watcher ends just after its POST was answered
+        assert asyncio.get_running_loop().time() < deadline, "the watcher of a delivered task is still kept"
+        await asyncio.sleep(0.01)

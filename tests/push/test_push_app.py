@@ -49,3 +49,25 @@ async def test_a_connection_with_push_hears_a_turn_end(tmp_path):
             assert task["status"]["state"] == "TASK_STATE_COMPLETED"
             assert describe(task) == f"a turn in session {task['contextId']} ended completed"
         assert receiver_of(conn.client) is None and receiver._server is None  # stopped with the connection
+
+
+def test_send_push_refuses_what_cannot_work():
+    from types import SimpleNamespace
+
+    from rewindtui.client import ServerConfig, capabilities_from_card
+    from rewindtui.push import PushUnsupported, SendPush
+
+    def card(url: str, push: bool) -> dict:
+        interface = {"url": url, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}
+        return {"name": "a", "supportedInterfaces": [interface], "capabilities": {"pushNotifications": push}}
+
+    def client(url: str, push: bool) -> SimpleNamespace:
+        return SimpleNamespace(capabilities=capabilities_from_card(card(url, push), ServerConfig(url=url)))
+
+    with pytest.raises(PushUnsupported, match="does not offer push notifications"):
+        SendPush(client("http://127.0.0.1:8000/", False), enabled=True).check()
+    with pytest.raises(PushUnsupported, match="not on this machine"):
+        SendPush(client("https://agents.example/", True), enabled=True).check()
+    SendPush(client("https://agents.example/", True), enabled=False, url="https://hooks.example/x").check()
+    SendPush(client("http://localhost:8000/", True), enabled=True).check()
+    SendPush(client("http://127.0.0.1:8000/", False), enabled=False).check()  # no push asked: nothing to refuse

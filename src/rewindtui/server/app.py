@@ -243,6 +243,7 @@ def create_app(
 
     app = Starlette(routes=routes, lifespan=lifespan, exception_handlers={HTTPException: http_error})
     app.state.parts = parts
+    app.state.push = push
     app.state.agent_card = agent_card_json(card)
     app.add_middleware(
         Guard,

@@ -31,6 +31,8 @@ log = logging.getLogger(__name__)
 GRPC_BINDING = "GRPC"
 #: seconds running calls get to finish when the server stops
 STOP_GRACE = 1.0
+#: the largest message either way (grpcio's default takes 4 MB in; a turn may carry 10 MB of files)
+MAX_MESSAGE_BYTES = 64 * 1024 * 1024
 
 
 def _metadata_value(metadata: Any, key: str) -> str | None:
@@ -77,7 +79,13 @@ class GrpcListener:
         except ImportError as exc:
             log.info("gRPC binding not served (%s): pip install 'rewindtui[grpc]'", exc)
             return None
-        server = grpc.aio.server(interceptors=[_token_interceptor(grpc, self.token)])
+        server = grpc.aio.server(
+            interceptors=[_token_interceptor(grpc, self.token)],
+            options=[
+                ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
+                ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
+            ],
+        )
         a2a_pb2_grpc.add_A2AServiceServicer_to_server(GrpcHandler(self.handler, _context_builder()), server)
         host = f"[{self.host}]" if ":" in self.host else self.host
         self.port = server.add_insecure_port(f"{host}:0")

@@ -68,7 +68,9 @@ class PushNotifications:
         """Deliver the task to its configs once its turn ends (once per task)."""
         if task_id in self._watching and not self._watching[task_id].done():
             return
-        self._watching[task_id] = asyncio.get_running_loop().create_task(self._deliver_when_done(user_id, task_id))
+        watcher = asyncio.get_running_loop().create_task(self._deliver_when_done(user_id, task_id))
+        self._watching[task_id] = watcher
+        watcher.add_done_callback(lambda done: self._watching.pop(task_id, None) if self._watching.get(task_id) is done else None)
 
     async def _deliver_when_done(self, user_id: str, task_id: str) -> None:
         live = self.service.live_task(task_id)
@@ -85,9 +87,10 @@ class PushNotifications:
         await self.sender.send_notification(task_id, task_to_proto(data))
 
     async def close(self) -> None:
-        for task in self._watching.values():
+        watchers = list(self._watching.values())
+        for task in watchers:
             task.cancel()
-        for task in self._watching.values():
+        for task in watchers:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
         self._watching.clear()
