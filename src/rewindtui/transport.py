@@ -370,9 +370,15 @@ def _rpc_error(name: str, body: Any, label: str) -> RpcError:
 
 
 async def _events(source: Any) -> AsyncIterator[StreamEvent]:
+    limit = max_answer_bytes()
     async for sse in source.aiter_sse():
         if not sse.data:
             continue  # keep-alive / comment-only events
+        if len(sse.data) > limit:  # (read by then: the frame is refused, not parsed nor shown)
+            raise AnswerTooLarge(
+                f"a stream frame from {source.response.request.url} is larger than {limit // (1024 * 1024):,} MB: "
+                "the stream was stopped (raise REWINDTUI_MAX_ANSWER_MB if it is expected)"
+            )
         event = parse_frame(sse.data)
         if sse.event == "error" and event.kind is EventKind.ERROR and isinstance(event.body, dict):
             # HTTP+JSON: an error in the middle of a stream (``event: error``, a REST error body)

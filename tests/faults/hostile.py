@@ -104,6 +104,7 @@ def hostile_app(url: str, lies: Lies) -> Starlette:
         if method == "SendStreamingMessage":
             context = params.get("message", {}).get("contextId") or "ctx-1"
             frame = f'{{"jsonrpc": "2.0", "id": {rid}, "result": {{"task": {_task("t-live", context, lies)}}}}}'
+            frame += " " * max(0, lies.pad - len(frame))
 
             async def frames() -> AsyncIterator[bytes]:
                 yield f"data: {frame}\n\n".encode()

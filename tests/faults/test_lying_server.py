@@ -233,3 +233,17 @@ async def test_reattaching_never_doubles_a_chunk(tmp_path):
             await client.aclose()
     agent = [i.text for i in chat.conversation.items if i.role == "agent" and i.text]
     assert agent == ["You said: hi"], agent
+
+
+async def test_a_huge_stream_frame_stops_the_stream(liar, monkeypatch):
+    served, lies = liar
+    monkeypatch.setenv("REWINDTUI_MAX_ANSWER_MB", "1")
+    lies.pad = 3 * 1024 * 1024
+    client = A2AClient(ServerConfig(url=served.url + "/", timeout=5))
+    try:
+        await client.connect()
+        with pytest.raises(AnswerTooLarge, match="stream frame .* larger than 1 MB"):
+            async for _ in client.stream(client.build_message("hi", session_id=None)):
+                pass
+    finally:
+        await client.aclose()
