@@ -94,7 +94,13 @@ def _connection_options(parser: argparse.ArgumentParser) -> None:
     a.add_argument("--basic-password-file", default=s, metavar="PATH", help="HTTP Basic password from this file")
     g.add_argument("--config", default=s, metavar="PATH", help="config file (default: config.toml in the user config dir)")
     g.add_argument("--data-dir", default=s, metavar="DIR", help="embedded server data directory")
-    g.add_argument("--model", default=s, metavar="NAME", help="embedded server model (default: the offline demo model)")
+    g.add_argument(
+        "--model", default=s, metavar="NAME",
+        help="embedded server model: demo (default, offline) or e.g. openai/gpt-4o-mini (see docs/models.md)",
+    )
+    g.add_argument("--model-base-url", default=s, metavar="URL", help="the model's OpenAI-compatible endpoint")
+    g.add_argument("--model-timeout", default=s, metavar="S", help="seconds one model request may take (default 300)")
+    g.add_argument("--stall-timeout", default=s, metavar="S", help="seconds a turn may go without news (default 120)")
 
 
 def _json_option(parser: argparse.ArgumentParser) -> None:
@@ -684,7 +690,7 @@ async def run_command(settings: Settings, args: argparse.Namespace, out: Output 
 def _settings_flags(args: argparse.Namespace) -> dict[str, Any]:
     names = (
         "url", "api", "kagent", "agent", "user_id", "header", "rewind", "dialect", "config", "data_dir", "model", "theme",
-        "binding", *AUTH_KEYS,
+        "binding", "model_base_url", "model_timeout", "stall_timeout", *AUTH_KEYS,
     )
     flags = {name: getattr(args, name) for name in names if hasattr(args, name)}
     if getattr(args, "command", None) is None:

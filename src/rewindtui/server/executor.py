@@ -33,7 +33,7 @@ from rewindtui.server.requests import Kind, Request, check_id, check_invocation
 from rewindtui.server.rewinds import RewindService
 from rewindtui.server.sessions import Sessions
 from rewindtui.server.store import SessionRow, Store, TaskPage, TaskRow, task_json
-from rewindtui.server.turns import LiveTask, TurnRunner
+from rewindtui.server.turns import CLEAN_RETRY_KEY, LiveTask, TurnRunner
 from rewindtui.server.wire import failed_event
 
 log = logging.getLogger(__name__)
@@ -53,6 +53,7 @@ class AgentService:
         app_name: str,
         agent_ref: str,
         checkpoints: Checkpoints | None = None,
+        stall_timeout: float | None = None,
     ) -> None:
         checkpoints = checkpoints or Checkpoints()
         self.store = store
@@ -65,7 +66,12 @@ class AgentService:
         self.recovery = Recovery(store=store, session_service=session_service, app_name=app_name)
         flag: Callable[[str], None] = self.recovery.needs.add
         self.turns = TurnRunner(
-            store=store, runner=runner, app_name=app_name, checkpoints=checkpoints, on_store_failure=flag
+            store=store,
+            runner=runner,
+            app_name=app_name,
+            checkpoints=checkpoints,
+            on_store_failure=flag,
+            stall_timeout=stall_timeout,
         )
         self.rewinds = RewindService(
             store=store,
@@ -234,10 +240,13 @@ class AgentService:
         self, session: SessionRow, request: Request, streaming: bool, emit: Callable[[dict[str, Any]], None]
     ) -> None:
         try:
-            if request.rewind_before is not None:
+            rewind_before = request.rewind_before
+            if rewind_before is None and request.kind is Kind.TURN:
+                rewind_before = await self._failed_turn(session)
+            if rewind_before is not None:
                 try:
                     # its own job: a cancelled request must not stop a rewind half way
-                    rewind = self.jobs.track(self.rewinds.rewind(session, request.rewind_before), "rewind")
+                    rewind = self.jobs.track(self.rewinds.rewind(session, rewind_before), "rewind")
                     task, bodies = await asyncio.shield(rewind)
                 except ServiceError as exc:
                     emit(failed_event(exc.message, context_id=session.id, code=exc.code))
@@ -261,6 +270,19 @@ class AgentService:
             emit(failed_event(f"internal error: {exc}", context_id=session.id, code="internal"))
         finally:
             emit(_END)
+
+
+    async def _failed_turn(self, session: SessionRow) -> str | None:
+        """The invocation of the session's last turn if that turn failed after the agent took its
+        message: a new turn first rewinds it, so the model never sees the failed message as a
+        stray (a re-send is then the one copy of it). The failed turn stays in the session's
+        rewound branches."""
+        page = await self.store.session_tasks_page(session.id, limit=1)
+        last = page.tasks[-1] if page.tasks else None
+        if last is None or last.kind != "turn" or last.state != "failed" or not last.invocation_id:
+            return None
+        metadata = json.loads(last.body).get("metadata") or {}
+        return last.invocation_id if metadata.get(CLEAN_RETRY_KEY) else None
 
 
 async def _call(work: Callable[[], Any]) -> Any:

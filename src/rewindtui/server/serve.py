@@ -32,6 +32,12 @@ from pathlib import Path
 from typing import Any
 
 from rewindtui.server.instance import DataDirBusy, DataDirHold, DataDirUnusable
+from rewindtui.server.model_options import (
+    DEFAULT_MODEL_RETRIES,
+    DEFAULT_MODEL_TIMEOUT,
+    DEFAULT_STALL_TIMEOUT,
+    ModelOptions,
+)
 from rewindtui.server.options import TOKEN_ENV, ServerOptions
 from rewindtui.server.paths import AGENT_PATH, API_PATH, DATA_FILES
 from rewindtui.server.spawn import default_data_dir
@@ -49,8 +55,32 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--model",
         default=None,
-        help="ADK model id: 'demo' (default, offline), e.g. 'gemini-2.5-flash' (GOOGLE_API_KEY) "
-        "or 'litellm/<provider>/<model>' (needs litellm)",
+        help="model: 'demo' (default, offline), a LiteLLM id such as 'openai/gpt-4o-mini' or "
+        "'ollama_chat/llama3.2' (pip install 'rewindtui[models]'), or an ADK id such as 'gemini-2.5-flash'",
+    )
+    parser.add_argument(
+        "--model-base-url", default=None, metavar="URL", help="an OpenAI-compatible endpoint for the model"
+    )
+    parser.add_argument(
+        "--model-timeout",
+        type=_seconds,
+        default=DEFAULT_MODEL_TIMEOUT,
+        metavar="S",
+        help=f"seconds one model request may take (default: {DEFAULT_MODEL_TIMEOUT:g})",
+    )
+    parser.add_argument(
+        "--stall-timeout",
+        type=_seconds,
+        default=DEFAULT_STALL_TIMEOUT,
+        metavar="S",
+        help=f"seconds a turn may go without news from the agent before it fails (default: {DEFAULT_STALL_TIMEOUT:g})",
+    )
+    parser.add_argument(
+        "--model-retries",
+        type=int,
+        default=DEFAULT_MODEL_RETRIES,
+        metavar="N",
+        help=f"retries of a model request that failed for a passing reason (default: {DEFAULT_MODEL_RETRIES})",
     )
     parser.add_argument(
         "--demo-delay", type=float, default=0.0, help="seconds between the demo model's streamed deltas"
@@ -74,6 +104,16 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text!r}")
+    return value
+
+
 def _watch_stdin(on_eof: Any) -> None:
     """Call ``on_eof()`` once stdin reaches EOF: the parent closed it or died."""
 
@@ -94,9 +134,15 @@ def main(argv: list[str] | None = None) -> int:
         print("rewindtui serve: --port must be between 0 and 65535", file=sys.stderr)
         return 2
     data_dir: Path = args.data_dir if args.data_dir is not None else default_data_dir()
-    options, generated_token = replace(ServerOptions.from_env(), allowed_hosts=tuple(args.allow_host)).for_bind(
-        args.host
+    model_options = ModelOptions(
+        base_url=args.model_base_url,
+        timeout=args.model_timeout,
+        stall_timeout=args.stall_timeout,
+        retries=max(0, args.model_retries),
     )
+    options, generated_token = replace(
+        ServerOptions.from_env(), allowed_hosts=tuple(args.allow_host), model=model_options
+    ).for_bind(args.host)
 
     from rewindtui.server.agent import ModelConfigError
     from rewindtui.server.app import create_app
