@@ -163,7 +163,14 @@ def build_parser() -> argparse.ArgumentParser:
     answer = p.add_mutually_exclusive_group()
     answer.add_argument("--approve", action="store_true", help="approve the tool call the session's agent asks about")
     answer.add_argument("--reject", action="store_true", help="reject the tool call the session's agent asks about")
+    answer.add_argument(
+        "--retry", action="store_true", help="send the session's failed last turn again, as one clean turn (no TEXT)"
+    )
+    p.add_argument("--partial", action="store_true", help='with --json: also a {"kind": "delta"} line per streamed piece')
     p.add_argument("text", nargs="*", metavar="TEXT")
+    from rewindtui.cli_turns import add_stop_parser
+
+    add_stop_parser(sub, _connection_options, _json_option, _Formatter)
 
     p = sub.add_parser(
         "history",
@@ -458,11 +465,17 @@ async def _save(chat: Any, items: Sequence[Any], directory: str | None) -> dict[
 
 async def cmd_send(conn: Any, args: argparse.Namespace, out: Output) -> int:
     from rewindtui.chat import Chat, TurnRefused
+    from rewindtui.cli_turns import TurnPrinter, require_retry_target, resend, stop_on_interrupt
 
     approve, reject = getattr(args, "approve", False), getattr(args, "reject", False)
+    retry = getattr(args, "retry", False)
     session_id = getattr(args, "session", None)
     attachments = _attachments(args)
-    if approve or reject:
+    if retry:
+        if args.text or attachments or not session_id:
+            raise CommandFailed("--retry sends the failed last turn of --session again: give no TEXT, --file or --data", code="usage")
+        text = ""
+    elif approve or reject:
         if args.text or attachments:
             raise CommandFailed("--approve / --reject answer the agent's question: give no TEXT, --file or --data with them", code="usage")
         if not session_id:
@@ -473,26 +486,36 @@ async def cmd_send(conn: Any, args: argparse.Namespace, out: Output) -> int:
         if not text.strip() and not attachments:
             raise CommandFailed("nothing to send: give TEXT, --file or --data", code="usage")
 
-    chat = Chat(conn.client)
+    printer = TurnPrinter(out, deltas=getattr(args, "partial", False))
+    chat = Chat(conn.client, listener=printer)
     if session_id:
         await _open(chat, session_id)
     else:
         await chat.open(None)
+    printer.chat = chat
+    printer.header()  # the session line at once (a new session's id: at the send)
     try:
-        if approve or reject:
-            perms = chat.permissions()
-            if not perms.can_confirm:
-                raise CommandFailed(f"nothing to answer in session {chat.session_id}: {perms.confirm_reason}")
-            await chat.confirm(approve)
-        else:
-            await chat.send(text, attachments)
+        with stop_on_interrupt(chat) as interrupted:
+            printer.begin()
+            if retry:
+                await resend(chat, await require_retry_target(chat))
+            elif approve or reject:
+                perms = chat.permissions()
+                if not perms.can_confirm:
+                    raise CommandFailed(f"nothing to answer in session {chat.session_id}: {perms.confirm_reason}")
+                await chat.confirm(approve)
+            else:
+                await chat.send(text, attachments)
     except TurnRefused:
         raise  # nothing to show: the server did not take the message
     except ClientError:
-        _print_turn(chat, out)
+        printer.finish(_turn_items(chat, chat.last_message_id))
         raise
     saved = await _save(chat, _turn_items(chat, chat.last_message_id), getattr(args, "save_dir", None))
-    _print_turn(chat, out, saved)
+    printer.finish(_turn_items(chat, chat.last_message_id), saved)
+    if interrupted():
+        _error(f"stopped: the turn was canceled on the server (session {chat.session_id})", kind="note")
+        return EXIT_INTERRUPTED
     failure = _turn_failure(chat)
     if failure:
         raise CommandFailed(failure)
@@ -521,6 +544,12 @@ def _args_text(args: Any) -> str:
 def _print_turn(chat: Any, out: Output, saved: dict[int, str] | None = None) -> None:
     out.header(f"session: {sanitize_line(chat.session_id or '')}", {"session": chat.session_id})
     out.items(_turn_items(chat, chat.last_message_id), saved=saved)
+
+
+async def cmd_stop(conn: Any, args: argparse.Namespace, out: Output) -> int:
+    from rewindtui.cli_turns import cmd_stop as stop
+
+    return await stop(conn, args, out)
 
 
 async def cmd_history(conn: Any, args: argparse.Namespace, out: Output) -> int:
@@ -665,6 +694,7 @@ COMMANDS: dict[str, Callable[..., Any]] = {
     "sessions": cmd_sessions,
     "card": cmd_card,
     "send": cmd_send,
+    "stop": cmd_stop,
     "history": cmd_history,
     "rewind": cmd_rewind,
     "fork": cmd_fork,

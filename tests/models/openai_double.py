@@ -97,7 +97,7 @@ class OpenAIDouble:
         self._lock = threading.Lock()
         self._served: ServeInThread | None = None
         self._stop: asyncio.Event | None = None
-        self.hanging = threading.Event()  # set while a hang reply holds a request
+        self.hangs = 0  # hang replies begun so far
 
     # -- control -----------------------------------------------------------------
     def queue(self, *replies: Reply) -> None:
@@ -204,12 +204,9 @@ class OpenAIDouble:
         yield b"data: [DONE]\n\n"
 
     async def _hang(self) -> AsyncIterator[bytes]:
-        self.hanging.set()
-        try:
-            assert self._stop is not None
-            await self._stop.wait()
-        finally:
-            self.hanging.clear()
+        self.hangs += 1
+        assert self._stop is not None
+        await self._stop.wait()
         yield b""
 
     async def _hang_plain(self) -> Response:
