@@ -32,7 +32,7 @@ from google.adk.tools.tool_context import ToolContext
 
 from rewindtui.server.demo_model import DEMO_MODEL_NAME, SLOW_DEMO_DELAY, SLOW_DEMO_MODEL_NAME, DemoLlm
 from rewindtui.server.model_errors import MODEL_ERROR_CODE, describe
-from rewindtui.server.model_options import ModelOptions, offline_price_list
+from rewindtui.server.model_options import ModelOptions, model_problem, offline_price_list
 from rewindtui.server.paths import AGENT_NAME
 
 LITELLM_PREFIX = "litellm/"
@@ -103,8 +103,9 @@ def resolve_model(name: str | None, demo_delay: float = 0.0, options: ModelOptio
     model_id = litellm_id(name)
     if model_id is None:
         return name
-    if not model_id.strip("/") or model_id.startswith("/") or model_id.endswith("/"):
-        raise ModelConfigError(f"model {name!r}: expected PROVIDER/MODEL, e.g. openai/gpt-4o-mini")
+    problem = model_problem(name if name.startswith(LITELLM_PREFIX) else model_id)
+    if problem is not None:
+        raise ModelConfigError(problem)
     offline_price_list()
     try:
         import litellm  # noqa: F401  (ADK imports it lazily: say now that it is missing)

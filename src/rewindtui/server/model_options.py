@@ -17,6 +17,7 @@ environment or flags).
 
 from __future__ import annotations
 
+import importlib.util
 import os
 from dataclasses import dataclass
 
@@ -46,6 +47,20 @@ class ModelOptions:
         if self.retries != DEFAULT_MODEL_RETRIES:
             out += ["--model-retries", str(self.retries)]
         return out
+
+
+def model_problem(name: str | None) -> str | None:
+    """Why the model id ``name`` cannot be used here (None: it can), found without importing the
+    model libraries: a ``PROVIDER/MODEL`` id needs the ``models`` extra."""
+    if not name or "/" not in name:
+        return None
+    model_id = name.removeprefix("litellm/")
+    if not model_id.strip("/") or model_id.startswith("/") or model_id.endswith("/"):
+        return f"model {name!r}: expected PROVIDER/MODEL, e.g. openai/gpt-4o-mini"
+    for module in ("litellm", "mcp"):
+        if importlib.util.find_spec(module) is None:
+            return f"model {name!r} needs the models extra ({module} is missing): pip install 'rewindtui[models]'"
+    return None
 
 
 def offline_price_list() -> None:

@@ -37,6 +37,7 @@ from rewindtui.server.model_options import (
     DEFAULT_MODEL_TIMEOUT,
     DEFAULT_STALL_TIMEOUT,
     ModelOptions,
+    model_problem,
 )
 from rewindtui.server.options import TOKEN_ENV, ServerOptions
 from rewindtui.server.paths import AGENT_PATH, API_PATH, DATA_FILES
@@ -144,9 +145,12 @@ def main(argv: list[str] | None = None) -> int:
         ServerOptions.from_env(), allowed_hosts=tuple(args.allow_host), model=model_options
     ).for_bind(args.host)
 
-    from rewindtui.server.agent import ModelConfigError
-    from rewindtui.server.app import create_app
+    problem = model_problem(args.model)
+    if problem is not None:
+        print(f"rewindtui serve: {problem}", file=sys.stderr)
+        return 2
     from rewindtui.server.control import Clients
+    from rewindtui.server.front import Front
     from rewindtui.server.uvicorn_server import ManagedServer, base_url_for, bind_socket, make_config
 
     hold = DataDirHold(data_dir, DATA_FILES)
@@ -165,8 +169,13 @@ def main(argv: list[str] | None = None) -> int:
     try:
         base_url = base_url_for(args.host, sock.getsockname()[1])
         clients = Clients(on_unused=(lambda: setattr(server, "should_exit", True)) if args.exit_on_stdin_eof else None)
-        try:
-            app = create_app(
+
+        def build() -> Any:
+            # google-adk, a2a-sdk, the model's library: seconds of imports, on the front's worker
+            # thread while the front already answers
+            from rewindtui.server.app import create_app
+
+            return create_app(
                 data_dir,
                 base_url,
                 model=args.model,
@@ -176,12 +185,30 @@ def main(argv: list[str] | None = None) -> int:
                 clients=clients,
                 instance=hold.instance,
             )
-        except ModelConfigError as exc:
-            print(f"rewindtui serve: {exc}", file=sys.stderr)
-            return 2
-        parts = app.state.parts
 
-        def announce() -> None:
+        def card() -> dict[str, Any]:
+            from rewindtui import __version__
+            from rewindtui.server.card_cache import cached_card
+
+            def build_card() -> dict[str, Any]:
+                from rewindtui.server.card import agent_card_json, build_agent_card
+                from rewindtui.server.demo_model import DEMO_MODEL_NAME
+                from rewindtui.server.paths import AGENT_NAME
+
+                return agent_card_json(
+                    build_agent_card(
+                        agent_url=base_url + AGENT_PATH,
+                        api_url=base_url + API_PATH,
+                        name=AGENT_NAME,
+                        model=args.model or DEMO_MODEL_NAME,
+                        needs_token=options.token is not None,
+                    )
+                )
+
+            key = {"version": __version__, "model": args.model or "", "token": options.token is not None}
+            return cached_card(data_dir, base_url, key, build_card)
+
+        def loaded(app: Any) -> None:
             # Everything loaded so far (google-adk, a2a-sdk, ...) lives as long as the process:
             # keep the cyclic GC from re-scanning it on every full collection. A turn allocates
             # thousands of short-lived objects (pydantic events, protos, dicts): collect the young
@@ -190,6 +217,22 @@ def main(argv: list[str] | None = None) -> int:
             gc.collect()
             gc.freeze()
             gc.set_threshold(20_000, 20, 100)
+
+        front = Front(
+            data_dir,
+            build=build,
+            card=card,
+            options=options,
+            bind_host=args.host,
+            on_loaded=loaded,
+            on_failed=lambda: setattr(server, "should_exit", True),
+        )
+
+        async def before_shutdown() -> None:
+            if front.app is not None:
+                await front.app.state.parts.service.shutdown()
+
+        def announce() -> None:
             state = hold.publish(
                 base_url=base_url, agent_url=base_url + AGENT_PATH, api_url=base_url + API_PATH, token=options.token
             )
@@ -207,10 +250,11 @@ def main(argv: list[str] | None = None) -> int:
                 clients.add(parent)
                 _watch_stdin(lambda: loop.call_soon_threadsafe(clients.remove, parent))
 
-        server = ManagedServer(
-            make_config(app, log_level=args.log_level), on_ready=announce, before_shutdown=parts.service.shutdown
-        )
+        server = ManagedServer(make_config(front, log_level=args.log_level), on_ready=announce, before_shutdown=before_shutdown)
         asyncio.run(server.serve(sockets=[sock]))
+        if front.error is not None:
+            print(f"rewindtui serve: the agent could not start: {front.error}", file=sys.stderr)
+            return 1
         return 0 if server.started else 1
     except KeyboardInterrupt:  # a second Ctrl+C while shutting down
         return 0

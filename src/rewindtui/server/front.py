@@ -1,0 +1,255 @@
+"""The server's front: it answers while the agent runtime is still loading.
+
+Importing google-adk and building the agent app takes seconds (most of a launch). ``rewindtui
+serve`` (what the app spawns) therefore serves this front at once: the agent card, and the
+read-only REST a client opens a session with (``GET /api/sessions``, a session, its tasks, a
+task), answered from the store alone. Every other request (a turn, a rewind, A2A JSON-RPC, ...)
+waits until the full app (:func:`rewindtui.server.app.create_app`) is built and started in the
+background, then goes to it; from then on everything does.
+
+A store that recovery has work on (journaled changes, unfinished turns from a crash) is not read
+early: the front then waits for the full app for everything, so nothing is shown before recovery
+made it true.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Match, Route
+from starlette.types import Receive, Scope, Send
+
+from rewindtui.server.errors import NotFound
+from rewindtui.server.options import ServerOptions
+from rewindtui.server.paths import AGENT_PATH, STORE_FILE
+from rewindtui.server.store import SessionRow, Store, TaskRow, task_json
+
+log = logging.getLogger(__name__)
+
+CARD_NAMES = ("agent-card.json", "agent.json")
+
+
+class StoreReader:
+    """What the REST GET routes ask of the agent service, answered from the store alone (the
+    same answers :class:`~rewindtui.server.executor.AgentService` gives)."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    async def owned(self, user_id: str, session_id: str) -> SessionRow:
+        row = await self.store.get_session(session_id)
+        if row is None or row.user_id != user_id:
+            raise NotFound(f"session {session_id!r} not found")
+        return row
+
+    async def list_sessions(self, user_id: str) -> list[SessionRow]:
+        return await self.store.list_sessions(user_id)
+
+    async def session_detail(self, user_id: str, session_id: str) -> SessionRow:
+        session = await self.owned(user_id, session_id)
+        return await self.store.get_session_detail(session.id) or session
+
+    async def session_tasks_json(
+        self, user_id: str, session_id: str, *, include_rewound: bool = False, limit: int | None = None,
+        before: str = "",
+    ) -> tuple[list[bytes], str]:
+        session = await self.owned(user_id, session_id)
+        if limit is None:
+            tasks, next_token = await self.store.session_tasks(session.id, include_rewound=include_rewound), ""
+        else:
+            page = await self.store.session_tasks_page(
+                session.id, limit=limit, before=before, include_rewound=include_rewound
+            )
+            tasks, next_token = page.tasks, page.next_token
+        histories = await self.store.tasks_history_bodies(tasks)
+        pieces = [b"["]
+        for i, task in enumerate(tasks):
+            if i:
+                pieces.append(b",")
+            pieces.append(task_json(task, histories[task.id]).encode())
+        pieces.append(b"]")
+        return pieces, next_token
+
+    async def owned_task(self, user_id: str, task_id: str) -> TaskRow:
+        row = await self.store.get_task(task_id)
+        if row is None or row.user_id != user_id:
+            raise NotFound(f"task {task_id!r} not found")
+        return row
+
+    async def task_json(self, user_id: str, task_id: str) -> str:
+        row = await self.owned_task(user_id, task_id)
+        return task_json(row, await self.store.task_history_bodies(row))
+
+
+class Front:
+    """The ASGI app ``serve`` runs: the front until the full app is up, then the full app.
+
+    ``build()`` makes the full app (heavy imports: it runs on a worker thread); ``card()`` makes
+    the agent card's JSON (lighter: it comes first)."""
+
+    def __init__(
+        self,
+        data_dir: Path,
+        *,
+        build: Callable[[], Any],
+        card: Callable[[], dict[str, Any]],
+        options: ServerOptions,
+        bind_host: str,
+        on_loaded: Callable[[Any], None] | None = None,
+        on_failed: Callable[[], None] | None = None,
+    ) -> None:
+        self.data_dir = Path(data_dir)
+        self._build = build
+        self._card = card
+        self.options = options
+        self.bind_host = bind_host
+        self._on_loaded = on_loaded
+        self._on_failed = on_failed
+        self.app: Any = None  # the full app, once started
+        self.error: BaseException | None = None
+        self._ready = asyncio.Event()
+        self._card_ready = asyncio.Event()
+        self._card_json: dict[str, Any] | None = None
+        self._store: Store | None = None
+        self._early: Any = None  # the front's own Starlette app (None: nothing is answered early)
+        self._loader: asyncio.Task[None] | None = None
+        self._stack = contextlib.AsyncExitStack()
+        self._inflight = 0  # early requests still reading the front's store
+
+    @property
+    def loaded(self) -> bool:
+        return self._ready.is_set()
+
+    async def wait_loaded(self) -> None:
+        await self._ready.wait()
+
+    # -- ASGI ----------------------------------------------------------------------------------
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await self._lifespan(receive, send)
+            return
+        if not self._ready.is_set() and self._early is not None and self._answers_early(scope):
+            self._inflight += 1
+            try:
+                await self._early(scope, receive, send)
+            finally:
+                self._inflight -= 1
+            return
+        await self._ready.wait()
+        if self.app is None:
+            response = JSONResponse({"error": f"the agent could not start: {self.error}"}, status_code=503)
+            await response(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
+
+    def _answers_early(self, scope: Scope) -> bool:
+        if scope["type"] != "http":
+            return False
+        for route in self._early.router.routes:
+            match, _ = route.matches(scope)
+            if match is Match.FULL:
+                return True
+        return False
+
+    async def _lifespan(self, receive: Receive, send: Send) -> None:
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                try:
+                    await self._startup()
+                except BaseException as exc:
+                    await send({"type": "lifespan.startup.failed", "message": str(exc)})
+                    return
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                await self._shutdown()
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+
+    # -- start and stop --------------------------------------------------------------------------
+    async def _startup(self) -> None:
+        self._early = await self._early_app()
+        self._loader = asyncio.get_running_loop().create_task(self._load())
+
+    async def _early_app(self) -> Any:
+        """The front's own app, or None when the store cannot be read before recovery ran."""
+        path = self.data_dir / STORE_FILE
+        store = Store(path, busy_timeout_ms=self.options.busy_timeout_ms)
+        await store.open()
+        try:
+            if await store.intents() or await store.unfinished_tasks():
+                await store.close()
+                return None
+        except Exception:
+            await store.close()
+            return None
+        self._store = store
+        from rewindtui.server.guard import Guard
+        from rewindtui.server.rest import build_rest_routes
+
+        card_paths = [f"{prefix}/.well-known/{name}" for prefix in (AGENT_PATH.rstrip("/"), "") for name in CARD_NAMES]
+        routes: list[Any] = [Route(path, self._card_endpoint, methods=["GET"]) for path in card_paths]
+        reader: Any = StoreReader(store)
+        routes += [r for r in build_rest_routes(reader) if set(r.methods or ()) <= {"GET", "HEAD"}]
+        app = Starlette(routes=routes)
+        app.add_middleware(
+            Guard,
+            bind_host=self.bind_host,
+            token=self.options.token,
+            allowed_hosts=self.options.allowed_hosts,
+            a2a_paths=(AGENT_PATH, AGENT_PATH.rstrip("/")),
+            public_paths=card_paths,
+        )
+        return app
+
+    async def _card_endpoint(self, request: Request) -> Response:
+        await asyncio.wait([asyncio.ensure_future(self._card_ready.wait()), asyncio.ensure_future(self._ready.wait())],
+                           return_when=asyncio.FIRST_COMPLETED)
+        if self._card_json is None:
+            return JSONResponse({"error": f"the agent could not start: {self.error}"}, status_code=503)
+        return JSONResponse(self._card_json, headers={"Cache-Control": "no-cache"})
+
+    async def _load(self) -> None:
+        try:
+            if self._early is not None:
+                self._card_json = await asyncio.to_thread(self._card)
+                self._card_ready.set()
+            app = await asyncio.to_thread(self._build)
+            await self._stack.enter_async_context(app.router.lifespan_context(app))
+            self.app = app
+            if self._on_loaded is not None:
+                self._on_loaded(app)
+        except BaseException as exc:
+            self.error = exc
+            log.exception("the agent runtime could not start")
+            if self._on_failed is not None:
+                self._on_failed()
+            if isinstance(exc, asyncio.CancelledError):
+                raise
+        finally:
+            self._card_ready.set()
+            self._ready.set()
+            while self._inflight:
+                await asyncio.sleep(0.01)
+            if self._store is not None:
+                store, self._store = self._store, None
+                with contextlib.suppress(Exception):
+                    await store.close()
+
+    async def _shutdown(self) -> None:
+        if self._loader is not None and not self._loader.done():
+            with contextlib.suppress(BaseException):
+                await self._loader  # a half-built app is finished, then closed like a whole one
+        with contextlib.suppress(Exception):
+            await self._stack.aclose()
+        if self._store is not None:
+            with contextlib.suppress(Exception):
+                await self._store.close()
