@@ -10,16 +10,17 @@ from pathlib import Path
 
 import httpx
 import pytest
+
 from asgi_thread import ServeInThread
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "server"))
-from srvkit import A2A, Turn  # noqa: E402
+from srvkit import A2A, Turn
 
-from rewindtui.server.app import create_app  # noqa: E402
-from rewindtui.server.card import agent_card_json, build_agent_card  # noqa: E402
-from rewindtui.server.front import Front  # noqa: E402
-from rewindtui.server.options import ServerOptions  # noqa: E402
-from rewindtui.server.paths import AGENT_PATH, API_PATH  # noqa: E402
+from rewindtui.server.app import create_app
+from rewindtui.server.card import agent_card_json, build_agent_card
+from rewindtui.server.front import Front
+from rewindtui.server.options import ServerOptions
+from rewindtui.server.paths import AGENT_PATH, API_PATH
 
 pytestmark = pytest.mark.slow
 
