@@ -115,7 +115,11 @@ class OpenAIDouble:
         return self._served.url + "/v1"
 
     def start(self) -> OpenAIDouble:
-        self._served = ServeInThread(Starlette(routes=[Route("/v1/chat/completions", self._chat, methods=["POST"])]))
+        routes = [
+            Route("/v1/chat/completions", self._chat, methods=["POST"]),
+            Route("/control/queue/{name}", self._control, methods=["POST"]),
+        ]
+        self._served = ServeInThread(Starlette(routes=routes))
         self._served.start()
         return self
 
@@ -131,7 +135,17 @@ class OpenAIDouble:
     def __exit__(self, *exc: object) -> None:
         self.stop()
 
-    # -- the route ---------------------------------------------------------------
+    # -- the routes --------------------------------------------------------------
+    async def _control(self, request: Request) -> Response:
+        """``POST /control/queue/{401|404|429|500|context|hang}``: queue a canned reply (by hand)."""
+        canned = {"401": BAD_KEY, "404": NO_MODEL, "429": rate_limited(), "500": SERVER_ERROR, "context": TOO_LONG}
+        name = request.path_params["name"]
+        reply = Reply.hang() if name == "hang" else canned.get(name)
+        if reply is None:
+            return JSONResponse({"error": f"unknown reply {name!r}"}, status_code=404)
+        self.queue(reply)
+        return JSONResponse({"queued": name})
+
     async def _chat(self, request: Request) -> Response:
         body = await request.json()
         with self._lock:
@@ -213,3 +227,17 @@ class OpenAIDouble:
         async for _ in self._hang():
             pass
         return JSONResponse({"error": {"message": "stopped"}}, status_code=503)
+
+
+def main() -> None:
+    """``python tests/models/openai_double.py``: serve it until Ctrl+C (a hand session)."""
+    double = OpenAIDouble().start()
+    print(f"OpenAI-compatible test server at {double.url} (queue a reply: POST {double.url[:-3]}/control/queue/401)")
+    try:
+        threading.Event().wait()
+    except KeyboardInterrupt:
+        double.stop()
+
+
+if __name__ == "__main__":
+    main()

@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -35,6 +36,32 @@ from rewindtui.server.store import SessionRow, Store, TaskRow, task_json
 log = logging.getLogger(__name__)
 
 CARD_NAMES = ("agent-card.json", "agent.json")
+
+
+def _on_daemon_thread(fn: Callable[[], Any]) -> asyncio.Future[Any]:
+    """``fn()`` on a daemon thread (unlike ``asyncio.to_thread``'s pool, which the interpreter
+    joins at exit: a server asked to stop while it still imports must not wait for the import)."""
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[Any] = loop.create_future()
+
+    def settle(result: Any, error: BaseException | None) -> None:
+        if future.done():
+            return
+        if error is not None:
+            future.set_exception(error)
+        else:
+            future.set_result(result)
+
+    def run() -> None:
+        try:
+            result, error = fn(), None
+        except BaseException as exc:
+            result, error = None, exc
+        with contextlib.suppress(RuntimeError):  # the loop is closed: nobody waits any more
+            loop.call_soon_threadsafe(settle, result, error)
+
+    threading.Thread(target=run, name="rewindtui-agent-loader", daemon=True).start()
+    return future
 
 
 class StoreReader:
@@ -220,9 +247,9 @@ class Front:
     async def _load(self) -> None:
         try:
             if self._early is not None:
-                self._card_json = await asyncio.to_thread(self._card)
+                self._card_json = await _on_daemon_thread(self._card)
                 self._card_ready.set()
-            app = await asyncio.to_thread(self._build)
+            app = await _on_daemon_thread(self._build)
             await self._stack.enter_async_context(app.router.lifespan_context(app))
             self.app = app
             if self._on_loaded is not None:
@@ -246,8 +273,11 @@ class Front:
 
     async def _shutdown(self) -> None:
         if self._loader is not None and not self._loader.done():
+            # still importing: stop waiting for it (its thread is a daemon and dies with the
+            # process; nothing of the full app was opened yet, or what was is closed below)
+            self._loader.cancel()
             with contextlib.suppress(BaseException):
-                await self._loader  # a half-built app is finished, then closed like a whole one
+                await self._loader
         with contextlib.suppress(Exception):
             await self._stack.aclose()
         if self._store is not None:
