@@ -254,13 +254,13 @@ class Front:
             self.app = app
             if self._on_loaded is not None:
                 self._on_loaded(app)
+        except asyncio.CancelledError:  # stopped while loading: not a failure
+            raise
         except BaseException as exc:
             self.error = exc
             log.exception("the agent runtime could not start")
             if self._on_failed is not None:
                 self._on_failed()
-            if isinstance(exc, asyncio.CancelledError):
-                raise
         finally:
             self._card_ready.set()
             self._ready.set()
