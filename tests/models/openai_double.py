@@ -118,6 +118,7 @@ class OpenAIDouble:
         routes = [
             Route("/v1/chat/completions", self._chat, methods=["POST"]),
             Route("/control/queue/{name}", self._control, methods=["POST"]),
+            Route("/control/requests", self._recorded, methods=["GET"]),
         ]
         self._served = ServeInThread(Starlette(routes=routes))
         self._served.start()
@@ -136,6 +137,11 @@ class OpenAIDouble:
         self.stop()
 
     # -- the routes --------------------------------------------------------------
+    async def _recorded(self, request: Request) -> Response:
+        """``GET /control/requests``: the user texts of every request received, in order (by hand)."""
+        with self._lock:
+            return JSONResponse([user_texts(body) for body in self.requests])
+
     async def _control(self, request: Request) -> Response:
         """``POST /control/queue/{401|404|429|500|context|hang}``: queue a canned reply (by hand)."""
         canned = {"401": BAD_KEY, "404": NO_MODEL, "429": rate_limited(), "500": SERVER_ERROR, "context": TOO_LONG}

@@ -140,3 +140,18 @@ def test_a_stall_fails_the_turn(tmp_path, double, http, _api_key):
         double.queue(Reply.hang())
         said = failure(A2A(http, srv.agent_url, "0.3").stream("say something", sid()))
     assert said == "The model sent nothing for 1 s, so the turn was stopped; try again, or raise stall_timeout."
+
+
+def test_retries_only_what_may_pass(tmp_path, double, http, _api_key):
+    """Two retries: a 500 is tried again (and the retry's answer taken); a bad key is not."""
+    from openai_double import SERVER_ERROR as FIVE_HUNDRED
+
+    with model_server(tmp_path / "data", double, timeout=20.0, retries=2) as srv:
+        a2a = A2A(http, srv.agent_url, "0.3")
+        double.queue(FIVE_HUNDRED)
+        turn = Turn(a2a.stream("flaky provider", sid()))
+        assert turn.final["status"]["state"] == "completed" and len(double.requests) == 2
+        double.clear()
+        double.queue(BAD_KEY)
+        failure(a2a.stream("bad key once", sid()))
+        assert len(double.requests) == 1

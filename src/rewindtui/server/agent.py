@@ -116,7 +116,22 @@ def resolve_model(name: str | None, demo_delay: float = 0.0, options: ModelOptio
             f"model {name!r} needs the models extra ({exc.name} is missing): pip install 'rewindtui[models]'"
         ) from exc
     options = options or ModelOptions()
-    extra: dict[str, Any] = {"timeout": options.timeout, "num_retries": options.retries}
+    from litellm import RetryPolicy
+
+    # retry what may pass (a rate limit, a provider's 5xx); never what cannot (a bad key, an
+    # unknown model, a bad request) nor a timeout (each try may take model_timeout again)
+    never = 0
+    policy = RetryPolicy(
+        BadRequestErrorRetries=never,
+        AuthenticationErrorRetries=never,
+        NotFoundErrorRetries=never,
+        ContentPolicyViolationErrorRetries=never,
+        TimeoutErrorRetries=never,
+        RateLimitErrorRetries=options.retries,
+        InternalServerErrorRetries=options.retries,
+        ServiceUnavailableErrorRetries=options.retries,
+    )
+    extra: dict[str, Any] = {"timeout": options.timeout, "num_retries": options.retries, "retry_policy": policy}
     if options.base_url:
         extra["api_base"] = options.base_url
     return LiteLlm(model=model_id, **extra)
