@@ -2,8 +2,8 @@
 
 Each run starts ``rewindtui --data-dir DIR`` in a real terminal (tmux, 120x40) and reads the
 screen until its status line says ``agent demo`` (the card was read: connected), then types a
-message and waits for the first words of the reply (``You said:``, the demo model's first
-streamed piece): time to the first token. Then it quits with ctrl+q and waits until the server is
+message and waits for the first words of the reply (``You said: <the message>``, the demo
+model's first streamed piece): time to the first token. Then it quits with ctrl+q and waits until the server is
 gone (its lock free) before the next run.
 
 * warm: the same data directory every run (a session in it, files in the OS cache);
@@ -82,9 +82,10 @@ def one_run(src: str, data_dir: Path, config: Path, timeout: float = 60.0) -> tu
     try:
         composer = _wait(name, COMPOSER, start, timeout)
         connected = _wait(name, CONNECTED, start, timeout)
-        subprocess.run(["tmux", "send-keys", "-t", name, "-l", "hello there"], check=True)
+        word = f"hello{time.monotonic_ns() % 1_000_000}"  # not on the screen yet, even in a warm session
+        subprocess.run(["tmux", "send-keys", "-t", name, "-l", word], check=True)
         subprocess.run(["tmux", "send-keys", "-t", name, "Enter"], check=True)
-        first_token = _wait(name, REPLY, start, timeout)
+        first_token = _wait(name, f"{REPLY} {word}", start, timeout)
         return composer, connected, first_token
     finally:
         subprocess.run(["tmux", "send-keys", "-t", name, "C-q"], capture_output=True)
