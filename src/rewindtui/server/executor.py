@@ -25,14 +25,15 @@ from typing import Any
 from google.adk.runners import Runner
 from google.adk.sessions.base_session_service import BaseSessionService
 
-from rewindtui.server.errors import Conflict, NotFound, RecoveryPending, ServiceError
+from rewindtui.server.errors import Conflict, RecoveryPending, ServiceError
 from rewindtui.server.faults import Checkpoints
 from rewindtui.server.jobs import Jobs
 from rewindtui.server.recovery import Recovery, Report
 from rewindtui.server.requests import Kind, Request, check_id, check_invocation
 from rewindtui.server.rewinds import RewindService
 from rewindtui.server.sessions import Sessions
-from rewindtui.server.store import SessionRow, Store, TaskPage, TaskRow, task_json
+from rewindtui.server.store import SessionRow, Store, TaskPage, TaskRow
+from rewindtui.server.store_reader import StoreReader
 from rewindtui.server.turns import CLEAN_RETRY_KEY, LiveTask, TurnRunner
 from rewindtui.server.wire import failed_event
 
@@ -60,6 +61,7 @@ class AgentService:
         self.session_service = session_service
         self.app_name = app_name
         self.jobs = Jobs()
+        self.reader = StoreReader(store)
         self.sessions = Sessions(
             store=store, session_service=session_service, jobs=self.jobs, app_name=app_name, agent_ref=agent_ref
         )
@@ -141,32 +143,15 @@ class AgentService:
         UTF-8), and the token of the next (older) page: every task, or with ``limit`` the newest
         ``limit`` before the page token ``before``."""
         session = await self.sessions.owned(user_id, session_id)
-        if limit is None:
-            tasks, next_token = await self.store.session_tasks(session.id, include_rewound=include_rewound), ""
-        else:
-            page = await self.store.session_tasks_page(
-                session.id, limit=limit, before=before, include_rewound=include_rewound
-            )
-            tasks, next_token = page.tasks, page.next_token
-        histories = await self.store.tasks_history_bodies(tasks)
+        answer = await self.reader.tasks_pieces(session, include_rewound=include_rewound, limit=limit, before=before)
         self.sessions.warm(session)
-        pieces = [b"["]
-        for i, task in enumerate(tasks):
-            if i:
-                pieces.append(b",")
-            pieces.append(task_json(task, histories[task.id]).encode())
-        pieces.append(b"]")
-        return pieces, next_token
+        return answer
 
     async def owned_task(self, user_id: str, task_id: str) -> TaskRow:
-        row = await self.store.get_task(task_id)
-        if row is None or row.user_id != user_id:
-            raise NotFound(f"task {task_id!r} not found")
-        return row
+        return await self.reader.owned_task(user_id, task_id)
 
     async def task_json(self, user_id: str, task_id: str) -> str:
-        row = await self.owned_task(user_id, task_id)
-        return task_json(row, await self.store.task_history_bodies(row))
+        return await self.reader.task_json(user_id, task_id)
 
     async def list_tasks(self, user_id: str, **query: Any) -> tuple[TaskPage, dict[str, list[str]]]:
         """One page of ``ListTasks`` and each listed task's history bodies (0.3 JSON)."""

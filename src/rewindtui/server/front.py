@@ -28,10 +28,10 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Match, Route
 from starlette.types import Receive, Scope, Send
 
-from rewindtui.server.errors import NotFound
 from rewindtui.server.options import ServerOptions
 from rewindtui.server.paths import AGENT_PATH, STORE_FILE
-from rewindtui.server.store import SessionRow, Store, TaskRow, task_json
+from rewindtui.server.store import Store
+from rewindtui.server.store_reader import StoreReader
 
 log = logging.getLogger(__name__)
 
@@ -62,58 +62,6 @@ def _on_daemon_thread(fn: Callable[[], Any]) -> asyncio.Future[Any]:
 
     threading.Thread(target=run, name="rewindtui-agent-loader", daemon=True).start()
     return future
-
-
-class StoreReader:
-    """What the REST GET routes ask of the agent service, answered from the store alone (the
-    same answers :class:`~rewindtui.server.executor.AgentService` gives)."""
-
-    def __init__(self, store: Store) -> None:
-        self.store = store
-
-    async def owned(self, user_id: str, session_id: str) -> SessionRow:
-        row = await self.store.get_session(session_id)
-        if row is None or row.user_id != user_id:
-            raise NotFound(f"session {session_id!r} not found")
-        return row
-
-    async def list_sessions(self, user_id: str) -> list[SessionRow]:
-        return await self.store.list_sessions(user_id)
-
-    async def session_detail(self, user_id: str, session_id: str) -> SessionRow:
-        session = await self.owned(user_id, session_id)
-        return await self.store.get_session_detail(session.id) or session
-
-    async def session_tasks_json(
-        self, user_id: str, session_id: str, *, include_rewound: bool = False, limit: int | None = None,
-        before: str = "",
-    ) -> tuple[list[bytes], str]:
-        session = await self.owned(user_id, session_id)
-        if limit is None:
-            tasks, next_token = await self.store.session_tasks(session.id, include_rewound=include_rewound), ""
-        else:
-            page = await self.store.session_tasks_page(
-                session.id, limit=limit, before=before, include_rewound=include_rewound
-            )
-            tasks, next_token = page.tasks, page.next_token
-        histories = await self.store.tasks_history_bodies(tasks)
-        pieces = [b"["]
-        for i, task in enumerate(tasks):
-            if i:
-                pieces.append(b",")
-            pieces.append(task_json(task, histories[task.id]).encode())
-        pieces.append(b"]")
-        return pieces, next_token
-
-    async def owned_task(self, user_id: str, task_id: str) -> TaskRow:
-        row = await self.store.get_task(task_id)
-        if row is None or row.user_id != user_id:
-            raise NotFound(f"task {task_id!r} not found")
-        return row
-
-    async def task_json(self, user_id: str, task_id: str) -> str:
-        row = await self.owned_task(user_id, task_id)
-        return task_json(row, await self.store.task_history_bodies(row))
 
 
 class Front:
