@@ -98,7 +98,13 @@ def _connection_options(parser: argparse.ArgumentParser) -> None:
     add_options(parser)
     g.add_argument("--config", default=s, metavar="PATH", help="config file (default: config.toml in the user config dir)")
     g.add_argument("--data-dir", default=s, metavar="DIR", help="embedded server data directory")
-    g.add_argument("--model", default=s, metavar="NAME", help="embedded server model (default: the offline demo model)")
+    g.add_argument(
+        "--model", default=s, metavar="NAME",
+        help="embedded server model: demo (default, offline) or e.g. openai/gpt-4o-mini (see docs/models.md)",
+    )
+    g.add_argument("--model-base-url", default=s, metavar="URL", help="the model's OpenAI-compatible endpoint")
+    g.add_argument("--model-timeout", default=s, metavar="S", help="seconds one model request may take (default 300)")
+    g.add_argument("--stall-timeout", default=s, metavar="S", help="seconds a turn may go without news (default 120)")
 
 
 def _json_option(parser: argparse.ArgumentParser) -> None:
@@ -170,7 +176,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--push-url", metavar="URL", help="send the push notification to this webhook instead (token: $REWINDTUI_PUSH_TOKEN)")
     p.add_argument("--push-wait", type=float, default=600.0, metavar="S", help="with --push: how long to wait for it (default 600)")
+    answer.add_argument(
+        "--retry", action="store_true", help="send the session's failed last turn again, as one clean turn (no TEXT)"
+    )
+    p.add_argument("--partial", action="store_true", help='with --json: also a {"kind": "delta"} line per streamed piece')
     p.add_argument("text", nargs="*", metavar="TEXT")
+    from rewindtui.cli_turns import add_stop_parser
+
+    add_stop_parser(sub, _connection_options, _json_option, _Formatter)
 
     p = sub.add_parser(
         "history",
@@ -493,11 +506,17 @@ def _send_push(client: Any, args: argparse.Namespace) -> Any:
 
 async def cmd_send(conn: Any, args: argparse.Namespace, out: Output) -> int:
     from rewindtui.chat import Chat, TurnInterrupted, TurnRefused
+    from rewindtui.cli_turns import TurnPrinter, require_retry_target, resend, stop_on_interrupt
 
     approve, reject = getattr(args, "approve", False), getattr(args, "reject", False)
+    retry = getattr(args, "retry", False)
     session_id = getattr(args, "session", None)
     attachments = _attachments(args)
-    if approve or reject:
+    if retry:
+        if args.text or attachments or not session_id:
+            raise CommandFailed("--retry sends the failed last turn of --session again: give no TEXT, --file or --data", code="usage")
+        text = ""
+    elif approve or reject:
         if args.text or attachments:
             raise CommandFailed("--approve / --reject answer the agent's question: give no TEXT, --file or --data with them", code="usage")
         if not session_id:
@@ -508,37 +527,54 @@ async def cmd_send(conn: Any, args: argparse.Namespace, out: Output) -> int:
         if not text.strip() and not attachments:
             raise CommandFailed("nothing to send: give TEXT, --file or --data", code="usage")
 
+    printer = TurnPrinter(out, deltas=getattr(args, "partial", False))
     push = _send_push(conn.client, args)
-    chat = Chat(conn.client, getattr(args, "listener", None))  # the MCP server's progress
+    extra = getattr(args, "listener", None)  # the MCP server's progress
+
+    def listener(change: Any) -> None:
+        printer(change)
+        if extra is not None:
+            extra(change)
+
+    chat = Chat(conn.client, listener=listener)
     if session_id:
         await _open(chat, session_id)
     else:
         await chat.open(None)
+    printer.chat = chat
+    printer.header()  # the session line at once (a new session's id: at the send)
     try:
         async with push:
-            try:
-                if approve or reject:
-                    perms = chat.permissions()
-                    if not perms.can_confirm:
-                        raise CommandFailed(f"nothing to answer in session {chat.session_id}: {perms.confirm_reason}")
-                    await chat.confirm(approve)
-                else:
-                    await chat.send(text, attachments)
-            except TurnInterrupted:
-                if push.receiver is None:
-                    raise
-                _error("the turn's stream was cut: waiting for its push notification", kind="note")
-                state = await push.finish(chat)
-                if state is None:
-                    raise
-                _error(f"the turn ended {state}: delivered by its push notification", kind="note")
+            with stop_on_interrupt(chat) as interrupted:
+                printer.begin()
+                try:
+                    if retry:
+                        await resend(chat, await require_retry_target(chat))
+                    elif approve or reject:
+                        perms = chat.permissions()
+                        if not perms.can_confirm:
+                            raise CommandFailed(f"nothing to answer in session {chat.session_id}: {perms.confirm_reason}")
+                        await chat.confirm(approve)
+                    else:
+                        await chat.send(text, attachments)
+                except TurnInterrupted:
+                    if push.receiver is None:
+                        raise
+                    _error("the turn's stream was cut: waiting for its push notification", kind="note")
+                    state = await push.finish(chat)
+                    if state is None:
+                        raise
+                    _error(f"the turn ended {state}: delivered by its push notification", kind="note")
     except TurnRefused:
         raise  # nothing to show: the server did not take the message
     except ClientError:
-        _print_turn(chat, out)
+        printer.finish(_turn_items(chat, chat.last_message_id))
         raise
     saved = await _save(chat, _turn_items(chat, chat.last_message_id), getattr(args, "save_dir", None))
-    _print_turn(chat, out, saved)
+    printer.finish(_turn_items(chat, chat.last_message_id), saved)
+    if interrupted():
+        _error(f"stopped: the turn was canceled on the server (session {chat.session_id})", kind="note")
+        return EXIT_INTERRUPTED
     failure = _turn_failure(chat)
     if failure:
         raise CommandFailed(failure)
@@ -567,6 +603,12 @@ def _args_text(args: Any) -> str:
 def _print_turn(chat: Any, out: Output, saved: dict[int, str] | None = None) -> None:
     out.header(f"session: {sanitize_line(chat.session_id or '')}", {"session": chat.session_id})
     out.items(_turn_items(chat, chat.last_message_id), saved=saved)
+
+
+async def cmd_stop(conn: Any, args: argparse.Namespace, out: Output) -> int:
+    from rewindtui.cli_turns import cmd_stop as stop
+
+    return await stop(conn, args, out)
 
 
 async def cmd_history(conn: Any, args: argparse.Namespace, out: Output) -> int:
@@ -717,6 +759,7 @@ COMMANDS: dict[str, Callable[..., Any]] = {
     "sessions": cmd_sessions,
     "card": cmd_card,
     "send": cmd_send,
+    "stop": cmd_stop,
     "history": cmd_history,
     "rewind": cmd_rewind,
     "fork": cmd_fork,
@@ -742,7 +785,7 @@ async def run_command(settings: Settings, args: argparse.Namespace, out: Output 
 def _settings_flags(args: argparse.Namespace) -> dict[str, Any]:
     names = (
         "url", "api", "kagent", "agent", "user_id", "header", "rewind", "dialect", "config", "data_dir", "model", "theme",
-        "binding", *AUTH_KEYS, *FLOW_KEYS,
+        "binding", "model_base_url", "model_timeout", "stall_timeout", *AUTH_KEYS, *FLOW_KEYS,
     )
     flags = {name: getattr(args, name) for name in names if hasattr(args, name)}
     if getattr(args, "command", None) is None:

@@ -132,6 +132,22 @@ class Connection:
         await self.aclose()
 
 
+def _model_tuned(settings: Settings) -> bool:
+    return any(v is not None for v in (settings.model_base_url, settings.model_timeout, settings.stall_timeout))
+
+
+def model_options(settings: Settings) -> Any:
+    """The embedded server's model options from the settings (the server's defaults for the rest)."""
+    from rewindtui.server.model_options import ModelOptions  # light: stdlib only
+
+    defaults = ModelOptions()
+    return ModelOptions(
+        base_url=settings.model_base_url,
+        timeout=settings.model_timeout or defaults.timeout,
+        stall_timeout=settings.stall_timeout or defaults.stall_timeout,
+    )
+
+
 def _default_spawner() -> Spawner:
     from rewindtui.server.spawn import spawn_server  # light: starts a subprocess
 
@@ -219,7 +235,8 @@ async def start_embedded(settings: Settings, spawn: Spawner | None = None) -> An
     state: dict[str, Any] = {}
 
     def start() -> Any:
-        server = (spawn or _default_spawner())(data_dir, model=settings.model)
+        extra = {"model_options": model_options(settings)} if _model_tuned(settings) else {}
+        server = (spawn or _default_spawner())(data_dir, model=settings.model, **extra)
         with lock:
             if state.get("abandoned"):  # we were cancelled while it started: nobody will stop it
                 server.stop()

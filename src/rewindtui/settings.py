@@ -14,7 +14,10 @@ or the path in ``--config`` / ``REWINDTUI_CONFIG``. Every key is optional::
     dialect = "1.0"          # "0.3" | "1.0"; default: from the agent card
     theme = "textual-dark"
     data_dir = "~/rewindtui-data"   # relative paths are relative to this file
-    model = "demo"
+    model = "demo"           # or a LiteLLM id, e.g. "openai/gpt-4o-mini" (pip install 'rewindtui[models]')
+    # model_base_url = "http://localhost:8000/v1"   an OpenAI-compatible endpoint
+    # model_timeout = 300    seconds one model request may take
+    # stall_timeout = 120    seconds a turn may go without news from the model
     timeout = 30             # seconds to wait for a server (connect / request)
 
     binding = "auto"         # auto (the card's preferred one) | jsonrpc | http+json | grpc
@@ -98,6 +101,9 @@ _FILE_KEYS = {
     "theme",
     "data_dir",
     "model",
+    "model_base_url",
+    "model_timeout",
+    "stall_timeout",
     "timeout",
     "binding",
     "push",
@@ -158,6 +164,9 @@ class Settings:
     theme: str | None = None
     data_dir: Path | None = None  # embedded server data; None: the default
     model: str | None = None  # embedded server model; None: the offline demo model
+    model_base_url: str | None = None  # the embedded server's OpenAI-compatible model endpoint
+    model_timeout: float | None = None  # seconds one model request may take; None: the server's default
+    stall_timeout: float | None = None  # seconds a turn may go without news; None: the server's default
     timeout: float = 30.0
     config_file: Path | None = None  # the file that was read, if any
     debug: bool = False  # REWINDTUI_DEBUG: tracebacks instead of one-line errors
@@ -262,6 +271,16 @@ def _check_str(value: Any, where: str) -> str:
     if not isinstance(value, str) or not value.strip():
         raise SettingsError(f"{where}: expected a non-empty string, got {value!r}")
     return value.strip()
+
+
+def _check_seconds(value: Any, where: str) -> float:
+    try:
+        seconds = float(value) if not isinstance(value, bool) else 0.0
+    except (TypeError, ValueError):
+        seconds = 0.0
+    if not seconds > 0:
+        raise SettingsError(f"{where}: expected a positive number of seconds, got {value!r}")
+    return seconds
 
 
 def _check_mode(value: Any, where: str) -> str:
@@ -412,6 +431,9 @@ _CHECKS: dict[str, tuple[Callable[[Any, str], Any], frozenset[str]]] = {
     "dialect": (_check_dialect, _ALL),
     "theme": (_check_str, _ALL),
     "model": (_check_str, _ALL),
+    "model_base_url": (_check_url, _ALL),
+    "model_timeout": (_check_seconds, _ALL),
+    "stall_timeout": (_check_seconds, _ALL),
     "binding": (_check_binding, _ALL),
     "push": (_check_push, frozenset({ENV, FILE})),
     "kagent_version": (_check_kagent_version, _ALL),
@@ -696,6 +718,9 @@ def load_settings(flags: Any = None, env: Mapping[str, str] | None = None) -> Se
         theme=pick("theme"),
         data_dir=pick("data_dir"),
         model=pick("model"),
+        model_base_url=pick("model_base_url"),
+        model_timeout=pick("model_timeout"),
+        stall_timeout=pick("stall_timeout"),
         timeout=pick("timeout", 30.0),
         config_file=path if path.is_file() else None,
         debug=debug_enabled(env),

@@ -127,7 +127,7 @@ def create_app(
     )
     runner = Runner(
         app_name=APP_NAME,
-        agent=build_agent(model, demo_delay),
+        agent=build_agent(model, demo_delay, options.model),
         session_service=session_service,
         artifact_service=FileArtifactService(data_dir / ARTIFACTS_DIR),
     )
@@ -138,6 +138,7 @@ def create_app(
         app_name=APP_NAME,
         agent_ref=AGENT_REF,
         checkpoints=Checkpoints(options.pause_at),
+        stall_timeout=options.model.stall_timeout,
     )
     parts = ServerParts(
         store=store, session_service=session_service, runner=runner, service=service, clients=clients, options=options

@@ -25,15 +25,16 @@ from typing import Any
 from google.adk.runners import Runner
 from google.adk.sessions.base_session_service import BaseSessionService
 
-from rewindtui.server.errors import Conflict, NotFound, RecoveryPending, ServiceError
+from rewindtui.server.errors import Conflict, RecoveryPending, ServiceError
 from rewindtui.server.faults import Checkpoints
 from rewindtui.server.jobs import Jobs
 from rewindtui.server.recovery import Recovery, Report
 from rewindtui.server.requests import Kind, Request, check_id, check_invocation
 from rewindtui.server.rewinds import RewindService
 from rewindtui.server.sessions import Sessions
-from rewindtui.server.store import SessionRow, Store, TaskPage, TaskRow, task_json
-from rewindtui.server.turns import LiveTask, TurnRunner
+from rewindtui.server.store import SessionRow, Store, TaskPage, TaskRow
+from rewindtui.server.store_reader import StoreReader
+from rewindtui.server.turns import CLEAN_RETRY_KEY, LiveTask, TurnRunner
 from rewindtui.server.wire import failed_event
 
 log = logging.getLogger(__name__)
@@ -53,19 +54,26 @@ class AgentService:
         app_name: str,
         agent_ref: str,
         checkpoints: Checkpoints | None = None,
+        stall_timeout: float | None = None,
     ) -> None:
         checkpoints = checkpoints or Checkpoints()
         self.store = store
         self.session_service = session_service
         self.app_name = app_name
         self.jobs = Jobs()
+        self.reader = StoreReader(store)
         self.sessions = Sessions(
             store=store, session_service=session_service, jobs=self.jobs, app_name=app_name, agent_ref=agent_ref
         )
         self.recovery = Recovery(store=store, session_service=session_service, app_name=app_name)
         flag: Callable[[str], None] = self.recovery.needs.add
         self.turns = TurnRunner(
-            store=store, runner=runner, app_name=app_name, checkpoints=checkpoints, on_store_failure=flag
+            store=store,
+            runner=runner,
+            app_name=app_name,
+            checkpoints=checkpoints,
+            on_store_failure=flag,
+            stall_timeout=stall_timeout,
         )
         self.rewinds = RewindService(
             store=store,
@@ -135,32 +143,15 @@ class AgentService:
         UTF-8), and the token of the next (older) page: every task, or with ``limit`` the newest
         ``limit`` before the page token ``before``."""
         session = await self.sessions.owned(user_id, session_id)
-        if limit is None:
-            tasks, next_token = await self.store.session_tasks(session.id, include_rewound=include_rewound), ""
-        else:
-            page = await self.store.session_tasks_page(
-                session.id, limit=limit, before=before, include_rewound=include_rewound
-            )
-            tasks, next_token = page.tasks, page.next_token
-        histories = await self.store.tasks_history_bodies(tasks)
+        answer = await self.reader.tasks_pieces(session, include_rewound=include_rewound, limit=limit, before=before)
         self.sessions.warm(session)
-        pieces = [b"["]
-        for i, task in enumerate(tasks):
-            if i:
-                pieces.append(b",")
-            pieces.append(task_json(task, histories[task.id]).encode())
-        pieces.append(b"]")
-        return pieces, next_token
+        return answer
 
     async def owned_task(self, user_id: str, task_id: str) -> TaskRow:
-        row = await self.store.get_task(task_id)
-        if row is None or row.user_id != user_id:
-            raise NotFound(f"task {task_id!r} not found")
-        return row
+        return await self.reader.owned_task(user_id, task_id)
 
     async def task_json(self, user_id: str, task_id: str) -> str:
-        row = await self.owned_task(user_id, task_id)
-        return task_json(row, await self.store.task_history_bodies(row))
+        return await self.reader.task_json(user_id, task_id)
 
     async def list_tasks(self, user_id: str, **query: Any) -> tuple[TaskPage, dict[str, list[str]]]:
         """One page of ``ListTasks`` and each listed task's history bodies (0.3 JSON)."""
@@ -234,10 +225,13 @@ class AgentService:
         self, session: SessionRow, request: Request, streaming: bool, emit: Callable[[dict[str, Any]], None]
     ) -> None:
         try:
-            if request.rewind_before is not None:
+            rewind_before = request.rewind_before
+            if rewind_before is None and request.kind is Kind.TURN:
+                rewind_before = await self._failed_turn(session)
+            if rewind_before is not None:
                 try:
                     # its own job: a cancelled request must not stop a rewind half way
-                    rewind = self.jobs.track(self.rewinds.rewind(session, request.rewind_before), "rewind")
+                    rewind = self.jobs.track(self.rewinds.rewind(session, rewind_before), "rewind")
                     task, bodies = await asyncio.shield(rewind)
                 except ServiceError as exc:
                     emit(failed_event(exc.message, context_id=session.id, code=exc.code))
@@ -261,6 +255,19 @@ class AgentService:
             emit(failed_event(f"internal error: {exc}", context_id=session.id, code="internal"))
         finally:
             emit(_END)
+
+
+    async def _failed_turn(self, session: SessionRow) -> str | None:
+        """The invocation of the session's last turn if that turn failed after the agent took its
+        message: a new turn first rewinds it, so the model never sees the failed message as a
+        stray (a re-send is then the one copy of it). The failed turn stays in the session's
+        rewound branches."""
+        page = await self.store.session_tasks_page(session.id, limit=1)
+        last = page.tasks[-1] if page.tasks else None
+        if last is None or last.kind != "turn" or last.state != "failed" or not last.invocation_id:
+            return None
+        metadata = json.loads(last.body).get("metadata") or {}
+        return last.invocation_id if metadata.get(CLEAN_RETRY_KEY) else None
 
 
 async def _call(work: Callable[[], Any]) -> Any:

@@ -25,14 +25,13 @@ from __future__ import annotations
 import hmac
 import json
 from collections.abc import Awaitable, Callable, Iterable, MutableMapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from a2a.server.request_handlers.response_helpers import build_error_response
-from a2a.utils.error_handlers import build_rest_error_payload
-from a2a.utils.errors import A2AError, ContentTypeNotSupportedError
-
 from rewindtui.server.options import is_loopback
+
+if TYPE_CHECKING:
+    from a2a.utils.errors import A2AError
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -113,6 +112,11 @@ class Guard:
             media_type = headers.get("content-type", "").split(";", 1)[0].strip().lower()
             if media_type not in _JSON_TYPES:
                 message = f"send Content-Type: application/json (not {media_type or 'none'!r})"
+                # a2a-sdk's error builders: imported on a refusal only (the server's front uses
+                # this guard before a2a-sdk's server half is loaded)
+                from a2a.server.request_handlers.response_helpers import build_error_response
+                from a2a.utils.errors import ContentTypeNotSupportedError
+
                 if path in self.a2a_paths:
                     return 415, build_error_response(None, ContentTypeNotSupportedError(message=message)), {}
                 if path.startswith(self.a2a_prefixes):
@@ -132,6 +136,8 @@ def _http_json_error(status: int, error: A2AError) -> dict[str, Any]:
     """An A2A error as the HTTP+JSON binding answers it (AIP-193: ``{"error": {"code", "status",
     "message", "details"}}``, a2a-sdk's own payload), its ``code`` the HTTP status sent (A2A 1.0
     maps ContentTypeNotSupported to 415; a2a-sdk 1.3.0's table says 400)."""
+    from a2a.utils.error_handlers import build_rest_error_payload
+
     payload = build_rest_error_payload(error)
     payload["error"]["code"] = status
     return payload

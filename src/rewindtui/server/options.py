@@ -14,6 +14,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from rewindtui.server.model_options import ModelOptions
+
 #: ADK sessions kept loaded in memory (0 turns the cache off).
 SESSION_CACHE_ENV = "REWINDTUI_SESSION_CACHE"
 #: "0": rewind Tasks are rendered by a2a-sdk too (no fast path).
@@ -41,6 +43,8 @@ class ServerOptions:
     busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS
     #: fault injection: checkpoint name -> marker file (tests only)
     pause_at: Mapping[str, str] = field(default_factory=dict)
+    #: a real model's endpoint, timeouts and retries
+    model: ModelOptions = field(default_factory=ModelOptions)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> ServerOptions:

@@ -34,7 +34,7 @@ Tasks are A2A 0.3 JSON. The user comes from ``X-User-Id`` or ``?user_id=``
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -42,12 +42,14 @@ from starlette.routing import Route
 
 from rewindtui.a2a import contract
 from rewindtui.server.errors import BadRequest, NotFound, ServiceError
-from rewindtui.server.executor import AgentService
 from rewindtui.server.paths import AGENT_REF, API_PATH
 from rewindtui.server.requests import check_id
 from rewindtui.server.store import InvalidPageToken
 from rewindtui.server.users import InvalidUser, resolve_user
 from rewindtui.server.wire import dumps
+
+if TYPE_CHECKING:  # the server's front builds these routes over the store alone, before ADK loads
+    from rewindtui.server.executor import AgentService
 
 API = API_PATH
 #: the largest page of ``GET /api/sessions/{id}/tasks?limit=``

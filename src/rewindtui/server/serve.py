@@ -33,6 +33,13 @@ from pathlib import Path
 from typing import Any
 
 from rewindtui.server.instance import DataDirBusy, DataDirHold, DataDirUnusable
+from rewindtui.server.model_options import (
+    DEFAULT_MODEL_RETRIES,
+    DEFAULT_MODEL_TIMEOUT,
+    DEFAULT_STALL_TIMEOUT,
+    ModelOptions,
+    model_problem,
+)
 from rewindtui.server.options import TOKEN_ENV, ServerOptions, is_loopback
 from rewindtui.server.paths import AGENT_PATH, API_PATH, DATA_FILES
 from rewindtui.server.spawn import default_data_dir
@@ -60,8 +67,32 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--model",
         default=None,
-        help="ADK model id: 'demo' (default, offline), e.g. 'gemini-2.5-flash' (GOOGLE_API_KEY) "
-        "or 'litellm/<provider>/<model>' (needs litellm)",
+        help="model: 'demo' (default, offline), a LiteLLM id such as 'openai/gpt-4o-mini' or "
+        "'ollama_chat/llama3.2' (pip install 'rewindtui[models]'), or an ADK id such as 'gemini-2.5-flash'",
+    )
+    parser.add_argument(
+        "--model-base-url", default=None, metavar="URL", help="an OpenAI-compatible endpoint for the model"
+    )
+    parser.add_argument(
+        "--model-timeout",
+        type=_seconds,
+        default=DEFAULT_MODEL_TIMEOUT,
+        metavar="S",
+        help=f"seconds one model request may take (default: {DEFAULT_MODEL_TIMEOUT:g})",
+    )
+    parser.add_argument(
+        "--stall-timeout",
+        type=_seconds,
+        default=DEFAULT_STALL_TIMEOUT,
+        metavar="S",
+        help=f"seconds a turn may go without news from the agent before it fails (default: {DEFAULT_STALL_TIMEOUT:g})",
+    )
+    parser.add_argument(
+        "--model-retries",
+        type=int,
+        default=DEFAULT_MODEL_RETRIES,
+        metavar="N",
+        help=f"retries of a model request that failed for a passing reason (default: {DEFAULT_MODEL_RETRIES})",
     )
     parser.add_argument(
         "--demo-delay", type=float, default=0.0, help="seconds between the demo model's streamed deltas"
@@ -85,6 +116,16 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text!r}")
+    return value
+
+
 def _watch_stdin(on_eof: Any) -> None:
     """Call ``on_eof()`` once stdin reaches EOF: the parent closed it or died."""
 
@@ -105,13 +146,22 @@ def main(argv: list[str] | None = None) -> int:
         print("rewindtui serve: --port must be between 0 and 65535", file=sys.stderr)
         return 2
     data_dir: Path = args.data_dir if args.data_dir is not None else default_data_dir()
-    options, generated_token = replace(ServerOptions.from_env(), allowed_hosts=tuple(args.allow_host)).for_bind(
-        args.host
+    model_options = ModelOptions(
+        base_url=args.model_base_url,
+        timeout=args.model_timeout,
+        stall_timeout=args.stall_timeout,
+        retries=max(0, args.model_retries),
     )
+    options, generated_token = replace(
+        ServerOptions.from_env(), allowed_hosts=tuple(args.allow_host), model=model_options
+    ).for_bind(args.host)
 
-    from rewindtui.server.agent import ModelConfigError
-    from rewindtui.server.app import create_app
+    problem = model_problem(args.model)
+    if problem is not None:
+        print(f"rewindtui serve: {problem}", file=sys.stderr)
+        return 2
     from rewindtui.server.control import Clients
+    from rewindtui.server.front import Front
     from rewindtui.server.uvicorn_server import ManagedServer, base_url_for, bind_socket, make_config
 
     if options.token is not None and not is_loopback(args.host) and len(options.token) < MIN_TOKEN_CHARS:
@@ -148,8 +198,13 @@ def main(argv: list[str] | None = None) -> int:
     try:
         base_url = base_url_for(args.host, sock.getsockname()[1])
         clients = Clients(on_unused=(lambda: setattr(server, "should_exit", True)) if args.exit_on_stdin_eof else None)
-        try:
-            app = create_app(
+
+        def build() -> Any:
+            # google-adk, a2a-sdk, the model's library: seconds of imports, on the front's worker
+            # thread while the front already answers
+            from rewindtui.server.app import create_app
+
+            return create_app(
                 data_dir,
                 base_url,
                 model=args.model,
@@ -159,12 +214,30 @@ def main(argv: list[str] | None = None) -> int:
                 clients=clients,
                 instance=hold.instance,
             )
-        except ModelConfigError as exc:
-            print(f"rewindtui serve: {exc}", file=sys.stderr)
-            return 2
-        parts = app.state.parts
 
-        def announce() -> None:
+        def card() -> dict[str, Any]:
+            from rewindtui import __version__
+            from rewindtui.server.card_cache import cached_card
+
+            def build_card() -> dict[str, Any]:
+                from rewindtui.server.card import agent_card_json, build_agent_card
+                from rewindtui.server.demo_model import DEMO_MODEL_NAME
+                from rewindtui.server.paths import AGENT_NAME
+
+                return agent_card_json(
+                    build_agent_card(
+                        agent_url=base_url + AGENT_PATH,
+                        api_url=base_url + API_PATH,
+                        name=AGENT_NAME,
+                        model=args.model or DEMO_MODEL_NAME,
+                        needs_token=options.token is not None,
+                    )
+                )
+
+            key = {"version": __version__, "model": args.model or "", "token": options.token is not None}
+            return cached_card(data_dir, base_url, key, build_card)
+
+        def loaded(app: Any) -> None:
             # Everything loaded so far (google-adk, a2a-sdk, ...) lives as long as the process:
             # keep the cyclic GC from re-scanning it on every full collection. A turn allocates
             # thousands of short-lived objects (pydantic events, protos, dicts): collect the young
@@ -173,6 +246,27 @@ def main(argv: list[str] | None = None) -> int:
             gc.collect()
             gc.freeze()
             gc.set_threshold(20_000, 20, 100)
+            # the gRPC port listens once the full app is up (grpc_listener.py): said then
+            for interface in app.state.agent_card.get("supportedInterfaces", ()):
+                if interface.get("protocolBinding") == "GRPC":
+                    agent_url = base_url + AGENT_PATH
+                    print(f"gRPC: {interface['url']}  (rewindtui --url {agent_url} --binding grpc)", flush=True)
+
+        front = Front(
+            data_dir,
+            build=build,
+            card=card,
+            options=options,
+            bind_host=args.host,
+            on_loaded=loaded,
+            on_failed=lambda: setattr(server, "should_exit", True),
+        )
+
+        async def before_shutdown() -> None:
+            if front.app is not None:
+                await front.app.state.parts.service.shutdown()
+
+        def announce() -> None:
             state = hold.publish(
                 base_url=base_url, agent_url=base_url + AGENT_PATH, api_url=base_url + API_PATH, token=options.token
             )
@@ -186,19 +280,17 @@ def main(argv: list[str] | None = None) -> int:
                 )
             if not is_loopback(args.host):
                 print(f"listening on {listen_text(args.host, sock.getsockname()[1])}", flush=True)
-            for interface in app.state.agent_card.get("supportedInterfaces", ()):
-                if interface.get("protocolBinding") == "GRPC":  # grpc_listener.py
-                    print(f"gRPC: {interface['url']}  (rewindtui --url {state.agent_url} --binding grpc)", flush=True)
             if args.exit_on_stdin_eof:
                 loop = asyncio.get_running_loop()
                 parent = os.getppid()
                 clients.add(parent)
                 _watch_stdin(lambda: loop.call_soon_threadsafe(clients.remove, parent))
 
-        server = ManagedServer(
-            make_config(app, log_level=args.log_level), on_ready=announce, before_shutdown=parts.service.shutdown
-        )
+        server = ManagedServer(make_config(front, log_level=args.log_level), on_ready=announce, before_shutdown=before_shutdown)
         asyncio.run(server.serve(sockets=[sock]))
+        if front.error is not None:
+            print(f"rewindtui serve: the agent could not start: {front.error}", file=sys.stderr)
+            return 1
         return 0 if server.started else 1
     except KeyboardInterrupt:  # a second Ctrl+C while shutting down
         return 0

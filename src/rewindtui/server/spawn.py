@@ -46,6 +46,7 @@ from rewindtui.server.instance import (
     new_token,
     read_state,
 )
+from rewindtui.server.model_options import ModelOptions
 from rewindtui.server.options import TOKEN_ENV
 from rewindtui.server.paths import AGENT_PATH as AGENT_SUFFIX
 from rewindtui.server.paths import API_PATH as API_SUFFIX
@@ -189,6 +190,7 @@ def server_command(
     model: str | None = None,
     demo_delay: float = 0.0,
     python: str | None = None,
+    model_options: ModelOptions | None = None,
 ) -> list[str]:
     cmd = [
         python or sys.executable,
@@ -206,6 +208,8 @@ def server_command(
         cmd += ["--model", model]
     if demo_delay:
         cmd += ["--demo-delay", str(demo_delay)]
+    if model_options is not None:
+        cmd += model_options.args()
     return cmd
 
 
@@ -220,6 +224,7 @@ def spawn_server(
     command: Sequence[str] | None = None,
     env: dict[str, str] | None = None,
     share: bool = True,
+    model_options: ModelOptions | None = None,
 ) -> SpawnedServer | AttachedServer:
     """Start the server in a child process and return once it accepts connections -- or, with
     ``share`` (and no ``command``), attach to the server already serving ``data_dir``.
@@ -238,7 +243,7 @@ def spawn_server(
             if state is not None:
                 attach(state, os.getpid())
                 return AttachedServer(state, data_dir)
-        return _spawn(data_dir, host, port, model, demo_delay, timeout, command, env)
+        return _spawn(data_dir, host, port, model, demo_delay, timeout, command, env, model_options)
     finally:
         spawn_lock.release()
 
@@ -252,9 +257,10 @@ def _spawn(
     timeout: float,
     command: Sequence[str] | None,
     env: dict[str, str] | None,
+    model_options: ModelOptions | None = None,
 ) -> SpawnedServer:
     cmd = list(command) if command else server_command(
-        data_dir, host=host, port=port, model=model, demo_delay=demo_delay
+        data_dir, host=host, port=port, model=model, demo_delay=demo_delay, model_options=model_options
     )
     token = new_token()
     child_env = dict(os.environ if env is None else env)

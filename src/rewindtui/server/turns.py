@@ -33,6 +33,7 @@ from rewindtui.a2a.outgoing import APPROVE
 from rewindtui.server import confirmations
 from rewindtui.server.errors import BadRequest, Conflict, NotFound, ServiceError, is_storage_failure, storage_error
 from rewindtui.server.faults import TURN_AFTER_AGENT_MESSAGE, Checkpoints
+from rewindtui.server.model_errors import MODEL_ERROR_CODE, describe, describe_event_error
 from rewindtui.server.sessions import derive_name
 from rewindtui.server.store import SessionRow, Store, TaskRow
 from rewindtui.server.wire import (
@@ -53,6 +54,9 @@ log = logging.getLogger(__name__)
 Emit = Callable[[dict[str, Any]], None]
 _CLOSED: dict[str, Any] = {"kind": "__closed__"}
 #: a turn whose tool waits for the user's approval ends in this state
+#: set on a failed turn the agent had taken: the session's next turn rewinds it first, so the
+#: model never sees the failed message as a stray (a re-send is its one copy)
+CLEAN_RETRY_KEY = "rewindtui_rewind_on_next_turn"
 WAITING = "input-required"
 
 
@@ -111,8 +115,11 @@ class TurnRunner:
         app_name: str,
         checkpoints: Checkpoints,
         on_store_failure: Callable[[str], None],
+        stall_timeout: float | None = None,
     ) -> None:
         self.store = store
+        #: seconds a turn may go without an event from the agent before it fails (None: forever)
+        self.stall_timeout = stall_timeout
         self.runner = runner
         self.app_name = app_name
         self.checkpoints = checkpoints
@@ -260,7 +267,7 @@ class _Turn:
             yield_user_message=True,
         )
         try:
-            async for event in agen:
+            async for event in self._events(agen):
                 if self.question is not None and event.actions.requested_tool_confirmations:
                     # the tool's response to its own question (ADK stored it; it needs it to
                     # resume): stop before another model call, as kagent-adk does
@@ -290,12 +297,46 @@ class _Turn:
         except Exception as exc:
             if is_storage_failure(exc):
                 await self._finish("failed", storage_error(exc, "store the turn").message)
+                return
+            sentence = describe(exc, model=self._model_name(), timeout=self._model_timeout())
+            if sentence is not None:
+                log.warning("turn %s on session %s: %s (%s)", self.task_id, self.sid, sentence, type(exc).__name__)
+                await self._finish("failed", sentence)
             else:
                 log.exception("turn %s on session %s failed", self.task_id, self.sid)
                 await self._finish("failed", f"The agent failed: {type(exc).__name__}: {exc}")
         finally:
             with contextlib.suppress(Exception):
                 await agen.aclose()
+
+    async def _events(self, agen: AsyncIterator[Any]) -> AsyncIterator[Any]:
+        """ADK's events; a wait longer than the stall timeout for the next one fails the turn.
+        (``asyncio.timeout``, not ``wait_for``: the generator must go on running in this task.)"""
+        stall = self.owner.stall_timeout
+        while True:
+            try:
+                async with asyncio.timeout(stall) as deadline:
+                    event = await anext(agen)
+            except StopAsyncIteration:
+                return
+            except TimeoutError:
+                if deadline.expired():
+                    raise _TurnFailed(
+                        f"The model sent nothing for {stall:g} s, so the turn was stopped; try again, "
+                        "or raise stall_timeout."
+                    ) from None
+                raise
+            yield event
+
+    def _model_name(self) -> str:
+        model = getattr(getattr(self.owner.runner, "agent", None), "model", "")
+        return model if isinstance(model, str) else str(getattr(model, "model", "") or "")
+
+    def _model_timeout(self) -> float | None:
+        model = getattr(getattr(self.owner.runner, "agent", None), "model", None)
+        extra = getattr(model, "_additional_args", None)
+        value = extra.get("timeout") if isinstance(extra, dict) else None
+        return float(value) if isinstance(value, (int, float)) else None
 
     async def _started(self, invocation_id: str) -> None:
         """ADK appended the user's event: record the invocation, open the stream."""
@@ -331,8 +372,10 @@ class _Turn:
         )
 
     async def _agent_event(self, event: Any) -> None:
+        if event.error_code == MODEL_ERROR_CODE:
+            raise _TurnFailed(event.error_message or "The model failed.")
         if event.error_code or event.error_message:
-            raise _TurnFailed(f"model error {event.error_code or ''}: {event.error_message or ''}".strip())
+            raise _TurnFailed(describe_event_error(event.error_code, event.error_message, model=self._model_name()))
         event_usage = usage_of(event)
         if event_usage and not event.partial:
             self.usage = event_usage
@@ -378,6 +421,9 @@ class _Turn:
         self.task["metadata"] = kagent_metadata(
             **self.base, invocation_id=self.invocation_id, author=self.last_author, partial=False, usage=self.usage
         )
+        if state == "failed" and self.invocation_id and self.resume is None:
+            # the agent took the message: the next turn rewinds this one first (executor)
+            self.task["metadata"][CLEAN_RETRY_KEY] = True
         status_message = message
         if text is not None:
             status_message = agent_text_message(text, task_id=self.task_id, context_id=self.sid)

@@ -1,0 +1,147 @@
+"""Launch -> connected: how long the app takes to be usable on its embedded server.
+
+Each run starts ``rewindtui --data-dir DIR`` in a real terminal (tmux, 120x40) and reads the
+screen until its status line says ``agent demo`` (the card was read: connected), then types a
+message and waits for the first words of the reply (``You said: <the message>``, the demo
+model's first streamed piece): time to the first token. Then it quits with ctrl+q and waits until the server is
+gone (its lock free) before the next run.
+
+* warm: the same data directory every run (a session in it, files in the OS cache);
+* fresh: a new, empty data directory every run.
+
+    python bench/bench_launch.py                  # this tree, 7 runs of each
+    python bench/bench_launch.py --src OTHER/src  # another tree (e.g. a worktree of main)
+    python bench/bench_launch.py --runs 5 --json
+
+Medians are printed with every run's figure. This is a benchmark, not a test: a shared machine
+moves the figures; compare trees in the same sitting.
+"""
+
+from __future__ import annotations
+
+import argparse
+import fcntl
+import json
+import os
+import shlex
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+CONNECTED = "agent demo"
+COMPOSER = "Message the agent"
+REPLY = "You said:"
+SIZE = ("120", "40")
+
+
+def _screen(name: str) -> str:
+    return subprocess.run(["tmux", "capture-pane", "-p", "-t", name], capture_output=True, text=True).stdout
+
+
+def _wait(name: str, marker: str, start: float, timeout: float) -> float:
+    while time.perf_counter() - start < timeout:
+        if marker in _screen(name):
+            return time.perf_counter() - start
+        time.sleep(0.005)
+    return float("nan")
+
+
+def _server_gone(data_dir: Path, timeout: float = 20.0) -> None:
+    """Wait until no server holds ``data_dir`` (its ``server.lock``)."""
+    lock = data_dir / "server.lock"
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if not lock.exists():
+            return
+        with open(lock, "a+") as fh:
+            try:
+                fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                time.sleep(0.05)
+                continue
+            fcntl.flock(fh, fcntl.LOCK_UN)
+            return
+    raise SystemExit(f"the server on {data_dir} did not stop")
+
+
+def one_run(src: str, data_dir: Path, config: Path, timeout: float = 60.0) -> tuple[float, float, float]:
+    """(composer shown, connected, first token) in seconds from the start."""
+    name = f"rewindtui-launch-{os.getpid()}-{time.monotonic_ns()}"
+    env = {
+        "PYTHONPATH": src,
+        "REWINDTUI_CONFIG": str(config),
+        "REWINDTUI_DATA_DIR": str(data_dir),
+    }
+    exports = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
+    command = f"env {exports} {shlex.quote(sys.executable)} -m rewindtui --data-dir {shlex.quote(str(data_dir))}"
+    start = time.perf_counter()
+    subprocess.run(["tmux", "new-session", "-d", "-s", name, "-x", SIZE[0], "-y", SIZE[1], command], check=True)
+    try:
+        composer = _wait(name, COMPOSER, start, timeout)
+        connected = _wait(name, CONNECTED, start, timeout)
+        word = f"hello{time.monotonic_ns() % 1_000_000}"  # not on the screen yet, even in a warm session
+        subprocess.run(["tmux", "send-keys", "-t", name, "-l", word], check=True)
+        subprocess.run(["tmux", "send-keys", "-t", name, "Enter"], check=True)
+        first_token = _wait(name, f"{REPLY} {word}", start, timeout)
+        return composer, connected, first_token
+    finally:
+        subprocess.run(["tmux", "send-keys", "-t", name, "C-q"], capture_output=True)
+        deadline = time.time() + 10
+        while time.time() < deadline:
+            if subprocess.run(["tmux", "has-session", "-t", name], capture_output=True).returncode != 0:
+                break
+            time.sleep(0.05)
+        subprocess.run(["tmux", "kill-session", "-t", name], capture_output=True)
+        _server_gone(data_dir)
+
+
+def series(src: str, runs: int, fresh: bool, work: Path) -> list[tuple[float, float, float]]:
+    config = work / "config.toml"
+    config.write_text("")
+    warm_dir = work / "warm"
+    if not fresh:
+        one_run(src, warm_dir, config)  # the directory exists, holds a session, files are cached
+    out = []
+    for i in range(runs):
+        data_dir = work / f"fresh-{i}" if fresh else warm_dir
+        out.append(one_run(src, data_dir, config))
+    return out
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--src", default=str(Path(__file__).resolve().parent.parent / "src"))
+    parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    results: dict[str, dict[str, object]] = {}
+    with tempfile.TemporaryDirectory(prefix="rewindtui-launch-") as tmp:
+        for label, fresh in (("warm", False), ("fresh", True)):
+            work = Path(tmp) / label
+            work.mkdir()
+            runs = series(args.src, args.runs, fresh, work)
+            names = ("composer", "connected", "first_token")
+            results[label] = {
+                name: {
+                    "median": statistics.median(r[i] for r in runs),
+                    "runs": [round(r[i], 3) for r in runs],
+                }
+                for i, name in enumerate(names)
+            }
+    if args.json:
+        print(json.dumps({"src": args.src, "results": results}, indent=2))
+        return 0
+    print(f"launch of {args.src} ({args.runs} runs each; seconds from start)")
+    for label, figures in results.items():
+        for name, fig in figures.items():
+            assert isinstance(fig, dict)
+            runs_text = " ".join(f"{v:.2f}" for v in fig["runs"])
+            print(f"  {label:<5} {name:<12} median {fig['median']:.2f}   runs {runs_text}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

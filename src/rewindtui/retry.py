@@ -1,0 +1,47 @@
+"""Retry of a failed turn: which message to send again, and where it was taken (pure, no I/O).
+
+A turn that failed (the model refused the key, ran out of quota, timed out ...) keeps the user's
+message in the view. Retrying it is a rewind-and-send of that turn: the failed turn goes to the
+session's rewound branches and its message is sent again as one clean turn, so the model sees it
+once. ``send --retry`` does this; the app binds it to ``/retry``
+(``retry_target(chat.conversation)``, then :func:`rewindtui.cli_turns.resend`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+#: turn states a retry applies to
+RETRYABLE_STATES = ("failed",)
+
+
+@dataclass(frozen=True)
+class RetryTarget:
+    text: str
+    #: the failed turn's invocation (rewind before it); None: the server never took the message
+    invocation_id: str | None
+    message_id: str | None
+    #: the failed turn's task
+    task_id: str | None = None
+    #: False: the view does not say the turn failed, only that it ended with an error line (a
+    #: session read back from the server): ask the server for the task's state first
+    certain: bool = True
+
+
+def retry_target(conversation: Any) -> RetryTarget | None:
+    """The last turn's user message if that turn failed (or, read back from the server, ended
+    with an error line); None if there is nothing to retry."""
+    items = conversation.items
+    certain = conversation.turn_state in RETRYABLE_STATES
+    if not certain and not (conversation.turn_state == "idle" and items and items[-1].kind.value == "error"):
+        return None
+    for item in reversed(items):
+        if item.role == "user":
+            if not item.text.strip():
+                return None
+            if not certain and item.task_id != items[-1].task_id:
+                return None
+            message_id = item.message_ids[0] if item.message_ids else None
+            return RetryTarget(item.text, item.invocation_id or None, message_id, item.task_id, certain)
+    return None
