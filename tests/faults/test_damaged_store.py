@@ -161,3 +161,21 @@ async def test_loose_modes_are_tightened_with_a_note(tmp_path, caplog):
         pass
     assert _mode(tmp_path) == 0o700 and _mode(tmp_path / "rewindtui.db") == 0o600
     assert any("had mode 644" in r.getMessage() for r in caplog.records)
+
+
+def test_a_full_disk_at_start_says_so(tmp_path, monkeypatch):
+    import shutil
+
+    from rewindtui.server import integrity
+
+    real = shutil.disk_usage
+    monkeypatch.setattr(integrity.shutil, "disk_usage", lambda p: real(p)._replace(free=4096))
+    with pytest.raises(DataDirProblem, match=r"the disk holding .* is full \(4,096 bytes free\): free some space"):
+        integrity.check_data_dir(tmp_path)
+
+
+def test_an_open_failure_names_the_file_and_the_disk():
+    from rewindtui.server.integrity import describe_open_failure
+
+    text = describe_open_failure(Path("/data/rewindtui.db"), sqlite3.OperationalError("database or disk is full"))
+    assert text.startswith("cannot open /data/rewindtui.db: database or disk is full -- is the disk full?")

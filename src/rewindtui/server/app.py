@@ -35,6 +35,7 @@ import contextlib
 import json
 import logging
 import os
+import sqlite3
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -64,7 +65,7 @@ from rewindtui.server.faults import Checkpoints
 from rewindtui.server.grpc_listener import GrpcListener, url_host_of
 from rewindtui.server.guard import Guard
 from rewindtui.server.handler import VERSION_STATE_KEY, UserContextBuilder, precheck
-from rewindtui.server.integrity import check_data_dir
+from rewindtui.server.integrity import DataDirProblem, check_data_dir, describe_open_failure
 from rewindtui.server.options import ServerOptions
 from rewindtui.server.paths import ADK_FILE, AGENT_NAME, AGENT_PATH, AGENT_REF, API_PATH, APP_NAME, STORE_FILE
 from rewindtui.server.push_configs import PushingRequestHandler, PushNotifications
@@ -209,7 +210,10 @@ def create_app(
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         for note in await asyncio.to_thread(check_data_dir, data_dir):  # modes, damage, consistency
             log.warning("%s", note)
-        await store.open()
+        try:
+            await store.open()
+        except sqlite3.Error as exc:  # e.g. the disk filled up since the check: say so, name the file
+            raise DataDirProblem(describe_open_failure(store.path, exc)) from exc
         try:
             await session_service.prepare_tables()
             report = await service.startup()
