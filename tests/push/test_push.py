@@ -12,6 +12,7 @@ import httpx
 import pytest
 
 from rewindtui.a2a.classify import EventKind
+from rewindtui.a2a.dialect import Dialect
 from rewindtui.client import A2AClient, ServerConfig
 from rewindtui.push import PushReceiver
 
@@ -53,10 +54,14 @@ async def test_the_receiver_takes_its_token_only():
         assert receiver.url.startswith("http://127.0.0.1:")
 
 
-@pytest.mark.parametrize("binding", ["JSONRPC", "HTTP+JSON", "GRPC"])
-async def test_a_turn_cut_from_the_client_arrives_by_push(slow, binding):
+@pytest.mark.parametrize(
+    ("binding", "dialect"), [("JSONRPC", "1.0"), ("JSONRPC", "0.3"), ("HTTP+JSON", "1.0"), ("GRPC", "1.0")]
+)
+async def test_a_turn_cut_from_the_client_arrives_by_push(slow, binding, dialect):
+    """(0.3 spells the config ``configuration.pushNotificationConfig``; a2a-sdk's compat layer reads it.)"""
     async with PushReceiver() as receiver:
-        async with A2AClient(ServerConfig(url=slow.agent_url, binding=binding)) as client:
+        config = ServerConfig(url=slow.agent_url, binding=binding, dialect=Dialect.parse(dialect))
+        async with A2AClient(config) as client:
             caps = await client.connect()
             assert caps.card["capabilities"]["pushNotifications"] is True
             client.push_config = receiver.config()
