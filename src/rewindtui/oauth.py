@@ -283,6 +283,7 @@ class OAuthSession:
     environ: Mapping[str, str] | None = None
     counts: dict[str, int] = field(default_factory=dict)  # grant type -> requests made (tests, status)
     _lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    _current: Token | None = None  # the token in use (also in the store)
 
     @property
     def key(self) -> str:
@@ -323,15 +324,20 @@ class OAuthSession:
     async def token(self, interactive: bool = False, prompt: Prompt | None = None) -> str:
         """A valid access token: the cached one, refreshed, or a new grant (the device flow only
         when ``interactive``; otherwise AuthError saying to run ``rewindtui auth login``)."""
+        current = self._current
+        if current is not None and current.fresh():  # the common case: no lock, no file read
+            return current.access_token
         async with self._lock:
             cached = self.store.get(self.key)
             if cached is not None and cached.fresh():
+                self._current = cached
                 return cached.access_token
             if cached is not None and cached.refresh_token:
                 status, data = await self._token_request({"grant_type": "refresh_token", "refresh_token": cached.refresh_token})
                 if status == 200:
                     return self._keep(Token.from_response(data, cached))
                 self.store.delete(self.key)  # refused: the refresh token is dead
+                self._current = None
             if self.config.grant == CLIENT_CREDENTIALS:
                 return self._keep(await self._client_credentials())
             if not interactive:
@@ -344,6 +350,7 @@ class OAuthSession:
 
     def _keep(self, token: Token) -> str:
         self.store.put(self.key, token)
+        self._current = token
         return token.access_token
 
     async def _client_credentials(self) -> Token:
@@ -396,7 +403,7 @@ class OAuthSession:
         """A new grant now (the device flow shows ``prompt`` the URL and code); cached."""
         async with self._lock:
             token = await (self._client_credentials() if self.config.grant == CLIENT_CREDENTIALS else self._device_flow(prompt))
-            self.store.put(self.key, token)
+            self._keep(token)
             return token
 
     async def logout(self) -> tuple[bool, list[str]]:
@@ -423,4 +430,5 @@ class OAuthSession:
             else:
                 problems.append("the server names no revocation endpoint: the tokens were only forgotten here")
             self.store.delete(self.key)
+            self._current = None
             return True, problems
