@@ -732,7 +732,12 @@ class Chat:
         if reread and self.session_id:
             with contextlib.suppress(ClientError):
                 read = await self.history.read(self.session_id)  # REST, ListTasks, or the remembered tasks
-                if read.source is not None:
+                server = Conversation(self.session_id)
+                server.load_tasks(read.tasks)
+                # the server holds the first turns of this view only: another client rewound the rest
+                # away; show what it holds (any other difference: the view stays as it was)
+                theirs, ours = server.turn_invocations(), self.conversation.turn_invocations()
+                if read.source is not None and len(theirs) < len(ours) and ours[: len(theirs)] == theirs:
                     self._emit(self.conversation.load_tasks(read.tasks))
                     return RewindFailed(f"rewind refused: {reason}; the server's conversation is shown now")
         return RewindFailed(f"rewind refused: {reason}; the conversation is unchanged")

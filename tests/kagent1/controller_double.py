@@ -438,66 +438,51 @@ class Kagent1Double:
 
 class NativeGrpc:
     """The same services over native gRPC (grpcweb.go's HandlerOr sends ``application/grpc`` on
-    HTTP/2 to the gRPC server itself), on a loopback port, served from a thread of its own."""
+    HTTP/2 to the gRPC server itself), on a loopback port. grpcio's threaded server (grpc.aio
+    wants one event loop per process, and the test's client has one): each call runs the
+    double's handler in an event loop of its own."""
 
     def __init__(self, double: Kagent1Double) -> None:
         self.double = double
         self.port = 0
-        self._loop: Any = None
         self._server: Any = None
-        self._thread: threading.Thread | None = None
 
     def start(self) -> NativeGrpc:
+        from concurrent.futures import ThreadPoolExecutor
+
+        import grpc
+
+        server = grpc.server(ThreadPoolExecutor(max_workers=4))
+        services: dict[str, dict[str, Any]] = {}
+        for path in METHODS:
+            service, method = path.split("/")
+            services.setdefault(service, {})[method] = grpc.unary_unary_rpc_method_handler(self._handler(path))
+        for service, handlers in services.items():
+            server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(service, handlers),))
+        self.port = server.add_insecure_port("127.0.0.1:0")
+        server.start()
+        self._server = server
+        return self
+
+    def _handler(self, path: str) -> Callable[..., Any]:
         import asyncio
 
         import grpc
 
-        ready = threading.Event()
-
-        async def serve() -> None:
-            server = grpc.aio.server()
-            services: dict[str, dict[str, Any]] = {}
-            for path in METHODS:
-                service, method = path.split("/")
-                services.setdefault(service, {})[method] = grpc.unary_unary_rpc_method_handler(self._handler(path))
-            for service, handlers in services.items():
-                server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(service, handlers),))
-            self.port = server.add_insecure_port("127.0.0.1:0")
-            await server.start()
-            self._server = server
-            ready.set()
-            await server.wait_for_termination()
-
-        def run() -> None:
-            self._loop = asyncio.new_event_loop()
-            self._loop.run_until_complete(serve())
-
-        self._thread = threading.Thread(target=run, daemon=True)
-        self._thread.start()
-        if not ready.wait(30):
-            raise RuntimeError("the native gRPC double did not start")
-        return self
-
-    def _handler(self, path: str) -> Callable[..., Any]:
-        import grpc
-
-        async def handle(request: bytes, context: Any) -> bytes:
+        def handle(request: bytes, context: Any) -> bytes:
             headers = {k.lower(): v for k, v in context.invocation_metadata()}
             try:
-                return await self.double.dispatch(path, request, headers)
+                with self.double._lock:  # one call at a time, as the gRPC-Web side's single loop does
+                    return asyncio.run(self.double.dispatch(path, request, headers))
             except Refuse as exc:
-                await context.abort(grpc.StatusCode[exc.code], exc.message)
+                context.abort(grpc.StatusCode[exc.code], exc.message)
                 raise  # abort raises; never reached
 
         return handle
 
     def stop(self) -> None:
-        import asyncio
-
-        if self._server is not None and self._loop is not None:
-            asyncio.run_coroutine_threadsafe(self._server.stop(None), self._loop).result(10)
-        if self._thread is not None:
-            self._thread.join(10)
+        if self._server is not None:
+            self._server.stop(None).wait(30)
 
     def __enter__(self) -> NativeGrpc:
         return self.start()

@@ -124,7 +124,7 @@ def ensure_overlay_venv(version: str) -> Path:
     add-on venv's packages (reached through ``site.addsitedir``): the add-on next to an older 0.10
     release, as a user who pinned it has it. Built once per version, then reused."""
     base = ensure_addon_venv()
-    where = ADDON / f".venv-kagent-adk-{version}"
+    where = VENV / f"overlay-kagent-adk-{version}"  # inside the add-on venv: git-ignored, rebuilt with it
     python = where / "bin" / "python"
     stamp = where / "overlay.stamp"
     with (ADDON / ".venv-build.lock").open("w") as lock:
