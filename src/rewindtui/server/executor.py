@@ -256,7 +256,6 @@ class AgentService:
         finally:
             emit(_END)
 
-
     async def _failed_turn(self, session: SessionRow) -> str | None:
         """The invocation of the session's last turn if that turn failed after the agent took its
         message: a new turn first rewinds it, so the model never sees the failed message as a

@@ -54,10 +54,10 @@ log = logging.getLogger(__name__)
 Emit = Callable[[dict[str, Any]], None]
 _CLOSED: dict[str, Any] = {"kind": "__closed__"}
 #: a turn whose tool waits for the user's approval ends in this state
+WAITING = "input-required"
 #: set on a failed turn the agent had taken: the session's next turn rewinds it first, so the
 #: model never sees the failed message as a stray (a re-send is its one copy)
 CLEAN_RETRY_KEY = "rewindtui_rewind_on_next_turn"
-WAITING = "input-required"
 
 
 @dataclass
