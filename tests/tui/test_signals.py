@@ -169,7 +169,10 @@ def test_a_signal_during_a_reply_stores_the_turn_as_canceled(tmp_path):
         os.write(fd, b"a question with an answer long enough to be cut")
         screen = _read_until(fd, b"be cut", screen)  # typed (the app draws it)
         os.write(fd, b"\r")
-        _read_until(fd, b"streaming in", screen)  # the reply streams in (the turn bar says so)
+        screen = _read_until(fd, b"streaming in", screen)  # the turn bar says a reply is coming
+        # the server runs the turn once its first words show (before that, the send may still be
+        # waiting for the agent runtime to load: server/front.py)
+        _read_until(fd, b"You said", screen)
         os.kill(pid, signal.SIGTERM)
         deadline = time.monotonic() + 30
         while not os.waitpid(pid, os.WNOHANG)[0]:
