@@ -591,7 +591,9 @@ class A2AClient:
         data = await self._api("GET", kagent.SESSION_TASKS.format(id=_seg(session_id)), params=params)
         return _task_list(data, session_id)
 
-    async def session_tasks_page(self, session_id: str, limit: int, before: str | None = None) -> TaskPage:
+    async def session_tasks_page(
+        self, session_id: str, limit: int, before: str | None = None, *, include_rewound: bool = False
+    ) -> TaskPage:
         """One page of a session's tasks over REST: at most ``limit`` of the newest tasks older
         than the page whose answer gave ``before`` (None: the newest), oldest first, and the token
         of the page before it (None on the oldest page). A server that does not page (kagent's
@@ -599,6 +601,8 @@ class A2AClient:
         params = {contract.REST_TASKS_LIMIT: str(limit)}
         if before:
             params[contract.REST_TASKS_BEFORE] = before
+        if include_rewound:
+            params[contract.REST_INCLUDE_REWOUND] = "true"
         body = await self._api_body("GET", kagent.SESSION_TASKS.format(id=_seg(session_id)), params=params)
         enveloped = isinstance(body, dict) and ("error" in body or "data" in body)
         tasks = _task_list(body.get("data") if enveloped else body, session_id)

@@ -168,7 +168,7 @@ class RewindService:
             if target is None:
                 raise Conflict(
                     "nothing to redo: no rewind is the last thing done on this session (a turn came after it, "
-                    "or it was already redone); bring a rewound branch back by its rewind's task id"
+                    "or it was already undone)"
                 )
         else:
             target = log.task(rewind_task_id)
