@@ -70,7 +70,7 @@ async def test_ctrl_z_right_after_a_rewind_undoes_it_on_the_server(server):
         await three_turns(app, pilot)
         await rewind_to(app, pilot, 1)
         assert user_texts(app) == ["first"]
-        assert "Rewound 2 turns — ctrl+z to undo." in notifications(app)
+        assert "Rewound 2 turns — ctrl+z undoes it." in notifications(app)
         await pilot.press("ctrl+z")
         await settle(app, pilot)
         assert user_texts(app) == ["first", "weather in Oslo", "third"]
@@ -80,17 +80,21 @@ async def test_ctrl_z_right_after_a_rewind_undoes_it_on_the_server(server):
         assert seen(app) == (["first", "weather in Oslo", "third", "after"], 1)
 
 
-async def test_ctrl_z_after_typing_is_the_drafts_undo_not_the_rewinds(server):
+async def test_ctrl_z_after_typing_still_undoes_the_rewind_and_keeps_the_typing(server):
+    """Issue 20 (3): composer undo never hides a rewind undo; the status line names it."""
     app = make_app(server)
     async with app.run_test(size=SIZE) as pilot:
         await three_turns(app, pilot)
         await rewind_to(app, pilot, 2)
+        screen = app.chat_screen
+        assert "ctrl+z: undo rewind (1 turn)" in screen.status.undo
         await pilot.press(*"abc")
         await pilot.press("ctrl+z")
         await settle(app, pilot)
-        assert app.chat_screen.composer.text != "abc"  # the composer undid the typing
-        assert user_texts(app) == ["first", "weather in Oslo"]
-        assert await server_users(server, app) == ["first", "weather in Oslo"]
+        assert screen.composer.text == "abc"
+        assert user_texts(app) == ["first", "weather in Oslo", "third"]
+        assert await server_users(server, app) == ["first", "weather in Oslo", "third"]
+        assert screen.status.undo == ""
 
 
 async def test_nested_rewinds_redo_newest_first_with_ctrl_r(server):
@@ -234,18 +238,20 @@ async def test_copy_the_selected_turn_and_export_the_transcript(server, tmp_path
         screen.branches.files_dir = tmp_path
         screen.branches.export_dir = tmp_path
         await pilot.press("alt+up")  # rewind mode on the last turn
-        await pilot.press("c")
+        await pilot.press("alt+c")
         await pilot.pause()
-        assert screen.rewind_mode  # c is a command here, not typing
+        assert screen.rewind_mode  # alt+c is a command here, not typing
         assert app.clipboard.startswith("### You\n\ntwo\n")
         assert (tmp_path / "clipboard.txt").read_text() == app.clipboard
         assert any(str(tmp_path / "clipboard.txt") in n for n in notifications(app))
         await pilot.press("escape")
         screen.branches.copy()  # the palette's "Copy message": the last reply
         assert app.clipboard.startswith("You said: two")
-        commands = {c.title: c for c in app.get_system_commands(screen)}
-        commands["Export transcript as Markdown"].callback()
-        commands["Export transcript as JSON"].callback()
+        for fmt in ("md", "json"):  # asks where (the suggested name, selected), Enter accepts
+            screen.branches.export(fmt)
+            await pilot.pause()
+            await pilot.press("enter")
+            await settle(app, pilot)
         (md,) = tmp_path.glob("*.md")
         (js,) = tmp_path.glob("*.json")
         assert "### You\n\ntwo" in md.read_text() and '"text": "two"' in js.read_text()

@@ -19,17 +19,16 @@ from rewindtui.client import ClientError, Session
 from rewindtui.conversation import Change, Item, ItemKind
 from rewindtui.dirs import default_data_dir
 from rewindtui.export import export, markdown_items
+from rewindtui.tui import interaction
 from rewindtui.tui.clipboard import copy_text
 from rewindtui.tui.screens.confirm import ConfirmScreen
+from rewindtui.tui.screens.path_prompt import PathPrompt
 from rewindtui.tui.screens.rename import RenameScreen
 from rewindtui.tui.screens.rewind_picker import PickerChoice, PickerPermissions, RewindPicker
 from rewindtui.turn_list import turn_entries
 
 if TYPE_CHECKING:
     from rewindtui.tui.screens.chat import ChatScreen, RewindOutcome
-
-UNDO_KEY = "ctrl+z"
-
 
 def _plural(count: int, word: str) -> str:
     return f"{count} {word}{'' if count == 1 else 's'}"
@@ -117,25 +116,34 @@ class Branches:
         self._notify(text + ".", title=title)
 
     def undo_hint(self, outcome: RewindOutcome) -> str:
-        """``ctrl+z to undo`` when the server can redo this rewind (and arms that key)."""
+        """``ctrl+z undoes it`` when the server can redo this rewind (and arms that key)."""
         chat = self.chat
         if chat is None or chat.why_not_redo() or outcome.session_id != chat.session_id:
             self.undoable = None
             return ""
         self.undoable = outcome
-        return f"{UNDO_KEY} to undo"
+        keys = interaction.keys_of("chat.undo_rewind", getattr(self.screen.app, "keymap_overrides", None))
+        return f"{keys} undoes it"
+
+    def undo_label(self) -> str:
+        """What ctrl+z undoes now, for the status line ("" : the composer's own text undo)."""
+        if self.undoable is None or self.chat is None or self.chat.session_id != self.undoable.session_id:
+            return ""
+        return f"undo rewind ({_plural(self.undoable.turns, 'turn')})"
+
+    def why_not_undo(self) -> str:
+        chat = self.chat
+        if chat is None:
+            return "not connected."
+        if self.undoable is None or chat.session_id != self.undoable.session_id:
+            return "no rewind of this session to undo (F4 shows rewound turns to restore)."
+        return self._why_busy() or ""
 
     def can_undo(self) -> bool:
-        """ctrl+z undoes the rewind just done: right after it, with an empty composer (else the
-        key is the composer's own undo)."""
+        """ctrl+z undoes the rewind just done, in its own session, also with text in the composer
+        (composer undo never hides a rewind undo); else the key is the composer's text undo."""
         chat = self.chat
-        return (
-            self.undoable is not None
-            and chat is not None
-            and chat.session_id == self.undoable.session_id
-            and not self.screen.composer.text
-            and not self.screen.busy
-        )
+        return self.undoable is not None and chat is not None and chat.session_id == self.undoable.session_id and not self.screen.busy
 
     def undo(self) -> None:
         if self.can_undo():
@@ -317,21 +325,45 @@ class Branches:
         self._notify(f"{what[:1].upper() + what[1:]}: {copied.message}", title="Copy", timeout=8)
 
     def export(self, fmt: str) -> None:
+        """Ask where to write the transcript (a path prompt); an existing file is overwritten
+        only after a yes."""
         chat = self.chat
         if chat is None or not chat.conversation.items:
             self._notify("Nothing to export yet.", title="Export")
             return
         session = chat.session
         title = session.name if session else ""
-        text = export(
-            chat.conversation.items,
-            fmt,
-            session_id=chat.session_id,
-            title=title,
-            times=chat.conversation.task_times,
-        )
         folder = self.export_dir or Path.cwd()
-        path = folder / f"rewindtui-{_slug(title)}-{(chat.session_id or 'new')[:8]}.{fmt}"
+        suggested = folder / f"rewindtui-{_slug(title)}-{(chat.session_id or 'new')[:8]}.{fmt}"
+
+        def accept(value: str) -> Path:
+            path = Path(value).expanduser()
+            if not value.strip() or value.endswith("/") or path.is_dir():
+                raise ValueError("Give a file name, not a directory.")
+            if not path.parent.is_dir():
+                raise ValueError(f"No such directory: {path.parent}")
+            return path
+
+        def chosen(path: Path | None) -> None:
+            if path is None:
+                return
+            if path.exists():
+                question = ConfirmScreen("Replace it?", f"{path} exists. Replace it with this transcript?", go="Replace", purpose="overwrite")
+                self.screen.app.push_screen(question, lambda go: self._write_export(path, fmt) if go else self._notify("Nothing written.", title="Export"))
+                return
+            self._write_export(path, fmt)
+
+        self.screen.app.push_screen(
+            PathPrompt(f"Export the transcript ({fmt}) to", accept, value=str(suggested), hint="An existing file is replaced only if you say so."),
+            chosen,
+        )
+
+    def _write_export(self, path: Path, fmt: str) -> None:
+        chat = self.chat
+        if chat is None:
+            return
+        session = chat.session
+        text = export(chat.conversation.items, fmt, session_id=chat.session_id, title=session.name if session else "", times=chat.conversation.task_times)
         try:
             path.write_text(text, encoding="utf-8")
         except OSError as exc:

@@ -44,7 +44,10 @@ from rewindtui.chat import Chat, RewindOutcomeUnknown, TurnInterrupted
 from rewindtui.client import ClientError
 from rewindtui.conversation import Change, Item
 from rewindtui.prompt_history import PromptHistory, PromptStore
+from rewindtui.tui import interaction, slash
 from rewindtui.tui.branches import Branches
+from rewindtui.tui.commands import ChatCommands
+from rewindtui.tui.drafts import DraftKeeper, DraftStash
 from rewindtui.tui.file_actions import FileActions
 from rewindtui.tui.screens.confirm import ConfirmScreen
 from rewindtui.tui.widgets.attachment_bar import AttachmentBar
@@ -52,9 +55,11 @@ from rewindtui.tui.widgets.composer import Composer
 from rewindtui.tui.widgets.history_note import HistoryNote
 from rewindtui.tui.widgets.mode_banner import ModeBanner
 from rewindtui.tui.widgets.sessions_panel import SessionsPanel
+from rewindtui.tui.widgets.slash_menu import SlashMenu
 from rewindtui.tui.widgets.status_line import Status, StatusLine
 from rewindtui.tui.widgets.transcript import Permissions, Transcript
 from rewindtui.tui.widgets.turn_bar import TurnBar
+from rewindtui.tui.widgets.welcome import Welcome
 
 #: Two presses of Escape within this many seconds make an Esc Esc.
 DOUBLE_ESCAPE_SECONDS = 0.6
@@ -100,30 +105,19 @@ async def _wait_for(worker: Worker | None) -> None:
 
 class ChatScreen(Screen):
     CSS_PATH = "chat.tcss"
+    COMMANDS = Screen.COMMANDS | {ChatCommands}
 
     BINDINGS = [
-        Binding("alt+up", "rewind_mode(-1)", "Rewind…", id="chat.rewind_mode", tooltip="Rewind mode: choose a turn to go back to (again: the turn before)"),
+        *interaction.bindings("screen"),
         # the same key where rewind is unavailable: not in the footer, and it says why
-        Binding("alt+up", "rewind_unavailable", "Rewind…", show=False, id="chat.rewind_mode", tooltip="Rewind mode: choose a turn to go back to (again: the turn before)"),
-        Binding("alt+y", "answer(True)", "Approve", id="chat.approve", tooltip="Approve the tool call the agent asks about"),
-        Binding("alt+n", "answer(False)", "Reject", id="chat.reject", tooltip="Reject the tool call the agent asks about"),
-        Binding("alt+down", "rewind_mode(1)", "Next turn", show=False, id="chat.rewind_mode_next", tooltip="Rewind mode: the turn after"),
-        Binding("escape", "escape", "Stop/Esc Esc", id="chat.escape", tooltip="Stop a reply; Esc Esc clears the draft, or on an empty composer chooses a turn to rewind to"),
-        Binding("f2", "toggle_sessions", "Sessions", id="chat.sessions", tooltip="Show or hide the sessions panel"),
-        Binding("ctrl+n", "new_session", "New", id="chat.new_session", tooltip="Start a new session"),
-        Binding("f1", "app.help", "Help", id="chat.help", tooltip="Show keys and how rewind works"),
-        Binding("ctrl+z", "undo_rewind", "Undo rewind", show=False, priority=True, id="chat.undo_rewind", tooltip="Right after a rewind (empty composer): undo it — the server redoes it"),
-        Binding("ctrl+shift+z,ctrl+r", "redo", "Redo rewind", show=False, id="chat.redo", tooltip="Redo rewind: undo the last rewind; its turns come back with the agent's state"),
-        Binding("f4", "toggle_rewound", "Rewound turns", show=False, id="chat.rewound", tooltip="Show or hide rewound turns, dimmed, where they were"),
-        Binding("ctrl+g", "turns", "Turns…", show=False, id="chat.turns", tooltip="Jump to a turn: pick one to rewind to, edit or fork"),
-        Binding("c", "copy", "Copy", show=False, id="chat.copy", tooltip="Rewind mode: copy the selected turn (the palette's “Copy message” copies the last reply)"),
-        Binding("ctrl+o", "attach", "Attach", show=False, id="chat.attach", tooltip="Attach a file to the next message"),
-        Binding("ctrl+s", "save_parts", "Save", show=False, id="chat.save", tooltip="Save the files and data of the latest reply (in rewind mode: of the selected turn)"),
-        Binding("f3", "show_card", "Card", show=False, id="chat.card", tooltip="Show the agent card"),
+        Binding("alt+up", "rewind_unavailable", "Rewind…", show=False, id="chat.rewind_mode", tooltip=interaction.BY_ID["chat.rewind_mode"].help),
     ]
 
-    def __init__(self, prompt_store: PromptStore | None = None) -> None:
+    def __init__(self, prompt_store: PromptStore | None = None, drafts: DraftKeeper | None = None) -> None:
         super().__init__()
+        self.drafts = drafts  # the session's unsent draft, kept across restarts
+        self.stash = DraftStash()  # the draft set aside while an edit uses the composer
+        self._escape_burst = False  # Esc left a mode: Escs in the same burst do nothing more
         self.chat: Chat | None = None
         self.status = Status(turn="connecting…")
         self.prompt_store = prompt_store
@@ -146,10 +140,12 @@ class ChatScreen(Screen):
         yield StatusLine(id="status")
         yield SessionsPanel(id="sessions", classes="hidden")
         yield HistoryNote(id="history-note")
+        yield Welcome(id="welcome")
         yield Transcript(id="transcript")
         yield ModeBanner(id="banner")
         yield TurnBar(id="turn-bar")
         yield AttachmentBar(id="attachments")
+        yield SlashMenu(id="slash-menu")
         yield Composer(id="composer")
         yield Footer()
 
@@ -216,6 +212,7 @@ class ChatScreen(Screen):
         self._leave_mode(focus=False)
         self.transcript.set_conversation(self.chat.conversation)
         self._load_prompt_history()
+        self._load_draft()
         self._refresh_status()
         if self.chat.conversation.running_task_id is not None:
             self.reattach()  # the session's last turn is still running on the server: follow it
@@ -254,6 +251,16 @@ class ChatScreen(Screen):
             self.status.session_name = session.name if session and session.name else ""
             self.status.turn = self._activity or self._outcome or chat.conversation.turn_state
             self.status.mode = "rewind" if self.rewind_mode else ("edit" if chat.edit else "")
+            label = self.branches.undo_label()
+            self.status.undo = f"{interaction.keys_of('chat.undo_rewind', self.keymap)}: {label}" if label else ""
+            try:
+                self.query_one(Welcome).show_for(
+                    not chat.conversation.items and chat.conversation.older_token is None and not chat.sending,
+                    self.status.agent,
+                    self.keymap,
+                )
+            except NoMatches:
+                return
             try:
                 self._show_turn_state()
             except NoMatches:
@@ -264,6 +271,108 @@ class ChatScreen(Screen):
         self.status.turn = "disconnected"
         self.status.note = text
         self.query_one(StatusLine).show(self.status)
+
+    # -- drafts (nothing typed is lost) --------------------------------------------------------
+    @property
+    def keymap(self) -> dict[str, str]:
+        """The user's keymap (binding id → keys): what shown keys follow."""
+        return getattr(self.app, "keymap_overrides", {}) or {}
+
+    def _load_draft(self) -> None:
+        """The opened session's kept draft, when the composer holds nothing."""
+        key = self._history_key()
+        if self.drafts is None or key is None or self.composer.text:
+            return
+        text = self.drafts.load(*key)
+        if text:
+            self.composer.set_draft(text)
+            self.composer.history.clear()
+            self.notify("Your unsent draft of this session is back in the composer.", title="Draft", timeout=4)
+
+    def keep_draft(self) -> bool:
+        """Keep the composer's draft for this session (ctrl+q, a session switch); True if kept
+        on disk. On a switch the composer then starts from the next session's draft."""
+        key = self._history_key()
+        text = self.composer.text if not self.stash.holding else self.stash.take()
+        if self.drafts is None or key is None:
+            return False
+        try:
+            self.drafts.save(*key, text)
+        except OSError as exc:
+            self.notify(f"Draft not kept: {exc}", severity="warning", timeout=6)
+            return False
+        if text:
+            self.composer.clear_draft()
+            self.composer.history.clear()
+        return bool(text)
+
+    def _restore_stash(self) -> None:
+        """Put back the draft an edit set aside (before anything typed since)."""
+        if self.stash.holding:
+            text = self.stash.take()
+            if text:
+                self._keep_draft(text)
+
+    # -- slash commands (rewindtui.tui.slash) ------------------------------------------------------
+    def say(self, text: str, *, warning: bool = False) -> None:
+        self.notify(text, severity="warning" if warning else "information", timeout=6, markup=False)
+
+    def run_command(self, command: interaction.Command) -> None:
+        if command.id == "chat.undo_rewind" and not self.branches.can_undo():
+            self.say("Nothing to undo here: " + (self.branches.why_not_undo() or "no rewind of this session to undo."), warning=True)
+            return
+        if command.owner == "transcript":
+            self.act_on_turn_back(command.action.split("'")[1], 1)
+            return
+        self.call_later(self.run_action, command.action)
+
+    def _turn_starts(self) -> list[int]:
+        items = self.chat.conversation.items if self.chat is not None else []
+        starts: list[int] = []
+        last: str | None = None
+        for index, item in enumerate(items):
+            target = item.rewind_target
+            if target is not None and target != last:
+                starts.append(index)
+            last = target if target is not None else last
+        return starts
+
+    def preview_turn_back(self, count: int) -> None:
+        """/rewind N: the preview of going back N turns (1: the last); Enter then rewinds."""
+        starts = self._turn_starts()
+        if not starts:
+            self.say("Nothing to rewind yet.")
+            return
+        index = starts[-min(count, len(starts))]
+        if self.rewind_mode:
+            self.transcript.select_turn(index)
+        else:
+            self.enter_rewind_mode(index)
+
+    def act_on_turn_back(self, action: str, count: int) -> None:
+        """/edit N, /fork N: the selected turn while choosing, else the turn N back."""
+        item = self.transcript.selected() if self.rewind_mode else None
+        if item is None:
+            starts = self._turn_starts()
+            if not starts:
+                self.say(f"Nothing to {action} yet.")
+                return
+            item = self.chat.conversation.items[starts[-min(count, len(starts))]] if self.chat is not None else None
+        if item is not None:
+            self.handle_action(action, item)
+
+    def export_transcript(self, fmt: str) -> None:
+        self.branches.export(fmt)
+
+    def action_export(self, fmt: str) -> None:
+        self.branches.export(fmt)
+
+    def action_rename_session(self) -> None:
+        session = self.chat.session if self.chat is not None else None
+        if session is None:
+            self.say("This session has no name to change yet: send a first message.", warning=True)
+            return
+        self.branches.rename(session)
 
     # -- prompt history ------------------------------------------------------------------------
     def _history_key(self) -> tuple[str, str] | None:
@@ -294,6 +403,11 @@ class ChatScreen(Screen):
         if self.rewind_mode:
             self._leave_mode()
         text = event.text  # the composer is already empty: it is put back unless it is sent
+        if slash.parse(text) is not None:
+            if not slash.run(self, text):
+                self._keep_draft(text)
+            return
+        text = slash.literal(text)
         if chat is None:
             self._keep_draft(text)
             self.notify("Not connected yet; your draft is kept.", severity="warning")
@@ -312,6 +426,7 @@ class ChatScreen(Screen):
             return
         self._remember_prompt(text)
         self._outcome = None
+        self.branches.disarm_undo()  # a new turn: the rewind before it is no longer the last thing done
         if chat.edit is not None:
             # the edit's rewind-and-send: a rewind in flight until the server has answered
             self.banner.hide()
@@ -358,6 +473,7 @@ class ChatScreen(Screen):
         finally:
             self._activity = None
             self._refresh_status()
+        self._restore_stash()
         self.notify(f"Rewound {_plural(self._edit_turns, 'turn')} and sent the edited message.", title="Rewind", timeout=6)
 
     def _keep_draft(self, text: str) -> None:
@@ -667,6 +783,7 @@ class ChatScreen(Screen):
         text = f"Rewound {_plural(outcome.turns, 'turn')}"
         hint = self.undo_hint(outcome)
         self.notify(f"{text} — {hint}." if hint else f"{text}.", title="Rewind", timeout=6)
+        self._refresh_status()  # the status line names what ctrl+z undoes
 
     def undo_hint(self, outcome: RewindOutcome) -> str:
         """How to undo ``outcome``, for the toast: ctrl+z, where the server can redo a rewind."""
@@ -739,6 +856,10 @@ class ChatScreen(Screen):
         if action == "edit":
             if self.chat.edit is not None:
                 self.chat.cancel_edit()
+            else:
+                self.stash.put(self.composer.text)  # the draft waits while the edit uses the composer
+                if self.stash.holding and self.composer.text:
+                    self.notify("Your draft is set aside; it comes back when the edit is sent or cancelled.", timeout=4)
             before = len(self.chat.conversation.turn_invocations())
             text = self.chat.begin_edit(target)
             self._edit_turns = before - len(self.chat.conversation.turn_invocations())
@@ -780,6 +901,9 @@ class ChatScreen(Screen):
 
     @on(Transcript.Leave)
     def _leave_transcript(self) -> None:
+        if self.rewind_mode:
+            self._escape_burst = True
+            self._last_escape = time.monotonic()
         self._leave_mode()
 
     @on(ModeBanner.Cancel)
@@ -795,7 +919,7 @@ class ChatScreen(Screen):
 
     @on(TextArea.Changed, "#composer")
     def _composer_changed(self) -> None:
-        self.branches.disarm_undo()  # ctrl+z is the draft's undo again
+        self.query_one(SlashMenu).show_for(self.composer.slash_prefix(), self.keymap)
         if self.rewind_mode and self.composer.text:
             self._leave_mode()  # typing means writing, not choosing a turn
         if self.banner.kind == "hint":
@@ -811,12 +935,18 @@ class ChatScreen(Screen):
 
     # -- Escape --------------------------------------------------------------------------------
     def action_escape(self) -> None:
+        now = time.monotonic()
+        burst = self._escape_burst and now - self._last_escape <= DOUBLE_ESCAPE_SECONDS
         if self.stop_reply():
             self._last_escape = 0.0
             return
         if self.action_escape_mode():
+            self._last_escape = now
             return
-        now = time.monotonic()
+        if burst:
+            self._last_escape = now  # Esc backs out one level: the rest of a burst re-arms nothing
+            return
+        self._escape_burst = False
         if now - self._last_escape > DOUBLE_ESCAPE_SECONDS:
             self._last_escape = now
             draft = bool(self.composer.text)
@@ -837,15 +967,16 @@ class ChatScreen(Screen):
         chat = self.chat
         if self.rewind_mode:
             self._leave_mode()
-            self._last_escape = 0.0
+            self._escape_burst = True
             return True
         if chat is not None and chat.edit is not None and _finished(self._rewind_worker):
             chat.cancel_edit()
             self.composer.clear_draft()
             self.banner.hide()
-            self._last_escape = 0.0
+            self._escape_burst = True
+            self._restore_stash()
             self._refresh_status()
-            self.notify("Edit cancelled; the conversation is back as it was.")
+            self.notify("Edit cancelled; the conversation and your draft are back as they were.")
             return True
         return False
 
@@ -929,6 +1060,8 @@ class ChatScreen(Screen):
             chat.cancel_edit()
             self.composer.clear_draft()
             self.banner.hide()
+            self._restore_stash()
+        self.keep_draft()  # this session's draft stays with it
         self._activity = "opening…"
         self._refresh_status()
         try:

@@ -37,7 +37,6 @@ from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
 from textual import events
-from textual.binding import Binding
 from textual.geometry import Size
 from textual.message import Message
 from textual.reactive import reactive
@@ -48,6 +47,7 @@ from rewindtui.chat import Permissions as ChatPermissions
 from rewindtui.conversation import Change, Conversation, Item, ItemKind
 from rewindtui.export import local_time
 from rewindtui.textsafe import sanitize
+from rewindtui.tui import interaction
 from rewindtui.tui.gc_policy import DrawnLines
 from rewindtui.tui.keys import run_binding_now
 from rewindtui.tui.widgets.part_view import PartStyles, has_more, render_parts
@@ -90,20 +90,7 @@ class Permissions:
 class Transcript(ScrollView, can_focus=True):
     """The transcript. Posts :class:`Transcript.Action` when a message's button is used."""
 
-    BINDINGS = [
-        Binding("up", "cursor(-1)", "Prev turn", show=False, id="transcript.previous", tooltip="Rewind mode: the turn before"),
-        Binding("down", "cursor(1)", "Next turn", show=False, id="transcript.next", tooltip="Rewind mode: the turn after"),
-        Binding("home", "cursor_home", "First", show=False, id="transcript.first", tooltip="Rewind mode: the first turn"),
-        Binding("end", "cursor_end", "Last", show=False, id="transcript.last", tooltip="Rewind mode: the last turn"),
-        Binding("pageup", "page(-1)", "Page up", show=False, id="transcript.page_up", tooltip="Scroll up a page"),
-        Binding("pagedown", "page(1)", "Page down", show=False, id="transcript.page_down", tooltip="Scroll down a page"),
-        Binding("enter", "confirm", "Rewind", id="transcript.confirm", tooltip="Rewind mode: rewind to before the selected turn"),
-        Binding("r", "act('rewind')", "Rewind", show=False, id="transcript.rewind", tooltip="Rewind mode: rewind to before the selected turn"),
-        Binding("e", "act('edit')", "Edit", id="transcript.edit", tooltip="Rewind mode: edit the selected turn's message and resend it"),
-        Binding("f", "act('fork')", "Fork", id="transcript.fork", tooltip="Rewind mode: fork a new session from before the selected turn"),
-        Binding("t", "act('tools')", "Tools", id="transcript.tools", tooltip="Rewind mode: show or hide the selected turn's tool calls"),
-        Binding("escape", "leave", "Leave", id="transcript.leave", tooltip="Leave rewind mode (nothing changes) / back to the composer"),
-    ]
+    BINDINGS = interaction.bindings("transcript")
 
     DEFAULT_CSS = """
     Transcript { background: $surface; scrollbar-gutter: stable; }
@@ -376,8 +363,10 @@ class Transcript(ScrollView, can_focus=True):
         """(first, end) item indexes of the turn holding item ``index``: the items sharing its
         rewind target, with the untargeted items (errors) that follow them. None if no turn."""
         items = self.conversation.items
-        if not 0 <= index < len(items) or items[index].rewound is not None:
-            return None  # a rewound item is no part of a turn of the conversation
+        if not 0 <= index < len(items):
+            return None
+        if items[index].rewound is not None:
+            return self._rewound_bounds(index)  # shown by F4: reachable, acted on by its own keys
         i = index
         while i >= 0 and items[i].rewind_target is None:
             i -= 1
@@ -392,6 +381,19 @@ class Transcript(ScrollView, can_focus=True):
             j -= 1
         end = i + 1
         while end < len(items) and items[end].rewind_target in (target, None) and items[end].rewound is None:
+            end += 1
+        return first, end
+
+    def _rewound_bounds(self, index: int) -> tuple[int, int]:
+        """(first, end) of the rewound turn holding item ``index``: the rewound items next to it
+        from the same invocation."""
+        items = self.conversation.items
+        invocation = items[index].invocation_id
+        first = index
+        while first > 0 and items[first - 1].rewound is not None and items[first - 1].invocation_id == invocation:
+            first -= 1
+        end = index + 1
+        while end < len(items) and items[end].rewound is not None and items[end].invocation_id == invocation:
             end += 1
         return first, end
 
@@ -882,7 +884,13 @@ class Transcript(ScrollView, can_focus=True):
             self.app.bell()
             return
         items = self.conversation.items
-        if action == "tools":
+        rewound = items[bounds[0]].rewound is not None
+        if action in ("restore", "fork_branch") and not rewound:
+            self.notify("Only a rewound turn (F4 shows them) can be restored or forked as a branch.", severity="warning", timeout=4)
+        elif action in ("edit", "fork", "rewind") and rewound:
+            keys = f"{interaction.keys_of('transcript.rewound_act')} restores it, {interaction.keys_of('transcript.fork_branch')} forks it"
+            self.notify(f"This turn was rewound: {keys}.", severity="warning", timeout=4)
+        elif action == "tools":
             self._toggle_tools(items[bounds[0] : bounds[1]])
         elif action == "rewind":
             self.post_message(self.Confirm())  # r in rewind mode: what the preview shows
