@@ -24,6 +24,7 @@ from rewindtui.a2a import contract, raw
 from rewindtui.a2a import metadata as meta
 from rewindtui.a2a.classify import EventKind, StreamEvent
 from rewindtui.a2a.dialect import TURN_ENDING_STATES, norm_role, norm_state
+from rewindtui.a2a.outgoing import DECISION_KEY
 from rewindtui.a2a.parts import tidy_json
 from rewindtui.rewound import Mark, rewound_groups
 
@@ -248,7 +249,19 @@ class Item:
     def rewind_target(self) -> str | None:
         """The invocation a "Rewind to here" on this item rewinds before (None: not rewindable,
         or a rewound item, which is not part of the conversation)."""
-        return meta.rewind_target(self.invocation_id) if self.rewound is None else None
+        return meta.rewind_target(self.invocation_id) if self.rewound is None and not self.is_answer else None
+
+    @property
+    def is_answer(self) -> bool:
+        """A user's answer to a question (a message with a ``decision_type`` data part, as
+        ``Chat.confirm`` sends): part of the turn that asked, not a turn of its own."""
+        if self.role != "user" or self.kind is not ItemKind.MESSAGE:
+            return False
+        for p in raw.parts(self.raw):
+            data = p.get("data") if isinstance(p, dict) else None
+            if isinstance(data, dict) and DECISION_KEY in data:
+                return True
+        return False
 
     def call_ids(self) -> list[str]:
         return [d["id"] for k, d in _tool_parts(self.raw) if k == meta.FUNCTION_CALL and isinstance(d.get("id"), str)]
@@ -485,12 +498,16 @@ class Conversation:
         self.input_task_id = None
         self.running_task_id = None
         if tasks:
-            last = tasks[-1]
+            newest = tasks[-1].get("id")
+            if isinstance(newest, str):
+                self.current_task_id = newest
+            # the last turn's state: a rewind's (redo's) own Task is not a turn -- after an undo,
+            # the question of the turn it brought back is waiting again
+            turns = [t for t in tasks if raw.metadata(t).get(EFFECTIVE_HISTORY_KEY) is not True]
+            last = turns[-1] if turns else tasks[-1]
             status = last.get("status") if isinstance(last.get("status"), dict) else {}
             state = norm_state(status.get("state"))
             last_id = last.get("id") if isinstance(last.get("id"), str) else None
-            if last_id is not None:
-                self.current_task_id = last_id
             if state in ("input-required", "auth-required") and last_id is not None:
                 # a session whose last task waits for the user: the next send resumes that task
                 self.turn_state = state

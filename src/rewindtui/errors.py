@@ -170,7 +170,9 @@ _HINTS = {
     },
     CLI: {
         "answer": "Answer the question first: `rewindtui send --approve` or `--reject`.",
-        "branches": "`rewindtui rewound` lists rewound turns; `rewindtui redo --rewind-task` brings one back.",
+        "branches": (
+            "`rewindtui history --include-rewound` shows rewound turns; `rewindtui redo --rewind-task` brings one back."
+        ),
     },
 }
 #: a task's id, which the app never shows: "Task <uuid>" (or a prefix of one followed by "…")

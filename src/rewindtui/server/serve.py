@@ -49,7 +49,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--model",
         default=None,
-        help="ADK model id: 'demo' (default, offline), e.g. 'gemini-2.5-flash' (GOOGLE_API_KEY) "
+        help="ADK model id: 'demo' (default, offline), 'demo-slow' (the demo model streaming a few words "
+        "every quarter second: try stopping a reply), e.g. 'gemini-2.5-flash' (GOOGLE_API_KEY) "
         "or 'litellm/<provider>/<model>' (needs litellm)",
     )
     parser.add_argument(
