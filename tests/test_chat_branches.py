@@ -243,7 +243,7 @@ def test_cli_redo_history_include_rewound_and_export(run, tmp_path: Path):
     assert header["session"] == sid and header["redo"]
     assert [i["text"] for i in items if i["role"] == "user"] == ["hello", "weather in Oslo"]
     again = run("redo", "--session", sid)
-    assert again.rc == 1 and "nothing to redo" in again.err and again.out == ""
+    assert again.rc == 1 and "nothing to redo" in again.err.lower() and again.out == ""
 
     out = tmp_path / "t.md"
     exported = run("export", "--session", sid, "--format", "md", "--output", str(out))

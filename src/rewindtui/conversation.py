@@ -127,6 +127,7 @@ class Item:
         "streaming",
         "rev",
         "rewound",
+        "stopped",
         "_text",
         "_tools",
     )
@@ -158,6 +159,8 @@ class Item:
         #: set on an item shown from a rewound turn: not part of the conversation (see
         #: :meth:`Conversation.show_rewound`)
         self.rewound: Mark | None = None
+        #: the part of a reply that came before the user stopped the turn (it ends there)
+        self.stopped = False
         self._text = text
         self._tools: Sequence[ToolCall] | None = None
 
@@ -178,9 +181,11 @@ class Item:
                 mid = None
         md = m.get("metadata")
         invocation = author = None
+        stopped = False
         if type(md) is dict:
             invocation = md.get("adk_invocation_id") or md.get("kagent_invocation_id")
             author = md.get("adk_author") or md.get("kagent_author")
+            stopped = md.get(contract.STOPPED_KEY) is True
         if not isinstance(invocation, str) or not invocation:
             invocation = meta.invocation_id(None, task_meta)
         role = m.get("role")
@@ -197,6 +202,8 @@ class Item:
         )
         if mid:
             item.message_ids.append(mid)
+        if stopped:
+            item.stopped = True
         return item
 
     def __repr__(self) -> str:
@@ -413,6 +420,8 @@ class Conversation:
         self.current_task_id: str | None = None
         self.input_task_id: str | None = None  # a task waiting for input: the next send resumes it
         self.running_task_id: str | None = None  # the last loaded task, still running on the server
+        #: a stopped turn's reply as it was shown, where the server kept less of it (by task id)
+        self.stopped_shown: dict[str, str] = {}
         #: task id -> the first time this view saw for it (its status timestamp), for turn times
         self.task_times: dict[str, str] = {}
         #: the view starts at a page of the session's newest tasks: the server's token for the
@@ -733,6 +742,15 @@ class Conversation:
             return Change()
         return self._end_turn(state)
 
+    def shown_reply(self, task_id: str | None) -> tuple[str | None, str]:
+        """(author, text) of the agent's reply shown for ``task_id`` (what a stop must keep)."""
+        author, texts = None, []
+        for item in self.items:
+            if item.task_id == task_id and item.role == "agent" and item.kind is ItemKind.MESSAGE and item.text:
+                author = author or item.author
+                texts.append(item.text)
+        return author, "\n".join(texts)
+
     def remove_message(self, message_id: str) -> Change:
         """Take a message out of the view (one the server turned out not to have)."""
         item = self._by_id.get(message_id)
@@ -972,6 +990,8 @@ class Conversation:
         live = self._live
         if live is not None:
             live.streaming = False
+            if state == CANCELED:
+                live.stopped = True  # what streamed stays, marked stopped, under its author
             live.rev += 1
             change.updated.append(live)
             self._live = None

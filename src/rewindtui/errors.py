@@ -192,7 +192,11 @@ def user_message(exc: BaseException, face: str = APP) -> str:
     if _waits_for_answer(text) or type(exc).__name__ == "QuestionWaiting":
         return hints["answer"]
     if "nothing to redo" in text or "nothing to undo" in text:
-        return f"Nothing to undo: a turn came after the last rewind, or it was undone already. {hints['branches']}"
+        word = "redo" if "nothing to redo" in text else "undo"
+        return (
+            f"Nothing to {word}: no rewind is the last thing done in this session (a turn came after it, "
+            f"or it was undone already). {hints['branches']}"
+        )
     if re.search(r"no rewind task .* in session", text):
         return f"That rewind is not in this session. {hints['branches']}"
     text = re.sub(r"JSON-RPC error -?\d+: ", "", text)

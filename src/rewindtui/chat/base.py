@@ -71,6 +71,8 @@ class ChatBase:
         self._older_lock = asyncio.Lock()
         #: what the one undo would undo, per session (see rewindtui.chat.undo)
         self._undo: dict[str, UndoPoint] = {}
+        #: (task id, author, text) of the reply shown when the user stopped a turn
+        self._shown_at_stop: tuple[str, str | None, str] | None = None
 
     @property
     def session_id(self) -> str | None:

@@ -103,6 +103,7 @@ class Turns(Sessions):
         try:
             outcome = await self._consume_stoppable(self.client.stream(message), watch)
             await self._settle(outcome, watch, token)
+            self._keep_shown()
         finally:
             self.sending = False
             self._watch = None
@@ -143,6 +144,25 @@ class Turns(Sessions):
             return
         if outcome.kind == "cut":
             await self._recover(watch, outcome.reason)
+
+    def _keep_shown(self) -> None:
+        """After a stop: nothing streamed is lost. When the server's canceled turn holds less of
+        the reply than was shown, the server's text is what the view shows, and what was shown
+        before the stop is kept beside it (a note, and ``conversation.stopped_shown``)."""
+        shown, self._shown_at_stop = self._shown_at_stop, None
+        if shown is None:
+            return
+        task_id, author, text = shown
+        if not text.strip():
+            return
+        _, now = self.conversation.shown_reply(task_id)
+        if text.strip() in now:
+            return
+        self.conversation.stopped_shown[task_id] = text
+        who = author or "the agent"
+        self._emit(
+            self.conversation.add_error(f"Stopped. The server kept less of the reply than was shown; {who} had shown: {text}")
+        )
 
     async def _consume_stoppable(self, events: AsyncIterator[StreamEvent], watch: Watch) -> StreamEnd:
         """:meth:`_consume` in its own task, so that :meth:`stop` can abort it locally."""
@@ -264,6 +284,7 @@ class Turns(Sessions):
         self._stop_requested = True
         inner = self._inner
         task_id = self._watch.task_id if self._watch else None
+        self._shown_at_stop = (task_id, *self.conversation.shown_reply(task_id)) if task_id else None
         if task_id:
             try:
                 await asyncio.wait_for(self.client.cancel_task(task_id), grace)
