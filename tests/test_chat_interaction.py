@@ -297,6 +297,11 @@ async def test_a_send_while_a_question_waits_says_how_to_answer_and_sends_nothin
     assert "--approve" in user_message(info.value, CLI)
     assert len(await chat.client.session_tasks(chat.session_id or "")) == before
     assert users(chat) == ["delete notes.txt"]
+    status = chat.turn_status()  # the refusal changed nothing: the status is the turn's, not "failed"
+    assert status.waiting and not status.failed and status.words == "a question waits for your answer"
+    await chat.confirm(False)
+    status = chat.turn_status()
+    assert (status.state, status.failed, status.waiting, status.words) == ("completed", False, False, "")
     await chat.client.aclose()
 
 

@@ -48,6 +48,7 @@ from rewindtui.chat.limits import (
 )
 from rewindtui.chat.outcome import Outcome
 from rewindtui.chat.permissions import Action, Permissions
+from rewindtui.chat.status import TurnStatus, turn_status
 from rewindtui.chat.undo import EDIT_OF_KEY, UndoPoint
 from rewindtui.conversation import Confirmation
 from rewindtui.history import SessionNotFound
@@ -76,8 +77,10 @@ __all__ = [
     "SessionNotFound",
     "TurnInterrupted",
     "TurnRefused",
+    "TurnStatus",
     "UndoFailed",
     "UndoPoint",
     "derive_title",
     "gc_paused",
+    "turn_status",
 ]

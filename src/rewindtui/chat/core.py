@@ -17,6 +17,7 @@ from rewindtui.chat.branches import Branches
 from rewindtui.chat.errors import Busy, QuestionWaiting, UndoFailed
 from rewindtui.chat.outcome import Outcome, plural
 from rewindtui.chat.permissions import Action, Permissions, disconnected
+from rewindtui.chat.status import TurnStatus, turn_status
 from rewindtui.chat.undo import UNDO_PAGE, UndoPoint, undo_point
 from rewindtui.client import ClientError, Unsupported
 from rewindtui.conversation import Item
@@ -77,6 +78,10 @@ class Chat(Branches):
 
     def why_not(self, action: Action) -> str:
         return self.permissions().why_not(action)
+
+    def turn_status(self) -> TurnStatus:
+        """The turn's state in words, from the conversation (what the server holds)."""
+        return turn_status(self.conversation, sending=self.sending)
 
     def _why_not_restore(self, redo: str) -> str:
         caps = self.client.capabilities
