@@ -75,7 +75,7 @@ async def test_ctrl_z_right_after_a_rewind_undoes_it_on_the_server(server):
         await settle(app, pilot)
         assert user_texts(app) == ["first", "weather in Oslo", "third"]
         assert await server_users(server, app) == ["first", "weather in Oslo", "third"]
-        assert "2 turns back, with the agent's state as it was." in notifications(app)
+        assert "Undid the rewind: 2 turns back, with the agent's state as it was." in notifications(app)
         await turns(app, pilot, "after")
         assert seen(app) == (["first", "weather in Oslo", "third", "after"], 1)
 
@@ -87,7 +87,7 @@ async def test_ctrl_z_after_typing_still_undoes_the_rewind_and_keeps_the_typing(
         await three_turns(app, pilot)
         await rewind_to(app, pilot, 2)
         screen = app.chat_screen
-        assert "ctrl+z: undo rewind (1 turn)" in screen.status.undo
+        assert screen.status.undo == "ctrl+z: undo the rewind of 1 turn"
         await pilot.press(*"abc")
         await pilot.press("ctrl+z")
         await settle(app, pilot)
@@ -113,7 +113,7 @@ async def test_nested_rewinds_redo_newest_first_with_ctrl_r(server):
         assert await server_users(server, app) == ["one", "weather in Lima", "three", "four"]
         await pilot.press("ctrl+r")
         await settle(app, pilot)
-        assert any("nothing to redo" in n for n in notifications(app))
+        assert any("nothing to redo" in n.lower() for n in notifications(app))
         await turns(app, pilot, "five")
         assert seen(app) == (["one", "weather in Lima", "three", "four", "five"], 1)
 
@@ -126,7 +126,7 @@ async def test_redo_on_a_server_without_it_is_disabled_with_the_reason_and_sends
         await pilot.press("ctrl+r")
         await pilot.pause()
         (note,) = [n for n in app._notifications if n.title == "Redo unavailable"]
-        assert note.message == "echo_agent does not support redo (its agent card does not advertise it)"
+        assert note.message == "echo_agent does not support redo (its agent card does not advertise it)."
         assert not app.chat_screen.rewinding and app.chat_screen._activity is None
 
 

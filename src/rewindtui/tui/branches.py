@@ -14,10 +14,11 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from rewindtui.chat import Chat
+from rewindtui.chat import Action, Chat
 from rewindtui.client import ClientError, Session
 from rewindtui.conversation import Change, Item, ItemKind
 from rewindtui.dirs import default_data_dir
+from rewindtui.errors import user_message
 from rewindtui.export import export, markdown_items
 from rewindtui.tui import interaction
 from rewindtui.tui.clipboard import copy_text
@@ -43,8 +44,6 @@ class Branches:
         self.screen = screen
         #: the user asked to see rewound turns (kept across rewinds, turns and sessions)
         self.showing = False
-        #: the rewind just done, while ctrl+z may still undo it
-        self.undoable: RewindOutcome | None = None
         #: where exports are written (default: the current directory) and a copy's fallback file
         self.export_dir: Path | None = None
         self.files_dir: Path | None = None
@@ -57,16 +56,12 @@ class Branches:
         # literal text: server answers and our own "[button]" names are not markup
         self.screen.notify(text, title=title, severity=severity, timeout=timeout, markup=False)  # type: ignore[arg-type]
 
-    def _why_busy(self) -> str | None:
-        """Why no rewind-like work can start now (another one, a reply, a switch), or None."""
-        return self.screen._why_not("redo")
-
     # -- redo --------------------------------------------------------------------------------
     def why_not_redo(self) -> str:
         chat = self.chat
         if chat is None:
             return "Not connected."
-        return chat.why_not_redo() or self._why_busy() or ""
+        return self.screen.why_not(Action.REDO)
 
     def redo(self, rewind_task_id: str | None = None, *, title: str = "Redo", up_to: str | None = None) -> None:
         """Undo a rewind on the server (None: the last one); nothing is sent when the server does
@@ -76,7 +71,6 @@ class Branches:
         if reason:
             self._notify(reason, title=f"{title} unavailable", severity="warning")
             return
-        self.undoable = None
         screen = self.screen
         if screen.rewind_mode:
             screen._leave_mode()
@@ -96,13 +90,13 @@ class Branches:
                     await chat.rewind(up_to)  # the rest of the branch stays rewound: nothing is lost
                 except ClientError as exc:
                     self._notify(
-                        f"The whole branch came back, but the turns after the one chosen could not be rewound again: {exc}",
+                        f"The whole branch came back, but the turns after the one chosen could not be rewound again: {user_message(exc)}",
                         title=title,
                         severity="warning",
                         timeout=8,
                     )
         except ClientError as exc:
-            self._notify(str(exc), title=f"{title} failed", severity="error", timeout=8)
+            self._notify(user_message(exc), title=f"{title} failed", severity="error", timeout=8)
             return
         finally:
             self.screen._activity = None
@@ -116,41 +110,60 @@ class Branches:
         self._notify(text + ".", title=title)
 
     def undo_hint(self, outcome: RewindOutcome) -> str:
-        """``ctrl+z undoes it`` when the server can redo this rewind (and arms that key)."""
+        """``ctrl+z undoes it`` when the core's one undo now names this session's last change."""
         chat = self.chat
-        if chat is None or chat.why_not_redo() or outcome.session_id != chat.session_id:
-            self.undoable = None
+        if chat is None or outcome.session_id != chat.session_id or not chat.undo_label():
             return ""
-        self.undoable = outcome
-        keys = interaction.keys_of("chat.undo_rewind", getattr(self.screen.app, "keymap_overrides", None))
-        return f"{keys} undoes it"
+        return f"{self._undo_keys()} undoes it"
+
+    def _undo_keys(self) -> str:
+        return interaction.keys_of("chat.undo_rewind", getattr(self.screen.app, "keymap_overrides", None))
 
     def undo_label(self) -> str:
-        """What ctrl+z undoes now, for the status line ("" : the composer's own text undo)."""
-        if self.undoable is None or self.chat is None or self.chat.session_id != self.undoable.session_id:
-            return ""
-        return f"undo rewind ({_plural(self.undoable.turns, 'turn')})"
+        """What ctrl+z undoes now, for the status line ("" : the composer's own text undo). The
+        core reads it per session from the server: it survives restarts, never crosses sessions."""
+        chat = self.chat
+        return (chat.undo_label() or "") if chat is not None else ""
 
     def why_not_undo(self) -> str:
         chat = self.chat
         if chat is None:
             return "not connected."
-        if self.undoable is None or chat.session_id != self.undoable.session_id:
-            return "no rewind of this session to undo (F4 shows rewound turns to restore)."
-        return self._why_busy() or ""
+        return self.screen.why_not(Action.UNDO) or ("" if chat.undo_label() else "nothing to undo in this session.")
 
     def can_undo(self) -> bool:
-        """ctrl+z undoes the rewind just done, in its own session, also with text in the composer
-        (composer undo never hides a rewind undo); else the key is the composer's text undo."""
+        """ctrl+z undoes what the status line names, also with text in the composer (composer undo
+        never hides it); when it names nothing, the key is the composer's text undo."""
         chat = self.chat
-        return self.undoable is not None and chat is not None and chat.session_id == self.undoable.session_id and not self.screen.busy
+        return chat is not None and bool(chat.undo_label()) and not chat.why_not(Action.UNDO) and not self.screen.busy
 
     def undo(self) -> None:
-        if self.can_undo():
-            self.redo(title="Undo rewind")
+        if not self.can_undo():
+            return
+        screen = self.screen
+        if screen.rewind_mode:
+            screen._leave_mode()
+        screen._outcome = None
+        screen._activity = "undoing…"
+        screen._refresh_status()
+        screen._rewind_worker = screen.run_worker(self._undo(), group="rewind", exit_on_error=False)
+
+    async def _undo(self) -> None:
+        chat = self.chat
+        assert chat is not None
+        try:
+            outcome = await chat.undo()
+        except ClientError as exc:
+            self._notify(user_message(exc), title="Undo failed", severity="error", timeout=8)
+            return
+        finally:
+            self.screen._activity = None
+            self.screen._refresh_status()
+        hint = f" {self._undo_keys()}: {outcome.undo_label}." if outcome.undo_label else ""
+        self._notify(outcome.said + hint, title="Undo")
 
     def disarm_undo(self) -> None:
-        self.undoable = None
+        """Nothing to do: the core ends an undo when a turn is sent."""
 
     # -- rewound turns -----------------------------------------------------------------------
     def toggle_rewound(self) -> None:
@@ -176,7 +189,7 @@ class Branches:
         try:
             shown = await chat.show_rewound()
         except ClientError as exc:
-            self._notify(str(exc), title="Rewound turns", severity="error")
+            self._notify(user_message(exc), title="Rewound turns", severity="error")
             return
         if announce and not shown:
             self.showing = False  # nothing to show: F4 next time looks again, it does not hide
@@ -203,8 +216,8 @@ class Branches:
     def open_picker(self) -> None:
         screen = self.screen
         chat = self.chat
-        reason = screen._why_not("mode")
-        if reason is not None or chat is None:
+        reason = screen._why_not_preview()
+        if reason or chat is None:
             self._notify(reason or "Not connected.", title="Turns", severity="warning")
             return
         entries = turn_entries(chat.conversation)
@@ -214,7 +227,7 @@ class Branches:
         perms = chat.permissions()
         picker = RewindPicker(
             entries,
-            PickerPermissions(rewind=perms.rewind_reason, fork=perms.fork_reason, redo=chat.why_not_redo()),
+            PickerPermissions(rewind=perms.rewind_reason, fork=perms.fork_reason, redo=self.why_not_redo()),
         )
         screen.app.push_screen(picker, self._picked)
 
@@ -266,7 +279,7 @@ class Branches:
         if chat is None or mark is None or not mark.fork_before:
             self._notify("This server cannot fork from a rewound turn.", title="Fork", severity="warning")
             return
-        reason = chat.permissions().fork_reason or self._why_busy()
+        reason = self.screen.why_not(Action.FORK)
         if reason:
             self._notify(reason, title="Fork unavailable", severity="warning")
             return
@@ -282,7 +295,7 @@ class Branches:
         try:
             session = await chat.fork_branch(invocation_id)
         except ClientError as exc:
-            self._notify(str(exc), title="Fork failed", severity="error", timeout=8)
+            self._notify(user_message(exc), title="Fork failed", severity="error", timeout=8)
             return
         finally:
             self.screen._activity = None
@@ -395,7 +408,7 @@ class Branches:
         try:
             sessions = await chat.list_sessions()
         except ClientError as exc:
-            self._notify(str(exc), title="Sessions", severity="error")
+            self._notify(user_message(exc), title="Sessions", severity="error")
             return
         if not sessions:
             panel.show_note("No sessions yet." if chat.client.has_api else "No sessions used from here yet.")
@@ -441,10 +454,12 @@ class Branches:
         try:
             await chat.rename_session(session.id, name)
         except ClientError as exc:
-            self._notify(str(exc), title="Rename failed", severity="error")
+            self._notify(user_message(exc), title="Rename failed", severity="error")
             return
         self.screen._refresh_status()
         await self._load_sessions()
+        if not self.screen.sessions.has_class("hidden"):
+            self.screen.sessions.focus()  # ↑ / Enter move the highlight again
 
     def delete(self, session: Session) -> None:
         chat = self.chat
@@ -474,7 +489,7 @@ class Branches:
         try:
             await chat.delete_session(session.id)
         except ClientError as exc:
-            self._notify(str(exc), title="Delete failed", severity="error")
+            self._notify(user_message(exc), title="Delete failed", severity="error")
             return
         self._notify(f"Deleted “{session.name or session.id[:8]}”.", title="Sessions", timeout=4)
         await self._load_sessions()

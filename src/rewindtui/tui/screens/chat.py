@@ -40,9 +40,10 @@ from textual.widgets import Footer, TextArea
 from textual.worker import Worker
 
 from rewindtui.attachments import Attachment
-from rewindtui.chat import Chat, RewindOutcomeUnknown, TurnInterrupted
+from rewindtui.chat import Action, Chat, QuestionWaiting, RewindOutcomeUnknown, TurnInterrupted
 from rewindtui.client import ClientError
 from rewindtui.conversation import Change, Item
+from rewindtui.errors import user_message
 from rewindtui.prompt_history import PromptHistory, PromptStore
 from rewindtui.tui import interaction, slash
 from rewindtui.tui.branches import Branches
@@ -228,7 +229,7 @@ class ChatScreen(Screen):
         try:
             await chat.load_older()
         except ClientError as exc:
-            self.notify(f"Older turns could not be loaded: {exc}", title="Open session", severity="error", timeout=10)
+            self.notify(f"Older turns could not be loaded: {user_message(exc)}", title="Open session", severity="error", timeout=10)
 
     def _on_change(self, change: Change) -> None:
         assert self.chat is not None
@@ -445,11 +446,15 @@ class ChatScreen(Screen):
             await self.chat.send(text, attachments or ())
         except TurnInterrupted as exc:
             self._interrupted(exc)  # the server has the message: no draft to give back
+        except QuestionWaiting as exc:  # nothing was sent: the draft comes back, no "failed"
+            self._keep_draft(text)
+            self.files.bar.restore(attachments or ())
+            self.notify(user_message(exc), title="A question waits", severity="warning", timeout=8)
         except ClientError as exc:
             self._outcome = "failed"
             self._keep_draft(text)
             self.files.bar.restore(attachments or ())
-            self.notify(f"{exc}{self._reconnect_hint(exc)}", title="Send failed", severity="error", timeout=8)
+            self.notify(f"{user_message(exc)}{self._reconnect_hint(exc)}", title="Send failed", severity="error", timeout=8)
         finally:
             self._refresh_status()
 
@@ -468,7 +473,7 @@ class ChatScreen(Screen):
         except ClientError as exc:
             self._outcome = "failed"
             self._keep_draft(text)
-            self.notify(str(exc), title="Edit and resend failed", severity="error", timeout=8)
+            self.notify(user_message(exc), title="Edit and resend failed", severity="error", timeout=8)
             return
         finally:
             self._activity = None
@@ -554,7 +559,7 @@ class ChatScreen(Screen):
         try:
             await self.chat.resume()
         except ClientError as exc:
-            self.notify(str(exc), title="Reattach failed", severity="error", timeout=8)
+            self.notify(user_message(exc), title="Reattach failed", severity="error", timeout=8)
         finally:
             self._refresh_status()
 
@@ -579,7 +584,7 @@ class ChatScreen(Screen):
         except TurnInterrupted as exc:
             self._interrupted(exc)
         except ClientError as exc:
-            self.notify(f"Not answered: {exc}", title="Approve / reject", severity="error", timeout=8)
+            self.notify(f"Not answered: {user_message(exc)}", title="Approve / reject", severity="error", timeout=8)
         finally:
             self._answering = None
             self._refresh_status()
@@ -635,8 +640,6 @@ class ChatScreen(Screen):
             return possible if action == "rewind_mode" else not possible
         if action == "undo_rewind":
             return self.branches.can_undo()  # else ctrl+z is the composer's own undo
-        if action == "copy":
-            return self.rewind_mode  # like r / e / f / t: a command only in rewind mode
         return True
 
     def _why_not_structurally(self) -> str | None:
@@ -653,33 +656,31 @@ class ChatScreen(Screen):
         self.notify(_sentence(reason), title="Rewind unavailable", severity="warning")
 
     # -- rewind mode ---------------------------------------------------------------------------
-    def _why_not(self, action: str) -> str | None:
-        """Why ``action`` (rewind, edit, fork, mode) can't run now, or None if it can: what the
-        chat's permissions say, then what this screen has in flight."""
+    def why_not(self, action: Action) -> str:
+        """Why ``action`` can't run now ("" if it can): the core's permissions gate, the one place
+        that decides; the screen adds only the work it has queued that the core cannot see yet."""
         chat = self.chat
         if chat is None:
             return "Not connected."
-        perms = chat.permissions()
-        if action in ("rewind", "edit") and not perms.can_rewind:
-            return _sentence(perms.rewind_reason)
-        if action == "fork" and not perms.can_fork:
-            return _sentence(perms.fork_reason)
-        if action == "mode" and not (perms.can_rewind or perms.can_fork):
-            return _sentence(perms.rewind_reason)
-        if self.rewinding:
-            return "A rewind is in flight; wait for it to finish."
-        if not _finished(self._turn_worker) and chat.sending:
-            return "A reply is still coming in; Esc stops it."
         if not _finished(self._switch_worker):
             return "A session is opening; wait for it."
-        if action == "mode" and chat.edit is not None:
+        if not _finished(self._rewind_worker):
+            return "A rewind is in flight; wait for it to finish."
+        return _sentence(chat.why_not(action))
+
+    def _why_not_preview(self) -> str:
+        """Why no rewind point can be chosen now: neither rewind nor fork allowed, or an edit runs."""
+        rewind, fork = self.why_not(Action.REWIND), self.why_not(Action.FORK)
+        if rewind and fork:
+            return rewind
+        if self.chat is not None and self.chat.edit is not None:
             return "You are editing a turn: Enter resends it, Esc cancels the edit."
-        return None
+        return ""
 
     def enter_rewind_mode(self, index: int | None = None) -> bool:
         """Enter rewind mode on the turn holding item ``index`` (default: the last turn)."""
-        reason = self._why_not("mode")
-        if reason is not None:
+        reason = self._why_not_preview()
+        if reason:
             self.notify(reason, title="Rewind", severity="warning")
             return False
         transcript = self.transcript
@@ -714,7 +715,7 @@ class ChatScreen(Screen):
             transcript.turns_from(index),
             len(chat.conversation.items) - index,
             chat.conversation.user_text_of(item.rewind_target or "") or item.text,
-            blocked=self._why_not("rewind") or "",
+            blocked=self.why_not(Action.REWIND),
         )
 
     def _leave_mode(self, *, focus: bool = True) -> None:
@@ -736,8 +737,8 @@ class ChatScreen(Screen):
         if not self.rewind_mode:
             return
         item = self.transcript.selected()
-        reason = self._why_not("rewind")
-        if item is None or item.rewind_target is None or reason is not None:
+        reason = self.why_not(Action.REWIND)
+        if item is None or item.rewind_target is None or reason:
             self.notify(reason or "No turn selected.", title="Rewind", severity="warning")
             return
         self._leave_mode()  # first: keys typed from now on go to the composer
@@ -761,7 +762,7 @@ class ChatScreen(Screen):
             self._rewind_unknown(exc)
             return
         except ClientError as exc:
-            self.notify(str(exc), title="Rewind failed", severity="error", timeout=8)
+            self.notify(user_message(exc), title="Rewind failed", severity="error", timeout=8)
             return
         finally:
             self._activity = None
@@ -845,8 +846,8 @@ class ChatScreen(Screen):
             else:
                 self.enter_rewind_mode(index)
             return
-        reason = self._why_not(action)
-        if reason is not None:
+        reason = self.why_not(Action.EDIT if action == "edit" else Action.FORK)
+        if reason:
             title = "Rewind unavailable" if action in ("rewind", "edit") else action.capitalize()
             self.notify(reason, title=title, severity="warning")
             return
@@ -879,7 +880,7 @@ class ChatScreen(Screen):
         try:
             session = await self.chat.fork(invocation_id)
         except ClientError as exc:
-            self.notify(str(exc), title="Fork failed", severity="error", timeout=8)
+            self.notify(user_message(exc), title="Fork failed", severity="error", timeout=8)
             return
         finally:
             self._activity = None
@@ -1007,7 +1008,17 @@ class ChatScreen(Screen):
 
     @on(SessionsPanel.Open)
     def _open_session(self, event: SessionsPanel.Open) -> None:
+        # the chosen session opens and the panel closes: focus is in the composer, and nothing
+        # looks focused that is not (a d typed next is text, not a delete)
+        self.sessions.add_class("hidden")
+        self.composer.focus()
         self.request_switch(event.session_id)
+
+    @on(SessionsPanel.TypeAhead)
+    def _panel_type_ahead(self, event: SessionsPanel.TypeAhead) -> None:
+        self.sessions.add_class("hidden")
+        self.composer.focus()
+        self.composer.insert(event.text)
 
     @on(SessionsPanel.New)
     def _new_from_panel(self) -> None:
@@ -1067,7 +1078,7 @@ class ChatScreen(Screen):
         try:
             await chat.open(session_id)
         except ClientError as exc:
-            self.notify(str(exc), title="Open session", severity="error")
+            self.notify(user_message(exc), title="Open session", severity="error")
             return
         finally:
             self._activity = None
@@ -1095,7 +1106,7 @@ class ChatScreen(Screen):
         try:
             await chat.refresh()
         except ClientError as exc:
-            self.notify(str(exc), title="Reload", severity="error")
+            self.notify(user_message(exc), title="Reload", severity="error")
         finally:
             self._activity = None
             self._outcome = None

@@ -625,7 +625,7 @@ class Transcript(ScrollView, can_focus=True):
             strips = [Strip(self._continuation_line(item, width, bar_style))]
         else:
             strips = [Strip.blank(0), Strip(self._header(index, item, width))]
-        body = self._body(item)
+        body = self._body(item, width)
         if body is not None:
             base = self.rich_style
             for line in console.render_lines(body, options, pad=False):
@@ -712,7 +712,7 @@ class Transcript(ScrollView, can_focus=True):
         self._button(text, "⟲" if short else "⟲ Rewind to here", "rewind", item, perms.rewind, quiet=quiet)
         return text
 
-    def _body(self, item: Item) -> RenderableType | None:
+    def _body(self, item: Item, width: int = 80) -> RenderableType | None:
         parts: list[RenderableType] = []
         text = sanitize(item.text)
         if item.kind is ItemKind.ERROR:
@@ -728,7 +728,7 @@ class Transcript(ScrollView, can_focus=True):
             expanded = item.key in self.expanded
             muted = self.get_component_rich_style("transcript--muted")
             for call in item.tools:
-                parts.append(_tool_line(call, expanded, muted, item.key))
+                parts.append(_tool_line(call, expanded, muted, item.key, width - len(_BAR)))
         if item.kind in (ItemKind.MESSAGE, ItemKind.ARTIFACT) and item.raw is not None:
             parts.extend(self._part_lines(item))
         if not parts:
@@ -951,7 +951,9 @@ def _excerpt_json(value: Any, limit: int = _TOOL_RESULT_LIMIT) -> str:
     return text if len(text) <= limit else text[:limit] + "…"
 
 
-def _tool_line(call: Any, expanded: bool, muted: Style, key: str) -> Text:
+def _tool_line(call: Any, expanded: bool, muted: Style, key: str, width: int = 124) -> Text:
+    """A tool call on one line (the call, then its result) using the width there is: a wide
+    terminal shows it all; a cut shows ``…`` once, where it is cut."""
     toggle = Style.from_meta({_ACTION: "tools", _KEY: key})
     args = _excerpt_json(call.args) if call.args is not None else ""
     if expanded:
@@ -960,6 +962,22 @@ def _tool_line(call: Any, expanded: bool, muted: Style, key: str) -> Text:
         result = _excerpt_json(call.result) if call.has_result else "(no result yet)"
         out.append("\n  → " + sanitize(result), style=muted)
         return out
+    room = max(40, width - 2)
+    out = Text("▸ ", style=muted + toggle)
+    summary = sanitize(f"{call.name}({args})")
+    result = sanitize(_excerpt_json(call.result)) if call.has_result else ""
+    # the call gets what the result leaves it, and at least half the line
+    call_room = max(room // 2, room - len(result) - 3) if result else room - 2
+    summary = summary if len(summary) <= call_room else summary[: call_room - 1] + "…"
+    out.append(summary, style=toggle)
+    if call.has_result:
+        left = room - len(summary) - 3
+        out.append(" → " + (result if len(result) <= left else result[: max(1, left - 1)] + "…"), style=muted)
+    else:
+        out.append(" (no result yet)", style=muted)
+    out.no_wrap = True
+    out.overflow = "crop"
+    return out
     out = Text("▸ ", style=muted + toggle)
     summary = f"{call.name}({args})"
     summary = summary if len(summary) <= 60 else summary[:59] + "…"
