@@ -315,3 +315,23 @@ async def test_6_rewound_turns_are_reached_by_the_cursor_and_restored_by_a_key(s
         await settle(app, pilot)
         users = user_texts_of(await server_tasks(server, app.chat.session_id))
         assert "two" in users
+
+
+# -- 4: Stop keeps what came, under the same author, marked stopped -------------------------------
+async def test_4_stop_keeps_the_streamed_text_under_its_author_marked_stopped(slow_server):
+    app = make_app(slow_server)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        screen = app.chat_screen
+        screen.composer.text = "tell me a long story " + " ".join(["and tell it at length"] * 8)
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: any(it.streaming and len(it.text) > 20 for it in app.chat.conversation.items))
+        streamed = next(it for it in app.chat.conversation.items if it.streaming)
+        author, partial = streamed.author, streamed.text
+        await pilot.press("escape")
+        await settle(app, pilot)
+        last = app.chat.conversation.items[-1]
+        assert last.author == author and last.text.startswith(partial[:20])
+        assert getattr(last, "stopped", False)
+        lines = [screen.transcript.render_line(y).text for y in range(screen.transcript.size.height)]
+        assert any("■ stopped" in line for line in lines)

@@ -20,10 +20,10 @@ from textual.screen import Screen
 from rewindtui.chat import Chat
 from rewindtui.client import A2AClient, ClientError
 from rewindtui.connection import AppConnector, Target
+from rewindtui.drafts import DraftStore
 from rewindtui.prompt_history import PromptStore
 from rewindtui.settings import SettingsError
 from rewindtui.tui import interaction
-from rewindtui.tui.drafts import DraftFiles
 from rewindtui.tui.paste import PasteSafeDriver
 from rewindtui.tui.screens.chat import ChatScreen
 from rewindtui.tui.screens.confirm import ConfirmScreen
@@ -65,8 +65,8 @@ class RewindApp(App[int]):
         self.new_session = new_session
         # prompt history is kept on disk only when a data dir is given (the real app)
         self.prompt_store = PromptStore(data_dir / PROMPTS_DIR) if data_dir is not None else None
-        # ADAPTER: the core's DraftStore takes this place once it exists (see tui/drafts.py)
-        self.draft_store = DraftFiles(data_dir / DRAFTS_DIR) if data_dir is not None else None
+        # drafts per session across restarts (the core's store), kept only with a data dir
+        self.draft_store = DraftStore(data_dir / DRAFTS_DIR) if data_dir is not None else None
         self.data_dir = data_dir
         #: binding id → keys, as the user remapped them: every key shown follows it
         self.keymap_overrides: dict[str, str] = dict(keymap or {})

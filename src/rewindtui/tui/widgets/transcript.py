@@ -467,7 +467,7 @@ class Transcript(ScrollView, can_focus=True):
         role = self._group_role(index)
         perms = self.permissions
         editable = role == START and item.role != "user" and item.rewind_target is not None and self._turn_has_user(index)
-        return (item.rev, width, item.key in self.expanded, item.streaming, perms.rewind, perms.fork, perms.waiting, perms.redo, editable, role)
+        return (item.rev, width, item.key in self.expanded, item.streaming, getattr(item, "stopped", False), perms.rewind, perms.fork, perms.waiting, perms.redo, editable, role)
 
     def render_lines(self, crop):
         self._drawn.settle(len(self.conversation.items))  # lines drawn lately: out of the collector's way
@@ -666,6 +666,8 @@ class Transcript(ScrollView, can_focus=True):
             left.append(f"  {_rewound_label(item)}", self.get_component_rich_style("transcript--rewound-mark"))
         if item.streaming:
             left.append("  streaming…", self.get_component_rich_style("transcript--muted"))
+        elif getattr(item, "stopped", False):
+            left.append("  ■ stopped — what came before the stop", self.get_component_rich_style("transcript--muted"))
         buttons = self._buttons(index, item)
         room = width - left.cell_len - buttons.cell_len - 1
         if room < 1:
@@ -724,6 +726,10 @@ class Transcript(ScrollView, can_focus=True):
                 parts.append(Text(text))
             else:
                 parts.append(Markdown(text))
+        shown_before = self.conversation.stopped_shown.get(item.task_id or "") if getattr(item, "stopped", False) else None
+        if shown_before and shown_before != text:
+            muted = self.get_component_rich_style("transcript--muted")
+            parts.append(Text(f"(the server kept less; before the stop this was shown: {sanitize(shown_before)})", style=muted))
         if item.kind is ItemKind.MESSAGE and item.raw is not None:
             expanded = item.key in self.expanded
             muted = self.get_component_rich_style("transcript--muted")
