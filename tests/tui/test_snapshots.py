@@ -24,9 +24,7 @@ def test_tool_call_expanded(snap_compare):
     async def expand(pilot):
         await pilot.pause()
         transcript = app.chat_screen.transcript
-        transcript.focus()
-        transcript.cursor = 1  # the message holding the call
-        await pilot.press("t")
+        transcript._toggle_tools(app.chat.conversation.items[1:2])  # the message holding the call (alt+t / a click)
         await pilot.pause()
 
     assert snap_compare(app, terminal_size=SIZE, run_before=expand)
