@@ -30,3 +30,7 @@ class DraftStash:
     def take(self) -> str:
         text, self._text = self._text or "", None
         return text
+
+    def peek(self) -> str:
+        """The draft set aside ("" when none), left where it is."""
+        return self._text or ""

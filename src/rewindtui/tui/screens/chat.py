@@ -118,6 +118,7 @@ class ChatScreen(Screen):
         super().__init__()
         self.drafts = drafts  # the session's unsent draft, kept across restarts
         self.stash = DraftStash()  # the draft set aside while an edit uses the composer
+        self.cleared_draft = ""  # the draft Esc Esc cleared last (the composer's ctrl+z brings it back)
         self._escape_burst = False  # Esc left a mode: Escs in the same burst do nothing more
         self.chat: Chat | None = None
         self.status = Status(turn="connecting…")
@@ -958,7 +959,7 @@ class ChatScreen(Screen):
         if self.banner.kind == "hint":
             self.banner.hide()
         if self.composer.text:
-            self.composer.clear_draft()
+            self.cleared_draft = self.composer.clear_draft()  # kept: ctrl+z brings it back
             self.notify("Draft cleared; ctrl+z brings it back.", timeout=3)
         else:
             self.enter_rewind_mode()
