@@ -163,8 +163,10 @@ class Chat(Branches):
             now = f"now: {fresh.label}" if fresh is not None else "nothing to undo now"
             raise UndoFailed(f"the session changed on the server since; nothing was undone ({now})")
         before = self.conversation.turn_invocations()
-        await self._redo(point.rewind_task_id)
-        await self.refresh_undo()
+        try:
+            await self._redo(point.rewind_task_id)
+        finally:
+            await self.refresh_undo()  # whatever happened, the label says what the server holds now
         back, gone = self._moved(before)
         what = "the edit" if point.kind == "edit" else "the rewind"
         said = f"Undid {what}: {plural(back, 'turn')} back, with the agent's state as it was"

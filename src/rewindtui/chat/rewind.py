@@ -253,6 +253,7 @@ class Rewinds(Turns):
                     await self._turn(edit, text)
                     return
             await self._settle(outcome, watch, token)
+            self._keep_shown()
         finally:
             self.sending = False
             self._watch = None

@@ -96,6 +96,7 @@ class Turns(Sessions):
         token = conversation.checkpoint()
         watch = Watch(raw.message_id(message))
         self.last_message_id = watch.message_id
+        self._shown_at_stop = None
         self.sending = True
         self._stop_requested = False
         self._watch = watch
@@ -317,6 +318,7 @@ class Turns(Sessions):
                 await asyncio.sleep(poll_interval)
             if self.conversation.turn_state not in TURN_ENDING_STATES:
                 self._emit(self.conversation.end_turn(CANCELED if self._stop_requested else INTERRUPTED))
+            self._keep_shown()
         finally:
             self.sending = False
             self._watch = None
