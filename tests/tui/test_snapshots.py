@@ -47,7 +47,7 @@ def test_rewind_in_flight(snap_compare):
         target = chat.conversation.turn_invocations()[1]
         token, change = chat.conversation.truncate_before(target)
         chat.rewinding = True
-        screen._activity = "rewinding…"  # as the screen sets it before the optimistic cut
+        screen.activity = "rewinding…"  # as the screen sets it before the optimistic cut
         screen._on_change(change)
         await pilot.pause()
 

@@ -54,7 +54,7 @@ def test_stopped_turn(snap_compare):
 
     async def stopped(pilot):
         await pilot.pause()
-        app.chat_screen.notify("Stopped: the turn is canceled; the view shows what the server holds.", title="Stopped")
+        app.chat_screen.notify("Stopped: the turn is canceled; what came before the stop stays, marked stopped.", title="Stopped")
         await pilot.pause()
 
     assert snap_compare(app, terminal_size=SIZE, run_before=stopped)

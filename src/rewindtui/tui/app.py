@@ -68,6 +68,9 @@ class RewindApp(App[int]):
         # drafts per session across restarts (the core's store), kept only with a data dir
         self.draft_store = DraftStore(data_dir / DRAFTS_DIR) if data_dir is not None else None
         self.data_dir = data_dir
+        #: what drafts and prompt histories are keyed by when the address is not stable ("": the URL)
+        target = connector.target if isinstance(connector, AppConnector) else None
+        self.server_key = "embedded" if target is not None and target.kind == "embedded" else ""
         #: binding id → keys, as the user remapped them: every key shown follows it
         self.keymap_overrides: dict[str, str] = dict(keymap or {})
         self._closer: Closer | None = None

@@ -73,11 +73,11 @@ class Branches:
             return
         screen = self.screen
         if screen.rewind_mode:
-            screen._leave_mode()
-        screen._outcome = None
-        screen._activity = "redoing…"
-        screen._refresh_status()
-        screen._rewind_worker = screen.run_worker(self._redo(rewind_task_id, title, up_to), group="rewind", exit_on_error=False)
+            screen.leave_mode()
+        screen.outcome = None
+        screen.activity = "redoing…"
+        screen.refresh_status()
+        screen.rewind_worker = screen.run_worker(self._redo(rewind_task_id, title, up_to), group="rewind", exit_on_error=False)
 
     async def _redo(self, rewind_task_id: str | None, title: str, up_to: str | None = None) -> None:
         chat = self.chat
@@ -99,8 +99,8 @@ class Branches:
             self._notify(user_message(exc), title=f"{title} failed", severity="error", timeout=8)
             return
         finally:
-            self.screen._activity = None
-            self.screen._refresh_status()
+            self.screen.activity = None
+            self.screen.refresh_status()
         after = chat.conversation.turn_invocations()
         back = len(set(after) - set(before))
         gone = len(set(before) - set(after))
@@ -142,11 +142,11 @@ class Branches:
             return
         screen = self.screen
         if screen.rewind_mode:
-            screen._leave_mode()
-        screen._outcome = None
-        screen._activity = "undoing…"
-        screen._refresh_status()
-        screen._rewind_worker = screen.run_worker(self._undo(), group="rewind", exit_on_error=False)
+            screen.leave_mode()
+        screen.outcome = None
+        screen.activity = "undoing…"
+        screen.refresh_status()
+        screen.rewind_worker = screen.run_worker(self._undo(), group="rewind", exit_on_error=False)
 
     async def _undo(self) -> None:
         chat = self.chat
@@ -157,8 +157,8 @@ class Branches:
             self._notify(user_message(exc), title="Undo failed", severity="error", timeout=8)
             return
         finally:
-            self.screen._activity = None
-            self.screen._refresh_status()
+            self.screen.activity = None
+            self.screen.refresh_status()
         hint = f" {self._undo_keys()}: {outcome.undo_label}." if outcome.undo_label else ""
         self._notify(outcome.said + hint, title="Undo")
 
@@ -216,7 +216,7 @@ class Branches:
     def open_picker(self) -> None:
         screen = self.screen
         chat = self.chat
-        reason = screen._why_not_preview()
+        reason = screen.why_not_preview()
         if reason or chat is None:
             self._notify(reason or "Not connected.", title="Turns", severity="warning")
             return
@@ -284,9 +284,9 @@ class Branches:
             self._notify(reason, title="Fork unavailable", severity="warning")
             return
         screen = self.screen
-        screen._activity = "forking…"
-        screen._refresh_status()
-        screen._rewind_worker = screen.run_worker(self._fork(mark.fork_before), group="rewind", exit_on_error=False)
+        screen.activity = "forking…"
+        screen.refresh_status()
+        screen.rewind_worker = screen.run_worker(self._fork(mark.fork_before), group="rewind", exit_on_error=False)
 
     async def _fork(self, invocation_id: str) -> None:
         chat = self.chat
@@ -298,9 +298,9 @@ class Branches:
             self._notify(user_message(exc), title="Fork failed", severity="error", timeout=8)
             return
         finally:
-            self.screen._activity = None
-            self.screen._refresh_status()
-        self.screen._show_conversation()
+            self.screen.activity = None
+            self.screen.refresh_status()
+        self.screen.show_conversation()
         self._notify(
             f"Forked the rewound branch into “{session.name or session.id}”; the original ({original[:8]}) is in the "
             "sessions panel (F2).",
@@ -432,7 +432,7 @@ class Branches:
             return
         if chat.session is None or chat.session.name != session.name:
             chat.session = session
-            self.screen._refresh_status()
+            self.screen.refresh_status()
 
     def rename(self, session: Session) -> None:
         chat = self.chat
@@ -456,7 +456,7 @@ class Branches:
         except ClientError as exc:
             self._notify(user_message(exc), title="Rename failed", severity="error")
             return
-        self.screen._refresh_status()
+        self.screen.refresh_status()
         await self._load_sessions()
         if not self.screen.sessions.has_class("hidden"):
             self.screen.sessions.focus()  # ↑ / Enter move the highlight again
