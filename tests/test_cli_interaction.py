@@ -175,3 +175,15 @@ def test_an_ellipsis_is_never_doubled():
     item = _tool_item({"content": "y" * 1000 + "…"})
     assert "……" not in format_item(item)
     assert "……" not in markdown([item], session_id="s")
+
+
+def test_send_approve_answers_a_question_brought_back_by_redo(run):
+    session, turns = new_session(run, "hello", "delete temp.txt")
+    assert run("rewind", "--session", session, "--before", turns[1]).rc == 0
+    r = run("send", "--json", "--session", session, "--approve")
+    assert r.rc == 1 and "no question is waiting" in json.loads(r.out)["error"]["message"]
+    assert run("redo", "--session", session).rc == 0  # the question's turn is back ...
+    r = run("send", "--json", "--session", session, "--approve")  # ... and it can be answered
+    assert r.rc == 0, r.out
+    replies = [rec["text"] for rec in r.records()[1:] if rec["role"] == "agent" and rec["text"]]
+    assert replies and "deleted" in replies[-1]

@@ -399,8 +399,9 @@ def _require_invocation(chat: Any, invocation_id: str) -> None:
 
 def _require(chat: Any, what: str) -> None:
     """Refuse before touching anything when the server cannot do ``what`` (the reason says why)."""
-    perms = chat.permissions()
-    reason = perms.rewind_reason if what == "rewind" else perms.fork_reason
+    from rewindtui.chat import Action
+
+    reason = chat.permissions().why_not(Action(what))
     if reason:
         raise CommandFailed(reason)
 
