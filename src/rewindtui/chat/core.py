@@ -28,6 +28,13 @@ log = logging.getLogger(__name__)
 QUESTION_FIRST = "Answer the question first: alt+y approves, alt+n rejects."
 
 
+def _came_back(back: int, gone: int) -> str:
+    said = f"{plural(back, 'turn')} back, with the agent's state as it was"
+    if gone:
+        said += f"; {plural(gone, 'turn')} went to the rewound turns"
+    return said + "."
+
+
 class Chat(Branches):
     # -- the gate --------------------------------------------------------------------------
     def permissions(self) -> Permissions:
@@ -232,10 +239,7 @@ class Chat(Branches):
         finally:
             await self.refresh_undo()
         back, gone = self._moved(before)
-        said = f"{plural(back, 'turn')} back, with the agent's state as it was"
-        if gone:
-            said += f"; {plural(gone, 'turn')} went to the rewound turns"
-        return self._outcome(Action.REDO, said + ".", back=back, gone=gone)
+        return self._outcome(Action.REDO, _came_back(back, gone), back=back, gone=gone)
 
     async def restore(self, rewind_task_id: str, up_to: str | None = None) -> Outcome:
         """Bring a rewound branch back: undo the rewind ``rewind_task_id`` that took it away; with
@@ -256,10 +260,7 @@ class Chat(Branches):
         finally:
             await self.refresh_undo()
         back, gone = self._moved(before)
-        said = f"{plural(back, 'turn')} back, with the agent's state as it was"
-        if gone:
-            said += f"; {plural(gone, 'turn')} went to the rewound turns"
-        return self._outcome(Action.RESTORE, said + ".", back=back, gone=gone, warning=warning)
+        return self._outcome(Action.RESTORE, _came_back(back, gone), back=back, gone=gone, warning=warning)
 
     async def fork(self, invocation_id: str) -> Outcome:
         original = self.session_id
