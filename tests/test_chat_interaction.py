@@ -363,3 +363,19 @@ async def test_the_servers_redo_refusal_names_no_task_id(server):
     assert "task id" not in str(info.value)
     assert "F4 shows rewound turns" in user_message(info.value)
     await chat.client.aclose()
+
+
+async def test_restore_brings_a_rewound_branch_back_up_to_a_turn(server):
+    chat = await chat_for(server)
+    turns = await sent(chat, "one", "two", "three")
+    await chat.rewind(turns[1])
+    await chat.send("other")
+    await chat.show_rewound()
+    two = next(i for i in chat.conversation.items if i.rewound is not None and i.text == "two")
+    assert two.rewound is not None and two.rewound.by
+    outcome = await chat.restore(two.rewound.by, up_to=turns[2])  # "two" back, "three" stays rewound
+    assert outcome.action is Action.RESTORE and not outcome.warning
+    assert users(chat) == ["one", "two"]
+    assert (outcome.turns_back, outcome.turns_gone) == (1, 1)  # "other" went to the rewound turns
+    assert outcome.said == "1 turn back, with the agent's state as it was; 1 turn went to the rewound turns."
+    await chat.client.aclose()
