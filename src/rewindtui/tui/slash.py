@@ -8,10 +8,12 @@ against a small host (the chat screen), never its private fields.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Protocol
 
+from rewindtui.conversation import Item
 from rewindtui.tui import interaction
+from rewindtui.tui.transcript_layout import turn_starts
 
 
 class SlashHost(Protocol):
@@ -78,3 +80,68 @@ def run(host: SlashHost, text: str) -> bool:
         return True
     host.run_command(command)
     return True
+
+
+class SlashActions:
+    """What the slash commands do on the chat screen, through the callables it hands over."""
+
+    def __init__(
+        self,
+        *,
+        items: Callable[[], Sequence[Item]],
+        selected: Callable[[], Item | None],
+        preview: Callable[[int], object],
+        act: Callable[[str, Item], None],
+        run_action: Callable[[str], object],
+        can_undo: Callable[[], bool],
+        why_not_undo: Callable[[], str],
+        export: Callable[[str], None],
+        notify: Callable[[str, bool], None],
+    ) -> None:
+        self.items = items
+        self.selected = selected  # the turn chosen in the preview, None when not choosing
+        self.preview = preview
+        self.act = act
+        self.run_action = run_action
+        self.can_undo = can_undo
+        self.why_not_undo = why_not_undo
+        self.export = export
+        self.notify = notify
+
+    def say(self, text: str, *, warning: bool = False) -> None:
+        self.notify(text, warning)
+
+    def run_command(self, command: interaction.Command) -> None:
+        if command.id == "chat.undo_rewind" and not self.can_undo():
+            self.say("Nothing to undo here: " + (self.why_not_undo() or "no rewind of this session to undo."), warning=True)
+            return
+        if command.owner == "transcript":
+            self.act_on_turn_back(command.action.split("'")[1], 1)
+            return
+        self.run_action(command.action)
+
+    def _turn_back(self, count: int) -> int | None:
+        starts = turn_starts(self.items())
+        return starts[-min(count, len(starts))] if starts else None
+
+    def preview_turn_back(self, count: int) -> None:
+        """/rewind N: the preview of going back N turns (1: the last); Enter then rewinds."""
+        index = self._turn_back(count)
+        if index is None:
+            self.say("Nothing to rewind yet.")
+            return
+        self.preview(index)
+
+    def act_on_turn_back(self, action: str, count: int) -> None:
+        """/edit N, /fork N: the selected turn while choosing, else the turn N back."""
+        item = self.selected()
+        if item is None:
+            index = self._turn_back(count)
+            if index is None:
+                self.say(f"Nothing to {action} yet.")
+                return
+            item = self.items()[index]
+        self.act(action, item)
+
+    def export_transcript(self, fmt: str) -> None:
+        self.export(fmt)

@@ -37,21 +37,24 @@ from textual.screen import Screen
 from textual.widgets import Footer, TextArea
 from textual.worker import Worker
 
-from rewindtui.attachments import Attachment
-from rewindtui.chat import Action, Chat, QuestionWaiting, RewindOutcomeUnknown, TurnInterrupted
+from rewindtui.chat import Action, Chat
 from rewindtui.client import ClientError
 from rewindtui.conversation import Change, Item
 from rewindtui.errors import user_message
-from rewindtui.prompt_history import PromptHistory, PromptStore
-from rewindtui.tui import interaction, slash
+from rewindtui.prompt_history import PromptStore
+from rewindtui.tui import interaction
 from rewindtui.tui.branches import Branches
 from rewindtui.tui.commands import ChatCommands
+from rewindtui.tui.composer_memory import ComposerMemory
 from rewindtui.tui.drafts import DraftKeeper, DraftStash
 from rewindtui.tui.escape_key import EscapeKey
 from rewindtui.tui.file_actions import FileActions
-from rewindtui.tui.host import finished, sentence, wait_for
-from rewindtui.tui.rewind_choice import RewindChoice, RewindOutcome, plural
+from rewindtui.tui.host import finished, sentence
+from rewindtui.tui.rewind_choice import RewindChoice, RewindOutcome
+from rewindtui.tui.sending import Sending
 from rewindtui.tui.session_switch import SessionSwitch
+from rewindtui.tui.slash import SlashActions
+from rewindtui.tui.turn_actions import TurnActions
 from rewindtui.tui.turn_control import TurnControl
 from rewindtui.tui.widgets.attachment_bar import AttachmentBar
 from rewindtui.tui.widgets.composer import Composer
@@ -79,21 +82,37 @@ class ChatScreen(Screen):
 
     def __init__(self, prompt_store: PromptStore | None = None, drafts: DraftKeeper | None = None) -> None:
         super().__init__()
-        self.drafts = drafts  # the session's unsent draft, kept across restarts
-        self.stash = DraftStash()  # the draft set aside while an edit uses the composer
         self.chat: Chat | None = None
         self.status = Status(turn="connecting…")
-        self.prompt_store = prompt_store
         self.rewind_mode = False
-        self._kept_draft: str | None = None  # what keep_unsent last put in the composer
+        # prompts, the unsent draft across restarts, the draft an edit sets aside
+        self.memory = ComposerMemory(
+            lambda: self.composer,
+            self._history_key,
+            lambda text: self.notify(text, title="Draft", timeout=4, markup=False),
+            prompts=prompt_store,
+            drafts=drafts,
+        )
         self.activity: str | None = None  # what we are doing right now ("rewinding…"), shown as the turn state
         self.outcome: str | None = None  # how the last request ended when the conversation can't say ("failed")
         self.turn_worker: Worker | None = None
         self.rewind_worker: Worker | None = None
         self.switch_worker: Worker | None = None
-        self._edit_turns = 0  # turns an edit in progress has set aside
         self.stop_worker: Worker | None = None
+        self.branches = Branches(self)  # redo, rewound turns, the turn picker, copy/export, sessions
+        self.files = FileActions(self)
         self.turns = TurnControl(self)  # stop, reattach, answer, the turn bar
+        self.slash = SlashActions(
+            items=lambda: self.chat.conversation.items if self.chat is not None else [],
+            selected=lambda: self.transcript.selected() if self.rewind_mode else None,
+            preview=self._preview_turn,
+            act=self.handle_action,
+            run_action=lambda action: self.call_later(self.run_action, action),
+            can_undo=lambda: self.branches.can_undo(),
+            why_not_undo=lambda: self.branches.why_not_undo(),
+            export=lambda fmt: self.branches.export(fmt),
+            notify=lambda text, warning: self.say(text, warning=warning),
+        )
         self.choice = RewindChoice(
             self, why_not_preview=self.why_not_preview, undo_hint=self.undo_hint, after_layout=self.call_after_refresh
         )
@@ -105,6 +124,25 @@ class ChatScreen(Screen):
             restore_stash=self._restore_stash,
             later=self.set_timer,
         )
+        self.sending = Sending(
+            self,
+            self.memory,
+            commands=self.slash,
+            interrupted=self.turns.interrupted,
+            unknown=self.choice.unknown,
+            take_attachments=lambda: self.files.bar.take(),
+            restore_attachments=lambda parts: self.files.bar.restore(parts),
+            hide_banner=lambda: self.banner.hide(),
+        )
+        self.actions = TurnActions(
+            self,
+            self.memory,
+            preview=self._preview_turn,
+            branch_act=lambda action, item: self.branches.act(action, item),
+            edit_started=self._edit_started,
+            panel_refresh=self._load_sessions,
+            bell=lambda: self.app.bell(),
+        )
         self.switching = SessionSwitch(
             self,
             stop_reply=self.stop_reply,
@@ -112,8 +150,6 @@ class ChatScreen(Screen):
             ask=lambda screen, answered: self.app.push_screen(screen, answered),
             panel_refresh=self._load_sessions,
         )
-        self.branches = Branches(self)  # redo, rewound turns, the turn picker, copy/export, sessions
-        self.files = FileActions(self)
 
     def compose(self) -> ComposeResult:
         yield StatusLine(id="status")
@@ -190,8 +226,7 @@ class ChatScreen(Screen):
         assert self.chat is not None
         self.leave_mode(focus=False)
         self.transcript.set_conversation(self.chat.conversation)
-        self._load_prompt_history()
-        self._load_draft()
+        self.memory.load()
         self.refresh_status()
         if self.chat.conversation.running_task_id is not None:
             self.reattach()  # the session's last turn is still running on the server: follow it
@@ -214,7 +249,7 @@ class ChatScreen(Screen):
         if self.transcript.conversation is not self.chat.conversation:
             self.leave_mode(focus=False)
             self.transcript.set_conversation(self.chat.conversation)
-            self._load_prompt_history()
+            self.memory.load()
         else:
             self.transcript.apply_change(change)
             if self.rewind_mode:
@@ -257,91 +292,32 @@ class ChatScreen(Screen):
         """The user's keymap (binding id → keys): what shown keys follow."""
         return getattr(self.app, "keymap_overrides", {}) or {}
 
-    def _load_draft(self) -> None:
-        """The opened session's kept draft, when the composer holds nothing."""
-        key = self._history_key()
-        if self.drafts is None or key is None or self.composer.text:
-            return
-        text = self.drafts.load(*key)
-        if text:
-            self.composer.set_draft(text)
-            self.composer.history.clear()
-            self.notify("Your unsent draft of this session is back in the composer.", title="Draft", timeout=4)
-
     def keep_draft(self) -> bool:
-        """Keep the composer's draft for this session (ctrl+q, a session switch); True if kept
-        on disk. On a switch the composer then starts from the next session's draft."""
-        key = self._history_key()
-        text = self.composer.text if not self.stash.holding else self.stash.take()
-        if self.drafts is None or key is None:
-            return False
-        try:
-            self.drafts.save(*key, text)
-        except OSError as exc:
-            self.notify(f"Draft not kept: {exc}", severity="warning", timeout=6)
-            return False
-        if text:
-            self.composer.clear_draft()
-            self.composer.history.clear()
-        return bool(text)
+        return self.memory.keep_draft()
 
     def _restore_stash(self) -> None:
-        """Put back the draft an edit set aside (before anything typed since)."""
-        if self.stash.holding:
-            text = self.stash.take()
-            if text:
-                self.keep_unsent(text)
+        self.memory.restore_stash()
+
+    def keep_unsent(self, text: str) -> None:
+        self.memory.keep_unsent(text)
+
+    @property
+    def stash(self) -> DraftStash:
+        return self.memory.stash
 
     # -- slash commands (rewindtui.tui.slash) ------------------------------------------------------
     def say(self, text: str, *, warning: bool = False) -> None:
         self.notify(text, severity="warning" if warning else "information", timeout=6, markup=False)
 
     def run_command(self, command: interaction.Command) -> None:
-        if command.id == "chat.undo_rewind" and not self.branches.can_undo():
-            self.say("Nothing to undo here: " + (self.branches.why_not_undo() or "no rewind of this session to undo."), warning=True)
-            return
-        if command.owner == "transcript":
-            self.act_on_turn_back(command.action.split("'")[1], 1)
-            return
-        self.call_later(self.run_action, command.action)
+        """A command of the table, from the palette or a slash command."""
+        self.slash.run_command(command)
 
-    def _turn_starts(self) -> list[int]:
-        items = self.chat.conversation.items if self.chat is not None else []
-        starts: list[int] = []
-        last: str | None = None
-        for index, item in enumerate(items):
-            target = item.rewind_target
-            if target is not None and target != last:
-                starts.append(index)
-            last = target if target is not None else last
-        return starts
-
-    def preview_turn_back(self, count: int) -> None:
-        """/rewind N: the preview of going back N turns (1: the last); Enter then rewinds."""
-        starts = self._turn_starts()
-        if not starts:
-            self.say("Nothing to rewind yet.")
-            return
-        index = starts[-min(count, len(starts))]
+    def _preview_turn(self, index: int) -> None:
         if self.rewind_mode:
             self.transcript.select_turn(index)
         else:
             self.enter_rewind_mode(index)
-
-    def act_on_turn_back(self, action: str, count: int) -> None:
-        """/edit N, /fork N: the selected turn while choosing, else the turn N back."""
-        item = self.transcript.selected() if self.rewind_mode else None
-        if item is None:
-            starts = self._turn_starts()
-            if not starts:
-                self.say(f"Nothing to {action} yet.")
-                return
-            item = self.chat.conversation.items[starts[-min(count, len(starts))]] if self.chat is not None else None
-        if item is not None:
-            self.handle_action(action, item)
-
-    def export_transcript(self, fmt: str) -> None:
-        self.branches.export(fmt)
 
     def action_export(self, fmt: str) -> None:
         self.branches.export(fmt)
@@ -363,123 +339,10 @@ class ChatScreen(Screen):
         stable = getattr(self.app, "server_key", "")
         return stable or chat.client.config.url, chat.session_id
 
-    def _load_prompt_history(self) -> None:
-        key = self._history_key()
-        store = self.prompt_store
-        self.composer.prompts = store.load(*key) if store is not None and key is not None else PromptHistory()
-
-    def _remember_prompt(self, text: str) -> None:
-        if not self.composer.prompts.add(text):
-            return
-        key = self._history_key()
-        if self.prompt_store is not None and key is not None:
-            try:
-                self.prompt_store.append(*key, text)
-            except OSError as exc:
-                self.notify(f"Prompt history not saved: {exc}", severity="warning", timeout=4)
-
-    # -- sending -------------------------------------------------------------------------------
+    # -- sending (rewindtui.tui.sending) ---------------------------------------------------------
     @on(Composer.Submitted)
     def _submitted(self, event: Composer.Submitted) -> None:
-        chat = self.chat
-        if self.rewind_mode:
-            self.leave_mode()
-        text = event.text  # the composer is already empty: it is put back unless it is sent
-        if slash.parse(text) is not None:
-            if not slash.run(self, text):
-                self.keep_unsent(text)
-            return
-        text = slash.literal(text)
-        if chat is None:
-            self.keep_unsent(text)
-            self.notify("Not connected yet; your draft is kept.", severity="warning")
-            return
-        if self.rewinding or not finished(self.switch_worker):
-            self.keep_unsent(text)
-            self.notify("Wait for the rewind or session switch to finish; your draft is kept.", severity="warning")
-            return
-        if self.replying:
-            self.keep_unsent(text)
-            self.notify("A reply is still coming in (Esc stops it); your draft is kept.", severity="warning")
-            return
-        if chat.edit is not None and not text.strip():
-            self.keep_unsent(text)
-            self.notify("An edited turn needs its text (attachments go with the next new message).", severity="warning")
-            return
-        self._remember_prompt(text)
-        self.outcome = None
-        self.branches.disarm_undo()  # a new turn: the rewind before it is no longer the last thing done
-        if chat.edit is not None:
-            # the edit's rewind-and-send: a rewind in flight until the server has answered
-            self.banner.hide()
-            self.activity = "rewinding…"
-            self.refresh_status()
-            self.rewind_worker = self._resend(text)
-            return
-        # a turn that has just ended may still be closing its stream: this send waits for it
-        self.turn_worker = self._send(text, self.turn_worker, self.files.bar.take())
-
-    @work(group="turn")
-    async def _send(self, text: str, after: Worker | None, attachments: list[Attachment] | None = None) -> None:
-        assert self.chat is not None
-        await wait_for(after)
-        try:
-            await self.chat.send(text, attachments or ())
-        except TurnInterrupted as exc:
-            self.turns.interrupted(exc)  # the server has the message: no draft to give back
-        except QuestionWaiting as exc:  # nothing was sent: the draft comes back, no "failed"
-            self.keep_unsent(text)
-            self.files.bar.restore(attachments or ())
-            self.notify(user_message(exc), title="A question waits", severity="warning", timeout=8)
-        except ClientError as exc:
-            self.outcome = "failed"
-            self.keep_unsent(text)
-            self.files.bar.restore(attachments or ())
-            self.notify(f"{user_message(exc)}{self._reconnect_hint(exc)}", title="Send failed", severity="error", timeout=8)
-        finally:
-            self.refresh_status()
-
-    @work(group="rewind")
-    async def _resend(self, text: str) -> None:
-        assert self.chat is not None
-        try:
-            await self.chat.send(text)
-        except TurnInterrupted as exc:
-            self.turns.interrupted(exc)
-            return
-        except RewindOutcomeUnknown as exc:
-            self.keep_unsent(text)
-            self.choice.unknown(exc)
-            return
-        except ClientError as exc:
-            self.outcome = "failed"
-            self.keep_unsent(text)
-            self.notify(user_message(exc), title="Edit and resend failed", severity="error", timeout=8)
-            return
-        finally:
-            self.activity = None
-            self.refresh_status()
-        self._restore_stash()
-        self.notify(f"Rewound {plural(self._edit_turns, 'turn')} and sent the edited message.", title="Rewind", timeout=6)
-
-    def keep_unsent(self, text: str) -> None:
-        """Put a text that was not sent back in the composer: before anything typed since, after
-        texts put back before it (several refused in a row keep their order)."""
-        current = self.composer.text
-        if not current:
-            draft = text
-        elif current == self._kept_draft:
-            draft = f"{current}\n{text}"
-        else:
-            draft = f"{text}\n{current}"
-        self.composer.set_draft(draft)
-        self._kept_draft = draft
-
-    def _reconnect_hint(self, exc: ClientError) -> str:
-        reason = str(exc).lower()
-        if "connect" in reason or "reach" in reason or "connection refused" in reason:
-            return " — “Reconnect” (ctrl+p) restarts or reconnects the server."
-        return ""
+        self.sending.submitted(event.text)
 
     # -- the running turn (rewindtui.tui.turn_control) -------------------------------------------
     def stop_reply(self) -> bool:
@@ -616,67 +479,15 @@ class ChatScreen(Screen):
         self.composer.attachments_pending = event.count > 0
 
     def handle_action(self, action: str, item: Item) -> None:
-        """A message's button (rewind: preview it in rewind mode) or a key in rewind mode."""
-        if action in ("restore", "fork_branch"):  # a rewound turn's buttons
-            self.branches.act(action, item)
-            return
-        target = item.rewind_target
-        if target is None:
-            self.app.bell()
-            return
-        if action == "rewind":
-            items = self.chat.conversation.items if self.chat is not None else []
-            index = next((i for i in range(len(items) - 1, -1, -1) if items[i] is item), None)
-            if index is None:
-                return
-            if self.rewind_mode:
-                self.transcript.select_turn(index)
-            else:
-                self.enter_rewind_mode(index)
-            return
-        reason = self.why_not(Action.EDIT if action == "edit" else Action.FORK)
-        if reason:
-            title = "Rewind unavailable" if action in ("rewind", "edit") else action.capitalize()
-            self.notify(reason, title=title, severity="warning")
-            return
-        if self.rewind_mode:
-            self.leave_mode()
-        assert self.chat is not None
-        if action == "edit":
-            if self.chat.edit is not None:
-                self.chat.cancel_edit()
-            else:
-                self.stash.put(self.composer.text)  # the draft waits while the edit uses the composer
-                if self.stash.holding and self.composer.text:
-                    self.notify("Your draft is set aside; it comes back when the edit is sent or cancelled.", timeout=4)
-            before = len(self.chat.conversation.turn_invocations())
-            text = self.chat.begin_edit(target)
-            self._edit_turns = before - len(self.chat.conversation.turn_invocations())
-            self.composer.set_draft(text)
-            self.composer.focus()
-            self.banner.show_edit(text, self._edit_turns)
-            self.refresh_status()
-        elif action == "fork":
-            self.activity = "forking…"
-            self.refresh_status()
-            self.rewind_worker = self._fork(target)
+        """A message's button (rewind: the preview), a chord while choosing, /edit, /fork."""
+        self.actions.handle(action, item)
 
-    @work(group="rewind")
-    async def _fork(self, invocation_id: str) -> None:
-        assert self.chat is not None
-        original = self.chat.session_id
-        try:
-            session = await self.chat.fork(invocation_id)
-        except ClientError as exc:
-            self.notify(user_message(exc), title="Fork failed", severity="error", timeout=8)
-            return
-        finally:
-            self.activity = None
-            self.refresh_status()
-        self.show_conversation()
-        self.notify(f"Forked into “{session.name or session.id}”; the original ({(original or '')[:8]}) is in the sessions panel (F2).")
-        if not self.sessions.has_class("hidden"):
-            self._load_sessions()
+    def _edit_started(self, text: str, turns: int) -> None:
+        self.sending.edit_turns = turns
+        self.composer.set_draft(text)
+        self.composer.focus()
+        self.banner.show_edit(text, turns)
+        self.refresh_status()
 
     @on(Transcript.Confirm)
     @on(ModeBanner.Confirm)

@@ -23,12 +23,10 @@ follows again once they scroll back to the bottom.
 from __future__ import annotations
 
 import json
-from bisect import bisect_right
 from collections import OrderedDict
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from itertools import accumulate, islice
 from typing import Any
 
 from rich.console import Group, RenderableType
@@ -50,6 +48,7 @@ from rewindtui.textsafe import sanitize
 from rewindtui.tui import interaction
 from rewindtui.tui.gc_policy import DrawnLines
 from rewindtui.tui.keys import run_binding_now
+from rewindtui.tui.transcript_layout import LineLayout, turn_bounds, turns_from
 from rewindtui.tui.widgets.part_view import PartStyles, has_more, render_parts
 
 _ACTION = "rt_action"
@@ -165,10 +164,7 @@ class Transcript(ScrollView, can_focus=True):
         self.expanded: set[str] = set()
         self.follow = True  # keep the bottom in view (until the user scrolls away)
         self.hover: int | None = None
-        self._heights: list[int] = []
-        self._exact: list[bool] = []
-        self._starts: list[int] = [0]
-        self._layout_width = 0
+        self.lines = LineLayout()  # the pure part: line offsets, windowing (transcript_layout)
         self._moving = 0  # > 0 while we scroll (not the user)
         self._line_style: Style | None = None  # the base style, while a frame is drawn
         # item key -> (the item, its cache key, its lines); the item itself is compared because a
@@ -263,27 +259,40 @@ class Transcript(ScrollView, can_focus=True):
             lines += len(item.tools) * (8 if item.key in self.expanded else 1)
         return lines
 
+    # the layout's lists, by the names the drawing code (and tests) use
+    @property
+    def _heights(self) -> list[int]:
+        return self.lines.heights
+
+    @property
+    def _exact(self) -> list[bool]:
+        return self.lines.exact
+
+    @property
+    def _starts(self) -> list[int]:
+        return self.lines.starts
+
+    @property
+    def _layout_width(self) -> int:
+        return self.lines.width
+
     def _relayout(self, first: int) -> None:
         """Re-measure items from index ``first`` on (estimates; exact ones are kept where valid)."""
         width = self._content_width
         items = self.conversation.items
-        if width != self._layout_width:
+        layout = self.lines
+        if width != layout.width:
             first = 0
-            self._layout_width = width
-            self._heights = []
-            self._exact = []
-        first = max(0, min(first, len(self._heights), len(items)))
-        del self._heights[first:]
-        del self._exact[first:]
+            layout.reset(width)
+        first = max(0, min(first, len(layout.heights), len(items)))
+        layout.truncate(first)
         for index in range(first, len(items)):
             item = items[index]
             cached = self._cache.get(item.key)
             if cached is not None and cached[0] is item and cached[1] == self._cache_key(index, width):
-                self._heights.append(len(cached[2]))
-                self._exact.append(True)
+                layout.append(len(cached[2]), True)
             else:
-                self._heights.append(self._estimate(item, width))
-                self._exact.append(False)
+                layout.append(self._estimate(item, width), False)
         self._recount(first)
 
     def _prepend(self, count: int) -> None:
@@ -291,42 +300,31 @@ class Transcript(ScrollView, can_focus=True):
         the view on the lines it shows and the selection on its turn (unless following the end)."""
         items = self.conversation.items
         width = self._content_width
-        before = self._starts[-1]
-        if width != self._layout_width or len(self._heights) + count != len(items):
+        before = self.lines.total
+        if width != self.lines.width or len(self.lines.heights) + count != len(items):
             self._relayout(0)
         else:
-            self._heights[:0] = [self._estimate(items[i], width) for i in range(count)]
-            self._exact[:0] = [False] * count
-            if count < len(self._exact):
-                self._exact[count] = False  # its group role may have changed with what is before it
+            self.lines.prepend([self._estimate(items[i], width) for i in range(count)])
             self._recount(0)
         if self.cursor is not None:
             self.cursor += count
         if self.hover is not None:
             self.hover += count
         if not self.follow:
-            self._set_y(self.scroll_y + self._starts[-1] - before)
+            self._set_y(self.scroll_y + self.lines.total - before)
 
     def _recount(self, first: int = 0) -> None:
         """Recompute the start line of items from ``first`` on, and the virtual height."""
-        first = min(first, len(self._starts) - 1)
-        del self._starts[first + 1 :]
-        self._starts.extend(islice(accumulate(self._heights[first:], initial=self._starts[first]), 1, None))
-        self.virtual_size = Size(self._content_width, self._starts[-1])
+        self.lines.recount(first)
+        self.virtual_size = Size(self._content_width, self.lines.total)
 
     def _remeasure(self, item: Item) -> None:
         index = self._index_of(item)
         if index is None:
             return
         self._cache.pop(item.key, None)
-        height = self._estimate(item, self._layout_width or self._content_width)
-        if index < len(self._heights) and self._heights[index] != height:
-            self._heights[index] = height
-            self._exact[index] = False
-            self._recount(index)
-        # the next item's group role may depend on this one (e.g. a streaming reply that ended)
-        if index + 1 < len(self._heights):
-            self._exact[index + 1] = False
+        self.lines.set_estimate(index, self._estimate(item, self.lines.width or self._content_width))
+        self.virtual_size = Size(self._content_width, self.lines.total)
 
     def _index_of(self, item: Item) -> int | None:
         items = self.conversation.items
@@ -341,10 +339,7 @@ class Transcript(ScrollView, can_focus=True):
 
     def _item_at(self, y: int) -> tuple[int, int] | None:
         """(item index, line within item) for a virtual line number."""
-        if not self._heights or y < 0 or y >= self._starts[-1]:
-            return None
-        index = bisect_right(self._starts, y) - 1
-        return index, y - self._starts[index]
+        return self.lines.item_at(y)
 
     def on_resize(self, event: events.Resize) -> None:
         self._check_width()
@@ -360,42 +355,8 @@ class Transcript(ScrollView, can_focus=True):
 
     # -- turns ---------------------------------------------------------------------------------
     def turn_bounds(self, index: int) -> tuple[int, int] | None:
-        """(first, end) item indexes of the turn holding item ``index``: the items sharing its
-        rewind target, with the untargeted items (errors) that follow them. None if no turn."""
-        items = self.conversation.items
-        if not 0 <= index < len(items):
-            return None
-        if items[index].rewound is not None:
-            return self._rewound_bounds(index)  # shown by F4: reachable, acted on by its own keys
-        i = index
-        while i >= 0 and items[i].rewind_target is None:
-            i -= 1
-        if i < 0:
-            return None
-        target = items[i].rewind_target
-        first = i
-        j = i - 1
-        while j >= 0 and items[j].rewind_target in (target, None) and items[j].rewound is None:
-            if items[j].rewind_target == target:
-                first = j
-            j -= 1
-        end = i + 1
-        while end < len(items) and items[end].rewind_target in (target, None) and items[end].rewound is None:
-            end += 1
-        return first, end
-
-    def _rewound_bounds(self, index: int) -> tuple[int, int]:
-        """(first, end) of the rewound turn holding item ``index``: the rewound items next to it
-        from the same invocation."""
-        items = self.conversation.items
-        invocation = items[index].invocation_id
-        first = index
-        while first > 0 and items[first - 1].rewound is not None and items[first - 1].invocation_id == invocation:
-            first -= 1
-        end = index + 1
-        while end < len(items) and items[end].rewound is not None and items[end].invocation_id == invocation:
-            end += 1
-        return first, end
+        """(first, end) item indexes of the turn holding item ``index`` (see transcript_layout)."""
+        return turn_bounds(self.conversation.items, index)
 
     def selected_bounds(self) -> tuple[int, int] | None:
         return self.turn_bounds(self.cursor) if self.cursor is not None else None
@@ -426,13 +387,7 @@ class Transcript(ScrollView, can_focus=True):
 
     def turns_from(self, index: int) -> int:
         """How many turns start at or after item ``index``."""
-        count, last = 0, None
-        for item in islice(self.conversation.items, index, None):
-            target = item.rewind_target
-            if target is not None and target != last:
-                count += 1
-                last = target
-        return count
+        return turns_from(self.conversation.items, index)
 
     # -- rendering -----------------------------------------------------------------------------
     def _group_role(self, index: int) -> str:
@@ -490,49 +445,22 @@ class Transcript(ScrollView, can_focus=True):
                 return
 
     def _make_window_exact(self) -> bool:
-        if not self._heights:
-            return False
-        top = int(self.scroll_y)
         height = self.scrollable_content_region.height or self.size.height
-        first = self._item_at(top)
-        if first is None:
+        changed, shift = self.lines.make_window_exact(int(self.scroll_y), height, self._measure)
+        if not changed:
             return False
-        index = first[0]
-        width = self._layout_width
-        changed_from: int | None = None
-        shift = 0
-        y = self._starts[index]
-        while index < len(self._heights) and y < top + height:
-            if not self._exact[index]:
-                strips = self._strips(index, width)
-                new = len(strips)
-                if new != self._heights[index]:
-                    changed_from = index if changed_from is None else changed_from
-                    if y < top:
-                        shift += new - self._heights[index]
-                    self._heights[index] = new
-                self._exact[index] = True
-            y += self._heights[index]
-            index += 1
-        if changed_from is None:
-            return False
-        self._recount(changed_from)
+        self.virtual_size = Size(self._content_width, self.lines.total)
         if shift and not self.follow:
             self._set_y(self.scroll_y + shift)
         return True
 
     def _make_exact(self, first: int, end: int) -> None:
         """Draw items ``first``..``end`` now so that their heights are exact."""
-        changed_from: int | None = None
-        for index in range(first, min(end, len(self._heights))):
-            if not self._exact[index]:
-                new = len(self._strips(index, self._layout_width))
-                if new != self._heights[index]:
-                    changed_from = index if changed_from is None else changed_from
-                    self._heights[index] = new
-                self._exact[index] = True
-        if changed_from is not None:
-            self._recount(changed_from)
+        self.lines.make_exact(first, end, self._measure)
+        self.virtual_size = Size(self._content_width, self.lines.total)
+
+    def _measure(self, index: int) -> int:
+        return len(self._strips(index, self.lines.width))
 
     def render_line(self, y: int) -> Strip:
         scroll_x, scroll_y = self.scroll_offset
