@@ -335,3 +335,36 @@ async def test_4_stop_keeps_the_streamed_text_under_its_author_marked_stopped(sl
         assert getattr(last, "stopped", False)
         lines = [screen.transcript.render_line(y).text for y in range(screen.transcript.size.height)]
         assert any("■ stopped" in line for line in lines)
+
+
+def test_16_card_words_for_the_embedded_server_and_the_cards_own_version():
+    from rewindtui.tui.screens.card import CardScreen
+
+    screen = CardScreen({}, embedded=True)
+    label, value = screen._words("Security", "bearer", "HTTP bearer token -> --bearer-env VAR")
+    assert "--bearer-env" not in value and "nothing to set" in value
+    label, value = screen._words("Agent", "protocol version", "0.3.0")
+    assert label == "card's protocolVersion" and "in use is marked" in value
+    other = CardScreen({}, embedded=False)
+    assert "--bearer-env" in other._words("Security", "bearer", "HTTP bearer token -> --bearer-env VAR")[1]
+
+
+# -- 11: scrolling keeps working after F4 and a redo ---------------------------------------------
+async def test_11_the_transcript_scrolls_after_f4_and_redo(server):
+    app = make_app(server)
+    async with app.run_test(size=(100, 20)) as pilot:
+        await turns(app, pilot, *[f"turn number {n}" for n in range(8)])
+        screen = app.chat_screen
+        await pilot.press("alt+up", "up", "enter")
+        await settle(app, pilot)
+        await pilot.press("ctrl+r")
+        await settle(app, pilot)
+        await pilot.press("f4")
+        await settle(app, pilot)
+        transcript = screen.transcript
+        transcript.focus()
+        before = [transcript.render_line(y).text for y in range(transcript.size.height)]
+        await pilot.press("pageup", "pageup")
+        await pilot.pause()
+        after = [transcript.render_line(y).text for y in range(transcript.size.height)]
+        assert transcript.scroll_y < transcript.max_scroll_y and after != before
