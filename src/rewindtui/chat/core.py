@@ -9,6 +9,7 @@ rewind-like operation."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Sequence
 
@@ -198,7 +199,23 @@ class Chat(Branches):
 
     # -- the operations, each with its outcome --------------------------------------------------
     async def open(self, session_id: str | None = None) -> None:
-        await super().open(session_id)
+        """Open a session (see Sessions.open) and read what its one undo can undo -- at the same
+        time as its history when ``session_id`` is a whole id of a connected server."""
+        early = None
+        if session_id is not None and self.client.capabilities is not None:
+            early = asyncio.ensure_future(self._read_undo(session_id))
+        try:
+            await super().open(session_id)
+        except BaseException:
+            if early is not None:
+                early.cancel()
+            raise
+        sid = self.session_id
+        if early is not None and sid is not None and sid == session_id:
+            self._set_undo(sid, await early)
+            return
+        if early is not None:
+            early.cancel()  # a prefix: read again for the whole id
         await self.refresh_undo()
 
     async def send(self, text: str, attachments: Sequence[Attachment] = ()) -> Outcome | None:
