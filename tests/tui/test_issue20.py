@@ -368,3 +368,23 @@ async def test_11_the_transcript_scrolls_after_f4_and_redo(server):
         await pilot.pause()
         after = [transcript.render_line(y).text for y in range(transcript.size.height)]
         assert transcript.scroll_y < transcript.max_scroll_y and after != before
+
+
+# -- the undo belongs to its session -------------------------------------------------------------
+async def test_ctrl_z_never_undoes_another_sessions_rewind(server):
+    app = make_app(server)
+    async with app.run_test(size=SIZE) as pilot:
+        await turns(app, pilot, "a one", "a two")
+        first = app.chat.session_id
+        screen = app.chat_screen
+        await pilot.press("alt+up", "enter")
+        await settle(app, pilot)
+        assert screen.status.undo.startswith("ctrl+z:")
+        await pilot.press("ctrl+n")
+        await settle(app, pilot)
+        await turns(app, pilot, "b one")
+        assert screen.status.undo == ""
+        await pilot.press("ctrl+z")
+        await settle(app, pilot)
+        assert user_texts_of(await server_tasks(server, first)) == ["a one"]
+        assert await server_users(server, app) == ["b one"]
