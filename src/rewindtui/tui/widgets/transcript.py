@@ -202,6 +202,10 @@ class Transcript(ScrollView, can_focus=True):
             self._relayout(change.first)
         for item in change.updated:
             self._remeasure(item)
+        if len(self.lines.heights) != len(items):
+            # a change that did not say where items came or went (the layout would be stale:
+            # a view that cannot scroll to what it holds until a resize re-lays it out)
+            self._relayout(0)
         if self.follow:
             self._scroll_to_end()
         self.refresh()
