@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from rewindtui.client import Session
 from tui.offline import offline_app, offline_chat, replay
-from tui.test_snapshots_turns import agent_message, status
+from tui.test_snapshots_turns import question_chat, status
 
 SIZE = (100, 30)
 
@@ -35,19 +35,7 @@ def test_stopped_turn_keeps_its_partial_text(snap_compare):
 
 
 def test_question_bar_at_60_columns_with_the_sessions_panel(snap_compare):
-    chat = offline_chat(["02_turn_plain_text"])
-    conv = chat.conversation
-    conv.add_user_message({"kind": "message", "role": "user", "messageId": "u-ask", "parts": [{"kind": "text", "text": "please delete notes.txt"}]})
-    call = {"id": "adk-call-1", "name": "delete_file", "args": {"name": "notes.txt"}}
-    question = {
-        "id": "adk-confirm-1",
-        "name": "adk_request_confirmation",
-        "args": {"originalFunctionCall": call, "toolConfirmation": {"hint": "Delete notes.txt?", "confirmed": False, "payload": {"name": "notes.txt"}}},
-    }
-    asked = agent_message("m-question", [{"kind": "data", "data": question, "metadata": {"kagent_type": "function_call", "kagent_is_long_running": True}}])
-    conv.apply(status("t-ask", "working", agent_message("m-call", [{"kind": "data", "data": call, "metadata": {"kagent_type": "function_call"}}])))
-    conv.apply(status("t-ask", "input-required", asked, final=True))
-    assert chat.pending_confirmation() is not None
+    chat = question_chat()
     app = offline_app(chat)
 
     async def panel(pilot):
