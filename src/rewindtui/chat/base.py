@@ -103,6 +103,9 @@ class ChatBase:
             )
         return f"Loading older turns… ({shown} shown so far; rewind, edit and fork wait for them)"
 
+    def _undo_from(self, session_id: str, tasks: list[Any], whole: bool) -> None:
+        """A session's tasks were read (its newest page on open): what the one undo can undo."""
+
     # -- the gate (Chat.permissions; declared here for the parts that consult it) ---------------
     def permissions(self) -> Permissions:
         raise NotImplementedError

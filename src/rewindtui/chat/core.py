@@ -9,9 +9,9 @@ rewind-like operation."""
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Sequence
+from typing import Any
 
 from rewindtui.attachments import Attachment
 from rewindtui.chat.branches import Branches
@@ -198,25 +198,12 @@ class Chat(Branches):
         )
 
     # -- the operations, each with its outcome --------------------------------------------------
-    async def open(self, session_id: str | None = None) -> None:
-        """Open a session (see Sessions.open) and read what its one undo can undo -- at the same
-        time as its history when ``session_id`` is a whole id of a connected server."""
-        early = None
-        if session_id is not None and self.client.capabilities is not None:
-            early = asyncio.ensure_future(self._read_undo(session_id))
-        try:
-            await super().open(session_id)
-        except BaseException:
-            if early is not None:
-                early.cancel()
-            raise
-        sid = self.session_id
-        if early is not None and sid is not None and sid == session_id:
-            self._set_undo(sid, await early)
-            return
-        if early is not None:
-            early.cancel()  # a prefix: read again for the whole id
-        await self.refresh_undo()
+    def _undo_from(self, session_id: str, tasks: list[Any], whole: bool) -> None:
+        """On open: the undo is read from the session's newest page, which the open reads anyway
+        (no request of its own)."""
+        caps = self.client.capabilities
+        point = undo_point(session_id, tasks, whole=whole) if caps is not None and caps.redo and self.client.has_api else None
+        self._set_undo(session_id, point)
 
     async def send(self, text: str, attachments: Sequence[Attachment] = ()) -> Outcome | None:
         """Send a message; during an edit this is the edit's rewind-and-send, and its

@@ -33,6 +33,7 @@ class Sessions(ChatBase):
             conversation.session_id = read.session.id if read.session else session_id
             with gc_paused():
                 conversation.load_tasks(read.tasks, read.older_token)
+            self._undo_from(conversation.session_id, read.tasks, whole=read.older_token is None)
             read.tasks = []  # parsed: let the page's wire dicts go
         self.conversation = conversation
         self.session = read.session if read else None

@@ -67,8 +67,10 @@ def _edited(turn: dict[str, Any]) -> bool:
 
 
 def undo_point(session_id: str, tasks: Sequence[Any], *, whole: bool = True) -> UndoPoint | None:
-    """What the one undo would undo in this session, from its tasks (oldest first, rewound ones
-    included; ``whole``: the list starts at the session's first task, else it is its newest page)."""
+    """What the one undo would undo in this session, from its tasks (oldest first; rewound ones
+    included or not; ``whole``: the list starts at the session's first task, else it is its
+    newest page). How many turns a rewind took: as its Task says (``contract.REWOUND_TURNS_KEY``),
+    else counted from the rewound tasks listed, else unknown (None)."""
     listed = [t for t in tasks if isinstance(t, dict)]
     current = [t for t in listed if not _rewound(t)]
     after: list[dict[str, Any]] = []  # turns after the rewind, newest first
@@ -87,10 +89,16 @@ def undo_point(session_id: str, tasks: Sequence[Any], *, whole: bool = True) -> 
         rewind_id = raw.text_or_none(task.get("id"))
         if rewind_id is None:
             return None
-        gone = [
-            t for t in listed
-            if not _is_rewind(t) and raw.metadata(t).get(contract.REWOUND_BY_TASK_KEY) == rewind_id
-        ]
-        complete = whole or (listed and listed[0] not in gone)
-        return UndoPoint(session_id, rewind_id, "edit" if after else "rewind", len(gone) if complete else None)
+        said = raw.metadata(task).get(contract.REWOUND_TURNS_KEY)
+        if isinstance(said, int | float) and not isinstance(said, bool):
+            turns: int | None = int(said)  # the server says (A2A 1.0 metadata numbers are floats)
+        elif any(_rewound(t) for t in listed):  # else count the rewound tasks listed, if any are
+            gone = [
+                t for t in listed
+                if not _is_rewind(t) and raw.metadata(t).get(contract.REWOUND_BY_TASK_KEY) == rewind_id
+            ]
+            turns = len(gone) if whole or listed[0] not in gone else None
+        else:
+            turns = None
+        return UndoPoint(session_id, rewind_id, "edit" if after else "rewind", turns)
     return None
