@@ -199,7 +199,7 @@ async def test_picker_by_keyboard_rewinds_edits_and_forks(server):
         await pilot.pause()
         assert screen.composer.text == "first" and app.chat.edit is not None
         await pilot.press("escape")
-        await pilot.pause()
+        await settle(app, pilot)  # the edit cancelled and its draft back before the picker opens
         assert user_texts(app) == ["first", "weather in Oslo", "third"]
         original = app.chat.session_id
         await pilot.press("ctrl+g", "f")  # fork from before "third"
