@@ -173,6 +173,8 @@ def test_rewind_with_text_and_json(run) -> None:
     r = run("rewind", "--json", "--session", session, "--before", turns[1], "--text", "redo")
     assert r.rc == 0, r.err
     header, *records = r.records()
+    # the edit can be undone: the header says how (the rewind's task, by a prefix)
+    assert header.pop("undo").startswith(f"rewindtui redo --session {session[:8]} --rewind-task ")
     assert header == {"session": session, "rewound_before": turns[1]}
     assert [rec["text"] for rec in records if rec["role"] == "user"] == ["first", "redo"]
     assert records[-1]["text"] == "You said: redo (turn 2; history: ['first', 'redo']; weather_calls=0)"

@@ -89,7 +89,7 @@ def test_files_only_and_the_size_limit(run, server, tmp_path):
     )
     assert run("sessions", "--json", *embedded(server)).lines == before  # nothing was sent
     r = run("send", "--json", *embedded(server), "--file", str(tmp_path / "missing.txt"), "x")
-    assert r.rc == 1 and json.loads(r.err) == {
+    assert r.rc == 1 and json.loads(r.out) == {
         "error": {"code": "attachment", "message": f"{tmp_path / 'missing.txt'}: no such file", "hint": ""}
     }
 
@@ -147,28 +147,28 @@ def test_card_that_contradicts_itself(run):
 def test_errors_are_printed_once_and_structured_with_json(run, server, tmp_path):
     # a session id that tries to climb out of its route is just an unknown session
     r = run("history", "--json", *embedded(server), "--session", "../../x")
-    assert r.rc == 1 and r.out == ""
-    assert json.loads(r.err)["error"]["code"] == "not-found"
+    assert r.rc == 1 and r.err == "" and len(r.lines) == 1  # the error is the one JSON object on stdout
+    assert json.loads(r.out)["error"]["code"] == "not-found"
     # usage: nothing to send
     r = run("send", "--json", *embedded(server))
-    assert r.rc == 2 and json.loads(r.err)["error"] == {
+    assert r.rc == 2 and json.loads(r.out)["error"] == {
         "code": "usage",
         "message": "nothing to send: give TEXT, --file or --data",
         "hint": "",
     }
     # argparse's own complaints
     r = run("send", "--json", "--no-such-flag", "x")
-    assert r.rc == 2 and json.loads(r.err)["error"]["code"] == "usage"
+    assert r.rc == 2 and json.loads(r.out)["error"]["code"] == "usage"
     r = run("send", "--no-such-flag", "x")
     assert r.rc == 2 and r.err.count("rewindtui: error:") == 1 and r.err.startswith("usage: rewindtui")
     # settings: a secret variable that is not set
     r = run("send", "--json", "--url", "http://127.0.0.1:9/", "--bearer-env", "NO_SUCH_VARIABLE", "x")
-    assert r.rc == 2 and json.loads(r.err)["error"]["code"] == "settings"
+    assert r.rc == 2 and json.loads(r.out)["error"]["code"] == "settings"
     # connect: one line, hint apart in JSON
     r = run("send", "--json", "--url", "http://127.0.0.1:9/a2a/", "hi")
-    error = json.loads(r.err)["error"]
+    error = json.loads(r.out)["error"]
     assert r.rc == 1 and error["code"] == "connect" and "cannot reach the agent" in error["message"]
-    assert "is the server running?" in error["hint"] and r.err.count("\n") == 1
+    assert "is the server running?" in error["hint"] and r.err == "" and len(r.lines) == 1
     r = run("send", "--url", "http://127.0.0.1:9/a2a/", "hi")
     assert r.err.count("\n") == 1 and "is the server running?" in r.err
 
@@ -183,6 +183,6 @@ def test_secrets_never_printed(run, tmp_path, monkeypatch):
         r = run("send", "--json", "--url", served.url + "/", "--bearer-env", "MY_TOKEN", "hi")
         plain = run("send", "--url", served.url + "/", "--bearer-env", "MY_TOKEN", "hi")
     assert r.rc == 1 and SECRET not in r.err + r.out and SECRET not in plain.err + plain.out
-    error = json.loads(r.err)["error"]
+    error = json.loads(r.out)["error"]
     assert error["code"] == "refused" and "***" in error["message"]
     assert plain.err.count("\n") == 1 and "sent: bearer token from $MY_TOKEN" in plain.err

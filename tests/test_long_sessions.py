@@ -15,11 +15,11 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 
-from rewindtui import chat as chat_module
 from rewindtui.a2a import raw
 from rewindtui.a2a.classify import classify
 from rewindtui.a2a.dialect import Dialect
 from rewindtui.chat import Chat, gc_paused
+from rewindtui.chat import limits as chat_module
 from rewindtui.client import A2AClient, Capabilities, ServerConfig
 from rewindtui.conversation import Conversation, extract_messages_from_tasks
 from rewindtui.tui.gc_policy import DrawnLines

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-import rewindtui.chat as chat_module
+import rewindtui.chat.limits as chat_module
 from fakeserver import FakeServer, Reply, sse_body
 from rewindtui.a2a import contract
 from rewindtui.a2a.classify import EventKind, StreamEvent

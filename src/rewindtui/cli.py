@@ -22,6 +22,7 @@ from rewindtui.attachments import AttachmentError
 from rewindtui.auth import redact
 from rewindtui.auth_flows import FLAG_NAMES as FLOW_KEYS
 from rewindtui.client import ClientError
+from rewindtui.errors import CLI, user_message
 from rewindtui.settings import AUTH_KEYS, Settings, SettingsError, debug_enabled, load_settings
 from rewindtui.textsafe import sanitize_line
 
@@ -284,7 +285,13 @@ def build_parser() -> argparse.ArgumentParser:
     _connection_options(p)
     p.add_argument("--session", metavar="ID", required=True)
     p.add_argument("--format", choices=("md", "json"), default="md")
-    p.add_argument("--output", metavar="FILE", help="write to FILE instead of standard output")
+    p.add_argument("--output", metavar="FILE", help="write to FILE instead of standard output (never over an existing file without --force)")
+    p.add_argument("--force", action="store_true", help="overwrite FILE if it exists")
+    p.add_argument(
+        "--save-files",
+        action="store_true",
+        help="with --output: save the session's files beside it, in FILE.files/ (the export names them; it never inlines them)",
+    )
     p.add_argument("--include-rewound", action="store_true", help="include the turns rewinds took away")
     for module in _extra_commands().values():
         module.add_parser(sub, _connection_options)
@@ -336,8 +343,8 @@ def _json_error(code: str, message: str, hint: str = "") -> None:
     from rewindtui.render_text import json_line
 
     record = {"error": {"code": code, "message": sanitize_line(redact(message)), "hint": sanitize_line(redact(hint))}}
-    sys.stderr.write(json_line(record) + "\n")
-    sys.stderr.flush()
+    sys.stdout.write(json_line(record) + "\n")  # with --json, the error is the JSON object on stdout
+    sys.stdout.flush()
 
 
 #: The error code of a failure (``--json`` errors), by class name where the class is not ours here.
@@ -348,6 +355,9 @@ _CODES = {
     "RewindFailed": "rewind-failed",
     "RewindOutcomeUnknown": "rewind-unknown",
     "Busy": "busy",
+    "QuestionWaiting": "question-waiting",
+    "RedoFailed": "redo-failed",
+    "UndoFailed": "nothing-to-undo",
 }
 
 
@@ -355,6 +365,9 @@ def report(exc: BaseException, as_json: bool) -> None:
     """Print a failure once: one line, or one JSON object."""
     if isinstance(exc, ClientError):
         code, message, hint = _CODES.get(type(exc).__name__, exc.category), exc.message, exc.hint
+        said = user_message(exc, CLI)
+        if said != str(exc):  # a known refusal, in the app's words
+            message, hint = said, ""
     elif isinstance(exc, CommandFailed):
         code, message, hint = exc.code, str(exc), exc.hint
     elif isinstance(exc, AttachmentError):
@@ -395,6 +408,23 @@ async def _open(chat: Any, session_id: str) -> None:
         _error(chat.history_note, kind="note")
 
 
+def _unique(prefix: str, ids: Sequence[str], what: str) -> str | None:
+    """The one id of ``ids`` that is ``prefix`` or starts with it (``e-`` may be left out of an
+    invocation id); None when none does. Ambiguous: a CommandFailed naming the candidates."""
+    if prefix in ids:
+        return prefix
+    found = sorted({i for i in ids if i.startswith(prefix) or (what == "invocation" and i.startswith("e-" + prefix))})
+    if len(found) > 1:
+        shown = ", ".join(found[:4]) + (", …" if len(found) > 4 else "")
+        raise CommandFailed(f"{what} {prefix!r} is ambiguous: it starts {shown}; give more of it", code="usage")
+    return found[0] if found else None
+
+
+def _resolve_invocation(chat: Any, prefix: str) -> str:
+    """``--before``: a turn's invocation id, or any unique prefix of one (as ``--session``)."""
+    return _unique(prefix, chat.conversation.turn_invocations(), "invocation") or prefix
+
+
 def _require_invocation(chat: Any, invocation_id: str) -> None:
     session_id = chat.session_id
     if chat.conversation.index_of_invocation(invocation_id) is None:
@@ -407,8 +437,9 @@ def _require_invocation(chat: Any, invocation_id: str) -> None:
 
 def _require(chat: Any, what: str) -> None:
     """Refuse before touching anything when the server cannot do ``what`` (the reason says why)."""
-    perms = chat.permissions()
-    reason = perms.rewind_reason if what == "rewind" else perms.fork_reason
+    from rewindtui.chat import Action
+
+    reason = chat.permissions().why_not(Action(what))
     if reason:
         raise CommandFailed(reason)
 
@@ -467,7 +498,7 @@ def _attachments(args: argparse.Namespace) -> list[Any]:
     return found
 
 
-async def _save(chat: Any, items: Sequence[Any], directory: str | None) -> dict[int, str]:
+async def _save(chat: Any, items: Sequence[Any], directory: str | None, *, users: bool = False) -> dict[int, str]:
     """Save the file and data parts of ``items`` into ``directory``: {id(part): path}. What could not
     be saved is said on stderr (a note; the command still succeeds)."""
     if not directory:
@@ -479,7 +510,7 @@ async def _save(chat: Any, items: Sequence[Any], directory: str | None) -> dict[
     saved: dict[int, str] = {}
     for item in items:
         parts = savable(item.other_parts) if item.raw is not None else []
-        if not parts or item.role == "user":
+        if not parts or (item.role == "user" and not users):
             continue
         result = await save_parts(parts, Path(directory), http=chat.client.http)
         saved.update({key: str(path) for key, path in result.where.items()})
@@ -646,34 +677,71 @@ async def cmd_redo(conn: Any, args: argparse.Namespace, out: Output) -> int:
     if caps is not None and not caps.redo:
         raise CommandFailed(caps.why_no_redo())  # nothing is sent
     await _open(chat, args.session)
-    await chat.redo(args.rewind_task or None)
+    target = await _resolve_rewind_task(chat, args.rewind_task) if args.rewind_task else None
+    await chat.redo(target)
     sid = chat.session_id or args.session
     redo_of = chat.conversation.current_task_id
-    out.header(f"session: {sanitize_line(sid)}", {"session": sid, "redo": redo_of})
+    undo = f"rewindtui redo --session {sid[:8]} --rewind-task {(redo_of or '')[:8]}"
+    out.header(f"session: {sanitize_line(sid)}", {"session": sid, "redo": redo_of, "undo": undo})
     out.items(chat.conversation.items)
+    if not out.as_json:
+        _error(f"to undo this redo (rewind again): {undo}", kind="note")
     return 0
 
 
+async def _resolve_rewind_task(chat: Any, prefix: str) -> str:
+    """``--rewind-task``: a rewind's task id, or any unique prefix of one."""
+    from rewindtui.a2a import contract
+
+    sid = chat.session_id
+    if not sid or not chat.client.has_api:
+        return prefix
+    tasks = await chat.client.session_tasks(sid, include_rewound=True)
+    ids = [
+        t["id"] for t in tasks
+        if isinstance(t.get("id"), str) and (t.get("metadata") or {}).get(contract.EFFECTIVE_HISTORY_KEY) is True
+    ]
+    found = _unique(prefix, ids, "rewind task")
+    if found is None:
+        raise CommandFailed(
+            f"no rewind task {prefix!r} in session {sid}; `rewindtui history --include-rewound --session {sid[:8]}` "
+            "shows the rewinds that took turns away"
+        )
+    return found
+
+
 async def cmd_export(conn: Any, args: argparse.Namespace, out: Output) -> int:
+    from pathlib import Path
+
     from rewindtui.chat import Chat
-    from rewindtui.export import export
+    from rewindtui.export import ExportExists, export, files_dir_for, write_export
 
     chat = Chat(conn.client)
     await _open(chat, args.session)
     if args.include_rewound:
         await _show_rewound(chat)
     session = chat.session
+    output = Path(args.output) if args.output else None
+    if args.save_files and output is None:
+        raise CommandFailed("--save-files needs --output (the files are saved beside it)")
+    if output is not None and output.exists() and not args.force:
+        raise CommandFailed(f"{output} exists; nothing was written (add --force to overwrite it)")
+    saved: dict[int, str] = {}
+    if output is not None and args.save_files:
+        saved = await _save(chat, chat.conversation.items, str(files_dir_for(output)), users=True)
     text = export(
         chat.conversation.items,
         args.format,
         session_id=chat.session_id,
         title=session.name if session else "",
         times=chat.conversation.task_times,
+        saved=saved,
     )
-    if args.output:
+    if output is not None:
         try:
-            with open(args.output, "w", encoding="utf-8") as handle:
-                handle.write(text)
+            write_export(output, text, force=args.force)
+        except ExportExists as exc:
+            raise CommandFailed(str(exc)) from None
         except OSError as exc:
             raise CommandFailed(f"cannot write {args.output}: {exc.strerror or exc}") from None
         _error(f"exported {len(chat.conversation.items)} messages to {args.output}", kind="note")
@@ -726,11 +794,16 @@ async def cmd_rewind(conn: Any, args: argparse.Namespace, out: Output) -> int:
     await chat.client.connect()
     _require(chat, "rewind")
     await _open(chat, args.session)
-    _require_invocation(chat, args.before)
-    await chat.rewind(args.before, args.text or None)
+    before = _resolve_invocation(chat, args.before)
+    _require_invocation(chat, before)
+    await chat.rewind(before, args.text or None)
     sid = chat.session_id or args.session
-    out.header(f"session: {sanitize_line(sid)}", {"session": sid, "rewound_before": args.before})
+    point = chat.undo_point()
+    undo = f"rewindtui redo --session {sid[:8]}" + (f" --rewind-task {point.rewind_task_id[:8]}" if point else "")
+    out.header(f"session: {sanitize_line(sid)}", {"session": sid, "rewound_before": before, "undo": undo if point else None})
     out.items(chat.conversation.items)
+    if point is not None and not out.as_json:
+        _error(f"to undo this rewind: {undo}", kind="note")
     failure = _turn_failure(chat) if args.text else None
     if failure:
         raise CommandFailed(failure)
@@ -745,8 +818,9 @@ async def cmd_fork(conn: Any, args: argparse.Namespace, out: Output) -> int:
     _require(chat, "fork")
     await _open(chat, args.session)
     original = chat.session_id or args.session
-    _require_invocation(chat, args.before)
-    session = await chat.fork(args.before)
+    before = _resolve_invocation(chat, args.before)
+    _require_invocation(chat, before)
+    session = await chat.fork(before)
     out.header(
         f"session: {sanitize_line(session.id)} (fork of {sanitize_line(original)})",
         {"session": session.id, "forked_from": original, "name": session.name},

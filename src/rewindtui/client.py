@@ -668,7 +668,9 @@ class A2AClient:
         data = await self._api("GET", path, params=params, headers=kagent.TASKS_WIRE)
         return _task_list(data, session_id)
 
-    async def session_tasks_page(self, session_id: str, limit: int, before: str | None = None) -> TaskPage:
+    async def session_tasks_page(
+        self, session_id: str, limit: int, before: str | None = None, *, include_rewound: bool = False
+    ) -> TaskPage:
         """One page of a session's tasks over REST: at most ``limit`` of the newest tasks older
         than the page whose answer gave ``before`` (None: the newest), oldest first, and the token
         of the page before it (None on the oldest page). A server that does not page (kagent's
@@ -676,9 +678,12 @@ class A2AClient:
         params = {contract.REST_TASKS_LIMIT: str(limit)}
         if before:
             params[contract.REST_TASKS_BEFORE] = before
-        progress = self._paging.get(session_id) if before else None
+        if include_rewound:
+            params[contract.REST_INCLUDE_REWOUND] = "true"
+        key = f"{session_id}|rewound" if include_rewound else session_id
+        progress = self._paging.get(key) if before else None
         if progress is None:
-            progress = self._paging[session_id] = PageProgress(f"older turns of session {session_id}")
+            progress = self._paging[key] = PageProgress(f"older turns of session {session_id}")
         path = kagent.SESSION_TASKS.format(id=_seg(session_id))
         body = await self._api_body("GET", path, params=params, headers=kagent.TASKS_WIRE)
         enveloped = isinstance(body, dict) and ("error" in body or "data" in body)

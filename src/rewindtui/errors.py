@@ -156,3 +156,51 @@ def status_error(response: httpx.Response) -> HTTPStatusFailed:
     reason = response.reason_phrase or ""
     msg = f"HTTP {response.status_code} {reason} from {response.request.method} {response.request.url}".replace("  ", " ")
     return HTTPStatusFailed(msg + (f": {detail}" if detail else ""), response.status_code, detail, url=str(response.request.url))
+
+
+# -- the app's words for known refusals ---------------------------------------------------------
+#: where the words are said: the app (keys) or the headless commands (flags and commands)
+APP = "app"
+CLI = "cli"
+
+_HINTS = {
+    APP: {
+        "answer": "Answer the question first: alt+y approves, alt+n rejects.",
+        "branches": "F4 shows rewound turns; Restore brings one back.",
+    },
+    CLI: {
+        "answer": "Answer the question first: `rewindtui send --approve` or `--reject`.",
+        "branches": (
+            "`rewindtui history --include-rewound` shows rewound turns; `rewindtui redo --rewind-task` brings one back."
+        ),
+    },
+}
+#: a task's id, which the app never shows: "Task <uuid>" (or a prefix of one followed by "…")
+_TASK_ID = re.compile(r"\b(?:rewind )?task '?(?:[0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12}|[0-9a-f]{8}[-0-9a-f]*…)'?", re.I)
+
+
+def _waits_for_answer(text: str) -> bool:
+    return "waits for approval" in text or ("decision_type" in text and "-32602" in text)
+
+
+def user_message(exc: BaseException, face: str = APP) -> str:
+    """One sentence for ``exc`` in the app's terms (``face``: :data:`APP` names keys,
+    :data:`CLI` flags). Known server refusals are said as what the user can do; the protocol's
+    words (JSON-RPC codes, task ids) never reach the user. Anything else is ``str(exc)``."""
+    hints = _HINTS.get(face, _HINTS[APP])
+    text = str(exc)
+    if _waits_for_answer(text) or type(exc).__name__ == "QuestionWaiting":
+        return hints["answer"]
+    if "nothing to redo" in text or "nothing to undo" in text:
+        word = "redo" if "nothing to redo" in text else "undo"
+        return (
+            f"Nothing to {word}: no rewind is the last thing done in this session (a turn came after it, "
+            f"or it was undone already). {hints['branches']}"
+        )
+    if re.search(r"no rewind task .* in session", text):
+        return f"That rewind is not in this session. {hints['branches']}"
+    text = re.sub(r"JSON-RPC error -?\d+: ", "", text)
+    if face == APP:
+        text = _TASK_ID.sub("the turn", text)
+        text = text[:1].upper() + text[1:]
+    return text

@@ -94,7 +94,7 @@ class Watch:
 
 
 @dataclass
-class Outcome:
+class StreamEnd:
     """How reading a stream ended: ``done`` (the turn ended), ``cut`` (it stopped after the server
     took the message), ``unknown`` (it stopped before we could tell), ``refused``, ``stopped``."""
 

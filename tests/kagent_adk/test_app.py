@@ -71,11 +71,11 @@ async def test_keyboard_rewind_and_edit_and_resend(with_addon: KagentAgent, tmp_
         transcript = app.chat_screen.transcript
         selected = transcript.selected()
         assert selected is not None and selected.invocation_id == invocations[2]
-        await pilot.press("r")
+        await pilot.press("enter")  # Enter on the preview is the rewind (a letter would be text)
         await settle(app, pilot)
         assert texts(app, "user") == ["first", "weather in Oslo"]
         # edit turn 2: the view goes back at once, Enter sends one rewind-and-send request
-        await pilot.press("alt+up", "e")
+        await pilot.press("alt+up", "alt+e")
         await pilot.pause()
         composer = app.chat_screen.composer
         assert composer.text == "weather in Oslo" and texts(app, "user") == ["first"]

@@ -77,7 +77,7 @@ async def test_click_rewind_previews_then_confirm_cuts_at_once_and_server_answer
         assert conv is not app.chat.conversation or conv.items[0] is not before[0]
         assert await server_users(server, app) == ["first"]
         assert screen.status.turn != "rewinding…"
-        assert "Rewound 2 turns — ctrl+z to undo." in notifications(app)
+        assert "Rewound 2 turns — ctrl+z undoes it." in notifications(app)
         # the model no longer sees turns 2-3, and the tool's state went back
         await send(app, pilot, "again")
         answer = texts(app)[-1][1]
@@ -98,7 +98,7 @@ async def test_keyboard_rewind_mode(server):
         assert transcript.selected().invocation_id == invocations[1]
         await pilot.press("down")
         assert transcript.selected().invocation_id == invocations[2]
-        await pilot.press("r")
+        await pilot.press("enter")
         await settle(app, pilot)
         assert user_texts(app) == ["first", "weather in Oslo"]
         assert not screen.rewind_mode and screen.composer.has_focus
@@ -117,7 +117,7 @@ async def test_edit_and_resend(server):
     app = make_app(server)
     async with app.run_test(size=SIZE) as pilot:
         await three_turns(app, pilot)
-        await pilot.press("alt+up", "up", "e")
+        await pilot.press("alt+up", "up", "alt+e")
         await pilot.pause()
         screen = app.chat_screen
         composer = screen.composer
@@ -154,7 +154,7 @@ async def test_fork_switches_and_keeps_original(server):
     async with app.run_test(size=SIZE) as pilot:
         await three_turns(app, pilot)
         original = app.chat.session_id
-        await pilot.press("alt+up", "f")
+        await pilot.press("alt+up", "alt+f")
         await settle(app, pilot)
         assert app.chat.session_id != original
         assert user_texts(app) == ["first", "weather in Oslo"]
@@ -205,7 +205,7 @@ async def test_failing_rewind_rolls_back(server):
         assert seen[0] == 2  # the optimistic truncation was shown first
         assert [(it.key, it.text, it.invocation_id) for it in app.chat.conversation.items] == before
         assert not app.chat.rewinding and screen.status.turn != "rewinding…"
-        assert any("rewind refused" in n and "unchanged" in n for n in notifications(app))
+        assert any("rewind refused" in n.lower() and "unchanged" in n for n in notifications(app))
         assert len(await server_users(server, app)) == 3
 
 
@@ -275,16 +275,25 @@ async def test_reloaded_items_are_redrawn_not_served_from_the_old_cache(server):
         assert any("reloaded text" in line for line in screen_lines(transcript))
 
 
-async def test_keymap_remaps_rewind(server):
-    app = make_app(server, keymap={"transcript.rewind": "x"})
+async def test_keymap_remaps_edit_and_what_is_shown_follows(server):
+    """Issue 20: shown keys come from the same table as the bindings, after the user's keymap."""
+    app = make_app(server, keymap={"transcript.edit": "alt+x"})
     async with app.run_test(size=SIZE) as pilot:
-        invocations = await three_turns(app, pilot)
+        await three_turns(app, pilot)
         screen = app.chat_screen
-        await pilot.press("alt+up", "r")  # no longer bound: the r is text, and leaves the mode
+        await pilot.press("alt+up", "r")  # a letter is text: it leaves the preview
         await settle(app, pilot)
         assert len(app.chat.conversation.turn_invocations()) == 3
         assert screen.composer.text == "r" and not screen.rewind_mode
         screen.composer.text = ""
-        await pilot.press("alt+up", "x")
+        await pilot.press("alt+up", "alt+x")
         await settle(app, pilot)
-        assert app.chat.conversation.turn_invocations() == invocations[:2]
+        assert app.chat.edit is not None and screen.composer.text == "third"
+        await pilot.press("escape")
+        await pilot.press("f1")
+        await pilot.pause()
+        from rewindtui.tui.screens.help import HelpScreen
+
+        assert isinstance(app.screen, HelpScreen)
+        shown = app.screen.plain()
+        assert "alt+x" in shown and "alt+e" not in shown

@@ -67,7 +67,9 @@ async def test_text_while_a_question_waits_is_refused_and_the_draft_kept(server)
         # the embedded agent takes only an answer for a waiting task: refused, nothing shown, draft kept
         assert screen.composer.text == "yes go ahead"
         assert [it.text for it in app.chat.conversation.items] == before
-        assert any("decision_type" in n for n in notifications(app))
+        # said in the app's words (issue 20, 7): what to do, never the protocol's error
+        assert "Answer the question first: alt+y approves, alt+n rejects." in notifications(app)
+        assert not any("decision_type" in n for n in notifications(app)) and screen.status.turn != "failed"
         assert screen.turn_bar.kind == "question" and app.chat.conversation.turn_state == "input-required"
         screen.composer.clear_draft()
         # alt+n as a terminal sends it (ESC n): a key that carries its letter; it answers, it types nothing

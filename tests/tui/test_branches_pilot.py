@@ -70,27 +70,31 @@ async def test_ctrl_z_right_after_a_rewind_undoes_it_on_the_server(server):
         await three_turns(app, pilot)
         await rewind_to(app, pilot, 1)
         assert user_texts(app) == ["first"]
-        assert "Rewound 2 turns — ctrl+z to undo." in notifications(app)
+        assert "Rewound 2 turns — ctrl+z undoes it." in notifications(app)
         await pilot.press("ctrl+z")
         await settle(app, pilot)
         assert user_texts(app) == ["first", "weather in Oslo", "third"]
         assert await server_users(server, app) == ["first", "weather in Oslo", "third"]
-        assert "2 turns back, with the agent's state as it was." in notifications(app)
+        assert "Undid the rewind: 2 turns back, with the agent's state as it was." in notifications(app)
         await turns(app, pilot, "after")
         assert seen(app) == (["first", "weather in Oslo", "third", "after"], 1)
 
 
-async def test_ctrl_z_after_typing_is_the_drafts_undo_not_the_rewinds(server):
+async def test_ctrl_z_after_typing_still_undoes_the_rewind_and_keeps_the_typing(server):
+    """Issue 20 (3): composer undo never hides a rewind undo; the status line names it."""
     app = make_app(server)
     async with app.run_test(size=SIZE) as pilot:
         await three_turns(app, pilot)
         await rewind_to(app, pilot, 2)
+        screen = app.chat_screen
+        assert screen.status.undo == "ctrl+z: undo the rewind of 1 turn"
         await pilot.press(*"abc")
         await pilot.press("ctrl+z")
         await settle(app, pilot)
-        assert app.chat_screen.composer.text != "abc"  # the composer undid the typing
-        assert user_texts(app) == ["first", "weather in Oslo"]
-        assert await server_users(server, app) == ["first", "weather in Oslo"]
+        assert screen.composer.text == "abc"
+        assert user_texts(app) == ["first", "weather in Oslo", "third"]
+        assert await server_users(server, app) == ["first", "weather in Oslo", "third"]
+        assert screen.status.undo == ""
 
 
 async def test_nested_rewinds_redo_newest_first_with_ctrl_r(server):
@@ -109,7 +113,7 @@ async def test_nested_rewinds_redo_newest_first_with_ctrl_r(server):
         assert await server_users(server, app) == ["one", "weather in Lima", "three", "four"]
         await pilot.press("ctrl+r")
         await settle(app, pilot)
-        assert any("nothing to redo" in n for n in notifications(app))
+        assert any("nothing to redo" in n.lower() for n in notifications(app))
         await turns(app, pilot, "five")
         assert seen(app) == (["one", "weather in Lima", "three", "four", "five"], 1)
 
@@ -122,8 +126,8 @@ async def test_redo_on_a_server_without_it_is_disabled_with_the_reason_and_sends
         await pilot.press("ctrl+r")
         await pilot.pause()
         (note,) = [n for n in app._notifications if n.title == "Redo unavailable"]
-        assert note.message == "echo_agent does not support redo (its agent card does not advertise it)"
-        assert not app.chat_screen.rewinding and app.chat_screen._activity is None
+        assert note.message == "echo_agent does not support redo (its agent card does not advertise it)."
+        assert not app.chat_screen.rewinding and app.chat_screen.activity is None
 
 
 # -- rewound turns in place ----------------------------------------------------------------------
@@ -195,7 +199,7 @@ async def test_picker_by_keyboard_rewinds_edits_and_forks(server):
         await pilot.pause()
         assert screen.composer.text == "first" and app.chat.edit is not None
         await pilot.press("escape")
-        await pilot.pause()
+        await settle(app, pilot)  # the edit cancelled and its draft back before the picker opens
         assert user_texts(app) == ["first", "weather in Oslo", "third"]
         original = app.chat.session_id
         await pilot.press("ctrl+g", "f")  # fork from before "third"
@@ -234,18 +238,20 @@ async def test_copy_the_selected_turn_and_export_the_transcript(server, tmp_path
         screen.branches.files_dir = tmp_path
         screen.branches.export_dir = tmp_path
         await pilot.press("alt+up")  # rewind mode on the last turn
-        await pilot.press("c")
+        await pilot.press("alt+c")
         await pilot.pause()
-        assert screen.rewind_mode  # c is a command here, not typing
+        assert screen.rewind_mode  # alt+c is a command here, not typing
         assert app.clipboard.startswith("### You\n\ntwo\n")
         assert (tmp_path / "clipboard.txt").read_text() == app.clipboard
         assert any(str(tmp_path / "clipboard.txt") in n for n in notifications(app))
         await pilot.press("escape")
         screen.branches.copy()  # the palette's "Copy message": the last reply
         assert app.clipboard.startswith("You said: two")
-        commands = {c.title: c for c in app.get_system_commands(screen)}
-        commands["Export transcript as Markdown"].callback()
-        commands["Export transcript as JSON"].callback()
+        for fmt in ("md", "json"):  # asks where (the suggested name, selected), Enter accepts
+            screen.branches.export(fmt)
+            await pilot.pause()
+            await pilot.press("enter")
+            await settle(app, pilot)
         (md,) = tmp_path.glob("*.md")
         (js,) = tmp_path.glob("*.json")
         assert "### You\n\ntwo" in md.read_text() and '"text": "two"' in js.read_text()

@@ -55,8 +55,10 @@ async def test_escape_stops_a_streaming_reply_on_the_server(slow_server):
         assert task["status"]["state"] == "canceled"
         assert conv.turn_state == "canceled" and screen.status.turn == "canceled"
         assert not any(it.streaming for it in conv.items)
-        assert conv.items[-1].text == "The turn was canceled."  # the server's word for it
-        assert "Stopped: the turn is canceled; the view shows what the server holds." in notifications(app)
+        # issue 20 (4): what came stays, under its author, marked stopped
+        assert conv.items[-1].text.startswith("You said: tell") and conv.items[-1].author == "demo"
+        assert getattr(conv.items[-1], "stopped", False)
+        assert "Stopped: the turn is canceled; what came before the stop stays, marked stopped." in notifications(app)
         assert not app.chat.sending and not screen.replying and screen.turn_bar.kind == ""
         assert not screen.rewind_mode  # a stop is not the first half of an Esc Esc
         await pilot.press("escape")

@@ -102,25 +102,28 @@ async def test_mashed_keys_never_rewind_more_than_was_confirmed(server):
     async with app.run_test(size=SIZE) as pilot:
         await turns(app, pilot, *SIX)
         screen = app.chat_screen
-        # six quick Esc on an empty composer: into rewind mode and out again, twice; nothing sent
+        # six quick Esc on an empty composer: into rewind mode and out again, then nothing more
+        # (Esc backs out one level; the rest of the burst never re-arms the preview)
         await pilot.press(*["escape"] * 6)
         await settle(app, pilot)
         assert user_texts(app) == list(SIX)
         assert await server_users(server, app) == list(SIX)
-        if screen.rewind_mode:  # Esc Esc pairs by time: a loaded machine may pair the six differently
-            await pilot.press("escape")
-            await settle(app, pilot)
-        assert not screen.rewind_mode and user_texts(app) == list(SIX)
-        # r four times in rewind mode: the first confirms the one previewed turn; the rest is text
+        assert not screen.rewind_mode
+        # r four times in rewind mode: text, never a command (issue 20: a printable key is text)
         await pilot.press("alt+up", "r", "r", "r", "r")
+        await settle(app, pilot)
+        assert user_texts(app) == list(SIX) and await server_users(server, app) == list(SIX)
+        assert screen.composer.text == "rrrr" and not screen.rewind_mode
+        # only Enter on the preview rewinds
+        screen.composer.text = ""
+        await pilot.press("alt+up", "enter")
         await settle(app, pilot)
         assert user_texts(app) == list(SIX[:5])
         assert await server_users(server, app) == list(SIX[:5])
-        assert screen.composer.text == "rrr"
-        assert "Rewound 1 turn — ctrl+z to undo." in notifications(app)
+        assert "Rewound 1 turn — ctrl+z undoes it." in notifications(app)
         # Esc three times while editing: the edit is cancelled, the view restored, nothing rewound
         screen.composer.text = ""
-        await pilot.press("alt+up", "up", "e")
+        await pilot.press("alt+up", "up", "alt+e")
         await pilot.pause()
         assert screen.composer.text == "t4" and user_texts(app) == ["t1", "t2", "t3"]
         await pilot.press("escape", "escape", "escape")
@@ -145,29 +148,24 @@ async def test_keys_queued_in_one_burst_never_rewind(server):
         assert user_texts(app) == list(SIX[:3]) and await server_users(server, app) == list(SIX[:3])
 
 
-async def test_palette_rewind_to_selected_with_nothing_selected_rewinds_nothing(server):
+async def test_palette_rewind_only_opens_the_preview_and_enter_rewinds(server):
+    """Issue 20: the palette's Rewind shows what would go; only Enter on that preview rewinds."""
     app = make_app(server)
     async with app.run_test(size=SIZE) as pilot:
         await turns(app, pilot, "one", "two")
+        screen = app.chat_screen
         await pilot.press("ctrl+p")
         await pilot.pause()
-        await pilot.press(*"Rewind to selected turn")
+        await pilot.press(*"Rewind")
         await pilot.pause(0.3)
         await pilot.press("enter")
         await settle(app, pilot)
-        assert any(n.startswith("No turn selected.") for n in notifications(app))
+        await wait_until(pilot, lambda: screen.rewind_mode)
         assert user_texts(app) == ["one", "two"] and await server_users(server, app) == ["one", "two"]
-        # from rewind mode, the same command rewinds the selected (previewed) turn
-        screen = app.chat_screen
-        await pilot.press("alt+up", "up")
-        await pilot.press("ctrl+p")
-        await pilot.pause()
-        await pilot.press(*"Rewind to selected turn")
-        await pilot.pause(0.3)
-        await pilot.press("enter")
+        await pilot.press("up", "enter")
         await settle(app, pilot)
         assert user_texts(app) == [] and await server_users(server, app) == []
-        assert "Rewound 2 turns — ctrl+z to undo." in notifications(app) and not screen.rewind_mode
+        assert "Rewound 2 turns — ctrl+z undoes it." in notifications(app) and not screen.rewind_mode
 
 
 async def test_clicks_in_rewind_mode_choose_the_turn_and_never_confirm(server):

@@ -24,9 +24,7 @@ def test_tool_call_expanded(snap_compare):
     async def expand(pilot):
         await pilot.pause()
         transcript = app.chat_screen.transcript
-        transcript.focus()
-        transcript.cursor = 1  # the message holding the call
-        await pilot.press("t")
+        transcript._toggle_tools(app.chat.conversation.items[1:2])  # the message holding the call (alt+t / a click)
         await pilot.pause()
 
     assert snap_compare(app, terminal_size=SIZE, run_before=expand)
@@ -49,7 +47,7 @@ def test_rewind_in_flight(snap_compare):
         target = chat.conversation.turn_invocations()[1]
         token, change = chat.conversation.truncate_before(target)
         chat.rewinding = True
-        screen._activity = "rewinding…"  # as the screen sets it before the optimistic cut
+        screen.activity = "rewinding…"  # as the screen sets it before the optimistic cut
         screen._on_change(change)
         await pilot.pause()
 

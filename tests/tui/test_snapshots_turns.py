@@ -54,7 +54,7 @@ def test_stopped_turn(snap_compare):
 
     async def stopped(pilot):
         await pilot.pause()
-        app.chat_screen.notify("Stopped: the turn is canceled; the view shows what the server holds.", title="Stopped")
+        app.chat_screen.notify("Stopped: the turn is canceled; what came before the stop stays, marked stopped.", title="Stopped")
         await pilot.pause()
 
     assert snap_compare(app, terminal_size=SIZE, run_before=stopped)
@@ -73,9 +73,8 @@ def test_interrupted_turn(snap_compare):
     assert snap_compare(offline_app(chat), terminal_size=SIZE)
 
 
-def test_approval_question(snap_compare):
-    """The agent's tool waits for approval (input-required, kagent's adk_request_confirmation):
-    the question above the composer with Approve / Reject, and the keys in the footer."""
+def question_chat():
+    """A conversation whose last turn waits for approval (kagent's adk_request_confirmation)."""
     chat = offline_chat(["02_turn_plain_text"])
     conv = chat.conversation
     conv.add_user_message({"kind": "message", "role": "user", "messageId": "u-ask", "parts": [{"kind": "text", "text": "please delete notes.txt"}]})
@@ -93,7 +92,13 @@ def test_approval_question(snap_compare):
     conv.apply(status("t-ask", "working", asked))
     conv.apply(status("t-ask", "input-required", asked, final=True))
     assert chat.pending_confirmation() is not None
-    assert snap_compare(offline_app(chat), terminal_size=SIZE)
+    return chat
+
+
+def test_approval_question(snap_compare):
+    """The agent's tool waits for approval (input-required, kagent's adk_request_confirmation):
+    the question above the composer with Approve / Reject, and the keys in the footer."""
+    assert snap_compare(offline_app(question_chat()), terminal_size=SIZE)
 
 
 def test_server_cannot_give_history_back(snap_compare):

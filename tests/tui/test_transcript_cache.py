@@ -135,3 +135,21 @@ async def test_heights_stay_exact_after_eviction_so_the_view_does_not_jump():
             _screen(transcript)
         assert transcript._starts == starts and transcript.virtual_size.height == height
         assert all(transcript._exact)
+
+
+async def test_a_change_that_does_not_say_where_items_came_still_lays_out_every_item():
+    """Issue 20 (11): the layout never stays short of the conversation (it could not scroll to
+    what it holds until a resize re-laid it out)."""
+    from rewindtui.conversation import Change
+    from tui.offline import offline_app, offline_chat
+
+    app = offline_app(offline_chat())
+    async with app.run_test(size=(100, 20)) as pilot:
+        await pilot.pause()
+        transcript = app.chat_screen.transcript
+        conv = app.chat.conversation
+        conv.items[1:1] = list(conv.items)  # items came without a Change saying where
+        transcript.apply_change(Change())
+        await pilot.pause()
+        assert len(transcript._heights) == len(conv.items)
+        assert transcript.virtual_size.height == transcript._starts[-1] >= len(conv.items)

@@ -67,6 +67,11 @@ REWOUND_AT_KEY = "rewindtui_rewound_at"
 #: Message metadata on an agent message whose event changed the session's state: the state keys
 #: it changed (a tool that changed state; a rewind takes that change back).
 STATE_CHANGED_KEY = "rewindtui_state_changed"
+#: Message metadata: the part of a reply streamed before the user stopped the turn (the server kept
+#: what it had streamed; the message ends there).
+STOPPED_KEY = "rewindtui_stopped"
+#: Task metadata on a rewind's (or redo's) Task: how many turns it took out of the conversation.
+REWOUND_TURNS_KEY = "rewindtui_rewound_turns"
 
 #: kagent's system event: it has an invocation id but is never a rewind target.
 HEADER_UPDATE_INVOCATION = "header_update"

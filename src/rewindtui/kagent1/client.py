@@ -135,7 +135,10 @@ class Kagent1Client(A2AClient):
                 break
         return oldest_first(tasks)
 
-    async def session_tasks_page(self, session_id: str, limit: int, before: str | None = None) -> TaskPage:
+    async def session_tasks_page(
+        self, session_id: str, limit: int, before: str | None = None, *, include_rewound: bool = False
+    ) -> TaskPage:
+        # kagent 1.0 keeps no rewound turns (a rewind is a fork): include_rewound adds nothing
         page = await self.list_tasks(session_id, page_size=max(1, min(limit, 100)), page_token=before)
         return TaskPage(oldest_first(page.tasks), page.next_page_token)
 

@@ -57,7 +57,14 @@ FORK_BEFORE_KEY = "rewindtui_fork_before_invocation_id"
 
 
 def rewind_task(
-    *, task_id: str, session: SessionRow, app_name: str, before: str, redo_of: str | None = None, total: int = 0
+    *,
+    task_id: str,
+    session: SessionRow,
+    app_name: str,
+    before: str,
+    redo_of: str | None = None,
+    total: int = 0,
+    turns: int | None = None,
 ) -> dict[str, Any]:
     """The Task a rewind (or redo) stores: completed, flagged as the session's effective history
     (``total`` messages)."""
@@ -69,6 +76,8 @@ def rewind_task(
     }
     if redo_of is not None:
         metadata[contract.REDO_OF_KEY] = redo_of
+    if turns is not None:
+        metadata[contract.REWOUND_TURNS_KEY] = turns
     return {
         "kind": "task",
         "id": task_id,
@@ -168,7 +177,7 @@ class RewindService:
             if target is None:
                 raise Conflict(
                     "nothing to redo: no rewind is the last thing done on this session (a turn came after it, "
-                    "or it was already redone); bring a rewound branch back by its rewind's task id"
+                    "or it was already undone)"
                 )
         else:
             target = log.task(rewind_task_id)
@@ -194,6 +203,7 @@ class RewindService:
             before=invocation_id,
             redo_of=redo_of,
             total=len(plan.effective),
+            turns=plan.hidden_turns,
         )
         intent = Intent(
             id=task["id"],

@@ -70,6 +70,8 @@ class Plan:
     boundary_task_seq: int  # the task where the invocation begins
     hide: list[int] = field(default_factory=list)
     restore: list[int] = field(default_factory=list)
+    #: how many of the hidden tasks are turns (not rewinds): what the rewind takes away, in turns
+    hidden_turns: int = 0
 
 
 class NotInLog(LookupError):
@@ -188,6 +190,7 @@ class SessionLog:
             boundary_task_seq=task.seq,
             hide=sorted(self.tasks[i].seq for i in now - then),
             restore=sorted(self.tasks[i].seq for i in then - now),
+            hidden_turns=sum(1 for i in now - then if self.tasks[i].kind == "turn"),
         )
 
     def task(self, task_id: str) -> LogTask | None:

@@ -29,6 +29,7 @@ from google.adk.agents.run_config import RunConfig, StreamingMode
 from google.adk.runners import Runner
 from google.adk.telemetry import TelemetryConfig
 
+from rewindtui.a2a import contract
 from rewindtui.a2a.outgoing import APPROVE
 from rewindtui.server import confirmations
 from rewindtui.server.errors import BadRequest, Conflict, NotFound, ServiceError, is_storage_failure, storage_error
@@ -217,6 +218,10 @@ class _Turn:
         self.usage: dict[str, Any] | None = None
         self.opened = False  # the Task frame went out
         self.question: dict[str, Any] | None = None  # the message asking for the user's approval
+        #: the text streamed (as deltas) since the last whole message, and by whom: kept if the
+        #: user stops the turn now, so what they saw is what the server holds
+        self.partial_text = ""
+        self.partial_author: str | None = None
 
     def emit(self, event: dict[str, Any]) -> None:
         self._emit(event)
@@ -288,7 +293,7 @@ class _Turn:
                 self.emit(artifact_update(task_id=self.task_id, context_id=self.sid, artifact=artifact))
             await self._finish("completed")
         except asyncio.CancelledError:
-            await _shielded(self._finish("canceled", "The turn was canceled."))
+            await _shielded(self._stopped())
             raise
         except _TurnFailed as exc:
             await self._finish("failed", str(exc))
@@ -389,6 +394,13 @@ class _Turn:
         )
         if message is None:
             return
+        if event.partial:
+            self.partial_text += "".join(
+                p["text"] for p in message["parts"] if p.get("kind") == "text" and not p.get("metadata")
+            )
+            self.partial_author = event.author
+        else:
+            self.partial_text = ""
         if not event.partial and confirmations.asks_for_confirmation(event):
             self.question = message
         if not event.partial:
@@ -406,6 +418,37 @@ class _Turn:
                 task_id=self.task_id, context_id=self.sid, state="working", message=message, metadata=message["metadata"]
             )
         )
+
+    async def _stopped(self) -> None:
+        """The user stopped the turn: the reply streamed so far is stored as the agent's message,
+        marked stopped (the model's session holds no partial text: ADK appends whole events only),
+        and the turn ends canceled."""
+        kept = None
+        if self.partial_text and self.invocation_id is not None:
+            metadata = kagent_metadata(
+                **self.base, invocation_id=self.invocation_id, author=self.partial_author, partial=False
+            )
+            metadata[contract.STOPPED_KEY] = True
+            kept = {
+                **agent_text_message(self.partial_text, task_id=self.task_id, context_id=self.sid),
+                "metadata": metadata,
+            }
+            try:
+                await self._store(
+                    self.owner.store.add_messages(session_id=self.sid, task_id=self.task_id, messages=[kept])
+                )
+                self.live.history.append(kept)
+                self.last_author = self.partial_author
+            except Exception:
+                log.warning("turn %s: could not keep its stopped reply", self.task_id, exc_info=True)
+                kept = None
+        if kept is not None:
+            self.emit(
+                status_update(
+                    task_id=self.task_id, context_id=self.sid, state="working", message=kept, metadata=kept["metadata"]
+                )
+            )
+        await self._finish("canceled", None if kept is not None else "The turn was canceled.")
 
     async def _store(self, write: Coroutine[Any, Any, None]) -> None:
         """A store write mid-turn; if it fails, ADK is ahead of the store: flag the session."""

@@ -13,7 +13,6 @@ from typing import Any
 
 from textual import work
 from textual.app import App, SystemCommand
-from textual.binding import Binding
 from textual.driver import Driver
 from textual.drivers.linux_driver import LinuxDriver
 from textual.screen import Screen
@@ -21,8 +20,10 @@ from textual.screen import Screen
 from rewindtui.chat import Chat
 from rewindtui.client import A2AClient, ClientError
 from rewindtui.connection import AppConnector, Target
+from rewindtui.drafts import DraftStore
 from rewindtui.prompt_history import PromptStore
 from rewindtui.settings import SettingsError
+from rewindtui.tui import interaction
 from rewindtui.tui.paste import PasteSafeDriver
 from rewindtui.tui.screens.chat import ChatScreen
 from rewindtui.tui.screens.confirm import ConfirmScreen
@@ -36,14 +37,13 @@ Connector = Callable[[], Awaitable[tuple[A2AClient, Closer]]]
 #: Signals that end the app the way ctrl+q does (terminal restored, embedded server stopped).
 EXIT_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
 PROMPTS_DIR = "prompts"
+DRAFTS_DIR = "drafts"
 
 
 class RewindApp(App[int]):
     CSS_PATH = "app.tcss"
     TITLE = "rewindtui"
-    BINDINGS = [
-        Binding("ctrl+q", "quit", "Quit", id="app.quit", tooltip="Quit rewindtui (asks first during a reply)", priority=True),
-    ]
+    BINDINGS = interaction.bindings("app")
 
     def __init__(
         self,
@@ -65,6 +65,14 @@ class RewindApp(App[int]):
         self.new_session = new_session
         # prompt history is kept on disk only when a data dir is given (the real app)
         self.prompt_store = PromptStore(data_dir / PROMPTS_DIR) if data_dir is not None else None
+        # drafts per session across restarts (the core's store), kept only with a data dir
+        self.draft_store = DraftStore(data_dir / DRAFTS_DIR) if data_dir is not None else None
+        self.data_dir = data_dir
+        #: what drafts and prompt histories are keyed by when the address is not stable ("": the URL)
+        target = connector.target if isinstance(connector, AppConnector) else None
+        self.server_key = "embedded" if target is not None and target.kind == "embedded" else ""
+        #: binding id → keys, as the user remapped them: every key shown follows it
+        self.keymap_overrides: dict[str, str] = dict(keymap or {})
         self._closer: Closer | None = None
         self._signals: list[int] = []
         if theme:
@@ -85,7 +93,10 @@ class RewindApp(App[int]):
 
     async def on_mount(self) -> None:
         self._catch_signals()
-        self.install_screen(ChatScreen(self.prompt_store), name="chat")
+        screen = ChatScreen(self.prompt_store, self.draft_store)
+        if self.data_dir is not None:
+            screen.branches.files_dir = self.data_dir  # a copy's fallback file stays in the data dir
+        self.install_screen(screen, name="chat")
         await self.push_screen("chat")
         if self.chat is not None:
             self.chat_screen.attach(self.chat)
@@ -119,6 +130,9 @@ class RewindApp(App[int]):
         if isinstance(self.screen, ConfirmScreen) and self.screen.purpose == "quit":
             self.exit(0)  # ctrl+q again: yes
             return
+        if screen is not None and screen.composer.text and not (screen.replying or screen.rewinding):
+            self._quit_with_draft(screen)
+            return
         if screen is not None and (screen.replying or screen.rewinding):
             what = "A reply is still coming in" if screen.replying else "A rewind is in flight"
 
@@ -138,6 +152,26 @@ class RewindApp(App[int]):
             )
             return
         self.exit(0)
+
+    def _quit_with_draft(self, screen: ChatScreen) -> None:
+        """ctrl+q with a draft: keep it for this session and say so; without a place to keep it, ask."""
+        if screen.keep_draft():
+            self.exit(0, message="Your unsent draft is kept; it comes back when you open this session again.")
+            return
+
+        def answered(go: bool | None) -> None:
+            if go:
+                self.exit(0)
+
+        self.push_screen(
+            ConfirmScreen(
+                "Quit and lose your draft?",
+                "This app keeps no files (no data dir), so the draft in the composer cannot be kept. (ctrl+q again quits.)",
+                go="Quit",
+                purpose="quit",
+            ),
+            answered,
+        )
 
     # -- connecting ----------------------------------------------------------------------------
     @work(group="connect", exclusive=True)
@@ -227,70 +261,19 @@ class RewindApp(App[int]):
     def action_help(self) -> None:
         if isinstance(self.screen, HelpScreen):
             return
-        self.push_screen(HelpScreen(list(self._binding_rows(self.screen))))
-
-    def _binding_rows(self, screen: Screen) -> Iterable[tuple[str, str, str]]:
-        """(keys, what it does, binding id) for the bindings of the screen's parts."""
-        nodes: list[Any] = [screen, self]
-        if isinstance(screen, ChatScreen):
-            nodes = [screen.composer, screen.transcript, screen.sessions, screen, self]
-        rows: dict[str, tuple[list[str], str]] = {}
-        for node in nodes:
-            for bindings in node._bindings.key_to_bindings.values():
-                for binding in bindings:
-                    if not binding.id:
-                        continue
-                    keys, text = rows.setdefault(binding.id, ([], binding.tooltip or binding.description))
-                    shown = self.get_key_display(binding)
-                    if shown not in keys:
-                        keys.append(shown)
-        for binding_id, (keys, text) in rows.items():
-            yield " / ".join(keys), text, binding_id
+        self.push_screen(HelpScreen(self.keymap_overrides))
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
         if not isinstance(screen, ChatScreen):
             return
 
-        def on_selected(action: str) -> Callable[[], None]:
-            def run() -> None:
-                # only ever the turn the user selected in rewind mode: never a default one
-                item = screen.transcript.selected() if screen.rewind_mode else None
-                if item is None:
-                    screen.notify(
-                        "No turn selected. alt+↑ (or Esc Esc) enters rewind mode to choose one.", title="Rewind", severity="warning"
-                    )
-                elif action == "rewind":
-                    screen.confirm_rewind()
-                else:
-                    screen.handle_action(action, item)
-
-            return run
-
-        yield SystemCommand("Rewind mode…", "Choose a turn to go back to; what would go is shown first (alt+↑ / Esc Esc)", screen.enter_rewind_mode)
-        yield SystemCommand("Rewind to selected turn", "In rewind mode: rewind to before the selected turn (Enter)", on_selected("rewind"))
-        yield SystemCommand("Edit and resend selected turn", "In rewind mode: edit the selected turn's message and resend it (e)", on_selected("edit"))
-        yield SystemCommand("Fork from selected turn", "In rewind mode: fork a new session from before the selected turn (f)", on_selected("fork"))
-        yield SystemCommand("Stop the reply", "Ask the server to cancel the turn streaming in (Esc)", screen.action_stop_reply)
+        # the table's commands come from ChatScreen.COMMANDS (rewindtui.tui.commands); these have no key
         yield SystemCommand("Reattach to the running turn", "Follow again a turn the server is still running", screen.reattach)
-        yield SystemCommand("Approve the tool call", "Answer the agent's question: yes (alt+y)", lambda: screen.action_answer(True))
-        yield SystemCommand("Reject the tool call", "Answer the agent's question: no (alt+n)", lambda: screen.action_answer(False))
-        branches = screen.branches
-        yield SystemCommand("Redo rewind", "Undo the last rewind: its turns come back with the agent's state (ctrl+r / ctrl+shift+z)", branches.redo)
-        yield SystemCommand("Show or hide rewound turns", "Rewound turns, dimmed, where they were: restore a branch or fork it (F4)", branches.toggle_rewound)
-        yield SystemCommand("Jump to a turn…", "The session's turns, newest first: rewind to one, edit or fork it (ctrl+g)", branches.open_picker)
-        yield SystemCommand("Copy message", "Copy the selected turn (rewind mode), else the last reply (c in rewind mode)", branches.copy)
-        yield SystemCommand("Export transcript as Markdown", "Write the transcript to a .md file in the current directory", lambda: branches.export("md"))
-        yield SystemCommand("Export transcript as JSON", "Write the transcript to a .json file in the current directory", lambda: branches.export("json"))
         yield SystemCommand("Reload session", "Re-read this session from the server", screen.reload)
         yield SystemCommand("Reconnect", "Connect to the server again; restarts the embedded server if it died", self.reconnect)
-        yield SystemCommand("Sessions panel", "Show or hide the sessions panel (F2)", screen.action_toggle_sessions)
-        yield SystemCommand("New session", "Start a new session (ctrl+n)", screen.action_new_session)
-        yield SystemCommand("Attach a file…", "Attach a file to the next message (ctrl+o)", screen.action_attach)
+        yield SystemCommand("Export transcript as JSON", "Write the transcript to a .json file (asks where)", lambda: screen.branches.export("json"))
         yield SystemCommand("Remove attachments", "Remove every file and data part waiting to be sent", screen.files.remove_all)
-        yield SystemCommand("Save files and data…", "Save the latest reply's files and data to disk (ctrl+s)", screen.action_save_parts)
-        yield SystemCommand("Agent card", "Who the agent is, how rewindtui talks to it, and what its card gets wrong (F3)", screen.action_show_card)
-        yield SystemCommand("Help", "Keys and how rewind works (F1)", self.action_help)
 
 
 def _terminal_alive() -> bool:

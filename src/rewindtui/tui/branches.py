@@ -14,22 +14,22 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from rewindtui.chat import Chat
+from rewindtui.chat import Action, Chat
 from rewindtui.client import ClientError, Session
 from rewindtui.conversation import Change, Item, ItemKind
 from rewindtui.dirs import default_data_dir
+from rewindtui.errors import user_message
 from rewindtui.export import export, markdown_items
+from rewindtui.tui import interaction
 from rewindtui.tui.clipboard import copy_text
 from rewindtui.tui.screens.confirm import ConfirmScreen
+from rewindtui.tui.screens.path_prompt import PathPrompt
 from rewindtui.tui.screens.rename import RenameScreen
 from rewindtui.tui.screens.rewind_picker import PickerChoice, PickerPermissions, RewindPicker
 from rewindtui.turn_list import turn_entries
 
 if TYPE_CHECKING:
     from rewindtui.tui.screens.chat import ChatScreen, RewindOutcome
-
-UNDO_KEY = "ctrl+z"
-
 
 def _plural(count: int, word: str) -> str:
     return f"{count} {word}{'' if count == 1 else 's'}"
@@ -44,8 +44,6 @@ class Branches:
         self.screen = screen
         #: the user asked to see rewound turns (kept across rewinds, turns and sessions)
         self.showing = False
-        #: the rewind just done, while ctrl+z may still undo it
-        self.undoable: RewindOutcome | None = None
         #: where exports are written (default: the current directory) and a copy's fallback file
         self.export_dir: Path | None = None
         self.files_dir: Path | None = None
@@ -58,16 +56,12 @@ class Branches:
         # literal text: server answers and our own "[button]" names are not markup
         self.screen.notify(text, title=title, severity=severity, timeout=timeout, markup=False)  # type: ignore[arg-type]
 
-    def _why_busy(self) -> str | None:
-        """Why no rewind-like work can start now (another one, a reply, a switch), or None."""
-        return self.screen._why_not("redo")
-
     # -- redo --------------------------------------------------------------------------------
     def why_not_redo(self) -> str:
         chat = self.chat
         if chat is None:
             return "Not connected."
-        return chat.why_not_redo() or self._why_busy() or ""
+        return self.screen.why_not(Action.REDO)
 
     def redo(self, rewind_task_id: str | None = None, *, title: str = "Redo", up_to: str | None = None) -> None:
         """Undo a rewind on the server (None: the last one); nothing is sent when the server does
@@ -77,14 +71,13 @@ class Branches:
         if reason:
             self._notify(reason, title=f"{title} unavailable", severity="warning")
             return
-        self.undoable = None
         screen = self.screen
         if screen.rewind_mode:
-            screen._leave_mode()
-        screen._outcome = None
-        screen._activity = "redoing…"
-        screen._refresh_status()
-        screen._rewind_worker = screen.run_worker(self._redo(rewind_task_id, title, up_to), group="rewind", exit_on_error=False)
+            screen.leave_mode()
+        screen.outcome = None
+        screen.activity = "redoing…"
+        screen.refresh_status()
+        screen.rewind_worker = screen.run_worker(self._redo(rewind_task_id, title, up_to), group="rewind", exit_on_error=False)
 
     async def _redo(self, rewind_task_id: str | None, title: str, up_to: str | None = None) -> None:
         chat = self.chat
@@ -97,17 +90,17 @@ class Branches:
                     await chat.rewind(up_to)  # the rest of the branch stays rewound: nothing is lost
                 except ClientError as exc:
                     self._notify(
-                        f"The whole branch came back, but the turns after the one chosen could not be rewound again: {exc}",
+                        f"The whole branch came back, but the turns after the one chosen could not be rewound again: {user_message(exc)}",
                         title=title,
                         severity="warning",
                         timeout=8,
                     )
         except ClientError as exc:
-            self._notify(str(exc), title=f"{title} failed", severity="error", timeout=8)
+            self._notify(user_message(exc), title=f"{title} failed", severity="error", timeout=8)
             return
         finally:
-            self.screen._activity = None
-            self.screen._refresh_status()
+            self.screen.activity = None
+            self.screen.refresh_status()
         after = chat.conversation.turn_invocations()
         back = len(set(after) - set(before))
         gone = len(set(before) - set(after))
@@ -117,32 +110,60 @@ class Branches:
         self._notify(text + ".", title=title)
 
     def undo_hint(self, outcome: RewindOutcome) -> str:
-        """``ctrl+z to undo`` when the server can redo this rewind (and arms that key)."""
+        """``ctrl+z undoes it`` when the core's one undo now names this session's last change."""
         chat = self.chat
-        if chat is None or chat.why_not_redo() or outcome.session_id != chat.session_id:
-            self.undoable = None
+        if chat is None or outcome.session_id != chat.session_id or not chat.undo_label():
             return ""
-        self.undoable = outcome
-        return f"{UNDO_KEY} to undo"
+        return f"{self._undo_keys()} undoes it"
+
+    def _undo_keys(self) -> str:
+        return interaction.keys_of("chat.undo_rewind", getattr(self.screen.app, "keymap_overrides", None))
+
+    def undo_label(self) -> str:
+        """What ctrl+z undoes now, for the status line ("" : the composer's own text undo). The
+        core reads it per session from the server: it survives restarts, never crosses sessions."""
+        chat = self.chat
+        return (chat.undo_label() or "") if chat is not None else ""
+
+    def why_not_undo(self) -> str:
+        chat = self.chat
+        if chat is None:
+            return "not connected."
+        return self.screen.why_not(Action.UNDO) or ("" if chat.undo_label() else "nothing to undo in this session.")
 
     def can_undo(self) -> bool:
-        """ctrl+z undoes the rewind just done: right after it, with an empty composer (else the
-        key is the composer's own undo)."""
+        """ctrl+z undoes what the status line names, also with text in the composer (composer undo
+        never hides it); when it names nothing, the key is the composer's text undo."""
         chat = self.chat
-        return (
-            self.undoable is not None
-            and chat is not None
-            and chat.session_id == self.undoable.session_id
-            and not self.screen.composer.text
-            and not self.screen.busy
-        )
+        return chat is not None and bool(chat.undo_label()) and not chat.why_not(Action.UNDO) and not self.screen.busy
 
     def undo(self) -> None:
-        if self.can_undo():
-            self.redo(title="Undo rewind")
+        if not self.can_undo():
+            return
+        screen = self.screen
+        if screen.rewind_mode:
+            screen.leave_mode()
+        screen.outcome = None
+        screen.activity = "undoing…"
+        screen.refresh_status()
+        screen.rewind_worker = screen.run_worker(self._undo(), group="rewind", exit_on_error=False)
+
+    async def _undo(self) -> None:
+        chat = self.chat
+        assert chat is not None
+        try:
+            outcome = await chat.undo()
+        except ClientError as exc:
+            self._notify(user_message(exc), title="Undo failed", severity="error", timeout=8)
+            return
+        finally:
+            self.screen.activity = None
+            self.screen.refresh_status()
+        hint = f" {self._undo_keys()}: {outcome.undo_label}." if outcome.undo_label else ""
+        self._notify(outcome.said + hint, title="Undo")
 
     def disarm_undo(self) -> None:
-        self.undoable = None
+        """Nothing to do: the core ends an undo when a turn is sent."""
 
     # -- rewound turns -----------------------------------------------------------------------
     def toggle_rewound(self) -> None:
@@ -168,7 +189,7 @@ class Branches:
         try:
             shown = await chat.show_rewound()
         except ClientError as exc:
-            self._notify(str(exc), title="Rewound turns", severity="error")
+            self._notify(user_message(exc), title="Rewound turns", severity="error")
             return
         if announce and not shown:
             self.showing = False  # nothing to show: F4 next time looks again, it does not hide
@@ -195,8 +216,8 @@ class Branches:
     def open_picker(self) -> None:
         screen = self.screen
         chat = self.chat
-        reason = screen._why_not("mode")
-        if reason is not None or chat is None:
+        reason = screen.why_not_preview()
+        if reason or chat is None:
             self._notify(reason or "Not connected.", title="Turns", severity="warning")
             return
         entries = turn_entries(chat.conversation)
@@ -206,7 +227,7 @@ class Branches:
         perms = chat.permissions()
         picker = RewindPicker(
             entries,
-            PickerPermissions(rewind=perms.rewind_reason, fork=perms.fork_reason, redo=chat.why_not_redo()),
+            PickerPermissions(rewind=perms.rewind_reason, fork=perms.fork_reason, redo=self.why_not_redo()),
         )
         screen.app.push_screen(picker, self._picked)
 
@@ -258,14 +279,14 @@ class Branches:
         if chat is None or mark is None or not mark.fork_before:
             self._notify("This server cannot fork from a rewound turn.", title="Fork", severity="warning")
             return
-        reason = chat.permissions().fork_reason or self._why_busy()
+        reason = self.screen.why_not(Action.FORK)
         if reason:
             self._notify(reason, title="Fork unavailable", severity="warning")
             return
         screen = self.screen
-        screen._activity = "forking…"
-        screen._refresh_status()
-        screen._rewind_worker = screen.run_worker(self._fork(mark.fork_before), group="rewind", exit_on_error=False)
+        screen.activity = "forking…"
+        screen.refresh_status()
+        screen.rewind_worker = screen.run_worker(self._fork(mark.fork_before), group="rewind", exit_on_error=False)
 
     async def _fork(self, invocation_id: str) -> None:
         chat = self.chat
@@ -274,12 +295,12 @@ class Branches:
         try:
             session = await chat.fork_branch(invocation_id)
         except ClientError as exc:
-            self._notify(str(exc), title="Fork failed", severity="error", timeout=8)
+            self._notify(user_message(exc), title="Fork failed", severity="error", timeout=8)
             return
         finally:
-            self.screen._activity = None
-            self.screen._refresh_status()
-        self.screen._show_conversation()
+            self.screen.activity = None
+            self.screen.refresh_status()
+        self.screen.show_conversation()
         self._notify(
             f"Forked the rewound branch into “{session.name or session.id}”; the original ({original[:8]}) is in the "
             "sessions panel (F2).",
@@ -317,21 +338,45 @@ class Branches:
         self._notify(f"{what[:1].upper() + what[1:]}: {copied.message}", title="Copy", timeout=8)
 
     def export(self, fmt: str) -> None:
+        """Ask where to write the transcript (a path prompt); an existing file is overwritten
+        only after a yes."""
         chat = self.chat
         if chat is None or not chat.conversation.items:
             self._notify("Nothing to export yet.", title="Export")
             return
         session = chat.session
         title = session.name if session else ""
-        text = export(
-            chat.conversation.items,
-            fmt,
-            session_id=chat.session_id,
-            title=title,
-            times=chat.conversation.task_times,
-        )
         folder = self.export_dir or Path.cwd()
-        path = folder / f"rewindtui-{_slug(title)}-{(chat.session_id or 'new')[:8]}.{fmt}"
+        suggested = folder / f"rewindtui-{_slug(title)}-{(chat.session_id or 'new')[:8]}.{fmt}"
+
+        def accept(value: str) -> Path:
+            path = Path(value).expanduser()
+            if not value.strip() or value.endswith("/") or path.is_dir():
+                raise ValueError("Give a file name, not a directory.")
+            if not path.parent.is_dir():
+                raise ValueError(f"No such directory: {path.parent}")
+            return path
+
+        def chosen(path: Path | None) -> None:
+            if path is None:
+                return
+            if path.exists():
+                question = ConfirmScreen("Replace it?", f"{path} exists. Replace it with this transcript?", go="Replace", purpose="overwrite")
+                self.screen.app.push_screen(question, lambda go: self._write_export(path, fmt) if go else self._notify("Nothing written.", title="Export"))
+                return
+            self._write_export(path, fmt)
+
+        self.screen.app.push_screen(
+            PathPrompt(f"Export the transcript ({fmt}) to", accept, value=str(suggested), hint="An existing file is replaced only if you say so."),
+            chosen,
+        )
+
+    def _write_export(self, path: Path, fmt: str) -> None:
+        chat = self.chat
+        if chat is None:
+            return
+        session = chat.session
+        text = export(chat.conversation.items, fmt, session_id=chat.session_id, title=session.name if session else "", times=chat.conversation.task_times)
         try:
             path.write_text(text, encoding="utf-8")
         except OSError as exc:
@@ -363,7 +408,7 @@ class Branches:
         try:
             sessions = await chat.list_sessions()
         except ClientError as exc:
-            self._notify(str(exc), title="Sessions", severity="error")
+            self._notify(user_message(exc), title="Sessions", severity="error")
             return
         if not sessions:
             panel.show_note("No sessions yet." if chat.client.has_api else "No sessions used from here yet.")
@@ -387,7 +432,7 @@ class Branches:
             return
         if chat.session is None or chat.session.name != session.name:
             chat.session = session
-            self.screen._refresh_status()
+            self.screen.refresh_status()
 
     def rename(self, session: Session) -> None:
         chat = self.chat
@@ -409,10 +454,12 @@ class Branches:
         try:
             await chat.rename_session(session.id, name)
         except ClientError as exc:
-            self._notify(str(exc), title="Rename failed", severity="error")
+            self._notify(user_message(exc), title="Rename failed", severity="error")
             return
-        self.screen._refresh_status()
+        self.screen.refresh_status()
         await self._load_sessions()
+        if not self.screen.sessions.has_class("hidden"):
+            self.screen.sessions.focus()  # ↑ / Enter move the highlight again
 
     def delete(self, session: Session) -> None:
         chat = self.chat
@@ -442,7 +489,7 @@ class Branches:
         try:
             await chat.delete_session(session.id)
         except ClientError as exc:
-            self._notify(str(exc), title="Delete failed", severity="error")
+            self._notify(user_message(exc), title="Delete failed", severity="error")
             return
         self._notify(f"Deleted “{session.name or session.id[:8]}”.", title="Sessions", timeout=4)
         await self._load_sessions()

@@ -159,4 +159,5 @@ class FileActions:
         if chat is None or caps is None:
             self.screen.notify("Not connected yet: no agent card to show.", severity="warning")
             return
-        self.screen.app.push_screen(CardScreen(caps.card, url=chat.client.url, choice=caps.choice))
+        embedded = getattr(self.screen.app, "server_key", "") == "embedded"
+        self.screen.app.push_screen(CardScreen(caps.card, url=chat.client.url, choice=caps.choice, embedded=embedded))

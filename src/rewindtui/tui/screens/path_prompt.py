@@ -99,7 +99,8 @@ class PathPrompt(ModalScreen[Any]):
 
     def on_mount(self) -> None:
         self.input.focus()
-        self.input.cursor_position = len(self.input.value)
+        # pre-filled and selected: typing replaces it (an absolute path), → or Tab keeps and extends it
+        self.call_after_refresh(self.input.select_all)
 
     @property
     def input(self) -> Input:

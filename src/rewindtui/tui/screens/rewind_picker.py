@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, OptionList, Static
@@ -24,6 +23,7 @@ from textual.widgets.option_list import Option
 from rewindtui.conversation import Item
 from rewindtui.export import local_time
 from rewindtui.textsafe import sanitize_line
+from rewindtui.tui import interaction
 from rewindtui.turn_list import TurnEntry, describe_tools
 
 
@@ -73,12 +73,7 @@ def entry_label(entry: TurnEntry, width: int = 72) -> Text:
 
 class RewindPicker(ModalScreen[PickerChoice | None]):
     CSS_PATH = "rewind_picker.tcss"
-    BINDINGS = [
-        Binding("r", "choose('rewind')", "Rewind to…", id="picker.rewind", tooltip="Rewind to before this turn (shows what goes first); on a rewound turn: restore its branch"),
-        Binding("e", "choose('edit')", "Edit", id="picker.edit", tooltip="Edit this turn's message and resend it"),
-        Binding("f", "choose('fork')", "Fork", id="picker.fork", tooltip="Fork a new session from before this turn; on a rewound turn: a session holding its branch"),
-        Binding("escape,q", "close", "Close", id="picker.close", tooltip="Close the list; nothing changes"),
-    ]
+    BINDINGS = interaction.bindings("picker")
 
     def __init__(self, entries: list[TurnEntry], permissions: PickerPermissions | None = None) -> None:
         super().__init__()

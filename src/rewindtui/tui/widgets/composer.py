@@ -9,22 +9,17 @@ terminal escape sequences or control characters.
 from __future__ import annotations
 
 from textual import events
-from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import TextArea
 
 from rewindtui.prompt_history import PromptHistory
 from rewindtui.textsafe import strip_controls
+from rewindtui.tui import interaction
 from rewindtui.tui.keys import run_binding_now
 
 
 class Composer(TextArea):
-    BINDINGS = [
-        Binding("enter", "submit", "Send", id="composer.send", tooltip="Send the message"),
-        Binding("ctrl+j,shift+enter", "newline", "Newline", show=False, id="composer.newline", tooltip="Insert a newline"),
-        Binding("up", "history(-1)", "Earlier prompt", show=False, id="composer.history_back", tooltip="On an empty composer: recall the prompt sent before"),
-        Binding("down", "history(1)", "Later prompt", show=False, id="composer.history_forward", tooltip="While recalling prompts: the next one, then your draft"),
-    ]
+    BINDINGS = interaction.bindings("composer")
 
     DEFAULT_CSS = """
     Composer { height: auto; min-height: 3; max-height: 10; }
@@ -37,7 +32,7 @@ class Composer(TextArea):
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id, soft_wrap=True, show_line_numbers=False, tab_behavior="focus")
-        self.placeholder = "Message the agent — Enter sends, ctrl+j newline, ↑ earlier prompts, F1 help"
+        self.placeholder = "Message the agent — Enter sends, / commands, F1 help"
         self.prompts = PromptHistory()
         #: files or data wait to be sent: Enter sends even with no text
         self.attachments_pending = False
@@ -72,7 +67,35 @@ class Composer(TextArea):
         text = self.text
         if text.strip() or self.attachments_pending:
             self.clear_draft()
+            self.history.clear()  # ctrl+z never puts a sent message back (a refused one is put back)
             self.post_message(self.Submitted(text))
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "complete":
+            return self.slash_prefix() is not None  # else Tab moves focus as usual
+        return True
+
+    def slash_prefix(self) -> str | None:
+        """The command name being typed (``/re`` → ``re``), or None when the text is no command."""
+        text = self.text
+        if not text.startswith("/") or text.startswith("//") or any(c.isspace() for c in text):
+            return None
+        return text[1:]
+
+    def action_complete(self) -> None:
+        """Tab: complete the slash command being typed (to the common part of the matches)."""
+        prefix = self.slash_prefix()
+        if prefix is None:
+            return
+        names = [c.slash for c in interaction.slash_matches(prefix)]
+        if not names:
+            self.app.bell()
+            return
+        common = names[0]
+        for name in names[1:]:
+            while not name.startswith(common):
+                common = common[:-1]
+        self.set_draft(f"/{common}" + (" " if len(names) == 1 else ""))
 
     def action_newline(self) -> None:
         self.insert("\n")

@@ -13,7 +13,7 @@ from __future__ import annotations
 from rich.console import Group
 from rich.padding import Padding
 from rich.text import Text
-from textual.binding import Binding
+from textual import events
 from textual.message import Message
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
@@ -22,6 +22,8 @@ from rewindtui.a2a import contract
 from rewindtui.client import Session
 from rewindtui.export import local_time
 from rewindtui.textsafe import sanitize_line
+from rewindtui.tui import interaction
+from rewindtui.tui.keys import run_binding_now
 
 #: the original's title is cut to this many characters in a fork's "from" line
 ORIGIN_LIMIT = 18
@@ -87,15 +89,10 @@ def session_label(session: Session, current: str | None, titles: dict[str, str])
 
 
 class SessionsPanel(OptionList):
-    BINDINGS = [
-        Binding("n", "new", "New session", id="sessions.new", tooltip="Start a new session"),
-        Binding("r", "rename", "Rename", id="sessions.rename", tooltip="Rename the highlighted session"),
-        Binding("d,delete", "delete", "Delete", id="sessions.delete", tooltip="Delete the highlighted session (asks first)"),
-        Binding("escape", "close", "Close", id="sessions.close", tooltip="Close the sessions panel"),
-    ]
+    BINDINGS = interaction.bindings("sessions")
 
     DEFAULT_CSS = """
-    SessionsPanel { width: 34; height: 100%; max-height: 100%; dock: left; border-right: tall $panel-lighten-1; }
+    SessionsPanel { width: 30%; min-width: 18; max-width: 48; height: 100%; max-height: 100%; dock: left; border-right: tall $panel-lighten-1; }
     """
 
     class Open(Message):
@@ -108,6 +105,13 @@ class SessionsPanel(OptionList):
 
     class Close(Message):
         pass
+
+    class TypeAhead(Message):
+        """A printable key that is no command of the panel: text for the composer."""
+
+        def __init__(self, text: str) -> None:
+            super().__init__()
+            self.text = text
 
     class Rename(Message):
         def __init__(self, session: Session) -> None:
@@ -147,6 +151,16 @@ class SessionsPanel(OptionList):
         if index is None or not 0 <= index < len(self.sessions):
             return None
         return self.sessions[index]
+
+    async def _on_key(self, event: events.Key) -> None:
+        if await run_binding_now(self, event):
+            return
+        if event.is_printable and event.character and not event.key.startswith(("alt+", "ctrl+")):
+            event.stop()
+            event.prevent_default()
+            self.post_message(self.TypeAhead(event.character))
+            return
+        await super()._on_key(event)
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         event.stop()

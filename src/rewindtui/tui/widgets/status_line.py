@@ -39,6 +39,7 @@ class Status:
     rewind: str = "unknown"  # what the server offers: a2a, rest, unavailable, off
     mode: str = ""  # the screen's mode: "rewind", "edit" or ""
     note: str = ""
+    undo: str = ""  # what ctrl+z undoes now ("" : the composer's text undo)
 
 
 _MODE_LABELS = {"rewind": ("⟲ REWIND MODE", "⟲ REWIND"), "edit": ("✎ EDITING", "✎ EDIT")}
@@ -88,6 +89,8 @@ def status_text(status: Status, width: int) -> Text:
         field("session", session if level < 2 else sid)
         field("turn", turn, _TURN_STYLES.get(turn, ""))
         field("rewind", rewind if labels else f"⟲ {rewind}")
+        if status.undo:
+            field("", sanitize_line(status.undo), "bold")
         if note:
             text.append("  " + note, style="bold italic")
         return text

@@ -22,22 +22,15 @@ follows again once they scroll back to the bottom.
 
 from __future__ import annotations
 
-import json
-from bisect import bisect_right
 from collections import OrderedDict
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from itertools import accumulate, islice
-from typing import Any
 
-from rich.console import Group, RenderableType
-from rich.markdown import Markdown
 from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
 from textual import events
-from textual.binding import Binding
 from textual.geometry import Size
 from textual.message import Message
 from textual.reactive import reactive
@@ -46,26 +39,28 @@ from textual.strip import Strip
 
 from rewindtui.chat import Permissions as ChatPermissions
 from rewindtui.conversation import Change, Conversation, Item, ItemKind
-from rewindtui.export import local_time
-from rewindtui.textsafe import sanitize
+from rewindtui.tui import interaction
 from rewindtui.tui.gc_policy import DrawnLines
 from rewindtui.tui.keys import run_binding_now
 from rewindtui.tui.render_guard import guarded
-from rewindtui.tui.widgets.part_view import PartStyles, has_more, render_parts
+from rewindtui.tui.transcript_layout import LineLayout, turn_bounds, turns_from
+from rewindtui.tui.widgets.part_view import has_more
+from rewindtui.tui.widgets.transcript_items import (
+    _ACTION,
+    _BAR,
+    _KEY,
+    _QUIET,
+    CONTINUATION,
+    START,
+    ItemPainter,
+    _tooltip,
+)
 
-_ACTION = "rt_action"
-_KEY = "rt_key"
-_QUIET = "rt_quiet"  # a per-message button, dimmed until its item is hovered or selected
-_TOOL_RESULT_LIMIT = 4000
-_BAR = "▏ "
 _SELECTED_BAR = "┃ "
 #: Drawn items kept (their lines): several screens' worth, so that scrolling through a long
 #: session does not keep every message it passed drawn (nor give the garbage collector more to walk).
 _CACHE_ITEMS = 128
 
-#: Group roles: the first item of a group draws a header; a continuation draws only a thin line
-#: holding its quiet button.
-START, CONTINUATION = "start", "continuation"
 
 
 @dataclass(frozen=True)
@@ -91,20 +86,7 @@ class Permissions:
 class Transcript(ScrollView, can_focus=True):
     """The transcript. Posts :class:`Transcript.Action` when a message's button is used."""
 
-    BINDINGS = [
-        Binding("up", "cursor(-1)", "Prev turn", show=False, id="transcript.previous", tooltip="Rewind mode: the turn before"),
-        Binding("down", "cursor(1)", "Next turn", show=False, id="transcript.next", tooltip="Rewind mode: the turn after"),
-        Binding("home", "cursor_home", "First", show=False, id="transcript.first", tooltip="Rewind mode: the first turn"),
-        Binding("end", "cursor_end", "Last", show=False, id="transcript.last", tooltip="Rewind mode: the last turn"),
-        Binding("pageup", "page(-1)", "Page up", show=False, id="transcript.page_up", tooltip="Scroll up a page"),
-        Binding("pagedown", "page(1)", "Page down", show=False, id="transcript.page_down", tooltip="Scroll down a page"),
-        Binding("enter", "confirm", "Rewind", id="transcript.confirm", tooltip="Rewind mode: rewind to before the selected turn"),
-        Binding("r", "act('rewind')", "Rewind", show=False, id="transcript.rewind", tooltip="Rewind mode: rewind to before the selected turn"),
-        Binding("e", "act('edit')", "Edit", id="transcript.edit", tooltip="Rewind mode: edit the selected turn's message and resend it"),
-        Binding("f", "act('fork')", "Fork", id="transcript.fork", tooltip="Rewind mode: fork a new session from before the selected turn"),
-        Binding("t", "act('tools')", "Tools", id="transcript.tools", tooltip="Rewind mode: show or hide the selected turn's tool calls"),
-        Binding("escape", "leave", "Leave", id="transcript.leave", tooltip="Leave rewind mode (nothing changes) / back to the composer"),
-    ]
+    BINDINGS = interaction.bindings("transcript")
 
     DEFAULT_CSS = """
     Transcript { background: $surface; scrollbar-gutter: stable; }
@@ -179,10 +161,8 @@ class Transcript(ScrollView, can_focus=True):
         self.expanded: set[str] = set()
         self.follow = True  # keep the bottom in view (until the user scrolls away)
         self.hover: int | None = None
-        self._heights: list[int] = []
-        self._exact: list[bool] = []
-        self._starts: list[int] = [0]
-        self._layout_width = 0
+        self.painter = ItemPainter(self)  # how one item is drawn (transcript_items)
+        self.lines = LineLayout()  # the pure part: line offsets, windowing (transcript_layout)
         self._moving = 0  # > 0 while we scroll (not the user)
         self._line_style: Style | None = None  # the base style, while a frame is drawn
         # item key -> (the item, its cache key, its lines); the item itself is compared because a
@@ -223,6 +203,10 @@ class Transcript(ScrollView, can_focus=True):
             self._relayout(change.first)
         for item in change.updated:
             self._remeasure(item)
+        if len(self.lines.heights) != len(items):
+            # a change that did not say where items came or went (the layout would be stale:
+            # a view that cannot scroll to what it holds until a resize re-lays it out)
+            self._relayout(0)
         if self.follow:
             self._scroll_to_end()
         self.refresh()
@@ -277,27 +261,40 @@ class Transcript(ScrollView, can_focus=True):
             lines += len(item.tools) * (8 if item.key in self.expanded else 1)
         return lines
 
+    # the layout's lists, by the names the drawing code (and tests) use
+    @property
+    def _heights(self) -> list[int]:
+        return self.lines.heights
+
+    @property
+    def _exact(self) -> list[bool]:
+        return self.lines.exact
+
+    @property
+    def _starts(self) -> list[int]:
+        return self.lines.starts
+
+    @property
+    def _layout_width(self) -> int:
+        return self.lines.width
+
     def _relayout(self, first: int) -> None:
         """Re-measure items from index ``first`` on (estimates; exact ones are kept where valid)."""
         width = self._content_width
         items = self.conversation.items
-        if width != self._layout_width:
+        layout = self.lines
+        if width != layout.width:
             first = 0
-            self._layout_width = width
-            self._heights = []
-            self._exact = []
-        first = max(0, min(first, len(self._heights), len(items)))
-        del self._heights[first:]
-        del self._exact[first:]
+            layout.reset(width)
+        first = max(0, min(first, len(layout.heights), len(items)))
+        layout.truncate(first)
         for index in range(first, len(items)):
             item = items[index]
             cached = self._cache.get(item.key)
             if cached is not None and cached[0] is item and cached[1] == self._cache_key(index, width):
-                self._heights.append(len(cached[2]))
-                self._exact.append(True)
+                layout.append(len(cached[2]), True)
             else:
-                self._heights.append(self._estimate(item, width))
-                self._exact.append(False)
+                layout.append(self._estimate(item, width), False)
         self._recount(first)
 
     def _prepend(self, count: int) -> None:
@@ -305,42 +302,31 @@ class Transcript(ScrollView, can_focus=True):
         the view on the lines it shows and the selection on its turn (unless following the end)."""
         items = self.conversation.items
         width = self._content_width
-        before = self._starts[-1]
-        if width != self._layout_width or len(self._heights) + count != len(items):
+        before = self.lines.total
+        if width != self.lines.width or len(self.lines.heights) + count != len(items):
             self._relayout(0)
         else:
-            self._heights[:0] = [self._estimate(items[i], width) for i in range(count)]
-            self._exact[:0] = [False] * count
-            if count < len(self._exact):
-                self._exact[count] = False  # its group role may have changed with what is before it
+            self.lines.prepend([self._estimate(items[i], width) for i in range(count)])
             self._recount(0)
         if self.cursor is not None:
             self.cursor += count
         if self.hover is not None:
             self.hover += count
         if not self.follow:
-            self._set_y(self.scroll_y + self._starts[-1] - before)
+            self._set_y(self.scroll_y + self.lines.total - before)
 
     def _recount(self, first: int = 0) -> None:
         """Recompute the start line of items from ``first`` on, and the virtual height."""
-        first = min(first, len(self._starts) - 1)
-        del self._starts[first + 1 :]
-        self._starts.extend(islice(accumulate(self._heights[first:], initial=self._starts[first]), 1, None))
-        self.virtual_size = Size(self._content_width, self._starts[-1])
+        self.lines.recount(first)
+        self.virtual_size = Size(self._content_width, self.lines.total)
 
     def _remeasure(self, item: Item) -> None:
         index = self._index_of(item)
         if index is None:
             return
         self._cache.pop(item.key, None)
-        height = self._estimate(item, self._layout_width or self._content_width)
-        if index < len(self._heights) and self._heights[index] != height:
-            self._heights[index] = height
-            self._exact[index] = False
-            self._recount(index)
-        # the next item's group role may depend on this one (e.g. a streaming reply that ended)
-        if index + 1 < len(self._heights):
-            self._exact[index + 1] = False
+        self.lines.set_estimate(index, self._estimate(item, self.lines.width or self._content_width))
+        self.virtual_size = Size(self._content_width, self.lines.total)
 
     def _index_of(self, item: Item) -> int | None:
         items = self.conversation.items
@@ -355,10 +341,7 @@ class Transcript(ScrollView, can_focus=True):
 
     def _item_at(self, y: int) -> tuple[int, int] | None:
         """(item index, line within item) for a virtual line number."""
-        if not self._heights or y < 0 or y >= self._starts[-1]:
-            return None
-        index = bisect_right(self._starts, y) - 1
-        return index, y - self._starts[index]
+        return self.lines.item_at(y)
 
     def on_resize(self, event: events.Resize) -> None:
         self._check_width()
@@ -374,27 +357,8 @@ class Transcript(ScrollView, can_focus=True):
 
     # -- turns ---------------------------------------------------------------------------------
     def turn_bounds(self, index: int) -> tuple[int, int] | None:
-        """(first, end) item indexes of the turn holding item ``index``: the items sharing its
-        rewind target, with the untargeted items (errors) that follow them. None if no turn."""
-        items = self.conversation.items
-        if not 0 <= index < len(items) or items[index].rewound is not None:
-            return None  # a rewound item is no part of a turn of the conversation
-        i = index
-        while i >= 0 and items[i].rewind_target is None:
-            i -= 1
-        if i < 0:
-            return None
-        target = items[i].rewind_target
-        first = i
-        j = i - 1
-        while j >= 0 and items[j].rewind_target in (target, None) and items[j].rewound is None:
-            if items[j].rewind_target == target:
-                first = j
-            j -= 1
-        end = i + 1
-        while end < len(items) and items[end].rewind_target in (target, None) and items[end].rewound is None:
-            end += 1
-        return first, end
+        """(first, end) item indexes of the turn holding item ``index`` (see transcript_layout)."""
+        return turn_bounds(self.conversation.items, index)
 
     def selected_bounds(self) -> tuple[int, int] | None:
         return self.turn_bounds(self.cursor) if self.cursor is not None else None
@@ -425,13 +389,7 @@ class Transcript(ScrollView, can_focus=True):
 
     def turns_from(self, index: int) -> int:
         """How many turns start at or after item ``index``."""
-        count, last = 0, None
-        for item in islice(self.conversation.items, index, None):
-            target = item.rewind_target
-            if target is not None and target != last:
-                count += 1
-                last = target
-        return count
+        return turns_from(self.conversation.items, index)
 
     # -- rendering -----------------------------------------------------------------------------
     def _group_role(self, index: int) -> str:
@@ -466,7 +424,7 @@ class Transcript(ScrollView, can_focus=True):
         role = self._group_role(index)
         perms = self.permissions
         editable = role == START and item.role != "user" and item.rewind_target is not None and self._turn_has_user(index)
-        return (item.rev, width, item.key in self.expanded, item.streaming, perms.rewind, perms.fork, perms.waiting, perms.redo, editable, role)
+        return (item.rev, width, item.key in self.expanded, item.streaming, getattr(item, "stopped", False), perms.rewind, perms.fork, perms.waiting, perms.redo, editable, role)
 
     def render_lines(self, crop):
         self._drawn.settle(len(self.conversation.items))  # lines drawn lately: out of the collector's way
@@ -489,49 +447,22 @@ class Transcript(ScrollView, can_focus=True):
                 return
 
     def _make_window_exact(self) -> bool:
-        if not self._heights:
-            return False
-        top = int(self.scroll_y)
         height = self.scrollable_content_region.height or self.size.height
-        first = self._item_at(top)
-        if first is None:
+        changed, shift = self.lines.make_window_exact(int(self.scroll_y), height, self._measure)
+        if not changed:
             return False
-        index = first[0]
-        width = self._layout_width
-        changed_from: int | None = None
-        shift = 0
-        y = self._starts[index]
-        while index < len(self._heights) and y < top + height:
-            if not self._exact[index]:
-                strips = self._strips(index, width)
-                new = len(strips)
-                if new != self._heights[index]:
-                    changed_from = index if changed_from is None else changed_from
-                    if y < top:
-                        shift += new - self._heights[index]
-                    self._heights[index] = new
-                self._exact[index] = True
-            y += self._heights[index]
-            index += 1
-        if changed_from is None:
-            return False
-        self._recount(changed_from)
+        self.virtual_size = Size(self._content_width, self.lines.total)
         if shift and not self.follow:
             self._set_y(self.scroll_y + shift)
         return True
 
     def _make_exact(self, first: int, end: int) -> None:
         """Draw items ``first``..``end`` now so that their heights are exact."""
-        changed_from: int | None = None
-        for index in range(first, min(end, len(self._heights))):
-            if not self._exact[index]:
-                new = len(self._strips(index, self._layout_width))
-                if new != self._heights[index]:
-                    changed_from = index if changed_from is None else changed_from
-                    self._heights[index] = new
-                self._exact[index] = True
-        if changed_from is not None:
-            self._recount(changed_from)
+        self.lines.make_exact(first, end, self._measure)
+        self.virtual_size = Size(self._content_width, self.lines.total)
+
+    def _measure(self, index: int) -> int:
+        return len(self._strips(index, self.lines.width))
 
     def render_line(self, y: int) -> Strip:
         scroll_x, scroll_y = self.scroll_offset
@@ -617,136 +548,7 @@ class Transcript(ScrollView, can_focus=True):
         return strips
 
     def _render_item(self, index: int, item: Item, width: int, role: str) -> list[Strip]:
-        console = self.app.console
-        options = console.options.update(width=max(1, width - 2), highlight=False, markup=False)
-        bar_style = self.get_component_rich_style("transcript--bar")
-        if role == CONTINUATION:
-            strips = [Strip(self._continuation_line(item, width, bar_style))]
-        else:
-            strips = [Strip.blank(0), Strip(self._header(index, item, width))]
-        body = self._body(item)
-        if body is not None:
-            base = self.rich_style
-            for line in console.render_lines(body, options, pad=False):
-                strips.append(Strip([Segment(_BAR, bar_style), *line]).apply_style(base))
-        if item.rewound is not None:
-            # shown in place, dimmed: not part of the conversation (its header keeps its buttons)
-            dim = self.get_component_rich_style("transcript--rewound").color
-            strips = [
-                strip if (role != CONTINUATION and n == 1) else Strip(
-                    Segment.apply_style(iter(strip), None, Style(color=dim, bold=False)), strip.cell_length
-                )
-                for n, strip in enumerate(strips)
-            ]
-        return strips
-
-    def _continuation_line(self, item: Item, width: int, bar_style: Style) -> list[Segment]:
-        """A further message of a group: the bar, and its own quiet "Rewind to here" button."""
-        line = Text(_BAR, style=bar_style)
-        button = Text()
-        if item.rewind_target is not None:
-            self._button(button, "⟲", "rewind", item, self.permissions.rewind, quiet=True)
-        line.append(" " * max(1, width - line.cell_len - button.cell_len - 1))
-        line.append_text(button)
-        return list(line.render(self.app.console))
-
-    def _header(self, index: int, item: Item, width: int) -> list[Segment]:
-        if item.kind is ItemKind.ERROR:
-            who, style = "error", "transcript--error"
-        elif item.kind is ItemKind.UNKNOWN:
-            who, style = "unrecognised event", "transcript--system"
-        elif item.role == "user":
-            who, style = "you", "transcript--user"
-        else:
-            who, style = sanitize(item.author or ("artifact" if item.kind is ItemKind.ARTIFACT else "agent")), "transcript--agent"
-        left = Text(who, style=self.get_component_rich_style(style))
-        if item.rewound is not None:
-            left.stylize(self.get_component_rich_style("transcript--rewound"))
-            left.append(f"  {_rewound_label(item)}", self.get_component_rich_style("transcript--rewound-mark"))
-        if item.streaming:
-            left.append("  streaming…", self.get_component_rich_style("transcript--muted"))
-        buttons = self._buttons(index, item)
-        room = width - left.cell_len - buttons.cell_len - 1
-        if room < 1:
-            buttons = self._buttons(index, item, short=True)
-            room = width - left.cell_len - buttons.cell_len - 1
-        if room < 1:
-            buttons = Text("")
-            room = max(1, width - left.cell_len)
-        left.append(" " * room)
-        left.append_text(buttons)
-        return list(left.render(self.app.console))
-
-    def _button(self, text: Text, label: str, action: str, item: Item, enabled: bool, *, quiet: bool) -> None:
-        if not enabled and self.permissions.waiting:
-            style = self.get_component_rich_style("transcript--quiet")  # not now, but soon
-        elif not enabled:
-            style = self.get_component_rich_style("transcript--disabled")
-        elif quiet:
-            style = self.get_component_rich_style("transcript--quiet")
-        else:
-            style = self.get_component_rich_style("transcript--button")
-        meta: dict[str, Any] = {_ACTION: action, _KEY: item.key}
-        if quiet and enabled:
-            meta[_QUIET] = True
-        if text:
-            text.append(" ")
-        text.append(f"[{label}]", style + Style.from_meta(meta))
-
-    def _buttons(self, index: int, item: Item, *, short: bool = False) -> Text:
-        """A user message's own (quiet) buttons, or the turn's actions on a group's header."""
-        text = Text()
-        if item.rewound is not None and item.role == "user":
-            # a rewound turn: bring its branch back (redo its rewind), or fork a session from it
-            self._button(text, "fork" if short else "fork branch", "fork_branch", item, self.permissions.fork, quiet=False)
-            self._button(text, "⟲" if short else "⟲ Restore", "restore", item, self.permissions.redo, quiet=False)
-            return text
-        if item.rewind_target is None or item.kind not in (ItemKind.MESSAGE, ItemKind.ARTIFACT):
-            return text
-        perms = self.permissions
-        quiet = item.role == "user"
-        if item.role == "user" or self._turn_has_user(index):
-            self._button(text, "edit", "edit", item, perms.rewind, quiet=quiet)
-        self._button(text, "fork", "fork", item, perms.fork, quiet=quiet)
-        self._button(text, "⟲" if short else "⟲ Rewind to here", "rewind", item, perms.rewind, quiet=quiet)
-        return text
-
-    def _body(self, item: Item) -> RenderableType | None:
-        parts: list[RenderableType] = []
-        text = sanitize(item.text)
-        if item.kind is ItemKind.ERROR:
-            parts.append(Text(text, style=self.get_component_rich_style("transcript--error")))
-        elif item.kind is ItemKind.UNKNOWN:
-            parts.append(Text(text, style=self.get_component_rich_style("transcript--muted")))
-        elif text:
-            if item.role == "user" or item.streaming:
-                parts.append(Text(text))
-            else:
-                parts.append(Markdown(text))
-        if item.kind is ItemKind.MESSAGE and item.raw is not None:
-            expanded = item.key in self.expanded
-            muted = self.get_component_rich_style("transcript--muted")
-            for call in item.tools:
-                parts.append(_tool_line(call, expanded, muted, item.key))
-        if item.kind in (ItemKind.MESSAGE, ItemKind.ARTIFACT) and item.raw is not None:
-            parts.extend(self._part_lines(item))
-        if not parts:
-            return None
-        return Group(*parts)
-
-    def _part_lines(self, item: Item) -> list[RenderableType]:
-        """Its files and data (see ``part_view``), with their save and show-more actions."""
-        other = item.other_parts
-        if not other:
-            return []
-        muted = self.get_component_rich_style("transcript--muted")
-        styles = PartStyles(
-            muted=muted,
-            label=self.get_component_rich_style("transcript--agent") if item.role != "user" else muted,
-            button=self.get_component_rich_style("transcript--button") + Style.from_meta({_ACTION: "save", _KEY: item.key}),
-            toggle=muted + Style.from_meta({_ACTION: "tools", _KEY: item.key}),
-        )
-        return render_parts(other, styles, expanded=item.key in self.expanded, savable=item.role != "user")
+        return self.painter._render_item(index, item, width, role)
 
     # -- interaction ---------------------------------------------------------------------------
     def on_click(self, event: events.Click) -> None:
@@ -883,7 +685,13 @@ class Transcript(ScrollView, can_focus=True):
             self.app.bell()
             return
         items = self.conversation.items
-        if action == "tools":
+        rewound = items[bounds[0]].rewound is not None
+        if action in ("restore", "fork_branch") and not rewound:
+            self.notify("Only a rewound turn (F4 shows them) can be restored or forked as a branch.", severity="warning", timeout=4)
+        elif action in ("edit", "fork", "rewind") and rewound:
+            keys = f"{interaction.keys_of('transcript.rewound_act')} restores it, {interaction.keys_of('transcript.fork_branch')} forks it"
+            self.notify(f"This turn was rewound: {keys}.", severity="warning", timeout=4)
+        elif action == "tools":
             self._toggle_tools(items[bounds[0] : bounds[1]])
         elif action == "rewind":
             self.post_message(self.Confirm())  # r in rewind mode: what the preview shows
@@ -910,58 +718,3 @@ class _Lines:
     def __getitem__(self, index: int) -> Strip:
         segments, cell_length = self._lines[index]
         return Strip(segments, cell_length)
-
-
-def _rewound_label(item: Item) -> str:
-    """``⟲ rewound 14:05``: when the turn was rewound (local time)."""
-    when = local_time(item.rewound.at)[11:] if item.rewound is not None else ""
-    return f"⟲ rewound{' ' + when if when else ''} · not in the conversation"
-
-
-def _tooltip(action: str, perms: Permissions) -> str:
-    if action in ("rewind", "edit") and not perms.rewind:
-        return f"Rewind unavailable: {perms.reason}"
-    if action in ("fork", "fork_branch") and not perms.fork:
-        return f"Fork unavailable: {perms.fork_reason or perms.reason}"
-    if action == "restore" and not perms.redo:
-        return "Restore unavailable: this server does not offer redo"
-    return {
-        "restore": "Bring this rewound branch back up to this turn: undo the rewind that took it away (its later turns stay rewound)",
-        "fork_branch": "Fork a new session holding this rewound branch up to and including this turn",
-        "rewind": "Rewind to here: shows what would go (this turn and everything after it); Enter confirms",
-        "edit": "Edit this turn's message and resend it; the turn and everything after it are replaced",
-        "fork": "Fork a new session holding what came before this turn; this one stays as it is",
-        "tools": "Show or hide tool details",
-        "save": "Save this message's files and data to disk (ctrl+s)",
-    }.get(action, action)
-
-
-def _excerpt_json(value: Any, limit: int = _TOOL_RESULT_LIMIT) -> str:
-    try:
-        text = json.dumps(value, ensure_ascii=False, indent=None, default=str)
-    except (TypeError, ValueError):
-        text = repr(value)
-    return text if len(text) <= limit else text[:limit] + "…"
-
-
-def _tool_line(call: Any, expanded: bool, muted: Style, key: str) -> Text:
-    toggle = Style.from_meta({_ACTION: "tools", _KEY: key})
-    args = _excerpt_json(call.args) if call.args is not None else ""
-    if expanded:
-        out = Text("▾ ", style=muted + toggle)
-        out.append(sanitize(f"{call.name}({args})"), style=toggle)
-        result = _excerpt_json(call.result) if call.has_result else "(no result yet)"
-        out.append("\n  → " + sanitize(result), style=muted)
-        return out
-    out = Text("▸ ", style=muted + toggle)
-    summary = f"{call.name}({args})"
-    summary = summary if len(summary) <= 60 else summary[:59] + "…"
-    out.append(sanitize(summary), style=toggle)
-    if call.has_result:
-        result = _excerpt_json(call.result)
-        out.append(" → " + sanitize(result if len(result) <= 60 else result[:59] + "…"), style=muted)
-    else:
-        out.append(" …", style=muted)
-    out.no_wrap = True
-    out.overflow = "ellipsis"
-    return out

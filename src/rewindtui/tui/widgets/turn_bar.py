@@ -24,6 +24,7 @@ from textual.widgets import Button, Static
 
 from rewindtui.conversation import Confirmation
 from rewindtui.textsafe import sanitize_line
+from rewindtui.tui import interaction
 
 _ARGS_LIMIT = 60
 KINDS = ("replying", "stopping", "question", "answering", "running")
@@ -52,7 +53,14 @@ class TurnBar(Horizontal):
     TurnBar.-question #turn-approve { display: block; }
     TurnBar.-question #turn-reject { display: block; }
     TurnBar.-running #turn-reattach { display: block; }
+    TurnBar #turn-text { max-height: 6; }
+    TurnBar.-narrow { layout: vertical; }
+    TurnBar.-narrow Button { margin: 0; }
     """
+
+    #: below this width the text takes the whole line and the buttons go under it (never one
+    #: letter per line beside them)
+    NARROW = 72
 
     class Stop(Message):
         """Stop the reply (the Stop button)."""
@@ -82,6 +90,9 @@ class TurnBar(Horizontal):
     def text(self) -> str:
         return str(self.query_one("#turn-text", Static).render())
 
+    def on_resize(self) -> None:
+        self.set_class(self.size.width < self.NARROW, "-narrow")
+
     def _show(self, kind: str, text: Text) -> None:
         if self.kind != kind:
             self.set_classes(f"-shown -{kind}")
@@ -107,7 +118,9 @@ class TurnBar(Horizontal):
         text.append(sanitize_line(confirmation.hint) or f"May it run {sanitize_line(confirmation.tool)}?", style="bold")
         text.append("  ")
         text.append(_call_text(confirmation), style="italic")
-        text.append("  alt+y approves, alt+n rejects.", style="dim")
+        keymap = getattr(self.app, "keymap_overrides", None)
+        approve, reject = interaction.keys_of("chat.approve", keymap), interaction.keys_of("chat.reject", keymap)
+        text.append(f"  {approve} approves, {reject} rejects.", style="dim")
         self._show("question", text)
 
     def show_answering(self, approve: bool) -> None:

@@ -1,0 +1,114 @@
+"""The chat's state, shared by its parts (sessions, turns, rewind, branches)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from rewindtui.chat.permissions import Permissions
+from rewindtui.chat.undo import UndoPoint
+from rewindtui.client import (
+    A2AClient,
+    Session,
+)
+from rewindtui.conversation import Change, Conversation, RewindToken
+from rewindtui.history import History
+from rewindtui.local_sessions import LocalSessions
+from rewindtui.turn_watch import Watch
+
+log = logging.getLogger(__name__)
+
+Listener = Callable[[Change], None]
+
+
+@dataclass
+class PendingEdit:
+    invocation_id: str
+    token: RewindToken
+    text: str
+
+
+
+class ChatBase:
+    def __init__(self, client: A2AClient, listener: Listener | None = None, store: LocalSessions | None = None) -> None:
+        self.client = client
+        self.conversation = Conversation()
+        self.listener = listener
+        self.session: Session | None = None
+        self.rewinding = False
+        self.sending = False
+        self.edit: PendingEdit | None = None
+        if store is None and client.config.local_store is not None:
+            key = client.config.local_store_key or client.config.url
+            store = LocalSessions(client.config.local_store, key, client.config.user_id)
+        self.history = History(client, store)
+        #: where the open session's history came from: "rest", "a2a" (ListTasks / GetTask), or None
+        self.history_source: str | None = None
+        #: said in the view when the server cannot give (all of) the conversation back
+        self.history_note = ""
+        #: how the last A2A rewind's answer was recognised: "flag" (the contract's effective-history
+        #: flag) or "fallback" (a completed Task with a history, from a server that does not
+        #: advertise our extension)
+        self.last_rewind_answer: str | None = None
+        #: a turn whose stream was cut while the server was still running it (see :meth:`resume`)
+        self.interrupted_task_id: str | None = None
+        #: the id of the message the last turn sent
+        self.last_message_id: str | None = None
+        self._watch: Watch | None = None
+        self._inner: asyncio.Task[Any] | None = None
+        self._stop_requested = False
+        #: the id given to a new session for its first send, and whether the server was asked to
+        #: create it: a send that does not get through leaves no session behind
+        self._new_session: tuple[str, bool] | None = None
+        #: :meth:`open` shows a session's newest page only, and :meth:`load_older` brings the
+        #: older ones (the app, which paints the newest turns first); else open reads them all
+        self.open_newest_first = False
+        #: why the older turns of the open session could not be loaded ("" if they could)
+        self.older_error = ""
+        self._older_lock = asyncio.Lock()
+        #: what the one undo would undo, per session (see rewindtui.chat.undo)
+        self._undo: dict[str, UndoPoint] = {}
+        #: (task id, author, text) of the reply shown when the user stopped a turn
+        self._shown_at_stop: tuple[str, str | None, str] | None = None
+
+    @property
+    def session_id(self) -> str | None:
+        return self.conversation.session_id
+
+    def _emit(self, change: Change) -> None:
+        if self.listener is not None and not change.empty:
+            self.listener(change)
+
+    def _why_partial(self) -> str:
+        """Why the view does not hold the whole session ("" when it does): its older turns are
+        still loading, or could not be loaded. Rewind, edit, fork and redo wait for them (the
+        server's answer to those is about the whole session)."""
+        if self.conversation.older_token is None:
+            return ""
+        if self.older_error:
+            return "the session's older turns could not be loaded (reload the session)"
+        return "the session's older turns are still loading"
+
+    def _older_note(self) -> str:
+        if self.conversation.older_token is None:
+            return ""
+        shown = f"{len(self.conversation.items):,} messages"
+        if self.older_error:
+            return (
+                f"Older turns could not be loaded ({self.older_error}): only the newest {shown} are shown. "
+                "Reload the session to try again."
+            )
+        return f"Loading older turns… ({shown} shown so far; rewind, edit and fork wait for them)"
+
+    def _undo_from(self, session_id: str, tasks: list[Any], whole: bool) -> None:
+        """A session's tasks were read (its newest page on open): what the one undo can undo."""
+
+    # -- the gate (Chat.permissions; declared here for the parts that consult it) ---------------
+    def permissions(self) -> Permissions:
+        raise NotImplementedError
+
+    def _require(self, what: str) -> None:
+        raise NotImplementedError

@@ -1,0 +1,282 @@
+"""The chat: the operations a user performs on a session, as plain asyncio over the client and
+the conversation model, and the one permissions gate (:meth:`Chat.permissions`).
+
+Its parts, each a class of its own module, one on top of the other: :class:`ChatBase` (state),
+:class:`~rewindtui.chat.sessions.Sessions`, :class:`~rewindtui.chat.turns.Turns`,
+:class:`~rewindtui.chat.rewind.Rewinds`, :class:`~rewindtui.chat.branches.Branches`; this module
+adds the gate, the one undo and the :class:`~rewindtui.chat.outcome.Outcome` of each
+rewind-like operation."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+from rewindtui import freshness
+from rewindtui.attachments import Attachment
+from rewindtui.chat.branches import Branches
+from rewindtui.chat.errors import Busy, QuestionWaiting, RewindFailed, TurnRefused, UndoFailed
+from rewindtui.chat.outcome import Outcome, plural
+from rewindtui.chat.permissions import Action, Permissions, disconnected
+from rewindtui.chat.status import TurnStatus, turn_status
+from rewindtui.chat.undo import UNDO_PAGE, UndoPoint, undo_point
+from rewindtui.client import ClientError, Unsupported
+from rewindtui.conversation import Item
+
+log = logging.getLogger(__name__)
+
+#: said when a send waits on an answer (the app's keys; the headless commands say their flags)
+QUESTION_FIRST = "Answer the question first: alt+y approves, alt+n rejects."
+
+
+def _came_back(back: int, gone: int) -> str:
+    said = f"{plural(back, 'turn')} back, with the agent's state as it was"
+    if gone:
+        said += f"; {plural(gone, 'turn')} went to the rewound turns"
+    return said + "."
+
+
+class Chat(Branches):
+    # -- the gate --------------------------------------------------------------------------
+    def permissions(self) -> Permissions:
+        """What may be done now and why not: the one capability gate (the app renders it, the
+        client only does what it is asked)."""
+        caps = self.client.capabilities
+        if caps is None:
+            return disconnected(self.history_note)
+        busy = ""
+        if self.rewinding:
+            busy = "a rewind is in progress"
+        elif self.sending:
+            busy = "wait for the current turn to finish"
+        partial = self._why_partial()
+        rewind_reason = caps.why_no_rewind() if not caps.can_rewind else busy or partial
+        fork_reason = caps.why_no_fork() if not caps.fork else busy or partial
+        if (not rewind_reason or not fork_reason) and self.conversation.items and not self.conversation.has_turns():
+            no_turns = (
+                "this server does not say which turn a message belongs to (its messages carry no "
+                "invocation ids), so there is no point to rewind to"
+            )
+            rewind_reason = rewind_reason or no_turns
+            fork_reason = fork_reason or no_turns.replace("rewind to", "fork from")
+        question = self.conversation.pending_confirmation()
+        redo = self.why_not_redo()
+        running = self.conversation.running_task_id or self.interrupted_task_id
+        reasons = {
+            Action.SEND: busy or (QUESTION_FIRST if question is not None else ""),
+            Action.STOP: "" if self.sending else "no turn is running",
+            Action.RESUME: busy or ("" if running else "no turn is running on the server"),
+            Action.ANSWER: busy or ("" if question is not None else "no question is waiting for an answer"),
+            Action.REWIND: rewind_reason,
+            Action.EDIT: rewind_reason,
+            Action.FORK: fork_reason,
+            Action.REDO: redo,
+            Action.RESTORE: self._why_not_restore(redo),
+            Action.UNDO: self._why_not_undo(redo),
+            Action.SWITCH_SESSION: busy and f"{busy} (or stop it)" if self.sending else busy,
+            Action.LOAD_OLDER: "" if self.conversation.older_token is not None else "the whole session is shown",
+            Action.SHOW_REWOUND: self.why_not_rewound(),
+        }
+        return Permissions(
+            reasons,
+            history_note=self._older_note() or self.history_note,
+            busy_reason=busy,
+            undo_label=self.undo_label(),
+        )
+
+    def why_not(self, action: Action) -> str:
+        return self.permissions().why_not(action)
+
+    def turn_status(self) -> TurnStatus:
+        """The turn's state in words, from the conversation (what the server holds)."""
+        return turn_status(self.conversation, sending=self.sending)
+
+    def _why_not_restore(self, redo: str) -> str:
+        caps = self.client.capabilities
+        if caps is None or not caps.redo or caps.rewind_off:
+            return redo
+        return redo or self.why_not_rewound()
+
+    def _why_not_undo(self, redo: str) -> str:
+        if redo.startswith("nothing to redo"):
+            return "nothing to undo"
+        if redo:
+            return redo
+        return "" if self.undo_label() else "nothing to undo"
+
+    def why_not_rewind_to(self, item: Item) -> str:
+        """Why "Rewind to here" on ``item`` is unavailable ("" when it is available)."""
+        reason = self.permissions().rewind_reason
+        if reason:
+            return reason
+        if item.rewind_target is None:
+            return "this message does not belong to a turn the server can rewind to"
+        return ""
+
+    def _require(self, what: str) -> None:
+        reason = self.why_not(Action(what))
+        if reason:
+            raise Busy(reason) if self.sending or self.rewinding else Unsupported(reason)
+
+    # -- the one undo ------------------------------------------------------------------------
+    def undo_point(self) -> UndoPoint | None:
+        """What the one undo would undo in the open session (None: nothing). Kept per session:
+        another session's rewind is never the open session's undo."""
+        sid = self.session_id
+        return self._undo.get(sid) if sid is not None else None
+
+    def undo_label(self) -> str | None:
+        """What the one undo would undo, in words ("undo the rewind of 2 turns"); None: nothing."""
+        point = self.undo_point()
+        return point.label if point is not None else None
+
+    async def refresh_undo(self) -> UndoPoint | None:
+        """Read what can be undone in the open session from the server (it survives restarts)."""
+        sid = self.session_id
+        if sid is None:
+            return None
+        point = await self._read_undo(sid)
+        if point is None:
+            self._undo.pop(sid, None)
+        else:
+            self._undo[sid] = point
+        return point
+
+    async def _read_undo(self, session_id: str) -> UndoPoint | None:
+        caps = self.client.capabilities
+        if caps is None or not caps.redo or not self.client.has_api:
+            return None
+        try:
+            page = await self.client.session_tasks_page(session_id, UNDO_PAGE, include_rewound=True)
+        except ClientError as exc:
+            log.info("could not read what can be undone in %s: %s", session_id, exc)
+            return None
+        return undo_point(session_id, page.tasks, whole=page.next_page_token is None)
+
+    async def undo(self) -> Outcome:
+        """Undo what :meth:`undo_label` names, in the open session only. A rewind's turns come
+        back with the agent's state; undoing an edit brings back the turns it replaced, and the
+        edited turn becomes a rewound branch. A send is never undone. UndoFailed: nothing to
+        undo, or the session changed on the server since (nothing was undone)."""
+        reason = self.why_not(Action.UNDO)
+        if reason:
+            raise Busy(reason) if self.sending or self.rewinding else UndoFailed(reason)
+        sid = self.session_id
+        point = self.undo_point()
+        if point is None or sid is None or point.session_id != sid:
+            raise UndoFailed("nothing to undo in this session")
+        fresh = await self._read_undo(sid)
+        if fresh != point:
+            self._set_undo(sid, fresh)
+            now = f"now: {fresh.label}" if fresh is not None else "nothing to undo now"
+            raise UndoFailed(f"the session changed on the server since; nothing was undone ({now})")
+        before = self.conversation.turn_invocations()
+        try:
+            await self._redo(point.rewind_task_id)
+        finally:
+            await self.refresh_undo()  # whatever happened, the label says what the server holds now
+        back, gone = self._moved(before)
+        what = "the edit" if point.kind == "edit" else "the rewind"
+        said = f"Undid {what}: {plural(back, 'turn')} back, with the agent's state as it was"
+        if gone:
+            said += f"; {plural(gone, 'turn')} kept as a rewound branch"
+        return self._outcome(Action.UNDO, said + ".", back=back, gone=gone)
+
+    def _set_undo(self, session_id: str, point: UndoPoint | None) -> None:
+        if point is None:
+            self._undo.pop(session_id, None)
+        else:
+            self._undo[session_id] = point
+
+    def _moved(self, before: Sequence[str]) -> tuple[int, int]:
+        after = self.conversation.turn_invocations()
+        return len(set(after) - set(before)), len(set(before) - set(after))
+
+    def _outcome(self, action: Action, said: str, *, back: int = 0, gone: int = 0, warning: str = "") -> Outcome:
+        return Outcome(
+            action, self.session_id, said, turns_gone=gone, turns_back=back, undo_label=self.undo_label(), warning=warning
+        )
+
+    # -- the operations, each with its outcome --------------------------------------------------
+    def _undo_from(self, session_id: str, tasks: list[Any], whole: bool) -> None:
+        """On open: the undo is read from the session's newest page, which the open reads anyway
+        (no request of its own)."""
+        caps = self.client.capabilities
+        point = undo_point(session_id, tasks, whole=whole) if caps is not None and caps.redo and self.client.has_api else None
+        self._set_undo(session_id, point)
+
+    async def send(self, text: str, attachments: Sequence[Attachment] = ()) -> Outcome | None:
+        """Send a message; during an edit this is the edit's rewind-and-send, and its
+        :class:`Outcome` is returned (None for a plain turn). QuestionWaiting (a TurnRefused):
+        a question waits for its answer; nothing was sent."""
+        await freshness.ensure_fresh(self, TurnRefused)  # another client changed the session: reload
+        if self.edit is None and self.conversation.pending_confirmation() is not None and not self.sending:
+            raise QuestionWaiting(QUESTION_FIRST)
+        editing = self.edit is not None
+        before = self.conversation.turn_invocations()
+        try:
+            await self._send(text, attachments)
+        finally:
+            if editing:
+                await self.refresh_undo()
+            elif self.session_id is not None:
+                self._undo.pop(self.session_id, None)  # a send after a rewind: that rewind is done with
+        if not editing:
+            return None
+        _, gone = self._moved(before)
+        return self._outcome(Action.EDIT, f"Edited: {plural(gone, 'turn')} replaced by the edited one.", gone=gone)
+
+    async def rewind(self, invocation_id: str, text: str | None = None) -> Outcome:
+        """Rewind before ``invocation_id`` (with ``text``: and send it, as an edit does)."""
+        await freshness.ensure_fresh(self, RewindFailed)  # another client changed the session: reload
+        before = self.conversation.turn_invocations()
+        try:
+            await self._rewind_to(invocation_id, text)
+        finally:
+            await self.refresh_undo()
+        back, gone = self._moved(before)
+        gone -= 1 if text else 0
+        return self._outcome(Action.EDIT if text else Action.REWIND, f"Rewound {plural(gone, 'turn')}.", gone=gone)
+
+    async def redo(self, rewind_task_id: str | None = None) -> Outcome:
+        before = self.conversation.turn_invocations()
+        try:
+            await self._redo(rewind_task_id)
+        finally:
+            await self.refresh_undo()
+        back, gone = self._moved(before)
+        return self._outcome(Action.REDO, _came_back(back, gone), back=back, gone=gone)
+
+    async def restore(self, rewind_task_id: str, up_to: str | None = None) -> Outcome:
+        """Bring a rewound branch back: undo the rewind ``rewind_task_id`` that took it away; with
+        ``up_to`` (the invocation after the turn restored to), rewind again before it, so the
+        branch comes back only up to there (its later turns stay rewound: nothing is lost)."""
+        before = self.conversation.turn_invocations()
+        warning = ""
+        try:
+            await self._redo(rewind_task_id)
+            if up_to is not None and up_to in self.conversation.turn_invocations():
+                try:
+                    await self._rewind_to(up_to)
+                except ClientError as exc:
+                    warning = (
+                        "The whole branch came back, but the turns after the one chosen could not be "
+                        f"rewound again: {exc}"
+                    )
+        finally:
+            await self.refresh_undo()
+        back, gone = self._moved(before)
+        return self._outcome(Action.RESTORE, _came_back(back, gone), back=back, gone=gone, warning=warning)
+
+    async def fork(self, invocation_id: str) -> Outcome:
+        original = self.session_id
+        session = await self._fork(invocation_id)
+        return Outcome(Action.FORK, session.id, f"Forked into “{session.name or session.id}” (from {original}).",
+                       undo_label=self.undo_label(), session=session)
+
+    async def fork_branch(self, invocation_id: str) -> Outcome:
+        original = self.session_id
+        session = await self._fork_branch(invocation_id)
+        return Outcome(Action.FORK, session.id, f"Forked the rewound branch into “{session.name or session.id}” "
+                       f"(from {original}).", undo_label=self.undo_label(), session=session)

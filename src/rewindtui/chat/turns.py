@@ -1,0 +1,330 @@
+"""Turns: send, confirm (answer a question), stop, resume -- and making the view the server's
+truth after a stream."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import uuid
+from collections.abc import AsyncIterator, Sequence
+from typing import Any
+
+from rewindtui.a2a import outgoing, raw
+from rewindtui.a2a.classify import EventKind, StreamEvent
+from rewindtui.a2a.dialect import TURN_ENDING_STATES
+from rewindtui.attachments import Attachment
+from rewindtui.chat import limits
+from rewindtui.chat.errors import Busy, TurnInterrupted, TurnRefused
+from rewindtui.chat.limits import derive_title, gc_paused
+from rewindtui.chat.sessions import Sessions
+from rewindtui.client import (
+    ClientError,
+    ConnectFailed,
+    ConnectionLost,
+    HTTPStatusFailed,
+    MalformedFrame,
+    Unsupported,
+)
+from rewindtui.conversation import CANCELED, INTERRUPTED, Confirmation, RewindToken
+from rewindtui.turn_watch import StreamEnd, Watch, failure_text, has_message, state_in
+
+log = logging.getLogger(__name__)
+
+
+class Turns(Sessions):
+    # -- turns ---------------------------------------------------------------------------------
+    async def _send(self, text: str, attachments: Sequence[Attachment] = ()) -> None:
+        """Send a message (with ``attachments`` as file and data parts after its text). During an
+        edit, :meth:`Chat.send` makes it the rewind-and-send request instead.
+
+        TurnRefused: the server did not take it (the view is as before). TurnInterrupted: the
+        stream stopped before the turn's end and could not be resumed. A turn that the server ends
+        as failed returns normally (``conversation.turn_state`` says so)."""
+        if self.sending or self.rewinding:
+            raise Busy("a turn is still running")
+        if attachments:
+            await self.client.connect()
+            self.client.build_message(None, session_id=None, attachments=attachments)  # can they be sent?
+        await self._start_session(text)
+        conversation = self.conversation
+        message = self.client.build_message(
+            text if text or not attachments else None,
+            session_id=conversation.session_id,
+            task_id=conversation.input_task_id,
+            attachments=attachments,
+        )
+        await self._turn(message, text)
+
+    async def confirm(self, approve: bool) -> None:
+        """Answer the pending approval question (``input-required`` with kagent's
+        ``adk_request_confirmation``): the same task id and a ``{"decision_type": ...}`` part."""
+        perms = self.permissions()
+        if not perms.can_confirm:
+            raise Busy(perms.confirm_reason) if self.sending or self.rewinding else Unsupported(perms.confirm_reason)
+        task_id = self.conversation.input_task_id
+        assert task_id is not None
+        message = outgoing.decision_message(
+            approve, dialect=self.client.dialect, context_id=self.session_id, task_id=task_id
+        )
+        await self._turn(message, "")
+
+    def pending_confirmation(self) -> Confirmation | None:
+        return self.conversation.pending_confirmation()
+
+    async def _start_session(self, text: str) -> None:
+        """A new session gets its id now. On a kagent controller the session is created first
+        (with the agent's ``agent_ref``, as kagent's UI does); elsewhere the client names the
+        context and the server creates it with the first message."""
+        if self.session_id is not None:
+            return
+        if self.client.config.agent_ref and self.client.has_api:
+            try:
+                session = await self.client.create_session(name=derive_title(text))
+            except ClientError as exc:
+                raise TurnRefused(f"could not create a session on the controller: {exc}") from exc
+            self.session = session
+            self.conversation.session_id = session.id
+            self._new_session = (session.id, True)
+        else:
+            self.conversation.session_id = str(uuid.uuid4())
+            self._new_session = (self.conversation.session_id, False)
+
+    async def _turn(self, message: dict[str, Any], text: str) -> None:
+        """Run one turn for ``message``: show it, stream the answer, and settle the outcome."""
+        conversation = self.conversation
+        token = conversation.checkpoint()
+        watch = Watch(raw.message_id(message))
+        self.last_message_id = watch.message_id
+        self._shown_at_stop = None
+        self.sending = True
+        self._stop_requested = False
+        self._watch = watch
+        self._emit(conversation.add_user_message(message))
+        try:
+            outcome = await self._consume_stoppable(self.client.stream(message), watch)
+            await self._settle(outcome, watch, token)
+            self._keep_shown()
+        finally:
+            self.sending = False
+            self._watch = None
+            self._remember(watch, text)
+            new, self._new_session = self._new_session, None
+            if new is not None and not watch.accepted:
+                await self._drop_new_session(*new)
+
+    async def _drop_new_session(self, session_id: str, on_server: bool) -> None:
+        """A new session whose first send never got through: leave no empty session behind."""
+        if on_server:
+            with contextlib.suppress(ClientError):
+                await self.client.delete_session(session_id)
+        if self.session_id == session_id:
+            self.conversation.session_id = None
+            self.session = None
+
+    async def _settle(self, outcome: StreamEnd, watch: Watch, token: RewindToken) -> None:
+        """Make the view the server's truth after a stream, and raise what the caller must know."""
+        conversation = self.conversation
+        if outcome.kind == "unknown":
+            has = await self._server_has_message(watch.message_id)
+            if has is False:
+                outcome = StreamEnd("refused", f"{outcome.reason}; the server does not have the message")
+            else:
+                watch.accepted = True
+                outcome = StreamEnd("cut", outcome.reason)
+        if outcome.kind == "refused":
+            self._emit(conversation.restore(token))
+            raise TurnRefused(f"not sent: {outcome.reason}")
+        if outcome.kind == "stopped" or (outcome.kind == "cut" and self._stop_requested):
+            # stopped by the user (a stream the server closed on cancel without a final status
+            # is that stop, not an interruption): the view is what the server holds
+            state = await self._reread(watch.task_id)
+            if state not in TURN_ENDING_STATES:
+                self._emit(conversation.end_turn(CANCELED))
+                self._emit(conversation.add_error("Stopped: the turn was stopped before it finished."))
+            return
+        if outcome.kind == "cut":
+            await self._recover(watch, outcome.reason)
+
+    def _keep_shown(self) -> None:
+        """After a stop: nothing streamed is lost. When the server's canceled turn holds less of
+        the reply than was shown, the server's text is what the view shows, and what was shown
+        before the stop is kept beside it (a note, and ``conversation.stopped_shown``)."""
+        shown, self._shown_at_stop = self._shown_at_stop, None
+        if shown is None:
+            return
+        task_id, author, text = shown
+        if not text.strip():
+            return
+        _, now = self.conversation.shown_reply(task_id)
+        if text.strip() in now:
+            return
+        self.conversation.stopped_shown[task_id] = text
+        who = author or "the agent"
+        self._emit(
+            self.conversation.add_error(f"Stopped. The server kept less of the reply than was shown; {who} had shown: {text}")
+        )
+
+    async def _consume_stoppable(self, events: AsyncIterator[StreamEvent], watch: Watch) -> StreamEnd:
+        """:meth:`_consume` in its own task, so that :meth:`stop` can abort it locally."""
+        inner = asyncio.ensure_future(self._consume(events, watch))
+        self._inner = inner
+        try:
+            return await inner
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if self._stop_requested and inner.cancelled() and not (current and current.cancelling()):
+                return StreamEnd("stopped", "stopped by the user")
+            raise
+        finally:
+            self._inner = None
+
+    async def _consume(self, events: AsyncIterator[StreamEvent], watch: Watch) -> StreamEnd:
+        """Apply a stream's events to the view until it ends; say how it ended."""
+        conversation = self.conversation
+        try:
+            async with contextlib.aclosing(events) as stream:  # type: ignore[type-var]
+                async for event in stream:
+                    failure = failure_text(event)
+                    if not watch.accepted and failure is not None:
+                        return StreamEnd("refused", f"the server refused the message: {failure}")
+                    if event.kind is EventKind.ERROR:
+                        # an error in the middle of a turn: the rest of this stream is not to be believed
+                        return StreamEnd("cut", f"the server sent an error in the middle of the turn ({failure})")
+                    watch.see(event)
+                    self._emit(conversation.apply(event))
+                    if event.kind is EventKind.STATUS and isinstance(event.body, dict) and event.body.get("final") is True:
+                        break
+        except (HTTPStatusFailed, Unsupported) as exc:
+            return StreamEnd("refused", str(exc))
+        except ConnectionLost as exc:
+            return StreamEnd("cut" if watch.accepted else "unknown", str(exc))
+        except ConnectFailed as exc:
+            return StreamEnd("refused" if watch.events == 0 else "cut", str(exc))
+        except MalformedFrame as exc:
+            return StreamEnd("cut" if watch.accepted else "unknown", str(exc))
+        if watch.ended:
+            return StreamEnd("done")
+        if not watch.accepted:
+            return StreamEnd("unknown", "the stream ended before the server said anything about the message")
+        return StreamEnd("cut", "the stream ended before the turn finished")
+
+    async def _recover(self, watch: Watch, reason: str) -> None:
+        """The stream stopped mid-turn: resume it, else re-read the turn; raise TurnInterrupted
+        unless it was resumed to its end."""
+        conversation = self.conversation
+        if watch.task_id and await self._resume_stream(watch.task_id, watch):
+            return
+        state = await self._reread(watch.task_id)
+        if state in TURN_ENDING_STATES:
+            what = f"the server has the turn as {state}, shown here"
+        else:
+            self._emit(conversation.end_turn(INTERRUPTED))
+            if state in ("submitted", "working"):
+                what = "the turn is still running on the server"
+                self.interrupted_task_id = watch.task_id
+            else:
+                what = "the server cannot say how the turn ended"
+        self._emit(conversation.add_error(f"Interrupted: {reason}; {what}."))
+        raise TurnInterrupted(f"the turn was interrupted: {reason}; {what}", server_state=state)
+
+    async def _resume_stream(self, task_id: str, watch: Watch) -> bool:
+        """Resume a live task's stream where the server offers it; True if it ran to the turn's end."""
+        caps = self.client.capabilities
+        if caps is None or not caps.streaming:
+            return False
+        resumed = Watch(watch.message_id, accepted=True, task_id=task_id)
+        # stoppable: stop() closes a resumed stream as it closes a turn's own
+        outcome = await self._consume_stoppable(self.client.subscribe(task_id), resumed)
+        watch.state = resumed.state or watch.state
+        if outcome.kind == "done":
+            # a resumed stream may repeat a piece its first Task already held (a2a-sdk taps the
+            # queue, then reads the task): the turn ends as the server's Task has it, read once
+            with contextlib.suppress(ClientError):
+                self._emit(self.conversation.apply(StreamEvent(EventKind.TASK, await self.client.get_task(task_id))))
+        return outcome.kind == "done"
+
+    async def _reread(self, task_id: str | None) -> str | None:
+        """Make the view the server's for this turn; the server's state of it (None: unknown)."""
+        conversation = self.conversation
+        sid = conversation.session_id
+        try:
+            if self.client.has_api and sid:
+                tasks = await self.client.session_tasks(sid)
+                with gc_paused():
+                    self._emit(conversation.load_tasks(tasks))
+                state = state_in(tasks, task_id)
+            elif task_id:
+                task = await self.client.get_task(task_id)
+                self._emit(conversation.apply(StreamEvent(EventKind.TASK, task)))
+                state = state_in([task], task_id)
+            else:
+                return None
+        except ClientError as exc:
+            log.info("re-reading the turn failed: %s", exc)
+            return None
+        if state in TURN_ENDING_STATES:
+            conversation.turn_state = state
+        return state
+
+    async def _server_has_message(self, message_id: str | None) -> bool | None:
+        """Does the server's history of this session hold the message? None: it cannot say."""
+        sid = self.session_id
+        if not message_id or not sid:
+            return None
+        try:
+            tasks = await self.history.tasks(sid)
+        except HTTPStatusFailed as exc:
+            return False if exc.status == 404 else None
+        except ClientError:
+            return None
+        return None if tasks is None else has_message(tasks, message_id)
+
+    # -- stop and resume -----------------------------------------------------------------------
+    async def stop(self, grace: float = limits.STOP_GRACE) -> None:
+        """Stop the running turn: ask the server to cancel it (CancelTask / tasks/cancel), wait up
+        to ``grace`` seconds for the stream to end, then stop reading it. The turn ends
+        ``canceled`` (or as the server says, if it finished first); nothing stored is lost."""
+        if not self.sending:
+            return
+        self._stop_requested = True
+        inner = self._inner
+        task_id = self._watch.task_id if self._watch else None
+        self._shown_at_stop = (task_id, *self.conversation.shown_reply(task_id)) if task_id else None
+        if task_id:
+            try:
+                await asyncio.wait_for(self.client.cancel_task(task_id), grace)
+            except (ClientError, TimeoutError) as exc:
+                log.info("cancel of task %s not taken: %s", task_id, exc)
+        if inner is not None and not inner.done():
+            done, _ = await asyncio.wait({inner}, timeout=grace)
+            if not done:
+                inner.cancel()
+
+    async def resume(self, poll_interval: float = limits.POLL_INTERVAL) -> None:
+        """Reattach to a turn still running on the server (after opening a session whose last task
+        is working, or after an interruption): stream it again where the server offers it, else
+        re-read it until it ends (or :meth:`stop`)."""
+        task_id = self.conversation.running_task_id or self.interrupted_task_id
+        if task_id is None or self.sending:
+            return
+        self.sending = True
+        self._stop_requested = False
+        watch = Watch(None, accepted=True, task_id=task_id)
+        self._watch = watch
+        try:
+            self.interrupted_task_id = None
+            if await self._resume_stream(task_id, watch):
+                return
+            while not self._stop_requested:
+                state = await self._reread(task_id)
+                if state is None or state in TURN_ENDING_STATES:
+                    break
+                await asyncio.sleep(poll_interval)
+            if self.conversation.turn_state not in TURN_ENDING_STATES:
+                self._emit(self.conversation.end_turn(CANCELED if self._stop_requested else INTERRUPTED))
+            self._keep_shown()
+        finally:
+            self.sending = False
+            self._watch = None
+

@@ -1,0 +1,101 @@
+"""Nothing typed is lost: the composer's memory per session -- its prompt history (↑), its unsent
+draft kept across restarts (the core's DraftStore), the draft set aside while an edit borrows
+the composer, and texts a refused send puts back."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from rewindtui.prompt_history import PromptHistory, PromptStore
+from rewindtui.tui.drafts import DraftKeeper, DraftStash
+from rewindtui.tui.widgets.composer import Composer
+
+
+class ComposerMemory:
+    def __init__(
+        self,
+        composer: Callable[[], Composer],
+        key: Callable[[], tuple[str, str] | None],
+        say: Callable[[str], None],
+        *,
+        prompts: PromptStore | None = None,
+        drafts: DraftKeeper | None = None,
+    ) -> None:
+        self.composer = composer
+        self.key = key  # (server, session) of the open session, None before it has an id
+        self.say = say
+        self.prompts = prompts
+        self.drafts = drafts
+        self.stash = DraftStash()  # the draft set aside while an edit uses the composer
+        self._kept: str | None = None  # what keep_unsent last put in the composer
+
+    def load(self) -> None:
+        """The opened session's prompt history, and its kept draft when the composer is empty."""
+        key = self.key()
+        composer = self.composer()
+        composer.prompts = self.prompts.load(*key) if self.prompts is not None and key is not None else PromptHistory()
+        if self.drafts is None or key is None or composer.text:
+            return
+        text = self.drafts.load(*key)
+        if text:
+            composer.set_draft(text)
+            composer.history.clear()
+            self.say("Your unsent draft of this session is back in the composer.")
+
+    def remember_prompt(self, text: str) -> None:
+        composer = self.composer()
+        if not composer.prompts.add(text):
+            return
+        key = self.key()
+        if self.prompts is not None and key is not None:
+            try:
+                self.prompts.append(*key, text)
+            except OSError as exc:
+                self.say(f"Prompt history not saved: {exc}")
+
+    def keep_draft(self) -> bool:
+        """Keep the composer's draft for this session (ctrl+q, a session switch); True if kept
+        on disk. On a switch the composer then starts from the next session's draft."""
+        key = self.key()
+        composer = self.composer()
+        text = composer.text if not self.stash.holding else self.stash.take()
+        if self.drafts is None or key is None:
+            return False
+        try:
+            self.drafts.save(*key, text)
+        except OSError as exc:
+            self.say(f"Draft not kept: {exc}")
+            return False
+        if text:
+            composer.clear_draft()
+            composer.history.clear()
+        return bool(text)
+
+    def set_aside(self) -> bool:
+        """An edit starts: the draft waits (True if there was one)."""
+        text = self.composer().text
+        if self.stash.holding:
+            return False  # a second edit keeps the first draft, not the first edit's text
+        self.stash.put(text)
+        return bool(text)
+
+    def restore_stash(self) -> None:
+        """Put back the draft an edit set aside (before anything typed since)."""
+        if self.stash.holding:
+            text = self.stash.take()
+            if text:
+                self.keep_unsent(text)
+
+    def keep_unsent(self, text: str) -> None:
+        """Put a text that was not sent back in the composer: before anything typed since, after
+        texts put back before it (several refused in a row keep their order)."""
+        composer = self.composer()
+        current = composer.text
+        if not current:
+            draft = text
+        elif current == self._kept:
+            draft = f"{current}\n{text}"
+        else:
+            draft = f"{text}\n{current}"
+        composer.set_draft(draft)
+        self._kept = draft

@@ -1,0 +1,275 @@
+"""The interaction model, written down once: every command, its keys, its slash command, and what
+each key does in each mode.
+
+The bindings of the screen and its widgets, the command palette, the slash completion, F1 and
+``docs/keys.md`` are all made from :data:`COMMANDS` and :data:`MODES` (nothing else lists keys),
+so what is shown follows the user's keymap (``[keymap]`` in config.toml, by binding id).
+
+The rules (one place to read them):
+
+* A printable key is text. While choosing a rewind point, editing, or while a question waits, it
+  leaves that mode and lands in the composer, every character kept. Only a list the user opened
+  on purpose and that has focus (the sessions panel, the turn picker) gives letters a meaning,
+  and it shows them on screen.
+* Commands are Enter, Esc, arrows, chords, F-keys and slash commands (``/`` starting the composer).
+* A rewind happens only on Enter (or a click) on a preview the user is looking at.
+* Esc backs out exactly one level.
+* One undo: ctrl+z undoes the last rewind while the status line names it (also with text in the
+  composer); otherwise it is the composer's own text undo. It never puts a sent message back.
+
+This module imports no Textual: :func:`bindings` builds the ``Binding`` objects lazily.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any
+
+
+class Mode(Enum):
+    COMPOSING = "composing"
+    CHOOSING = "choosing a rewind point"
+    EDITING = "editing a turn"
+    QUESTION = "a question waiting"
+    STREAMING = "a reply streaming"
+    PICKER = "turn picker (ctrl+g)"
+    SESSIONS = "sessions panel (F2)"
+
+
+@dataclass(frozen=True)
+class Command:
+    """One command: its binding (``id`` is what a keymap remaps), its palette entry and slash name."""
+
+    id: str
+    keys: str  #: default keys, Textual's comma-separated syntax ("" : no key, slash/palette only)
+    action: str  #: the Textual action run on ``owner``
+    title: str  #: short name (footer, palette)
+    help: str  #: what it does, one sentence
+    owner: str = "screen"  #: screen, composer, transcript, app, sessions, picker
+    slash: str = ""  #: slash command name (without "/"), "" for none
+    args: str = ""  #: slash arguments as shown ("[N]")
+    show: bool = False  #: in the footer
+    priority: bool = False
+    palette: bool = True
+
+
+COMMANDS: tuple[Command, ...] = (
+    # -- the composer --------------------------------------------------------------------------
+    Command("composer.send", "enter", "submit", "Send", "Send the message (a line starting with / runs a command; // sends a literal /)", owner="composer", show=True, palette=False),
+    Command("composer.newline", "ctrl+j,shift+enter", "newline", "Newline", "Insert a newline", owner="composer", palette=False),
+    Command("composer.history_back", "up", "history(-1)", "Earlier prompt", "On an empty composer: recall the prompt sent before", owner="composer", palette=False),
+    Command("composer.history_forward", "down", "history(1)", "Later prompt", "While recalling prompts: the next one, then your draft", owner="composer", palette=False),
+    Command("composer.complete", "tab", "complete", "Complete", "Complete the slash command being typed", owner="composer", palette=False),
+    # -- rewind ----------------------------------------------------------------------------------
+    Command("chat.rewind_mode", "alt+up", "rewind_mode(-1)", "Rewind…", "Choose a rewind point: preview the last turn (again: the turn before); nothing changes until Enter", slash="rewind", args="[N]", show=True),
+    Command("chat.rewind_mode_next", "alt+down", "rewind_mode(1)", "Next turn", "While choosing: the turn after", palette=False),
+    Command("transcript.previous", "up", "cursor(-1)", "Prev turn", "While choosing: the turn before (else scroll)", owner="transcript", palette=False),
+    Command("transcript.next", "down", "cursor(1)", "Next turn", "While choosing: the turn after (else scroll)", owner="transcript", palette=False),
+    Command("transcript.first", "home", "cursor_home", "First", "While choosing: the first turn", owner="transcript", palette=False),
+    Command("transcript.last", "end", "cursor_end", "Last", "While choosing: the last turn", owner="transcript", palette=False),
+    Command("transcript.page_up", "pageup", "page(-1)", "Page up", "Scroll up a page", owner="transcript", palette=False),
+    Command("transcript.page_down", "pagedown", "page(1)", "Page down", "Scroll down a page", owner="transcript", palette=False),
+    Command("transcript.confirm", "enter", "confirm", "Rewind", "While choosing: rewind to before the turn the preview shows", owner="transcript", show=True, palette=False),
+    Command("transcript.edit", "alt+e", "act('edit')", "Edit", "Edit a turn's message and resend it (while choosing: the selected turn; else the last)", owner="transcript", slash="edit", args="[N]", show=True),
+    Command("transcript.fork", "alt+f", "act('fork')", "Fork", "Fork a new session from before a turn (while choosing: the selected turn; else the last)", owner="transcript", slash="fork", args="[N]", show=True),
+    Command("transcript.tools", "alt+t", "act('tools')", "Tools", "While choosing: show or hide the selected turn's tool calls", owner="transcript", palette=False),
+    Command("transcript.rewound_act", "alt+enter", "act('restore')", "Restore", "On a rewound turn (F4): bring its branch back", owner="transcript", palette=False),
+    Command("transcript.fork_branch", "alt+b", "act('fork_branch')", "Fork branch", "On a rewound turn (F4): a new session holding its branch", owner="transcript", palette=False),
+    Command("transcript.leave", "escape", "leave", "Leave", "Leave the preview (nothing changes) / back to the composer", owner="transcript", palette=False),
+    Command("chat.undo_rewind", "ctrl+z", "undo_rewind", "Undo", "Undo what the status line names (the last rewind, edit or redo); else the composer's text undo", slash="undo", priority=True),
+    Command("chat.redo", "ctrl+shift+z,ctrl+r", "redo", "Redo rewind", "Undo the last rewind later: its turns come back with the agent's state", slash="redo"),
+    Command("chat.rewound", "f4", "toggle_rewound", "Rewound turns", "Show or hide rewound turns, dimmed, where they were (the cursor reaches them: alt+enter restores, alt+b forks)"),
+    Command("chat.turns", "ctrl+g", "turns", "Turns…", "Pick a turn from a list: rewind to it, edit or fork it"),
+    # -- the running turn ----------------------------------------------------------------------
+    Command("chat.escape", "escape", "escape", "Stop / back", "Stop a reply; leave a preview or an edit; Esc Esc clears a draft (ctrl+z brings it back) or, on an empty composer, previews the last turn", show=True, palette=False),
+    Command("chat.stop", "", "stop_reply", "Stop the reply", "Ask the server to cancel the turn streaming in (what came stays, marked stopped)", slash="stop"),
+    Command("chat.approve", "alt+y", "answer(True)", "Approve", "Approve the tool call the agent asks about", show=True),
+    Command("chat.reject", "alt+n", "answer(False)", "Reject", "Reject the tool call the agent asks about", show=True),
+    # -- sessions, files, views ----------------------------------------------------------------
+    Command("chat.sessions", "f2", "toggle_sessions", "Sessions", "Show or hide the sessions panel", slash="sessions", show=True),
+    Command("chat.new_session", "ctrl+n", "new_session", "New", "Start a new session", slash="new", show=True),
+    Command("chat.rename", "", "rename_session", "Rename session", "Rename this session", slash="rename"),
+    Command("chat.export", "", "export('md')", "Export…", "Export the transcript (asks where; never overwrites without asking)", slash="export", args="[md|json]"),
+    Command("chat.copy", "alt+c", "copy", "Copy", "Copy the selected turn (while choosing), else the last reply", slash="copy"),
+    Command("chat.attach", "ctrl+o", "attach", "Attach", "Attach a file to the next message", slash="attach"),
+    Command("chat.save", "ctrl+s", "save_parts", "Save", "Save the files and data of the latest reply (while choosing: of the selected turn)", slash="save"),
+    Command("chat.card", "f3", "show_card", "Card", "Show the agent card", slash="card"),
+    Command("chat.help", "f1", "app.help", "Help", "Keys, slash commands and how rewind works (Esc closes it)", slash="help", show=True),
+    Command("app.quit", "ctrl+q", "quit", "Quit", "Quit rewindtui (a draft is kept for next time; asks first during a reply)", owner="app", priority=True, palette=False),
+    # -- lists the user opened on purpose (letters are shown on screen) --------------------------
+    Command("sessions.new", "n", "new", "New session", "Start a new session", owner="sessions", show=True, palette=False),
+    Command("sessions.rename", "r", "rename", "Rename", "Rename the highlighted session", owner="sessions", show=True, palette=False),
+    Command("sessions.delete", "d,delete", "delete", "Delete", "Delete the highlighted session (asks first)", owner="sessions", show=True, palette=False),
+    Command("sessions.close", "escape", "close", "Close", "Close the sessions panel", owner="sessions", show=True, palette=False),
+    Command("picker.rewind", "r", "choose('rewind')", "Rewind to…", "Rewind to before this turn (shows what goes first); on a rewound turn: restore its branch", owner="picker", show=True, palette=False),
+    Command("picker.edit", "e", "choose('edit')", "Edit", "Edit this turn's message and resend it", owner="picker", show=True, palette=False),
+    Command("picker.fork", "f", "choose('fork')", "Fork", "Fork a new session from before this turn; on a rewound turn: a session holding its branch", owner="picker", show=True, palette=False),
+    Command("picker.close", "escape,q", "close", "Close", "Close the list; nothing changes", owner="picker", show=True, palette=False),
+)
+
+BY_ID: dict[str, Command] = {c.id: c for c in COMMANDS}
+SLASH: dict[str, Command] = {c.slash: c for c in COMMANDS if c.slash}
+
+#: what a key does, per mode: (command id, or a literal key text in quotes, what happens)
+TEXT = '"printable keys"'
+MODES: dict[Mode, tuple[tuple[str, str], ...]] = {
+    Mode.COMPOSING: (
+        (TEXT, "Text in the composer"),
+        ("composer.send", "Send (a /command runs it, // sends a literal /)"),
+        ('"/"', "At the start: slash commands, completed as you type (Tab completes)"),
+        ("composer.newline", "Newline"),
+        ("composer.history_back", "On an empty composer: earlier prompts"),
+        ("chat.rewind_mode", "Choose a rewind point (a preview; nothing changes yet)"),
+        ("chat.escape", "Esc Esc: clear the draft (ctrl+z brings it back); on an empty composer: preview the last turn"),
+        ("chat.undo_rewind", "Undo what the status line names; else undo typing"),
+        ("chat.sessions", "Sessions panel"),
+        ("chat.help", "Help"),
+    ),
+    Mode.CHOOSING: (
+        (TEXT, "Leave the preview; the text goes to the composer (nothing rewound)"),
+        ("transcript.previous", "The turn before"),
+        ("transcript.next", "The turn after"),
+        ("transcript.confirm", "Rewind to before the turn shown dimmed (the only way to rewind)"),
+        ("transcript.edit", "Edit the selected turn and resend it"),
+        ("transcript.fork", "Fork a new session from before it"),
+        ("chat.copy", "Copy the selected turn"),
+        ("transcript.tools", "Show or hide its tool calls"),
+        ("transcript.rewound_act", "On a rewound turn (F4): restore its branch"),
+        ("transcript.fork_branch", "On a rewound turn (F4): fork its branch"),
+        ("transcript.leave", "Leave the preview; nothing changes (one level)"),
+    ),
+    Mode.EDITING: (
+        (TEXT, "Text of the edited message"),
+        ("composer.send", "Resend: the turns set aside are rewound (ctrl+z brings them back)"),
+        ("chat.escape", "Cancel the edit: the turns and your earlier draft come back"),
+    ),
+    Mode.QUESTION: (
+        (TEXT, "Text in the composer (send it after answering)"),
+        ("chat.approve", "Approve the tool call"),
+        ("chat.reject", "Reject the tool call"),
+        ("chat.escape", "Esc Esc: clear the draft"),
+    ),
+    Mode.STREAMING: (
+        (TEXT, "Text in the composer (your next message)"),
+        ("chat.escape", "Stop the reply: what came stays, marked stopped"),
+        ("composer.send", "Refused while the reply comes in; the draft is kept"),
+    ),
+    Mode.PICKER: (
+        ("picker.rewind", "Rewind to before the highlighted turn (a preview first)"),
+        ("picker.edit", "Edit the highlighted turn"),
+        ("picker.fork", "Fork from before it"),
+        ("picker.close", "Close the list; nothing changes"),
+    ),
+    Mode.SESSIONS: (
+        ('"↑ ↓ Enter"', "Highlight and open a session"),
+        ("sessions.new", "New session"),
+        ("sessions.rename", "Rename the highlighted session"),
+        ("sessions.delete", "Delete the highlighted session (asks first)"),
+        ("sessions.close", "Close the panel (one level)"),
+        ('"other printable keys"', "Go to the composer as text"),
+    ),
+}
+
+UNDO_RULE = (
+    "ctrl+z undoes what the status line names after “ctrl+z:” (the last rewind, edit-and-resend "
+    "or redo of this session), also with text in the composer; when it names nothing, ctrl+z is "
+    "the composer's own text undo. A sent message never comes back by ctrl+z."
+)
+
+_KEY_NAMES = {
+    "up": "↑",
+    "down": "↓",
+    "left": "←",
+    "right": "→",
+    "escape": "Esc",
+    "enter": "Enter",
+    "tab": "Tab",
+    "delete": "Del",
+    "pageup": "PgUp",
+    "pagedown": "PgDn",
+    "home": "Home",
+    "end": "End",
+}
+
+
+def key_label(key: str) -> str:
+    """``alt+up`` → ``alt+↑``; ``f4`` → ``F4``."""
+    parts = key.split("+")
+    last = parts[-1]
+    last = _KEY_NAMES.get(last, last.upper() if len(last) > 1 and last[0] == "f" and last[1:].isdigit() else last)
+    return "+".join([*parts[:-1], last])
+
+
+def keys_of(command_id: str, keymap: Mapping[str, str] | None = None) -> str:
+    """The keys of a command as shown ("" if none), after the user's keymap."""
+    keys = (keymap or {}).get(command_id, BY_ID[command_id].keys)
+    return " / ".join(key_label(k.strip()) for k in keys.split(",") if k.strip())
+
+
+def row_key(ref: str, keymap: Mapping[str, str] | None = None) -> str:
+    if ref.startswith('"'):
+        return ref.strip('"')
+    return keys_of(ref, keymap) or f"/{BY_ID[ref].slash}"
+
+
+def slash_matches(prefix: str) -> list[Command]:
+    """Slash commands whose name starts with ``prefix`` (without the ``/``), in table order."""
+    return [c for c in COMMANDS if c.slash and c.slash.startswith(prefix)]
+
+
+def bindings(owner: str) -> list[Any]:
+    """The Textual bindings of ``owner`` (a class's ``BINDINGS``), from the table."""
+    from textual.binding import Binding
+
+    return [
+        Binding(c.keys, c.action, c.title, show=c.show, id=c.id, tooltip=c.help, priority=c.priority)
+        for c in COMMANDS
+        if c.owner == owner and c.keys
+    ]
+
+
+def _md_cell(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+def render_markdown(keymap: Mapping[str, str] | None = None) -> str:
+    """The whole model as Markdown (what ``docs/keys.md`` holds)."""
+    out = [
+        "# Keys and commands",
+        "",
+        "Generated from `src/rewindtui/tui/interaction.py` (`python -m rewindtui.tui.interaction`); "
+        "do not edit by hand. Keys can be remapped by binding id in config.toml (`[keymap]`).",
+        "",
+        "**A printable key is always text**: while choosing a rewind point, editing or answering, "
+        "it leaves that mode and lands in the composer. Only a list you opened (sessions panel, "
+        "turn picker) gives letters a meaning, shown on screen. A rewind happens only on Enter (or a "
+        "click) on the preview you are looking at. Esc backs out one level.",
+        "",
+        f"**Undo**: {UNDO_RULE}",
+        "",
+    ]
+    for mode, rows in MODES.items():
+        out += [f"## {mode.value.capitalize()}", "", "| key | what it does |", "|---|---|"]
+        out += [f"| {_md_cell(row_key(ref, keymap))} | {_md_cell(what)} |" for ref, what in rows]
+        out.append("")
+    out += ["## Slash commands", "", "| command | key | what it does |", "|---|---|---|"]
+    for c in COMMANDS:
+        if c.slash:
+            name = f"/{c.slash}" + (f" {c.args}" if c.args else "")
+            out.append(f"| `{name}` | {_md_cell(keys_of(c.id, keymap))} | {_md_cell(c.help)} |")
+    out += ["", "`//text` sends `/text` to the agent. An unknown command says so and keeps the draft.", ""]
+    out += ["## Binding ids (for `[keymap]`)", "", "| id | default keys | what it does |", "|---|---|---|"]
+    out += [f"| `{c.id}` | {_md_cell(keys_of(c.id))} | {_md_cell(c.help)} |" for c in COMMANDS if c.keys]
+    out.append("")
+    return "\n".join(out)
+
+
+if __name__ == "__main__":  # pragma: no cover - writes docs/keys.md
+    import sys
+    from pathlib import Path
+
+    target = Path(sys.argv[1] if len(sys.argv) > 1 else "docs/keys.md")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(render_markdown(), encoding="utf-8")

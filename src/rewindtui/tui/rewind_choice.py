@@ -1,0 +1,146 @@
+"""Choosing a rewind point: the preview (the selected turn and every turn after it dimmed, a
+banner saying what would go), leaving it, and the rewind itself -- which happens only on Enter
+(or a click) on the preview the user is looking at. The toast says exactly how much went and
+what undoes it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from rewindtui.chat import Action, RewindOutcomeUnknown
+from rewindtui.client import ClientError
+from rewindtui.errors import user_message
+from rewindtui.tui.host import ScreenHost, sentence
+
+
+@dataclass(frozen=True)
+class RewindOutcome:
+    """A confirmed rewind that the server carried out: what the toast reports."""
+
+    session_id: str
+    invocation_id: str
+    turns: int
+
+
+def plural(count: int, word: str) -> str:
+    return f"{count} {word}{'' if count == 1 else 's'}"
+
+
+class RewindChoice:
+    def __init__(self, host: ScreenHost, *, why_not_preview: Callable[[], str], undo_hint: Callable[[RewindOutcome], str], after_layout: Callable[[Callable[[], None]], object]) -> None:
+        self.host = host
+        self.why_not_preview = why_not_preview
+        self.undo_hint = undo_hint
+        self.after_layout = after_layout
+
+    def enter(self, index: int | None = None) -> bool:
+        """Show the preview on the turn holding item ``index`` (default: the last turn)."""
+        host = self.host
+        reason = self.why_not_preview()
+        if reason:
+            host.notify(reason, title="Rewind", severity="warning")
+            return False
+        transcript = host.transcript
+        selected = transcript.select_last_turn() if index is None else transcript.select_turn(index)
+        if not selected:
+            chat = host.chat
+            items = chat.conversation.items if chat is not None else []
+            if not items or chat is None:
+                host.notify("Nothing to rewind yet.", title="Rewind")
+            else:
+                # messages, but none the server can rewind to: say why (e.g. no invocation ids)
+                reason = chat.why_not_rewind_to(items[-1] if index is None else items[index])
+                host.notify(sentence(reason or "Nothing to rewind here."), title="Rewind unavailable", severity="warning")
+            return False
+        host.rewind_mode = True
+        transcript.preview = True
+        transcript.focus()
+        self.show_banner()
+        host.refresh_status()
+        # the banner takes room from the transcript: bring the turn into view again after layout
+        self.after_layout(transcript.scroll_to_turn)
+        return True
+
+    def show_banner(self) -> None:
+        host = self.host
+        transcript = host.transcript
+        item = transcript.selected()
+        chat = host.chat
+        if item is None or chat is None:
+            self.leave()
+            return
+        index = transcript.cursor or 0
+        host.banner.show_rewind(
+            transcript.turns_from(index),
+            len(chat.conversation.items) - index,
+            chat.conversation.user_text_of(item.rewind_target or "") or item.text,
+            blocked=host.why_not(Action.REWIND),
+        )
+
+    def leave(self, *, focus: bool = True) -> None:
+        host = self.host
+        was = host.rewind_mode
+        host.rewind_mode = False
+        transcript = host.transcript
+        transcript.preview = False
+        transcript.cursor = None
+        if host.banner.kind == "rewind":
+            host.banner.hide()
+        if was:
+            transcript.follow_bottom()
+        if focus:
+            host.composer.focus()
+        host.refresh_status()
+
+    def confirm(self) -> None:
+        """Rewind to before the selected turn (what the preview shows), then leave the preview."""
+        host = self.host
+        if not host.rewind_mode:
+            return
+        item = host.transcript.selected()
+        reason = host.why_not(Action.REWIND)
+        if item is None or item.rewind_target is None or reason:
+            host.notify(reason or "No turn selected.", title="Rewind", severity="warning")
+            return
+        self.leave()  # first: keys typed from now on go to the composer
+        host.outcome = None
+        host.activity = "rewinding…"  # shown before the optimistic cut is drawn
+        host.refresh_status()
+        host.rewind_worker = host.run_worker(self._rewind(item.rewind_target), group="rewind")
+
+    async def _rewind(self, invocation_id: str) -> None:
+        host = self.host
+        chat = host.chat
+        assert chat is not None
+        before = len(chat.conversation.turn_invocations())
+        session_id = chat.session_id or ""
+        try:
+            await chat.rewind(invocation_id)
+        except RewindOutcomeUnknown as exc:
+            self.unknown(exc)
+            return
+        except ClientError as exc:
+            host.notify(user_message(exc), title="Rewind failed", severity="error", timeout=8)
+            return
+        finally:
+            host.activity = None
+            host.refresh_status()
+        turns = before - len(chat.conversation.turn_invocations())
+        self.rewound(RewindOutcome(session_id, invocation_id, turns))
+
+    def unknown(self, exc: RewindOutcomeUnknown) -> None:
+        """The rewind's answer was lost: say that what is shown was re-read from the server
+        (or that it could not be)."""
+        if exc.reread:
+            text = f"The view was re-read from the server and shows what it holds: {exc}."
+        else:
+            text = f"{sentence(str(exc))} The view is as it was before the rewind."
+        self.host.notify(text, title="Rewind: outcome unknown", severity="warning", timeout=10)
+
+    def rewound(self, outcome: RewindOutcome) -> None:
+        """After a confirmed rewind: say exactly how much went (never a silent multi-turn loss)."""
+        text = f"Rewound {plural(outcome.turns, 'turn')}"
+        hint = self.undo_hint(outcome)
+        self.host.notify(f"{text} — {hint}." if hint else f"{text}.", title="Rewind", timeout=6)
+        self.host.refresh_status()  # the status line names what ctrl+z undoes

@@ -1,0 +1,128 @@
+"""Sending what the composer holds: a slash command runs (never sent), ``//`` sends a literal
+slash, a text that cannot go now is put back (nothing typed is lost), an edit's text is the
+edit's rewind-and-send, and a send waits for the turn still closing its stream."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from textual.worker import Worker
+
+from rewindtui.attachments import Attachment
+from rewindtui.chat import QuestionWaiting, RewindOutcomeUnknown, TurnInterrupted, TurnRefused
+from rewindtui.client import ClientError
+from rewindtui.errors import user_message
+from rewindtui.tui import slash
+from rewindtui.tui.composer_memory import ComposerMemory
+from rewindtui.tui.host import ScreenHost, finished, wait_for
+from rewindtui.tui.rewind_choice import plural
+
+
+def reconnect_hint(exc: ClientError) -> str:
+    reason = str(exc).lower()
+    if "connect" in reason or "reach" in reason or "connection refused" in reason:
+        return " — “Reconnect” (ctrl+p) restarts or reconnects the server."
+    return ""
+
+
+class Sending:
+    def __init__(
+        self,
+        host: ScreenHost,
+        memory: ComposerMemory,
+        *,
+        commands: slash.SlashHost,
+        interrupted: Callable[[TurnInterrupted], None],
+        unknown: Callable[[RewindOutcomeUnknown], None],
+        take_attachments: Callable[[], list[Attachment]],
+        restore_attachments: Callable[[list[Attachment]], None],
+        hide_banner: Callable[[], None],
+    ) -> None:
+        self.host = host
+        self.memory = memory
+        self.commands = commands
+        self.interrupted = interrupted
+        self.unknown = unknown
+        self.take_attachments = take_attachments
+        self.restore_attachments = restore_attachments
+        self.hide_banner = hide_banner
+        self.edit_turns = 0  # turns an edit in progress has set aside
+
+    def _refuse(self, text: str, why: str) -> None:
+        self.memory.keep_unsent(text)
+        self.host.notify(why, severity="warning")
+
+    def submitted(self, text: str) -> None:
+        """The composer's Enter (the composer is already empty: the text is put back unless sent)."""
+        host = self.host
+        chat = host.chat
+        if host.rewind_mode:
+            host.leave_mode()
+        if slash.parse(text) is not None:
+            if not slash.run(self.commands, text):
+                self.memory.keep_unsent(text)
+            return
+        text = slash.literal(text)
+        if chat is None:
+            return self._refuse(text, "Not connected yet; your draft is kept.")
+        if host.rewinding or not finished(host.switch_worker):
+            return self._refuse(text, "Wait for the rewind or session switch to finish; your draft is kept.")
+        if host.replying:
+            return self._refuse(text, "A reply is still coming in (Esc stops it); your draft is kept.")
+        if chat.edit is not None and not text.strip():
+            return self._refuse(text, "An edited turn needs its text (attachments go with the next new message).")
+        self.memory.remember_prompt(text)
+        host.outcome = None
+        if chat.edit is not None:
+            # the edit's rewind-and-send: a rewind in flight until the server has answered
+            self.hide_banner()
+            host.activity = "rewinding…"
+            host.refresh_status()
+            host.rewind_worker = host.run_worker(self._resend(text), group="rewind")
+            return
+        # a turn that has just ended may still be closing its stream: this send waits for it
+        host.turn_worker = host.run_worker(self._send(text, host.turn_worker, self.take_attachments()), group="turn")
+
+    async def _send(self, text: str, after: Worker[Any] | None, attachments: list[Attachment]) -> None:
+        host = self.host
+        assert host.chat is not None
+        await wait_for(after)
+        try:
+            await host.chat.send(text, attachments)
+        except TurnInterrupted as exc:
+            self.interrupted(exc)  # the server has the message: no draft to give back
+        except QuestionWaiting as exc:  # nothing was sent: the draft comes back, no "failed"
+            self.memory.keep_unsent(text)
+            self.restore_attachments(attachments)
+            host.notify(user_message(exc), title="A question waits", severity="warning", timeout=8)
+        except ClientError as exc:
+            host.outcome = "not sent" if isinstance(exc, TurnRefused) else "failed"  # refused: nothing happened
+            self.memory.keep_unsent(text)
+            self.restore_attachments(attachments)
+            host.notify(f"{user_message(exc)}{reconnect_hint(exc)}", title="Send failed", severity="error", timeout=8)
+        finally:
+            host.refresh_status()
+
+    async def _resend(self, text: str) -> None:
+        host = self.host
+        assert host.chat is not None
+        try:
+            await host.chat.send(text)
+        except TurnInterrupted as exc:
+            self.interrupted(exc)
+            return
+        except RewindOutcomeUnknown as exc:
+            self.memory.keep_unsent(text)
+            self.unknown(exc)
+            return
+        except ClientError as exc:
+            host.outcome = "failed"
+            self.memory.keep_unsent(text)
+            host.notify(user_message(exc), title="Edit and resend failed", severity="error", timeout=8)
+            return
+        finally:
+            host.activity = None
+            host.refresh_status()
+        self.memory.restore_stash()
+        host.notify(f"Rewound {plural(self.edit_turns, 'turn')} and sent the edited message.", title="Rewind", timeout=6)

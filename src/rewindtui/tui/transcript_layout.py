@@ -1,0 +1,176 @@
+"""The transcript's pure layout, with no Textual: where each item starts (line offsets from
+heights that are estimated, then exact once drawn), which item a line belongs to, making the
+items in a window exact without the view jumping, and which items make a turn (selection).
+
+:class:`~rewindtui.tui.widgets.transcript.Transcript` draws what this computes; tests drive it
+without an app (``tests/tui/test_transcript_layout.py``)."""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from collections.abc import Callable, Sequence
+from itertools import accumulate, islice
+
+from rewindtui.conversation import Item
+
+
+class LineLayout:
+    """Heights and start lines of a list of items (``starts[i]``: the first line of item ``i``;
+    ``starts[-1]``: the total)."""
+
+    def __init__(self) -> None:
+        self.width = 0
+        self.heights: list[int] = []
+        self.exact: list[bool] = []
+        self.starts: list[int] = [0]
+
+    @property
+    def total(self) -> int:
+        return self.starts[-1]
+
+    def reset(self, width: int) -> None:
+        self.width = width
+        self.heights.clear()
+        self.exact.clear()
+        del self.starts[1:]
+
+    def truncate(self, first: int) -> None:
+        """Forget items from ``first`` on (they are measured again)."""
+        del self.heights[first:]
+        del self.exact[first:]
+
+    def append(self, height: int, exact: bool) -> None:
+        self.heights.append(height)
+        self.exact.append(exact)
+
+    def prepend(self, heights: Sequence[int]) -> None:
+        """Items put in front, measured by estimate; the one after them may change its look."""
+        count = len(heights)
+        self.heights[:0] = list(heights)
+        self.exact[:0] = [False] * count
+        if count < len(self.exact):
+            self.exact[count] = False
+        self.recount(0)
+
+    def recount(self, first: int = 0) -> None:
+        """Recompute the start line of items from ``first`` on, and the total."""
+        first = min(first, len(self.starts) - 1)
+        del self.starts[first + 1 :]
+        self.starts.extend(islice(accumulate(self.heights[first:], initial=self.starts[first]), 1, None))
+
+    def set_estimate(self, index: int, height: int) -> None:
+        """A re-estimated item (it changed): not exact any more; the next one's look may change."""
+        if index < len(self.heights) and self.heights[index] != height:
+            self.heights[index] = height
+            self.exact[index] = False
+            self.recount(index)
+        if index + 1 < len(self.exact):
+            self.exact[index + 1] = False
+
+    def item_at(self, y: int) -> tuple[int, int] | None:
+        """(item index, line within the item) for a line number, or None past either end."""
+        if not self.heights or y < 0 or y >= self.total:
+            return None
+        index = bisect_right(self.starts, y) - 1
+        return index, y - self.starts[index]
+
+    def make_window_exact(self, top: int, height: int, measure: Callable[[int], int]) -> tuple[bool, int]:
+        """Measure (``measure(index)``: its drawn height) the items not yet exact in the window of
+        ``height`` lines from ``top``. Returns (anything changed, lines by which items above
+        ``top`` grew: the scroll offset moves by that much so the view does not jump)."""
+        first = self.item_at(top)
+        if first is None:
+            return False, 0
+        index = first[0]
+        changed_from: int | None = None
+        shift = 0
+        y = self.starts[index]
+        while index < len(self.heights) and y < top + height:
+            if not self.exact[index]:
+                new = measure(index)
+                if new != self.heights[index]:
+                    changed_from = index if changed_from is None else changed_from
+                    if y < top:
+                        shift += new - self.heights[index]
+                    self.heights[index] = new
+                self.exact[index] = True
+            y += self.heights[index]
+            index += 1
+        if changed_from is None:
+            return False, 0
+        self.recount(changed_from)
+        return True, shift
+
+    def make_exact(self, first: int, end: int, measure: Callable[[int], int]) -> None:
+        """Measure items ``first``..``end`` so that their heights are exact."""
+        changed_from: int | None = None
+        for index in range(first, min(end, len(self.heights))):
+            if not self.exact[index]:
+                new = measure(index)
+                if new != self.heights[index]:
+                    changed_from = index if changed_from is None else changed_from
+                    self.heights[index] = new
+                self.exact[index] = True
+        if changed_from is not None:
+            self.recount(changed_from)
+
+
+# -- turns (what the selection selects) ----------------------------------------------------------
+def turn_bounds(items: Sequence[Item], index: int) -> tuple[int, int] | None:
+    """(first, end) item indexes of the turn holding item ``index``: the items sharing its rewind
+    target, with the untargeted items (errors) that follow them; for a rewound item shown in place
+    (F4), the rewound items of its invocation next to it. None if no turn."""
+    if not 0 <= index < len(items):
+        return None
+    if items[index].rewound is not None:
+        return rewound_bounds(items, index)
+    i = index
+    while i >= 0 and items[i].rewind_target is None:
+        i -= 1
+    if i < 0:
+        return None
+    target = items[i].rewind_target
+    first = i
+    j = i - 1
+    while j >= 0 and items[j].rewind_target in (target, None) and items[j].rewound is None:
+        if items[j].rewind_target == target:
+            first = j
+        j -= 1
+    end = i + 1
+    while end < len(items) and items[end].rewind_target in (target, None) and items[end].rewound is None:
+        end += 1
+    return first, end
+
+
+def rewound_bounds(items: Sequence[Item], index: int) -> tuple[int, int]:
+    invocation = items[index].invocation_id
+    first = index
+    while first > 0 and items[first - 1].rewound is not None and items[first - 1].invocation_id == invocation:
+        first -= 1
+    end = index + 1
+    while end < len(items) and items[end].rewound is not None and items[end].invocation_id == invocation:
+        end += 1
+    return first, end
+
+
+def turns_from(items: Sequence[Item], index: int) -> int:
+    """How many turns start at or after item ``index``."""
+    count, last = 0, None
+    for item in islice(items, index, None):
+        target = item.rewind_target
+        if target is not None and target != last:
+            count += 1
+            last = target
+    return count
+
+
+def turn_starts(items: Sequence[Item]) -> list[int]:
+    """The index of the first item of each turn, oldest first."""
+    starts: list[int] = []
+    last: str | None = None
+    for index, item in enumerate(items):
+        target = item.rewind_target
+        if target is not None and target != last:
+            starts.append(index)
+        last = target if target is not None else last
+    return starts
