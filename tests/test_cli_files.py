@@ -183,6 +183,6 @@ def test_secrets_never_printed(run, tmp_path, monkeypatch):
         r = run("send", "--json", "--url", served.url + "/", "--bearer-env", "MY_TOKEN", "hi")
         plain = run("send", "--url", served.url + "/", "--bearer-env", "MY_TOKEN", "hi")
     assert r.rc == 1 and SECRET not in r.err + r.out and SECRET not in plain.err + plain.out
-    error = json.loads(r.out)["error"]
+    error = json.loads(r.out.splitlines()[-1])["error"]  # send streams its session line first; the error ends it
     assert error["code"] == "refused" and "***" in error["message"]
     assert plain.err.count("\n") == 1 and "sent: bearer token from $MY_TOKEN" in plain.err

@@ -103,7 +103,7 @@ def test_a_send_while_a_question_waits_names_the_flags(run):
     session, _ = new_session(run, "delete temp.txt")
     r = run("send", "--json", "--session", session, "something else")
     assert r.rc == 1
-    error = json.loads(r.out)["error"]
+    error = json.loads(r.out.splitlines()[-1])["error"]  # send streams its session line first; the error ends it
     assert error["code"] == "question-waiting" and "--approve" in error["message"] and "alt+y" not in error["message"]
     r = run("send", "--json", "--session", session, "--approve")
     assert r.rc == 0, r.out
@@ -181,7 +181,7 @@ def test_send_approve_answers_a_question_brought_back_by_redo(run):
     session, turns = new_session(run, "hello", "delete temp.txt")
     assert run("rewind", "--session", session, "--before", turns[1]).rc == 0
     r = run("send", "--json", "--session", session, "--approve")
-    assert r.rc == 1 and "no question is waiting" in json.loads(r.out)["error"]["message"]
+    assert r.rc == 1 and "no question is waiting" in json.loads(r.out.splitlines()[-1])["error"]["message"]  # send streams its session line first; the error ends it
     assert run("redo", "--session", session).rc == 0  # the question's turn is back ...
     r = run("send", "--json", "--session", session, "--approve")  # ... and it can be answered
     assert r.rc == 0, r.out

@@ -119,7 +119,9 @@ def error_line(exc: BaseException) -> str:
     from rewindtui import cli
 
     buffer = io.StringIO()
-    with contextlib.redirect_stderr(buffer):
+    # --json errors go to stdout (the one JSON object a script reads); MCP's own stdout is the
+    # protocol's stream, so the line is caught here, never printed
+    with contextlib.redirect_stdout(buffer), contextlib.redirect_stderr(buffer):
         cli.report(exc, as_json=True)
     return redact(buffer.getvalue().strip())
 

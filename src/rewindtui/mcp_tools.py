@@ -104,11 +104,16 @@ def build_server(ops: Operations) -> Any:
         return await run("card", extended=extended)
 
     @server.tool()
-    async def export(session: str, format: str = "md", include_rewound: bool = False, output: str | None = None) -> str:
+    async def export(
+        session: str, format: str = "md", include_rewound: bool = False, output: str | None = None, force: bool = False
+    ) -> str:
         """SESSION's transcript as Markdown (format md) or JSON (format json); written to the file
-        OUTPUT when given."""
+        OUTPUT when given (an existing file only with force)."""
         try:
-            text = await ops.run_text("export", session=session, format=format, include_rewound=include_rewound, output=output)
+            text = await ops.run_text(
+                "export", session=session, format=format, include_rewound=include_rewound, output=output,
+                force=force, save_files=False,
+            )
         except ToolFailure as exc:
             raise ToolError(str(exc)) from None
         return text or f"written to {output}"

@@ -13,20 +13,20 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tui"))
 
 from pilotkit import make_app, screen_lines, send, settle, user_texts
 
-from rewindtui.tui.widgets.transcript import Transcript
+from rewindtui.tui.widgets.transcript_items import ItemPainter
 
 pytestmark = pytest.mark.timeout(90)
 
 
 async def test_one_item_that_cannot_be_drawn_does_not_take_the_app_down(server, monkeypatch):
-    original = Transcript._body
+    original = ItemPainter._body
 
-    def body(self, item):
+    def body(self, item, *args, **kwargs):
         if "boom" in item.text:
             raise RecursionError("maximum recursion depth exceeded")
-        return original(self, item)
+        return original(self, item, *args, **kwargs)
 
-    monkeypatch.setattr(Transcript, "_body", body)
+    monkeypatch.setattr(ItemPainter, "_body", body)
     app = make_app(server)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(app, pilot)

@@ -73,7 +73,8 @@ async def test_a_coding_agent_tries_rewinds_and_tries_again(tmp_path: Path) -> N
         assert [r["text"] for r in before if r["role"] == "user"] == ["remember the word apple", "what was the word?"]
 
         rewound = _records(await mcp.call_tool("rewind", {"session": session, "before": turn2, "text": "try again"}))
-        assert rewound[0] == {"session": session, "rewound_before": turn2}
+        assert {k: rewound[0][k] for k in ("session", "rewound_before")} == {"session": session, "rewound_before": turn2}
+        assert rewound[0]["undo"].startswith(f"rewindtui redo --session {session[:8]}")  # how to undo it
         after = _records(await mcp.call_tool("history", {"session": session}))
         assert [r["text"] for r in after if r["role"] == "user"] == ["remember the word apple", "try again"]
         assert turn2 not in {r.get("invocation_id") for r in after}
