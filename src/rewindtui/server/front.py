@@ -64,6 +64,27 @@ def _on_daemon_thread(fn: Callable[[], Any]) -> asyncio.Future[Any]:
     return future
 
 
+async def _buffered(receive: Receive) -> Receive:
+    """The request's body read now, and a ``receive`` that hands it over. After the body it
+    never reports a disconnect: the request is served to its end, like a turn whose client left."""
+    chunks: list[bytes] = []
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            break
+        chunks.append(message.get("body", b""))
+        if not message.get("more_body", False):
+            break
+    pending = [{"type": "http.request", "body": b"".join(chunks), "more_body": False}]
+
+    async def replay() -> Any:
+        if pending:
+            return pending.pop()
+        await asyncio.Event().wait()  # nothing more comes
+
+    return replay
+
+
 class Front:
     """The ASGI app ``serve`` runs: the front until the full app is up, then the full app.
 
@@ -98,6 +119,7 @@ class Front:
         self._loader: asyncio.Task[None] | None = None
         self._stack = contextlib.AsyncExitStack()
         self._inflight = 0  # early requests still reading the front's store
+        self._held = 0  # requests that waited for the full app and are not done yet
 
     @property
     def loaded(self) -> bool:
@@ -118,12 +140,40 @@ class Front:
             finally:
                 self._inflight -= 1
             return
-        await self._ready.wait()
+        if self._ready.is_set():
+            await self._to_app(scope, receive, send)
+            return
+        # read the request now: a client that goes away while the agent loads (the app was closed
+        # right after sending) must not take its message with it; once the full app has it, the
+        # turn runs (and is stopped, stored canceled, if the server stops) as any other
+        self._held += 1
+        try:
+            replay = await _buffered(receive) if scope["type"] == "http" else receive
+            await self._ready.wait()
+            await self._to_app(scope, replay, send)
+        finally:
+            self._held -= 1
+
+    async def _to_app(self, scope: Scope, receive: Receive, send: Send) -> None:
         if self.app is None:
             response = JSONResponse({"error": f"the agent could not start: {self.error}"}, status_code=503)
             await response(scope, receive, send)
             return
         await self.app(scope, receive, send)
+
+    async def before_shutdown(self, grace: float = 3.0) -> None:
+        """Before the server stops: a message that waited for the agent is not dropped -- the load
+        finishes, the message is taken (stored), and then, as always, the running turns are
+        cancelled (stored canceled). With nothing waiting, a load in progress is abandoned."""
+        if self._held and not self._ready.is_set():
+            await self._ready.wait()
+        if self.app is None:
+            return
+        service = self.app.state.parts.service
+        deadline = asyncio.get_running_loop().time() + grace
+        while self._held and not service.busy_sessions() and asyncio.get_running_loop().time() < deadline:
+            await asyncio.sleep(0.02)  # the waiting request is on its way to its turn
+        await service.shutdown()
 
     def _answers_early(self, scope: Scope) -> bool:
         if scope["type"] != "http":

@@ -262,10 +262,6 @@ def main(argv: list[str] | None = None) -> int:
             on_failed=lambda: setattr(server, "should_exit", True),
         )
 
-        async def before_shutdown() -> None:
-            if front.app is not None:
-                await front.app.state.parts.service.shutdown()
-
         def announce() -> None:
             state = hold.publish(
                 base_url=base_url, agent_url=base_url + AGENT_PATH, api_url=base_url + API_PATH, token=options.token
@@ -286,7 +282,7 @@ def main(argv: list[str] | None = None) -> int:
                 clients.add(parent)
                 _watch_stdin(lambda: loop.call_soon_threadsafe(clients.remove, parent))
 
-        server = ManagedServer(make_config(front, log_level=args.log_level), on_ready=announce, before_shutdown=before_shutdown)
+        server = ManagedServer(make_config(front, log_level=args.log_level), on_ready=announce, before_shutdown=front.before_shutdown)
         asyncio.run(server.serve(sockets=[sock]))
         if front.error is not None:
             print(f"rewindtui serve: the agent could not start: {front.error}", file=sys.stderr)
