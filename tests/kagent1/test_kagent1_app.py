@@ -183,3 +183,18 @@ async def test_edit_is_a_fork_then_send(kagent1):
         assert [c for c in double.checkpoints.values() if c.agent_instance_id == chat.session_id]
     finally:
         await conn.aclose()
+
+
+async def test_a_session_that_fails_to_be_created_says_why(kagent1):
+    double, base = kagent1
+    conn = await connect(settings_for(base))
+    try:
+        double.fail_next_create = ("SandboxUnavailable", "no sandbox capacity in namespace kagent")
+        chat = Chat(conn.client)
+        await chat.open(None)
+        with pytest.raises(TurnRefused) as info:
+            await chat.send("hello")
+        assert "no sandbox capacity in namespace kagent" in str(info.value)
+        assert users(chat) == []  # nothing shown that the server does not have
+    finally:
+        await conn.aclose()
