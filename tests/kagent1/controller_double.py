@@ -100,8 +100,11 @@ class Kagent1Double:
     operations: dict[str, operations_pb2.Operation] = field(default_factory=dict)
     shares: dict[str, tuple[str, int]] = field(default_factory=dict)  # token -> (instance, permission)
     calls: list[str] = field(default_factory=list)
+    failures: dict[str, tuple[str, str]] = field(default_factory=dict)
     #: fault injection: the next fork operation fails with this message
     fail_next_fork: str | None = None
+    #: fault injection: the next created instance ends FAILED with this (reason, message)
+    fail_next_create: tuple[str, str] | None = None
     #: operations stay pending for this many GetOperation polls (a long-running operation)
     polls_before_done: int = 1
     _pending: dict[str, tuple[int, Callable[[], Any]]] = field(default_factory=dict)
@@ -171,6 +174,8 @@ class Kagent1Double:
         self.owners[iid] = user
         self.created_by_request[key] = iid
         self._pending[f"instance/{iid}"] = (self.polls_before_done, lambda: None)
+        if self.fail_next_create is not None:
+            self.failures[iid], self.fail_next_create = self.fail_next_create, None
         return pb.CreateAgentInstanceResponse(agent_instance=inst)
 
     def _advance_instance(self, inst: pb.AgentInstance) -> None:
@@ -181,6 +186,10 @@ class Kagent1Double:
                 del self._pending[key]
                 inst.state = pb.AGENT_INSTANCE_STATE_READY
                 inst.operation = pb.AGENT_INSTANCE_OPERATION_UNSPECIFIED
+                if inst.id in self.failures:  # AgentInstance.failure: reason and message
+                    reason, message = self.failures.pop(inst.id)
+                    inst.state = pb.AGENT_INSTANCE_STATE_FAILED
+                    inst.failure.CopyFrom(pb.Failure(reason=reason, message=message))
             else:
                 self._pending[key] = (left - 1, lambda: None)
 

@@ -68,10 +68,7 @@ async def test_chat_rewind_is_a_fork_and_undo_goes_back(kagent1):
     double, base = kagent1
     conn = await connect(settings_for(base))
     try:
-        chat = Chat(conn.client)
-        await chat.open(None)
-        for text in ("one", "two", "three"):
-            await chat.send(text)
+        chat = await chat_after(conn, ["one", "two", "three"])
         original = chat.session_id
         assert original in double.instances
         turns = chat.conversation.turn_invocations()
@@ -92,10 +89,7 @@ async def test_a_failed_fork_leaves_the_view_unchanged_with_the_reason(kagent1):
     double, base = kagent1
     conn = await connect(settings_for(base))
     try:
-        chat = Chat(conn.client)
-        await chat.open(None)
-        for text in ("one", "two"):
-            await chat.send(text)
+        chat = await chat_after(conn, ["one", "two"])
         sid = chat.session_id
         shown = [(i.key, i.text) for i in chat.conversation.items]
         double.fail_next_fork = "out of sandbox capacity"
@@ -111,10 +105,7 @@ async def test_auto_checkpoints_off_offers_only_existing_checkpoints(kagent1):
     double, base = kagent1
     conn = await connect(settings_for(base, kagent_checkpoints="false"))
     try:
-        chat = Chat(conn.client)
-        await chat.open(None)
-        for text in ("one", "two"):
-            await chat.send(text)
+        chat = await chat_after(conn, ["one", "two"])
         assert not [c for c in double.checkpoints.values() if c.agent_instance_id == chat.session_id]
         with pytest.raises(RewindFailed, match="auto-checkpoints are off"):
             await chat.rewind(chat.conversation.turn_invocations()[1])
@@ -149,6 +140,15 @@ async def test_a_read_only_share_opens_read_only(kagent1):
         await client.aclose()
 
 
+async def chat_after(conn, texts: list[str]) -> Chat:
+    """A new session on the connection with these turns sent."""
+    chat = Chat(conn.client)
+    await chat.open(None)
+    for text in texts:
+        await chat.send(text)
+    return chat
+
+
 def run(capsys, *argv: str, base: str) -> Result:
     capsys.readouterr()
     rc = cli.main([*argv, "--kagent", base, "--agent", AGENT, "--user-id", "dora"])
@@ -174,15 +174,27 @@ async def test_edit_is_a_fork_then_send(kagent1):
     double, base = kagent1
     conn = await connect(settings_for(base))
     try:
-        chat = Chat(conn.client)
-        await chat.open(None)
-        for text in ("one", "two", "three"):
-            await chat.send(text)
+        chat = await chat_after(conn, ["one", "two", "three"])
         original = chat.session_id
         await chat.rewind(chat.conversation.turn_invocations()[1], "edited")
         assert chat.session_id != original and users(chat) == ["one", "edited"]
         assert "history: ['one', 'edited']" in last_answer(chat)
         # the fork got its own checkpoint after the new turn: it can be rewound in turn
         assert [c for c in double.checkpoints.values() if c.agent_instance_id == chat.session_id]
+    finally:
+        await conn.aclose()
+
+
+async def test_a_session_that_fails_to_be_created_says_why(kagent1):
+    double, base = kagent1
+    conn = await connect(settings_for(base))
+    try:
+        double.fail_next_create = ("SandboxUnavailable", "no sandbox capacity in namespace kagent")
+        chat = Chat(conn.client)
+        await chat.open(None)
+        with pytest.raises(TurnRefused) as info:
+            await chat.send("hello")
+        assert "no sandbox capacity in namespace kagent" in str(info.value)
+        assert users(chat) == []  # nothing shown that the server does not have
     finally:
         await conn.aclose()

@@ -203,13 +203,7 @@ class Kagent1Controller:
         """A checkpoint of the conversation at its (terminal) head task; the same ``request_id``
         gives the same checkpoint."""
         request = pb.CreateCheckpointRequest(namespace=namespace, agent_instance_id=instance_id, request_id=request_id)
-        started = time.monotonic()
-        op = await self.call(CHECKPOINTS, "CreateCheckpoint", request, operations_pb2.Operation)
-        done, polls = await self._wait(op, "the checkpoint")
-        self.costs.append(("checkpoint", time.monotonic() - started, polls))
-        checkpoint = pb.Checkpoint()
-        done.response.Unpack(checkpoint)
-        return checkpoint
+        return await self._long_running("CreateCheckpoint", request, "checkpoint", pb.Checkpoint())
 
     async def checkpoints(self, namespace: str, instance_id: str) -> list[pb.Checkpoint]:
         out: list[pb.Checkpoint] = []
@@ -225,13 +219,17 @@ class Kagent1Controller:
     async def fork(self, namespace: str, checkpoint_id: str, request_id: str) -> pb.AgentInstance:
         """A new conversation from the checkpoint (new context and task ids); the original is kept."""
         request = pb.ForkAgentInstanceRequest(namespace=namespace, checkpoint_id=checkpoint_id, request_id=request_id)
+        return await self._long_running("ForkAgentInstance", request, "fork", pb.AgentInstance())
+
+    async def _long_running(self, method: str, request: Message, kind: str, result: M) -> M:
+        """Start a CheckpointService operation, wait until it is done, and unpack its result into
+        ``result``; its time and polls go to :attr:`costs`."""
         started = time.monotonic()
-        op = await self.call(CHECKPOINTS, "ForkAgentInstance", request, operations_pb2.Operation)
-        done, polls = await self._wait(op, "the fork")
-        self.costs.append(("fork", time.monotonic() - started, polls))
-        instance = pb.AgentInstance()
-        done.response.Unpack(instance)
-        return instance
+        op = await self.call(CHECKPOINTS, method, request, operations_pb2.Operation)
+        done, polls = await self._wait(op, f"the {kind}")
+        self.costs.append((kind, time.monotonic() - started, polls))
+        done.response.Unpack(result)
+        return result
 
     async def _wait(self, op: operations_pb2.Operation, what: str, timeout: float = 300.0) -> tuple[operations_pb2.Operation, int]:
         polls = 0
