@@ -117,7 +117,7 @@ def create_app(
     options = options or ServerOptions()
     clients = clients or Clients()
     data_dir = Path(data_dir)
-    data_dir.mkdir(parents=True, exist_ok=True)
+    data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)  # private from the start (integrity.py)
     base_url = base_url.rstrip("/")
     agent_url = base_url + AGENT_PATH
     api_url = base_url + API_PATH

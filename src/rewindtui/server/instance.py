@@ -49,7 +49,7 @@ def check_writable(data_dir: Path, files: tuple[str, ...] = ()) -> None:
     """Raise :class:`DataDirUnusable` (one actionable line) unless ``data_dir`` and ``files`` in it
     can be written."""
     try:
-        data_dir.mkdir(parents=True, exist_ok=True)
+        data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)  # private from the start (integrity.py)
         probe = data_dir / f".write-test-{os.getpid()}"
         probe.write_bytes(b"")
         probe.unlink()

@@ -234,7 +234,7 @@ def spawn_server(
     or says nothing for ``timeout`` seconds (it is killed then).
     """
     data_dir = Path(data_dir) if data_dir is not None else default_data_dir()
-    data_dir.mkdir(parents=True, exist_ok=True)
+    data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)  # private from the start (integrity.py)
     spawn_lock = FileLock(data_dir / SPAWN_LOCK_FILE)
     spawn_lock.acquire(wait=True)  # one app at a time decides to start or to attach
     try:
