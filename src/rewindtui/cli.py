@@ -537,7 +537,7 @@ def _send_push(client: Any, args: argparse.Namespace) -> Any:
 
 async def cmd_send(conn: Any, args: argparse.Namespace, out: Output) -> int:
     from rewindtui.chat import Chat, TurnInterrupted, TurnRefused
-    from rewindtui.cli_turns import TurnPrinter, require_retry_target, resend, stop_on_interrupt
+    from rewindtui.cli_turns import TurnPrinter, stop_on_interrupt
 
     approve, reject = getattr(args, "approve", False), getattr(args, "reject", False)
     retry = getattr(args, "retry", False)
@@ -580,7 +580,7 @@ async def cmd_send(conn: Any, args: argparse.Namespace, out: Output) -> int:
                 printer.begin()
                 try:
                     if retry:
-                        await resend(chat, await require_retry_target(chat))
+                        await chat.retry()
                     elif approve or reject:
                         perms = chat.permissions()
                         if not perms.can_confirm:

@@ -23,7 +23,6 @@ from typing import Any
 
 from rewindtui.auth import redact
 from rewindtui.client import ClientError
-from rewindtui.retry import RetryTarget, retry_target
 from rewindtui.textsafe import sanitize_line
 
 EXIT_INTERRUPTED = 130
@@ -197,32 +196,6 @@ def stop_on_interrupt(chat: Any, grace: float = INTERRUPT_GRACE) -> Iterator[Cal
 
 
 # -- send --retry ----------------------------------------------------------------------------------
-async def resend(chat: Any, target: RetryTarget) -> None:
-    """Send the failed turn again as one clean turn: rewind-and-send of it where the server rewinds
-    (the model then sees the message once), else a plain send (the server never took it)."""
-    if target.invocation_id and chat.permissions().can_rewind:
-        await chat.rewind(target.invocation_id, target.text)
-    else:
-        await chat.send(target.text)
-
-
-async def require_retry_target(chat: Any) -> RetryTarget:
-    target = retry_target(chat.conversation)
-    if target is not None and not target.certain:
-        state = ""
-        if target.task_id:
-            task = await chat.client.get_task(target.task_id, history_length=0)
-            state = str(((task or {}).get("status") or {}).get("state") or "")
-        if state.removeprefix("TASK_STATE_").lower() != "failed":
-            target = None
-    if target is None:
-        state = chat.conversation.turn_state
-        raise ClientError(
-            f"nothing to retry in session {chat.session_id}: its last turn did not fail (it is {state})"
-        )
-    return target
-
-
 # -- stop --------------------------------------------------------------------------------------------
 def add_stop_parser(sub: Any, connection_options: Callable[[argparse.ArgumentParser], None],
                     json_option: Callable[[argparse.ArgumentParser], None], formatter: Any) -> None:

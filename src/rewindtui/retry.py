@@ -4,7 +4,7 @@ A turn that failed (the model refused the key, ran out of quota, timed out ...) 
 message in the view. Retrying it is a rewind-and-send of that turn: the failed turn goes to the
 session's rewound branches and its message is sent again as one clean turn, so the model sees it
 once. ``send --retry`` does this; the app binds it to ``/retry``
-(``retry_target(chat.conversation)``, then :func:`rewindtui.cli_turns.resend`).
+(both through :meth:`rewindtui.chat.Chat.retry`).
 """
 
 from __future__ import annotations

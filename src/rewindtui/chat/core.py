@@ -23,6 +23,7 @@ from rewindtui.chat.status import TurnStatus, turn_status
 from rewindtui.chat.undo import UNDO_PAGE, UndoPoint, undo_point
 from rewindtui.client import ClientError, Unsupported
 from rewindtui.conversation import Item
+from rewindtui.retry import RetryTarget, retry_target
 
 log = logging.getLogger(__name__)
 
@@ -226,6 +227,32 @@ class Chat(Branches):
             return None
         _, gone = self._moved(before)
         return self._outcome(Action.EDIT, f"Edited: {plural(gone, 'turn')} replaced by the edited one.", gone=gone)
+
+    async def retry(self) -> Outcome | None:
+        """Send the failed last turn again as one clean turn: a rewind-and-send of it where the
+        server rewinds (the model then sees the message once), else a plain send (the server never
+        took it). Unsupported when the last turn did not fail."""
+        target = await self._retry_target()
+        if target.invocation_id and not self.why_not(Action.REWIND):
+            return await self.rewind(target.invocation_id, target.text)
+        await self.send(target.text)
+        return None
+
+    async def _retry_target(self) -> RetryTarget:
+        target = retry_target(self.conversation)
+        if target is not None and not target.certain:  # read back from the server: ask it
+            state = ""
+            if target.task_id:
+                task = await self.client.get_task(target.task_id, history_length=0)
+                state = str(((task or {}).get("status") or {}).get("state") or "")
+            if state.removeprefix("TASK_STATE_").lower() != "failed":
+                target = None
+        if target is None:
+            raise Unsupported(
+                f"nothing to retry in session {self.session_id}: its last turn did not fail "
+                f"(it is {self.conversation.turn_state})"
+            )
+        return target
 
     async def rewind(self, invocation_id: str, text: str | None = None) -> Outcome:
         """Rewind before ``invocation_id`` (with ``text``: and send it, as an edit does)."""

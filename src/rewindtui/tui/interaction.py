@@ -85,6 +85,7 @@ COMMANDS: tuple[Command, ...] = (
     # -- the running turn ----------------------------------------------------------------------
     Command("chat.escape", "escape", "escape", "Stop / back", "Stop a reply; leave a preview or an edit; Esc Esc clears a draft (ctrl+z brings it back) or, on an empty composer, previews the last turn", show=True, palette=False),
     Command("chat.stop", "", "stop_reply", "Stop the reply", "Ask the server to cancel the turn streaming in (what came stays, marked stopped)", slash="stop"),
+    Command("chat.retry", "", "retry", "Retry", "Send the failed last turn again as one clean turn (the model sees it once)", slash="retry"),
     Command("chat.approve", "alt+y", "answer(True)", "Approve", "Approve the tool call the agent asks about", show=True),
     Command("chat.reject", "alt+n", "answer(False)", "Reject", "Reject the tool call the agent asks about", show=True),
     # -- sessions, files, views ----------------------------------------------------------------

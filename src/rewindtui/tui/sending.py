@@ -49,6 +49,33 @@ class Sending:
         self.hide_banner = hide_banner
         self.edit_turns = 0  # turns an edit in progress has set aside
 
+    def retry(self) -> None:
+        """Send the failed last turn again (``Chat.retry``): a rewind-and-send where the server rewinds."""
+        host = self.host
+        chat = host.chat
+        if chat is None or host.replying or host.rewinding:
+            host.notify("Nothing can be retried now: wait for the turn or rewind in flight.", severity="warning")
+            return
+        host.outcome = None
+        host.activity = "retrying…"
+        host.refresh_status()
+        host.rewind_worker = host.run_worker(self._retry(), group="rewind")
+
+    async def _retry(self) -> None:
+        host = self.host
+        assert host.chat is not None
+        try:
+            await host.chat.retry()
+        except TurnInterrupted as exc:
+            self.interrupted(exc)
+        except RewindOutcomeUnknown as exc:
+            self.unknown(exc)
+        except ClientError as exc:
+            host.notify(user_message(exc), title="Retry", severity="warning", timeout=8)
+        finally:
+            host.activity = None
+            host.refresh_status()
+
     def _refuse(self, text: str, why: str) -> None:
         self.memory.keep_unsent(text)
         self.host.notify(why, severity="warning")

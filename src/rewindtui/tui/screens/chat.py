@@ -447,6 +447,10 @@ class ChatScreen(Screen):
     def action_redo(self) -> None:
         self.branches.redo()
 
+    def action_retry(self) -> None:
+        """/retry: the failed last turn again, as one clean turn (the model sees its message once)."""
+        self.sending.retry()
+
     def action_toggle_rewound(self) -> None:
         self.branches.toggle_rewound()
 
