@@ -604,7 +604,14 @@ async def cmd_send(conn: Any, args: argparse.Namespace, out: Output) -> int:
     saved = await _save(chat, _turn_items(chat, chat.last_message_id), getattr(args, "save_dir", None))
     printer.finish(_turn_items(chat, chat.last_message_id), saved)
     if interrupted():
-        _error(f"stopped: the turn was canceled on the server (session {chat.session_id})", kind="note")
+        if chat.conversation.turn_state == "canceled":
+            _error(f"stopped: the turn was canceled on the server (session {chat.session_id})", kind="note")
+        else:  # the server had not confirmed the cancel within the grace: say so, and how to wait for it
+            _error(
+                f"stopped: the server was asked to cancel the turn and had not confirmed it yet "
+                f"(`{PROG} stop --session {chat.session_id}` waits for it)",
+                kind="note",
+            )
         return EXIT_INTERRUPTED
     failure = _turn_failure(chat)
     if failure:

@@ -128,7 +128,8 @@ def test_ctrl_c_in_send_cancels_the_turn_on_the_server(run_patient, patient, dou
         if proc.poll() is None:
             proc.kill()
     assert proc.returncode == 130, err
-    assert "canceled on the server" in err
+    assert "canceled on the server" in err or "asked to cancel the turn" in err  # the latter: not confirmed in 3 s
+    run_patient("stop", "--session", session)  # waits for a cancel still under way (else: nothing running)
     history = run_patient("history", "--json", "--session", session).records()
     assert [r["role"] for r in history][0] == "user"
     # the server ended the turn: the session takes the next message at once
