@@ -141,3 +141,38 @@ async def test_the_embedded_servers_rewind_answer_is_recognised_by_the_flag(tmp_
             await chat.rewind(chat.conversation.turn_invocations()[1])
             assert chat.last_rewind_answer == "flag"
             assert [i.text for i in chat.conversation.items if i.role == "user"] == ["one"]
+
+
+def _subclasses(cls: type) -> list[type]:
+    out = []
+    for sub in cls.__subclasses__():
+        out += [sub, *_subclasses(sub)]
+    return out
+
+
+def test_server_error_codes_are_the_contracts() -> None:
+    """Every error of the server's service layer carries one of the contract's codes, and each code
+    the contract names is some error's (a code spelled out by the server alone would drift)."""
+    from rewindtui.server.errors import ServiceError
+
+    codes = {v for k, v in vars(contract).items() if k.startswith("CODE_")}
+    used = {c.code for c in [ServiceError, *_subclasses(ServiceError)]}
+    assert used - codes == set()
+    assert codes - used == set()
+
+
+ADDON_CONTRACT = SRC.parents[1] / "kagent-rewind" / "src" / "kagent_rewind" / "contract.py"
+
+
+def test_addon_codes_match_the_contract_name_by_name() -> None:
+    """The kagent-rewind add-on keeps its own copy of the codes (it installs without rewindtui):
+    each one it defines is ours, under the same name, with the same value."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("addon_contract", ADDON_CONTRACT)
+    assert spec is not None and spec.loader is not None
+    addon = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(addon)
+    theirs = {k: v for k, v in vars(addon).items() if k.startswith("CODE_")}
+    assert theirs, "the add-on's contract defines no reason codes"
+    assert {k: getattr(contract, k, None) for k in theirs} == theirs

@@ -57,6 +57,23 @@ REWIND_INVOCATION_KEY = "rewindtui_rewind_invocation_id"
 REDO_OF_KEY = "rewindtui_redo_of"
 #: Status/event metadata on a refused request: a short machine-readable reason code.
 ERROR_CODE_KEY = "rewindtui_error"
+#: The reason codes (``ERROR_CODE_KEY``) of the embedded server's refusals and failures; the
+#: kagent-rewind add-on keeps a copy of the ones it uses, checked name by name and value by value.
+CODE_INTERNAL = "internal"
+CODE_BAD_REQUEST = "bad_request"
+#: the rewind/fork target is not (or no longer) an effective turn of the session
+CODE_INVALID_INVOCATION = "invalid_invocation"
+CODE_NOT_FOUND = "not_found"
+#: a turn (or another rewind/fork) is running on the session
+CODE_BUSY = "session_busy"
+CODE_CONFLICT = "conflict"
+CODE_SHUTTING_DOWN = "shutting_down"
+#: the data directory cannot take a write (locked, read-only, failing) ...
+CODE_STORAGE_UNAVAILABLE = "storage_unavailable"
+#: ... or is full
+CODE_STORAGE_FULL = "storage_full"
+#: a rewind/fork/turn reached the agent but not the store; it is finished before new work
+CODE_RECOVERY_PENDING = "recovery_pending"
 
 #: Task metadata of a rewound task (listed with ``REST_INCLUDE_REWOUND``): true ...
 REWOUND_KEY = "rewindtui_rewound"

@@ -11,7 +11,7 @@ from __future__ import annotations
 from rewindtui.a2a import contract, raw
 from rewindtui.a2a.classify import StreamEvent
 
-INVALID_INVOCATION = "invalid_invocation"
+INVALID_INVOCATION = contract.CODE_INVALID_INVOCATION
 _PREFIX = "rewind refused: "
 
 

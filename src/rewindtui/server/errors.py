@@ -2,17 +2,19 @@
 
 REST turns them into ``{"error": "<text>"}`` with ``status``; the A2A stream
 turns them into a final ``failed`` status whose message carries the text and
-whose ``metadata.rewindtui_error`` carries ``code``.
+whose ``metadata.rewindtui_error`` carries ``code`` (one of the contract's ``CODE_*``).
 """
 
 from __future__ import annotations
 
 import sqlite3
 
+from rewindtui.a2a import contract
+
 
 class ServiceError(Exception):
     status = 500
-    code = "internal"
+    code = contract.CODE_INTERNAL
 
     def __init__(self, message: str) -> None:
         super().__init__(message)
@@ -21,53 +23,53 @@ class ServiceError(Exception):
 
 class BadRequest(ServiceError):
     status = 400
-    code = "bad_request"
+    code = contract.CODE_BAD_REQUEST
 
 
 class InvalidInvocation(BadRequest):
     """The rewind/fork target is not an invocation in the session's current history."""
 
-    code = "invalid_invocation"
+    code = contract.CODE_INVALID_INVOCATION
 
 
 class NotFound(ServiceError):
     status = 404
-    code = "not_found"
+    code = contract.CODE_NOT_FOUND
 
 
 class Busy(ServiceError):
     """A turn (or another rewind/fork) is running on the session."""
 
     status = 409
-    code = "session_busy"
+    code = contract.CODE_BUSY
 
 
 class Conflict(ServiceError):
     status = 409
-    code = "conflict"
+    code = contract.CODE_CONFLICT
 
 
 class ShuttingDown(ServiceError):
     status = 503
-    code = "shutting_down"
+    code = contract.CODE_SHUTTING_DOWN
 
 
 class StorageError(ServiceError):
     """The data directory cannot take a write (locked, full, read-only, or failing)."""
 
     status = 503
-    code = "storage_unavailable"
+    code = contract.CODE_STORAGE_UNAVAILABLE
 
 
 class StorageFull(StorageError):
     status = 507
-    code = "storage_full"
+    code = contract.CODE_STORAGE_FULL
 
 
 class RecoveryPending(StorageError):
     """A rewind/fork/turn reached the agent but not the store; it is finished before new work."""
 
-    code = "recovery_pending"
+    code = contract.CODE_RECOVERY_PENDING
 
 
 def storage_error(exc: BaseException, doing: str) -> StorageError:
