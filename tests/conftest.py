@@ -50,3 +50,9 @@ def pytest_configure(config: pytest.Config) -> None:
     # relocated folder; only allow whole modules, -k, or the whole suite.
     if config.getoption("--snapshot-update", default=False) and any("::" in arg for arg in config.args):
         raise pytest.UsageError("--snapshot-update with a test id (path::test) deletes other snapshots; use -k instead")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    from lanes import mark_slow  # the fast lane's boundary, in one place
+
+    mark_slow(items)
