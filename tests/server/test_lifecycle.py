@@ -35,7 +35,7 @@ def test_start_stop_leaves_no_threads(tmp_path: Path) -> None:
     server.stop()
     server.stop()  # twice is fine
     assert not server.running
-    assert set(threading.enumerate()) == before
+    assert set(threading.enumerate()) - before == set()  # (a thread of an earlier test may end meanwhile)
     with pytest.raises(httpx.ConnectError):
         httpx.get(server.base_url + "/api/sessions")
 
@@ -50,7 +50,7 @@ def test_context_manager_and_two_servers(tmp_path: Path) -> None:
             "message": "Successfully listed sessions",
         }
         assert httpx.get(b.agent_url + ".well-known/agent-card.json").status_code == 200
-    assert set(threading.enumerate()) == before
+    assert set(threading.enumerate()) - before == set()  # (a thread of an earlier test may end meanwhile)
 
 
 def test_agent_card(tmp_path: Path) -> None:
