@@ -48,8 +48,12 @@ def _no_user_data_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pyt
 def pytest_configure(config: pytest.Config) -> None:
     # Updating snapshots for a single test id deletes the module's other snapshots with a
     # relocated folder; only allow whole modules, -k, or the whole suite.
-    if config.getoption("--snapshot-update", default=False) and any("::" in arg for arg in config.args):
-        raise pytest.UsageError("--snapshot-update with a test id (path::test) deletes other snapshots; use -k instead")
+    # Updating snapshots for part of a module (a test id, or -k, which was seen deleting two
+    # snapshots of tests it deselected) deletes the module's other snapshots: whole modules only.
+    if config.getoption("--snapshot-update", default=False) and (
+        any("::" in arg for arg in config.args) or config.getoption("keyword", default="")
+    ):
+        raise pytest.UsageError("--snapshot-update deletes the snapshots of deselected tests: update whole modules (no :: or -k)")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -78,9 +78,13 @@ def _alive(pid: int) -> bool:
     return "State:\tZ" not in status
 
 
+#: what each app started by :func:`_start_app` drew until it showed its composer (by pid)
+_DRAWN: dict[int, bytes] = {}
+
+
 def _start_app(tmp_path: Path, **env_extra: str) -> tuple[int, int, list[int]]:
     """The app, as a user runs it, in a new pty; returns once it shows its composer, with the
-    embedded server it started."""
+    embedded server it started (what it drew so far: ``_DRAWN[pid]``)."""
     config = tmp_path / "config.toml"
     config.write_text("")
     data_dir = tmp_path / "data"
@@ -94,6 +98,7 @@ def _start_app(tmp_path: Path, **env_extra: str) -> tuple[int, int, list[int]]:
         assert b"\x1b[?1049h" in screen  # it did take the alternate screen
         servers = _server_pids(data_dir)
         assert len(servers) == 1
+        _DRAWN[pid] = screen
     except BaseException:
         _kill(pid, fd)
         raise
@@ -165,7 +170,8 @@ def test_a_signal_during_a_reply_stores_the_turn_as_canceled(tmp_path):
 
     pid, fd, servers = _start_app(tmp_path, REWINDTUI_MODEL="demo-slow")
     try:
-        screen = _read_until(fd, b"idle")  # connected: the status line shows the turn state
+        # connected: the status line shows the turn state (perhaps drawn with the composer already)
+        screen = _read_until(fd, b"idle", _DRAWN.pop(pid, b""))
         os.write(fd, b"a question with an answer long enough to be cut")
         screen = _read_until(fd, b"be cut", screen)  # typed (the app draws it)
         os.write(fd, b"\r")
