@@ -40,7 +40,7 @@ from textual.geometry import Region  # noqa: E402
 from rewindtui.a2a.classify import classify  # noqa: E402
 from rewindtui.a2a.dialect import Dialect  # noqa: E402
 from rewindtui.chat import OPEN_PAGE_TASKS, Chat, gc_paused  # noqa: E402
-from rewindtui.client import A2AClient, Capabilities, ServerConfig, TaskPage  # noqa: E402
+from rewindtui.client.a2a_client import A2AClient, Capabilities, ServerConfig, TaskPage  # noqa: E402
 from rewindtui.tui.app import RewindApp  # noqa: E402
 from synthetic import task_pages  # noqa: E402
 

@@ -39,7 +39,7 @@ import httpx
 from rewindtui.a2a import contract
 from rewindtui.chat import ANSWER_TAIL
 from rewindtui.server import EmbeddedServer
-from rewindtui.server.spawn import spawn_server
+from rewindtui.server.process.spawn import spawn_server
 from seed_turns import seed_session
 
 TARGET = 2.0

@@ -38,7 +38,7 @@ from typing import Any
 import httpx
 
 from rewindtui.server import EmbeddedServer
-from rewindtui.server.spawn import spawn_server
+from rewindtui.server.process.spawn import spawn_server
 from seed_turns import seed_session
 
 TARGET_MS = 100.0

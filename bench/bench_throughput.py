@@ -37,7 +37,7 @@ from typing import Any
 
 import httpx
 
-from rewindtui.server.spawn import spawn_server
+from rewindtui.server.process.spawn import spawn_server
 
 HERE = Path(__file__).resolve().parent
 THROUGHPUT_GOAL = 0.5  # x the echo server's turns/s

@@ -31,8 +31,8 @@ from typing import Any
 import pydantic_core
 
 from rewindtui.chat import gc_paused
-from rewindtui.client import parse_json
-from rewindtui.conversation import ItemKind, extract_messages_from_tasks
+from rewindtui.client.a2a_client import parse_json
+from rewindtui.model import ItemKind, extract_messages_from_tasks
 
 TARGET = 1.5
 TASKS = 10_000

@@ -38,7 +38,7 @@ def isolate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def runner(capsys: pytest.CaptureFixture[str], *flags: str):
     """``run(*argv)``: the CLI in-process with ``flags`` appended (e.g. ``--url``), as a Result."""
-    from rewindtui import cli
+    from rewindtui.cli import main as cli
 
     def run(*argv: str) -> Result:
         capsys.readouterr()

@@ -35,14 +35,14 @@ _relocate_snapshots()
 def _no_user_data_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
     """Nothing a test runs writes to the user's real data dir (the client's local sessions store
     lives there); a test that wants its own sets REWINDTUI_DATA_DIR again."""
-    import rewindtui.dirs
+    import rewindtui.base.dirs
 
     data = tmp_path_factory.mktemp("user-data")
 
     def user_data_dir(appname: str | None = None, *args: object, **kw: object) -> str:
         return str(data / (appname or "data"))
 
-    monkeypatch.setattr(rewindtui.dirs.platformdirs, "user_data_dir", user_data_dir)
+    monkeypatch.setattr(rewindtui.base.dirs.platformdirs, "user_data_dir", user_data_dir)
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -19,10 +19,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent / "a2a_servers"))
 from binding_servers import Recorder, card_json_10, card_only_app
 
 from asgi_thread import ServeInThread
-from rewindtui.auth import CredentialScope, redact
 from rewindtui.chat import Chat, TurnRefused
-from rewindtui.client import A2AClient, ServerConfig, Unsupported
-from rewindtui.settings import Settings, SettingsError, load_settings
+from rewindtui.client.a2a_client import A2AClient, ServerConfig, Unsupported
+from rewindtui.client.auth import CredentialScope, redact
+from rewindtui.config.settings import Settings, SettingsError, load_settings
 
 SECRET = "s3cret-token-value-42"
 

@@ -11,8 +11,8 @@ import pytest
 from rewindtui.a2a.card import NoUsableInterface, card_warnings, choose_interface, interfaces, wanted_schemes
 from rewindtui.a2a.dialect import Dialect
 from rewindtui.a2a.parts import b64_size, data_part, file_part, part_bytes, part_info, tidy_json
-from rewindtui.attachments import safe_name, save_parts
-from rewindtui.transport import rest_error, segment
+from rewindtui.client.attachments import safe_name, save_parts
+from rewindtui.client.transport import rest_error, segment
 
 HERE = "http://agent.test/a2a/"
 

@@ -15,7 +15,7 @@ from captures import load
 from fakeserver import FakeServer, Reply, sse_body
 from rewindtui.a2a import contract
 from rewindtui.chat import Busy, Chat, RewindOutcomeUnknown, SessionNotFound, TurnInterrupted, TurnRefused
-from rewindtui.client import REWIND_EXTENSION, A2AClient, ServerConfig, Unsupported
+from rewindtui.client.a2a_client import REWIND_EXTENSION, A2AClient, ServerConfig, Unsupported
 
 CARD = "/.well-known/agent-card.json"
 

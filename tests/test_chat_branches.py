@@ -12,11 +12,11 @@ import pytest
 
 from clirun import isolate, runner
 from fakeserver import FakeServer, Reply
-from rewindtui import cli
 from rewindtui.a2a import contract
 from rewindtui.chat import ANSWER_TAIL, Chat, RedoFailed, RewindOutcomeUnknown
-from rewindtui.client import REWIND_EXTENSION, A2AClient, ServerConfig, Unsupported
-from rewindtui.export import json_document, markdown
+from rewindtui.cli import main as cli
+from rewindtui.client.a2a_client import REWIND_EXTENSION, A2AClient, ServerConfig, Unsupported
+from rewindtui.output.export import json_document, markdown
 
 CARD = "/.well-known/agent-card.json"
 
@@ -204,7 +204,7 @@ async def test_export_markdown_and_json(server):
 
 
 def test_export_is_terminal_safe():
-    from rewindtui.conversation import Conversation
+    from rewindtui.model import Conversation
 
     conversation = Conversation("s")
     conversation.load_tasks([{"kind": "task", "id": "t", "status": {"state": "completed"}, "history": [

@@ -22,10 +22,10 @@ from rewindtui.chat import (
     RedoFailed,
     UndoFailed,
 )
-from rewindtui.client import A2AClient, ServerConfig
-from rewindtui.errors import APP, CLI, ClientError, user_message
-from rewindtui.export import markdown
-from rewindtui.turn_list import turn_entries
+from rewindtui.client.a2a_client import A2AClient, ServerConfig
+from rewindtui.client.errors import APP, CLI, ClientError, user_message
+from rewindtui.output.export import markdown
+from rewindtui.output.turn_list import turn_entries
 
 
 @pytest.fixture(scope="module")
@@ -249,7 +249,7 @@ async def test_stopping_keeps_the_streamed_reply_under_its_author(slow_server):
 
 
 async def test_a_stop_on_a_server_that_keeps_less_shows_its_text_and_what_was_shown(slow_server, monkeypatch):
-    from rewindtui.server import turns
+    from rewindtui.server.service import turns
 
     async def keeps_nothing(self) -> None:  # fault injection: a server that stores no partial reply
         await self._finish("canceled", "The turn was canceled.")

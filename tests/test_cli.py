@@ -14,8 +14,8 @@ import httpx
 import pytest
 
 from clirun import Result, isolate
-from rewindtui import cli
-from rewindtui.client import A2AClient, ServerConfig
+from rewindtui.cli import main as cli
+from rewindtui.client.a2a_client import A2AClient, ServerConfig
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "kagent-0.10.4"
@@ -281,7 +281,7 @@ def test_send_exits_1_when_the_turn_fails(run, monkeypatch) -> None:
     def client(config, http=None):
         return A2AClient(config, http=httpx.AsyncClient(transport=httpx.MockTransport(_stock_kagent)))
 
-    monkeypatch.setattr("rewindtui.connection.A2AClient", client)
+    monkeypatch.setattr("rewindtui.config.connection.A2AClient", client)
     r = run("send", "--url", "http://stock.test/", "hi", connect=False)
     assert r.rc == 1
     assert r.lines[0].startswith("session: ") and "error: No parts in the new_message." in r.lines
@@ -303,7 +303,7 @@ def test_no_command_runs_the_app(run, monkeypatch) -> None:
 
 def test_serve_passes_its_arguments_on(run, monkeypatch) -> None:
     seen = []
-    monkeypatch.setattr("rewindtui.server.serve.main", lambda argv: seen.append(argv) or 0)
+    monkeypatch.setattr("rewindtui.server.process.serve.main", lambda argv: seen.append(argv) or 0)
     assert run("serve", "--port", "0", "--data-dir", "d", connect=False).rc == 0
     assert seen == [["--port", "0", "--data-dir", "d"]]
 

@@ -15,7 +15,7 @@ from binding_servers import REPORT_BYTES, REPORT_NAME, both_bindings_app, card_j
 
 from asgi_thread import ServeInThread
 from clirun import Result, isolate
-from rewindtui import cli
+from rewindtui.cli import main as cli
 
 
 @pytest.fixture(scope="module")

@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 
 from clirun import Result, isolate
-from rewindtui import cli
-from rewindtui.conversation import Item, ItemKind
-from rewindtui.export import ExportExists, markdown, markdown_items, write_export
-from rewindtui.render_text import format_item
+from rewindtui.cli import main as cli
+from rewindtui.model import Item, ItemKind
+from rewindtui.output.export import ExportExists, markdown, markdown_items, write_export
+from rewindtui.output.render_text import format_item
 
 
 @pytest.fixture(scope="module")

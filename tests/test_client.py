@@ -13,7 +13,7 @@ import pytest
 from captures import load
 from fakeserver import FakeServer, Reply, closed_port, sse_body
 from rewindtui.a2a import Dialect, EventKind
-from rewindtui.client import (
+from rewindtui.client.a2a_client import (
     REWIND_EXTENSION,
     A2AClient,
     ClientError,
@@ -24,7 +24,7 @@ from rewindtui.client import (
     Unsupported,
     parse_frame,
 )
-from rewindtui.conversation import Conversation, extract_messages_from_tasks
+from rewindtui.model import Conversation, extract_messages_from_tasks
 from test_conversation_captures import (
     ECHO_TURN,
     INV_10,

@@ -7,9 +7,9 @@ import socket
 import httpx
 import pytest
 
-from rewindtui.client import REWIND_EXTENSION, ConnectFailed
-from rewindtui.connection import connect, connection
-from rewindtui.settings import Settings
+from rewindtui.client.a2a_client import REWIND_EXTENSION, ConnectFailed
+from rewindtui.config.connection import connect, connection
+from rewindtui.config.settings import Settings
 
 CARD = {
     "name": "demo",
@@ -132,7 +132,7 @@ async def test_embedded_server_that_cannot_start(tmp_path) -> None:
 
 
 async def test_app_connector_and_hints(tmp_path) -> None:
-    from rewindtui.connection import app_connector, connect_hint
+    from rewindtui.config.connection import app_connector, connect_hint
 
     url = f"http://127.0.0.1:{free_port()}/api/a2a/x/y/"
     connector, hint = app_connector(Settings(url=url))
@@ -150,7 +150,7 @@ class TokenServer(FakeServer):
 
 
 async def test_embedded_server_token_goes_to_its_origin_only(tmp_path) -> None:
-    from rewindtui.auth import CredentialScope
+    from rewindtui.client.auth import CredentialScope
 
     seen: list[httpx.Request] = []
     server = TokenServer("http://127.0.0.1:4321")

@@ -13,8 +13,8 @@ from pathlib import Path
 
 from rewindtui.a2a import contract
 from rewindtui.a2a.classify import classify
-from rewindtui.client import A2AClient, ServerConfig, capabilities_from_card
-from rewindtui.conversation import Conversation
+from rewindtui.client.a2a_client import A2AClient, ServerConfig, capabilities_from_card
+from rewindtui.model import Conversation
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "rewindtui"
 
@@ -115,7 +115,7 @@ def test_effective_history_flag_replaces_the_whole_view() -> None:
 
 
 def test_embedded_server_card_follows_the_contract() -> None:
-    from rewindtui.server.card import agent_card_json, build_agent_card
+    from rewindtui.server.http.card import agent_card_json, build_agent_card
 
     card = agent_card_json(build_agent_card(agent_url="http://h/a/", api_url="http://h/api", name="demo", model="demo"))
     caps = capabilities_from_card(card, ServerConfig(url="http://h/a/"))
@@ -153,7 +153,7 @@ def _subclasses(cls: type) -> list[type]:
 def test_server_error_codes_are_the_contracts() -> None:
     """Every error of the server's service layer carries one of the contract's codes, and each code
     the contract names is some error's (a code spelled out by the server alone would drift)."""
-    from rewindtui.server.errors import ServiceError
+    from rewindtui.server.service.errors import ServiceError
 
     codes = {v for k, v in vars(contract).items() if k.startswith("CODE_")}
     used = {c.code for c in [ServiceError, *_subclasses(ServiceError)]}

@@ -11,14 +11,8 @@ import pytest
 from captures import load
 from rewindtui.a2a import metadata as meta
 from rewindtui.a2a.classify import EventKind, classify, classify_frame
-from rewindtui.client import parse_frame
-from rewindtui.conversation import (
-    EFFECTIVE_HISTORY_KEY,
-    Conversation,
-    Item,
-    ItemKind,
-    extract_messages_from_tasks,
-)
+from rewindtui.client.a2a_client import parse_frame
+from rewindtui.model import EFFECTIVE_HISTORY_KEY, Conversation, Item, ItemKind, extract_messages_from_tasks
 
 K = "kagent-0.10.4/"
 A = "a2a-1.0/"

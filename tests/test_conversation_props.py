@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from rewindtui.a2a.classify import classify_frame
-from rewindtui.conversation import EFFECTIVE_HISTORY_KEY, Conversation
+from rewindtui.model import EFFECTIVE_HISTORY_KEY, Conversation
 
 SETTINGS = settings(
     max_examples=75,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rewindtui.dirs import default_data_dir
-from rewindtui.drafts import Draft, DraftStore, default_drafts_dir
+from rewindtui.base.dirs import default_data_dir
+from rewindtui.chat.drafts import Draft, DraftStore, default_drafts_dir
 
 
 def test_a_draft_survives_a_restart_per_server_and_session(tmp_path: Path):

@@ -20,8 +20,8 @@ from rewindtui.a2a.classify import classify
 from rewindtui.a2a.dialect import Dialect
 from rewindtui.chat import Chat, gc_paused
 from rewindtui.chat import limits as chat_module
-from rewindtui.client import A2AClient, Capabilities, ServerConfig
-from rewindtui.conversation import Conversation, extract_messages_from_tasks
+from rewindtui.client.a2a_client import A2AClient, Capabilities, ServerConfig
+from rewindtui.model import Conversation, extract_messages_from_tasks
 from rewindtui.tui.gc_policy import DrawnLines
 from synthetic import make_tasks
 

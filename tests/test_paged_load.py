@@ -13,8 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rewindtui.a2a import contract
-from rewindtui.conversation import Conversation, ItemKind
-from rewindtui.export import markdown_items
+from rewindtui.model import Conversation, ItemKind
+from rewindtui.output.export import markdown_items
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
 from synthetic import make_tasks, task_pages

@@ -18,8 +18,8 @@ from fakeserver import FakeServer, Reply, sse_body
 from rewindtui.a2a import contract
 from rewindtui.a2a.classify import EventKind, StreamEvent
 from rewindtui.chat import Chat
-from rewindtui.client import REWIND_EXTENSION, A2AClient, ServerConfig
-from rewindtui.conversation import Conversation
+from rewindtui.client.a2a_client import REWIND_EXTENSION, A2AClient, ServerConfig
+from rewindtui.model import Conversation
 from rewindtui.server import EmbeddedServer
 
 CARD = "/.well-known/agent-card.json"

@@ -14,9 +14,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rewindtui.a2a import contract, kagent
-from rewindtui.conversation import Conversation
-from rewindtui.rewound import rewound_groups
-from rewindtui.turn_list import describe_tools, turn_entries
+from rewindtui.model import Conversation
+from rewindtui.model.rewound import rewound_groups
+from rewindtui.output.turn_list import describe_tools, turn_entries
 
 
 def message(mid: str, role: str, text: str, inv: str, task: str, **meta: object) -> dict:

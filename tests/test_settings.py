@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from rewindtui.a2a.dialect import Dialect
-from rewindtui.settings import Settings, SettingsError, load_settings, parse_header, parse_headers
+from rewindtui.config.settings import Settings, SettingsError, load_settings, parse_header, parse_headers
 
 
 @pytest.fixture
@@ -30,7 +30,7 @@ def test_nothing_given_means_the_embedded_server(config) -> None:
 
 
 def test_missing_default_file_is_fine(tmp_path, monkeypatch) -> None:
-    monkeypatch.setattr("rewindtui.settings.default_config_path", lambda: tmp_path / "nope" / "config.toml")
+    monkeypatch.setattr("rewindtui.config.settings.default_config_path", lambda: tmp_path / "nope" / "config.toml")
     s = load_settings({}, {})
     assert s.embedded and s.config_file is None
 
@@ -232,7 +232,7 @@ def test_namespace_flags_and_with_server(config) -> None:
 
 
 def test_debug_switch_is_read_through_settings(tmp_path):
-    from rewindtui.settings import debug_enabled
+    from rewindtui.config.settings import debug_enabled
 
     assert debug_enabled({"REWINDTUI_DEBUG": "1"}) and debug_enabled({"REWINDTUI_DEBUG": "yes"})
     assert not debug_enabled({}) and not debug_enabled({"REWINDTUI_DEBUG": "0"}) and not debug_enabled({"REWINDTUI_DEBUG": "off"})

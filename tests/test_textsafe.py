@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from rewindtui.textsafe import is_clean, sanitize, sanitize_line
+from rewindtui.base.textsafe import is_clean, sanitize, sanitize_line
 
 ESC = "\x1b"
 

@@ -23,7 +23,7 @@ from rewindtui.a2a import (
     raw,
 )
 from rewindtui.a2a import metadata as meta
-from rewindtui.conversation import Conversation, Item
+from rewindtui.model import Conversation, Item
 
 KAGENT = "kagent-0.10.4/"
 A2A10 = "a2a-1.0/"

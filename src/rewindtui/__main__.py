@@ -1,3 +1,3 @@
-from rewindtui.cli import main
+from rewindtui.cli.main import main
 
 raise SystemExit(main())

@@ -12,7 +12,7 @@ import pytest
 
 from clirun import Result, isolate
 from faults.proxy import Fault, FaultProxy, Seen, is_a2a_rewind
-from rewindtui import cli
+from rewindtui.cli import main as cli
 from rewindtui.server import EmbeddedServer
 
 FOREVER = 10**9

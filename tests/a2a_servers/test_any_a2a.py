@@ -12,8 +12,8 @@ import pytest
 from a2a_servers import EchoExecutor
 from rewindtui.a2a import Dialect
 from rewindtui.chat import Chat
-from rewindtui.client import A2AClient, ServerConfig
-from rewindtui.conversation import INTERRUPTED, ItemKind
+from rewindtui.client.a2a_client import A2AClient, ServerConfig
+from rewindtui.model import INTERRUPTED, ItemKind
 
 
 def config(server, tmp_path: Path, **kw) -> ServerConfig:

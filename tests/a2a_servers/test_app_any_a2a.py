@@ -11,9 +11,9 @@ from pathlib import Path
 
 from rewindtui.a2a.dialect import norm_state
 from rewindtui.chat import Chat
-from rewindtui.client import A2AClient, ServerConfig
-from rewindtui.conversation import ItemKind
-from rewindtui.history import CANNOT_READ_BACK
+from rewindtui.chat.history import CANNOT_READ_BACK
+from rewindtui.client.a2a_client import A2AClient, ServerConfig
+from rewindtui.model import ItemKind
 from rewindtui.tui.app import RewindApp
 from tui.pilotkit import SIZE, notifications, settle, wait_until
 

@@ -14,10 +14,10 @@ from binding_servers import REPORT_BYTES, REPORT_NAME, Recorder, both_bindings_a
 
 from asgi_thread import ServeInThread
 from rewindtui.a2a.parts import part_bytes, part_info
-from rewindtui.attachments import DataAttachment, FileAttachment, attach, save_parts
 from rewindtui.chat import Chat
-from rewindtui.client import A2AClient, ClientError, RpcError, ServerConfig, Unsupported
-from rewindtui.conversation import ItemKind
+from rewindtui.client.a2a_client import A2AClient, ClientError, RpcError, ServerConfig, Unsupported
+from rewindtui.client.attachments import DataAttachment, FileAttachment, attach, save_parts
+from rewindtui.model import ItemKind
 
 BINDINGS = ["JSONRPC", "HTTP+JSON"]
 

@@ -15,9 +15,9 @@ import pytest
 from oauth_stack import CC_ID, CC_SECRET, DEVICE_ID, Stack
 
 from clirun import isolate, runner
-from rewindtui import auth_command
-from rewindtui.dirs import default_data_dir
-from rewindtui.oauth import TOKENS_FILE
+from rewindtui.base.dirs import default_data_dir
+from rewindtui.cli import auth as auth_command
+from rewindtui.client.oauth import TOKENS_FILE
 
 
 @pytest.fixture
@@ -71,8 +71,8 @@ def _login(stack: Stack, settings_flags: list[str], deny: bool = False) -> tuple
     verification endpoint, from another thread (as a person would in a browser)."""
     import asyncio
 
-    from rewindtui.cli import _settings_flags, build_parser
-    from rewindtui.settings import load_settings
+    from rewindtui.cli.main import _settings_flags, build_parser
+    from rewindtui.config.settings import load_settings
 
     shown: list[str] = []
     real = auth_command.show_device_prompt
@@ -128,7 +128,7 @@ def test_device_code_login_then_commands_use_and_refresh_the_token_and_logout_re
 
 def test_a_denied_device_login_is_said(stack: Stack, cli) -> None:
     rc_shown = None
-    from rewindtui.auth import AuthError
+    from rewindtui.client.auth import AuthError
 
     with pytest.raises(AuthError, match="denied"):
         rc_shown = _login(stack, ["--url", stack.agent.url + "/", "--oauth-client-id", DEVICE_ID], deny=True)

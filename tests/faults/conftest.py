@@ -11,7 +11,7 @@ from faultkit import view
 from proxy import FaultProxy
 
 from rewindtui.chat import Chat
-from rewindtui.client import A2AClient, ServerConfig
+from rewindtui.client.a2a_client import A2AClient, ServerConfig
 from rewindtui.server import EmbeddedServer
 
 

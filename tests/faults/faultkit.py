@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rewindtui.conversation import Conversation, ItemKind
+from rewindtui.model import Conversation, ItemKind
 
 
 def view(conversation: Conversation) -> list[tuple[str, str, str, tuple[str, ...]]]:

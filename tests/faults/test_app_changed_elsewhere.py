@@ -14,8 +14,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tui"))
 from pilotkit import make_app, send, settle, user_texts
 
 from rewindtui.chat import Chat
-from rewindtui.client import A2AClient, ServerConfig
-from rewindtui.freshness import CHANGED
+from rewindtui.client.a2a_client import A2AClient, ServerConfig
+from rewindtui.client.freshness import CHANGED
 
 pytestmark = pytest.mark.timeout(90)
 

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from rewindtui import cli
 from rewindtui.chat import Chat
-from rewindtui.client import A2AClient, ServerConfig
+from rewindtui.cli import main as cli
+from rewindtui.client.a2a_client import A2AClient, ServerConfig
 from rewindtui.server import EmbeddedServer
 
 pytestmark = pytest.mark.timeout(90)

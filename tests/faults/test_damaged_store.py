@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from rewindtui.chat import Chat, TurnRefused
-from rewindtui.client import A2AClient, ServerConfig
+from rewindtui.client.a2a_client import A2AClient, ServerConfig
 from rewindtui.server import EmbeddedServer
-from rewindtui.server.integrity import DataDirProblem
+from rewindtui.server.storage.integrity import DataDirProblem
 
 pytestmark = pytest.mark.timeout(90)
 
@@ -96,7 +96,7 @@ async def test_a_missing_adk_database_refuses_to_start(tmp_path):
 
 
 def test_a_corrupt_file_is_one_line_naming_it(tmp_path, capsys):
-    from rewindtui.server.serve import main as serve_main
+    from rewindtui.server.process.serve import main as serve_main
 
     (tmp_path / "rewindtui.db").write_bytes(b"this is not a database at all " * 200)
     rc = serve_main(["--data-dir", str(tmp_path), "--port", "0"])
@@ -166,7 +166,7 @@ async def test_loose_modes_are_tightened_with_a_note(tmp_path, caplog):
 def test_a_full_disk_at_start_says_so(tmp_path, monkeypatch):
     import shutil
 
-    from rewindtui.server import integrity
+    from rewindtui.server.storage import integrity
 
     real = shutil.disk_usage
     monkeypatch.setattr(integrity.shutil, "disk_usage", lambda p: real(p)._replace(free=4096))
@@ -175,7 +175,7 @@ def test_a_full_disk_at_start_says_so(tmp_path, monkeypatch):
 
 
 def test_an_open_failure_names_the_file_and_the_disk():
-    from rewindtui.server.integrity import describe_open_failure
+    from rewindtui.server.storage.integrity import describe_open_failure
 
     text = describe_open_failure(Path("/data/rewindtui.db"), sqlite3.OperationalError("database or disk is full"))
     assert text.startswith("cannot open /data/rewindtui.db: database or disk is full -- is the disk full?")

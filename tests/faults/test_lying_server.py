@@ -18,11 +18,11 @@ from hostile import Lies, deep_json, hostile_app
 from asgi_thread import ServeInThread
 from clirun import isolate, runner
 from rewindtui.chat import Chat
-from rewindtui.client import A2AClient, ConnectionLost, PagingStalled, ServerConfig
-from rewindtui.conversation import ItemKind
-from rewindtui.limits import DATA_TOO_DEEP, MAX_PARTS_PER_MESSAGE
-from rewindtui.render_text import format_item
-from rewindtui.transport import AnswerTooLarge, RedirectRefused
+from rewindtui.client.a2a_client import A2AClient, ConnectionLost, PagingStalled, ServerConfig
+from rewindtui.client.limits import DATA_TOO_DEEP, MAX_PARTS_PER_MESSAGE
+from rewindtui.client.transport import AnswerTooLarge, RedirectRefused
+from rewindtui.model import ItemKind
+from rewindtui.output.render_text import format_item
 
 pytestmark = pytest.mark.timeout(60)  # a loop or a hang is the failure mode here
 
@@ -95,7 +95,7 @@ async def test_list_tasks_whose_token_never_advances_ends(liar):
     client = A2AClient(ServerConfig(url=served.url + "/", timeout=5))
     try:
         await client.connect()
-        from rewindtui.history import History
+        from rewindtui.chat.history import History
 
         with pytest.raises(PagingStalled):
             await History(client, None).list_all_tasks("ctx-1")

@@ -15,7 +15,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from rewindtui.attachments import MAX_INLINE_BYTES, AttachmentError, attach, save_parts
+from rewindtui.client.attachments import MAX_INLINE_BYTES, AttachmentError, attach, save_parts
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -78,7 +78,7 @@ def test_a_bad_inline_file_leaves_no_partial_file(tmp_path):
 
 
 def test_serve_beyond_loopback_refuses_a_short_token(tmp_path, monkeypatch, capsys):
-    from rewindtui.server.serve import main as serve_main
+    from rewindtui.server.process.serve import main as serve_main
 
     monkeypatch.setenv("REWINDTUI_SERVER_TOKEN", "x")
     assert serve_main(["--host", "0.0.0.0", "--data-dir", str(tmp_path)]) == 2
@@ -87,7 +87,7 @@ def test_serve_beyond_loopback_refuses_a_short_token(tmp_path, monkeypatch, caps
 
 def test_serve_beyond_loopback_says_where_it_listens(tmp_path):
     proc = subprocess.Popen(
-        [sys.executable, "-m", "rewindtui.server.serve", "--host", "0.0.0.0", "--data-dir", str(tmp_path / "d")],
+        [sys.executable, "-m", "rewindtui.server.process.serve", "--host", "0.0.0.0", "--data-dir", str(tmp_path / "d")],
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         text=True,

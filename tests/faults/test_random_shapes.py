@@ -15,11 +15,11 @@ from rich.markdown import Markdown
 from rich.style import Style
 
 from rewindtui.a2a.classify import StreamEvent
-from rewindtui.bounded_json import bound_task
-from rewindtui.client import ClientError, _task_of
-from rewindtui.conversation import Conversation
-from rewindtui.errors import parse_frame, parse_json
-from rewindtui.render_text import format_item
+from rewindtui.client.a2a_client import ClientError, _task_of
+from rewindtui.client.bounded_json import bound_task
+from rewindtui.client.errors import parse_frame, parse_json
+from rewindtui.model import Conversation
+from rewindtui.output.render_text import format_item
 from rewindtui.tui.widgets.part_view import PartStyles, render_parts
 
 pytestmark = pytest.mark.timeout(300)

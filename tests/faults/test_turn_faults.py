@@ -10,10 +10,10 @@ import pytest
 from faultkit import view
 from proxy import Fault, FaultProxy, is_rest, is_rpc, is_turn
 
-from rewindtui import cli
 from rewindtui.chat import Chat, TurnInterrupted, TurnRefused
-from rewindtui.client import ConnectFailed
-from rewindtui.conversation import INTERRUPTED, ItemKind
+from rewindtui.cli import main as cli
+from rewindtui.client.a2a_client import ConnectFailed
+from rewindtui.model import INTERRUPTED, ItemKind
 
 SUBSCRIBE = ("SubscribeToTask", "tasks/resubscribe")
 NOT_OFFERED = json.dumps({"jsonrpc": "2.0", "id": 1, "error": {"code": -32004, "message": "not supported"}}).encode()
@@ -80,7 +80,7 @@ async def test_cut_while_the_server_still_runs_the_turn(make_chat, slow_server, 
     with Proxy(slow_server.base_url) as slow_proxy:
         slow_proxy.add(Fault(is_rpc(*SUBSCRIBE), times=10, status=200, body=NOT_OFFERED))
         slow_proxy.add(Fault(is_turn, live=True, cut_after=3, how="chunked"))
-        from rewindtui.client import A2AClient, ServerConfig
+        from rewindtui.client.a2a_client import A2AClient, ServerConfig
 
         config = ServerConfig(url=slow_proxy.rewrite(slow_server.agent_url), api=slow_proxy.rewrite(slow_server.api_url))
         async with A2AClient(config) as client:
@@ -217,7 +217,7 @@ async def test_json_rpc_error_first_refuses_the_send(make_chat, proxy, truth):
 async def test_refused_by_a_turn_running_elsewhere(tmp_path_factory, make_chat):
     """Another client's turn is running on the session: the server refuses with a failed status
     (not an HTTP error) before taking the message. Nothing shows; the draft is the caller's."""
-    from rewindtui.client import A2AClient, ServerConfig
+    from rewindtui.client.a2a_client import A2AClient, ServerConfig
     from rewindtui.server import EmbeddedServer
 
     with EmbeddedServer(tmp_path_factory.mktemp("slow"), demo_delay=0.3) as slow:
@@ -273,7 +273,7 @@ async def test_connection_reset_before_the_server_got_it_is_a_refusal(make_chat,
 
 async def test_server_down_at_start(make_chat):
     from fakeserver import closed_port
-    from rewindtui.client import A2AClient, ServerConfig
+    from rewindtui.client.a2a_client import A2AClient, ServerConfig
 
     async with A2AClient(ServerConfig(url=f"http://127.0.0.1:{closed_port()}/api/a2a/x/y/")) as client:
         chat = Chat(client)

@@ -10,8 +10,8 @@ import contextlib
 import pytest
 
 from rewindtui.chat import Chat
-from rewindtui.client import A2AClient, ServerConfig
-from rewindtui.grpc_transport import GrpcTransport
+from rewindtui.client.a2a_client import A2AClient, ServerConfig
+from rewindtui.client.grpc_transport import GrpcTransport
 
 pytestmark = pytest.mark.timeout(90)
 

@@ -14,8 +14,8 @@ import pytest
 
 from rewindtui.a2a.classify import EventKind
 from rewindtui.chat import Chat
-from rewindtui.client import A2AClient, HTTPStatusFailed, RpcError, ServerConfig
-from rewindtui.conversation import ItemKind
+from rewindtui.client.a2a_client import A2AClient, HTTPStatusFailed, RpcError, ServerConfig
+from rewindtui.model import ItemKind
 
 pytestmark = pytest.mark.timeout(90)
 TOKEN = "grpc-test-token-0123456789"
@@ -24,7 +24,7 @@ TOKEN = "grpc-test-token-0123456789"
 @pytest.fixture(scope="module")
 def embedded(tmp_path_factory):
     from rewindtui.server import EmbeddedServer
-    from rewindtui.server.options import ServerOptions
+    from rewindtui.server.process.options import ServerOptions
 
     with EmbeddedServer(tmp_path_factory.mktemp("grpc-data"), demo_delay=0.02, options=ServerOptions(token=TOKEN)) as srv:
         yield srv
@@ -135,7 +135,7 @@ async def test_the_token_is_checked_on_grpc_too(embedded, tmp_path):
 async def test_a_large_file_goes_over_grpc_both_ways(embedded, tmp_path):
     """grpcio takes 4 MB in by default; a turn may carry 10 MB of inline files."""
     from rewindtui.a2a.parts import part_bytes, part_info
-    from rewindtui.attachments import FileAttachment
+    from rewindtui.client.attachments import FileAttachment
 
     payload = bytes(range(256)) * (6 * 1024 * 1024 // 256)  # 6 MB
     async with A2AClient(config(embedded.agent_url, tmp_path, binding="grpc")) as client:

@@ -14,7 +14,7 @@ pytestmark = pytest.mark.timeout(120)
 def test_serve_prints_its_grpc_address_and_send_uses_it(tmp_path):
     env = {k: v for k, v in os.environ.items() if not k.startswith("REWINDTUI_")}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "rewindtui.server.serve", "--data-dir", str(tmp_path / "d")],
+        [sys.executable, "-m", "rewindtui.server.process.serve", "--data-dir", str(tmp_path / "d")],
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from rewindtui.a2a.card import NoUsableInterface, choose_interface
-from rewindtui.auth import CredentialScope
-from rewindtui.errors import ClientError
-from rewindtui.grpc_transport import call_metadata, credentials_allowed, parse_target
+from rewindtui.client.auth import CredentialScope
+from rewindtui.client.errors import ClientError
+from rewindtui.client.grpc_transport import call_metadata, credentials_allowed, parse_target
 
 HERE = "http://agents.example:8080/a2a/"
 SECRET = {"Authorization": "Bearer s3cret-value"}

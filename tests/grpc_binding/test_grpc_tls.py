@@ -21,9 +21,9 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 from grpc_servers import WordsExecutor, grpc_only_card
 
-from rewindtui.auth import CredentialScope
-from rewindtui.errors import ConnectFailed, RpcError
-from rewindtui.grpc_transport import GrpcTransport
+from rewindtui.client.auth import CredentialScope
+from rewindtui.client.errors import ConnectFailed, RpcError
+from rewindtui.client.grpc_transport import GrpcTransport
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -16,8 +16,8 @@ from grpc_servers import grpc_only_app
 from asgi_thread import ServeInThread
 from rewindtui.a2a.classify import EventKind
 from rewindtui.chat import Chat
-from rewindtui.client import A2AClient, RpcError, ServerConfig
-from rewindtui.conversation import ItemKind
+from rewindtui.client.a2a_client import A2AClient, RpcError, ServerConfig
+from rewindtui.model import ItemKind
 
 pytestmark = pytest.mark.timeout(60)
 

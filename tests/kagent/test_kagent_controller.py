@@ -9,7 +9,7 @@ import pytest
 
 from clirun import Result, isolate
 from fakeserver import closed_port
-from rewindtui import cli
+from rewindtui.cli import main as cli
 
 
 @pytest.fixture(autouse=True)
@@ -116,7 +116,7 @@ def test_errors_name_the_real_cause(run, controller):
 
 async def test_the_controllers_shapes_as_the_client_reads_them(controller):
     """The envelope, ``{"session", "events"}``, ``agent_ref`` and a left-out empty ``data``."""
-    from rewindtui.client import A2AClient, HTTPStatusFailed, ServerConfig
+    from rewindtui.client.a2a_client import A2AClient, HTTPStatusFailed, ServerConfig
 
     double, base = controller
     async with A2AClient(ServerConfig(url=base + "/api/a2a-sandboxes/kagent/helper/", api=base + "/api", user_id="carol", agent_ref="kagent/helper")) as client:

@@ -24,8 +24,8 @@ from starlette.routing import Route
 from asgi_thread import ServeInThread
 from captures import load
 from rewindtui.a2a.metadata import is_partial
-from rewindtui.client import A2AClient, ServerConfig
-from rewindtui.conversation import extract_messages_from_tasks
+from rewindtui.client.a2a_client import A2AClient, ServerConfig
+from rewindtui.model import extract_messages_from_tasks
 
 
 def stored_task(capture: str) -> dict[str, Any]:

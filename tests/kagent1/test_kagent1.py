@@ -10,12 +10,12 @@ from typing import Any
 import pytest
 
 from rewindtui.a2a.dialect import norm_state
-from rewindtui.client import A2AClient, ServerConfig
-from rewindtui.conversation import extract_messages_from_tasks
-from rewindtui.history import History
+from rewindtui.chat.history import History
+from rewindtui.client.a2a_client import A2AClient, ServerConfig
 from rewindtui.kagent1.controller import READY, SUSPENDED, Kagent1Controller
 from rewindtui.kagent1.grpcweb import GrpcError
 from rewindtui.kagent1.rewind import Kagent1Rewind, RewindRefused, preview
+from rewindtui.model import extract_messages_from_tasks
 
 AGENT = "kagent/helper"
 
@@ -167,7 +167,7 @@ async def test_a_read_only_share_reads_but_cannot_send(kagent1):
     async with Kagent1Controller(base, user_id="carol", share_token=token) as shared, a2a(base, "carol", token) as reader:
         assert (await shared.get_instance(iid)).id == iid
         assert len(await tasks_of(reader, iid)) == 2
-        from rewindtui.errors import ClientError
+        from rewindtui.client.errors import ClientError
 
         with pytest.raises(ClientError) as info:
             await turn(reader, iid, "three")

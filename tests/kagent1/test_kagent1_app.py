@@ -8,14 +8,14 @@ from __future__ import annotations
 import pytest
 
 from clirun import Result, isolate
-from rewindtui import cli
 from rewindtui.chat import Chat, RewindFailed, TurnRefused
-from rewindtui.connection import connect
-from rewindtui.conversation import ItemKind
-from rewindtui.kagent1.chat_hook import rewind_preview
+from rewindtui.chat.kagent1_hook import rewind_preview
+from rewindtui.cli import main as cli
+from rewindtui.config.connection import connect
+from rewindtui.config.kagent1_profile import kagent1_client
+from rewindtui.config.settings import load_settings
 from rewindtui.kagent1.client import Kagent1Client
-from rewindtui.kagent1.profile import kagent1_client
-from rewindtui.settings import load_settings
+from rewindtui.model import ItemKind
 
 AGENT = "kagent/helper"
 

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from kagent_adk.kagent_proc import ADDON, REWIND_KEY, ensure_overlay_venv, kagent_agent
-from rewindtui import cli
+from rewindtui.cli import main as cli
 
 
 @pytest.mark.slow

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from kagent_adk.kagent_proc import REWIND_KEY, KagentAgent
-from rewindtui.client import A2AClient, ServerConfig
-from rewindtui.conversation import ItemKind
+from rewindtui.client.a2a_client import A2AClient, ServerConfig
+from rewindtui.model import ItemKind
 from rewindtui.tui.app import RewindApp
 from rewindtui.tui.widgets.transcript import Transcript
 from tui.pilotkit import header_offset, send, settle

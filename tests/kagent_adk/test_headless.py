@@ -15,10 +15,10 @@ import httpx
 import pytest
 
 from kagent_adk.kagent_proc import REWIND_KEY, KagentAgent
-from rewindtui import cli
 from rewindtui.chat import Chat, RedoFailed, RewindFailed
-from rewindtui.client import A2AClient, ServerConfig, Unsupported
-from rewindtui.conversation import Conversation, ItemKind
+from rewindtui.cli import main as cli
+from rewindtui.client.a2a_client import A2AClient, ServerConfig, Unsupported
+from rewindtui.model import Conversation, ItemKind
 
 
 def run_cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, list[Any], str]:

@@ -10,8 +10,8 @@ import pytest
 
 from kagent_adk.kagent_proc import kagent_agent
 from rewindtui.chat import Chat
-from rewindtui.client import A2AClient, ServerConfig
-from rewindtui.conversation import ItemKind
+from rewindtui.client.a2a_client import A2AClient, ServerConfig
+from rewindtui.model import ItemKind
 
 
 def agent_messages(chat: Chat) -> list[str]:

@@ -8,8 +8,8 @@ from typing import Any
 from openai_double import OpenAIDouble
 
 from rewindtui.server import EmbeddedServer
-from rewindtui.server.model_options import ModelOptions
-from rewindtui.server.options import ServerOptions
+from rewindtui.server.agent.model_options import ModelOptions
+from rewindtui.server.process.options import ServerOptions
 
 MODEL = "openai/test-model"
 KEY = "sk-test-key"

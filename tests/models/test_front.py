@@ -16,11 +16,11 @@ from asgi_thread import ServeInThread
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "server"))
 from srvkit import A2A, Turn
 
-from rewindtui.server.app import create_app
-from rewindtui.server.card import agent_card_json, build_agent_card
-from rewindtui.server.front import Front
-from rewindtui.server.options import ServerOptions
-from rewindtui.server.paths import AGENT_PATH, API_PATH
+from rewindtui.server.http.app import create_app
+from rewindtui.server.http.card import agent_card_json, build_agent_card
+from rewindtui.server.http.front import Front
+from rewindtui.server.http.paths import AGENT_PATH, API_PATH
+from rewindtui.server.process.options import ServerOptions
 
 pytestmark = pytest.mark.slow
 

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from rewindtui.connection import model_options
-from rewindtui.retry import retry_target
-from rewindtui.server.model_errors import describe, retry_after
-from rewindtui.server.model_options import ModelOptions, model_problem
-from rewindtui.server.spawn import server_command
-from rewindtui.settings import SettingsError, load_settings
+from rewindtui.chat.retry import retry_target
+from rewindtui.config.connection import model_options
+from rewindtui.config.settings import SettingsError, load_settings
+from rewindtui.server.agent.model_errors import describe, retry_after
+from rewindtui.server.agent.model_options import ModelOptions, model_problem
+from rewindtui.server.process.spawn import server_command
 
 
 def test_model_settings_from_the_file_reach_the_server_command(tmp_path: Path) -> None:

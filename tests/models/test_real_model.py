@@ -11,8 +11,8 @@ from openai_double import BAD_KEY, NO_MODEL, SERVER_ERROR, TOO_LONG, Reply, rate
 from srvkit import A2A, Turn, texts
 
 from rewindtui.server import EmbeddedServer
-from rewindtui.server.model_options import ModelOptions
-from rewindtui.server.options import ServerOptions
+from rewindtui.server.agent.model_options import ModelOptions
+from rewindtui.server.process.options import ServerOptions
 
 pytestmark = pytest.mark.slow
 

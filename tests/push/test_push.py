@@ -13,8 +13,8 @@ import pytest
 
 from rewindtui.a2a.classify import EventKind
 from rewindtui.a2a.dialect import Dialect
-from rewindtui.client import A2AClient, ServerConfig
-from rewindtui.push import PushReceiver
+from rewindtui.client.a2a_client import A2AClient, ServerConfig
+from rewindtui.client.push import PushReceiver
 
 pytestmark = pytest.mark.timeout(90)
 

@@ -9,9 +9,9 @@ import asyncio
 import pytest
 
 from rewindtui.a2a.classify import EventKind
-from rewindtui.connection import connection
-from rewindtui.push import describe, receiver_of
-from rewindtui.settings import SettingsError, load_settings
+from rewindtui.client.push import describe, receiver_of
+from rewindtui.config.connection import connection
+from rewindtui.config.settings import SettingsError, load_settings
 
 pytestmark = pytest.mark.timeout(90)
 
@@ -54,8 +54,8 @@ async def test_a_connection_with_push_hears_a_turn_end(tmp_path):
 def test_send_push_refuses_what_cannot_work():
     from types import SimpleNamespace
 
-    from rewindtui.client import ServerConfig, capabilities_from_card
-    from rewindtui.push import PushUnsupported, SendPush
+    from rewindtui.client.a2a_client import ServerConfig, capabilities_from_card
+    from rewindtui.client.push import PushUnsupported, SendPush
 
     def card(url: str, push: bool) -> dict:
         interface = {"url": url, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}

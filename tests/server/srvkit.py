@@ -254,7 +254,7 @@ class Api:
 
 
 class Served:
-    """A real ``rewindtui serve`` process (``python -m rewindtui.server.serve``) on a data dir."""
+    """A real ``rewindtui serve`` process (``python -m rewindtui.server.process.serve``) on a data dir."""
 
     def __init__(self, data_dir: Any, *, env: dict[str, str] | None = None, extra: list[str] | None = None) -> None:
         import os
@@ -264,7 +264,7 @@ class Served:
         child_env = {k: v for k, v in os.environ.items() if not k.startswith("REWINDTUI_")}
         child_env.update(env or {})
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "rewindtui.server.serve", "--port", "0", "--data-dir", str(data_dir), *(extra or [])],
+            [sys.executable, "-m", "rewindtui.server.process.serve", "--port", "0", "--data-dir", str(data_dir), *(extra or [])],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,

@@ -27,12 +27,12 @@ from google.protobuf import timestamp_pb2
 from hypothesis import given
 from hypothesis import strategies as st
 
-from rewindtui.server import adk_sessions
-from rewindtui.server.adk_sessions import CachedDatabaseSessionService, sqlite_url
-from rewindtui.server.agent import build_agent
-from rewindtui.server.errors import is_storage_failure
-from rewindtui.server.internals import update_marker
-from rewindtui.server.wire import set_timestamp
+from rewindtui.server.agent.agent import build_agent
+from rewindtui.server.agent.internals import update_marker
+from rewindtui.server.service.errors import is_storage_failure
+from rewindtui.server.service.wire import set_timestamp
+from rewindtui.server.storage import adk_sessions
+from rewindtui.server.storage.adk_sessions import CachedDatabaseSessionService, sqlite_url
 
 APP, USER, SID = "app", "u", "s"
 

@@ -23,8 +23,8 @@ import pytest
 from srvkit import A2A, Api, Served, Turn, texts, wait_for_file
 
 from rewindtui.server import EmbeddedServer
-from rewindtui.server.options import PAUSE_ENV, ServerOptions
-from rewindtui.server.store import Tx
+from rewindtui.server.process.options import PAUSE_ENV, ServerOptions
+from rewindtui.server.storage.store import Tx
 
 POSIX = sys.platform != "win32"
 SID = "atomic"
@@ -299,7 +299,7 @@ def test_read_only_data_dir_at_start(tmp_path: Path) -> None:
     data.chmod(0o500)
     try:
         proc = subprocess.run(
-            [sys.executable, "-m", "rewindtui.server.serve", "--data-dir", str(data)],
+            [sys.executable, "-m", "rewindtui.server.process.serve", "--data-dir", str(data)],
             capture_output=True, text=True, timeout=120,
         )
     finally:

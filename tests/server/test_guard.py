@@ -18,7 +18,7 @@ import pytest
 from srvkit import A2A, Turn
 
 from rewindtui.server import EmbeddedServer
-from rewindtui.server.options import ServerOptions
+from rewindtui.server.process.options import ServerOptions
 
 TURN = {
     "jsonrpc": "2.0",
@@ -121,7 +121,7 @@ def test_binding_beyond_loopback_always_needs_a_token(tmp_path: Path, http):
 
 def test_serve_beyond_loopback_prints_its_token(tmp_path: Path):
     proc = subprocess.Popen(
-        [sys.executable, "-m", "rewindtui.server.serve", "--host", "0.0.0.0", "--data-dir", str(tmp_path / "d")],
+        [sys.executable, "-m", "rewindtui.server.process.serve", "--host", "0.0.0.0", "--data-dir", str(tmp_path / "d")],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

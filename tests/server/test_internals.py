@@ -22,14 +22,22 @@ from jsonrpc.jsonrpc2 import JSONRPC20Response
 from pydantic.fields import ModelPrivateAttr
 from srvkit import A2A, Api, Turn
 
-from rewindtui.server import EmbeddedServer, adk_sessions
-from rewindtui.server.adk_sessions import CachedDatabaseSessionService, sqlite_url
-from rewindtui.server.fast_rewind import render
-from rewindtui.server.internals import PRIVATE_NAMES, bulk_event_writer, resolve
-from rewindtui.server.options import ServerOptions
-from rewindtui.server.paths import APP_NAME
-from rewindtui.server.store import MIGRATIONS, SCHEMA_VERSION, SchemaTooNew, Store
-from rewindtui.server.wire import RENDER_VERSION, dumps, effective_events, event_to_proto, message_v1_text, now_iso
+from rewindtui.server import EmbeddedServer
+from rewindtui.server.agent.internals import PRIVATE_NAMES, bulk_event_writer, resolve
+from rewindtui.server.http.fast_rewind import render
+from rewindtui.server.http.paths import APP_NAME
+from rewindtui.server.process.options import ServerOptions
+from rewindtui.server.service.wire import (
+    RENDER_VERSION,
+    dumps,
+    effective_events,
+    event_to_proto,
+    message_v1_text,
+    now_iso,
+)
+from rewindtui.server.storage import adk_sessions
+from rewindtui.server.storage.adk_sessions import CachedDatabaseSessionService, sqlite_url
+from rewindtui.server.storage.store import MIGRATIONS, SCHEMA_VERSION, SchemaTooNew, Store
 
 
 def test_fast_path_renders_what_a2a_sdk_renders(server, make_a2a, make_api):
@@ -181,7 +189,7 @@ def test_reading_a_conversation_warms_the_session(tmp_path: Path, http: httpx.Cl
 @pytest.mark.parametrize("path", ["one transaction", "fallback", "copied rows", "copied rows, source lacks them"])
 async def test_import_events_matches_appending_one_by_one(tmp_path: Path, monkeypatch, path: str):
     if path == "fallback":  # an ADK without the private pieces: event by event, same result
-        monkeypatch.setattr("rewindtui.server.adk_sessions.bulk_event_writer", lambda service: None)
+        monkeypatch.setattr("rewindtui.server.storage.adk_sessions.bulk_event_writer", lambda service: None)
     copied: list[bool] = []
     copy_rows = adk_sessions._copy_rows
 

@@ -16,8 +16,8 @@ import pytest
 from srvkit import A2A, Api, Turn, normalize_result
 
 from rewindtui.server import EmbeddedServer
-from rewindtui.server.serve import main as serve_main
-from rewindtui.server.spawn import ServerStartError, default_data_dir, spawn_server
+from rewindtui.server.process.serve import main as serve_main
+from rewindtui.server.process.spawn import ServerStartError, default_data_dir, spawn_server
 
 POSIX = sys.platform != "win32"
 
@@ -168,7 +168,7 @@ def test_spawn_and_sigterm(tmp_path: Path) -> None:
 @pytest.mark.skipif(not POSIX, reason="SIGINT to a child process is POSIX-only here")
 def test_serve_ctrl_c_exits_zero(tmp_path: Path) -> None:
     proc = subprocess.Popen(
-        [sys.executable, "-m", "rewindtui.server.serve", "--port", "0", "--data-dir", str(tmp_path / "d")],
+        [sys.executable, "-m", "rewindtui.server.process.serve", "--port", "0", "--data-dir", str(tmp_path / "d")],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -195,7 +195,7 @@ def test_spawn_failure_is_reported(tmp_path: Path) -> None:
 
 def test_light_imports() -> None:
     code = (
-        "import sys, rewindtui.server, rewindtui.server.spawn; "
+        "import sys, rewindtui.server, rewindtui.server.process.spawn; "
         "heavy = [m for m in ('google.adk', 'a2a', 'uvicorn', 'starlette', 'textual') if m in sys.modules]; "
         "print(heavy)"
     )
@@ -242,7 +242,7 @@ def test_spawned_server_does_not_outlive_its_parent(tmp_path: Path) -> None:
     """The app may die without stopping its server: the child notices (stdin EOF) and exits."""
     parent_code = (
         "import sys, time; from pathlib import Path; "
-        "from rewindtui.server.spawn import spawn_server; "
+        "from rewindtui.server.process.spawn import spawn_server; "
         f"s = spawn_server(Path({str(tmp_path / 'd')!r}), timeout=120); "
         "print(s.pid, s.base_url, s.token, flush=True); time.sleep(600)"
     )

@@ -24,9 +24,9 @@ from srvkit import A2A, Api, Served, Turn, wait_for_file
 
 from rewindtui.a2a import contract
 from rewindtui.server import EmbeddedServer
-from rewindtui.server.agent import build_agent
-from rewindtui.server.options import PAUSE_ENV
-from rewindtui.server.wire import effective_events
+from rewindtui.server.agent.agent import build_agent
+from rewindtui.server.process.options import PAUSE_ENV
+from rewindtui.server.service.wire import effective_events
 
 POSIX = sys.platform != "win32"
 

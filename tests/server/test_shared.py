@@ -15,8 +15,8 @@ import pytest
 from srvkit import A2A, Turn
 
 from rewindtui.server import EmbeddedServer
-from rewindtui.server.instance import DataDirBusy, FileLock, ServerState, alive, read_state, write_state
-from rewindtui.server.spawn import AttachedServer, ServerStartError, SpawnedServer, spawn_server
+from rewindtui.server.process.instance import DataDirBusy, FileLock, ServerState, alive, read_state, write_state
+from rewindtui.server.process.spawn import AttachedServer, ServerStartError, SpawnedServer, spawn_server
 
 POSIX = sys.platform != "win32"
 
@@ -76,7 +76,7 @@ def test_server_lives_while_any_app_lives(tmp_path: Path) -> None:
     """Apps that die without a word are noticed too."""
     data = tmp_path / "d"
     code = (
-        "import sys, time; from pathlib import Path; from rewindtui.server.spawn import spawn_server; "
+        "import sys, time; from pathlib import Path; from rewindtui.server.process.spawn import spawn_server; "
         f"s = spawn_server(Path({str(data)!r}), timeout=120); print(type(s).__name__, s.pid, flush=True); "
         "time.sleep(600)"
     )
@@ -108,7 +108,7 @@ def test_a_second_server_on_the_same_dir_is_refused(tmp_path: Path) -> None:
         with pytest.raises(DataDirBusy, match=f"already served by pid {os.getpid()} at {srv.agent_url}"):
             EmbeddedServer(data).start()
         proc = subprocess.run(
-            [sys.executable, "-m", "rewindtui.server.serve", "--data-dir", str(data)],
+            [sys.executable, "-m", "rewindtui.server.process.serve", "--data-dir", str(data)],
             capture_output=True, text=True, timeout=120,
         )
         assert proc.returncode == 1 and "Traceback" not in proc.stderr

@@ -6,7 +6,7 @@ from __future__ import annotations
 from captures import load
 from rewindtui.a2a.dialect import Dialect
 from rewindtui.chat import Chat
-from rewindtui.client import A2AClient, Capabilities, ServerConfig, parse_frame
+from rewindtui.client.a2a_client import A2AClient, Capabilities, ServerConfig, parse_frame
 from rewindtui.tui.app import RewindApp
 
 TURNS = ["02_turn_plain_text", "03_turn_with_tool_call", "04_turn_three"]

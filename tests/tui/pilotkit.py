@@ -10,8 +10,8 @@ import httpx
 
 from rewindtui.a2a import contract
 from rewindtui.a2a.dialect import Dialect
-from rewindtui.client import A2AClient, ServerConfig
-from rewindtui.conversation import ItemKind, extract_messages_from_tasks
+from rewindtui.client.a2a_client import A2AClient, ServerConfig
+from rewindtui.model import ItemKind, extract_messages_from_tasks
 from rewindtui.tui.app import RewindApp
 from rewindtui.tui.widgets.transcript import Transcript
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from captures import load
 from fakeserver import FakeServer, Reply
-from rewindtui.conversation import Change
+from rewindtui.model import Change
 from rewindtui.tui.app import RewindApp
 from rewindtui.tui.widgets.transcript import Transcript
 from tui.pilotkit import (

@@ -6,7 +6,7 @@ every machine."""
 from __future__ import annotations
 
 from rewindtui.a2a import contract
-from rewindtui.client import Session
+from rewindtui.client.a2a_client import Session
 from tui.offline import offline_app, offline_chat
 
 SIZE = (100, 30)

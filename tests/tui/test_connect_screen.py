@@ -16,9 +16,9 @@ from kagent_double import Agent, KagentController
 
 from asgi_thread import ServeInThread
 from fakeserver import closed_port
-from rewindtui.connection import AGENT, CONTROLLER, URL, AppConnector, Target
+from rewindtui.config.connection import AGENT, CONTROLLER, URL, AppConnector, Target
+from rewindtui.config.settings import Settings, load_settings
 from rewindtui.server import EmbeddedServer
-from rewindtui.settings import Settings, load_settings
 from rewindtui.tui.app import RewindApp
 from rewindtui.tui.screens.connect_error import ConnectErrorScreen
 from tui.pilotkit import SIZE, settle
@@ -112,7 +112,7 @@ async def test_a_wrong_url_is_named_a_bad_value_is_refused_in_place_and_the_righ
 
 
 def test_retargeting_keeps_the_rest_of_the_settings_and_refuses_bad_values(tmp_path):
-    from rewindtui.settings import SettingsError
+    from rewindtui.config.settings import SettingsError
 
     settings = load(tmp_path, url="http://old:1/a/", api="http://old:1/api", user_id="dana", header=["X-Team: blue"])
     connector = AppConnector(settings)

@@ -14,7 +14,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "a2a_servers"))
 from binding_servers import REPORT_BYTES, REPORT_NAME, both_bindings_app, card_json_10
 
 from asgi_thread import ServeInThread
-from rewindtui.attachments import FileAttachment
+from rewindtui.client.attachments import FileAttachment
 from rewindtui.tui.app import RewindApp
 from rewindtui.tui.screens.card import CardScreen
 from rewindtui.tui.screens.path_prompt import PathPrompt, complete_path

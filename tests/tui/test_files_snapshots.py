@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import base64
 
-from rewindtui.attachments import DataAttachment, FileAttachment
-from rewindtui.client import ServerConfig, capabilities_from_card
+from rewindtui.client.a2a_client import ServerConfig, capabilities_from_card
+from rewindtui.client.attachments import DataAttachment, FileAttachment
 from tui.offline import offline_app, offline_chat
 
 SIZE = (100, 30)

@@ -4,7 +4,7 @@ with the sessions panel open."""
 
 from __future__ import annotations
 
-from rewindtui.client import Session
+from rewindtui.client.a2a_client import Session
 from tui.offline import offline_app, offline_chat, replay
 from tui.test_snapshots_turns import question_chat, status
 

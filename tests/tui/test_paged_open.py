@@ -17,8 +17,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 from faults.proxy import Fault, FaultProxy, Seen
 from rewindtui import chat as chat_module
 from rewindtui.chat import Chat
-from rewindtui.client import A2AClient, ServerConfig
-from rewindtui.conversation import Conversation
+from rewindtui.client.a2a_client import A2AClient, ServerConfig
+from rewindtui.model import Conversation
 from rewindtui.server import EmbeddedServer
 from rewindtui.tui.app import RewindApp
 from seed_turns import seed_session

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rewindtui.prompt_history import LIMIT, PromptHistory, PromptStore
+from rewindtui.chat.prompt_history import LIMIT, PromptHistory, PromptStore
 
 
 def test_browsing_back_and_forth_returns_to_the_draft():

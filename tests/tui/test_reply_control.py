@@ -7,8 +7,8 @@ import asyncio
 
 from captures import load
 from fakeserver import FakeServer, Reply
-from rewindtui.client import A2AClient, ServerConfig
-from rewindtui.conversation import ItemKind
+from rewindtui.client.a2a_client import A2AClient, ServerConfig
+from rewindtui.model import ItemKind
 from rewindtui.server import EmbeddedServer
 from rewindtui.tui.app import RewindApp
 from rewindtui.tui.screens.confirm import ConfirmScreen

@@ -11,8 +11,8 @@ import json
 
 from faults.proxy import Fault, FaultProxy, is_a2a_rewind, is_rpc, is_turn
 from rewindtui.chat import Chat
-from rewindtui.client import A2AClient, ServerConfig
-from rewindtui.conversation import INTERRUPTED, ItemKind
+from rewindtui.client.a2a_client import A2AClient, ServerConfig
+from rewindtui.model import INTERRUPTED, ItemKind
 from rewindtui.tui.app import RewindApp
 from tui.offline import offline_app, offline_chat
 from tui.pilotkit import (
@@ -112,7 +112,7 @@ def chat_without_invocation_ids() -> Chat:
     conv = chat.conversation
     conv.add_user_message({"kind": "message", "role": "user", "messageId": "u1", "parts": [{"kind": "text", "text": "hi"}]})
     reply = {"kind": "message", "role": "agent", "messageId": "a1", "parts": [{"kind": "text", "text": "hello"}]}
-    from rewindtui.client import parse_frame
+    from rewindtui.client.a2a_client import parse_frame
 
     conv.apply(parse_frame(json.dumps({"jsonrpc": "2.0", "id": 1, "result": {"kind": "status-update", "taskId": "t1", "contextId": "s1", "status": {"state": "completed", "message": reply}, "final": True}})))
     return chat

@@ -65,7 +65,7 @@ def _server_pids(data_dir: Path) -> list[int]:
             cmdline = (entry / "cmdline").read_bytes().split(b"\0")
         except OSError:
             continue
-        if b"rewindtui.server.serve" in cmdline and str(data_dir).encode() in cmdline:
+        if b"rewindtui.server.process.serve" in cmdline and str(data_dir).encode() in cmdline:
             found.append(int(entry.name))
     return found
 

@@ -3,7 +3,7 @@ real captures so the screens are the same on every machine."""
 
 from __future__ import annotations
 
-from rewindtui.client import Session
+from rewindtui.client.a2a_client import Session
 from rewindtui.tui.screens.chat import RewindOutcome
 from tui.offline import offline_app, offline_chat, replay
 

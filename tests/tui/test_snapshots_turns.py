@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from rewindtui.client import parse_frame
-from rewindtui.connection import AGENT, URL, Target
-from rewindtui.conversation import INTERRUPTED
-from rewindtui.history import CANNOT_READ_BACK
+from rewindtui.chat.history import CANNOT_READ_BACK
+from rewindtui.client.a2a_client import parse_frame
+from rewindtui.config.connection import AGENT, URL, Target
+from rewindtui.model import INTERRUPTED
 from rewindtui.tui.screens.connect_error import ConnectErrorScreen
 from tui.offline import offline_app, offline_chat, replay
 

@@ -14,8 +14,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 from textual.geometry import Region
 
 from rewindtui.chat import Chat
-from rewindtui.client import A2AClient, ServerConfig
-from rewindtui.conversation import ItemKind
+from rewindtui.client.a2a_client import A2AClient, ServerConfig
+from rewindtui.model import ItemKind
 from rewindtui.tui.app import RewindApp
 from rewindtui.tui.widgets import transcript as transcript_module
 from synthetic import make_tasks
@@ -140,7 +140,7 @@ async def test_heights_stay_exact_after_eviction_so_the_view_does_not_jump():
 async def test_a_change_that_does_not_say_where_items_came_still_lays_out_every_item():
     """Issue 20 (11): the layout never stays short of the conversation (it could not scroll to
     what it holds until a resize re-laid it out)."""
-    from rewindtui.conversation import Change
+    from rewindtui.model import Change
     from tui.offline import offline_app, offline_chat
 
     app = offline_app(offline_chat())

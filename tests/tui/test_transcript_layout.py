@@ -6,8 +6,8 @@ from __future__ import annotations
 import sys
 
 from rewindtui.a2a.classify import classify
-from rewindtui.conversation import Conversation
-from rewindtui.rewound import Mark
+from rewindtui.model import Conversation
+from rewindtui.model.rewound import Mark
 from rewindtui.tui.transcript_layout import LineLayout, turn_bounds, turn_starts, turns_from
 
 

@@ -16,10 +16,10 @@ from kagent_double import Agent, KagentController
 
 from asgi_thread import ServeInThread
 from rewindtui.chat import Chat
-from rewindtui.connection import app_connector, connect
-from rewindtui.conversation import ItemKind
+from rewindtui.config.connection import app_connector, connect
+from rewindtui.config.settings import Settings, load_settings
+from rewindtui.model import ItemKind
 from rewindtui.server import EmbeddedServer
-from rewindtui.settings import Settings, load_settings
 from rewindtui.tui.app import RewindApp
 
 SIZE = (110, 36)

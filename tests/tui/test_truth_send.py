@@ -9,8 +9,8 @@ import pytest
 
 from faults.proxy import Fault, FaultProxy, is_turn
 from rewindtui.chat import Chat
-from rewindtui.client import A2AClient, ServerConfig
-from rewindtui.conversation import ItemKind
+from rewindtui.client.a2a_client import A2AClient, ServerConfig
+from rewindtui.model import ItemKind
 from rewindtui.server import EmbeddedServer
 from rewindtui.tui.app import RewindApp
 

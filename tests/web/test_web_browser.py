@@ -21,8 +21,8 @@ import httpx
 import pytest
 
 from rewindtui.chat import Chat
-from rewindtui.connection import connection
-from rewindtui.settings import load_settings
+from rewindtui.config.connection import connection
+from rewindtui.config.settings import load_settings
 
 CHROMIUM = os.environ.get("REWINDTUI_TEST_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
 FLAGS = [
@@ -45,7 +45,7 @@ def _free_port() -> int:
 
 @pytest.fixture
 def agent(tmp_path: Path) -> Iterator[Any]:
-    from rewindtui.server.spawn import spawn_server
+    from rewindtui.server.process.spawn import spawn_server
 
     server = spawn_server(tmp_path / "server-data", share=False)
     try:

@@ -6,7 +6,7 @@ import argparse
 
 import pytest
 
-from rewindtui.web import COOKIE, allowed, app_command, is_loopback, resolve_token
+from rewindtui.cli.web import COOKIE, allowed, app_command, is_loopback, resolve_token
 
 
 @pytest.mark.parametrize(("host", "loopback"), [("127.0.0.1", True), ("localhost", True), ("::1", True), ("[::1]", True), ("0.0.0.0", False), ("192.168.1.5", False), ("example.com", False)])

@@ -5,7 +5,7 @@ A2A and REST lives here and nowhere else: the agent-card extension and its param
 message's metadata key, the flag on the Task that carries a session's effective history, the
 metadata the server puts on that Task, and the REST routes and body keys.
 
-This module is pure data with no imports, so the client (``rewindtui.client``), the embedded
+This module is pure data with no imports, so the client (``rewindtui.client.a2a_client``), the embedded
 server (``rewindtui.server``) and the kagent add-on's tests (which must not import rewindtui) can
 all read it; ``tests/test_contract.py`` checks both sides against it.
 """
@@ -26,7 +26,7 @@ PARAM_API = "api"
 PARAM_METADATA_KEY = "metadata_key"
 #: ``params.newest_task``: true when ``GET {api}/sessions/{id}/tasks?limit=1`` answers the session's
 #: newest task and every turn, rewind, redo and fork makes a new task -- so its id is a cheap
-#: revision of the session (the client checks it before acting; see ``rewindtui.freshness``).
+#: revision of the session (the client checks it before acting; see ``rewindtui.client.freshness``).
 PARAM_NEWEST_TASK = "newest_task"
 
 #: The ways rewind can travel.

@@ -3,7 +3,7 @@ edit-and-resend, fork, redo, restore, undo — as plain asyncio over the client 
 conversation model. The app and the headless commands both drive this; it knows nothing about
 terminals. The API is described in docs/chat-core.md.
 
-Every change to the conversation is passed to ``listener`` (a :class:`~rewindtui.conversation.Change`)
+Every change to the conversation is passed to ``listener`` (a :class:`~rewindtui.model.Change`)
 as it happens, so a view can redraw incrementally.
 
 The view is the server's truth:
@@ -40,6 +40,7 @@ from rewindtui.chat.errors import (
     TurnRefused,
     UndoFailed,
 )
+from rewindtui.chat.history import SessionNotFound
 from rewindtui.chat.limits import (
     ANSWER_TAIL,
     FREEZE_AFTER_OBJECTS,
@@ -54,8 +55,7 @@ from rewindtui.chat.outcome import Outcome
 from rewindtui.chat.permissions import Action, Permissions
 from rewindtui.chat.status import TurnStatus, turn_status
 from rewindtui.chat.undo import EDIT_OF_KEY, UndoPoint
-from rewindtui.conversation import Confirmation
-from rewindtui.history import SessionNotFound
+from rewindtui.model import Confirmation
 
 __all__ = [
     "ANSWER_TAIL",

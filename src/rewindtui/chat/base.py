@@ -8,16 +8,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from rewindtui.chat.history import History
+from rewindtui.chat.local_sessions import LocalSessions
 from rewindtui.chat.permissions import Permissions
 from rewindtui.chat.undo import UndoPoint
-from rewindtui.client import (
-    A2AClient,
-    Session,
-)
-from rewindtui.conversation import Change, Conversation, RewindToken
-from rewindtui.history import History
-from rewindtui.local_sessions import LocalSessions
-from rewindtui.turn_watch import Watch
+from rewindtui.client.a2a_client import A2AClient, Session
+from rewindtui.model import Change, Conversation, RewindToken
+from rewindtui.model.turn_watch import Watch
 
 log = logging.getLogger(__name__)
 

@@ -8,8 +8,10 @@ import logging
 from rewindtui.a2a.classify import EventKind, StreamEvent
 from rewindtui.chat import limits
 from rewindtui.chat.errors import Busy, RedoFailed, RewindOutcomeUnknown
+from rewindtui.chat.kagent1_hook import FORK_MODE, fork_undo
+from rewindtui.chat.redo_a2a import redo_a2a
 from rewindtui.chat.rewind import Rewinds
-from rewindtui.client import (
+from rewindtui.client.a2a_client import (
     ClientError,
     ConnectFailed,
     ConnectionLost,
@@ -18,8 +20,6 @@ from rewindtui.client import (
     Session,
     Unsupported,
 )
-from rewindtui.kagent1.chat_hook import FORK_MODE, fork_undo
-from rewindtui.redo_a2a import redo_a2a
 
 log = logging.getLogger(__name__)
 

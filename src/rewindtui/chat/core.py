@@ -13,17 +13,17 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
-from rewindtui import freshness
-from rewindtui.attachments import Attachment
 from rewindtui.chat.branches import Branches
 from rewindtui.chat.errors import Busy, QuestionWaiting, RewindFailed, TurnRefused, UndoFailed
 from rewindtui.chat.outcome import Outcome, plural
 from rewindtui.chat.permissions import Action, Permissions, disconnected
+from rewindtui.chat.retry import RetryTarget, retry_target
 from rewindtui.chat.status import TurnStatus, turn_status
 from rewindtui.chat.undo import UNDO_PAGE, UndoPoint, undo_point
-from rewindtui.client import ClientError, Unsupported
-from rewindtui.conversation import Item
-from rewindtui.retry import RetryTarget, retry_target
+from rewindtui.client import freshness
+from rewindtui.client.a2a_client import ClientError, Unsupported
+from rewindtui.client.attachments import Attachment
+from rewindtui.model import Item
 
 log = logging.getLogger(__name__)
 

@@ -1,13 +1,11 @@
-"""The errors a chat operation raises (all :class:`~rewindtui.client.ClientError`: one line a
+"""The errors a chat operation raises (all :class:`~rewindtui.client.a2a_client.ClientError`: one line a
 person can act on)."""
 
 from __future__ import annotations
 
 import logging
 
-from rewindtui.client import (
-    ClientError,
-)
+from rewindtui.client.a2a_client import ClientError
 
 log = logging.getLogger(__name__)
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rewindtui.chat.permissions import Action
-from rewindtui.client import Session
+from rewindtui.client.a2a_client import Session
 
 
 def plural(count: int, word: str) -> str:

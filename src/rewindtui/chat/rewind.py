@@ -10,22 +10,16 @@ from typing import Any
 from rewindtui.a2a import contract, raw
 from rewindtui.a2a.classify import EventKind, StreamEvent
 from rewindtui.a2a.refusal import refusal_reason, turn_gone
-from rewindtui.attachments import Attachment
 from rewindtui.chat import limits
 from rewindtui.chat.base import PendingEdit
 from rewindtui.chat.errors import RewindFailed, RewindOutcomeUnknown
+from rewindtui.chat.kagent1_hook import FORK_MODE, fork_rewind
 from rewindtui.chat.turns import Turns
 from rewindtui.chat.undo import EDIT_OF_KEY
-from rewindtui.client import (
-    ClientError,
-    ConnectFailed,
-    ConnectionLost,
-    HTTPStatusFailed,
-    MalformedFrame,
-)
-from rewindtui.conversation import Change, Conversation, RewindToken
-from rewindtui.kagent1.chat_hook import FORK_MODE, fork_rewind
-from rewindtui.turn_watch import Watch, failure_text, state_of
+from rewindtui.client.a2a_client import ClientError, ConnectFailed, ConnectionLost, HTTPStatusFailed, MalformedFrame
+from rewindtui.client.attachments import Attachment
+from rewindtui.model import Change, Conversation, RewindToken
+from rewindtui.model.turn_watch import Watch, failure_text, state_of
 
 log = logging.getLogger(__name__)
 

@@ -7,14 +7,9 @@ import logging
 from rewindtui.chat import limits
 from rewindtui.chat.base import ChatBase
 from rewindtui.chat.limits import derive_title, freeze_if_large, gc_paused
-from rewindtui.client import (
-    ClientError,
-    HTTPStatusFailed,
-    Session,
-    Unsupported,
-)
-from rewindtui.conversation import Change, Conversation
-from rewindtui.turn_watch import Watch
+from rewindtui.client.a2a_client import ClientError, HTTPStatusFailed, Session, Unsupported
+from rewindtui.model import Change, Conversation
+from rewindtui.model.turn_watch import Watch
 
 log = logging.getLogger(__name__)
 

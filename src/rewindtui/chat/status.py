@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rewindtui.conversation import CANCELED, INTERRUPTED, Conversation
+from rewindtui.model import CANCELED, INTERRUPTED, Conversation
 
 _WORDS = {
     "idle": "",

@@ -13,12 +13,11 @@ from typing import Any
 from rewindtui.a2a import outgoing, raw
 from rewindtui.a2a.classify import EventKind, StreamEvent
 from rewindtui.a2a.dialect import TURN_ENDING_STATES
-from rewindtui.attachments import Attachment
 from rewindtui.chat import limits
 from rewindtui.chat.errors import Busy, TurnInterrupted, TurnRefused
 from rewindtui.chat.limits import derive_title, gc_paused
 from rewindtui.chat.sessions import Sessions
-from rewindtui.client import (
+from rewindtui.client.a2a_client import (
     ClientError,
     ConnectFailed,
     ConnectionLost,
@@ -26,8 +25,9 @@ from rewindtui.client import (
     MalformedFrame,
     Unsupported,
 )
-from rewindtui.conversation import CANCELED, INTERRUPTED, Confirmation, RewindToken
-from rewindtui.turn_watch import StreamEnd, Watch, failure_text, has_message, state_in
+from rewindtui.client.attachments import Attachment
+from rewindtui.model import CANCELED, INTERRUPTED, Confirmation, RewindToken
+from rewindtui.model.turn_watch import StreamEnd, Watch, failure_text, has_message, state_in
 
 log = logging.getLogger(__name__)
 

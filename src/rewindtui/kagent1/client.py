@@ -1,4 +1,4 @@
-"""The kagent 1.0 profile as the rest of rewindtui sees it: an :class:`~rewindtui.client.A2AClient`
+"""The kagent 1.0 profile as the rest of rewindtui sees it: an :class:`~rewindtui.client.a2a_client.A2AClient`
 for the agent's A2A 1.0 route (``/agents/{ns}/{name}``) whose session operations go to kagent's
 controller instead of a REST API:
 
@@ -7,7 +7,7 @@ controller instead of a REST API:
   deleted; a suspended one is resumed when it is opened, a failed one says its reason;
 - a session's tasks are A2A ``ListTasks(contextId = session id)``, paged;
 - after each finished turn a checkpoint is taken (unless ``kagent_checkpoints`` is off), and
-  rewind / fork go through :mod:`rewindtui.kagent1.chat_hook`: a fork from the checkpoint before
+  rewind / fork go through :mod:`rewindtui.chat.kagent1_hook`: a fork from the checkpoint before
   the turn, the original kept (undo opens it again);
 - a session opened from a read-only share has :attr:`read_only_reason` set: sending is refused
   with it before anything goes out, and the app disables its composer with it.
@@ -22,10 +22,10 @@ from rewindtui.a2a import metadata as meta
 from rewindtui.a2a import raw
 from rewindtui.a2a.classify import StreamEvent
 from rewindtui.a2a.dialect import norm_state
-from rewindtui.client import A2AClient, Capabilities, ServerConfig, Session, TaskPage
-from rewindtui.errors import ConnectFailed, HTTPStatusFailed, Unsupported
-from rewindtui.history import oldest_first
-from rewindtui.kagent1.chat_hook import FORK_MODE
+from rewindtui.chat.history import oldest_first
+from rewindtui.chat.kagent1_hook import FORK_MODE
+from rewindtui.client.a2a_client import A2AClient, Capabilities, ServerConfig, Session, TaskPage
+from rewindtui.client.errors import ConnectFailed, HTTPStatusFailed, Unsupported
 from rewindtui.kagent1.controller import Kagent1Controller, OperationFailed
 from rewindtui.kagent1.gen import kagent1_pb2 as pb
 from rewindtui.kagent1.grpcweb import GrpcError

@@ -18,11 +18,11 @@ from textual.drivers.linux_driver import LinuxDriver
 from textual.screen import Screen
 
 from rewindtui.chat import Chat
-from rewindtui.client import A2AClient, ClientError
-from rewindtui.connection import AppConnector, Target
-from rewindtui.drafts import DraftStore
-from rewindtui.prompt_history import PromptStore
-from rewindtui.settings import SettingsError
+from rewindtui.chat.drafts import DraftStore
+from rewindtui.chat.prompt_history import PromptStore
+from rewindtui.client.a2a_client import A2AClient, ClientError
+from rewindtui.config.connection import AppConnector, Target
+from rewindtui.config.settings import SettingsError
 from rewindtui.tui import interaction
 from rewindtui.tui.paste import PasteSafeDriver
 from rewindtui.tui.screens.chat import ChatScreen
@@ -287,8 +287,8 @@ def _terminal_alive() -> bool:
 
 
 def run_app(settings: Any) -> int:
-    """Run the app with the given settings (see ``rewindtui.settings``)."""
-    from rewindtui.connection import app_connector
+    """Run the app with the given settings (see ``rewindtui.config.settings``)."""
+    from rewindtui.config.connection import app_connector
 
     connector, hint = app_connector(settings)
     data_dir = settings.resolved_data_dir() if hasattr(settings, "resolved_data_dir") else None

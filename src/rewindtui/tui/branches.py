@@ -14,19 +14,19 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from rewindtui.base.dirs import default_data_dir
 from rewindtui.chat import Action, Chat
-from rewindtui.client import ClientError, Session
-from rewindtui.conversation import Change, Item, ItemKind
-from rewindtui.dirs import default_data_dir
-from rewindtui.errors import user_message
-from rewindtui.export import export, markdown_items
+from rewindtui.client.a2a_client import ClientError, Session
+from rewindtui.client.errors import user_message
+from rewindtui.model import Change, Item, ItemKind
+from rewindtui.output.export import export, markdown_items
+from rewindtui.output.turn_list import turn_entries
 from rewindtui.tui import interaction
 from rewindtui.tui.clipboard import copy_text
 from rewindtui.tui.screens.confirm import ConfirmScreen
 from rewindtui.tui.screens.path_prompt import PathPrompt
 from rewindtui.tui.screens.rename import RenameScreen
 from rewindtui.tui.screens.rewind_picker import PickerChoice, PickerPermissions, RewindPicker
-from rewindtui.turn_list import turn_entries
 
 if TYPE_CHECKING:
     from rewindtui.tui.screens.chat import ChatScreen, RewindOutcome

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from rewindtui.prompt_history import PromptHistory, PromptStore
+from rewindtui.chat.prompt_history import PromptHistory, PromptStore
 from rewindtui.tui.drafts import DraftKeeper, DraftStash
 from rewindtui.tui.widgets.composer import Composer
 

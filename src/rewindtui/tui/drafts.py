@@ -1,5 +1,5 @@
 """The screen's side of drafts: what it needs of a store (the core's
-:class:`rewindtui.drafts.DraftStore` keeps them per session across restarts), and the draft set
+:class:`rewindtui.chat.drafts.DraftStore` keeps them per session across restarts), and the draft set
 aside while an edit borrows the composer."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The chat screen's file actions: attach a file to the next message, save the files and data an
 agent sent, show the agent card. The screen binds keys and palette entries to these; the work is
-here (and in :mod:`rewindtui.attachments`, shared with the headless commands)."""
+here (and in :mod:`rewindtui.client.attachments`, shared with the headless commands)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rewindtui.attachments import AttachmentError, attach, savable, save_parts
-from rewindtui.conversation import Item
+from rewindtui.client.attachments import AttachmentError, attach, savable, save_parts
+from rewindtui.model import Item
 from rewindtui.tui.screens.card import CardScreen
 from rewindtui.tui.screens.path_prompt import PathPrompt
 from rewindtui.tui.widgets.attachment_bar import AttachmentBar

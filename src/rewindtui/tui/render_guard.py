@@ -18,7 +18,7 @@ from rich.style import Style
 from textual.strip import Strip
 
 from rewindtui.a2a.parts import human_size
-from rewindtui.textsafe import sanitize_line
+from rewindtui.base.textsafe import sanitize_line
 
 log = logging.getLogger(__name__)
 _STYLE = Style(color="red", italic=True)

@@ -9,8 +9,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from rewindtui.chat import Action, RewindOutcomeUnknown
-from rewindtui.client import ClientError
-from rewindtui.errors import user_message
+from rewindtui.client.a2a_client import ClientError
+from rewindtui.client.errors import user_message
 from rewindtui.tui.host import ScreenHost, sentence
 
 

@@ -9,10 +9,10 @@ from typing import Any
 
 from textual.worker import Worker
 
-from rewindtui.attachments import Attachment
 from rewindtui.chat import QuestionWaiting, RewindOutcomeUnknown, TurnInterrupted, TurnRefused
-from rewindtui.client import ClientError
-from rewindtui.errors import user_message
+from rewindtui.client.a2a_client import ClientError
+from rewindtui.client.attachments import Attachment
+from rewindtui.client.errors import user_message
 from rewindtui.tui import slash
 from rewindtui.tui.composer_memory import ComposerMemory
 from rewindtui.tui.host import ScreenHost, finished, wait_for

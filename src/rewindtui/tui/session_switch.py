@@ -9,8 +9,8 @@ from typing import Any
 
 from textual.worker import Worker
 
-from rewindtui.client import ClientError
-from rewindtui.errors import user_message
+from rewindtui.client.a2a_client import ClientError
+from rewindtui.client.errors import user_message
 from rewindtui.tui.host import ScreenHost, wait_for
 from rewindtui.tui.screens.confirm import ConfirmScreen
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
-from rewindtui.conversation import Item
+from rewindtui.model import Item
 from rewindtui.tui import interaction
 from rewindtui.tui.transcript_layout import turn_starts
 

@@ -11,7 +11,7 @@ from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from itertools import accumulate, islice
 
-from rewindtui.conversation import Item
+from rewindtui.model import Item
 
 
 class LineLayout:

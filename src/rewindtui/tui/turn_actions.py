@@ -7,9 +7,9 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from rewindtui.chat import Action
-from rewindtui.client import ClientError
-from rewindtui.conversation import Item
-from rewindtui.errors import user_message
+from rewindtui.client.a2a_client import ClientError
+from rewindtui.client.errors import user_message
+from rewindtui.model import Item
 from rewindtui.tui.composer_memory import ComposerMemory
 from rewindtui.tui.host import ScreenHost
 

@@ -4,8 +4,8 @@ runs, answer the agent's question, and what the turn bar, footer and history not
 from __future__ import annotations
 
 from rewindtui.chat import Action, TurnInterrupted
-from rewindtui.client import ClientError
-from rewindtui.errors import user_message
+from rewindtui.client.a2a_client import ClientError
+from rewindtui.client.errors import user_message
 from rewindtui.tui.host import ScreenHost, finished, sentence, wait_for
 from rewindtui.tui.widgets.history_note import HistoryNote
 from rewindtui.tui.widgets.transcript import Permissions

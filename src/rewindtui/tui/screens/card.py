@@ -16,7 +16,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from rewindtui.a2a.card import Choice, card_sections
-from rewindtui.textsafe import sanitize, sanitize_line
+from rewindtui.base.textsafe import sanitize, sanitize_line
 
 
 class CardScreen(ModalScreen[None]):

@@ -38,10 +38,10 @@ from textual.widgets import Footer, TextArea
 from textual.worker import Worker
 
 from rewindtui.chat import Action, Chat
-from rewindtui.client import ClientError
-from rewindtui.conversation import Change, Item
-from rewindtui.errors import user_message
-from rewindtui.prompt_history import PromptStore
+from rewindtui.chat.prompt_history import PromptStore
+from rewindtui.client.a2a_client import ClientError
+from rewindtui.client.errors import user_message
+from rewindtui.model import Change, Item
 from rewindtui.tui import interaction
 from rewindtui.tui.branches import Branches
 from rewindtui.tui.commands import ChatCommands

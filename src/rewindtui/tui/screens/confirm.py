@@ -10,7 +10,7 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
-from rewindtui.textsafe import sanitize
+from rewindtui.base.textsafe import sanitize
 
 
 class ConfirmScreen(ModalScreen[bool]):

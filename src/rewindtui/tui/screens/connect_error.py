@@ -13,8 +13,8 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import Button, Input, Label, Static
 
-from rewindtui.connection import AGENT, CONTROLLER, EMBEDDED, REFUSED, URL, Target
-from rewindtui.textsafe import sanitize, sanitize_line
+from rewindtui.base.textsafe import sanitize, sanitize_line
+from rewindtui.config.connection import AGENT, CONTROLLER, EMBEDDED, REFUSED, URL, Target
 
 #: the title for each part that did not answer
 TITLES = {

@@ -21,7 +21,7 @@ from textual.screen import ModalScreen
 from textual.suggester import Suggester
 from textual.widgets import Input, Static
 
-from rewindtui.textsafe import sanitize
+from rewindtui.base.textsafe import sanitize
 
 
 class PathSuggester(Suggester):

@@ -9,7 +9,7 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Static
 
-from rewindtui.textsafe import sanitize_line
+from rewindtui.base.textsafe import sanitize_line
 
 NAME_LIMIT = 200
 

@@ -20,11 +20,11 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, OptionList, Static
 from textual.widgets.option_list import Option
 
-from rewindtui.conversation import Item
-from rewindtui.export import local_time
-from rewindtui.textsafe import sanitize_line
+from rewindtui.base.textsafe import sanitize_line
+from rewindtui.model import Item
+from rewindtui.output.export import local_time
+from rewindtui.output.turn_list import TurnEntry, describe_tools
 from rewindtui.tui import interaction
-from rewindtui.turn_list import TurnEntry, describe_tools
 
 
 @dataclass(frozen=True)

@@ -18,8 +18,8 @@ from textual.message import Message
 from textual.widgets import Static
 
 from rewindtui.a2a.parts import human_size
-from rewindtui.attachments import Attachment, inline_bytes
-from rewindtui.textsafe import sanitize_line
+from rewindtui.base.textsafe import sanitize_line
+from rewindtui.client.attachments import Attachment, inline_bytes
 
 _REMOVE = "rt_remove"
 

@@ -12,8 +12,8 @@ from textual import events
 from textual.message import Message
 from textual.widgets import TextArea
 
-from rewindtui.prompt_history import PromptHistory
-from rewindtui.textsafe import strip_controls
+from rewindtui.base.textsafe import strip_controls
+from rewindtui.chat.prompt_history import PromptHistory
 from rewindtui.tui import interaction
 from rewindtui.tui.keys import run_binding_now
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import Static
 
-from rewindtui.textsafe import sanitize_line
+from rewindtui.base.textsafe import sanitize_line
 
 
 class HistoryNote(Static):

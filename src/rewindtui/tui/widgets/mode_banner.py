@@ -10,7 +10,7 @@ from textual.containers import Horizontal
 from textual.message import Message
 from textual.widgets import Button, Static
 
-from rewindtui.textsafe import sanitize_line
+from rewindtui.base.textsafe import sanitize_line
 
 _EXCERPT = 40
 

@@ -19,7 +19,7 @@ from rich.style import Style
 from rich.text import Text
 
 from rewindtui.a2a.parts import part_info, tidy_json
-from rewindtui.textsafe import sanitize, sanitize_line
+from rewindtui.base.textsafe import sanitize, sanitize_line
 
 #: Lines of a data part shown before "show more".
 COLLAPSED_LINES = 6

@@ -19,9 +19,9 @@ from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
 from rewindtui.a2a import contract
-from rewindtui.client import Session
-from rewindtui.export import local_time
-from rewindtui.textsafe import sanitize_line
+from rewindtui.base.textsafe import sanitize_line
+from rewindtui.client.a2a_client import Session
+from rewindtui.output.export import local_time
 from rewindtui.tui import interaction
 from rewindtui.tui.keys import run_binding_now
 

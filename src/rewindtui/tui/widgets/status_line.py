@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from rich.text import Text
 from textual.widgets import Static
 
-from rewindtui.textsafe import sanitize_line
+from rewindtui.base.textsafe import sanitize_line
 
 _TURN_STYLES = {
     "rewinding…": "bold reverse",

@@ -38,7 +38,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from rewindtui.chat import Permissions as ChatPermissions
-from rewindtui.conversation import Change, Conversation, Item, ItemKind
+from rewindtui.model import Change, Conversation, Item, ItemKind
 from rewindtui.tui import interaction
 from rewindtui.tui.gc_policy import DrawnLines
 from rewindtui.tui.keys import run_binding_now

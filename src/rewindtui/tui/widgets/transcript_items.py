@@ -14,9 +14,9 @@ from rich.style import Style
 from rich.text import Text
 from textual.strip import Strip
 
-from rewindtui.conversation import Item, ItemKind
-from rewindtui.export import local_time
-from rewindtui.textsafe import sanitize
+from rewindtui.base.textsafe import sanitize
+from rewindtui.model import Item, ItemKind
+from rewindtui.output.export import local_time
 from rewindtui.tui.widgets.part_view import PartStyles, render_parts
 
 if TYPE_CHECKING:

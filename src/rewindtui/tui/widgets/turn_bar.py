@@ -22,8 +22,8 @@ from textual.containers import Horizontal
 from textual.message import Message
 from textual.widgets import Button, Static
 
-from rewindtui.conversation import Confirmation
-from rewindtui.textsafe import sanitize_line
+from rewindtui.base.textsafe import sanitize_line
+from rewindtui.model import Confirmation
 from rewindtui.tui import interaction
 
 _ARGS_LIMIT = 60

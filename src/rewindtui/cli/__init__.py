@@ -1,0 +1,1 @@
+"""The headless face: ``rewindtui`` and its commands, ``auth``, ``backup``, ``mcp``, ``web``."""

@@ -1,0 +1,1 @@
+"""Text rendering and export: transcripts, sessions and cards as text, JSON and Markdown."""

@@ -1,0 +1,132 @@
+"""What ``rewindtui card`` (and the app's card screen) adds to the card itself: whether it is
+signed (:mod:`rewindtui.client.card_signature`), and the authenticated **extended card**.
+
+The extended card is asked for only when the card says the agent has one
+(``capabilities.extendedAgentCard`` in A2A 1.0, ``supportsAuthenticatedExtendedCard`` in 0.3)
+and the user is authenticated (credentials or an OAuth2 token go to the agent's origin); it is
+read over the binding in use: JSON-RPC ``GetExtendedAgentCard`` (1.0) /
+``agent/getAuthenticatedExtendedCard`` (0.3), or HTTP+JSON ``GET /extendedAgentCard`` (1.0) /
+``GET /v1/card`` (0.3). Its signature is checked too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from rewindtui.a2a import outgoing
+from rewindtui.a2a.dialect import Dialect
+from rewindtui.base.textsafe import sanitize_line
+from rewindtui.client.auth import is_sensitive_header
+from rewindtui.client.card_signature import CardSignature, verify_card
+from rewindtui.client.errors import ClientError
+
+EXTENDED_METHOD = {Dialect.V10: "GetExtendedAgentCard", Dialect.V03: "agent/getAuthenticatedExtendedCard"}
+EXTENDED_PATH = {Dialect.V10: "/extendedAgentCard", Dialect.V03: "/v1/card"}
+
+
+class ExtendedCardFailed(ClientError):
+    category = "extended-card"
+
+
+def load_keys(path: str | None) -> dict[str, Any] | None:
+    """A JWKS file's keys (None: no file given). A bad file is a ClientError (one line)."""
+    if not path:
+        return None
+    import json
+    from pathlib import Path
+
+    try:
+        data = json.loads(Path(path).expanduser().read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ExtendedCardFailed(f"cannot read the key set {path}: {getattr(exc, 'strerror', None) or exc}") from None
+    if not isinstance(data, dict) or not isinstance(data.get("keys"), list):
+        raise ExtendedCardFailed(f"{path} is not a JWKS (an object with a \"keys\" list)")
+    return data
+
+
+def offers_extended(card: Mapping[str, Any]) -> bool:
+    caps = card.get("capabilities") if isinstance(card.get("capabilities"), Mapping) else {}
+    return bool(caps.get("extendedAgentCard") or card.get("supportsAuthenticatedExtendedCard") or caps.get("supportsAuthenticatedExtendedCard"))  # type: ignore[union-attr]
+
+
+def authenticated(client: Any) -> bool:
+    """Credentials (configured or an OAuth2 token) go to the agent's origin."""
+    headers = getattr(client.scope, "headers", {})
+    return any(name.lower() == "authorization" or is_sensitive_header(name) for name in headers) and client.scope.allows(client.url)
+
+
+async def fetch_extended(client: Any) -> dict[str, Any]:
+    """The extended card, over the binding in use. ExtendedCardFailed (one line) otherwise."""
+    caps = client.capabilities
+    if caps is None:
+        caps = await client.connect()
+    dialect: Dialect = caps.dialect
+    endpoint = caps.endpoint or client.url
+    try:
+        if caps.binding == "HTTP+JSON":
+            response = await client.http.get(endpoint.rstrip("/") + EXTENDED_PATH[dialect], headers=outgoing.headers_for(dialect, stream=False))
+        else:
+            body = outgoing.jsonrpc(EXTENDED_METHOD[dialect], {})
+            response = await client.http.post(endpoint, json=body, headers=outgoing.headers_for(dialect, stream=False))
+    except Exception as exc:  # transport failures: one line
+        raise ExtendedCardFailed(f"cannot read the extended card: {type(exc).__name__}") from None
+    if response.status_code in (401, 403):
+        raise ExtendedCardFailed(f"the agent refused the extended card (HTTP {response.status_code})", hint=client.auth_hint(endpoint))
+    try:
+        data = response.json()
+    except ValueError:
+        raise ExtendedCardFailed(f"the extended card is not JSON (HTTP {response.status_code})") from None
+    if caps.binding != "HTTP+JSON" and isinstance(data, dict):
+        if isinstance(data.get("error"), dict):
+            error = data["error"]
+            raise ExtendedCardFailed(f"the agent did not give the extended card: {sanitize_line(str(error.get('message', error)))}")
+        data = data.get("result")
+    if response.status_code >= 400 or not isinstance(data, dict) or not data.get("name"):
+        raise ExtendedCardFailed(f"no extended card in the answer (HTTP {response.status_code})")
+    return data
+
+
+@dataclass
+class CardExtras:
+    signature: CardSignature
+    extended: dict[str, Any] | None = None
+    extended_signature: CardSignature | None = None
+    note: str = ""  # why there is no extended card (when it was asked for)
+
+    def lines(self, url: str = "") -> list[str]:
+        """Text lines after the card's own: the signature, then the extended card (or why none)."""
+        from rewindtui.output.render_text import format_card
+
+        out = [f"signature: {sanitize_line(self.signature.text())}"]
+        if self.note:
+            out.append(f"extended card: {sanitize_line(self.note)}")
+        if self.extended is not None:
+            out.append("extended card (for authenticated users):")
+            out += ["  " + line for line in format_card(self.extended, url, None)]
+            if self.extended_signature is not None:
+                out.append(f"  signature: {sanitize_line(self.extended_signature.text())}")
+        return out
+
+    def record(self) -> dict[str, Any]:
+        return {
+            "signature": self.signature.record(),
+            "extended": self.extended,
+            "extended_signature": self.extended_signature.record() if self.extended_signature else None,
+            "extended_note": self.note or None,
+        }
+
+
+async def card_extras(client: Any, card: Mapping[str, Any], url: str, *, extended: bool = False, keys: Mapping[str, Any] | None = None) -> CardExtras:
+    extras = CardExtras(await verify_card(card, url, keys))
+    if not extended:
+        return extras
+    if not offers_extended(card):
+        extras.note = "the agent's card says it has none"
+    elif not authenticated(client):
+        extras.note = "the agent has one for authenticated users: give credentials (e.g. --bearer-env, or OAuth2 with --oauth-client-id)"
+    else:
+        extras.extended = await fetch_extended(client)
+        extras.extended_signature = await verify_card(extras.extended, url, keys)
+    return extras

@@ -1,0 +1,1 @@
+"""The ADK agent the server runs, its models and the fenced private names."""

@@ -1,0 +1,1 @@
+"""What answers on the wire: the A2A handler, gRPC, REST, the card, the guard, the front."""

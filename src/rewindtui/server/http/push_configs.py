@@ -1,0 +1,166 @@
+"""Push notifications (A2A ``TaskPushNotificationConfig``): a turn that runs longer than the
+client's connection still reaches the client, at a webhook it names.
+
+* A config comes with the message (``configuration.taskPushNotificationConfig`` of a send, on
+  any binding) -- it is kept for the turn's task as soon as the stream says the task's id -- or
+  afterwards with ``CreateTaskPushNotificationConfig`` for a task of the caller's. ``Get``,
+  ``List`` and ``Delete`` see the caller's own configs only.
+* When the task's turn ends (completed, failed, canceled, rejected, or waiting for input), the
+  task as stored is POSTed to each of its configs' URLs by a2a-sdk's
+  ``BasePushNotificationSender``: the body is a ``StreamResponse`` (``{"task": {...}}``), the
+  config's ``token`` rides in ``X-A2A-Notification-Token`` (the receiver checks it), its
+  ``authentication`` in ``Authorization``. A config registered for a task that has already ended
+  is answered at once. Delivery is best-effort (a failure is logged).
+* Configs live in memory (a2a-sdk's ``InMemoryPushNotificationConfigStore``), as long as the
+  server process: a turn outliving the server is not one this covers.
+
+URLs are not screened (a2a-sdk's SSRF policy refuses loopback, where the client's own receiver
+listens): whoever may register a config is whoever holds the server's token.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+from collections.abc import AsyncGenerator
+from typing import Any
+
+import httpx
+from a2a.server.context import ServerCallContext
+from a2a.server.tasks.base_push_notification_sender import BasePushNotificationSender
+from a2a.server.tasks.inmemory_push_notification_config_store import InMemoryPushNotificationConfigStore
+from a2a.types import a2a_pb2 as pb
+from a2a.utils.errors import InvalidParamsError, TaskNotFoundError
+
+from rewindtui.a2a.dialect import TERMINAL_STATES
+from rewindtui.server.http.handler import WAITING_STATE, AgentRequestHandler, _user
+from rewindtui.server.service.agent_service import AgentService
+from rewindtui.server.service.errors import NotFound
+from rewindtui.server.service.wire import EFFECTIVE_HISTORY_KEY, task_to_proto
+
+log = logging.getLogger(__name__)
+
+#: how long one delivery may take
+DELIVERY_TIMEOUT = 10.0
+_ENDED = frozenset(TERMINAL_STATES) | {WAITING_STATE}
+
+
+class PushNotifications:
+    """The configs, the sender, and one watcher per task that has configs."""
+
+    def __init__(self, service: AgentService) -> None:
+        self.service = service
+        self.store = InMemoryPushNotificationConfigStore(owner_resolver=_user)
+        self._http = httpx.AsyncClient(timeout=DELIVERY_TIMEOUT)
+        self.sender = BasePushNotificationSender(self._http, self.store)
+        self._watching: dict[str, asyncio.Task[None]] = {}
+
+    async def register(self, task_id: str, config: pb.TaskPushNotificationConfig, context: ServerCallContext) -> Any:
+        if not config.url.startswith(("http://", "https://")):
+            raise InvalidParamsError(message=f"a push notification URL must be http(s), not {config.url!r}")
+        stored = await self.store.set_info(task_id, config, context)
+        self.watch(_user(context), task_id)
+        return stored
+
+    def watch(self, user_id: str, task_id: str) -> None:
+        """Deliver the task to its configs once its turn ends (once per task)."""
+        if task_id in self._watching and not self._watching[task_id].done():
+            return
+        watcher = asyncio.get_running_loop().create_task(self._deliver_when_done(user_id, task_id))
+        self._watching[task_id] = watcher
+        watcher.add_done_callback(lambda done: self._watching.pop(task_id, None) if self._watching.get(task_id) is done else None)
+
+    async def _deliver_when_done(self, user_id: str, task_id: str) -> None:
+        live = self.service.live_task(task_id)
+        if live is not None:
+            async for _ in live.follow():
+                pass
+        try:
+            data = json.loads(await self.service.task_json(user_id, task_id))
+        except NotFound:
+            return
+        if (data.get("status") or {}).get("state") not in _ENDED:
+            log.info("push: task %s ended its stream but not its turn; nothing sent", task_id)
+            return
+        await self.sender.send_notification(task_id, task_to_proto(data))
+
+    async def close(self) -> None:
+        watchers = list(self._watching.values())
+        for task in watchers:
+            task.cancel()
+        for task in watchers:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        self._watching.clear()
+        await self._http.aclose()
+
+
+class PushingRequestHandler(AgentRequestHandler):
+    """:class:`AgentRequestHandler` with the push-config methods and a send's own config."""
+
+    def __init__(self, service: AgentService, push: PushNotifications) -> None:
+        super().__init__(service)
+        self.push = push
+
+    async def _owned(self, task_id: str, context: ServerCallContext) -> None:
+        try:
+            await self.service.owned_task(_user(context), task_id)
+        except NotFound:
+            raise TaskNotFoundError(message=f"Task {task_id} not found") from None
+
+    async def on_message_send_stream(
+        self, params: pb.SendMessageRequest, context: ServerCallContext
+    ) -> AsyncGenerator[Any, None]:
+        wanted = params.configuration.task_push_notification_config if params.HasField("configuration") else None
+        if wanted is not None and not wanted.url:
+            wanted = None
+        registered = False
+        async for event in super().on_message_send_stream(params, context):
+            if wanted is not None and not registered and _turn_task(event):
+                await self.push.register(event.id, wanted, context)
+                registered = True
+            yield event
+
+    async def on_message_send(self, params: pb.SendMessageRequest, context: ServerCallContext) -> pb.Task:
+        task = await super().on_message_send(params, context)
+        if params.HasField("configuration") and params.configuration.task_push_notification_config.url:
+            await self.push.register(task.id, params.configuration.task_push_notification_config, context)
+        return task
+
+    async def on_create_task_push_notification_config(
+        self, params: pb.TaskPushNotificationConfig, context: ServerCallContext
+    ) -> pb.TaskPushNotificationConfig:
+        if not params.task_id:
+            raise InvalidParamsError(message="taskId is required")
+        await self._owned(params.task_id, context)
+        stored: pb.TaskPushNotificationConfig = await self.push.register(params.task_id, params, context)
+        return stored
+
+    async def on_get_task_push_notification_config(
+        self, params: pb.GetTaskPushNotificationConfigRequest, context: ServerCallContext
+    ) -> pb.TaskPushNotificationConfig:
+        await self._owned(params.task_id, context)
+        for config in await self.push.store.get_info(params.task_id, context):
+            if config.id == params.id:
+                return config
+        raise TaskNotFoundError(message=f"no push notification config {params.id!r} for task {params.task_id}")
+
+    async def on_list_task_push_notification_configs(
+        self, params: pb.ListTaskPushNotificationConfigsRequest, context: ServerCallContext
+    ) -> pb.ListTaskPushNotificationConfigsResponse:
+        await self._owned(params.task_id, context)
+        configs = await self.push.store.get_info(params.task_id, context)
+        return pb.ListTaskPushNotificationConfigsResponse(configs=configs)
+
+    async def on_delete_task_push_notification_config(
+        self, params: pb.DeleteTaskPushNotificationConfigRequest, context: ServerCallContext
+    ) -> None:
+        await self._owned(params.task_id, context)
+        await self.push.store.delete_info(params.task_id, context, params.id or None)
+
+
+def _turn_task(event: Any) -> bool:
+    """The Task a turn's stream opens with (not a rewind's effective-history Task)."""
+    return isinstance(event, pb.Task) and bool(event.id) and EFFECTIVE_HISTORY_KEY not in event.metadata

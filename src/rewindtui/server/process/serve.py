@@ -1,0 +1,299 @@
+"""``rewindtui serve``: run the agent server in the foreground.
+
+::
+
+    rewindtui serve [--host 127.0.0.1] [--port 0] [--data-dir DIR] [--model NAME] [--demo-delay S]
+                    [--allow-host NAME]
+
+The first stdout line is ``serving on http://HOST:PORT`` (the real port when 0 is asked),
+printed once the server accepts connections; the next says the agent URL to give
+``rewindtui --url``; then the bearer token when one was made up, and the gRPC address (``gRPC:
+HOST:PORT``, when grpcio is installed). Ctrl+C or SIGTERM stops it cleanly (exit status 0). Logs go to stderr.
+The model defaults to the offline demo model; see :mod:`rewindtui.server.agent.agent` for ``--model``
+ids.
+
+One server per data directory: a second one on the same directory is refused, naming the
+first (``instance.py``). Bound to anything but loopback, the server requires a bearer token:
+``REWINDTUI_SERVER_TOKEN``, or a random one printed at start. ``--exit-on-stdin-eof`` (how
+``spawn_server`` starts it) makes it a shared server for the apps on its data directory: it
+stops once the app that started it (its stdin closes) and every app that attached since are
+gone.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gc
+import os
+import sys
+import threading
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from rewindtui.server.agent.model_options import (
+    DEFAULT_MODEL_RETRIES,
+    DEFAULT_MODEL_TIMEOUT,
+    DEFAULT_STALL_TIMEOUT,
+    ModelOptions,
+    model_problem,
+)
+from rewindtui.server.http.paths import AGENT_PATH, API_PATH, DATA_FILES
+from rewindtui.server.process.instance import DataDirBusy, DataDirHold, DataDirUnusable
+from rewindtui.server.process.options import TOKEN_ENV, ServerOptions, is_loopback
+from rewindtui.server.process.spawn import default_data_dir
+
+#: The shortest bearer token accepted for a server reachable beyond loopback.
+MIN_TOKEN_CHARS = 32
+
+
+def listen_text(host: str, port: int) -> str:
+    """Where the server listens, in words (``0.0.0.0`` / ``::`` are every interface)."""
+    shown = f"[{host}]" if ":" in host else host
+    every = host in ("0.0.0.0", "::", "")
+    return f"http://{shown}:{port}" + (" (every interface of this machine: use its address or name)" if every else "")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="rewindtui serve", description="Run rewindtui's local A2A agent server (rewind and fork built in)."
+    )
+    parser.add_argument("--host", default="127.0.0.1", help="interface to listen on (default: 127.0.0.1)")
+    parser.add_argument("--port", type=int, default=0, help="port to listen on; 0 picks a free one (default: 0)")
+    parser.add_argument(
+        "--data-dir", type=Path, default=None, help=f"where sessions are stored (default: {default_data_dir()})"
+    )
+    parser.add_argument(
+        "--model",
+        default=None,
+        help="model: 'demo' (default, offline), 'demo-slow' (the demo model streaming a few words every quarter second: try stopping a reply), a LiteLLM id such as 'openai/gpt-4o-mini' or "
+        "'ollama_chat/llama3.2' (pip install 'rewindtui[models]'), or an ADK id such as 'gemini-2.5-flash'",
+    )
+    parser.add_argument(
+        "--model-base-url", default=None, metavar="URL", help="an OpenAI-compatible endpoint for the model"
+    )
+    parser.add_argument(
+        "--model-timeout",
+        type=_seconds,
+        default=DEFAULT_MODEL_TIMEOUT,
+        metavar="S",
+        help=f"seconds one model request may take (default: {DEFAULT_MODEL_TIMEOUT:g})",
+    )
+    parser.add_argument(
+        "--stall-timeout",
+        type=_seconds,
+        default=DEFAULT_STALL_TIMEOUT,
+        metavar="S",
+        help=f"seconds a turn may go without news from the agent before it fails (default: {DEFAULT_STALL_TIMEOUT:g})",
+    )
+    parser.add_argument(
+        "--model-retries",
+        type=int,
+        default=DEFAULT_MODEL_RETRIES,
+        metavar="N",
+        help=f"retries of a model request that failed for a passing reason (default: {DEFAULT_MODEL_RETRIES})",
+    )
+    parser.add_argument(
+        "--demo-delay", type=float, default=0.0, help="seconds between the demo model's streamed deltas"
+    )
+    parser.add_argument(
+        "--allow-host",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="also accept requests whose Host header names NAME (loopback names always are)",
+    )
+    parser.add_argument(
+        "--log-level", default="warning", choices=["critical", "error", "warning", "info", "debug"]
+    )
+    parser.add_argument(
+        "--exit-on-stdin-eof",
+        action="store_true",
+        help="serve the apps on this data dir and stop once they are all gone, the one that "
+        "started it first (its stdin closes)",
+    )
+    return parser
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text!r}")
+    return value
+
+
+def _watch_stdin(on_eof: Any) -> None:
+    """Call ``on_eof()`` once stdin reaches EOF: the parent closed it or died."""
+
+    def watch() -> None:
+        try:
+            while sys.stdin.buffer.read(65536):
+                pass
+        except (OSError, ValueError):
+            pass
+        on_eof()
+
+    threading.Thread(target=watch, name="rewindtui-stdin-watch", daemon=True).start()
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if not 0 <= args.port <= 65535:
+        print("rewindtui serve: --port must be between 0 and 65535", file=sys.stderr)
+        return 2
+    data_dir: Path = args.data_dir if args.data_dir is not None else default_data_dir()
+    model_options = ModelOptions(
+        base_url=args.model_base_url,
+        timeout=args.model_timeout,
+        stall_timeout=args.stall_timeout,
+        retries=max(0, args.model_retries),
+    )
+    options, generated_token = replace(
+        ServerOptions.from_env(), allowed_hosts=tuple(args.allow_host), model=model_options
+    ).for_bind(args.host)
+
+    problem = model_problem(args.model)
+    if problem is not None:
+        print(f"rewindtui serve: {problem}", file=sys.stderr)
+        return 2
+    from rewindtui.server.http.control import Clients
+    from rewindtui.server.http.front import Front
+    from rewindtui.server.process.uvicorn_server import ManagedServer, base_url_for, bind_socket, make_config
+
+    if options.token is not None and not is_loopback(args.host) and len(options.token) < MIN_TOKEN_CHARS:
+        print(
+            f"rewindtui serve: the bearer token ({TOKEN_ENV}) has {len(options.token)} characters; "
+            f"a server reachable beyond loopback needs at least {MIN_TOKEN_CHARS} (unset it for a random one)",
+            file=sys.stderr,
+        )
+        return 2
+    hold = DataDirHold(data_dir, DATA_FILES)
+    try:
+        hold.acquire()
+    except (DataDirBusy, DataDirUnusable, OSError) as exc:
+        print(f"rewindtui serve: {exc}", file=sys.stderr)
+        return 1
+    from rewindtui.server.storage.integrity import DataDirProblem, check_data_dir
+
+    try:
+        for note in check_data_dir(data_dir):
+            print(f"rewindtui serve: note: {note}", file=sys.stderr)
+    except DataDirProblem as exc:  # one line naming the file and what to do (no traceback)
+        hold.release()
+        print(f"rewindtui serve: {exc}", file=sys.stderr)
+        if args.exit_on_stdin_eof:
+            print(f"error: {exc}", flush=True)  # the spawning app shows its first stdout line
+        return 1
+    try:
+        sock = bind_socket(args.host, args.port)
+    except OSError as exc:
+        hold.release()
+        print(f"rewindtui serve: cannot listen on {args.host}:{args.port}: {exc}", file=sys.stderr)
+        return 1
+    server: Any = None
+    try:
+        base_url = base_url_for(args.host, sock.getsockname()[1])
+        clients = Clients(on_unused=(lambda: setattr(server, "should_exit", True)) if args.exit_on_stdin_eof else None)
+
+        def build() -> Any:
+            # google-adk, a2a-sdk, the model's library: seconds of imports, on the front's worker
+            # thread while the front already answers
+            from rewindtui.server.http.app import create_app
+
+            return create_app(
+                data_dir,
+                base_url,
+                model=args.model,
+                demo_delay=args.demo_delay,
+                options=options,
+                bind_host=args.host,
+                clients=clients,
+                instance=hold.instance,
+            )
+
+        def card() -> dict[str, Any]:
+            from rewindtui import __version__
+            from rewindtui.server.http.card_cache import cached_card
+
+            def build_card() -> dict[str, Any]:
+                from rewindtui.server.agent.demo_model import DEMO_MODEL_NAME
+                from rewindtui.server.http.card import agent_card_json, build_agent_card
+                from rewindtui.server.http.paths import AGENT_NAME
+
+                return agent_card_json(
+                    build_agent_card(
+                        agent_url=base_url + AGENT_PATH,
+                        api_url=base_url + API_PATH,
+                        name=AGENT_NAME,
+                        model=args.model or DEMO_MODEL_NAME,
+                        needs_token=options.token is not None,
+                    )
+                )
+
+            key = {"version": __version__, "model": args.model or "", "token": options.token is not None}
+            return cached_card(data_dir, base_url, key, build_card)
+
+        def loaded(app: Any) -> None:
+            # Everything loaded so far (google-adk, a2a-sdk, ...) lives as long as the process:
+            # keep the cyclic GC from re-scanning it on every full collection. A turn allocates
+            # thousands of short-lived objects (pydantic events, protos, dicts): collect the young
+            # generation every 20,000 allocations instead of 700 (about 13% less CPU per turn
+            # under bench/bench_throughput.py's load).
+            gc.collect()
+            gc.freeze()
+            gc.set_threshold(20_000, 20, 100)
+            # the gRPC port listens once the full app is up (grpc_listener.py): said then
+            for interface in app.state.agent_card.get("supportedInterfaces", ()):
+                if interface.get("protocolBinding") == "GRPC":
+                    agent_url = base_url + AGENT_PATH
+                    print(f"gRPC: {interface['url']}  (rewindtui --url {agent_url} --binding grpc)", flush=True)
+
+        front = Front(
+            data_dir,
+            build=build,
+            card=card,
+            options=options,
+            bind_host=args.host,
+            on_loaded=loaded,
+            on_failed=lambda: setattr(server, "should_exit", True),
+        )
+
+        def announce() -> None:
+            state = hold.publish(
+                base_url=base_url, agent_url=base_url + AGENT_PATH, api_url=base_url + API_PATH, token=options.token
+            )
+            print(f"serving on {base_url}", flush=True)
+            print(f"agent URL: {state.agent_url}  (rewindtui --url {state.agent_url})", flush=True)
+            if generated_token:
+                print(
+                    f"bearer token: {options.token}  (clients send Authorization: Bearer …; "
+                    f"set {TOKEN_ENV} to choose it)",
+                    flush=True,
+                )
+            if not is_loopback(args.host):
+                print(f"listening on {listen_text(args.host, sock.getsockname()[1])}", flush=True)
+            if args.exit_on_stdin_eof:
+                loop = asyncio.get_running_loop()
+                parent = os.getppid()
+                clients.add(parent)
+                _watch_stdin(lambda: loop.call_soon_threadsafe(clients.remove, parent))
+
+        server = ManagedServer(make_config(front, log_level=args.log_level), on_ready=announce, before_shutdown=front.before_shutdown)
+        asyncio.run(server.serve(sockets=[sock]))
+        if front.error is not None:
+            print(f"rewindtui serve: the agent could not start: {front.error}", file=sys.stderr)
+            return 1
+        return 0 if server.started else 1
+    except KeyboardInterrupt:  # a second Ctrl+C while shutting down
+        return 0
+    finally:
+        sock.close()
+        hold.release()
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

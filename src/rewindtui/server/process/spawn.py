@@ -1,0 +1,299 @@
+"""Run the server in a child process -- a light module (stdlib imports only).
+
+The app uses this instead of :class:`EmbeddedServer` so that google-adk's
+heavy import happens in another process and never delays the first paint::
+
+    server = spawn_server(default_data_dir())
+    ...  # server.agent_url, server.api_url
+    server.stop()
+
+The child is ``python -m rewindtui.server.process.serve ... --exit-on-stdin-eof`` (the
+same ``main()`` that ``rewindtui serve`` runs, without loading the CLI). It
+prints ``serving on http://HOST:PORT`` as its first stdout line once it accepts
+connections; everything else it logs goes to stderr, which is written to
+``server.log`` in the data directory. Its stdin is a pipe held by this
+process: when this process exits -- even killed -- the pipe closes and the
+server shuts itself down (once no other app uses it), so it never outlives the apps.
+
+The child gets a random bearer token in its environment (``REWINDTUI_SERVER_TOKEN``, never on
+its command line, where other users could read it); ``server.token`` is what clients send.
+
+One server per data directory: when a healthy server already serves ``data_dir`` (its
+``server.json``, see :mod:`rewindtui.server.process.instance`), ``spawn_server`` attaches to it
+instead and returns an :class:`AttachedServer`, whose ``stop()`` only detaches.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from rewindtui.base.dirs import default_data_dir
+from rewindtui.server.agent.model_options import ModelOptions
+from rewindtui.server.http.paths import AGENT_PATH as AGENT_SUFFIX
+from rewindtui.server.http.paths import API_PATH as API_SUFFIX
+from rewindtui.server.process.instance import (
+    LOCK_FILE,
+    SPAWN_LOCK_FILE,
+    FileLock,
+    ServerState,
+    alive,
+    attach,
+    detach,
+    healthy,
+    new_token,
+    read_state,
+)
+from rewindtui.server.process.options import TOKEN_ENV
+
+READY_PREFIX = "serving on "
+LOG_FILE = "server.log"
+
+
+class ServerStartError(RuntimeError):
+    """The child process exited or stayed silent instead of announcing its address."""
+
+
+class ServerUrls:
+    """The URLs of a running server, derived from its ``base_url``."""
+
+    base_url: str
+
+    @property
+    def agent_url(self) -> str:
+        return self.base_url + AGENT_SUFFIX
+
+    @property
+    def api_url(self) -> str:
+        return self.base_url + API_SUFFIX
+
+
+class SpawnedServer(ServerUrls):
+    """A running server child process."""
+
+    def __init__(
+        self, process: subprocess.Popen[str], base_url: str, data_dir: Path, token: str | None = None
+    ) -> None:
+        self.process = process
+        self.base_url = base_url
+        self.data_dir = data_dir
+        self.token = token
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    @property
+    def running(self) -> bool:
+        return self.process.poll() is None
+
+    def stop(self, timeout: float = 10.0) -> int | None:
+        """Stop the child: close its stdin (it shuts down cleanly), then terminate, then kill.
+
+        Returns its exit status (0 for a clean stop). Safe to call twice.
+        """
+        if self.process.stdin is not None and not self.process.stdin.closed:
+            try:
+                self.process.stdin.close()
+            except OSError:
+                pass
+        for step in (None, self.process.terminate, self.process.kill):
+            if self.process.poll() is not None:
+                break
+            if step is not None:
+                step()
+            try:
+                self.process.wait(timeout)
+            except subprocess.TimeoutExpired:
+                continue
+        if self.process.stdout is not None:
+            self.process.stdout.close()
+        return self.process.returncode
+
+    def __enter__(self) -> SpawnedServer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def __repr__(self) -> str:
+        return f"SpawnedServer(pid={self.process.pid}, {self.base_url})"
+
+
+class AttachedServer(ServerUrls):
+    """A server another app started on the same data directory, used by this process too."""
+
+    def __init__(self, state: ServerState, data_dir: Path) -> None:
+        self.state = state
+        self.base_url = state.base_url
+        self.data_dir = data_dir
+        self.token = state.token
+        self._attached = True
+
+    @property
+    def pid(self) -> int:
+        return self.state.pid
+
+    @property
+    def running(self) -> bool:
+        return alive(self.state.pid)
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Detach: the server goes on for its other apps (and stops by itself after the last)."""
+        if self._attached:
+            self._attached = False
+            detach(self.state, os.getpid())
+
+    def __enter__(self) -> AttachedServer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def __repr__(self) -> str:
+        return f"AttachedServer(pid={self.state.pid}, {self.base_url})"
+
+
+def running_server(data_dir: Path, timeout: float = 30.0) -> ServerState | None:
+    """The healthy server serving ``data_dir``, if one does; None if none does.
+
+    Raises :class:`ServerStartError` when a process holds the directory but does not answer as
+    its ``server.json`` says within ``timeout`` seconds.
+    """
+    lock = FileLock(data_dir / LOCK_FILE)
+    if lock.acquire(wait=False):
+        lock.release()
+        return None
+    deadline = time.monotonic() + timeout
+    while True:
+        state = read_state(data_dir)
+        if state is not None and healthy(state):
+            return state
+        if time.monotonic() > deadline:
+            who = state.describe() if state is not None else "another process"
+            raise ServerStartError(
+                f"{data_dir} is in use by {who}, which does not answer; stop it or use another data directory"
+            )
+        time.sleep(0.1)
+
+
+def server_command(
+    data_dir: Path,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    model: str | None = None,
+    demo_delay: float = 0.0,
+    python: str | None = None,
+    model_options: ModelOptions | None = None,
+) -> list[str]:
+    cmd = [
+        python or sys.executable,
+        "-m",
+        "rewindtui.server.process.serve",
+        "--host",
+        host,
+        "--port",
+        str(port),
+        "--data-dir",
+        str(data_dir),
+        "--exit-on-stdin-eof",
+    ]
+    if model:
+        cmd += ["--model", model]
+    if demo_delay:
+        cmd += ["--demo-delay", str(demo_delay)]
+    if model_options is not None:
+        cmd += model_options.args()
+    return cmd
+
+
+def spawn_server(
+    data_dir: Path | None = None,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    model: str | None = None,
+    demo_delay: float = 0.0,
+    timeout: float = 60.0,
+    command: Sequence[str] | None = None,
+    env: dict[str, str] | None = None,
+    share: bool = True,
+    model_options: ModelOptions | None = None,
+) -> SpawnedServer | AttachedServer:
+    """Start the server in a child process and return once it accepts connections -- or, with
+    ``share`` (and no ``command``), attach to the server already serving ``data_dir``.
+
+    ``command`` replaces the default child command line (it must print the
+    ``serving on`` line). Raises :class:`ServerStartError` when the child exits
+    or says nothing for ``timeout`` seconds (it is killed then).
+    """
+    data_dir = Path(data_dir) if data_dir is not None else default_data_dir()
+    data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)  # private from the start (integrity.py)
+    spawn_lock = FileLock(data_dir / SPAWN_LOCK_FILE)
+    spawn_lock.acquire(wait=True)  # one app at a time decides to start or to attach
+    try:
+        if share and not command:
+            state = running_server(data_dir, timeout=min(timeout, 30.0))
+            if state is not None:
+                attach(state, os.getpid())
+                return AttachedServer(state, data_dir)
+        return _spawn(data_dir, host, port, model, demo_delay, timeout, command, env, model_options)
+    finally:
+        spawn_lock.release()
+
+
+def _spawn(
+    data_dir: Path,
+    host: str,
+    port: int,
+    model: str | None,
+    demo_delay: float,
+    timeout: float,
+    command: Sequence[str] | None,
+    env: dict[str, str] | None,
+    model_options: ModelOptions | None = None,
+) -> SpawnedServer:
+    cmd = list(command) if command else server_command(
+        data_dir, host=host, port=port, model=model, demo_delay=demo_delay, model_options=model_options
+    )
+    token = new_token()
+    child_env = dict(os.environ if env is None else env)
+    child_env.setdefault("PYTHONUNBUFFERED", "1")
+    child_env[TOKEN_ENV] = token
+    with open(data_dir / LOG_FILE, "ab") as log:
+        process = subprocess.Popen(
+            cmd,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=log,
+            text=True,
+            env=child_env,
+        )
+    first_line: list[str] = []
+    reader = threading.Thread(
+        target=lambda: first_line.append(process.stdout.readline() if process.stdout else ""),
+        name="rewindtui-spawn-reader",
+        daemon=True,
+    )
+    reader.start()
+    reader.join(timeout)
+    if reader.is_alive() or not first_line or not first_line[0].startswith(READY_PREFIX):
+        process.kill()
+        process.wait()
+        reader.join()
+        for pipe in (process.stdin, process.stdout):
+            if pipe is not None:
+                pipe.close()
+        said = first_line[0].strip() if first_line else ""
+        raise ServerStartError(
+            f"the server did not start (exit status {process.returncode}; first line {said!r}); "
+            f"see {data_dir / LOG_FILE}"
+        )
+    base_url = first_line[0][len(READY_PREFIX) :].strip().rstrip("/")
+    return SpawnedServer(process, base_url, data_dir, token)

@@ -1,0 +1,1 @@
+"""The agent service: turns, rewinds, sessions, confirmations, and their errors."""

@@ -1,0 +1,208 @@
+"""A session's task log: which tasks are current, and what the conversation was at any point.
+
+A session's tasks form a log, oldest first (``seq``). Turn and fork tasks own messages. A rewind
+task went back to just before an invocation (``before``); a redo task is a rewind whose ``before``
+is an earlier rewind's own invocation (ADK's rewind event), so it undoes that rewind.
+
+ADK decides what the model sees by one rule (``google.adk.events._rewind_events._apply_rewinds``):
+walking back from the end, a rewind event hides everything from the first event of the invocation
+it names up to itself. So after a rewind before X the session is exactly what it was just before
+X began -- and that holds when X is itself a rewind (redo) or a rewound turn (fork from a branch).
+
+Over the task log the same rule is a tree: a task's parent is the task before it, except a
+rewind's, whose parent is the task before X's first task. The current tasks are the path from
+the last task to the root; the state just before any task is the path from the task before it.
+The effective history of a state is its path's messages, oldest first -- up to the newest rewind
+on the path, whose stored history (``refs``) is the effective history at that moment (it may
+hold part of a task the rewind cut, e.g. a fork's copied history).
+
+Pure: rows in, plans out; :class:`rewindtui.server.storage.store.Store` reads the rows and writes the
+result.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+#: ``LogTask.refs_json`` of a rewind task whose history is stored but not read yet (see
+#: :meth:`SessionLog.refs_needed`): a long session's rewinds each hold its whole history.
+UNREAD = ""
+#: Task kinds whose tasks hold their own messages, and those that go back in the log.
+OWNING_KINDS = frozenset({"turn", "fork"})
+REWIND_KINDS = frozenset({"rewind", "redo"})
+
+
+class LogTask(NamedTuple):
+    """A task of the log (a named tuple: a long session's log holds tens of thousands of these)."""
+
+    seq: int
+    id: str
+    kind: str  # turn | fork | rewind | redo
+    invocation_id: str | None  # a turn's invocation; a rewind's own (ADK's rewind event)
+    before: str | None  # rewind / redo: the invocation it went back before
+    rewound_by: str | None
+    refs_json: str | None  # rewind / redo: its history, message seqs (JSON); UNREAD: not read yet
+    created_at: str = ""
+
+    @property
+    def refs(self) -> list[int]:
+        if self.refs_json == UNREAD:
+            raise LookupError(f"the history of rewind task {self.id!r} was not read (SessionLog.refs_needed)")
+        return json.loads(self.refs_json) if self.refs_json else []
+
+
+class LogMessage(NamedTuple):
+    seq: int
+    task_seq: int  # the task that owns it
+    task_id: str
+    invocation_id: str | None
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Going back to just before an invocation: the effective history then, and the tasks whose
+    rewound mark changes (seqs)."""
+
+    effective: list[LogMessage]
+    boundary_task_seq: int  # the task where the invocation begins
+    hide: list[int] = field(default_factory=list)
+    restore: list[int] = field(default_factory=list)
+    #: how many of the hidden tasks are turns (not rewinds): what the rewind takes away, in turns
+    hidden_turns: int = 0
+
+
+class NotInLog(LookupError):
+    """No such invocation in the session (``reason``: ``unknown``, or ``rewound`` when it is in
+    the log but not in the current conversation and only a current one was asked for)."""
+
+    def __init__(self, reason: str, message: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+
+
+class SessionLog:
+    def __init__(self, tasks: Sequence[LogTask], messages: Iterable[LogMessage]) -> None:
+        self.tasks = list(tasks)
+        self._index = {task.seq: i for i, task in enumerate(self.tasks)}
+        self._by_id = {task.id: i for i, task in enumerate(self.tasks)}
+        self._messages: dict[int, list[LogMessage]] = {}
+        self._message: dict[int, LogMessage] = {}
+        #: invocation -> (index of the task where it begins, seq of its first message or None)
+        self._first: dict[str, tuple[int, int | None]] = {}
+        for message in messages:
+            self._messages.setdefault(message.task_seq, []).append(message)
+            self._message[message.seq] = message
+            inv = message.invocation_id
+            if inv and inv not in self._first and message.task_seq in self._index:
+                self._first[inv] = (self._index[message.task_seq], message.seq)
+        for i, task in enumerate(self.tasks):
+            if task.kind in REWIND_KINDS and task.invocation_id and task.invocation_id not in self._first:
+                self._first[task.invocation_id] = (i, None)
+        self._parent: list[int] = []
+        for i, task in enumerate(self.tasks):
+            parent = i - 1
+            if task.kind in REWIND_KINDS and task.before in self._first:
+                begins = self._first[task.before][0]
+                if begins < i:
+                    parent = begins - 1
+            self._parent.append(parent)
+
+    # -- the tree ----------------------------------------------------------------------
+    def path(self, index: int) -> list[int]:
+        """Task indexes of the state after task ``index`` (-1: the empty session), newest first."""
+        out = []
+        while index >= 0:
+            out.append(index)
+            index = self._parent[index]
+        return out
+
+    @property
+    def head(self) -> int:
+        return len(self.tasks) - 1
+
+    def current(self) -> list[int]:
+        return self.path(self.head)
+
+    def effective(self, index: int) -> list[LogMessage]:
+        """The effective history of the state after task ``index``, oldest first."""
+        chunks: list[list[LogMessage]] = []
+        for i in self.path(index):
+            task = self.tasks[i]
+            if task.kind in REWIND_KINDS:
+                if task.refs_json is not None:
+                    chunks.append([self._message[s] for s in task.refs if s in self._message])
+                    break
+                continue
+            chunks.append(self._messages.get(task.seq, []))
+        return [m for chunk in reversed(chunks) for m in chunk]
+
+    def _newest_rewind(self, index: int) -> int | None:
+        """The task index whose stored history :meth:`effective` of ``index`` reads (None: none)."""
+        for i in self.path(index):
+            task = self.tasks[i]
+            if task.kind in REWIND_KINDS and task.refs_json is not None:
+                return i
+        return None
+
+    def refs_needed(self, invocation_id: str | None = None) -> list[int]:
+        """Seqs of the rewind tasks whose unread histories :meth:`current_invocations` and
+        :meth:`plan` of ``invocation_id`` read (give them with :meth:`give_refs`)."""
+        wanted = {self._newest_rewind(self.head)}
+        found = self._first.get(invocation_id) if invocation_id is not None else None
+        if found is not None:
+            wanted.add(self._newest_rewind(found[0] - 1))
+        return sorted(self.tasks[i].seq for i in wanted if i is not None and self.tasks[i].refs_json == UNREAD)
+
+    def give_refs(self, refs: dict[int, str]) -> None:
+        """The stored histories (seq -> JSON) of rewind tasks read late."""
+        for seq, text in refs.items():
+            i = self._index[seq]
+            self.tasks[i] = self.tasks[i]._replace(refs_json=text)
+
+    def current_invocations(self) -> list[str]:
+        """The invocations of the current conversation, in order (each once)."""
+        return list(dict.fromkeys(m.invocation_id for m in self.effective(self.head) if m.invocation_id))
+
+    # -- going back --------------------------------------------------------------------
+    def plan(self, invocation_id: str, *, current_only: bool) -> Plan:
+        """Go back to just before ``invocation_id`` (a turn's, or a rewind's own). With
+        ``current_only``, it must be in the current conversation (a plain rewind)."""
+        found = self._first.get(invocation_id)
+        if found is None:
+            raise NotInLog("unknown", f"{invocation_id!r} is not an invocation of this session")
+        begins, first_message = found
+        if current_only and invocation_id not in self.current_invocations():
+            raise NotInLog(
+                "rewound",
+                f"invocation {invocation_id!r} was already rewound; choose one from the current history",
+            )
+        effective = self.effective(begins - 1)
+        task = self.tasks[begins]
+        if task.kind in OWNING_KINDS and first_message is not None:
+            # the task holds messages of earlier invocations too (a fork's copied history)
+            effective += [m for m in self._messages.get(task.seq, []) if m.seq < first_message]
+        now, then = set(self.current()), set(self.path(begins - 1))
+        return Plan(
+            effective=effective,
+            boundary_task_seq=task.seq,
+            hide=sorted(self.tasks[i].seq for i in now - then),
+            restore=sorted(self.tasks[i].seq for i in then - now),
+            hidden_turns=sum(1 for i in now - then if self.tasks[i].kind == "turn"),
+        )
+
+    def task(self, task_id: str) -> LogTask | None:
+        index = self._by_id.get(task_id)
+        return self.tasks[index] if index is not None else None
+
+    def last_rewind(self) -> LogTask | None:
+        """The rewind a plain redo undoes: the newest current rewind with no turn after it (redos
+        of later rewinds may follow it). None when a turn came after the last rewind."""
+        for i in self.current():
+            task = self.tasks[i]
+            if task.kind == "redo":
+                continue
+            return task if task.kind == "rewind" else None
+        return None

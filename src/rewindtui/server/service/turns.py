@@ -1,0 +1,505 @@
+"""The turn runner: one A2A message through ``Runner.run_async``, stored and streamed.
+
+A turn's stream opens with the Task (spec §3.1.2): state ``submitted``, its history the
+user's message carrying kagent's metadata (the invocation id included). Then, as kagent-adk
+does: ``working``; ``working`` per agent message (partial deltas first, never stored; then
+the full message); an ``artifact-update`` with the final text; a final ``completed`` (or
+``failed`` / ``canceled``).
+
+Storage order, so a crash at any point leaves something recovery can finish (see
+:mod:`rewindtui.server.storage.recovery`): the task and the user's message are stored *before* the
+agent runs; the invocation id is recorded when ADK has appended the user's event; each agent
+message is stored right after ADK committed its event. A running turn is also a
+:class:`LiveTask`: ``SubscribeToTask`` gets its current Task, then its events from there on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import copy
+import json
+import logging
+import sqlite3
+from collections.abc import AsyncIterator, Callable, Coroutine
+from dataclasses import dataclass
+from typing import Any
+
+from google.adk.agents.run_config import RunConfig, StreamingMode
+from google.adk.runners import Runner
+from google.adk.telemetry import TelemetryConfig
+
+from rewindtui.a2a import contract
+from rewindtui.a2a.outgoing import APPROVE
+from rewindtui.server.agent.model_errors import MODEL_ERROR_CODE, describe, describe_event_error
+from rewindtui.server.service import confirmations
+from rewindtui.server.service.errors import (
+    BadRequest,
+    Conflict,
+    NotFound,
+    ServiceError,
+    is_storage_failure,
+    storage_error,
+)
+from rewindtui.server.service.faults import TURN_AFTER_AGENT_MESSAGE, Checkpoints
+from rewindtui.server.service.sessions import derive_name
+from rewindtui.server.service.wire import (
+    agent_message,
+    agent_text_message,
+    artifact_update,
+    genai_content_from_message,
+    kagent_metadata,
+    new_id,
+    now_iso,
+    status_update,
+    text_of,
+    usage_of,
+)
+from rewindtui.server.storage.store import SessionRow, Store, TaskRow
+
+log = logging.getLogger(__name__)
+
+Emit = Callable[[dict[str, Any]], None]
+_CLOSED: dict[str, Any] = {"kind": "__closed__"}
+#: a turn whose tool waits for the user's approval ends in this state
+WAITING = "input-required"
+#: set on a failed turn the agent had taken: the session's next turn rewinds it first, so the
+#: model never sees the failed message as a stray (a re-send is its one copy)
+CLEAN_RETRY_KEY = "rewindtui_rewind_on_next_turn"
+
+
+@dataclass
+class Resume:
+    """A waiting task taking the user's answer: the task as stored, and ADK's new message."""
+
+    row: TaskRow
+    history: list[dict[str, Any]]
+    new_message: Any  # google.genai.types.Content
+
+
+class LiveTask:
+    """A running turn as subscribers see it: its Task now, and its events from now on."""
+
+    def __init__(self, task: dict[str, Any], history: list[dict[str, Any]]) -> None:
+        self.task = task
+        self.history = history
+        self._queues: list[asyncio.Queue[dict[str, Any]]] = []
+
+    def publish(self, event: dict[str, Any]) -> None:
+        for queue in self._queues:
+            queue.put_nowait(event)
+
+    def close(self) -> None:
+        self.publish(_CLOSED)
+        self._queues.clear()
+
+    async def follow(self) -> AsyncIterator[dict[str, Any]]:
+        """The Task as it is now, then every later event until the turn ends.
+
+        The snapshot and the subscription happen with no ``await`` between them, so no event
+        is missed or seen twice.
+        """
+        queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+        snapshot = copy.deepcopy({**self.task, "history": self.history})
+        self._queues.append(queue)
+        try:
+            yield snapshot
+            while True:
+                event = await queue.get()
+                if event is _CLOSED:
+                    return
+                yield event
+        finally:
+            with contextlib.suppress(ValueError):
+                self._queues.remove(queue)
+
+
+class TurnRunner:
+    def __init__(
+        self,
+        *,
+        store: Store,
+        runner: Runner,
+        app_name: str,
+        checkpoints: Checkpoints,
+        on_store_failure: Callable[[str], None],
+        stall_timeout: float | None = None,
+    ) -> None:
+        self.store = store
+        #: seconds a turn may go without an event from the agent before it fails (None: forever)
+        self.stall_timeout = stall_timeout
+        self.runner = runner
+        self.app_name = app_name
+        self.checkpoints = checkpoints
+        self._on_store_failure = on_store_failure
+        #: ADK's telemetry settings, read from the environment once: without one in the RunConfig,
+        #: ADK builds a TelemetryConfig (reading every OTEL_*/ADK_* variable) several times a turn
+        self.telemetry = TelemetryConfig()
+        self.live: dict[str, LiveTask] = {}
+        self.jobs: dict[str, asyncio.Task[Any]] = {}
+
+    async def run(self, session: SessionRow, message: dict[str, Any], *, streaming: bool, emit: Emit) -> None:
+        await _Turn(self, session, message, streaming, emit).run()
+
+    async def answer(
+        self, session: SessionRow, task_id: str, message: dict[str, Any], decision: str, *, streaming: bool, emit: Emit
+    ) -> None:
+        """Resume the waiting task ``task_id`` with the user's ``decision`` ("approve" /
+        "reject"). Refused (nothing stored) if no question of that task is waiting."""
+        row = await self.store.get_task(task_id)
+        if row is None or row.session_id != session.id:
+            raise NotFound(f"task {task_id!r} not found")
+        if row.state != WAITING:
+            raise Conflict(f"task {task_id!r} is {row.state}: no question is waiting for an answer")
+        adk = await self.runner.session_service.get_session(
+            app_name=self.app_name, user_id=session.user_id, session_id=session.id
+        )
+        new_message = confirmations.answer(list(adk.events) if adk else [], approve=decision == APPROVE)
+        if new_message is None:
+            raise Conflict(f"task {task_id!r} has no tool call waiting for approval")
+        history = [json.loads(body) for body in await self.store.task_history_bodies(row)]
+        resume = Resume(row, history, new_message)
+        await _Turn(self, session, message, streaming, emit, resume=resume).run()
+
+    def cancel(self, task_id: str) -> asyncio.Task[Any] | None:
+        job = self.jobs.get(task_id)
+        if job is not None:
+            job.cancel()
+        return job
+
+
+class _TurnFailed(Exception):
+    pass
+
+
+class _Turn:
+    def __init__(
+        self,
+        owner: TurnRunner,
+        session: SessionRow,
+        message: dict[str, Any],
+        streaming: bool,
+        emit: Emit,
+        resume: Resume | None = None,
+    ) -> None:
+        self.owner = owner
+        self.session = session
+        self.sid = session.id
+        self.streaming = streaming
+        self._emit = emit
+        self.resume = resume
+        self.base: dict[str, Any] = {"app_name": owner.app_name, "user_id": session.user_id, "session_id": self.sid}
+        self.message = message
+        self.invocation_id: str | None = None
+        if resume is None:
+            self.task_id = new_id()
+            self.task: dict[str, Any] = {
+                "kind": "task",
+                "id": self.task_id,
+                "contextId": self.sid,
+                "status": {"state": "submitted", "timestamp": now_iso()},
+                "metadata": kagent_metadata(**self.base),
+            }
+            self.new_message: Any = genai_content_from_message(message)
+            history: list[dict[str, Any]] = []
+        else:
+            # the answer continues the waiting task and its invocation
+            self.task_id = resume.row.id
+            self.invocation_id = resume.row.invocation_id
+            self.task = {k: v for k, v in json.loads(resume.row.body).items() if k != "history"}
+            self.task["status"] = {"state": "working", "timestamp": now_iso()}
+            self.new_message = resume.new_message
+            history = list(resume.history)
+        self.user_message: dict[str, Any] = dict(
+            message,
+            taskId=self.task_id,
+            contextId=self.sid,
+            metadata={
+                **(message.get("metadata") or {}),
+                **kagent_metadata(**self.base, invocation_id=self.invocation_id, author="user", partial=False),
+            },
+        )
+        self.live = LiveTask(self.task, [*history, self.user_message])
+        self.last_text: str | None = None
+        self.last_author: str | None = None
+        self.usage: dict[str, Any] | None = None
+        self.opened = False  # the Task frame went out
+        self.question: dict[str, Any] | None = None  # the message asking for the user's approval
+        #: the text streamed (as deltas) since the last whole message, and by whom: kept if the
+        #: user stops the turn now, so what they saw is what the server holds
+        self.partial_text = ""
+        self.partial_author: str | None = None
+
+    def emit(self, event: dict[str, Any]) -> None:
+        self._emit(event)
+        self.live.publish(event)
+
+    async def run(self) -> None:
+        store = self.owner.store
+        try:
+            if self.resume is None:
+                await store.start_turn(
+                    task=self.task,
+                    session_id=self.sid,
+                    user_id=self.session.user_id,
+                    user_message=self.user_message,
+                    name=None if self.session.name else derive_name(text_of(self.message)),
+                )
+            else:
+                async with store.transaction() as tx:
+                    await store.add_messages(session_id=self.sid, task_id=self.task_id, messages=[self.user_message], tx=tx)
+                    await store.update_task(self.task, touch_session=True, tx=tx)
+        except sqlite3.IntegrityError:
+            raise BadRequest(
+                f"messageId {self.message.get('messageId')!r} was already used in this session"
+            ) from None
+        except Exception as exc:
+            if is_storage_failure(exc):
+                raise storage_error(exc, "store the message") from None
+            raise
+        owner = self.owner
+        owner.live[self.task_id] = self.live
+        owner.jobs[self.task_id] = asyncio.current_task()  # type: ignore[assignment]
+        try:
+            await self._run_agent()
+        finally:
+            owner.live.pop(self.task_id, None)
+            owner.jobs.pop(self.task_id, None)
+            self.live.close()
+
+    async def _run_agent(self) -> None:
+        run_config = RunConfig(
+            streaming_mode=StreamingMode.SSE if self.streaming else StreamingMode.NONE, telemetry=self.owner.telemetry
+        )
+        agen = self.owner.runner.run_async(
+            user_id=self.session.user_id,
+            session_id=self.sid,
+            new_message=self.new_message,
+            run_config=run_config,
+            yield_user_message=True,
+        )
+        try:
+            async for event in self._events(agen):
+                if self.question is not None and event.actions.requested_tool_confirmations:
+                    # the tool's response to its own question (ADK stored it; it needs it to
+                    # resume): stop before another model call, as kagent-adk does
+                    break
+                if event.author == "user":
+                    if not self.opened:
+                        await self._started(event.invocation_id)
+                    continue
+                await self._agent_event(event)
+            if self.invocation_id is None:
+                raise _TurnFailed("the agent produced no events for this message")
+            if self.question is not None:
+                await self._finish(WAITING, message=self.question)
+                return
+            if self.last_text is not None:
+                artifact = {"artifactId": new_id(), "parts": [{"kind": "text", "text": self.last_text}]}
+                self.task["artifacts"] = [artifact]
+                self.emit(artifact_update(task_id=self.task_id, context_id=self.sid, artifact=artifact))
+            await self._finish("completed")
+        except asyncio.CancelledError:
+            await _shielded(self._stopped())
+            raise
+        except _TurnFailed as exc:
+            await self._finish("failed", str(exc))
+        except ServiceError as exc:
+            await self._finish("failed", exc.message)
+        except Exception as exc:
+            if is_storage_failure(exc):
+                await self._finish("failed", storage_error(exc, "store the turn").message)
+                return
+            sentence = describe(exc, model=self._model_name(), timeout=self._model_timeout())
+            if sentence is not None:
+                log.warning("turn %s on session %s: %s (%s)", self.task_id, self.sid, sentence, type(exc).__name__)
+                await self._finish("failed", sentence)
+            else:
+                log.exception("turn %s on session %s failed", self.task_id, self.sid)
+                await self._finish("failed", f"The agent failed: {type(exc).__name__}: {exc}")
+        finally:
+            with contextlib.suppress(Exception):
+                await agen.aclose()
+
+    async def _events(self, agen: AsyncIterator[Any]) -> AsyncIterator[Any]:
+        """ADK's events; a wait longer than the stall timeout for the next one fails the turn.
+        (``asyncio.timeout``, not ``wait_for``: the generator must go on running in this task.)"""
+        stall = self.owner.stall_timeout
+        while True:
+            try:
+                async with asyncio.timeout(stall) as deadline:
+                    event = await anext(agen)
+            except StopAsyncIteration:
+                return
+            except TimeoutError:
+                if deadline.expired():
+                    raise _TurnFailed(
+                        f"The model sent nothing for {stall:g} s, so the turn was stopped; try again, "
+                        "or raise stall_timeout."
+                    ) from None
+                raise
+            yield event
+
+    def _model_name(self) -> str:
+        model = getattr(getattr(self.owner.runner, "agent", None), "model", "")
+        return model if isinstance(model, str) else str(getattr(model, "model", "") or "")
+
+    def _model_timeout(self) -> float | None:
+        model = getattr(getattr(self.owner.runner, "agent", None), "model", None)
+        extra = getattr(model, "_additional_args", None)
+        value = extra.get("timeout") if isinstance(extra, dict) else None
+        return float(value) if isinstance(value, (int, float)) else None
+
+    async def _started(self, invocation_id: str) -> None:
+        """ADK appended the user's event: record the invocation, open the stream."""
+        if self.resume is not None:
+            # an answer: the invocation is the waiting turn's, already stored with the answer
+            self.emit({**self.task, "history": list(self.live.history)})
+            self.opened = True
+            self.emit(self._working())
+            return
+        self.invocation_id = invocation_id
+        self.user_message["metadata"] = {
+            **(self.message.get("metadata") or {}),
+            **kagent_metadata(**self.base, invocation_id=invocation_id, author="user", partial=False),
+        }
+        self.live.history[0] = self.user_message
+        self.task["metadata"] = kagent_metadata(**self.base, invocation_id=invocation_id)
+        self.emit({**self.task, "history": [self.user_message]})
+        self.opened = True
+        self.task["status"] = {"state": "working", "timestamp": now_iso()}
+        await self._store(
+            self.owner.store.set_turn_invocation(
+                task=self.task, user_message=self.user_message, invocation_id=invocation_id
+            )
+        )
+        self.emit(self._working())
+
+    def _working(self) -> dict[str, Any]:
+        return status_update(
+            task_id=self.task_id,
+            context_id=self.sid,
+            state="working",
+            metadata=kagent_metadata(**self.base, invocation_id=self.invocation_id),
+        )
+
+    async def _agent_event(self, event: Any) -> None:
+        if event.error_code == MODEL_ERROR_CODE:
+            raise _TurnFailed(event.error_message or "The model failed.")
+        if event.error_code or event.error_message:
+            raise _TurnFailed(describe_event_error(event.error_code, event.error_message, model=self._model_name()))
+        event_usage = usage_of(event)
+        if event_usage and not event.partial:
+            self.usage = event_usage
+        message = agent_message(
+            event,
+            app_name=self.owner.app_name,
+            user_id=self.session.user_id,
+            session_id=self.sid,
+            task_id=self.task_id,
+            invocation_id=self.invocation_id,
+        )
+        if message is None:
+            return
+        if event.partial:
+            self.partial_text += "".join(
+                p["text"] for p in message["parts"] if p.get("kind") == "text" and not p.get("metadata")
+            )
+            self.partial_author = event.author
+        else:
+            self.partial_text = ""
+        if not event.partial and confirmations.asks_for_confirmation(event):
+            self.question = message
+        if not event.partial:
+            await self.owner.checkpoints.reach(TURN_AFTER_AGENT_MESSAGE)
+            await self._store(
+                self.owner.store.add_messages(session_id=self.sid, task_id=self.task_id, messages=[message])
+            )
+            self.live.history.append(message)
+            texts = [p["text"] for p in message["parts"] if p.get("kind") == "text" and not p.get("metadata")]
+            if texts:
+                self.last_text = "".join(texts)
+            self.last_author = event.author
+        self.emit(
+            status_update(
+                task_id=self.task_id, context_id=self.sid, state="working", message=message, metadata=message["metadata"]
+            )
+        )
+
+    async def _stopped(self) -> None:
+        """The user stopped the turn: the reply streamed so far is stored as the agent's message,
+        marked stopped (the model's session holds no partial text: ADK appends whole events only),
+        and the turn ends canceled."""
+        kept = None
+        if self.partial_text and self.invocation_id is not None:
+            metadata = kagent_metadata(
+                **self.base, invocation_id=self.invocation_id, author=self.partial_author, partial=False
+            )
+            metadata[contract.STOPPED_KEY] = True
+            kept = {
+                **agent_text_message(self.partial_text, task_id=self.task_id, context_id=self.sid),
+                "metadata": metadata,
+            }
+            try:
+                await self._store(
+                    self.owner.store.add_messages(session_id=self.sid, task_id=self.task_id, messages=[kept])
+                )
+                self.live.history.append(kept)
+                self.last_author = self.partial_author
+            except Exception:
+                log.warning("turn %s: could not keep its stopped reply", self.task_id, exc_info=True)
+                kept = None
+        if kept is not None:
+            self.emit(
+                status_update(
+                    task_id=self.task_id, context_id=self.sid, state="working", message=kept, metadata=kept["metadata"]
+                )
+            )
+        await self._finish("canceled", None if kept is not None else "The turn was canceled.")
+
+    async def _store(self, write: Coroutine[Any, Any, None]) -> None:
+        """A store write mid-turn; if it fails, ADK is ahead of the store: flag the session."""
+        try:
+            await write
+        except Exception as exc:
+            if is_storage_failure(exc):
+                self.owner._on_store_failure(self.sid)
+            raise
+
+    async def _finish(self, state: str, text: str | None = None, message: dict[str, Any] | None = None) -> None:
+        self.task["status"] = {"state": state, "timestamp": now_iso()}
+        self.task["metadata"] = kagent_metadata(
+            **self.base, invocation_id=self.invocation_id, author=self.last_author, partial=False, usage=self.usage
+        )
+        if state == "failed" and self.invocation_id and self.resume is None:
+            # the agent took the message: the next turn rewinds this one first (executor)
+            self.task["metadata"][CLEAN_RETRY_KEY] = True
+        status_message = message
+        if text is not None:
+            status_message = agent_text_message(text, task_id=self.task_id, context_id=self.sid)
+        if status_message is not None:
+            self.task["status"]["message"] = status_message
+        try:
+            await self._store(self.owner.store.update_task(self.task, touch_session=True))
+        except Exception as exc:
+            if not is_storage_failure(exc):
+                raise
+            log.warning("turn %s: could not store its end (%s); recovery will", self.task_id, exc)
+        if not self.opened:
+            self.emit({**self.task, "history": list(self.live.history)})
+            self.opened = True
+        final_meta = kagent_metadata(**self.base, invocation_id=self.invocation_id, usage=self.usage)
+        self.emit(
+            status_update(
+                task_id=self.task_id, context_id=self.sid, state=state, message=status_message, metadata=final_meta
+            )
+        )
+
+
+async def _shielded(coro: Coroutine[Any, Any, Any]) -> None:
+    """Run cleanup to completion even though the current task is being cancelled."""
+    task = asyncio.get_running_loop().create_task(coro)
+    try:
+        await asyncio.shield(task)
+    except asyncio.CancelledError:
+        await task

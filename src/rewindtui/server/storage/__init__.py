@@ -1,0 +1,1 @@
+"""Storage: the SQLite task store, ADK's session database, integrity and recovery."""
