@@ -15,9 +15,10 @@ from rich.markdown import Markdown
 from rich.style import Style
 
 from rewindtui.a2a.classify import StreamEvent
-from rewindtui.client.a2a_client import ClientError, _task_of
+from rewindtui.client.a2a_client import ClientError
 from rewindtui.client.bounded_json import bound_task
 from rewindtui.client.errors import parse_frame, parse_json
+from rewindtui.client.tasks import task_of
 from rewindtui.model import Conversation
 from rewindtui.output.render_text import format_item
 from rewindtui.tui.widgets.part_view import PartStyles, render_parts
@@ -77,7 +78,7 @@ def _render(conversation: Conversation) -> None:
 @given(answer())
 def test_a_unary_answer_yields_items_or_a_shown_error(text):
     try:
-        task = _task_of(parse_json(text), "GetTask")
+        task = task_of(parse_json(text), "GetTask")
     except ClientError as exc:
         assert str(exc)
         return

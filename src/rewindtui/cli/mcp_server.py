@@ -2,7 +2,7 @@
 
 A coding agent (any MCP client) gets the same operations as ``rewindtui send`` / ``history`` /
 ``rewind`` / ... through the official MCP Python SDK: it can try an A2A agent, rewind it, and try
-again. Each tool runs the headless command of the same name (:data:`rewindtui.cli.main.COMMANDS`) on
+again. Each tool runs the headless command of the same name (:data:`rewindtui.cli.commands.COMMANDS`) on
 one connection opened at the first call and kept for the server's life (the embedded server is
 started then, when no ``--url`` is given, and stopped on exit), so the checks and refusals are
 the commands' own: no rewind is sent to a server that lacks it, credentials and headers go only
@@ -73,7 +73,8 @@ class Operations:
 
     async def run_text(self, command: str, **options: Any) -> str:
         """Run headless ``command``; what it printed (secrets redacted). ToolFailure on failure."""
-        from rewindtui.cli.main import COMMANDS, Output
+        from rewindtui.cli.commands import COMMANDS
+        from rewindtui.cli.output import Output
 
         stream = io.StringIO()
         args = argparse.Namespace(command=command, json=True, **options)
@@ -116,13 +117,13 @@ def error_line(exc: BaseException) -> str:
     """The one-line JSON error ``rewindtui --json`` prints for ``exc``."""
     import contextlib
 
-    from rewindtui.cli import main as cli
+    from rewindtui.cli.output import report
 
     buffer = io.StringIO()
     # --json errors go to stdout (the one JSON object a script reads); MCP's own stdout is the
     # protocol's stream, so the line is caught here, never printed
     with contextlib.redirect_stdout(buffer), contextlib.redirect_stderr(buffer):
-        cli.report(exc, as_json=True)
+        report(exc, as_json=True)
     return redact(buffer.getvalue().strip())
 
 

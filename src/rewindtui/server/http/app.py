@@ -67,6 +67,7 @@ from rewindtui.server.http.push_configs import PushingRequestHandler, PushNotifi
 from rewindtui.server.http.rest import build_rest_routes
 from rewindtui.server.process.options import ServerOptions
 from rewindtui.server.service.agent_service import AgentService
+from rewindtui.server.service.context import ServerContext
 from rewindtui.server.service.faults import Checkpoints
 from rewindtui.server.service.wire import REWIND_KEY
 from rewindtui.server.storage.adk_sessions import CachedDatabaseSessionService, sqlite_url
@@ -133,13 +134,15 @@ def create_app(
         artifact_service=FileArtifactService(data_dir / ARTIFACTS_DIR),
     )
     service = AgentService(
-        store=store,
-        session_service=session_service,
-        runner=runner,
-        app_name=APP_NAME,
-        agent_ref=AGENT_REF,
-        checkpoints=Checkpoints(options.pause_at),
-        stall_timeout=options.model.stall_timeout,
+        ServerContext(
+            store=store,
+            session_service=session_service,
+            runner=runner,
+            app_name=APP_NAME,
+            agent_ref=AGENT_REF,
+            checkpoints=Checkpoints(options.pause_at),
+            stall_timeout=options.model.stall_timeout,
+        )
     )
     parts = ServerParts(
         store=store, session_service=session_service, runner=runner, service=service, clients=clients, options=options

@@ -9,6 +9,9 @@ It routes; the rules live in the pieces it holds:
 * :class:`~rewindtui.server.service.rewinds.RewindService` -- rewind, redo and fork, journaled;
 * :class:`~rewindtui.server.storage.recovery.Recovery` -- startup replay and the consistency check.
 
+Each piece is built from the one :class:`~rewindtui.server.service.context.ServerContext` (store, ADK's
+session service and runner, app name, checkpoints, stall timeout, the per-session jobs).
+
 Requests arrive classified (:mod:`rewindtui.server.http.requests`). Refusals of an A2A message
 (bad rewind target, missing/other user's session, busy session, reused messageId, an answer to
 a task with no question waiting) come as one final ``failed`` status and change nothing.
@@ -22,19 +25,15 @@ import logging
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
-from google.adk.runners import Runner
-from google.adk.sessions.base_session_service import BaseSessionService
-
 from rewindtui.server.http.requests import Kind, Request, check_id, check_invocation
+from rewindtui.server.service.context import ServerContext, UsesContext
 from rewindtui.server.service.errors import Conflict, RecoveryPending, ServiceError
-from rewindtui.server.service.faults import Checkpoints
-from rewindtui.server.service.jobs import Jobs
 from rewindtui.server.service.rewinds import RewindService
 from rewindtui.server.service.sessions import Sessions
 from rewindtui.server.service.turns import CLEAN_RETRY_KEY, LiveTask, TurnRunner
 from rewindtui.server.service.wire import failed_event
 from rewindtui.server.storage.recovery import Recovery, Report
-from rewindtui.server.storage.store import SessionRow, Store, TaskPage, TaskRow
+from rewindtui.server.storage.store import SessionRow, TaskPage, TaskRow
 from rewindtui.server.storage.store_reader import StoreReader
 
 log = logging.getLogger(__name__)
@@ -42,48 +41,20 @@ log = logging.getLogger(__name__)
 _END: dict[str, Any] = {"kind": "__end__"}
 
 
-class AgentService:
+class AgentService(UsesContext):
     """Turns, rewind and fork for one agent (app) over a store and an ADK runner."""
 
-    def __init__(
-        self,
-        *,
-        store: Store,
-        session_service: BaseSessionService,
-        runner: Runner,
-        app_name: str,
-        agent_ref: str,
-        checkpoints: Checkpoints | None = None,
-        stall_timeout: float | None = None,
-    ) -> None:
-        checkpoints = checkpoints or Checkpoints()
-        self.store = store
-        self.session_service = session_service
-        self.app_name = app_name
-        self.jobs = Jobs()
-        self.reader = StoreReader(store)
-        self.sessions = Sessions(
-            store=store, session_service=session_service, jobs=self.jobs, app_name=app_name, agent_ref=agent_ref
+    def __init__(self, context: ServerContext) -> None:
+        super().__init__(context)
+        self.jobs = context.jobs
+        self.reader = StoreReader(context.store)
+        self.sessions = Sessions(context)
+        self.recovery = Recovery(
+            store=context.store, session_service=context.session_service, app_name=context.app_name
         )
-        self.recovery = Recovery(store=store, session_service=session_service, app_name=app_name)
         flag: Callable[[str], None] = self.recovery.needs.add
-        self.turns = TurnRunner(
-            store=store,
-            runner=runner,
-            app_name=app_name,
-            checkpoints=checkpoints,
-            on_store_failure=flag,
-            stall_timeout=stall_timeout,
-        )
-        self.rewinds = RewindService(
-            store=store,
-            session_service=session_service,
-            runner=runner,
-            app_name=app_name,
-            agent_ref=agent_ref,
-            checkpoints=checkpoints,
-            on_store_failure=flag,
-        )
+        self.turns = TurnRunner(context, on_store_failure=flag)
+        self.rewinds = RewindService(context, on_store_failure=flag)
 
     # -- lifecycle -------------------------------------------------------------------
     async def startup(self) -> Report:

@@ -32,10 +32,9 @@ from collections.abc import Callable
 from typing import Any
 
 from google.adk.errors.not_found_error import NotFoundError as AdkNotFoundError
-from google.adk.runners import Runner
-from google.adk.sessions.base_session_service import BaseSessionService
 
 from rewindtui.a2a import contract
+from rewindtui.server.service.context import ServerContext, UsesContext
 from rewindtui.server.service.errors import (
     Conflict,
     InvalidInvocation,
@@ -45,10 +44,10 @@ from rewindtui.server.service.errors import (
     is_storage_failure,
     storage_error,
 )
-from rewindtui.server.service.faults import FORK_AFTER_AGENT, REWIND_AFTER_AGENT, Checkpoints
+from rewindtui.server.service.faults import FORK_AFTER_AGENT, REWIND_AFTER_AGENT
 from rewindtui.server.service.session_log import REWIND_KINDS, NotInLog, Plan
 from rewindtui.server.service.wire import EFFECTIVE_HISTORY_KEY, kagent_metadata, new_id, now_iso, v1_dumps
-from rewindtui.server.storage.store import Intent, SessionRow, Store
+from rewindtui.server.storage.store import Intent, SessionRow
 
 log = logging.getLogger(__name__)
 
@@ -116,24 +115,9 @@ def moved_v1_text(v1_body: str | None, session_id: str, task_id: str) -> str | N
     return v1_dumps(_moved(data, session_id, task_id))
 
 
-class RewindService:
-    def __init__(
-        self,
-        *,
-        store: Store,
-        session_service: BaseSessionService,
-        runner: Runner,
-        app_name: str,
-        agent_ref: str,
-        checkpoints: Checkpoints,
-        on_store_failure: Callable[[str], None],
-    ) -> None:
-        self.store = store
-        self.session_service = session_service
-        self.runner = runner
-        self.app_name = app_name
-        self.agent_ref = agent_ref
-        self.checkpoints = checkpoints
+class RewindService(UsesContext):
+    def __init__(self, context: ServerContext, *, on_store_failure: Callable[[str], None]) -> None:
+        super().__init__(context)
         self._on_store_failure = on_store_failure
 
     async def _plan(self, session: SessionRow, invocation_id: str, *, current_only: bool = True) -> Plan:

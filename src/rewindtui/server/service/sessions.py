@@ -12,13 +12,12 @@ import logging
 import sqlite3
 
 from google.adk.errors.already_exists_error import AlreadyExistsError
-from google.adk.sessions.base_session_service import BaseSessionService
 
 from rewindtui.server.http.paths import ADK_FILE
+from rewindtui.server.service.context import ServerContext, UsesContext
 from rewindtui.server.service.errors import Conflict, NotFound, is_storage_failure, storage_error
-from rewindtui.server.service.jobs import Jobs
 from rewindtui.server.service.wire import new_id, now_iso
-from rewindtui.server.storage.store import Intent, SessionRow, Store
+from rewindtui.server.storage.store import Intent, SessionRow
 
 log = logging.getLogger(__name__)
 
@@ -33,15 +32,10 @@ def derive_name(text: str) -> str:
     return line if len(line) <= NAME_LIMIT else line[: NAME_LIMIT - 1].rstrip() + "…"
 
 
-class Sessions:
-    def __init__(
-        self, *, store: Store, session_service: BaseSessionService, jobs: Jobs, app_name: str, agent_ref: str
-    ) -> None:
-        self.store = store
-        self.session_service = session_service
-        self.jobs = jobs
-        self.app_name = app_name
-        self.agent_ref = agent_ref
+class Sessions(UsesContext):
+    def __init__(self, context: ServerContext) -> None:
+        super().__init__(context)
+        self.jobs = context.jobs
         self._warming: set[str] = set()
 
     async def owned(self, user_id: str, session_id: str) -> SessionRow:

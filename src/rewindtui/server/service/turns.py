@@ -26,13 +26,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from google.adk.agents.run_config import RunConfig, StreamingMode
-from google.adk.runners import Runner
 from google.adk.telemetry import TelemetryConfig
 
 from rewindtui.a2a import contract
 from rewindtui.a2a.outgoing import APPROVE
 from rewindtui.server.agent.model_errors import MODEL_ERROR_CODE, describe, describe_event_error
 from rewindtui.server.service import confirmations
+from rewindtui.server.service.context import ServerContext, UsesContext
 from rewindtui.server.service.errors import (
     BadRequest,
     Conflict,
@@ -41,7 +41,7 @@ from rewindtui.server.service.errors import (
     is_storage_failure,
     storage_error,
 )
-from rewindtui.server.service.faults import TURN_AFTER_AGENT_MESSAGE, Checkpoints
+from rewindtui.server.service.faults import TURN_AFTER_AGENT_MESSAGE
 from rewindtui.server.service.sessions import derive_name
 from rewindtui.server.service.wire import (
     agent_message,
@@ -55,7 +55,7 @@ from rewindtui.server.service.wire import (
     text_of,
     usage_of,
 )
-from rewindtui.server.storage.store import SessionRow, Store, TaskRow
+from rewindtui.server.storage.store import SessionRow, TaskRow
 
 log = logging.getLogger(__name__)
 
@@ -114,23 +114,9 @@ class LiveTask:
                 self._queues.remove(queue)
 
 
-class TurnRunner:
-    def __init__(
-        self,
-        *,
-        store: Store,
-        runner: Runner,
-        app_name: str,
-        checkpoints: Checkpoints,
-        on_store_failure: Callable[[str], None],
-        stall_timeout: float | None = None,
-    ) -> None:
-        self.store = store
-        #: seconds a turn may go without an event from the agent before it fails (None: forever)
-        self.stall_timeout = stall_timeout
-        self.runner = runner
-        self.app_name = app_name
-        self.checkpoints = checkpoints
+class TurnRunner(UsesContext):
+    def __init__(self, context: ServerContext, *, on_store_failure: Callable[[str], None]) -> None:
+        super().__init__(context)
         self._on_store_failure = on_store_failure
         #: ADK's telemetry settings, read from the environment once: without one in the RunConfig,
         #: ADK builds a TelemetryConfig (reading every OTEL_*/ADK_* variable) several times a turn
