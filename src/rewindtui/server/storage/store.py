@@ -42,11 +42,12 @@ import asyncio
 import base64
 import binascii
 import json
+import logging
 import sqlite3
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -54,7 +55,15 @@ from rewindtui.a2a import contract
 from rewindtui.a2a.dialect import TERMINAL_STATES
 from rewindtui.server.service.session_log import UNREAD, LogMessage, LogTask, Plan, SessionLog
 from rewindtui.server.service.wire import RENDER_VERSION, dumps, message_v1_text, now_iso
-from rewindtui.server.storage.undecodable import checked_body, decode_text
+from rewindtui.server.storage.undecodable import (
+    checked_body,
+    decode_text,
+    placeholder_task_body,
+    task_note,
+    task_problem,
+)
+
+log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
@@ -182,6 +191,21 @@ class TaskRow:
     rewound_at: str | None
     history_refs: str | None
     body: str
+    #: read, not stored: why the row could not be read as stored ("": it could); then ``body``
+    #: is a placeholder and ``history_refs`` empty (:mod:`.undecodable`)
+    unreadable: str = ""
+
+
+def task_row(r: Sequence[Any]) -> TaskRow:
+    """A TaskRow from a ``_TASK_COLS`` row; a damaged row as a placeholder (logged with its id)."""
+    row = TaskRow(*r)
+    reason = task_problem(row.body, row.history_refs)
+    if reason is None:
+        return row
+    log.warning("stored task %s (row %s) cannot be read: %s; answered as a placeholder", row.id, row.seq, reason)
+    body = placeholder_task_body(row.id, row.session_id, row.state, row.updated_at, reason)
+    refs = None if row.history_refs is None else "[]"
+    return replace(row, body=body, history_refs=refs, unreadable=reason)
 
 
 @dataclass(frozen=True)
@@ -464,14 +488,14 @@ class Store:
 
     async def get_task(self, task_id: str) -> TaskRow | None:
         r = await self._fetchone(f"SELECT {_TASK_COLS} FROM tasks WHERE id = ?", (task_id,))
-        return TaskRow(*r) if r else None
+        return task_row(r) if r else None
 
     async def session_tasks(self, session_id: str, include_rewound: bool = False) -> list[TaskRow]:
         where = "" if include_rewound else " AND rewound_by IS NULL"
         rows = await self._fetchall(
             f"SELECT {_TASK_COLS} FROM tasks WHERE session_id = ?{where} ORDER BY seq", (session_id,)
         )
-        return [TaskRow(*r) for r in rows]
+        return [task_row(r) for r in rows]
 
     async def session_tasks_page(
         self, session_id: str, *, limit: int, before: str = "", include_rewound: bool = False
@@ -487,7 +511,7 @@ class Store:
         rows = await self._fetchall(
             f"SELECT {_TASK_COLS} FROM tasks WHERE {where} ORDER BY seq DESC LIMIT ?", [*params, limit + 1]
         )
-        tasks = [TaskRow(*r) for r in reversed(rows[:limit])]
+        tasks = [task_row(r) for r in reversed(rows[:limit])]
         next_token = _encode_cursor("", tasks[0].seq) if len(rows) > limit else ""
         return TaskPage(tasks=tasks, total=-1, next_token=next_token)
 
@@ -496,7 +520,7 @@ class Store:
         done = (*TERMINAL_STATES, "input-required", "auth-required")
         marks = ",".join("?" for _ in done)
         rows = await self._fetchall(f"SELECT {_TASK_COLS} FROM tasks WHERE state NOT IN ({marks}) ORDER BY seq", done)
-        return [TaskRow(*r) for r in rows]
+        return [task_row(r) for r in rows]
 
     async def list_tasks(
         self,
@@ -536,7 +560,7 @@ class Store:
             f"SELECT {_TASK_COLS} FROM tasks WHERE {page_where} ORDER BY updated_at DESC, seq DESC LIMIT ?",
             [*page_params, page_size + 1],
         )
-        tasks = [TaskRow(*r) for r in rows[:page_size]]
+        tasks = [task_row(r) for r in rows[:page_size]]
         next_token = _encode_cursor(tasks[-1].updated_at, tasks[-1].seq) if len(rows) > page_size else ""
         return TaskPage(tasks=tasks, total=count[0] if count else 0, next_token=next_token)
 
@@ -600,7 +624,7 @@ class Store:
         tasks_sql = "SELECT seq, id, kind, invocation_id, rewound_by, created_at FROM tasks WHERE session_id = ? ORDER BY seq"
         refs = f"CASE WHEN history_refs IS NULL THEN NULL ELSE '{UNREAD}' END" if lazy else "history_refs"
         rewinds_sql = (
-            f"SELECT seq, json_extract(body, ?), {refs} FROM tasks WHERE session_id = ? AND kind IN ('rewind', 'redo')"
+            f"SELECT seq, CASE WHEN json_valid(body) THEN json_extract(body, ?) END, {refs} FROM tasks WHERE session_id = ? AND kind IN ('rewind', 'redo')"
         )
         rewinds_params = (f"$.metadata.{contract.REWOUND_BEFORE_KEY}", session_id)
         messages_sql = "SELECT seq, task_id, invocation_id FROM messages WHERE session_id = ? ORDER BY seq"
@@ -857,4 +881,6 @@ def task_json(task: TaskRow, history_bodies: Sequence[str], *, mark_rewound: boo
         meta[contract.REWOUND_AT_KEY] = task.rewound_at
         data["metadata"] = meta
         body = dumps(data)
+    if task.unreadable:
+        history_bodies = [*history_bodies, task_note(task.id, task.seq, task.unreadable)]
     return body[:-1] + ',"history":[' + ",".join(history_bodies) + "]}"
