@@ -66,6 +66,7 @@ SLOW_TESTS: frozenset[str] = frozenset(
         "tests/faults/test_changed_elsewhere.py::test_a_send_after_another_clients_rewind_reloads_instead",
         "tests/faults/test_changed_elsewhere_a2a.py::test_another_clients_turn_on_an_a2a_server_is_seen_before_a_send",
         "tests/faults/test_damaged_store.py::test_a_missing_or_empty_store_refuses_to_start",
+        "tests/faults/test_damaged_store.py::test_a_database_damaged_after_the_check_is_one_line_naming_it",
         "tests/faults/test_damaged_store.py::test_a_send_on_a_session_adk_does_not_know_stores_nothing",
         "tests/faults/test_damaged_store.py::test_one_garbled_message_reads_as_a_placeholder",
         "tests/faults/test_garbled_task.py::test_a_garbled_task_reads_as_a_placeholder_and_the_session_goes_on",

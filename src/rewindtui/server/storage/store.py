@@ -55,6 +55,7 @@ from rewindtui.a2a import contract
 from rewindtui.a2a.dialect import TERMINAL_STATES
 from rewindtui.server.service.session_log import UNREAD, LogMessage, LogTask, Plan, SessionLog
 from rewindtui.server.service.wire import RENDER_VERSION, dumps, message_v1_text, now_iso
+from rewindtui.server.storage.start_failure import open_failure
 from rewindtui.server.storage.undecodable import (
     checked_body,
     decode_text,
@@ -337,11 +338,16 @@ class Store:
 
     # -- lifecycle ---------------------------------------------------------------
     async def open(self) -> None:
+        """Open (and migrate) the file. A file that is not a database, damaged or unreadable
+        raises StoreOpenFailed: one line naming the file and what to do."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        await self._writer.open()
         try:
+            await self._writer.open()
             await self._writer.run(_prepare)
             await self._reader.open()
+        except sqlite3.DatabaseError as exc:
+            await self.close()
+            raise open_failure(self.path, exc) from exc
         except BaseException:
             await self.close()
             raise
