@@ -71,6 +71,7 @@ SLOW_TESTS: frozenset[str] = frozenset(
         "tests/faults/test_damaged_store.py::test_one_garbled_message_reads_as_a_placeholder",
         "tests/faults/test_garbled_task.py::test_a_garbled_task_reads_as_a_placeholder_and_the_session_goes_on",
         "tests/faults/test_lying_server.py::test_a_trickled_answer_stops_at_the_time_bound",
+        "tests/faults/test_reattach_chunks.py::test_a_reattached_turn_ends_with_each_chunk_once",
         "tests/faults/test_random_shapes.py::test_a_unary_answer_yields_items_or_a_shown_error",
         "tests/faults/test_rewind_faults.py::test_lost_answer_rereads_the_server",
         "tests/faults/test_rewind_faults.py::test_rest_refusal_rolls_back_exactly",
