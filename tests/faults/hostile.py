@@ -63,6 +63,13 @@ class Lies:
     subscribe_frames: list[str] = field(default_factory=list)
     #: the card advertises the rewind extension and its REST api
     rest: bool = True
+    #: answer a turn with a body this many bytes long, sent in 64 KB pieces: ``sse_line`` one
+    #: ``data:`` line without an end, ``sse_lines`` an event of endless 1 KB ``data:`` lines,
+    #: ``error`` an HTTP 500 body, ``plain`` a 200 ``application/json`` body (0: no such answer)
+    huge_turn: str = ""
+    huge_bytes: int = 0
+    #: how many bytes of the huge answer the server got to send before the client hung up
+    sent: list[int] = field(default_factory=lambda: [0])
     requests: list[str] = field(default_factory=list)
 
 
@@ -75,6 +82,28 @@ def _task(task_id: str, context_id: str, lies: Lies, text: str = "answer") -> st
         f'"status": {{"state": "TASK_STATE_COMPLETED", "timestamp": "2026-01-01T00:00:00Z"}}, '
         f'"history": [{user}, {agent}], "metadata": {{"kagent_invocation_id": "e-{task_id}"}}}}'
     )
+
+
+def _huge(lies: Lies) -> Response:
+    """One answer of ``lies.huge_bytes`` bytes as ``lies.huge_turn`` says, counted as it is sent
+    (the server stops when the client hangs up: the count is what the client let through)."""
+    piece = 64 * 1024
+    kind = lies.huge_turn
+    if kind == "sse_lines":
+        line = b"data: " + b"x" * 1017 + b"\n"
+        head, body = b"", line * (piece // len(line))
+    else:
+        head, body = (b"data: " if kind == "sse_line" else b'{"a": "'), b"x" * piece
+
+    async def pieces() -> AsyncIterator[bytes]:
+        yield head
+        while lies.sent[0] < lies.huge_bytes:
+            lies.sent[0] += len(body)
+            yield body
+            await asyncio.sleep(0)
+
+    media = "text/event-stream" if kind.startswith("sse") else "application/json"
+    return StreamingResponse(pieces(), status_code=500 if kind == "error" else 200, media_type=media)
 
 
 def hostile_app(url: str, lies: Lies) -> Starlette:
@@ -101,6 +130,8 @@ def hostile_app(url: str, lies: Lies) -> Starlette:
         params = body.get("params") or {}
         if lies.redirect_turn_to and method == "SendStreamingMessage":
             return Response(status_code=307, headers={"location": lies.redirect_turn_to})
+        if method == "SendStreamingMessage" and lies.huge_turn:
+            return _huge(lies)
         if method == "SendStreamingMessage":
             context = params.get("message", {}).get("contextId") or "ctx-1"
             frame = f'{{"jsonrpc": "2.0", "id": {rid}, "result": {{"task": {_task("t-live", context, lies)}}}}}'

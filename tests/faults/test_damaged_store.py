@@ -179,3 +179,26 @@ def test_an_open_failure_names_the_file_and_the_disk():
 
     text = describe_open_failure(Path("/data/rewindtui.db"), sqlite3.OperationalError("database or disk is full"))
     assert text.startswith("cannot open /data/rewindtui.db: database or disk is full -- is the disk full?")
+
+
+@pytest.mark.parametrize("name", ["rewindtui.db", "adk_sessions.db"])
+def test_a_database_damaged_after_the_check_is_one_line_naming_it(tmp_path, capsys, monkeypatch, name):
+    """The file turns bad between the start's check and the open (the check is skipped here):
+    `serve` says so in one line naming the file and what to do, the traceback goes to
+    server.log only, and the exit status is 1."""
+    from rewindtui.server.http import app as app_module
+    from rewindtui.server.process.serve import main as serve_main
+    from rewindtui.server.storage import integrity
+
+    monkeypatch.setattr(integrity, "check_data_dir", lambda data_dir: [])
+    monkeypatch.setattr(app_module, "check_data_dir", lambda data_dir: [])
+    (tmp_path / name).write_bytes(b"this is not a database at all " * 200)
+    rc = serve_main(["--data-dir", str(tmp_path), "--port", "0"])
+    err = capsys.readouterr().err.strip()
+    assert rc == 1
+    assert len(err.splitlines()) == 1 and "Traceback" not in err, err
+    assert f"cannot open {tmp_path / name}" in err and "restore it from a backup" in err, err
+    logged = (tmp_path / "server.log").read_text()
+    assert "file is not a database" in logged
+    if name == "adk_sessions.db":  # the full app's failure: its traceback is in the log
+        assert "Traceback" in logged

@@ -12,6 +12,7 @@ from faultkit import view
 from proxy import Fault, is_a2a_rewind, is_rest
 
 from rewindtui.chat import Busy, Chat, Outcome, RewindFailed, RewindOutcomeUnknown
+from rewindtui.client import freshness
 
 
 async def three_turns(make_chat) -> tuple[str, list[str]]:
@@ -106,7 +107,7 @@ async def test_rewind_to_an_unknown_id_sends_nothing(make_chat, proxy, truth):
     assert view(chat.conversation) == before == await truth(sid)
 
 
-async def test_stale_view_rewind_is_refused_exactly(make_chat, truth):
+async def test_stale_view_rewind_is_refused_exactly(make_chat, truth, monkeypatch):
     """Another client rewound first: this client's target is gone on the server, which refuses
     (a failed status, ``invalid_invocation``) and changes nothing; the refusal reads once and the
     client re-reads what the server holds instead of keeping the dropped turn."""
@@ -117,7 +118,7 @@ async def test_stale_view_rewind_is_refused_exactly(make_chat, truth):
     await a.rewind(turns[1])
     # the server's own refusal (for a client that does not check first: test_changed_elsewhere.py)
     assert b.client.capabilities is not None
-    b.client.capabilities.newest_task = False
+    monkeypatch.setattr(freshness, "ensure_fresh", no_check)
     with pytest.raises(RewindFailed, match="rewind refused") as info:
         await b.rewind(turns[2])
     assert str(info.value).count("rewind refused") == 1 and str(info.value).endswith("the server's conversation is shown now")
@@ -173,3 +174,7 @@ async def test_rewind_during_a_turn(make_chat, slow_server, truth):
     await other.refresh()
     assert users(other) == ["one", "two", "three"]
     assert view(other.conversation) == view(sender.conversation) == await truth(sid, srv=slow_server)
+
+
+async def no_check(chat, error) -> None:
+    """The client's freshness check, off: what the server itself refuses (client/freshness.py)."""

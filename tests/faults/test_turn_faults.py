@@ -12,6 +12,7 @@ from proxy import Fault, FaultProxy, is_rest, is_rpc, is_turn
 
 from rewindtui.chat import Chat, TurnInterrupted, TurnRefused
 from rewindtui.cli import main as cli
+from rewindtui.client import freshness
 from rewindtui.client.a2a_client import ConnectFailed
 from rewindtui.model import INTERRUPTED, ItemKind
 
@@ -214,7 +215,7 @@ async def test_json_rpc_error_first_refuses_the_send(make_chat, proxy, truth):
     assert view(chat.conversation) == before == await truth(sid)
 
 
-async def test_refused_by_a_turn_running_elsewhere(tmp_path_factory, make_chat):
+async def test_refused_by_a_turn_running_elsewhere(tmp_path_factory, make_chat, monkeypatch):
     """Another client's turn is running on the session: the server refuses with a failed status
     (not an HTTP error) before taking the message. Nothing shows; the draft is the caller's."""
     from rewindtui.client.a2a_client import A2AClient, ServerConfig
@@ -232,7 +233,7 @@ async def test_refused_by_a_turn_running_elsewhere(tmp_path_factory, make_chat):
             second = Chat(b)
             await second.open(sid)
             assert b.capabilities is not None
-            b.capabilities.newest_task = False  # the server's own refusal (the client's check: freshness)
+            monkeypatch.setattr(freshness, "ensure_fresh", no_check)  # the server's own refusal (the client's check: freshness)
             before = [(i.role, i.text) for i in second.conversation.items]
             import asyncio
 
@@ -340,3 +341,7 @@ def test_headless_history_with_an_html_500(server, proxy, capsys, monkeypatch, t
     out, err = capsys.readouterr()
     assert rc == 1 and out == ""
     assert err.startswith("rewindtui: error: HTTP 500") and "Internal Server Error" in err and "<" not in err
+
+
+async def no_check(chat, error) -> None:
+    """The client's freshness check, off: what the server itself refuses (client/freshness.py)."""

@@ -9,6 +9,7 @@ import pytest
 
 from faults.proxy import Fault, FaultProxy, is_turn
 from rewindtui.chat import Chat
+from rewindtui.client import freshness
 from rewindtui.client.a2a_client import A2AClient, ServerConfig
 from rewindtui.model import ItemKind
 from rewindtui.server import EmbeddedServer
@@ -65,7 +66,7 @@ async def test_http_refusal_keeps_the_draft_and_shows_nothing(server, proxy):
     proxy.clear()
 
 
-async def test_refused_while_another_clients_turn_runs(server, proxy):
+async def test_refused_while_another_clients_turn_runs(server, proxy, monkeypatch):
     """The server refuses with a failed status (not an HTTP error): the composer gets the draft
     back, the transcript is as before, and the other client's turn is untouched."""
     async with A2AClient(ServerConfig(url=server.agent_url, api=server.api_url)) as other_client:
@@ -76,7 +77,7 @@ async def test_refused_while_another_clients_turn_runs(server, proxy):
         app = app_for(proxy, server, session_id=sid)
         async with app.run_test(size=SIZE) as pilot:
             await settle(app, pilot)
-            app.chat.client.capabilities.newest_task = False  # the server's own refusal (reload: freshness)
+            monkeypatch.setattr(freshness, "ensure_fresh", no_check)  # the server's own refusal (reload: freshness)
             before = shown(app)
             running = asyncio.ensure_future(other.send("a long one"))
             while not other.conversation.busy:
@@ -89,3 +90,7 @@ async def test_refused_while_another_clients_turn_runs(server, proxy):
             assert shown(app) == before
             await running
         assert [t for r, t in ((i.role, i.text) for i in other.conversation.items) if r == "user"] == ["hello", "a long one"]
+
+
+async def no_check(chat, error) -> None:
+    """The client's freshness check, off: what the server itself refuses (client/freshness.py)."""

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -97,16 +98,7 @@ async def bounded_request(http: httpx.AsyncClient, verb: str, url: str, **kw: An
             else:
                 response = await http.send(request, stream=True, follow_redirects=follow)
             try:
-                chunks: list[bytes] = []
-                size = 0
-                async for chunk in response.aiter_bytes():
-                    size += len(chunk)
-                    if size > limit:
-                        raise AnswerTooLarge(
-                            f"{verb} {url}: the answer is larger than {limit // (1024 * 1024):,} MB; "
-                            "reading stopped (raise REWINDTUI_MAX_ANSWER_MB if it is expected)"
-                        )
-                    chunks.append(chunk)
+                await read_bounded(response, limit, f"{verb} {url}: the answer")
             finally:
                 await response.aclose()
     except TimeoutError:
@@ -115,8 +107,34 @@ async def bounded_request(http: httpx.AsyncClient, verb: str, url: str, **kw: An
         ) from None
     except httpx.TransportError as exc:
         raise describe_transport(exc, url) from None
-    response._content = b"".join(chunks)  # what Response.aread() sets: the body, read within bounds
     return response
+
+
+def _too_large(what: str, limit: int, stopped: str) -> AnswerTooLarge:
+    return AnswerTooLarge(
+        f"{what} is larger than {_mb(limit)} (the limit REWINDTUI_MAX_ANSWER_MB): {stopped} "
+        "(raise REWINDTUI_MAX_ANSWER_MB if it is expected)"
+    )
+
+
+def _mb(limit: int) -> str:
+    mb = limit / (1024 * 1024)
+    return f"{mb:,.0f} MB" if mb >= 1 else f"{limit:,} bytes"
+
+
+async def read_bounded(response: httpx.Response, limit: int, what: str) -> bytes:
+    """Read a streamed ``response``'s body, at most ``limit`` bytes: past it reading stops (the
+    rest is never read) with AnswerTooLarge naming ``what`` and the setting. Sets the body as
+    ``Response.aread()`` would, so ``.content`` / ``.text`` work afterwards."""
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in response.aiter_bytes():
+        size += len(chunk)
+        if size > limit:
+            raise _too_large(what, limit, "reading stopped")
+        chunks.append(chunk)
+    response._content = b"".join(chunks)  # what Response.aread() sets: the body, read within bounds
+    return response._content
 
 
 def _scope_of(http: httpx.AsyncClient) -> CredentialScope | None:
@@ -199,16 +217,17 @@ class Transport:
                     async with self._sse(verb, target, body, headers, read_timeout, hops + 1) as events:
                         yield events
                     return
+                limit = max_answer_bytes()
                 if response.status_code >= 400:
-                    await response.aread()
+                    await read_bounded(response, limit, f"the error answer from {url}")
                     yield _single(self._refusal(response))
                     return
                 if "text/event-stream" not in response.headers.get("content-type", ""):
                     # e.g. a JSON-RPC error answered as plain JSON
-                    await response.aread()
+                    await read_bounded(response, limit, f"the answer from {url}")
                     yield _single(parse_frame(response.text))
                     return
-                yield _events(source)
+                yield _events(response, limit)
         except httpx.TransportError as exc:
             raise describe_transport(exc, url) from None
         except SSEError as exc:
@@ -369,22 +388,65 @@ def _rpc_error(name: str, body: Any, label: str) -> RpcError:
     return RpcError(f"{name}: {label} {code}: {text}", code, text)
 
 
-async def _events(source: Any) -> AsyncIterator[StreamEvent]:
-    limit = max_answer_bytes()
-    async for sse in source.aiter_sse():
-        if not sse.data:
-            continue  # keep-alive / comment-only events
-        if len(sse.data) > limit:  # (read by then: the frame is refused, not parsed nor shown)
-            raise AnswerTooLarge(
-                f"a stream frame from {source.response.request.url} is larger than {limit // (1024 * 1024):,} MB: "
-                "the stream was stopped (raise REWINDTUI_MAX_ANSWER_MB if it is expected)"
-            )
-        event = parse_frame(sse.data)
-        if sse.event == "error" and event.kind is EventKind.ERROR and isinstance(event.body, dict):
+async def _events(response: httpx.Response, limit: int) -> AsyncIterator[StreamEvent]:
+    async for data, name in sse_frames(response, limit):
+        event = parse_frame(data)
+        if name == "error" and event.kind is EventKind.ERROR and isinstance(event.body, dict):
             # HTTP+JSON: an error in the middle of a stream (``event: error``, a REST error body)
             mapped = rest_error({"error": event.body}, int(event.body.get("code") or 500))
             event = StreamEvent(EventKind.ERROR, mapped or event.body)
         yield event
+
+
+_NEWLINE = re.compile(rb"\r\n|\r|\n")
+
+
+async def sse_frames(response: httpx.Response, limit: int) -> AsyncIterator[tuple[str, str]]:
+    """The ``(data, event name)`` of each server-sent event with data in ``response``'s body,
+    bounded while reading: a line, or one event's data lines together, longer than ``limit``
+    bytes stops the stream there with AnswerTooLarge (what was read of it is dropped, the rest is
+    never read). So one endless line, or an endless run of ``data:`` lines, costs at most
+    ``limit`` bytes of memory, not the server's choice. Lines end at CR, LF or CRLF (the SSE
+    spec); each line is UTF-8 (bad bytes replaced). Comment-only and keep-alive events are
+    skipped."""
+    where = f"a stream frame from {response.request.url}"
+    pending = bytearray()  # the line being read
+    data: list[str] = []  # the current event's data lines
+    data_size = 0
+    name = ""
+    skip_lf = False  # a CR ended the last chunk: an LF opening the next one is the same newline
+    async for chunk in response.aiter_bytes():
+        if skip_lf and chunk[:1] == b"\n":
+            chunk = chunk[1:]
+        skip_lf = False
+        start = 0
+        for match in _NEWLINE.finditer(chunk):
+            pending += chunk[start : match.start()]
+            start = match.end()
+            skip_lf = start == len(chunk) and match.group() == b"\r"
+            if len(pending) > limit:
+                raise _too_large(where, limit, "the stream was stopped")
+            line = pending.decode("utf-8", "replace")
+            pending.clear()
+            if not line:  # an empty line dispatches the event
+                if data:
+                    yield "\n".join(data), name
+                data, data_size, name = [], 0, ""
+                continue
+            field, _, value = line.partition(":")
+            value = value[1:] if value.startswith(" ") else value
+            if field == "data":
+                data_size += len(value) + 1
+                if data_size > limit:
+                    raise _too_large(where, limit, "the stream was stopped")
+                data.append(value)
+            elif field == "event":
+                name = value
+            # comments (":..."), id, retry and unknown fields: ignored
+        pending += chunk[start:]
+        if len(pending) > limit:
+            raise _too_large(where, limit, "the stream was stopped")
+    # a body that ends inside an event: the event is incomplete and not dispatched (the SSE spec)
 
 
 async def _single(event: StreamEvent) -> AsyncIterator[StreamEvent]:

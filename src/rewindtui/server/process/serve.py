@@ -178,6 +178,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"rewindtui serve: {exc}", file=sys.stderr)
         return 1
     from rewindtui.server.storage.integrity import DataDirProblem, check_data_dir
+    from rewindtui.server.storage.start_failure import StartLog, describe_start_failure
 
     try:
         for note in check_data_dir(data_dir):
@@ -237,7 +238,10 @@ def main(argv: list[str] | None = None) -> int:
             key = {"version": __version__, "model": args.model or "", "token": options.token is not None}
             return cached_card(data_dir, base_url, key, build_card)
 
+        start = StartLog(data_dir)
+
         def loaded(app: Any) -> None:
+            start.done()
             # Everything loaded so far (google-adk, a2a-sdk, ...) lives as long as the process:
             # keep the cyclic GC from re-scanning it on every full collection. A turn allocates
             # thousands of short-lived objects (pydantic events, protos, dicts): collect the young
@@ -283,9 +287,17 @@ def main(argv: list[str] | None = None) -> int:
                 _watch_stdin(lambda: loop.call_soon_threadsafe(clients.remove, parent))
 
         server = ManagedServer(make_config(front, log_level=args.log_level), on_ready=announce, before_shutdown=front.before_shutdown)
-        asyncio.run(server.serve(sockets=[sock]))
-        if front.error is not None:
-            print(f"rewindtui serve: the agent could not start: {front.error}", file=sys.stderr)
+        with start:  # a failed start: one line here, the traceback in server.log
+            try:
+                asyncio.run(server.serve(sockets=[sock]))
+            except SystemExit:  # uvicorn: the front's startup failed (said below)
+                pass
+        error = front.error or (None if server.started else start.error)
+        if error is not None or (not server.started and start.message):
+            line = describe_start_failure(data_dir, error, start.message)
+            print(f"rewindtui serve: {line}", file=sys.stderr)
+            if args.exit_on_stdin_eof:
+                print(f"error: {line}", flush=True)  # the spawning app shows its first stdout line
             return 1
         return 0 if server.started else 1
     except KeyboardInterrupt:  # a second Ctrl+C while shutting down

@@ -7,6 +7,12 @@ connections decode with :func:`decode_text` instead: valid UTF-8 as usual, anyth
 :class:`BadText` (the text with U+FFFD in place of the bad bytes, and the reason). A message body
 that is a BadText is answered as :func:`placeholder` -- a message saying it could not be read and
 why -- and logged with its row id; everything else in the session reads as stored.
+
+A task row degrades the same way (:func:`task_problem`): a body that is not UTF-8, not a JSON
+object, or not text at all, or a rewind's history references that are not a list of message
+numbers, make the row read as :func:`placeholder_task_body` -- the task's id, session and state
+from their own columns, ``metadata.rewindtui_unreadable`` with the reason -- and its history ends
+with a note saying so (:func:`task_note`); its messages are read as stored.
 """
 
 from __future__ import annotations
@@ -55,5 +61,75 @@ def placeholder(garbled: str, seq: Any, reason: str, *, v1: bool) -> str:
         message: dict[str, Any] = {"messageId": message_id, "role": "ROLE_AGENT", "parts": [{"text": text}]}
     else:
         message = {"kind": "message", "messageId": message_id, "role": "agent", "parts": [{"kind": "text", "text": text}]}
-    message["metadata"] = {"rewindtui_unreadable": True}
+    message["metadata"] = {UNREADABLE_KEY: True}
+    return json.dumps(message, ensure_ascii=False)
+
+
+#: the metadata key marking a placeholder (message or task) read from a damaged row
+UNREADABLE_KEY = "rewindtui_unreadable"
+#: states a placeholder task may keep from its row's ``state`` column (A2A 0.3 names)
+_STATES = frozenset(
+    ("submitted", "working", "input-required", "auth-required", "completed", "canceled", "failed", "rejected")
+)
+
+
+def task_problem(body: Any, history_refs: Any) -> str | None:
+    """Why a task row cannot be read as stored (None: it can)."""
+    if isinstance(body, (bytes, bytearray, memoryview)):
+        return "its stored body is not text"
+    if not isinstance(body, str):
+        return f"its stored body is not text (a {type(body).__name__})"
+    if isinstance(body, BadText):
+        return body.reason
+    try:
+        data = json.loads(body)
+    except ValueError as exc:
+        return f"its stored body is not JSON ({exc})"
+    if not isinstance(data, dict):
+        return "its stored body is not a JSON object"
+    if history_refs is None:
+        return None
+    if isinstance(history_refs, BadText) or not isinstance(history_refs, str):
+        return "its stored history references are not text"
+    try:
+        refs = json.loads(history_refs)
+    except ValueError:
+        return "its stored history references are not JSON"
+    if not isinstance(refs, list) or not all(isinstance(r, int) and not isinstance(r, bool) for r in refs):
+        return "its stored history references are not a list of message numbers"
+    return None
+
+
+def placeholder_task_body(task_id: str, session_id: str, state: Any, updated_at: Any, reason: str) -> str:
+    """The body (0.3 task JSON without history) standing in for an unreadable task row."""
+    return json.dumps(
+        {
+            "kind": "task",
+            "id": str(task_id),
+            "contextId": str(session_id),
+            "status": {
+                "state": state if isinstance(state, str) and state in _STATES else "unknown",
+                "timestamp": updated_at if isinstance(updated_at, str) and not isinstance(updated_at, BadText) else "",
+            },
+            "metadata": {UNREADABLE_KEY: reason},
+        },
+        ensure_ascii=False,
+        separators=(",", ":"),
+    )
+
+
+def task_note(task_id: str, seq: Any, reason: str) -> str:
+    """The note (a 0.3 agent message) ending an unreadable task's history."""
+    text = (
+        f"(this turn's stored task could not be read from the store: {reason}; stored task #{seq}, "
+        "id {task_id}; its messages are shown as stored)"
+    ).replace("{task_id}", str(task_id))
+    message = {
+        "kind": "message",
+        "messageId": f"unreadable-task-{seq}",
+        "role": "agent",
+        "taskId": str(task_id),
+        "parts": [{"kind": "text", "text": text}],
+        "metadata": {UNREADABLE_KEY: True},
+    }
     return json.dumps(message, ensure_ascii=False)

@@ -1,0 +1,216 @@
+"""The store's tasks and messages: a turn's rows written as it runs, tasks read one, by session,
+by page or by update time, and the message bodies of their histories."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Sequence
+from typing import Any
+
+from rewindtui.a2a.dialect import TERMINAL_STATES
+from rewindtui.server.service.wire import RENDER_VERSION, dumps, message_v1_text, now_iso
+from rewindtui.server.storage.store_conn import StoreBase, Tx
+from rewindtui.server.storage.store_rows import (
+    _INSERT_MESSAGE,
+    _INSERT_TASK,
+    _TASK_COLS,
+    Statement,
+    TaskPage,
+    TaskRow,
+    _decode_cursor,
+    _encode_cursor,
+    _task_body,
+    message_row,
+    task_row,
+)
+from rewindtui.server.storage.undecodable import checked_body
+
+
+class TaskStore(StoreBase):
+    """Tasks and messages (a part of :class:`~rewindtui.server.storage.store.Store`)."""
+
+    async def start_turn(
+        self, *, task: dict[str, Any], session_id: str, user_id: str, user_message: dict[str, Any], name: str | None
+    ) -> None:
+        """Store a turn's task and its user message before the agent runs (one transaction)."""
+        ts = now_iso()
+        statements: list[Statement] = [
+            (_INSERT_TASK, (task["id"], session_id, user_id, "turn", None, task["status"]["state"], ts, ts, None,
+                            _task_body(task))),
+            (_INSERT_MESSAGE, message_row(session_id, task["id"], user_message)),
+        ]
+        if name:
+            statements.append(("UPDATE sessions SET name = ? WHERE id = ? AND name = ''", (name, session_id)))
+        await self._write(statements)
+
+    async def set_turn_invocation(
+        self, *, task: dict[str, Any], user_message: dict[str, Any], invocation_id: str, tx: Tx | None = None
+    ) -> None:
+        """The turn's invocation is known: record it on the task and its user message."""
+        await self._write(
+            [
+                (
+                    "UPDATE tasks SET invocation_id = ?, state = ?, updated_at = ?, body = ? WHERE id = ?",
+                    (invocation_id, task["status"]["state"], now_iso(), _task_body(task), task["id"]),
+                ),
+                (
+                    "UPDATE messages SET invocation_id = ?, body = ?, body_v1 = ?, render_version = ? "
+                    "WHERE task_id = ? AND message_id = ?",
+                    (invocation_id, dumps(user_message), message_v1_text(user_message), RENDER_VERSION,
+                     task["id"], user_message["messageId"]),
+                ),
+            ],
+            tx,
+        )
+
+    async def update_task(self, task: dict[str, Any], *, touch_session: bool = False, tx: Tx | None = None) -> None:
+        ts = now_iso()
+        statements: list[Statement] = [
+            (
+                "UPDATE tasks SET state = ?, updated_at = ?, body = ? WHERE id = ?",
+                (task["status"]["state"], ts, _task_body(task), task["id"]),
+            )
+        ]
+        if touch_session:
+            statements.append(("UPDATE sessions SET updated_at = ? WHERE id = ?", (ts, task["contextId"])))
+        await self._write(statements, tx)
+
+    async def add_messages(
+        self, *, session_id: str, task_id: str, messages: Sequence[dict[str, Any]], tx: Tx | None = None
+    ) -> None:
+        await self._write([(_INSERT_MESSAGE, message_row(session_id, task_id, m)) for m in messages], tx)
+
+    async def message_id_exists(self, session_id: str, message_id: str) -> bool:
+        row = await self._fetchone(
+            "SELECT 1 FROM messages WHERE session_id = ? AND message_id = ? LIMIT 1", (session_id, message_id)
+        )
+        return row is not None
+
+    async def get_task(self, task_id: str) -> TaskRow | None:
+        r = await self._fetchone(f"SELECT {_TASK_COLS} FROM tasks WHERE id = ?", (task_id,))
+        return task_row(r) if r else None
+
+    async def session_tasks(self, session_id: str, include_rewound: bool = False) -> list[TaskRow]:
+        where = "" if include_rewound else " AND rewound_by IS NULL"
+        rows = await self._fetchall(
+            f"SELECT {_TASK_COLS} FROM tasks WHERE session_id = ?{where} ORDER BY seq", (session_id,)
+        )
+        return [task_row(r) for r in rows]
+
+    async def session_tasks_page(
+        self, session_id: str, *, limit: int, before: str = "", include_rewound: bool = False
+    ) -> TaskPage:
+        """The newest ``limit`` tasks of the session older than the cursor ``before`` (a previous
+        page's ``next_token``), oldest first; one index range read, whatever the session's size.
+        ``total`` is not counted (-1)."""
+        where = "session_id = ?" + ("" if include_rewound else " AND rewound_by IS NULL")
+        params: list[Any] = [session_id]
+        if before:
+            where += " AND seq < ?"
+            params.append(_decode_cursor(before)[1])
+        rows = await self._fetchall(
+            f"SELECT {_TASK_COLS} FROM tasks WHERE {where} ORDER BY seq DESC LIMIT ?", [*params, limit + 1]
+        )
+        tasks = [task_row(r) for r in reversed(rows[:limit])]
+        next_token = _encode_cursor("", tasks[0].seq) if len(rows) > limit else ""
+        return TaskPage(tasks=tasks, total=-1, next_token=next_token)
+
+    async def unfinished_tasks(self) -> list[TaskRow]:
+        """Turns that were running (a task waiting for the user's answer is not running)."""
+        done = (*TERMINAL_STATES, "input-required", "auth-required")
+        marks = ",".join("?" for _ in done)
+        rows = await self._fetchall(f"SELECT {_TASK_COLS} FROM tasks WHERE state NOT IN ({marks}) ORDER BY seq", done)
+        return [task_row(r) for r in rows]
+
+    async def list_tasks(
+        self,
+        user_id: str,
+        *,
+        context_id: str | None = None,
+        state: str | None = None,
+        updated_after: str | None = None,
+        page_size: int = 50,
+        page_token: str = "",
+    ) -> TaskPage:
+        """The user's current (not rewound) tasks, most recently updated first, one page at a time.
+
+        ``page_token`` is the ``next_token`` of the previous page (an opaque cursor: the last
+        task's update time and ``seq``); a token that is not one raises :class:`InvalidPageToken`.
+        """
+        where = ["user_id = ?", "rewound_by IS NULL"]
+        params: list[Any] = [user_id]
+        if context_id is not None:
+            where.append("session_id = ?")
+            params.append(context_id)
+        if state is not None:
+            where.append("state = ?")
+            params.append(state)
+        if updated_after is not None:
+            where.append("updated_at >= ?")
+            params.append(updated_after)
+        filters = " AND ".join(where)
+        count = await self._fetchone(f"SELECT COUNT(*) FROM tasks WHERE {filters}", params)
+        page_where = filters
+        page_params = list(params)
+        if page_token:
+            updated_at, seq = _decode_cursor(page_token)
+            page_where += " AND (updated_at < ? OR (updated_at = ? AND seq < ?))"
+            page_params += [updated_at, updated_at, seq]
+        rows = await self._fetchall(
+            f"SELECT {_TASK_COLS} FROM tasks WHERE {page_where} ORDER BY updated_at DESC, seq DESC LIMIT ?",
+            [*page_params, page_size + 1],
+        )
+        tasks = [task_row(r) for r in rows[:page_size]]
+        next_token = _encode_cursor(tasks[-1].updated_at, tasks[-1].seq) if len(rows) > page_size else ""
+        return TaskPage(tasks=tasks, total=count[0] if count else 0, next_token=next_token)
+
+    async def task_history_bodies(self, task: TaskRow, *, v1: bool = False) -> list[str]:
+        """Raw JSON bodies of a task's history, oldest first."""
+        if task.history_refs is not None:
+            return await self.message_bodies(json.loads(task.history_refs), v1=v1)
+        column = "body_v1" if v1 else "body"
+        rows = await self._fetchall(f"SELECT seq, {column} FROM messages WHERE task_id = ? ORDER BY seq", (task.id,))
+        return [checked_body(r[1], r[0], v1=v1) for r in rows]
+
+    async def tasks_history_bodies(self, tasks: Sequence[TaskRow], *, v1: bool = False) -> dict[str, list[str]]:
+        """History bodies (0.3 JSON, or 1.0 with ``v1``) of many tasks, in two reads: the messages
+        the turn/fork tasks own, and the messages the rewind tasks refer to (each read once, by
+        index -- a page of a long session reads only what the page holds)."""
+        column = "body_v1" if v1 else "body"
+        owners = [t.id for t in tasks if t.history_refs is None]
+        refs = {t.id: json.loads(t.history_refs) for t in tasks if t.history_refs is not None}
+
+        def read(conn: sqlite3.Connection) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
+            owned = conn.execute(
+                f"SELECT m.task_id, m.{column}, m.seq FROM json_each(?) AS j CROSS JOIN messages AS m "
+                "ON m.task_id = j.value ORDER BY j.key, m.seq",
+                (dumps(owners),),
+            ).fetchall() if owners else []
+            wanted = sorted({s for seqs in refs.values() for s in seqs})
+            referred = conn.execute(
+                f"SELECT m.seq, m.{column} FROM json_each(?) AS j CROSS JOIN messages AS m ON m.seq = j.value",
+                (dumps(wanted),),
+            ).fetchall() if wanted else []
+            return owned, referred
+
+        owned, referred = await self._reader.run(read)
+        result: dict[str, list[str]] = {t.id: [] for t in tasks}
+        for task_id, body, seq in owned:
+            result[task_id].append(checked_body(body, seq, v1=v1))
+        by_seq = {seq: checked_body(body, seq, v1=v1) for seq, body in referred}
+        for task_id, seqs in refs.items():
+            result[task_id] = [by_seq[s] for s in seqs if s in by_seq]
+        return result
+
+    async def message_bodies(self, seqs: Sequence[int], *, v1: bool = False) -> list[str]:
+        """Raw JSON of the messages ``seqs``, in that order (0.3 JSON, or 1.0 JSON with ``v1``)."""
+        if not seqs:
+            return []
+        column = "body_v1" if v1 else "body"
+        rows = await self._fetchall(
+            f"SELECT m.seq, m.{column} FROM json_each(?) AS j JOIN messages AS m ON m.seq = j.value ORDER BY j.key",
+            (dumps(list(seqs)),),
+        )
+        return [checked_body(r[1], r[0], v1=v1) for r in rows]
+

@@ -1,0 +1,114 @@
+"""A garbled task row (not a message row) does not make its session unreadable: the task reads
+as a placeholder saying why (logged with its id), its messages and every other task read as
+stored, GetTask / ListTasks / the REST pages answer, and the session takes a new turn."""
+
+from __future__ import annotations
+
+import json
+import logging
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from rewindtui.chat import Chat
+from rewindtui.client.a2a_client import A2AClient, ServerConfig
+from rewindtui.server import EmbeddedServer
+from rewindtui.server.storage.store import task_json, task_row
+
+pytestmark = pytest.mark.timeout(90)
+
+
+async def _chat(srv: EmbeddedServer) -> Chat:
+    client = A2AClient(ServerConfig(url=srv.agent_url, api=srv.api_url, timeout=10))
+    await client.connect()
+    return Chat(client)
+
+
+async def _make_session(data_dir: Path, *texts: str) -> str:
+    with EmbeddedServer(data_dir) as srv:
+        chat = await _chat(srv)
+        try:
+            for text in texts:
+                await chat.send(text)
+            assert chat.session_id
+            return chat.session_id
+        finally:
+            await chat.client.aclose()
+
+
+#: how a task row's body is damaged: bytes that are not UTF-8 between two keys (so not JSON
+#: either), the body cut in half (UTF-8, not JSON), the body stored as a BLOB
+DAMAGE = {
+    "not-utf8": lambda body: body.encode().replace(b',"status"', b',\xff\xfe"status"', 1),
+    "cut": lambda body: body[: len(body) // 2],
+    "blob": lambda body: body.encode(),
+}
+CAST = {"not-utf8": "TEXT", "cut": "TEXT", "blob": "BLOB"}
+
+
+def _garble_task(db: Path, owns: str, damage: str) -> str:
+    """Damage the body of the turn task that owns the message containing ``owns``; its id."""
+    conn = sqlite3.connect(db)
+    try:
+        (task_id,) = conn.execute("SELECT task_id FROM messages WHERE body LIKE ?", (f"%{owns}%",)).fetchone()
+        (body,) = conn.execute("SELECT body FROM tasks WHERE id = ?", (task_id,)).fetchone()
+        raw = DAMAGE[damage](body)
+        conn.execute(f"UPDATE tasks SET body = CAST(? AS {CAST[damage]}) WHERE id = ?", (raw, task_id))
+        conn.commit()
+        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        return str(task_id)
+    finally:
+        conn.close()
+
+
+@pytest.mark.parametrize("damage", list(DAMAGE))
+async def test_a_garbled_task_reads_as_a_placeholder_and_the_session_goes_on(tmp_path, caplog, damage):
+    sid = await _make_session(tmp_path, "first words", "second words", "third words")
+    task_id = _garble_task(tmp_path / "rewindtui.db", "second words", damage)
+    caplog.set_level(logging.WARNING)
+    with EmbeddedServer(tmp_path) as srv:
+        chat = await _chat(srv)
+        try:
+            await chat.open(sid)  # REST pages of the session's tasks
+            shown = " ".join(i.text for i in chat.conversation.items)
+            got = await chat.client.get_task(task_id)  # A2A GetTask of the garbled one
+            listed = await chat.client.list_tasks(sid)  # A2A ListTasks over the session
+            await chat.send("fourth words")  # the session takes a new turn
+            after = " ".join(i.text for i in chat.conversation.items)
+        finally:
+            await chat.client.aclose()
+    assert "first words" in shown and "second words" in shown and "third words" in shown, shown
+    assert "this turn's stored task could not be read" in shown, shown
+    assert got["id"] == task_id and (got.get("metadata") or {}).get("rewindtui_unreadable")
+    assert task_id in {t["id"] for t in listed.tasks}
+    assert "fourth words" in after and "third words" in after
+    assert any(f"stored task {task_id}" in r.getMessage() and "cannot be read" in r.getMessage() for r in caplog.records)
+
+
+GOOD = '{"kind": "task", "id": "t-3", "contextId": "s-1"}'
+
+
+@pytest.mark.parametrize(
+    "body, refs, why",
+    [
+        (GOOD, None, None),
+        (GOOD, "[1, 2]", None),
+        (GOOD, "[1, 2", "history references are not JSON"),
+        (GOOD, '["1"]', "not a list of message numbers"),
+        (GOOD, "[true]", "not a list of message numbers"),
+        ("[1]", None, "not a JSON object"),
+        (7, None, "not text (a int)"),
+    ],
+)
+def test_a_task_row_reads_as_stored_or_as_a_placeholder_with_the_reason(body, refs, why):
+    row = task_row((3, "t-3", "s-1", "u", "rewind", None, "completed", "c", "u", None, None, refs, body))
+    data = json.loads(task_json(row, []))  # always one JSON task
+    assert data["id"] == "t-3" and data["contextId"] == "s-1"
+    if why is None:
+        assert row.unreadable == "" and row.body == body and "metadata" not in data
+        return
+    assert why in row.unreadable and data["metadata"]["rewindtui_unreadable"] == row.unreadable
+    assert row.history_refs == (None if refs is None else "[]")
+    assert data["status"]["state"] == "completed"
+    assert "stored task #3" in data["history"][-1]["parts"][0]["text"]
