@@ -74,6 +74,8 @@ def _connection_options(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--api", default=s, metavar="URL", help="kagent-style REST base, e.g. http://HOST:8083/api")
     g.add_argument("--kagent", default=s, metavar="URL", help="kagent controller base, e.g. http://HOST:8083 (with --agent)")
     g.add_argument("--agent", default=s, metavar="NS/NAME", help="agent on the kagent controller")
+    g.add_argument("--share", dest="kagent_share", default=s, metavar="TOKEN", help="kagent 1.0: open --session from this share token (read-only)")
+    g.add_argument("--share-writable", dest="kagent_share_writable", action="store_true", default=s, help="kagent 1.0: the --share token may send")
     g.add_argument("--user-id", default=s, metavar="ID", help="user id sent to the server (X-User-Id)")
     g.add_argument(
         "--header", action="append", default=s, metavar="'NAME: VALUE'", help="extra HTTP header (repeatable)"
@@ -863,6 +865,7 @@ def _settings_flags(args: argparse.Namespace) -> dict[str, Any]:
     names = (
         "url", "api", "kagent", "agent", "user_id", "header", "rewind", "dialect", "config", "data_dir", "model", "theme",
         "binding", "model_base_url", "model_timeout", "stall_timeout", *AUTH_KEYS, *FLOW_KEYS,
+        "kagent_share", "kagent_share_writable",
     )
     flags = {name: getattr(args, name) for name in names if hasattr(args, name)}
     if getattr(args, "command", None) is None:

@@ -8,14 +8,17 @@ controller instead of a REST API:
 - a session's tasks are A2A ``ListTasks(contextId = session id)``, paged;
 - after each finished turn a checkpoint is taken (unless ``kagent_checkpoints`` is off), and
   rewind / fork go through :mod:`rewindtui.chat.kagent1_hook`: a fork from the checkpoint before
-  the turn, the original kept (undo opens it again);
+  the turn, the original kept (undo opens it again; which original a fork came from is kept
+  under the data dir, :mod:`rewindtui.kagent1.forks`, so the undo survives a restart);
 - a session opened from a read-only share has :attr:`read_only_reason` set: sending is refused
   with it before anything goes out, and the app disables its composer with it.
 """
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import AsyncIterator, Awaitable
+from pathlib import Path
 from typing import Any, TypeVar
 
 from rewindtui.a2a import metadata as meta
@@ -27,9 +30,11 @@ from rewindtui.chat.kagent1_hook import FORK_MODE
 from rewindtui.client.a2a_client import A2AClient, Capabilities, ServerConfig, Session, TaskPage
 from rewindtui.client.errors import ConnectFailed, HTTPStatusFailed, Unsupported
 from rewindtui.kagent1.controller import Kagent1Controller, OperationFailed
+from rewindtui.kagent1.forks import ForkRecord, ForkStore
 from rewindtui.kagent1.gen import kagent1_pb2 as pb
 from rewindtui.kagent1.grpcweb import GrpcError
 from rewindtui.kagent1.rewind import FIRST_TURN, CheckpointOutcome, Kagent1Rewind, RewindRefused
+from rewindtui.model import Conversation
 
 T = TypeVar("T")
 
@@ -67,16 +72,20 @@ class Kagent1Client(A2AClient):
         *,
         checkpoints: bool = True,
         read_only_reason: str = "",
+        forks_file: Path | None = None,
         http: Any = None,
     ) -> None:
         super().__init__(config, http)
         self.kagent1 = controller
         self.agent = agent
-        self.rewinder = Kagent1Rewind(controller, agent, auto_checkpoints=checkpoints)
+        forks = ForkStore(forks_file, controller.url)
+        self.rewinder = Kagent1Rewind(controller, agent, auto_checkpoints=checkpoints, forks=forks)
         #: non-empty: this session may be read, not written to (a read-only share), and why
         self.read_only_reason = read_only_reason
-        #: what the checkpoints after turns said when they were skipped, newest last
+        #: what the checkpoints after turns said when they were skipped, newest last (bounded)
         self.checkpoint_notes: list[str] = []
+        #: the last turn sent got no checkpoint (its note is the last of checkpoint_notes)
+        self.last_turn_skipped = False
 
     async def aclose(self) -> None:
         await self.kagent1.aclose()
@@ -160,8 +169,10 @@ class Kagent1Client(A2AClient):
         context = raw.context_id(message)
         if context and task_id and state:
             outcome = await self.checkpoint_after(context, task_id, state)
-            if outcome.note and outcome.note != "auto-checkpoints are off":
+            self.last_turn_skipped = bool(outcome.note) and self.rewinder.auto_checkpoints
+            if self.last_turn_skipped:
                 self.checkpoint_notes.append(outcome.note)
+                del self.checkpoint_notes[:-20]
 
     async def checkpoint_after(self, session_id: str, task_id: str, state: str) -> CheckpointOutcome:
         """The checkpoint after the turn ``task_id`` ended in ``state``; never fails the turn."""
@@ -180,17 +191,39 @@ class Kagent1Client(A2AClient):
         if index == 0:
             raise HTTPStatusFailed(f"fork: {FIRST_TURN}", 409, FIRST_TURN)
         try:
-            branch = await self.rewinder.rewind_after_task(session_id, tasks[index - 1]["id"], index + 1)
+            shown = Conversation(session_id)
+            shown.load_tasks(tasks)
+            turns = shown.turn_invocations()
+            before_turn = turns.index(before) + 1 if before in turns else index + 1
+            branch = await self.rewinder.rewind_after_task(session_id, tasks[index - 1]["id"], before_turn, turns=len(turns))
         except RewindRefused as exc:
             raise HTTPStatusFailed(f"fork: {exc}", 409, str(exc)) from None
         return session_of(branch.fork)
 
-    def undo_target(self) -> str:
-        """The original session of the last rewind (the rewound branch), popped."""
-        try:
-            return self.rewinder.undo()
-        except RewindRefused as exc:
-            raise Unsupported(str(exc)) from None
+    def fork_of(self, session_id: str) -> ForkRecord | None:
+        """Where ``session_id`` came from, when a rewind here made it (kept under the data dir)."""
+        return self.rewinder.fork_of(session_id)
+
+    def undo_target(self, session_id: str) -> str:
+        """The original session of the rewind that made ``session_id`` (the rewound branch)."""
+        record = self.fork_of(session_id)
+        if record is None:
+            raise Unsupported("nothing to undo: this session was not made by a rewind here")
+        return record.original
+
+    def undone(self, session_id: str) -> None:
+        """The rewind that made ``session_id`` was undone (its original is open again)."""
+        with contextlib.suppress(RewindRefused):
+            self.rewinder.undo(session_id)
+
+    def rewind_words(self) -> str:
+        """The checkpoints' and forks' costs, and whether the last turn got no checkpoint."""
+        words = self.rewinder.costs()
+        if not self.rewinder.auto_checkpoints:
+            words += " · auto-checkpoints off"
+        elif self.checkpoint_notes and self.last_turn_skipped:
+            words += " · the last turn has no checkpoint"
+        return words
 
 
 def _has_invocation(task: dict[str, Any], invocation_id: str) -> bool:
