@@ -198,3 +198,27 @@ async def test_a_session_that_fails_to_be_created_says_why(kagent1):
         assert users(chat) == []  # nothing shown that the server does not have
     finally:
         await conn.aclose()
+
+
+def test_sessions_says_which_are_suspended(capsys, kagent1):
+    import asyncio
+
+    from rewindtui.kagent1.controller import Kagent1Controller
+
+    double, base = kagent1
+
+    async def made() -> tuple[str, str]:
+        async with Kagent1Controller(base, user_id="dora") as c:
+            asleep = await c.wait_ready((await c.create_instance(AGENT, name="asleep")).id)
+            awake = await c.wait_ready((await c.create_instance(AGENT, name="awake")).id)
+            await c.suspend(asleep.id)
+            return asleep.id, awake.id
+
+    asleep, awake = asyncio.run(made())
+    listed = run(capsys, "sessions", base=base)
+    assert listed.rc == 0, listed.err
+    lines = {line.split()[0]: line for line in listed.out.splitlines()}
+    assert lines[asleep].endswith("asleep  (suspended)")
+    assert lines[awake].endswith("awake")
+    records = {r["id"]: r for r in run(capsys, "sessions", "--json", base=base).records()}
+    assert records[asleep]["state"] == "suspended" and records[awake]["state"] == "ready"

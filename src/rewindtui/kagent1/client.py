@@ -60,7 +60,18 @@ def session_of(instance: pb.AgentInstance) -> Session:
         created_at=stamp(instance.created_at),
         updated_at=stamp(instance.updated_at),
         raw={"state": pb.AgentInstanceState.Name(instance.state), "context_id": instance.context_id},
+        state=state_words(instance),
     )
+
+
+def state_words(instance: pb.AgentInstance) -> str:
+    """A conversation's state in words: "ready", "suspended" (resumed when opened), "creating",
+    "failed: <its reason>", ..."""
+    word = pb.AgentInstanceState.Name(instance.state).removeprefix("AGENT_INSTANCE_STATE_").lower()
+    if instance.state == pb.AGENT_INSTANCE_STATE_FAILED:
+        reason = instance.failure.message or instance.failure.reason
+        return f"failed: {reason}" if reason else word
+    return "" if word == "unspecified" else word
 
 
 class Kagent1Client(A2AClient):
