@@ -222,3 +222,34 @@ def test_sessions_says_which_are_suspended(capsys, kagent1):
     assert lines[awake].endswith("awake")
     records = {r["id"]: r for r in run(capsys, "sessions", "--json", base=base).records()}
     assert records[asleep]["state"] == "suspended" and records[awake]["state"] == "ready"
+
+
+def test_share_flag_and_setting_open_a_shared_session_read_only(capsys, kagent1, tmp_path):
+    import asyncio
+
+    double, base = kagent1
+
+    async def shared() -> tuple[str, str]:
+        conn = await connect(settings_for(base))
+        try:
+            chat = await chat_after(conn, ["one"])
+            assert isinstance(conn.client, Kagent1Client) and chat.session_id
+            return chat.session_id, await conn.client.kagent1.share(chat.session_id, read_only=True)
+        finally:
+            await conn.aclose()
+
+    sid, token = asyncio.run(shared())
+    history = run(capsys, "history", "--json", "--session", sid, "--share", token, base=base)  # dora reads alice's
+    assert history.rc == 0, history.err
+    assert [r["text"] for r in history.records() if r["role"] == "user"] == ["one"]
+    refused = run(capsys, "send", "--session", sid, "--share", token, "two", base=base)
+    assert refused.rc != 0 and "read-only share" in refused.err
+    without = run(capsys, "history", "--json", "--session", sid, base=base)
+    assert without.rc != 0  # not dora's session without the share
+    config = tmp_path / "shared.toml"
+    config.write_text(f'kagent_share = "{token}"\n')
+    from_file = run(capsys, "history", "--json", "--session", sid, "--config", str(config), base=base)
+    assert from_file.rc == 0, from_file.err
+    sent = double.calls.count("CreateCheckpoint")
+    assert run(capsys, "send", "--session", sid, "--config", str(config), "two", base=base).rc != 0
+    assert double.calls.count("CreateCheckpoint") == sent  # nothing was sent, nothing checkpointed
