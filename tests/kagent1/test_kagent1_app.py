@@ -253,3 +253,22 @@ def test_share_flag_and_setting_open_a_shared_session_read_only(capsys, kagent1,
     sent = double.calls.count("CreateCheckpoint")
     assert run(capsys, "send", "--session", sid, "--config", str(config), "two", base=base).rc != 0
     assert double.calls.count("CreateCheckpoint") == sent  # nothing was sent, nothing checkpointed
+
+
+def test_headless_rewind_then_redo_in_another_process_goes_back_to_the_original(capsys, kagent1):
+    """Each command is a new client: only the fork records under the data dir say where the fork
+    came from."""
+    double, base = kagent1
+    first = run(capsys, "send", "--json", "one", base=base)
+    sid = first.records()[0]["session"]
+    assert run(capsys, "send", "--json", "--session", sid, "two", base=base).rc == 0
+    turns = [r["invocation_id"] for r in run(capsys, "history", "--json", "--session", sid, base=base).records() if r["role"] == "user"]
+    rewound = run(capsys, "rewind", "--json", "--session", sid, "--before", turns[1], base=base)
+    assert rewound.rc == 0, rewound.err
+    header = rewound.records()[0]
+    fork, undo = header["session"], header["undo"]
+    assert fork != sid and fork in double.instances and undo.startswith(f"rewindtui redo --session {fork[:8]} --rewind-task {sid[:8]}")
+    again = run(capsys, "redo", *undo.split()[2:], base=base)  # the printed undo, as given
+    assert again.rc == 0, again.err
+    assert f"session: {sid}" in again.out and "to undo this redo" not in again.err
+    assert [line for line in again.out.splitlines() if "one" in line or "two" in line]
