@@ -174,3 +174,29 @@ async def test_a_read_only_share_opens_with_the_composer_disabled_and_why(kagent
         assert len(await owner.client.session_tasks(sid)) == 1  # nothing was sent
     finally:
         await owner.aclose()
+
+
+async def test_with_auto_checkpoints_off_only_existing_checkpoints_are_offered(kagent1, tmp_path):
+    from rewindtui.kagent1.controller import Kagent1Controller
+
+    double, base = kagent1
+    app = app_for(settings_for(base, tmp_path, kagent_checkpoints="false"))
+    async with app.run_test(size=SIZE) as pilot:
+        await send(app, pilot, "one")
+        sid = app.chat.session_id
+        async with Kagent1Controller(base, user_id="tess") as by_hand:  # kagent's UI's Checkpoint button
+            await by_hand.checkpoint("kagent", sid, "by-hand-after-one")
+        await send(app, pilot, "two", "three")
+        screen = app.chat_screen
+        assert screen.status.rewind == "fork · no checkpoints taken · auto-checkpoints off"
+        banner = await preview_turn(app, pilot, 2)  # after turn 2: no checkpoint
+        assert "there is no checkpoint after turn 2 to fork from (auto-checkpoints are off)" in banner
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert app.chat.session_id == sid and users(app) == ["one", "two", "three"]  # nothing changed
+        assert any("auto-checkpoints are off" in n for n in notes(app))
+        banner = await preview_turn(app, pilot, 1)  # after turn 1: the checkpoint taken by hand
+        assert "kagent forks: a new session from turn 1; the original is kept." in banner
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert app.chat.session_id != sid and users(app) == ["one"]

@@ -56,8 +56,21 @@ def _forks(chat: Chat) -> bool:
 
 def preview_for(chat: Chat, before_turn: int) -> str:
     """The preview's words for a rewind to before turn ``before_turn`` when the server does not
-    rewind in place ("" when it does: the preview then says which turns go)."""
-    return rewind_preview(before_turn) if _forks(chat) else ""
+    rewind in place ("" when it does: the preview then says which turns go): on kagent 1.0 a
+    fork from the checkpoint after the turn before, or why there is none to fork from."""
+    if not _forks(chat):
+        return ""
+    said = getattr(chat.client, "fork_preview", None)  # Kagent1Client's: knows its checkpoints
+    if not callable(said) or chat.session_id is None:
+        return rewind_preview(before_turn)
+    turns = chat.conversation.turn_invocations()
+    previous = turns[before_turn - 2] if 2 <= before_turn <= len(turns) + 1 else None
+    head = next(
+        (i.task_id for i in reversed(chat.conversation.items) if previous is not None and i.invocation_id == previous and i.task_id),
+        None,
+    )
+    words = said(chat.session_id, before_turn, head)
+    return words if isinstance(words, str) else rewind_preview(before_turn)
 
 
 def rewind_words(chat: Chat) -> str | None:

@@ -33,7 +33,7 @@ from rewindtui.kagent1.controller import Kagent1Controller, OperationFailed
 from rewindtui.kagent1.forks import ForkRecord, ForkStore
 from rewindtui.kagent1.gen import kagent1_pb2 as pb
 from rewindtui.kagent1.grpcweb import GrpcError
-from rewindtui.kagent1.rewind import FIRST_TURN, CheckpointOutcome, Kagent1Rewind, RewindRefused
+from rewindtui.kagent1.rewind import FIRST_TURN, CheckpointOutcome, Kagent1Rewind, RewindRefused, preview
 from rewindtui.model import Conversation
 
 T = TypeVar("T")
@@ -97,6 +97,9 @@ class Kagent1Client(A2AClient):
         self.checkpoint_notes: list[str] = []
         #: the last turn sent got no checkpoint (its note is the last of checkpoint_notes)
         self.last_turn_skipped = False
+        #: per session: the head task ids of its ready checkpoints, as last read (on open) and
+        #: taken since; what the preview says can be forked from
+        self.checkpointed: dict[str, set[str]] = {}
 
     async def aclose(self) -> None:
         await self.kagent1.aclose()
@@ -144,7 +147,23 @@ class Kagent1Client(A2AClient):
     async def delete_session(self, session_id: str) -> None:
         await self._grpc(self.kagent1.delete(session_id), "delete session")
 
+    async def _read_checkpoints(self, session_id: str) -> None:
+        """Which turns of the session have a ready checkpoint (a fork can start there)."""
+        try:
+            listed = await self.kagent1.checkpoints(self.rewinder.namespace, session_id)
+        except GrpcError:
+            self.checkpointed.pop(session_id, None)  # unknown: the fork itself will say
+            return
+        self.checkpointed[session_id] = {c.head_task_id for c in listed if c.state == pb.CHECKPOINT_STATE_READY}
+
+    def has_checkpoint_after(self, session_id: str, task_id: str) -> bool | None:
+        """Whether the turn of ``task_id`` has a ready checkpoint to fork from (None: not known)."""
+        known = self.checkpointed.get(session_id)
+        return None if known is None else task_id in known
+
     async def session_tasks(self, session_id: str, include_rewound: bool = False) -> list[dict[str, Any]]:
+        if not self.read_only_reason:
+            await self._read_checkpoints(session_id)
         tasks: list[dict[str, Any]] = []
         token: str | None = None
         while True:
@@ -159,6 +178,8 @@ class Kagent1Client(A2AClient):
         self, session_id: str, limit: int, before: str | None = None, *, include_rewound: bool = False
     ) -> TaskPage:
         # kagent 1.0 keeps no rewound turns (a rewind is a fork): include_rewound adds nothing
+        if before is None and not self.read_only_reason:
+            await self._read_checkpoints(session_id)
         page = await self.list_tasks(session_id, page_size=max(1, min(limit, 100)), page_token=before)
         return TaskPage(oldest_first(page.tasks), page.next_page_token)
 
@@ -184,13 +205,31 @@ class Kagent1Client(A2AClient):
             if self.last_turn_skipped:
                 self.checkpoint_notes.append(outcome.note)
                 del self.checkpoint_notes[:-20]
+            if not self.rewinder.auto_checkpoints:  # the ones taken elsewhere (kagent's UI) are what can be forked from
+                await self._read_checkpoints(context)
 
     async def checkpoint_after(self, session_id: str, task_id: str, state: str) -> CheckpointOutcome:
         """The checkpoint after the turn ``task_id`` ended in ``state``; never fails the turn."""
         try:
-            return await self.rewinder.after_turn(session_id, task_id, state)
+            outcome = await self.rewinder.after_turn(session_id, task_id, state)
         except (GrpcError, OperationFailed) as exc:
             return CheckpointOutcome(0, None, f"no checkpoint after this turn: {exc}")
+        if outcome.checkpoint is not None and outcome.checkpoint.state == pb.CHECKPOINT_STATE_READY:
+            self.checkpointed.setdefault(session_id, set()).add(outcome.checkpoint.head_task_id or task_id)
+        return outcome
+
+    def fork_preview(self, session_id: str, before_turn: int, head_task_id: str | None) -> str:
+        """What a rewind to before turn ``before_turn`` does here, in words: a fork from the
+        checkpoint after the turn before (``head_task_id``'s), or why there is none to fork from."""
+        if before_turn <= 1:
+            return FIRST_TURN
+        if head_task_id is not None and self.has_checkpoint_after(session_id, head_task_id) is False:
+            why = "auto-checkpoints are off" if not self.rewinder.auto_checkpoints else "it was skipped"
+            return (
+                f"there is no checkpoint after turn {before_turn - 1} to fork from ({why}); kagent cannot "
+                "rewind in place, so Enter changes nothing"
+            )
+        return preview(before_turn)
 
     # -- fork ------------------------------------------------------------------------------------
     async def fork(self, session_id: str, before: str) -> Session:

@@ -101,7 +101,7 @@ class Kagent1Rewind:
             if rows:
                 total = sum(seconds for _, seconds, _ in rows)
                 parts.append(f"{len(rows)} {kind}{'s' if len(rows) != 1 else ''}, {total:.2f} s")
-        return "; ".join(parts) or "no checkpoints yet"
+        return "; ".join(parts) or "no checkpoints taken"
 
     # -- rewind, undo ----------------------------------------------------------------------------
     async def rewind(self, instance_id: str, before_turn: int, *, request_id: str | None = None, turns: int | None = None) -> Branch:
