@@ -17,7 +17,6 @@ from rewindtui.chat.prompt_history import PromptHistory
 from rewindtui.tui import interaction
 from rewindtui.tui.keys import run_binding_now
 
-
 PLACEHOLDER = "Message the agent — Enter sends, / commands, F1 help"
 
 
