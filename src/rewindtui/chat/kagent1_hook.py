@@ -30,7 +30,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from rewindtui.a2a import raw
-from rewindtui.chat.outcome import plural
 from rewindtui.chat.undo import EDIT_OF_KEY, UndoPoint
 from rewindtui.client.errors import ClientError, HTTPStatusFailed, Unsupported
 from rewindtui.model import Conversation
@@ -78,6 +77,8 @@ def rewind_words(chat: Chat) -> str | None:
     skipped checkpoint), None elsewhere."""
     if not _forks(chat):
         return None
+    if read_only_reason(chat):
+        return "fork · not on a read-only share"
     words = getattr(chat.client, "rewind_words", None)  # Kagent1Client's
     return f"fork · {words()}" if callable(words) else "fork"
 
@@ -96,10 +97,8 @@ class ForkUndo(UndoPoint):
 
     @property
     def label(self) -> str:
-        if self.kind == "edit":
-            return "undo the edit: back to the original session (this fork is kept)"
-        gone = f" ({plural(self.turns, 'turn')} back)" if self.turns else ""
-        return f"undo the rewind: back to the original session{gone} (this fork is kept)"
+        what = "the edit" if self.kind == "edit" else "the rewind"
+        return f"undo {what}: back to the original session"
 
 
 def _edited(task: Any) -> bool:
