@@ -272,3 +272,17 @@ def test_headless_rewind_then_redo_in_another_process_goes_back_to_the_original(
     assert again.rc == 0, again.err
     assert f"session: {sid}" in again.out and "to undo this redo" not in again.err
     assert [line for line in again.out.splitlines() if "one" in line or "two" in line]
+
+
+async def test_the_status_words_say_when_the_last_turn_got_no_checkpoint(kagent1):
+    double, base = kagent1
+    conn = await connect(settings_for(base))
+    try:
+        chat = await chat_after(conn, ["one"])
+        assert chat.rewind_words().startswith("fork · 1 checkpoint, ")
+        await chat.send("please delete notes.txt")  # the agent asks for approval: the turn is not finished
+        assert chat.conversation.pending_confirmation() is not None
+        assert chat.rewind_words().endswith(" · the last turn has no checkpoint")
+        assert isinstance(conn.client, Kagent1Client) and "input-required" in conn.client.checkpoint_notes[-1]
+    finally:
+        await conn.aclose()
