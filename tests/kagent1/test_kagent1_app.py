@@ -198,3 +198,91 @@ async def test_a_session_that_fails_to_be_created_says_why(kagent1):
         assert users(chat) == []  # nothing shown that the server does not have
     finally:
         await conn.aclose()
+
+
+def test_sessions_says_which_are_suspended(capsys, kagent1):
+    import asyncio
+
+    from rewindtui.kagent1.controller import Kagent1Controller
+
+    double, base = kagent1
+
+    async def made() -> tuple[str, str]:
+        async with Kagent1Controller(base, user_id="dora") as c:
+            asleep = await c.wait_ready((await c.create_instance(AGENT, name="asleep")).id)
+            awake = await c.wait_ready((await c.create_instance(AGENT, name="awake")).id)
+            await c.suspend(asleep.id)
+            return asleep.id, awake.id
+
+    asleep, awake = asyncio.run(made())
+    listed = run(capsys, "sessions", base=base)
+    assert listed.rc == 0, listed.err
+    lines = {line.split()[0]: line for line in listed.out.splitlines()}
+    assert lines[asleep].endswith("asleep  (suspended)")
+    assert lines[awake].endswith("awake")
+    records = {r["id"]: r for r in run(capsys, "sessions", "--json", base=base).records()}
+    assert records[asleep]["state"] == "suspended" and records[awake]["state"] == "ready"
+
+
+def test_share_flag_and_setting_open_a_shared_session_read_only(capsys, kagent1, tmp_path):
+    import asyncio
+
+    double, base = kagent1
+
+    async def shared() -> tuple[str, str]:
+        conn = await connect(settings_for(base))
+        try:
+            chat = await chat_after(conn, ["one"])
+            assert isinstance(conn.client, Kagent1Client) and chat.session_id
+            return chat.session_id, await conn.client.kagent1.share(chat.session_id, read_only=True)
+        finally:
+            await conn.aclose()
+
+    sid, token = asyncio.run(shared())
+    history = run(capsys, "history", "--json", "--session", sid, "--share", token, base=base)  # dora reads alice's
+    assert history.rc == 0, history.err
+    assert [r["text"] for r in history.records() if r["role"] == "user"] == ["one"]
+    refused = run(capsys, "send", "--session", sid, "--share", token, "two", base=base)
+    assert refused.rc != 0 and "read-only share" in refused.err
+    without = run(capsys, "history", "--json", "--session", sid, base=base)
+    assert without.rc != 0  # not dora's session without the share
+    config = tmp_path / "shared.toml"
+    config.write_text(f'kagent_share = "{token}"\n')
+    from_file = run(capsys, "history", "--json", "--session", sid, "--config", str(config), base=base)
+    assert from_file.rc == 0, from_file.err
+    sent = double.calls.count("CreateCheckpoint")
+    assert run(capsys, "send", "--session", sid, "--config", str(config), "two", base=base).rc != 0
+    assert double.calls.count("CreateCheckpoint") == sent  # nothing was sent, nothing checkpointed
+
+
+def test_headless_rewind_then_redo_in_another_process_goes_back_to_the_original(capsys, kagent1):
+    """Each command is a new client: only the fork records under the data dir say where the fork
+    came from."""
+    double, base = kagent1
+    first = run(capsys, "send", "--json", "one", base=base)
+    sid = first.records()[0]["session"]
+    assert run(capsys, "send", "--json", "--session", sid, "two", base=base).rc == 0
+    turns = [r["invocation_id"] for r in run(capsys, "history", "--json", "--session", sid, base=base).records() if r["role"] == "user"]
+    rewound = run(capsys, "rewind", "--json", "--session", sid, "--before", turns[1], base=base)
+    assert rewound.rc == 0, rewound.err
+    header = rewound.records()[0]
+    fork, undo = header["session"], header["undo"]
+    assert fork != sid and fork in double.instances and undo.startswith(f"rewindtui redo --session {fork[:8]} --rewind-task {sid[:8]}")
+    again = run(capsys, "redo", *undo.split()[2:], base=base)  # the printed undo, as given
+    assert again.rc == 0, again.err
+    assert f"session: {sid}" in again.out and "to undo this redo" not in again.err
+    assert [line for line in again.out.splitlines() if "one" in line or "two" in line]
+
+
+async def test_the_status_words_say_when_the_last_turn_got_no_checkpoint(kagent1):
+    double, base = kagent1
+    conn = await connect(settings_for(base))
+    try:
+        chat = await chat_after(conn, ["one"])
+        assert chat.rewind_words().startswith("fork · 1 checkpoint, ")
+        await chat.send("please delete notes.txt")  # the agent asks for approval: the turn is not finished
+        assert chat.conversation.pending_confirmation() is not None
+        assert chat.rewind_words().endswith(" · the last turn has no checkpoint")
+        assert isinstance(conn.client, Kagent1Client) and "input-required" in conn.client.checkpoint_notes[-1]
+    finally:
+        await conn.aclose()

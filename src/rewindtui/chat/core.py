@@ -13,10 +13,11 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
+from rewindtui.chat import kagent1_hook
 from rewindtui.chat.branches import Branches
 from rewindtui.chat.errors import Busy, QuestionWaiting, RewindFailed, TurnRefused, UndoFailed
 from rewindtui.chat.outcome import Outcome, plural
-from rewindtui.chat.permissions import Action, Permissions, disconnected
+from rewindtui.chat.permissions import Action, Permissions, disconnected, read_only
 from rewindtui.chat.retry import RetryTarget, retry_target
 from rewindtui.chat.status import TurnStatus, turn_status
 from rewindtui.chat.undo import UNDO_PAGE, UndoPoint, undo_point
@@ -79,12 +80,26 @@ class Chat(Branches):
             Action.LOAD_OLDER: "" if self.conversation.older_token is not None else "the whole session is shown",
             Action.SHOW_REWOUND: self.why_not_rewound(),
         }
-        return Permissions(
+        perms = Permissions(
             reasons,
             history_note=self._older_note() or self.history_note,
             busy_reason=busy,
             undo_label=self.undo_label(),
         )
+        return read_only(perms, kagent1_hook.read_only_reason(self))  # a read-only share
+
+    def rewind_preview(self, before_turn: int) -> str:
+        """What confirming a rewind to before turn ``before_turn`` (1-based) does, when it is not
+        "those turns go, on the server too" ("" then): kagent 1.0 forks, the original kept."""
+        return kagent1_hook.preview_for(self, before_turn)
+
+    def rewind_words(self) -> str:
+        """What rewind is here, for a status line: "a2a", "rest", "unavailable", or the
+        profile's words (kagent 1.0: "fork" and what its checkpoints cost)."""
+        caps = self.client.capabilities
+        if caps is None:
+            return "unknown"
+        return kagent1_hook.rewind_words(self) or caps.rewind_mode or "unavailable"
 
     def why_not(self, action: Action) -> str:
         return self.permissions().why_not(action)
@@ -146,6 +161,8 @@ class Chat(Branches):
 
     async def _read_undo(self, session_id: str) -> UndoPoint | None:
         caps = self.client.capabilities
+        if caps is not None and kagent1_hook.FORK_MODE in caps.rewind_modes:  # where the fork came from
+            return await kagent1_hook.read_undo_point(self, session_id)
         if caps is None or not caps.redo or not self.client.has_api:
             return None
         try:
@@ -205,6 +222,8 @@ class Chat(Branches):
         (no request of its own)."""
         caps = self.client.capabilities
         point = undo_point(session_id, tasks, whole=whole) if caps is not None and caps.redo and self.client.has_api else None
+        if caps is not None and kagent1_hook.FORK_MODE in caps.rewind_modes:  # where the fork came from
+            point = kagent1_hook.undo_point_from(self, session_id, tasks, whole=whole)
         self._set_undo(session_id, point)
 
     async def send(self, text: str, attachments: Sequence[Attachment] = ()) -> Outcome | None:

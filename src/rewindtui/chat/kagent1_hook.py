@@ -15,13 +15,24 @@ and in ``Chat.redo`` (after its availability check)::
 
 With text (edit = fork then send), ``Chat.rewind`` sends it as the next turn of the session it is
 now on (the fork), as it does after a REST rewind.
+
+What the chat says about it, each through one function here that answers for every server (""
+or None where the server rewinds in place): the preview's words (:func:`preview_for`), the
+status line's rewind words with the checkpoints' costs (:func:`rewind_words`), why a session is
+read-only (:func:`read_only_reason`), and the one undo after a rewind (:func:`undo_point_from`,
+read from where the profile keeps which conversation a fork came from -- kagent cannot tell).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from rewindtui.a2a import raw
+from rewindtui.chat.undo import EDIT_OF_KEY, UndoPoint
 from rewindtui.client.errors import ClientError, HTTPStatusFailed, Unsupported
+from rewindtui.model import Conversation
 
 #: the rewind mode of the kagent 1.0 profile (``Capabilities.rewind_modes``): rewind is a fork
 FORK_MODE = "fork"
@@ -35,6 +46,96 @@ PREVIEW = "kagent forks: a new session from turn {previous}; the original is kep
 def rewind_preview(turn: int) -> str:
     """The truth about a rewind to before turn ``turn`` (1-based) on kagent 1.0."""
     return PREVIEW.format(previous=turn - 1)
+
+
+def _forks(chat: Chat) -> bool:
+    caps = chat.client.capabilities
+    return caps is not None and FORK_MODE in caps.rewind_modes
+
+
+def preview_for(chat: Chat, before_turn: int) -> str:
+    """The preview's words for a rewind to before turn ``before_turn`` when the server does not
+    rewind in place ("" when it does: the preview then says which turns go): on kagent 1.0 a
+    fork from the checkpoint after the turn before, or why there is none to fork from."""
+    if not _forks(chat):
+        return ""
+    said = getattr(chat.client, "fork_preview", None)  # Kagent1Client's: knows its checkpoints
+    if not callable(said) or chat.session_id is None:
+        return rewind_preview(before_turn)
+    turns = chat.conversation.turn_invocations()
+    previous = turns[before_turn - 2] if 2 <= before_turn <= len(turns) + 1 else None
+    head = next(
+        (i.task_id for i in reversed(chat.conversation.items) if previous is not None and i.invocation_id == previous and i.task_id),
+        None,
+    )
+    words = said(chat.session_id, before_turn, head)
+    return words if isinstance(words, str) else rewind_preview(before_turn)
+
+
+def rewind_words(chat: Chat) -> str | None:
+    """The status line's rewind words on kagent 1.0 ("fork", the checkpoints' count and time, a
+    skipped checkpoint), None elsewhere."""
+    if not _forks(chat):
+        return None
+    if read_only_reason(chat):
+        return "fork · not on a read-only share"
+    words = getattr(chat.client, "rewind_words", None)  # Kagent1Client's
+    return f"fork · {words()}" if callable(words) else "fork"
+
+
+def read_only_reason(chat: Chat) -> str:
+    """Why the open session may be read but not written to ("" when it may be written to): a
+    session opened from a read-only share."""
+    reason = getattr(chat.client, "read_only_reason", "")  # Kagent1Client's
+    return reason if isinstance(reason, str) else ""
+
+
+@dataclass(frozen=True)
+class ForkUndo(UndoPoint):
+    """The undo of a rewind that forked: go back to the original (``rewind_task_id`` holds its
+    id); the fork stays a session of its own."""
+
+    @property
+    def label(self) -> str:
+        what = "the edit" if self.kind == "edit" else "the rewind"
+        return f"undo {what}: back to the original session"
+
+
+def _edited(task: Any) -> bool:
+    return isinstance(task, dict) and any(
+        raw.metadata(m).get(EDIT_OF_KEY) for m in raw.history(task) if isinstance(m, dict) and raw.role(m) == "user"
+    )
+
+
+def undo_point_from(chat: Chat, session_id: str, tasks: Sequence[Any], *, whole: bool = True) -> UndoPoint | None:
+    """The one undo in ``session_id`` when a rewind here made it (a fork) and nothing but the
+    edit's own turn was sent on it since (a plain send ends a rewind's undo, as on servers that
+    rewind in place); ``tasks``: the session's, oldest first (``whole``: all of them)."""
+    fork_of = getattr(chat.client, "fork_of", None)  # Kagent1Client's
+    record = fork_of(session_id) if callable(fork_of) else None
+    if record is None or not whole:
+        return None
+    listed = [t for t in tasks if isinstance(t, dict)]
+    shown = Conversation(session_id)
+    shown.load_tasks(listed)
+    turns = len(shown.turn_invocations())  # a task may hold several turns (a fork's first one)
+    if turns == record.fork_turns:
+        return ForkUndo(session_id, record.original, "rewind", record.turns_gone)
+    if turns == record.fork_turns + 1 and listed and _edited(listed[-1]):
+        return ForkUndo(session_id, record.original, "edit", record.turns_gone)
+    return None
+
+
+async def read_undo_point(chat: Chat, session_id: str) -> UndoPoint | None:
+    """:func:`undo_point_from`, reading the session's tasks (only when a rewind made it)."""
+    fork_of = getattr(chat.client, "fork_of", None)
+    if not callable(fork_of) or fork_of(session_id) is None:
+        return None
+    try:
+        tasks = await chat.client.session_tasks(session_id)
+    except ClientError:
+        return None
+    return undo_point_from(chat, session_id, tasks)
 
 
 async def fork_rewind(chat: Chat, invocation_id: str, token: Any) -> None:
@@ -55,8 +156,15 @@ async def fork_rewind(chat: Chat, invocation_id: str, token: Any) -> None:
 
 
 async def fork_undo(chat: Chat) -> None:
-    """Go back to the original session of the last rewind (the fork stays, as a session)."""
+    """Go back to the original session of the rewind that made the open one (the fork stays, as
+    a session)."""
     undo_target = getattr(chat.client, "undo_target", None)  # Kagent1Client's
     if undo_target is None:
         raise Unsupported("undo by going back needs a kagent 1.0 connection")
-    await chat.open(undo_target())
+    fork = chat.session_id
+    if fork is None:
+        raise Unsupported("nothing to undo: no session is open")
+    await chat.open(undo_target(fork))
+    undone = getattr(chat.client, "undone", None)
+    if callable(undone):
+        undone(fork)  # only once the original is open: a failed open keeps the undo

@@ -7,7 +7,7 @@ the server's capabilities; the app, the turn picker and the headless commands on
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import Enum
 
 
@@ -41,6 +41,9 @@ class Permissions:
     busy_reason: str = ""
     #: what the one undo would undo now, in words ("undo the rewind of 2 turns"), None when nothing
     undo_label: str | None = None
+    #: non-empty: the session may be read, not written to, and why (the app disables its
+    #: composer with it); every action in :data:`WRITES` is refused with it
+    read_only: str = ""
 
     def why_not(self, action: Action) -> str:
         return self.reasons.get(action, "")
@@ -93,6 +96,18 @@ class Permissions:
 
 
 NOT_CONNECTED = "not connected"
+
+#: what a read-only session refuses (it may be read and followed, not written to)
+WRITES = frozenset(
+    {Action.SEND, Action.STOP, Action.ANSWER, Action.REWIND, Action.EDIT, Action.FORK, Action.REDO, Action.RESTORE, Action.UNDO}
+)
+
+
+def read_only(perms: Permissions, reason: str) -> Permissions:
+    """``perms`` with every write refused because of ``reason`` (unchanged when it is "")."""
+    if not reason:
+        return perms
+    return replace(perms, reasons={**perms.reasons, **dict.fromkeys(WRITES, reason)}, read_only=reason, undo_label=None)
 
 
 def disconnected(history_note: str = "") -> Permissions:

@@ -40,6 +40,7 @@ def _settings_flags(args: argparse.Namespace) -> dict[str, Any]:
     names = (
         "url", "api", "kagent", "agent", "user_id", "header", "rewind", "dialect", "config", "data_dir", "model", "theme",
         "binding", "model_base_url", "model_timeout", "stall_timeout", *AUTH_KEYS, *FLOW_KEYS,
+        "kagent_share", "kagent_share_writable",
     )
     flags = {name: getattr(args, name) for name in names if hasattr(args, name)}
     if getattr(args, "command", None) is None:

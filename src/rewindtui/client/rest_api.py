@@ -29,6 +29,9 @@ class Session:
     raw: dict[str, Any] = field(default_factory=dict)
     #: remembered locally, but the server no longer knows it
     gone: bool = False
+    #: the server's word for the session's state when it has one ("ready", "suspended", ...: kagent
+    #: 1.0's conversations); "" when it says none
+    state: str = ""
 
     @classmethod
     def from_json(cls, d: Any) -> Session:

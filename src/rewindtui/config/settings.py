@@ -154,6 +154,8 @@ _FILE_KEYS = {
     "auth",
     "kagent_version",
     "kagent_checkpoints",
+    "kagent_share",
+    "kagent_share_writable",
 }
 #: Every source may give it.
 _ALL = frozenset({FLAG, ENV, FILE})
@@ -177,6 +179,8 @@ _CHECKS: dict[str, tuple[Callable[[Any, str], Any], frozenset[str]]] = {
     "push": (check_push, frozenset({ENV, FILE})),
     "kagent_version": (check_kagent_version, _ALL),
     "kagent_checkpoints": (check_onoff, _ALL),
+    "kagent_share": (check_str, _ALL),
+    "kagent_share_writable": (check_onoff, _ALL),
 }
 
 
@@ -217,6 +221,8 @@ class Settings:
     flows: Any = None  # OAuth2 / mutual TLS (rewindtui.client.auth_flows.Flows), None: neither
     kagent_version: str = "auto"  # "auto": kagent 1.0 when the controller answers its gRPC API; "0.10" | "1"
     kagent_checkpoints: bool = True  # kagent 1.0: a checkpoint after each finished turn (rewind forks from them)
+    kagent_share: str | None = None  # kagent 1.0: open the session from this share token (--share)
+    kagent_share_writable: bool = False  # kagent 1.0: the share lets its reader send (else read-only)
 
     @property
     def embedded(self) -> bool:
@@ -365,4 +371,6 @@ def load_settings(flags: Any = None, env: Mapping[str, str] | None = None) -> Se
         flows=flows,
         kagent_version=pick("kagent_version", "auto"),
         kagent_checkpoints=pick("kagent_checkpoints", True),
+        kagent_share=pick("kagent_share"),
+        kagent_share_writable=pick("kagent_share_writable", False),
     )

@@ -8,14 +8,17 @@ controller instead of a REST API:
 - a session's tasks are A2A ``ListTasks(contextId = session id)``, paged;
 - after each finished turn a checkpoint is taken (unless ``kagent_checkpoints`` is off), and
   rewind / fork go through :mod:`rewindtui.chat.kagent1_hook`: a fork from the checkpoint before
-  the turn, the original kept (undo opens it again);
+  the turn, the original kept (undo opens it again; which original a fork came from is kept
+  under the data dir, :mod:`rewindtui.kagent1.forks`, so the undo survives a restart);
 - a session opened from a read-only share has :attr:`read_only_reason` set: sending is refused
   with it before anything goes out, and the app disables its composer with it.
 """
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import AsyncIterator, Awaitable
+from pathlib import Path
 from typing import Any, TypeVar
 
 from rewindtui.a2a import metadata as meta
@@ -27,9 +30,11 @@ from rewindtui.chat.kagent1_hook import FORK_MODE
 from rewindtui.client.a2a_client import A2AClient, Capabilities, ServerConfig, Session, TaskPage
 from rewindtui.client.errors import ConnectFailed, HTTPStatusFailed, Unsupported
 from rewindtui.kagent1.controller import Kagent1Controller, OperationFailed
+from rewindtui.kagent1.forks import ForkRecord, ForkStore
 from rewindtui.kagent1.gen import kagent1_pb2 as pb
 from rewindtui.kagent1.grpcweb import GrpcError
-from rewindtui.kagent1.rewind import FIRST_TURN, CheckpointOutcome, Kagent1Rewind, RewindRefused
+from rewindtui.kagent1.rewind import FIRST_TURN, CheckpointOutcome, Kagent1Rewind, RewindRefused, preview
+from rewindtui.model import Conversation
 
 T = TypeVar("T")
 
@@ -55,7 +60,18 @@ def session_of(instance: pb.AgentInstance) -> Session:
         created_at=stamp(instance.created_at),
         updated_at=stamp(instance.updated_at),
         raw={"state": pb.AgentInstanceState.Name(instance.state), "context_id": instance.context_id},
+        state=state_words(instance),
     )
+
+
+def state_words(instance: pb.AgentInstance) -> str:
+    """A conversation's state in words: "ready", "suspended" (resumed when opened), "creating",
+    "failed: <its reason>", ..."""
+    word = pb.AgentInstanceState.Name(instance.state).removeprefix("AGENT_INSTANCE_STATE_").lower()
+    if instance.state == pb.AGENT_INSTANCE_STATE_FAILED:
+        reason = instance.failure.message or instance.failure.reason
+        return f"failed: {reason}" if reason else word
+    return "" if word == "unspecified" else word
 
 
 class Kagent1Client(A2AClient):
@@ -67,16 +83,23 @@ class Kagent1Client(A2AClient):
         *,
         checkpoints: bool = True,
         read_only_reason: str = "",
+        forks_file: Path | None = None,
         http: Any = None,
     ) -> None:
         super().__init__(config, http)
         self.kagent1 = controller
         self.agent = agent
-        self.rewinder = Kagent1Rewind(controller, agent, auto_checkpoints=checkpoints)
+        forks = ForkStore(forks_file, controller.url)
+        self.rewinder = Kagent1Rewind(controller, agent, auto_checkpoints=checkpoints, forks=forks)
         #: non-empty: this session may be read, not written to (a read-only share), and why
         self.read_only_reason = read_only_reason
-        #: what the checkpoints after turns said when they were skipped, newest last
+        #: what the checkpoints after turns said when they were skipped, newest last (bounded)
         self.checkpoint_notes: list[str] = []
+        #: the last turn sent got no checkpoint (its note is the last of checkpoint_notes)
+        self.last_turn_skipped = False
+        #: per session: the head task ids of its ready checkpoints, as last read (on open) and
+        #: taken since; what the preview says can be forked from
+        self.checkpointed: dict[str, set[str]] = {}
 
     async def aclose(self) -> None:
         await self.kagent1.aclose()
@@ -124,7 +147,23 @@ class Kagent1Client(A2AClient):
     async def delete_session(self, session_id: str) -> None:
         await self._grpc(self.kagent1.delete(session_id), "delete session")
 
+    async def _read_checkpoints(self, session_id: str) -> None:
+        """Which turns of the session have a ready checkpoint (a fork can start there)."""
+        try:
+            listed = await self.kagent1.checkpoints(self.rewinder.namespace, session_id)
+        except GrpcError:
+            self.checkpointed.pop(session_id, None)  # unknown: the fork itself will say
+            return
+        self.checkpointed[session_id] = {c.head_task_id for c in listed if c.state == pb.CHECKPOINT_STATE_READY}
+
+    def has_checkpoint_after(self, session_id: str, task_id: str) -> bool | None:
+        """Whether the turn of ``task_id`` has a ready checkpoint to fork from (None: not known)."""
+        known = self.checkpointed.get(session_id)
+        return None if known is None else task_id in known
+
     async def session_tasks(self, session_id: str, include_rewound: bool = False) -> list[dict[str, Any]]:
+        if not self.read_only_reason:
+            await self._read_checkpoints(session_id)
         tasks: list[dict[str, Any]] = []
         token: str | None = None
         while True:
@@ -139,6 +178,8 @@ class Kagent1Client(A2AClient):
         self, session_id: str, limit: int, before: str | None = None, *, include_rewound: bool = False
     ) -> TaskPage:
         # kagent 1.0 keeps no rewound turns (a rewind is a fork): include_rewound adds nothing
+        if before is None and not self.read_only_reason:
+            await self._read_checkpoints(session_id)
         page = await self.list_tasks(session_id, page_size=max(1, min(limit, 100)), page_token=before)
         return TaskPage(oldest_first(page.tasks), page.next_page_token)
 
@@ -160,15 +201,35 @@ class Kagent1Client(A2AClient):
         context = raw.context_id(message)
         if context and task_id and state:
             outcome = await self.checkpoint_after(context, task_id, state)
-            if outcome.note and outcome.note != "auto-checkpoints are off":
+            self.last_turn_skipped = bool(outcome.note) and self.rewinder.auto_checkpoints
+            if self.last_turn_skipped:
                 self.checkpoint_notes.append(outcome.note)
+                del self.checkpoint_notes[:-20]
+            if not self.rewinder.auto_checkpoints:  # the ones taken elsewhere (kagent's UI) are what can be forked from
+                await self._read_checkpoints(context)
 
     async def checkpoint_after(self, session_id: str, task_id: str, state: str) -> CheckpointOutcome:
         """The checkpoint after the turn ``task_id`` ended in ``state``; never fails the turn."""
         try:
-            return await self.rewinder.after_turn(session_id, task_id, state)
+            outcome = await self.rewinder.after_turn(session_id, task_id, state)
         except (GrpcError, OperationFailed) as exc:
             return CheckpointOutcome(0, None, f"no checkpoint after this turn: {exc}")
+        if outcome.checkpoint is not None and outcome.checkpoint.state == pb.CHECKPOINT_STATE_READY:
+            self.checkpointed.setdefault(session_id, set()).add(outcome.checkpoint.head_task_id or task_id)
+        return outcome
+
+    def fork_preview(self, session_id: str, before_turn: int, head_task_id: str | None) -> str:
+        """What a rewind to before turn ``before_turn`` does here, in words: a fork from the
+        checkpoint after the turn before (``head_task_id``'s), or why there is none to fork from."""
+        if before_turn <= 1:
+            return FIRST_TURN
+        if head_task_id is not None and self.has_checkpoint_after(session_id, head_task_id) is False:
+            why = "auto-checkpoints are off" if not self.rewinder.auto_checkpoints else "it was skipped"
+            return (
+                f"there is no checkpoint after turn {before_turn - 1} to fork from ({why}); kagent cannot "
+                "rewind in place, so Enter changes nothing"
+            )
+        return preview(before_turn)
 
     # -- fork ------------------------------------------------------------------------------------
     async def fork(self, session_id: str, before: str) -> Session:
@@ -180,17 +241,39 @@ class Kagent1Client(A2AClient):
         if index == 0:
             raise HTTPStatusFailed(f"fork: {FIRST_TURN}", 409, FIRST_TURN)
         try:
-            branch = await self.rewinder.rewind_after_task(session_id, tasks[index - 1]["id"], index + 1)
+            shown = Conversation(session_id)
+            shown.load_tasks(tasks)
+            turns = shown.turn_invocations()
+            before_turn = turns.index(before) + 1 if before in turns else index + 1
+            branch = await self.rewinder.rewind_after_task(session_id, tasks[index - 1]["id"], before_turn, turns=len(turns))
         except RewindRefused as exc:
             raise HTTPStatusFailed(f"fork: {exc}", 409, str(exc)) from None
         return session_of(branch.fork)
 
-    def undo_target(self) -> str:
-        """The original session of the last rewind (the rewound branch), popped."""
-        try:
-            return self.rewinder.undo()
-        except RewindRefused as exc:
-            raise Unsupported(str(exc)) from None
+    def fork_of(self, session_id: str) -> ForkRecord | None:
+        """Where ``session_id`` came from, when a rewind here made it (kept under the data dir)."""
+        return self.rewinder.fork_of(session_id)
+
+    def undo_target(self, session_id: str) -> str:
+        """The original session of the rewind that made ``session_id`` (the rewound branch)."""
+        record = self.fork_of(session_id)
+        if record is None:
+            raise Unsupported("nothing to undo: this session was not made by a rewind here")
+        return record.original
+
+    def undone(self, session_id: str) -> None:
+        """The rewind that made ``session_id`` was undone (its original is open again)."""
+        with contextlib.suppress(RewindRefused):
+            self.rewinder.undo(session_id)
+
+    def rewind_words(self) -> str:
+        """The checkpoints' and forks' costs, and whether the last turn got no checkpoint."""
+        words = self.rewinder.costs()
+        if not self.rewinder.auto_checkpoints:
+            words += " · auto-checkpoints off"
+        elif self.checkpoint_notes and self.last_turn_skipped:
+            words += " · the last turn has no checkpoint"
+        return words
 
 
 def _has_invocation(task: dict[str, Any], invocation_id: str) -> bool:

@@ -6,15 +6,19 @@ rewind: nothing of the original is changed.
 A checkpoint is idempotent per turn (its ``request_id`` names the conversation and the turn), and
 is skipped -- and said so -- when the head task is not terminal (a turn waiting for an approval).
 With auto-checkpoints off, rewind offers only the turns that already have a checkpoint.
+
+Which conversation a fork came from is kept in a :class:`~rewindtui.kagent1.forks.ForkStore`
+(kagent cannot tell), so the undo of a rewind survives a restart.
 """
 
 from __future__ import annotations
 
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from rewindtui.kagent1.controller import Kagent1Controller, OperationFailed
+from rewindtui.kagent1.forks import ForkRecord, ForkStore, new_record
 from rewindtui.kagent1.gen import kagent1_pb2 as pb
 from rewindtui.kagent1.grpcweb import GrpcError
 
@@ -52,7 +56,12 @@ class Kagent1Rewind:
     controller: Kagent1Controller
     agent: str  # "namespace/name"
     auto_checkpoints: bool = True
-    branches: list[Branch] = field(default_factory=list)
+    #: where each fork came from (in memory unless given a file: see rewindtui.kagent1.forks)
+    forks: ForkStore | None = None
+
+    def __post_init__(self) -> None:
+        if self.forks is None:
+            self.forks = ForkStore(None, self.controller.url)
 
     @property
     def namespace(self) -> str:
@@ -92,25 +101,30 @@ class Kagent1Rewind:
             if rows:
                 total = sum(seconds for _, seconds, _ in rows)
                 parts.append(f"{len(rows)} {kind}{'s' if len(rows) != 1 else ''}, {total:.2f} s")
-        return "; ".join(parts) or "no checkpoints yet"
+        return "; ".join(parts) or "no checkpoints taken"
 
     # -- rewind, undo ----------------------------------------------------------------------------
-    async def rewind(self, instance_id: str, before_turn: int, *, request_id: str | None = None) -> Branch:
-        """Fork from the checkpoint after turn ``before_turn - 1``; the original is kept."""
+    async def rewind(self, instance_id: str, before_turn: int, *, request_id: str | None = None, turns: int | None = None) -> Branch:
+        """Fork from the checkpoint after turn ``before_turn - 1``; the original (of ``turns``
+        turns; None: as its checkpoints say) is kept."""
         if before_turn <= 1:
             raise RewindRefused(FIRST_TURN)
         wanted = before_turn - 1
-        return await self._fork(instance_id, before_turn, lambda c: c.history_sequence == wanted, f"turn {wanted}", request_id)
+        return await self._fork(instance_id, before_turn, lambda c: c.history_sequence == wanted, f"turn {wanted}", request_id, turns)
 
-    async def rewind_after_task(self, instance_id: str, head_task_id: str, before_turn: int, *, request_id: str | None = None) -> Branch:
+    async def rewind_after_task(
+        self, instance_id: str, head_task_id: str, before_turn: int, *, request_id: str | None = None, turns: int | None = None
+    ) -> Branch:
         """Fork from the checkpoint whose head is ``head_task_id`` (the turn before ``before_turn``)."""
-        return await self._fork(instance_id, before_turn, lambda c: c.head_task_id == head_task_id, f"turn {before_turn - 1}", request_id)
+        return await self._fork(
+            instance_id, before_turn, lambda c: c.head_task_id == head_task_id, f"turn {before_turn - 1}", request_id, turns
+        )
 
-    async def _fork(self, instance_id: str, before_turn: int, wanted: Callable[[pb.Checkpoint], bool], what: str, request_id: str | None) -> Branch:
-        ready = [
-            c for c in await self.controller.checkpoints(self.namespace, instance_id)
-            if c.state == pb.CHECKPOINT_STATE_READY and wanted(c)
-        ]
+    async def _fork(
+        self, instance_id: str, before_turn: int, wanted: Callable[[pb.Checkpoint], bool], what: str, request_id: str | None, turns: int | None
+    ) -> Branch:
+        listed = await self.controller.checkpoints(self.namespace, instance_id)
+        ready = [c for c in listed if c.state == pb.CHECKPOINT_STATE_READY and wanted(c)]
         if not ready:
             why = "auto-checkpoints are off" if not self.auto_checkpoints else "it was skipped or has not finished"
             raise RewindRefused(f"there is no checkpoint after {what} to fork from ({why}); nothing changed")
@@ -119,12 +133,22 @@ class Kagent1Rewind:
             fork = await self.controller.open(fork.id)
         except (GrpcError, OperationFailed) as exc:
             raise RewindRefused(f"the fork failed: {getattr(exc, 'message', '') or exc}; nothing changed") from None
-        branch = Branch(instance_id, fork, before_turn)
-        self.branches.append(branch)
-        return branch
+        if turns is None:
+            turns = max((int(c.history_sequence) for c in listed), default=before_turn)
+        assert self.forks is not None
+        self.forks.put(new_record(fork.id, instance_id, before_turn, turns))
+        return Branch(instance_id, fork, before_turn)
 
-    def undo(self) -> str:
-        """Go back to the original conversation of the last rewind (its id); the fork stays too."""
-        if not self.branches:
-            raise RewindRefused("nothing to undo")
-        return self.branches.pop().original
+    def fork_of(self, fork_id: str) -> ForkRecord | None:
+        """Where the conversation ``fork_id`` came from, when a rewind here made it (None: not)."""
+        assert self.forks is not None
+        return self.forks.get(fork_id)
+
+    def undo(self, fork_id: str) -> str:
+        """The original conversation of the rewind that made ``fork_id`` (its id), to go back
+        to; the record goes (the fork stays a conversation of its own)."""
+        assert self.forks is not None
+        record = self.forks.pop(fork_id)
+        if record is None:
+            raise RewindRefused("nothing to undo: this session was not made by a rewind here")
+        return record.original

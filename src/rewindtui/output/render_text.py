@@ -76,6 +76,7 @@ def session_record(session: Session) -> dict[str, Any]:
         "created_at": session.created_at,
         "updated_at": session.updated_at,
         "gone": session.gone,
+        "state": session.state or None,
     }
 
 
@@ -162,6 +163,8 @@ def format_session(session: Session) -> str:
     parts = [sanitize_line(session.id), sanitize_line(when), sanitize_line(session.name)]
     if session.gone:
         parts.append("(gone: the server no longer has it)")
+    if session.state and session.state != "ready":
+        parts.append(f"({sanitize_line(session.state)})")
     return "  ".join(p for p in parts if p)
 
 

@@ -116,6 +116,7 @@ class TurnControl:
         assert chat is not None
         perms = chat.permissions()
         host.transcript.set_permissions(Permissions.of(perms))
+        host.composer.read_only_because(perms.read_only)  # a read-only session: typing off, and why
         question = chat.pending_confirmation()
         shown = (perms.can_rewind, perms.can_fork, perms.rewind_reason, perms.fork_reason, question is not None)
         if shown != self._shown_permissions:

@@ -30,10 +30,10 @@ async def cmd_redo(conn: Any, args: argparse.Namespace, out: Output) -> int:
     await chat.redo(target)
     sid = chat.session_id or args.session
     redo_of = chat.conversation.current_task_id
-    undo = f"rewindtui redo --session {sid[:8]} --rewind-task {(redo_of or '')[:8]}"
+    undo = f"rewindtui redo --session {sid[:8]} --rewind-task {(redo_of or '')[:8]}" if caps is None or caps.rewind_mode else None
     out.header(f"session: {sanitize_line(sid)}", {"session": sid, "redo": redo_of, "undo": undo})
     out.items(chat.conversation.items)
-    if not out.as_json:
+    if undo and not out.as_json:
         say(f"to undo this redo (rewind again): {undo}", kind="note")
     return 0
 
@@ -43,6 +43,9 @@ async def _resolve_rewind_task(chat: Any, prefix: str) -> str:
     from rewindtui.a2a import contract
 
     sid = chat.session_id
+    point = chat.undo_point()
+    if point is not None and point.rewind_task_id.startswith(prefix):
+        return point.rewind_task_id  # the one undo's own (kagent 1.0: the original the fork came from)
     if not sid or not chat.client.has_api:
         return prefix
     tasks = await chat.client.session_tasks(sid, include_rewound=True)

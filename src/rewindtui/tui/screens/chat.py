@@ -267,6 +267,7 @@ class ChatScreen(Screen):
             self.status.mode = "rewind" if self.rewind_mode else ("edit" if chat.edit else "")
             label = self.branches.undo_label()
             self.status.undo = f"{interaction.keys_of('chat.undo_rewind', self.keymap)}: {label}" if label else ""
+            self.status.rewind = chat.rewind_words()
             try:
                 self.query_one(Welcome).show_for(
                     not chat.conversation.items and chat.conversation.older_token is None and not chat.sending,

@@ -12,10 +12,12 @@ from textual import events
 from textual.message import Message
 from textual.widgets import TextArea
 
-from rewindtui.base.textsafe import strip_controls
+from rewindtui.base.textsafe import sanitize_line, strip_controls
 from rewindtui.chat.prompt_history import PromptHistory
 from rewindtui.tui import interaction
 from rewindtui.tui.keys import run_binding_now
+
+PLACEHOLDER = "Message the agent — Enter sends, / commands, F1 help"
 
 
 class Composer(TextArea):
@@ -23,6 +25,7 @@ class Composer(TextArea):
 
     DEFAULT_CSS = """
     Composer { height: auto; min-height: 3; max-height: 10; }
+    Composer.-read-only { border: tall $warning; }
     """
 
     class Submitted(Message):
@@ -32,10 +35,23 @@ class Composer(TextArea):
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id, soft_wrap=True, show_line_numbers=False, tab_behavior="focus")
-        self.placeholder = "Message the agent — Enter sends, / commands, F1 help"
+        self.placeholder = PLACEHOLDER
+        #: why typing is disabled ("" : it is not), see read_only_because
+        self.refused = ""
         self.prompts = PromptHistory()
         #: files or data wait to be sent: Enter sends even with no text
         self.attachments_pending = False
+
+    def read_only_because(self, reason: str) -> None:
+        """Disable typing with ``reason`` shown in its place ("" enables it again): a session that
+        may be read, not written to (the chat's permissions say so and why)."""
+        if reason == self.refused:
+            return
+        self.refused = reason
+        self.read_only = bool(reason)
+        self.set_class(bool(reason), "-read-only")
+        self.placeholder = f"Read-only: {sanitize_line(reason)}" if reason else PLACEHOLDER
+        self.tooltip = reason or None
 
     def on_mount(self) -> None:
         # headless (tests, screenshots) nobody sees a blink; a steady cursor draws the same every time

@@ -52,11 +52,18 @@ class ModeBanner(Horizontal):
         self.set_classes(f"-shown -{kind}")
         self.query_one("#banner-text", Static).update(text)
 
-    def show_rewind(self, turns: int, messages: int, first_text: str, *, blocked: str = "") -> None:
+    def show_rewind(self, turns: int, messages: int, first_text: str, *, blocked: str = "", preview: str = "") -> None:
+        """``preview``: what the rewind does when the server does not rewind in place (the
+        chat's words, e.g. kagent 1.0's fork), said instead of "N turns go, on the server too"."""
         text = Text()
         text.append("⟲ Rewind mode", style="bold reverse")
         if blocked:
             text.append(f" {blocked}", style="bold")
+        elif preview:
+            what = f"“{excerpt(first_text, 30)}”" if first_text else "the selected turn"
+            text.append(" back to before ")
+            text.append(what, style="bold")
+            text.append(f": {sanitize_line(preview)}.")
         else:
             what = f"“{excerpt(first_text, 30)}”" if first_text else "the selected turn"
             text.append(" back to before ")
