@@ -3,9 +3,9 @@ real captures so the screens are the same on every machine."""
 
 from __future__ import annotations
 
+from kit.offline import offline_app, offline_chat, replay
 from rewindtui.client.a2a_client import Session
 from rewindtui.tui.screens.chat import RewindOutcome
-from tui.offline import offline_app, offline_chat, replay
 
 SIZE = (100, 30)
 
