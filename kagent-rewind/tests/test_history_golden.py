@@ -4,34 +4,19 @@ one pass over the session's events, however many rewinds it holds."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import pytest
 from google.adk.events import Event
-from google.adk.events.event_actions import EventActions
 
+from golden.vectors import CASES, event, events
 from kagent_rewind.history import effective_events, rewound_by
-
-GOLDEN = json.loads((Path(__file__).resolve().parent / "golden" / "effective_history.json").read_text())
-CASES = GOLDEN["cases"]
-
-
-def event(spec: dict[str, Any]) -> Event:
-    return Event(
-        id=spec["id"],
-        invocation_id=spec.get("invocation_id", ""),
-        author=spec["author"],
-        actions=EventActions(rewind_before_invocation_id=spec.get("rewind_before")),
-    )
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])
 def test_effective_events_match_the_golden_vectors(case: dict[str, Any]) -> None:
-    events = [event(spec) for spec in case["events"]]
-    assert [e.id for e in effective_events(events)] == case["effective"], case["why"]
+    assert [e.id for e in effective_events(events(case))] == case["effective"], case["why"]
 
 
 class Counted(Sequence[Event]):
@@ -51,13 +36,13 @@ class Counted(Sequence[Event]):
 
 def rewound_often(turns: int) -> list[Event]:
     """A session where every turn is rewound and asked again: turn, rewind, turn, rewind, ..."""
-    events: list[Event] = []
+    session: list[Event] = []
     for k in range(turns):
-        events += [event({"id": f"t{k}.u", "invocation_id": f"t{k}", "author": "user"})]
-        events += [event({"id": f"t{k}.a", "invocation_id": f"t{k}", "author": "agent"})]
-        events += [event({"id": f"r{k}", "invocation_id": f"r{k}", "author": "user", "rewind_before": f"t{k}"})]
-    events += [event({"id": "last.u", "invocation_id": "last", "author": "user"})]
-    return events
+        session += [event({"id": f"t{k}.u", "invocation_id": f"t{k}", "author": "user"})]
+        session += [event({"id": f"t{k}.a", "invocation_id": f"t{k}", "author": "agent"})]
+        session += [event({"id": f"r{k}", "invocation_id": f"r{k}", "author": "user", "rewind_before": f"t{k}"})]
+    session += [event({"id": "last.u", "invocation_id": "last", "author": "user"})]
+    return session
 
 
 @pytest.mark.parametrize("turns", [10, 400])
@@ -73,10 +58,10 @@ def test_effective_events_read_each_event_a_bounded_number_of_times(turns: int) 
 def test_rewound_by_reads_each_event_a_bounded_number_of_times() -> None:
     """A rewind whose target is gone drops only itself; the quadratic walk read the whole session
     back to its start for each one."""
-    events: list[Event] = []
+    session: list[Event] = []
     for k in range(400):
-        events += [event({"id": f"t{k}.u", "invocation_id": f"t{k}", "author": "user"})]
-        events += [event({"id": f"r{k}", "invocation_id": f"r{k}", "author": "user", "rewind_before": f"gone{k}"})]
-    counted = Counted(events)
+        session += [event({"id": f"t{k}.u", "invocation_id": f"t{k}", "author": "user"})]
+        session += [event({"id": f"r{k}", "invocation_id": f"r{k}", "author": "user", "rewind_before": f"gone{k}"})]
+    counted = Counted(session)
     assert rewound_by(counted, "t1") == [f"t{k}" for k in range(1, 400)]
     assert counted.reads <= 6 * len(counted)
