@@ -12,6 +12,7 @@ import pytest
 
 from clirun import isolate, runner
 from fakeserver import FakeServer, Reply
+from kit.servers import chat_for, embedded_fixture
 from rewindtui.a2a import contract
 from rewindtui.chat import ANSWER_TAIL, Chat, RedoFailed, RewindOutcomeUnknown
 from rewindtui.cli import main as cli
@@ -21,20 +22,7 @@ from rewindtui.output.export import json_document, markdown
 CARD = "/.well-known/agent-card.json"
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    from rewindtui.server import EmbeddedServer
-
-    with EmbeddedServer(tmp_path_factory.mktemp("branches")) as srv:
-        yield srv
-
-
-async def chat_for(server) -> Chat:
-    client = A2AClient(ServerConfig(url=server.agent_url, api=server.api_url))
-    await client.connect()
-    chat = Chat(client)
-    await chat.open(None)
-    return chat
+server = embedded_fixture("branches", scope="module")
 
 
 def users(chat: Chat) -> list[str]:

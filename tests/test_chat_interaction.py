@@ -12,6 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from kit.servers import chat_for, embedded_fixture
 from rewindtui.chat import (
     QUESTION_FIRST,
     Action,
@@ -22,35 +23,14 @@ from rewindtui.chat import (
     RedoFailed,
     UndoFailed,
 )
-from rewindtui.client.a2a_client import A2AClient, ServerConfig
 from rewindtui.client.errors import APP, CLI, ClientError, user_message
 from rewindtui.output.export import markdown
 from rewindtui.output.turn_list import turn_entries
 
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    from rewindtui.server import EmbeddedServer
-
-    with EmbeddedServer(tmp_path_factory.mktemp("interaction")) as srv:
-        yield srv
+server = embedded_fixture("interaction", scope="module")
 
 
-@pytest.fixture(scope="module")
-def slow_server(tmp_path_factory):
-    from rewindtui.server import EmbeddedServer
-
-    with EmbeddedServer(tmp_path_factory.mktemp("interaction-slow"), demo_delay=0.1) as srv:
-        yield srv
-
-
-async def chat_for(server, session_id: str | None = None) -> Chat:
-    """A fresh client and chat (as after a restart), with ``session_id`` open."""
-    client = A2AClient(ServerConfig(url=server.agent_url, api=server.api_url))
-    await client.connect()
-    chat = Chat(client)
-    await chat.open(session_id)
-    return chat
+slow_server = embedded_fixture("interaction-slow", scope="module", demo_delay=0.1)
 
 
 def users(chat: Chat) -> list[str]:

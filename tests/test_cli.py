@@ -14,6 +14,7 @@ import httpx
 import pytest
 
 from clirun import Result, isolate
+from kit.servers import embedded_fixture
 from rewindtui.cli import main as cli
 from rewindtui.client.a2a_client import A2AClient, ServerConfig
 
@@ -22,12 +23,7 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures" / "kagent-0.10.4"
 MESSAGE_KEYS = {"kind", "message_id", "role", "author", "text", "invocation_id", "task_id", "tools", "parts", "other_parts"}
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    from rewindtui.server import EmbeddedServer
-
-    with EmbeddedServer(tmp_path_factory.mktemp("server-data")) as srv:
-        yield srv
+server = embedded_fixture("server-data", scope="module")
 
 
 @pytest.fixture(autouse=True)

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from kit.servers import embedded_fixture
+
 sys.path.insert(0, str(Path(__file__).resolve().parent / "a2a_servers"))
 
 from binding_servers import REPORT_BYTES, REPORT_NAME, both_bindings_app, card_json_10, card_only_app
@@ -17,13 +19,7 @@ from asgi_thread import ServeInThread
 from clirun import Result, isolate
 from rewindtui.cli import main as cli
 
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    from rewindtui.server import EmbeddedServer
-
-    with EmbeddedServer(tmp_path_factory.mktemp("cli-files-data")) as srv:
-        yield srv
+server = embedded_fixture("cli-files-data", scope="module")
 
 
 @pytest.fixture(scope="module")

@@ -12,18 +12,13 @@ from pathlib import Path
 import pytest
 
 from clirun import Result, isolate
+from kit.servers import embedded_fixture
 from rewindtui.cli import main as cli
 from rewindtui.model import Item, ItemKind
 from rewindtui.output.export import ExportExists, markdown, markdown_items, write_export
 from rewindtui.output.render_text import format_item
 
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    from rewindtui.server import EmbeddedServer
-
-    with EmbeddedServer(tmp_path_factory.mktemp("cli-interaction")) as srv:
-        yield srv
+server = embedded_fixture("cli-interaction", scope="module")
 
 
 @pytest.fixture(autouse=True)

@@ -9,40 +9,21 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+from kit.apps import app_at
+from kit.pilot import SIZE, notifications, send, settle, wait_until
 from rewindtui.a2a.dialect import norm_state
 from rewindtui.chat import Chat
 from rewindtui.chat.history import CANNOT_READ_BACK
 from rewindtui.client.a2a_client import A2AClient, ServerConfig
 from rewindtui.model import ItemKind
 from rewindtui.tui.app import RewindApp
-from tui.pilotkit import SIZE, notifications, settle, wait_until
 
 SLOW = "a slow answer " + " ".join(["with many many words to say"] * 3)
-
-
-def app_for(server, tmp_path: Path, session_id: str | None = None) -> RewindApp:
-    async def connect():
-        client = A2AClient(ServerConfig(url=server.url + "/", local_store=tmp_path / "sessions.db"))
-
-        async def close() -> None:
-            await client.aclose()
-
-        return client, close
-
-    app = RewindApp(connect, session_id=session_id, new_session=session_id is None)
-    app.animation_level = "none"
-    return app
 
 
 def agent_texts(app: RewindApp) -> list[str]:
     assert app.chat is not None
     return [i.text for i in app.chat.conversation.items if i.role == "agent" and i.kind in (ItemKind.MESSAGE, ItemKind.ARTIFACT)]
-
-
-async def send(app: RewindApp, pilot, text: str) -> None:
-    app.chat_screen.composer.text = text
-    await pilot.press("enter")
-    await settle(app, pilot)
 
 
 async def task_state(server, tmp_path: Path, app: RewindApp) -> list[str]:
@@ -54,7 +35,7 @@ async def task_state(server, tmp_path: Path, app: RewindApp) -> list[str]:
 
 
 async def test_no_rewind_offered_and_the_keys_say_why(sdk_server, tmp_path):
-    app = app_for(sdk_server, tmp_path)
+    app = app_at(sdk_server.url + "/", local_store=tmp_path / "sessions.db")
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
         await send(app, pilot, "hello")
@@ -68,7 +49,7 @@ async def test_no_rewind_offered_and_the_keys_say_why(sdk_server, tmp_path):
 
 
 async def test_esc_stops_the_turn_on_the_server(sdk_server, tmp_path):
-    app = app_for(sdk_server, tmp_path)
+    app = app_at(sdk_server.url + "/", local_store=tmp_path / "sessions.db")
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
         screen = app.chat_screen
@@ -82,7 +63,7 @@ async def test_esc_stops_the_turn_on_the_server(sdk_server, tmp_path):
 
 
 async def test_approve_and_reject_from_the_turn_bar(sdk_server, tmp_path):
-    app = app_for(sdk_server, tmp_path)
+    app = app_at(sdk_server.url + "/", local_store=tmp_path / "sessions.db")
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
         screen = app.chat_screen
@@ -105,7 +86,7 @@ async def test_what_the_server_cannot_give_back_is_said_plainly(sdk_server, tmp_
         await chat.send("from another machine")
         session_id = chat.session_id
         only_03 = chat.client.capabilities is not None and chat.client.capabilities.name.endswith("-03")
-    app = app_for(sdk_server, tmp_path, session_id)
+    app = app_at(sdk_server.url + "/", session_id, local_store=tmp_path / "sessions.db")
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
         note = app.chat_screen.query_one("#history-note")
@@ -125,7 +106,7 @@ async def test_opening_a_session_whose_turn_runs_follows_it(serve, tmp_path):
         running = asyncio.ensure_future(other.send(SLOW))
         while not [i for i in other.conversation.items if i.role == "agent"]:
             await asyncio.sleep(0.02)
-        app = app_for(server, tmp_path, other.session_id)
+        app = app_at(server.url + "/", other.session_id, local_store=tmp_path / "sessions.db")
         async with app.run_test(size=SIZE) as pilot:
             await wait_until(pilot, lambda: app.chat is not None and app.chat_screen.turn_bar.kind == "replying")
             await wait_until(pilot, lambda: app.chat.conversation.turn_state == "completed", timeout=20)

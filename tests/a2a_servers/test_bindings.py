@@ -13,6 +13,7 @@ import pytest
 from binding_servers import REPORT_BYTES, REPORT_NAME, Recorder, both_bindings_app, card_json_10, card_only_app
 
 from asgi_thread import ServeInThread
+from kit.servers import embedded_fixture
 from rewindtui.a2a.parts import part_bytes, part_info
 from rewindtui.chat import Chat
 from rewindtui.client.a2a_client import A2AClient, ClientError, RpcError, ServerConfig, Unsupported
@@ -36,12 +37,7 @@ def rest_first():
     served.stop()
 
 
-@pytest.fixture(scope="module")
-def embedded(tmp_path_factory):
-    from rewindtui.server import EmbeddedServer
-
-    with EmbeddedServer(tmp_path_factory.mktemp("bindings-data"), demo_delay=0.02) as srv:
-        yield srv
+embedded = embedded_fixture("bindings-data", scope="module", demo_delay=0.02)
 
 
 def config(url: str, tmp_path: Path, **kw) -> ServerConfig:

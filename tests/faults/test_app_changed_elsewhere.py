@@ -4,15 +4,10 @@ session and says so instead of showing one, two, three, four over a server holdi
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tui"))
-
-from pilotkit import make_app, send, settle, user_texts
-
+from kit.apps import make_app
+from kit.pilot import send, settle, user_texts
 from rewindtui.chat import Chat
 from rewindtui.client.a2a_client import A2AClient, ServerConfig
 from rewindtui.client.freshness import CHANGED

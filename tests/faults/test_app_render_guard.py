@@ -4,15 +4,10 @@ failure is injected into the transcript's body drawing: a fault, as a library's 
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tui"))
-
-from pilotkit import make_app, screen_lines, send, settle, user_texts
-
+from kit.apps import make_app
+from kit.pilot import screen_lines, send, settle, user_texts
 from rewindtui.tui.widgets.transcript_items import ItemPainter
 
 pytestmark = pytest.mark.timeout(90)

@@ -9,6 +9,7 @@ import contextlib
 
 import pytest
 
+from kit.servers import embedded_fixture
 from rewindtui.chat import Chat
 from rewindtui.client.a2a_client import A2AClient, ServerConfig
 from rewindtui.client.grpc_transport import GrpcTransport
@@ -63,12 +64,7 @@ class CuttingRelay:
             w.close()
 
 
-@pytest.fixture(scope="module")
-def slow(tmp_path_factory):
-    from rewindtui.server import EmbeddedServer
-
-    with EmbeddedServer(tmp_path_factory.mktemp("grpc-cut"), demo_delay=0.1) as srv:
-        yield srv
+slow = embedded_fixture("grpc-cut", scope="module", demo_delay=0.1)
 
 
 async def test_a_cut_grpc_stream_is_resumed(slow, tmp_path):

@@ -5,35 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from kagent_adk.kagent_proc import REWIND_KEY, KagentAgent
-from rewindtui.client.a2a_client import A2AClient, ServerConfig
+from kit.apps import app_at
+from kit.pilot import header_offset, send, settle, three_turns
 from rewindtui.model import ItemKind
 from rewindtui.tui.app import RewindApp
 from rewindtui.tui.widgets.transcript import Transcript
-from tui.pilotkit import header_offset, send, settle
 
 SIZE = (120, 40)
-
-
-def connector_for(url: str, store: Path):
-    async def connect():
-        # as `connection.connect` configures it: the local store remembers this server's sessions
-        client = A2AClient(ServerConfig(url=url, local_store=store))
-        return client, client.aclose
-
-    return connect
-
-
-def make_app(agent: KagentAgent, store: Path, session_id: str | None = None) -> RewindApp:
-    app = RewindApp(connector_for(agent.url, store), session_id=session_id, new_session=session_id is None)
-    app.animation_level = "none"
-    return app
-
-
-async def three_turns(app: RewindApp, pilot) -> list[str]:
-    await settle(app, pilot)
-    for text in ("first", "weather in Oslo", "third"):
-        await send(app, pilot, text)
-    return app.chat.conversation.turn_invocations()
 
 
 def texts(app: RewindApp, role: str) -> list[str]:
@@ -41,7 +19,7 @@ def texts(app: RewindApp, role: str) -> list[str]:
 
 
 async def test_click_rewind_on_turn_two(with_addon: KagentAgent, tmp_path: Path) -> None:
-    app = make_app(with_addon, tmp_path / "sessions.db")
+    app = app_at(with_addon.url, local_store=tmp_path / "sessions.db")
     async with app.run_test(size=SIZE) as pilot:
         invocations = await three_turns(app, pilot)
         assert len(invocations) == 3 and app.chat_screen.status.rewind != "unavailable"
@@ -64,7 +42,7 @@ async def test_click_rewind_on_turn_two(with_addon: KagentAgent, tmp_path: Path)
 
 
 async def test_keyboard_rewind_and_edit_and_resend(with_addon: KagentAgent, tmp_path: Path) -> None:
-    app = make_app(with_addon, tmp_path / "sessions.db")
+    app = app_at(with_addon.url, local_store=tmp_path / "sessions.db")
     async with app.run_test(size=SIZE) as pilot:
         invocations = await three_turns(app, pilot)
         await pilot.press("alt+up")  # rewind mode on the last turn
@@ -89,13 +67,13 @@ async def test_keyboard_rewind_and_edit_and_resend(with_addon: KagentAgent, tmp_
 
 
 async def test_reopening_the_session_shows_the_rewound_view(with_addon: KagentAgent, tmp_path: Path) -> None:
-    app = make_app(with_addon, tmp_path / "sessions.db")
+    app = app_at(with_addon.url, local_store=tmp_path / "sessions.db")
     async with app.run_test(size=SIZE) as pilot:
         invocations = await three_turns(app, pilot)
         session_id = app.chat.session_id
         await app.chat.rewind(invocations[1])
         await settle(app, pilot)
-    again = make_app(with_addon, tmp_path / "sessions.db", session_id=session_id)
+    again = app_at(with_addon.url, session_id, local_store=tmp_path / "sessions.db")
     async with again.run_test(size=SIZE) as pilot:
         await settle(again, pilot)
         assert again.chat.session_id == session_id
@@ -103,7 +81,7 @@ async def test_reopening_the_session_shows_the_rewound_view(with_addon: KagentAg
 
 
 async def test_without_the_add_on_rewind_is_shown_disabled_and_nothing_is_sent(without_addon: KagentAgent, tmp_path: Path) -> None:
-    app = make_app(without_addon, tmp_path / "sessions.db")
+    app = app_at(without_addon.url, local_store=tmp_path / "sessions.db")
     received = len(without_addon.requests())
     async with app.run_test(size=SIZE) as pilot:
         await three_turns(app, pilot)

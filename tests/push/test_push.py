@@ -11,6 +11,7 @@ import asyncio
 import httpx
 import pytest
 
+from kit.servers import embedded_fixture
 from rewindtui.a2a.classify import EventKind
 from rewindtui.a2a.dialect import Dialect
 from rewindtui.client.a2a_client import A2AClient, ServerConfig
@@ -19,12 +20,7 @@ from rewindtui.client.push import PushReceiver
 pytestmark = pytest.mark.timeout(90)
 
 
-@pytest.fixture(scope="module")
-def slow(tmp_path_factory):
-    from rewindtui.server import EmbeddedServer
-
-    with EmbeddedServer(tmp_path_factory.mktemp("push-data"), demo_delay=0.1) as srv:
-        yield srv
+slow = embedded_fixture("push-data", scope="module", demo_delay=0.1)
 
 
 def answer_text(task: dict) -> str:

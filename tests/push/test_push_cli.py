@@ -9,16 +9,12 @@ import pytest
 from proxy import Fault, FaultProxy, is_turn
 
 from clirun import isolate, runner
+from kit.servers import embedded_fixture
 
 pytestmark = pytest.mark.timeout(120)
 
 
-@pytest.fixture(scope="module")
-def slow(tmp_path_factory):
-    from rewindtui.server import EmbeddedServer
-
-    with EmbeddedServer(tmp_path_factory.mktemp("push-cli"), demo_delay=0.1) as srv:
-        yield srv
+slow = embedded_fixture("push-cli", scope="module", demo_delay=0.1)
 
 
 @pytest.fixture

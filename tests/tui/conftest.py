@@ -4,20 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from rewindtui.server import EmbeddedServer
+from kit.servers import embedded_fixture
+
+server = embedded_fixture("pilot-data", scope="session")
 
 
-@pytest.fixture(scope="session")
-def server(tmp_path_factory):
-    with EmbeddedServer(tmp_path_factory.mktemp("pilot-data")) as running:
-        yield running
-
-
-@pytest.fixture(scope="session")
-def slow_server(tmp_path_factory):
-    """The demo model waits between streamed deltas, so a reply stays in flight for a while."""
-    with EmbeddedServer(tmp_path_factory.mktemp("pilot-slow"), demo_delay=0.15) as running:
-        yield running
+#: The demo model waits between streamed deltas, so a reply stays in flight for a while.
+slow_server = embedded_fixture("pilot-slow", scope="session", demo_delay=0.15)
 
 
 @pytest.fixture(autouse=True)

@@ -1,187 +1,43 @@
-"""Helpers for Pilot tests of the real app against a real server."""
+"""Moved to tests/kit (kit.pilot, kit.apps, kit.fakes). Kept only so that branches written before
+the move still import; import from kit, and delete this file once no test imports it."""
 
-from __future__ import annotations
+from kit.apps import connector_for, make_app
+from kit.fakes import Gate, HoldStreamEnd, rewind_gate
+from kit.pilot import (
+    SIZE,
+    header_offset,
+    notifications,
+    screen_lines,
+    send,
+    server_tasks,
+    server_users,
+    settle,
+    texts,
+    three_turns,
+    turns,
+    user_texts,
+    user_texts_of,
+    wait_until,
+)
 
-import asyncio
-from collections.abc import Callable
-from pathlib import Path
-
-import httpx
-
-from rewindtui.a2a import contract
-from rewindtui.a2a.dialect import Dialect
-from rewindtui.client.a2a_client import A2AClient, ServerConfig
-from rewindtui.model import ItemKind, extract_messages_from_tasks
-from rewindtui.tui.app import RewindApp
-from rewindtui.tui.widgets.transcript import Transcript
-
-SIZE = (120, 40)
-
-
-class Gate(httpx.AsyncBaseTransport):
-    """Fault injection between the app and the server: requests whose body holds ``marker`` wait
-    until :meth:`open`; everything else goes straight through (real HTTP either way)."""
-
-    def __init__(self, marker: str) -> None:
-        self.inner = httpx.AsyncHTTPTransport()
-        self.marker = marker.encode()
-        self.held = asyncio.Event()
-        self._open = asyncio.Event()
-
-    def open(self) -> None:
-        self._open.set()
-
-    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        if self.marker in request.content:
-            self.held.set()
-            await self._open.wait()
-        return await self.inner.handle_async_request(request)
-
-    async def aclose(self) -> None:
-        await self.inner.aclose()
-
-
-class HoldStreamEnd(httpx.AsyncBaseTransport):
-    """Fault injection: the first streamed answer sends all its events, then its end (EOF) waits
-    until :meth:`open` -- a turn that has ended while its stream is still closing."""
-
-    def __init__(self) -> None:
-        self.inner = httpx.AsyncHTTPTransport()
-        self.holding = asyncio.Event()
-        self._open = asyncio.Event()
-        self._armed = True
-
-    def open(self) -> None:
-        self._open.set()
-
-    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        response = await self.inner.handle_async_request(request)
-        if not self._armed or "text/event-stream" not in response.headers.get("content-type", ""):
-            return response
-        self._armed = False
-        gate = self
-
-        class Stream(httpx.AsyncByteStream):
-            async def __aiter__(self):
-                async for chunk in response.stream:
-                    yield chunk
-                gate.holding.set()
-                await gate._open.wait()
-
-            async def aclose(self) -> None:
-                await response.stream.aclose()
-
-        return httpx.Response(response.status_code, headers=response.headers, stream=Stream(), extensions=response.extensions)
-
-    async def aclose(self) -> None:
-        await self.inner.aclose()
-
-
-#: Holds rewind requests (the A2A control message carries this metadata key).
-def rewind_gate() -> Gate:
-    return Gate(contract.REWIND_METADATA_KEY)
-
-
-def connector_for(url: str, api: str | None, transport: httpx.AsyncBaseTransport | None = None, dialect: Dialect | None = None):
-    async def connect():
-        http = httpx.AsyncClient(transport=transport, timeout=30, follow_redirects=True) if transport else None
-        client = A2AClient(ServerConfig(url=url, api=api, dialect=dialect), http=http)
-
-        async def close() -> None:
-            await client.aclose()
-
-        return client, close
-
-    return connect
-
-
-def make_app(
-    server, session_id: str | None = None, *, transport=None, data_dir: Path | None = None, keymap=None, dialect: Dialect | None = None
-) -> RewindApp:
-    app = RewindApp(
-        connector_for(server.agent_url, server.api_url, transport, dialect),
-        session_id=session_id,
-        new_session=session_id is None,
-        data_dir=data_dir,
-        keymap=keymap,
-    )
-    app.animation_level = "none"
-    return app
-
-
-async def settle(app: RewindApp, pilot) -> None:
-    await pilot.pause()
-    await app.workers.wait_for_complete()
-    await pilot.pause()
-
-
-async def wait_until(pilot, condition: Callable[[], bool], timeout: float = 10.0) -> None:
-    """Let the app run until ``condition()`` holds (no fixed sleeps)."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not condition():
-        if loop.time() > deadline:
-            raise AssertionError("condition not met in time")
-        await pilot.pause(0.01)
-
-
-async def send(app: RewindApp, pilot, text: str) -> None:
-    app.chat_screen.composer.focus()
-    app.chat_screen.composer.text = text
-    await pilot.press("enter")
-    await settle(app, pilot)
-
-
-def texts(app: RewindApp) -> list[tuple[str, str]]:
-    return [(it.role, it.text) for it in app.chat.conversation.items if it.kind is ItemKind.MESSAGE and it.text]
-
-
-def user_texts(app: RewindApp) -> list[str]:
-    return [t for r, t in texts(app) if r == "user"]
-
-
-async def turns(app: RewindApp, pilot, *prompts: str) -> list[str]:
-    await settle(app, pilot)
-    for text in prompts:
-        await send(app, pilot, text)
-    return app.chat.conversation.turn_invocations()
-
-
-async def three_turns(app: RewindApp, pilot) -> list[str]:
-    return await turns(app, pilot, "first", "weather in Oslo", "third")
-
-
-async def server_tasks(server, session_id: str) -> list[dict]:
-    async with A2AClient(ServerConfig(url=server.agent_url, api=server.api_url)) as client:
-        return await client.session_tasks(session_id)
-
-
-def user_texts_of(tasks: list[dict]) -> list[str]:
-    return [it.text for it in extract_messages_from_tasks(tasks) if it.role == "user"]
-
-
-async def server_users(server, app: RewindApp) -> list[str]:
-    return user_texts_of(await server_tasks(server, app.chat.session_id))
-
-
-def screen_lines(transcript: Transcript) -> list[str]:
-    return [transcript.render_line(y).text for y in range(transcript.scrollable_content_region.height)]
-
-
-def header_offset(transcript: Transcript, index: int, label: str) -> tuple[int, int]:
-    """Offset (within the transcript) of a button in the header line of item ``index``."""
-    transcript.cursor = None
-    transcript.follow = False
-    transcript._make_exact(index, index + 1)
-    transcript._set_y(transcript._starts[index])
-    lines = transcript._strips(index, transcript._layout_width)
-    for line_no, strip in enumerate(lines):
-        if label in strip.text:
-            y = transcript._starts[index] + line_no - int(transcript.scroll_y)
-            return strip.text.index(label) + 1, y
-    raise AssertionError(f"{label!r} not in item {index}")
-
-
-def notifications(app: RewindApp) -> list[str]:
-    return [n.message for n in app._notifications]
-
+__all__ = [
+    "SIZE",
+    "Gate",
+    "HoldStreamEnd",
+    "connector_for",
+    "header_offset",
+    "make_app",
+    "notifications",
+    "rewind_gate",
+    "screen_lines",
+    "send",
+    "server_tasks",
+    "server_users",
+    "settle",
+    "texts",
+    "three_turns",
+    "turns",
+    "user_texts",
+    "user_texts_of",
+    "wait_until",
+]

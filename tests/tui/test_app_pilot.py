@@ -4,16 +4,12 @@ from __future__ import annotations
 
 from captures import load
 from fakeserver import FakeServer, Reply
-from rewindtui.model import Change
-from rewindtui.tui.app import RewindApp
-from rewindtui.tui.widgets.transcript import Transcript
-from tui.pilotkit import (
+from kit.apps import connector_for, make_app
+from kit.fakes import rewind_gate
+from kit.pilot import (
     SIZE,
-    connector_for,
     header_offset,
-    make_app,
     notifications,
-    rewind_gate,
     screen_lines,
     send,
     server_tasks,
@@ -25,6 +21,9 @@ from tui.pilotkit import (
     user_texts_of,
     wait_until,
 )
+from rewindtui.model import Change
+from rewindtui.tui.app import RewindApp
+from rewindtui.tui.widgets.transcript import Transcript
 
 
 async def test_type_and_send(server):

@@ -8,8 +8,9 @@ from __future__ import annotations
 import pytest
 from textual import events
 
+from kit.apps import make_app
+from kit.pilot import SIZE, notifications, send, server_tasks, server_users, settle, texts
 from rewindtui.a2a.dialect import Dialect
-from tui.pilotkit import SIZE, make_app, notifications, send, server_tasks, server_users, settle, texts
 
 DIALECTS = [Dialect.V03, Dialect.V10]
 

@@ -8,16 +8,11 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from rewindtui.tui.screens.confirm import ConfirmScreen
-from rewindtui.tui.screens.rename import RenameScreen
-from rewindtui.tui.screens.rewind_picker import RewindPicker
-from rewindtui.tui.widgets.sessions_panel import SessionsPanel
-from rewindtui.tui.widgets.transcript import Transcript
-from tui.offline import offline_app, offline_chat
-from tui.pilotkit import (
+from kit.apps import make_app
+from kit.offline import offline_app, offline_chat
+from kit.pilot import (
     SIZE,
     header_offset,
-    make_app,
     notifications,
     screen_lines,
     server_users,
@@ -27,6 +22,11 @@ from tui.pilotkit import (
     user_texts,
     wait_until,
 )
+from rewindtui.tui.screens.confirm import ConfirmScreen
+from rewindtui.tui.screens.rename import RenameScreen
+from rewindtui.tui.screens.rewind_picker import RewindPicker
+from rewindtui.tui.widgets.sessions_panel import SessionsPanel
+from rewindtui.tui.widgets.transcript import Transcript
 
 
 def seen(app) -> tuple[list[str], int]:

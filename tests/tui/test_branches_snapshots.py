@@ -5,9 +5,9 @@ every machine."""
 
 from __future__ import annotations
 
+from kit.offline import offline_app, offline_chat
 from rewindtui.a2a import contract
 from rewindtui.client.a2a_client import Session
-from tui.offline import offline_app, offline_chat
 
 SIZE = (100, 30)
 AT = "2026-11-20T10:42:00Z"

@@ -4,18 +4,10 @@ from __future__ import annotations
 
 from textual import events
 
+from kit.apps import make_app
+from kit.fakes import HoldStreamEnd
+from kit.pilot import SIZE, notifications, server_users, settle, turns, user_texts, wait_until
 from rewindtui.tui.paste import PASTE_END, PASTE_START, PasteSafeParser
-from tui.pilotkit import (
-    SIZE,
-    HoldStreamEnd,
-    make_app,
-    notifications,
-    server_users,
-    settle,
-    turns,
-    user_texts,
-    wait_until,
-)
 
 
 def burst(app, keys: list[str]) -> None:

@@ -10,18 +10,19 @@ from pathlib import Path
 
 import pytest
 
+from kit.apps import settings_app as app_for
+from kit.servers import settings_in as load
+
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "kagent"))
 
 from kagent_double import Agent, KagentController
 
 from asgi_thread import ServeInThread
 from fakeserver import closed_port
+from kit.pilot import SIZE, settle
 from rewindtui.config.connection import AGENT, CONTROLLER, URL, AppConnector, Target
-from rewindtui.config.settings import Settings, load_settings
 from rewindtui.server import EmbeddedServer
-from rewindtui.tui.app import RewindApp
 from rewindtui.tui.screens.connect_error import ConnectErrorScreen
-from tui.pilotkit import SIZE, settle
 
 
 @pytest.fixture(scope="module")
@@ -30,19 +31,6 @@ def controller(tmp_path_factory):
         agents = {"kagent/helper": Agent("kagent/helper", agent_server.agent_url, agent_server.api_url)}
         with ServeInThread(KagentController(agents).app()) as served:
             yield served.url, agent_server
-
-
-def load(tmp_path: Path, **flags: object) -> Settings:
-    config = tmp_path / "config.toml"
-    config.write_text("")
-    return load_settings({**flags, "config": str(config), "data_dir": str(tmp_path / "data")}, env={})
-
-
-def app_for(settings: Settings) -> RewindApp:
-    connector = AppConnector(settings)
-    app = RewindApp(connector, hint=connector.hint, new_session=True)
-    app.animation_level = "none"
-    return app
 
 
 async def correct(pilot, field: str, value: str) -> None:

@@ -9,16 +9,17 @@ from pathlib import Path
 
 import pytest
 
+from kit.apps import app_at as app_for
+
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "a2a_servers"))
 
 from binding_servers import REPORT_BYTES, REPORT_NAME, both_bindings_app, card_json_10
 
 from asgi_thread import ServeInThread
+from kit.pilot import settle, wait_until
 from rewindtui.client.attachments import FileAttachment
-from rewindtui.tui.app import RewindApp
 from rewindtui.tui.screens.card import CardScreen
 from rewindtui.tui.screens.path_prompt import PathPrompt, complete_path
-from tui.pilotkit import connector_for, settle, wait_until
 
 
 @pytest.fixture(scope="module")
@@ -26,12 +27,6 @@ def both():
     served = ServeInThread(factory=lambda url: both_bindings_app(url + "/")).start()
     yield served
     served.stop()
-
-
-def app_for(url: str) -> RewindApp:
-    app = RewindApp(connector_for(url, None), new_session=True)
-    app.animation_level = "none"
-    return app
 
 
 def test_complete_path(tmp_path):

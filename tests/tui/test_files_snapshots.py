@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import base64
 
+from kit.offline import offline_app, offline_chat
 from rewindtui.client.a2a_client import ServerConfig, capabilities_from_card
 from rewindtui.client.attachments import DataAttachment, FileAttachment
-from tui.offline import offline_app, offline_chat
 
 SIZE = (100, 30)
 URL = "http://127.0.0.1:9/api/a2a/local/demo/"
@@ -111,6 +111,7 @@ def test_data_part_shown_whole(snap_compare):
 
     async def expand(pilot):
         await pilot.pause()
+        # no public path draws this same screen: alt+up alt+t Esc leaves the scrollbar elsewhere, a click moves the focus
         app.chat_screen.transcript._act("tools", app.chat_screen.chat.conversation.items[-1].key)
         await pilot.pause()
 

@@ -6,14 +6,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rewindtui.tui.screens.confirm import ConfirmScreen
-from rewindtui.tui.screens.help import HelpScreen
-from rewindtui.tui.screens.path_prompt import PathPrompt
-from rewindtui.tui.widgets.slash_menu import SlashMenu
-from rewindtui.tui.widgets.welcome import Welcome
-from tui.pilotkit import (
+from kit.apps import make_app
+from kit.pilot import (
     SIZE,
-    make_app,
     notifications,
     send,
     server_tasks,
@@ -24,6 +19,11 @@ from tui.pilotkit import (
     user_texts_of,
     wait_until,
 )
+from rewindtui.tui.screens.confirm import ConfirmScreen
+from rewindtui.tui.screens.help import HelpScreen
+from rewindtui.tui.screens.path_prompt import PathPrompt
+from rewindtui.tui.widgets.slash_menu import SlashMenu
+from rewindtui.tui.widgets.welcome import Welcome
 
 
 # -- 1: Esc Esc then typing is text; Esc x5 never leaves the preview armed ------------------------

@@ -4,8 +4,8 @@ with the sessions panel open."""
 
 from __future__ import annotations
 
+from kit.offline import offline_app, offline_chat, replay
 from rewindtui.client.a2a_client import Session
-from tui.offline import offline_app, offline_chat, replay
 from tui.test_snapshots_turns import question_chat, status
 
 SIZE = (100, 30)

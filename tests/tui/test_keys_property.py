@@ -13,8 +13,9 @@ from collections import Counter
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
+from kit.apps import make_app
+from kit.pilot import SIZE, send, settle
 from rewindtui.tui.screens.rewind_picker import RewindPicker
-from tui.pilotkit import SIZE, make_app, send, settle
 
 #: letters that were commands once (r e f t c) or are in the lists (r e f d n), a space and "/";
 #: no slash command's name can be spelled with them (a command typed whole is no lost text)

@@ -8,12 +8,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 
+from kit.offline import capabilities
 from rewindtui.chat import Chat
 from rewindtui.client.a2a_client import A2AClient, ServerConfig
 from rewindtui.tui.app import RewindApp
 from rewindtui.tui.widgets.transcript import Transcript
 from synthetic import make_tasks
-from tui.offline import capabilities
 
 MESSAGES = 5000
 

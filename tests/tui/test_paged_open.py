@@ -12,9 +12,12 @@ from pathlib import Path
 
 import pytest
 
+from kit.apps import proxied_app
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 
 from faults.proxy import Fault, FaultProxy, Seen
+from kit.pilot import notifications, screen_lines, server_tasks, settle, user_texts_of, wait_until
 from rewindtui import chat as chat_module
 from rewindtui.chat import Chat
 from rewindtui.client.a2a_client import A2AClient, ServerConfig
@@ -22,7 +25,6 @@ from rewindtui.model import Conversation
 from rewindtui.server import EmbeddedServer
 from rewindtui.tui.app import RewindApp
 from seed_turns import seed_session
-from tui.pilotkit import notifications, screen_lines, server_tasks, settle, user_texts_of, wait_until
 
 SIZE = (100, 30)
 SID = "long"
@@ -67,16 +69,6 @@ def older_page(req: Seen, sid: str = SID) -> bool:
     return tasks_request(req, sid) and "before=" in req.path
 
 
-def app_for(srv: EmbeddedServer, proxy: FaultProxy, session_id: str) -> RewindApp:
-    async def connect():
-        client = A2AClient(ServerConfig(url=proxy.rewrite(srv.agent_url), api=proxy.rewrite(srv.api_url)))
-        return client, client.aclose
-
-    app = RewindApp(connect, session_id=session_id)
-    app.animation_level = "none"
-    return app
-
-
 def whole_view(tasks: list[dict]) -> list[tuple]:
     conv = Conversation(SID)
     conv.load_tasks(tasks)
@@ -90,7 +82,7 @@ def shown(app: RewindApp) -> list[tuple]:
 async def test_a_long_session_shows_its_newest_turns_first_then_older_ones_in_front(seeded, fresh):
     srv, proxy = seeded
     proxy.add(Fault(lambda req: older_page(req, fresh), delay=0.5))  # the first older page takes a while
-    app = app_for(srv, proxy, fresh)
+    app = proxied_app(proxy, srv, fresh)
     async with app.run_test(size=SIZE) as pilot:
         await wait_until(pilot, lambda: app.chat is not None and len(app.chat.conversation.items) > 0)
         await pilot.pause()
@@ -135,7 +127,7 @@ async def test_a_long_session_shows_its_newest_turns_first_then_older_ones_in_fr
 async def test_a_page_that_cannot_be_read_is_re_read_then_said_never_passed_off_as_whole(seeded, fresh):
     srv, proxy = seeded
     proxy.add(Fault(lambda req: older_page(req, fresh), status=500, body=b'{"error": "database is locked"}', times=2))
-    app = app_for(srv, proxy, fresh)
+    app = proxied_app(proxy, srv, fresh)
     async with app.run_test(size=SIZE) as pilot:
         await wait_until(pilot, lambda: app.chat is not None and app.chat.older_error != "" and app.chat.conversation.older_token is not None)
         await settle(app, pilot)
@@ -160,7 +152,7 @@ async def test_a_page_that_cannot_be_read_is_re_read_then_said_never_passed_off_
 async def test_a_page_that_fails_once_is_re_read_and_the_session_completes(seeded, fresh):
     srv, proxy = seeded
     proxy.add(Fault(lambda req: older_page(req, fresh), reset=True, times=1))
-    app = app_for(srv, proxy, fresh)
+    app = proxied_app(proxy, srv, fresh)
     async with app.run_test(size=SIZE) as pilot:
         await wait_until(pilot, lambda: app.chat is not None and app.chat.session_id == fresh and app.chat.conversation.older_token is None, timeout=30)
         await settle(app, pilot)

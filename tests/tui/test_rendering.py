@@ -3,12 +3,13 @@ shown literally in each item's own lines, nothing clipped, narrow terminals, fol
 
 from __future__ import annotations
 
+from kit.apps import make_app
+from kit.offline import offline_app, offline_chat, replay
+from kit.pilot import SIZE, screen_lines, send, settle, turns
 from rewindtui.a2a.classify import classify
 from rewindtui.tui.app import RewindApp
 from rewindtui.tui.widgets.status_line import Status, status_text
 from rewindtui.tui.widgets.transcript import CONTINUATION, START
-from tui.offline import offline_app, offline_chat, replay
-from tui.pilotkit import SIZE, make_app, screen_lines, send, settle, turns
 
 MARKUP = "[bold red]x[/] *stars* \x1b[31mred\x1b[0m \x1b]52;c;Zm9v\x07"
 LITERAL = "[bold red]x[/] *stars* red "

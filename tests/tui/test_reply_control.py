@@ -7,25 +7,14 @@ import asyncio
 
 from captures import load
 from fakeserver import FakeServer, Reply
+from kit.apps import connector_for, make_app
+from kit.fakes import rewind_gate
+from kit.pilot import SIZE, notifications, send, server_tasks, settle, turns, user_texts, user_texts_of, wait_until
 from rewindtui.client.a2a_client import A2AClient, ServerConfig
 from rewindtui.model import ItemKind
 from rewindtui.server import EmbeddedServer
 from rewindtui.tui.app import RewindApp
 from rewindtui.tui.screens.confirm import ConfirmScreen
-from tui.pilotkit import (
-    SIZE,
-    connector_for,
-    make_app,
-    notifications,
-    rewind_gate,
-    send,
-    server_tasks,
-    settle,
-    turns,
-    user_texts,
-    user_texts_of,
-    wait_until,
-)
 
 LONG = " ".join(["and tell it at length"] * 8)  # the demo model echoes it slowly: seconds of streaming
 

@@ -5,18 +5,9 @@ from __future__ import annotations
 
 from textual import events
 
+from kit.apps import make_app
+from kit.pilot import SIZE, notifications, screen_lines, server_users, settle, turns, user_texts, wait_until
 from rewindtui.tui.widgets.transcript import Transcript
-from tui.pilotkit import (
-    SIZE,
-    make_app,
-    notifications,
-    screen_lines,
-    server_users,
-    settle,
-    turns,
-    user_texts,
-    wait_until,
-)
 
 SIX = ("t1", "t2", "t3", "t4", "t5", "t6")
 

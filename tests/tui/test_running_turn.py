@@ -10,35 +10,15 @@ import asyncio
 import json
 
 from faults.proxy import Fault, FaultProxy, is_a2a_rewind, is_rpc, is_turn
+from kit.apps import make_app, proxied_app
+from kit.offline import offline_app, offline_chat
+from kit.pilot import SIZE, notifications, server_tasks, server_users, settle, turns, wait_until
 from rewindtui.chat import Chat
 from rewindtui.client.a2a_client import A2AClient, ServerConfig
 from rewindtui.model import INTERRUPTED, ItemKind
-from rewindtui.tui.app import RewindApp
-from tui.offline import offline_app, offline_chat
-from tui.pilotkit import (
-    SIZE,
-    connector_for,
-    make_app,
-    notifications,
-    server_tasks,
-    server_users,
-    settle,
-    turns,
-    wait_until,
-)
 
 NOT_OFFERED = json.dumps({"jsonrpc": "2.0", "id": 1, "error": {"code": -32004, "message": "not supported"}}).encode()
 SLOW = "a slow one " + " ".join(["with many words to say"] * 4)
-
-
-def proxied_app(proxy: FaultProxy, server, session_id: str | None = None) -> RewindApp:
-    app = RewindApp(
-        connector_for(proxy.rewrite(server.agent_url), proxy.rewrite(server.api_url)),
-        session_id=session_id,
-        new_session=session_id is None,
-    )
-    app.animation_level = "none"
-    return app
 
 
 async def test_a_cut_stream_shows_the_turn_interrupted_and_reattach_follows_it(slow_server):

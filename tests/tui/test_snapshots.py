@@ -3,9 +3,9 @@ real captures so the screens are the same on every machine."""
 
 from __future__ import annotations
 
+from kit.offline import offline_app, offline_chat, replay
 from rewindtui.client.a2a_client import Session
 from rewindtui.tui.screens.chat import RewindOutcome
-from tui.offline import offline_app, offline_chat, replay
 
 SIZE = (100, 30)
 
@@ -23,8 +23,8 @@ def test_tool_call_expanded(snap_compare):
 
     async def expand(pilot):
         await pilot.pause()
-        transcript = app.chat_screen.transcript
-        transcript._toggle_tools(app.chat.conversation.items[1:2])  # the message holding the call (alt+t / a click)
+        # choose the turn, show its tool calls, leave rewind mode (the calls stay shown)
+        await pilot.press("alt+up", "alt+t", "escape")
         await pilot.pause()
 
     assert snap_compare(app, terminal_size=SIZE, run_before=expand)
@@ -48,7 +48,7 @@ def test_rewind_in_flight(snap_compare):
         token, change = chat.conversation.truncate_before(target)
         chat.rewinding = True
         screen.activity = "rewinding…"  # as the screen sets it before the optimistic cut
-        screen._on_change(change)
+        chat.listener(change)  # as the chat passes its optimistic cut on (the rewind's request stays out)
         await pilot.pause()
 
     assert snap_compare(app, terminal_size=SIZE, run_before=rewinding)
@@ -77,7 +77,7 @@ def test_rewound_toast(snap_compare):
         await pilot.pause()
         screen = app.chat_screen
         second = chat.conversation.turn_invocations()[1]
-        screen._on_change(chat.conversation.truncate_before(second)[1])
+        chat.listener(chat.conversation.truncate_before(second)[1])  # the chat's cut, passed on as the chat does
         screen.rewound(RewindOutcome("s1", second, 2))
         await pilot.pause()
 

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from kit.offline import offline_app, offline_chat, replay
 from rewindtui.chat.history import CANNOT_READ_BACK
 from rewindtui.client.a2a_client import parse_frame
 from rewindtui.config.connection import AGENT, URL, Target
 from rewindtui.model import INTERRUPTED
 from rewindtui.tui.screens.connect_error import ConnectErrorScreen
-from tui.offline import offline_app, offline_chat, replay
 
 SIZE = (100, 30)
 META = {"kagent_app_name": "local__NS__demo", "kagent_session_id": "s1", "kagent_user_id": "local"}

@@ -13,13 +13,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 
 from textual.geometry import Region
 
+from kit.offline import capabilities
 from rewindtui.chat import Chat
 from rewindtui.client.a2a_client import A2AClient, ServerConfig
 from rewindtui.model import ItemKind
 from rewindtui.tui.app import RewindApp
 from rewindtui.tui.widgets import transcript as transcript_module
 from synthetic import make_tasks
-from tui.offline import capabilities
 
 MESSAGES = 1200  # several times the cache's size
 
@@ -140,8 +140,8 @@ async def test_heights_stay_exact_after_eviction_so_the_view_does_not_jump():
 async def test_a_change_that_does_not_say_where_items_came_still_lays_out_every_item():
     """Issue 20 (11): the layout never stays short of the conversation (it could not scroll to
     what it holds until a resize re-laid it out)."""
+    from kit.offline import offline_app, offline_chat
     from rewindtui.model import Change
-    from tui.offline import offline_app, offline_chat
 
     app = offline_app(offline_chat())
     async with app.run_test(size=(100, 20)) as pilot:

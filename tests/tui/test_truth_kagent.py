@@ -10,6 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from kit.pilot import settle
+from kit.servers import settings_in
+
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "kagent"))
 
 from kagent_double import Agent, KagentController
@@ -17,7 +20,7 @@ from kagent_double import Agent, KagentController
 from asgi_thread import ServeInThread
 from rewindtui.chat import Chat
 from rewindtui.config.connection import app_connector, connect
-from rewindtui.config.settings import Settings, load_settings
+from rewindtui.config.settings import Settings
 from rewindtui.model import ItemKind
 from rewindtui.server import EmbeddedServer
 from rewindtui.tui.app import RewindApp
@@ -37,20 +40,6 @@ def controller(tmp_path_factory):
             yield double, served.url
 
 
-def settings_for(base: str, agent: str, tmp_path: Path) -> Settings:
-    config = tmp_path / "config.toml"
-    config.write_text("")
-    return load_settings(
-        {"kagent": base, "agent": agent, "user_id": "dana", "config": str(config), "data_dir": str(tmp_path / "data")}, env={}
-    )
-
-
-async def settle(app: RewindApp, pilot) -> None:
-    await pilot.pause()
-    await app.workers.wait_for_complete()
-    await pilot.pause()
-
-
 async def seed(settings: Settings, *texts: str) -> str:
     conn = await connect(settings)
     try:
@@ -66,7 +55,7 @@ async def seed(settings: Settings, *texts: str) -> str:
 
 async def test_app_opens_the_agents_latest_session_and_sends(controller, tmp_path):
     double, base = controller
-    settings = settings_for(base, "kagent/helper", tmp_path)
+    settings = settings_in(tmp_path, kagent=base, agent="kagent/helper", user_id="dana")
     older = await seed(settings, "an older one")
     latest = await seed(settings, "what is the weather in Lima")
     connector, hint = app_connector(settings)
@@ -93,7 +82,7 @@ async def test_app_opens_the_agents_latest_session_and_sends(controller, tmp_pat
 
 async def test_app_never_offers_rewind_for_a_stock_agent(controller, tmp_path):
     double, base = controller
-    settings = settings_for(base, "kagent/stock", tmp_path)
+    settings = settings_in(tmp_path, kagent=base, agent="kagent/stock", user_id="dana")
     await seed(settings, "one", "two")
     connector, hint = app_connector(settings)
     app = RewindApp(connector, hint=hint)

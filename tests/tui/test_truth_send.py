@@ -8,42 +8,25 @@ import asyncio
 import pytest
 
 from faults.proxy import Fault, FaultProxy, is_turn
+from kit.apps import proxied_app as app_for
+from kit.pilot import settle
+from kit.servers import embedded_fixture
 from rewindtui.chat import Chat
 from rewindtui.client import freshness
 from rewindtui.client.a2a_client import A2AClient, ServerConfig
 from rewindtui.model import ItemKind
-from rewindtui.server import EmbeddedServer
 from rewindtui.tui.app import RewindApp
 
 SIZE = (100, 30)
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    with EmbeddedServer(tmp_path_factory.mktemp("truth-send"), demo_delay=0.2) as running:
-        yield running
+server = embedded_fixture("truth-send", scope="module", demo_delay=0.2)
 
 
 @pytest.fixture(scope="module")
 def proxy(server):
     with FaultProxy(server.base_url) as p:
         yield p
-
-
-def app_for(proxy: FaultProxy, server: EmbeddedServer, session_id: str | None = None) -> RewindApp:
-    async def connect():
-        client = A2AClient(ServerConfig(url=proxy.rewrite(server.agent_url), api=proxy.rewrite(server.api_url)))
-        return client, client.aclose
-
-    app = RewindApp(connect, session_id=session_id, new_session=session_id is None)
-    app.animation_level = "none"
-    return app
-
-
-async def settle(app: RewindApp, pilot) -> None:
-    await pilot.pause()
-    await app.workers.wait_for_complete()
-    await pilot.pause()
 
 
 def shown(app: RewindApp) -> list[tuple[str, str]]:

@@ -46,17 +46,28 @@ class Refused(Exception):
 
 # -- ADK events ----------------------------------------------------------------------------------
 def effective_events(events: Sequence[Event]) -> list[Event]:
-    """The events the model still sees, in order (the rewind filter of ADK's ``contents.py``)."""
+    """The events the model still sees, in order (the rewind filter of ADK's ``contents.py``).
+
+    Walking back from the end, a rewind event drops itself and everything back to the first event
+    of the invocation it names (when that comes before it). Linear: the first event of each
+    invocation is looked up in one index, built once when the first rewind is met (the cases are
+    ``tests/golden/effective_history.json``, shared with rewindtui's embedded server).
+    """
+    first: dict[str, int] | None = None
     kept: list[Event] = []
     i = len(events) - 1
     while i >= 0:
         event = events[i]
         target = event.actions.rewind_before_invocation_id if event.actions else None
         if target:
-            for j in range(i):
-                if events[j].invocation_id == target:
-                    i = j
-                    break
+            if first is None:
+                first = {}
+                for index, earlier in enumerate(events):
+                    if earlier.invocation_id and earlier.invocation_id not in first:
+                        first[earlier.invocation_id] = index
+            start = first.get(target)
+            if start is not None and start < i:
+                i = start
         else:
             kept.append(event)
         i -= 1

@@ -8,6 +8,13 @@ markers are cut out of the input before Textual's parser sees them and delivered
 event (the composer then strips the escape sequences from it).
 
 Used by the app on POSIX terminals through :class:`PasteSafeDriver`.
+
+Textual has no public API for its input parser, so this module is the one place in the app that
+leans on Textual's private names, listed in :data:`PRIVATE_NAMES` (Textual is pinned in
+``pyproject.toml``). ``tests/tui/test_paste_internals.py`` fails loudly when one of them changes:
+a name or signature gone, ``LinuxDriver.run_input_thread`` (which :class:`PasteSafeDriver`
+replaces) no longer built as this copy assumes, or Textual's own parser reading escapes inside
+a paste correctly at last (then this module can go).
 """
 
 from __future__ import annotations
@@ -20,9 +27,17 @@ from collections.abc import Iterable
 from time import monotonic
 
 from textual import events
-from textual._xterm_parser import XTermParser
+from textual._xterm_parser import XTermParser  # private: see PRIVATE_NAMES
 from textual.drivers.linux_driver import LinuxDriver
 from textual.message import Message
+
+#: (module, attribute path) of every private Textual name used here, for the version-drift test.
+#: ``Driver._debug`` is set on the instance (``Driver.__init__``) and checked there by the test.
+PRIVATE_NAMES: tuple[tuple[str, str], ...] = (
+    ("textual._xterm_parser", "XTermParser"),
+    ("textual._xterm_parser", "XTermParser.feed"),
+    ("textual._xterm_parser", "XTermParser.tick"),
+)
 
 PASTE_START = "\x1b[200~"
 PASTE_END = "\x1b[201~"

@@ -1,0 +1,92 @@
+"""Driving the real app under Textual's ``Pilot`` and reading what it and the server show."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+
+from rewindtui.client.a2a_client import A2AClient, ServerConfig
+from rewindtui.model import ItemKind, extract_messages_from_tasks
+from rewindtui.tui.app import RewindApp
+from rewindtui.tui.widgets.transcript import Transcript
+
+SIZE = (120, 40)
+
+
+async def settle(app: RewindApp, pilot) -> None:
+    """Let the app handle what is pending and finish its workers (a turn, a load)."""
+    await pilot.pause()
+    await app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+async def wait_until(pilot, condition: Callable[[], bool], timeout: float = 10.0) -> None:
+    """Let the app run until ``condition()`` holds (no fixed sleeps)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not condition():
+        if loop.time() > deadline:
+            raise AssertionError("condition not met in time")
+        await pilot.pause(0.01)
+
+
+async def send(app: RewindApp, pilot, text: str) -> None:
+    app.chat_screen.composer.focus()
+    app.chat_screen.composer.text = text
+    await pilot.press("enter")
+    await settle(app, pilot)
+
+
+def texts(app: RewindApp) -> list[tuple[str, str]]:
+    return [(it.role, it.text) for it in app.chat.conversation.items if it.kind is ItemKind.MESSAGE and it.text]
+
+
+def user_texts(app: RewindApp) -> list[str]:
+    return [t for r, t in texts(app) if r == "user"]
+
+
+async def turns(app: RewindApp, pilot, *prompts: str) -> list[str]:
+    await settle(app, pilot)
+    for text in prompts:
+        await send(app, pilot, text)
+    return app.chat.conversation.turn_invocations()
+
+
+async def three_turns(app: RewindApp, pilot) -> list[str]:
+    return await turns(app, pilot, "first", "weather in Oslo", "third")
+
+
+async def server_tasks(server, session_id: str) -> list[dict]:
+    async with A2AClient(ServerConfig(url=server.agent_url, api=server.api_url)) as client:
+        return await client.session_tasks(session_id)
+
+
+def user_texts_of(tasks: list[dict]) -> list[str]:
+    return [it.text for it in extract_messages_from_tasks(tasks) if it.role == "user"]
+
+
+async def server_users(server, app: RewindApp) -> list[str]:
+    return user_texts_of(await server_tasks(server, app.chat.session_id))
+
+
+def screen_lines(transcript: Transcript) -> list[str]:
+    return [transcript.render_line(y).text for y in range(transcript.scrollable_content_region.height)]
+
+
+def header_offset(transcript: Transcript, index: int, label: str) -> tuple[int, int]:
+    """Offset (within the transcript) of a button in the header line of item ``index``."""
+    transcript.cursor = None
+    transcript.follow = False
+    transcript._make_exact(index, index + 1)
+    transcript._set_y(transcript._starts[index])
+    lines = transcript._strips(index, transcript._layout_width)
+    for line_no, strip in enumerate(lines):
+        if label in strip.text:
+            y = transcript._starts[index] + line_no - int(transcript.scroll_y)
+            return strip.text.index(label) + 1, y
+    raise AssertionError(f"{label!r} not in item {index}")
+
+
+def notifications(app: RewindApp) -> list[str]:
+    return [n.message for n in app._notifications]
+
