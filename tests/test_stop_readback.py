@@ -119,3 +119,26 @@ async def test_a_stop_before_the_first_frame_still_cancels_on_the_server(tmp_pat
         tasks = await chat.client.session_tasks(chat.session_id or "")
         assert [t["status"]["state"] for t in tasks] == ["completed", "canceled"]
         await chat.client.aclose()
+
+
+async def test_a_stopped_answer_keeps_its_reply_and_adds_nothing_of_the_question(tmp_path):
+    """A stop while the turn resumed by an approval streams: the reply so far is kept, marked
+    stopped; nothing of the waiting turn's question (which ADK holds and the store left out) is
+    added to it."""
+    with EmbeddedServer(tmp_path / "data", demo_delay=0.3) as srv:
+        chat = await chat_on(srv.agent_url, srv.api_url)
+        await chat.send("please delete notes.txt")
+        assert chat.pending_confirmation() is not None
+        before = [(i.role, i.text, len(i.tools)) for i in chat.conversation.items if i.kind is ItemKind.MESSAGE]
+        answer = asyncio.ensure_future(chat.confirm(True))
+        await wait_until(lambda: any(i.streaming and len(i.text) > 10 for i in agent_items(chat)))
+        await chat.stop()
+        await answer
+        again = await chat_on(srv.agent_url, srv.api_url, chat.session_id)
+        for c in (chat, again):
+            shown = [(i.role, i.text, len(i.tools)) for i in c.conversation.items if i.kind is ItemKind.MESSAGE]
+            *rest, last = shown
+            assert rest[: len(before)] == before and len(rest) == len(before) + 1  # + the approval
+            reply = agent_items(c)[-1]
+            assert reply.stopped and reply.text.startswith("Tool delete_file returned") and last[0] == "agent"
+            await c.client.aclose()

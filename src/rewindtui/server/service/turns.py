@@ -470,14 +470,20 @@ class _Turn:
         )
 
     async def _stored_what_adk_took(self) -> None:
-        """Store the agent's whole messages of this turn that ADK committed and the store lacks."""
+        """Store the agent's whole messages of this turn that ADK committed and the store lacks:
+        those after the turn's own user event (an answer's turn: after the answer; what came
+        before the question is the waiting turn's, as stored then)."""
         adk = await self._adk_session()
         known = {m.get("messageId") for m in self.live.history}
+        since: list[Any] = []
         for event in effective_events(list(adk.events) if adk is not None else []):
-            if event.invocation_id != self.invocation_id or event.author == "user" or event.partial:
+            if event.invocation_id != self.invocation_id or event.partial:
                 continue
-            if not event.id or event.id in known:
-                continue
+            if event.author == "user":
+                since = []
+            elif event.id and event.id not in known:
+                since.append(event)
+        for event in since:
             message = agent_message(
                 event,
                 app_name=self.owner.app_name,
