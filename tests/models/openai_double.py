@@ -16,8 +16,9 @@ What it answers, unless a canned reply is queued (``double.queue(...)``):
 * anything else -> ``Echo: <the last user text> (users=<the user texts it was sent>)``.
 
 Canned replies: ``Reply.error(status, ...)`` (401, 404, 429 with ``Retry-After``, 500, a 400
-context-length error), ``Reply.hang()`` (opens the answer and never finishes it). Every request
-body is recorded in ``double.requests``.
+context-length error), ``Reply.hang()`` (opens the answer and never finishes it),
+``Reply.say_then_hang(text)`` (streams ``text``, then never finishes). Every request body is
+recorded in ``double.requests``.
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ CHUNK_WORDS = 2
 
 @dataclass
 class Reply:
-    kind: str  # error | hang | text
+    kind: str  # error | hang | text | say_then_hang
     status: int = 200
     headers: dict[str, str] = field(default_factory=dict)
     body: dict[str, Any] = field(default_factory=dict)
@@ -61,6 +62,11 @@ class Reply:
     @classmethod
     def say(cls, text: str) -> Reply:
         return cls("text", text=text)
+
+    @classmethod
+    def say_then_hang(cls, text: str) -> Reply:
+        """Stream ``text`` (in the usual chunks), then send nothing more and never finish."""
+        return cls("say_then_hang", text=text)
 
 
 BAD_KEY = Reply.error(401, "Incorrect API key provided: sk-***. You can find your API key at ...", "invalid_api_key")
@@ -162,6 +168,9 @@ class OpenAIDouble:
         stream = bool(body.get("stream"))
         if reply is not None and reply.kind == "error":
             return JSONResponse(reply.body, status_code=reply.status, headers=reply.headers)
+        if reply is not None and reply.kind == "say_then_hang" and stream:
+            chunks = self._chunks(body.get("model", "test-model"), reply.text, None, hang=True)
+            return StreamingResponse(chunks, media_type="text/event-stream")
         if reply is not None and reply.kind == "hang":
             return StreamingResponse(self._hang(), media_type="text/event-stream") if stream else await self._hang_plain()
         text, call = (reply.text, None) if reply is not None else self._answer(body)
@@ -200,7 +209,9 @@ class OpenAIDouble:
             return "", call
         return f"Echo: {current} (users={users})", None
 
-    async def _chunks(self, model: str, text: str, call: dict[str, Any] | None) -> AsyncIterator[bytes]:
+    async def _chunks(
+        self, model: str, text: str, call: dict[str, Any] | None, *, hang: bool = False
+    ) -> AsyncIterator[bytes]:
         def frame(delta: dict[str, Any], finish: str | None = None) -> bytes:
             chunk = {
                 "id": "chatcmpl-test",
@@ -220,6 +231,10 @@ class OpenAIDouble:
                 piece = " ".join(words[i : i + CHUNK_WORDS]) + (" " if i + CHUNK_WORDS < len(words) else "")
                 yield frame({"role": "assistant", "content": piece} if i == 0 else {"content": piece})
                 await asyncio.sleep(0)
+            if hang:
+                async for _ in self._hang():
+                    pass
+                return
             yield frame({}, "stop")
         yield b"data: [DONE]\n\n"
 

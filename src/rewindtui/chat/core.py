@@ -253,8 +253,12 @@ class Chat(Branches):
         took it). Unsupported when the last turn did not fail."""
         target = await self._retry_target()
         if target.invocation_id and not self.why_not(Action.REWIND):
-            return await self.rewind(target.invocation_id, target.text)
-        await self.send(target.text)
+            if not target.attachments:
+                return await self.rewind(target.invocation_id, target.text)
+            outcome = await self.rewind(target.invocation_id)  # files go on a turn of their own
+            await self.send(target.text, target.attachments)
+            return outcome
+        await self.send(target.text, target.attachments)
         return None
 
     async def _retry_target(self) -> RetryTarget:

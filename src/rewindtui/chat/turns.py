@@ -30,6 +30,8 @@ from rewindtui.model import CANCELED, INTERRUPTED, Confirmation, RewindToken
 from rewindtui.model.turn_watch import StreamEnd, Watch, failure_text, has_message, state_in
 
 log = logging.getLogger(__name__)
+#: how often a stop pressed before the turn's task is known looks for it (seconds)
+_STOP_POLL = 0.02
 
 
 class Turns(Sessions):
@@ -288,8 +290,8 @@ class Turns(Sessions):
         if not self.sending:
             return
         self._stop_requested = True
+        task_id = await self._task_id_within(grace)
         inner = self._inner
-        task_id = self._watch.task_id if self._watch else None
         self._shown_at_stop = (task_id, *self.conversation.shown_reply(task_id)) if task_id else None
         if task_id:
             try:
@@ -300,6 +302,18 @@ class Turns(Sessions):
             done, _ = await asyncio.wait({inner}, timeout=grace)
             if not done:
                 inner.cancel()
+
+    async def _task_id_within(self, grace: float) -> str | None:
+        """The running turn's task id; a stop pressed before the server's first frame named it
+        waits for that frame (up to ``grace``), so the cancel still reaches the server."""
+        deadline = asyncio.get_running_loop().time() + grace
+        while True:
+            watch, inner = self._watch, self._inner
+            if watch is None or watch.task_id is not None or (inner is not None and inner.done()):
+                return watch.task_id if watch is not None else None
+            if asyncio.get_running_loop().time() >= deadline:
+                return None
+            await asyncio.sleep(_STOP_POLL)
 
     async def resume(self, poll_interval: float = limits.POLL_INTERVAL) -> None:
         """Reattach to a turn still running on the server (after opening a session whose last task

@@ -26,7 +26,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from google.adk.agents.run_config import RunConfig, StreamingMode
+from google.adk.events import Event
 from google.adk.telemetry import TelemetryConfig
+from google.genai import types as genai_types
 
 from rewindtui.a2a import contract
 from rewindtui.a2a.outgoing import APPROVE
@@ -47,6 +49,7 @@ from rewindtui.server.service.wire import (
     agent_message,
     agent_text_message,
     artifact_update,
+    effective_events,
     genai_content_from_message,
     kagent_metadata,
     new_id,
@@ -66,6 +69,9 @@ WAITING = "input-required"
 #: set on a failed turn the agent had taken: the session's next turn rewinds it first, so the
 #: model never sees the failed message as a stray (a re-send is its one copy)
 CLEAN_RETRY_KEY = "rewindtui_rewind_on_next_turn"
+#: how a stopped reply ends in the model's context (after the text the user saw, if any): the
+#: user's message and the reply stay there as one exchange, marked stopped (docs/models.md)
+STOP_NOTE = "[The user stopped this reply here.]"
 
 
 @dataclass
@@ -286,7 +292,11 @@ class _Turn:
                 self.emit(artifact_update(task_id=self.task_id, context_id=self.sid, artifact=artifact))
             await self._finish("completed")
         except asyncio.CancelledError:
-            await _shielded(self._stopped())
+            try:
+                with contextlib.suppress(Exception):
+                    await agen.aclose()  # ADK's run ends here, in its own task, before _stopped writes
+            finally:
+                await _shielded(self._stopped())
             raise
         except _TurnFailed as exc:
             await self._finish("failed", str(exc))
@@ -392,56 +402,130 @@ class _Turn:
                 p["text"] for p in message["parts"] if p.get("kind") == "text" and not p.get("metadata")
             )
             self.partial_author = event.author
-        else:
-            self.partial_text = ""
         if not event.partial and confirmations.asks_for_confirmation(event):
             self.question = message
         if not event.partial:
+            # ADK has committed this event; until the store has it too, the text streamed so far
+            # stays what a stop keeps (a stop here finds the event in ADK: see _stopped)
             await self.owner.checkpoints.reach(TURN_AFTER_AGENT_MESSAGE)
             await self._store(
                 self.owner.store.add_messages(session_id=self.sid, task_id=self.task_id, messages=[message])
             )
-            self.live.history.append(message)
-            texts = [p["text"] for p in message["parts"] if p.get("kind") == "text" and not p.get("metadata")]
-            if texts:
-                self.last_text = "".join(texts)
-            self.last_author = event.author
+            self._took(message, event.author)
         self.emit(
             status_update(
                 task_id=self.task_id, context_id=self.sid, state="working", message=message, metadata=message["metadata"]
             )
         )
 
+    def _took(self, message: dict[str, Any], author: str | None) -> None:
+        """A whole agent message is stored: it is the turn's, and the deltas before it were it."""
+        self.partial_text = ""
+        self.live.history.append(message)
+        texts = [p["text"] for p in message["parts"] if p.get("kind") == "text" and not p.get("metadata")]
+        if texts:
+            self.last_text = "".join(texts)
+        self.last_author = author
+
     async def _stopped(self) -> None:
-        """The user stopped the turn: the reply streamed so far is stored as the agent's message,
-        marked stopped (the model's session holds no partial text: ADK appends whole events only),
-        and the turn ends canceled."""
-        kept = None
-        if self.partial_text and self.invocation_id is not None:
-            metadata = kagent_metadata(
-                **self.base, invocation_id=self.invocation_id, author=self.partial_author, partial=False
-            )
-            metadata[contract.STOPPED_KEY] = True
-            kept = {
-                **agent_text_message(self.partial_text, task_id=self.task_id, context_id=self.sid),
-                "metadata": metadata,
-            }
+        """The user stopped the turn. What they saw stays, in the store and in the model's context,
+        as one exchange marked stopped:
+
+        * a whole agent message ADK committed but the store did not have yet (the stop came in
+          between) is stored now: what the model holds, the view holds;
+        * the reply streamed since (deltas; ADK appends whole events only) is appended to ADK's
+          session as the agent's event, its text then :data:`STOP_NOTE` (the note alone when
+          nothing streamed), and stored as the agent's message under the same id, marked stopped.
+          So the model's next request has the user's message and the reply as the user saw it,
+          never the message alone as a stray;
+        * the turn ends canceled, with no status message: the history says what came, and the
+          view says the turn was canceled.
+
+        A turn stopped before ADK took the message (no invocation yet) is in neither."""
+        if self.invocation_id is not None:
             try:
-                await self._store(
-                    self.owner.store.add_messages(session_id=self.sid, task_id=self.task_id, messages=[kept])
-                )
-                self.live.history.append(kept)
-                self.last_author = self.partial_author
+                await self._stored_what_adk_took()
+                await self._keep_stopped_reply()
             except Exception:
                 log.warning("turn %s: could not keep its stopped reply", self.task_id, exc_info=True)
-                kept = None
-        if kept is not None:
-            self.emit(
-                status_update(
-                    task_id=self.task_id, context_id=self.sid, state="working", message=kept, metadata=kept["metadata"]
-                )
+        await self._finish("canceled")
+
+    async def _adk_session(self) -> Any:
+        return await self.owner.runner.session_service.get_session(
+            app_name=self.owner.app_name, user_id=self.session.user_id, session_id=self.sid
+        )
+
+    async def _stored_what_adk_took(self) -> None:
+        """Store the agent's whole messages of this turn that ADK committed and the store lacks:
+        those after the turn's own user event (an answer's turn: after the answer; what came
+        before the question is the waiting turn's, as stored then)."""
+        adk = await self._adk_session()
+        known = {m.get("messageId") for m in self.live.history}
+        since: list[Any] = []
+        for event in effective_events(list(adk.events) if adk is not None else []):
+            if event.invocation_id != self.invocation_id or event.partial:
+                continue
+            if event.author == "user":
+                since = []
+            elif event.id and event.id not in known:
+                since.append(event)
+        for event in since:
+            message = agent_message(
+                event,
+                app_name=self.owner.app_name,
+                user_id=self.session.user_id,
+                session_id=self.sid,
+                task_id=self.task_id,
+                invocation_id=self.invocation_id,
             )
-        await self._finish("canceled", None if kept is not None else "The turn was canceled.")
+            if message is None:
+                continue
+            if not await self.owner.store.message_id_exists(self.sid, message["messageId"]):
+                await self._store(
+                    self.owner.store.add_messages(session_id=self.sid, task_id=self.task_id, messages=[message])
+                )
+            self._took(message, event.author)
+            self._emit_message(message)
+
+    async def _keep_stopped_reply(self) -> None:
+        """The reply streamed since the last whole message, into ADK's session (with the note) and
+        the store (marked stopped), under one id."""
+        partial = self.partial_text
+        author = self.partial_author if partial else (self.last_author or self._agent_name())
+        text = f"{partial}\n\n{STOP_NOTE}" if partial else STOP_NOTE
+        event = Event(
+            id=Event.new_id(),
+            invocation_id=self.invocation_id or "",
+            author=author or self._agent_name(),
+            content=genai_types.Content(role="model", parts=[genai_types.Part(text=text)]),
+            custom_metadata={contract.STOPPED_KEY: True},
+        )
+        adk = await self._adk_session()
+        if adk is None:
+            return
+        await self.owner.runner.session_service.append_event(adk, event)
+        if not partial:
+            return
+        metadata = kagent_metadata(**self.base, invocation_id=self.invocation_id, author=author, partial=False)
+        metadata[contract.STOPPED_KEY] = True
+        kept = {
+            **agent_text_message(partial, task_id=self.task_id, context_id=self.sid),
+            "messageId": event.id,
+            "metadata": metadata,
+        }
+        await self._store(self.owner.store.add_messages(session_id=self.sid, task_id=self.task_id, messages=[kept]))
+        self._took(kept, author)
+        self._emit_message(kept)
+
+    def _emit_message(self, message: dict[str, Any]) -> None:
+        self.emit(
+            status_update(
+                task_id=self.task_id, context_id=self.sid, state="working", message=message, metadata=message["metadata"]
+            )
+        )
+
+    def _agent_name(self) -> str:
+        return str(getattr(getattr(self.owner.runner, "agent", None), "name", "") or "agent")
 
     async def _store(self, write: Coroutine[Any, Any, None]) -> None:
         """A store write mid-turn; if it fails, ADK is ahead of the store: flag the session."""

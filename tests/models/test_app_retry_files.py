@@ -1,0 +1,51 @@
+"""The app's /retry (the same ``Chat.retry`` as ``send --retry``) sends a failed turn again with
+the files it carried. Against the embedded server on the test model, driven with Pilot."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from openai_double import BAD_KEY
+from srvkit import Api
+
+from rewindtui.chat import Chat
+from rewindtui.client.a2a_client import A2AClient, ServerConfig
+from rewindtui.client.attachments import FileAttachment
+from tui.pilotkit import make_app, settle, wait_until
+
+pytestmark = pytest.mark.slow
+
+
+async def failed_turn_with_a_file(server, double) -> str:
+    client = A2AClient(ServerConfig(url=server.agent_url, api=server.api_url))
+    await client.connect()
+    try:
+        chat = Chat(client)
+        await chat.open(None)
+        await chat.send("baseline turn")
+        double.queue(BAD_KEY)
+        await chat.send("summarize the file", [FileAttachment("notes.txt", "text/plain", data=b"seven blue herons")])
+        assert chat.conversation.turn_state == "failed"
+        assert chat.session_id is not None
+        return chat.session_id
+    finally:
+        await client.aclose()
+
+
+async def test_slash_retry_sends_the_failed_turns_file_again(server, double, http):
+    session = await failed_turn_with_a_file(server, double)
+    app = make_app(server, session)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        requests = len(double.requests)
+        app.chat_screen.composer.text = "/retry"
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: len(double.requests) > requests, timeout=30)
+        await settle(app, pilot)
+    last_user = [m for m in double.requests[-1]["messages"] if m["role"] == "user"][-1]
+    assert "summarize the file" in json.dumps(last_user) and "seven blue herons" in json.dumps(last_user)
+    turns = [t for t in Api(http, server.api_url).tasks(session) if not t["metadata"].get("rewindtui_effective_history")]
+    users = [m for t in turns for m in t["history"] if m["role"] == "user"]
+    assert [p["kind"] for p in users[-1]["parts"]] == ["text", "file"]
+    assert [m["parts"][0]["text"] for m in users] == ["baseline turn", "summarize the file"]
