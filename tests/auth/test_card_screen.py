@@ -41,6 +41,8 @@ from rewindtui.tui.screens.card import CHECKING, CardScreen
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "a2a_servers"))
 from a2a_servers import EchoExecutor
 
+pytestmark = pytest.mark.slow  # about 2 s each (a server, the app, a signature check)
+
 TOKEN = "member-token"
 #: the agent's address as its card says and the client uses (reached over the Unix socket)
 AGENT = "http://agent.test/"

@@ -25,6 +25,7 @@ from rewindtui.config.connection import AppConnector, Target
 from rewindtui.config.settings import SettingsError
 from rewindtui.tui import interaction
 from rewindtui.tui.paste import PasteSafeDriver
+from rewindtui.tui.push_notices import PushNotices
 from rewindtui.tui.screens.chat import ChatScreen
 from rewindtui.tui.screens.confirm import ConfirmScreen
 from rewindtui.tui.screens.connect_error import ConnectErrorScreen
@@ -75,6 +76,8 @@ class RewindApp(App[int]):
         self.keymap_overrides: dict[str, str] = dict(keymap or {})
         self._closer: Closer | None = None
         self._signals: list[int] = []
+        #: push notifications of turns the app did not see end (set up with the chat screen)
+        self.push_notices: PushNotices | None = None
         if theme:
             self.theme = theme
         if keymap:
@@ -98,8 +101,10 @@ class RewindApp(App[int]):
             screen.branches.files_dir = self.data_dir  # a copy's fallback file stays in the data dir
         self.install_screen(screen, name="chat")
         await self.push_screen("chat")
+        self.push_notices = PushNotices(self, screen)
         if self.chat is not None:
             self.chat_screen.attach(self.chat)
+            self.push_notices.hook(self.chat.client)
         else:
             self.connect(self.session_id, new=self.new_session)
 
@@ -204,6 +209,8 @@ class RewindApp(App[int]):
             return
         self.chat = chat
         self.chat_screen.attach(chat)
+        if self.push_notices is not None:
+            self.push_notices.hook(client)
 
     def _check_target(self, target: Target) -> str:
         """Why the connector cannot be pointed at ``target`` ("" if it can)."""
@@ -247,6 +254,8 @@ class RewindApp(App[int]):
         await self._open(session_id, False)
 
     async def _release(self) -> None:
+        if self.push_notices is not None:
+            await self.push_notices.release()  # its receiver (also when turned on from the palette)
         closer, self._closer = self._closer, None
         if closer is not None:
             await closer()
@@ -274,6 +283,30 @@ class RewindApp(App[int]):
         yield SystemCommand("Reconnect", "Connect to the server again; restarts the embedded server if it died", self.reconnect)
         yield SystemCommand("Export transcript as JSON", "Write the transcript to a .json file (asks where)", lambda: screen.branches.export("json"))
         yield SystemCommand("Remove attachments", "Remove every file and data part waiting to be sent", screen.files.remove_all)
+        if self.push_notices is not None and self.chat is not None:
+            on = self.push_notices.on
+            yield SystemCommand(
+                f"Push notifications: turn {'off' if on else 'on'}",
+                "Ask the agent to notify this app when each turn ends, so a turn whose stream is cut still shows",
+                self.toggle_push,
+            )
+
+    @work(group="push-toggle", exclusive=True)
+    async def toggle_push(self) -> None:
+        """The palette's push switch (the ``push`` setting turns it on at start)."""
+        notices, chat = self.push_notices, self.chat
+        if notices is None or chat is None:
+            return
+        if notices.on:
+            await notices.turn_off(chat.client)
+            self.notify("Push notifications are off.", title="Push notification")
+            return
+        why = notices.why_not(chat.client)
+        if why:
+            self.notify(f"Push notifications cannot be turned on: {why}.", title="Push notification", severity="warning", markup=False)
+            return
+        await notices.turn_on(chat.client)
+        self.notify("Push notifications are on: a turn whose stream is cut is shown when it ends.", title="Push notification")
 
 
 def _terminal_alive() -> bool:
