@@ -38,6 +38,7 @@ from rewindtui.client.oauth import (
     TOKENS_FILE,
     OAuthConfig,
     OAuthSession,
+    Prompt,
     TokenStore,
     endpoints_for,
 )
@@ -298,11 +299,14 @@ async def oauth_session(flows: Flows, card: Mapping[str, Any], agent_url: str, t
     return OAuthSession(flows.oauth, endpoints, token_store(), make_http)
 
 
-async def attach(client: Any, flows: Flows, card: Mapping[str, Any], timeout: float = 30.0) -> OAuthSession:
-    """Give ``client`` a valid bearer token (cached, refreshed or a client-credentials grant) and
-    the hook that renews it. AuthError (one line) when there is none to be had."""
+async def attach(
+    client: Any, flows: Flows, card: Mapping[str, Any], timeout: float = 30.0, prompt: Prompt | None = None
+) -> OAuthSession:
+    """Give ``client`` a valid bearer token (cached, refreshed or a client-credentials grant; with
+    ``prompt``, a device-code login now, showing it the URL and code) and the hook that renews it.
+    AuthError (one line) when there is none to be had."""
     session = await oauth_session(flows, card, client.url, timeout)
-    token = await session.token()
+    token = await session.token(interactive=prompt is not None, prompt=prompt)
     scope: CredentialScope = client.scope
     scope.headers["Authorization"] = f"Bearer {token}"
     hooks = client.http.event_hooks
@@ -311,14 +315,15 @@ async def attach(client: Any, flows: Flows, card: Mapping[str, Any], timeout: fl
     return session
 
 
-async def connect(client: Any, flows: Flows, timeout: float = 30.0) -> Any:
+async def connect(client: Any, flows: Flows, timeout: float = 30.0, prompt: Prompt | None = None) -> Any:
     """``client.connect()`` with OAuth2: the token first when the user named its endpoints (a card
-    that wants auth can then be read), else after the (public) card names them."""
+    that wants auth can then be read), else after the (public) card names them. ``prompt``: sign
+    in with the device code now when no token is cached (the app shows the URL and code)."""
     if flows.oauth is None:
         return await client.connect()
     if flows.oauth.token_url or flows.oauth.issuer:
-        await attach(client, flows, {}, timeout)
+        await attach(client, flows, {}, timeout, prompt)
         return await client.connect()
     caps = await client.connect()
-    await attach(client, flows, caps.card, timeout)
+    await attach(client, flows, caps.card, timeout, prompt)
     return caps

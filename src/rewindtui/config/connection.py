@@ -264,9 +264,11 @@ async def start_embedded(settings: Settings, spawn: Spawner | None = None) -> An
         ) from exc
 
 
-async def connect(settings: Settings, *, spawn: Spawner | None = None, http: Any = None) -> Connection:
+async def connect(settings: Settings, *, spawn: Spawner | None = None, http: Any = None, device_prompt: Any = None) -> Connection:
     """Connect as the settings say (starting the embedded server if none is named) and read the
-    agent card. ``spawn`` and ``http`` are for tests."""
+    agent card. ``spawn`` and ``http`` are for tests. ``device_prompt`` (``(url, code, complete)``):
+    an OAuth2 device-code login without a cached token signs in now, showing it the URL and code
+    (the app's modal); without it, the connection says to run ``rewindtui auth login``."""
     server = None
     store_key = None
     if settings.embedded:
@@ -287,7 +289,7 @@ async def connect(settings: Settings, *, spawn: Spawner | None = None, http: Any
                 from rewindtui.client.auth_flows import connect as flows_connect
 
                 try:
-                    await flows_connect(client, flows, settings.timeout)
+                    await flows_connect(client, flows, settings.timeout, prompt=device_prompt)
                 except AuthError as exc:
                     raise ConnectProblem(f"cannot sign in to the agent at {client.url}: {exc}", REFUSED, client.url) from None
             else:
@@ -358,6 +360,8 @@ class AppConnector:
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
+        #: the app's device-code prompt (see :func:`connect`), None: no interactive sign-in
+        self.device_prompt: Any = None
 
     @property
     def target(self) -> Target:
@@ -376,7 +380,7 @@ class AppConnector:
         return AppConnector(self.settings.retargeted(url=target.url))
 
     async def __call__(self) -> tuple[A2AClient, Callable[[], Any]]:
-        conn = await connect(self.settings)
+        conn = await connect(self.settings, device_prompt=self.device_prompt)
         return conn.client, conn.aclose
 
 

@@ -21,7 +21,7 @@ from rewindtui.chat import Chat
 from rewindtui.chat.drafts import DraftStore
 from rewindtui.chat.prompt_history import PromptStore
 from rewindtui.client.a2a_client import A2AClient, ClientError
-from rewindtui.config.connection import AppConnector, Target
+from rewindtui.config.connection import REFUSED, AppConnector, Target
 from rewindtui.config.settings import SettingsError
 from rewindtui.tui import interaction
 from rewindtui.tui.paste import PasteSafeDriver
@@ -29,6 +29,7 @@ from rewindtui.tui.push_notices import PushNotices
 from rewindtui.tui.screens.chat import ChatScreen
 from rewindtui.tui.screens.confirm import ConfirmScreen
 from rewindtui.tui.screens.connect_error import ConnectErrorScreen
+from rewindtui.tui.screens.device_code import DeviceCodeScreen
 from rewindtui.tui.screens.help import HelpScreen
 
 Closer = Callable[[], Awaitable[None]]
@@ -78,6 +79,8 @@ class RewindApp(App[int]):
         self._signals: list[int] = []
         #: push notifications of turns the app did not see end (set up with the chat screen)
         self.push_notices: PushNotices | None = None
+        #: the session and "new" of the connection in progress (for a retry after a canceled sign-in)
+        self._connecting: tuple[str | None, bool] = (session_id, new_session)
         if theme:
             self.theme = theme
         if keymap:
@@ -185,8 +188,14 @@ class RewindApp(App[int]):
 
     async def _open(self, session_id: str | None, new: bool) -> None:
         assert self.connector is not None
+        self._connecting = (session_id, new)
+        if isinstance(self.connector, AppConnector):
+            self.connector.device_prompt = self._device_prompt  # an OAuth2 device-code sign-in shows here
         try:
-            client, self._closer = await self.connector()
+            try:
+                client, self._closer = await self.connector()
+            finally:
+                self._close_device_screen()
             chat = Chat(client)
             chat.open_newest_first = True  # the newest turns are shown first, older ones come in behind
             if new and session_id is None:
@@ -196,21 +205,42 @@ class RewindApp(App[int]):
                 await chat.connect_and_open(session_id)
         except ClientError as exc:
             await self._release()
-            self.chat_screen.show_failure(str(exc))
-            movable = self.connector if isinstance(self.connector, AppConnector) else None
-            screen = ConnectErrorScreen(
-                str(exc),
-                self.hint,
-                part=getattr(exc, "part", ""),
-                target=movable.target if movable is not None else None,
-                check=self._check_target if movable is not None else None,
-            )
-            self.push_screen(screen, lambda answer: self._after_error(answer, session_id, new))
+            self._connect_failed(str(exc), getattr(exc, "part", ""), session_id, new)
             return
         self.chat = chat
         self.chat_screen.attach(chat)
         if self.push_notices is not None:
             self.push_notices.hook(client)
+
+    def _connect_failed(self, error: str, part: str, session_id: str | None, new: bool) -> None:
+        self.chat_screen.show_failure(error)
+        movable = self.connector if isinstance(self.connector, AppConnector) else None
+        screen = ConnectErrorScreen(
+            error,
+            self.hint,
+            part=part,
+            target=movable.target if movable is not None else None,
+            check=self._check_target if movable is not None else None,
+        )
+        self.push_screen(screen, lambda answer: self._after_error(answer, session_id, new))
+
+    # -- the OAuth2 device-code sign-in (rewindtui.tui.screens.device_code) ------------------------
+    def _device_prompt(self, uri: str, code: str, complete: str | None) -> None:
+        """The connection asks the user to sign in: the address and code, until it has a token."""
+        agent = self.connector.settings.url if isinstance(self.connector, AppConnector) else ""
+        self.push_screen(DeviceCodeScreen(uri, code, complete, agent=agent or ""), self._device_answer)
+
+    def _device_answer(self, signed_in: bool | None) -> None:
+        if signed_in:
+            return  # closed by the app once connected (or failed)
+        self.workers.cancel_group(self, "connect")  # stops the polling of the token endpoint
+        session_id, new = self._connecting
+        self._connect_failed("The sign-in was canceled: the app is not connected.", REFUSED, session_id, new)
+
+    def _close_device_screen(self) -> None:
+        for screen in list(self.screen_stack):
+            if isinstance(screen, DeviceCodeScreen) and screen is self.screen:
+                screen.dismiss(True)
 
     def _check_target(self, target: Target) -> str:
         """Why the connector cannot be pointed at ``target`` ("" if it can)."""
