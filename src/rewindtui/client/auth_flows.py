@@ -57,6 +57,7 @@ FLAG_NAMES = (
     "tls_ca",
     "tls_key_password_env",
     "tls_key_password_file",
+    "grpc_same_host",
 )
 ENV_PREFIX = "REWINDTUI_"
 
@@ -80,6 +81,10 @@ def add_options(parser: Any) -> None:
     g.add_argument("--tls-ca", default=s, metavar="PATH", help="CA bundle (PEM) to verify the server with")
     g.add_argument("--tls-key-password-env", default=s, metavar="VAR", help="the encrypted key's passphrase from this variable")
     g.add_argument("--tls-key-password-file", default=s, metavar="PATH", help="the encrypted key's passphrase from this file")
+    g.add_argument(
+        "--grpc-same-host", action="store_true", default=s,
+        help="also send your credentials and user id to a gRPC port the card names on the host of --url (default: --url's origin only)",
+    )
 
 
 class _NoPassphrase(Exception):
@@ -142,6 +147,8 @@ class TLSConfig:
 class Flows:
     oauth: OAuthConfig | None = None
     tls: TLSConfig | None = None
+    #: credentials may go to a gRPC port of a configured origin's host (``--grpc-same-host``)
+    grpc_same_host: bool = False
 
     def http_client(self, timeout: float) -> httpx.AsyncClient:
         """The agent's HTTP client (the TLS context when one is configured)."""
@@ -154,7 +161,10 @@ class Flows:
         return lambda: httpx.AsyncClient(timeout=timeout, follow_redirects=False, verify=verify)
 
     def describe(self) -> str:
-        return "; ".join(x.describe() for x in (self.oauth, self.tls) if x is not None)
+        parts = [x.describe() for x in (self.oauth, self.tls) if x is not None]
+        if self.grpc_same_host:
+            parts.append("credentials also to gRPC on the same host")
+        return "; ".join(parts)
 
 
 #: The config file's keys: ``[oauth]`` and ``[tls]`` tables (secrets only by variable or file).
@@ -268,9 +278,16 @@ def load_flows(
         cert, key, ca = (Path(p).expanduser() if p else None for p in paths)
         tls = TLSConfig(cert, key, ca, password=password)
         tls.context()  # a wrong file is said now, once
-    if oauth is None and tls is None:
+    same_host = given["grpc_same_host"]
+    grpc_same_host = False
+    if same_host:
+        text = same_host.strip().lower()
+        if text not in ("1", "true", "yes", "on", "0", "false", "no", "off"):
+            raise AuthError(f"{where('grpc_same_host')}: expected 1 or 0 (true / false), got {same_host!r}")
+        grpc_same_host = text in ("1", "true", "yes", "on")
+    if oauth is None and tls is None and not grpc_same_host:
         return None
-    return Flows(oauth, tls)
+    return Flows(oauth, tls, grpc_same_host)
 
 
 def token_store() -> TokenStore:

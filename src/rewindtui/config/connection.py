@@ -211,6 +211,8 @@ def describe_connect_error(exc: ClientError, settings: Settings, url: str, embed
         return ConnectProblem(f"the agent at {url} answered with an error ({reason})", part, url, hint=_hint(settings, embedded))
     if isinstance(exc, Unsupported):
         return ConnectProblem(f"cannot talk to the agent at {url}: {reason}", part, url, hint="see `rewindtui card` for what its card offers")
+    if exc.category == "auth":  # e.g. credentials that would have to go to an origin not configured
+        return ConnectProblem(f"cannot talk to the agent at {url}: {reason}", REFUSED, url, hint=exc.hint)
     if isinstance(exc, ConnectFailed):
         return ConnectProblem(
             f"cannot reach the agent at {url} ({_transport_reason(exc, reason)})", part, url, hint=_hint(settings, embedded)
@@ -283,6 +285,11 @@ async def connect(settings: Settings, *, spawn: Spawner | None = None, http: Any
         from rewindtui.config.kagent1_profile import kagent1_client  # kagent 1.0 when its controller answers
 
         client = await kagent1_client(settings, store_key, http) or A2AClient(settings.server_config(store_key=store_key), http=http)
+        scope = getattr(client, "scope", None)
+        if scope is not None and (server is not None or (flows is not None and flows.grpc_same_host)):
+            # credentials to a gRPC port beside the configured origin: the user allowed it, or the
+            # server is the one we started (its card, on loopback, names its own gRPC port)
+            scope.grpc_same_host = True
         try:
             if flows is not None:
                 from rewindtui.client.auth_flows import AuthError
