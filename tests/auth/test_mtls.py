@@ -116,3 +116,67 @@ def test_the_server_is_verified_with_the_given_ca_bundle(tls_agent: ServeInThrea
 def test_a_missing_certificate_file_is_a_settings_error(tmp_path: Path, cli) -> None:
     result = cli("send", "hello", "--url", "https://127.0.0.1:9/", "--tls-cert", str(tmp_path / "nope.crt"))
     assert result.rc == 2 and "TLS" in result.err and "nope.crt" in result.err
+
+
+PASSPHRASE = "correct horse battery staple"
+
+
+@pytest.fixture
+def encrypted_key(pki: dict[str, Path], tmp_path: Path) -> Path:
+    """The client's key, encrypted with PASSPHRASE (PKCS#8, best available encryption)."""
+    key = serialization.load_pem_private_key(pki["client_key"].read_bytes(), password=None)
+    path = tmp_path / "client-encrypted.key"
+    path.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.BestAvailableEncryption(PASSPHRASE.encode())
+        )
+    )
+    assert b"ENCRYPTED" in path.read_bytes()
+    return path
+
+
+def test_an_encrypted_key_with_its_passphrase_from_a_variable_or_a_file(
+    tls_agent: ServeInThread, pki: dict[str, Path], encrypted_key: Path, cli, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    flags = ["--url", tls_agent.url + "/", "--tls-ca", str(pki["ca"]), "--tls-cert", str(pki["client"]), "--tls-key", str(encrypted_key)]
+    monkeypatch.setenv("KEY_PASS", PASSPHRASE)
+    ok = cli("send", "over mTLS with a passphrase", "--json", *flags, "--tls-key-password-env", "KEY_PASS")
+    assert ok.rc == 0, ok.err
+    assert any("You said: over mTLS with a passphrase" in r.get("text", "") for r in ok.records()[1:])
+
+    secret_file = tmp_path / "key-pass.txt"
+    secret_file.write_text(PASSPHRASE + "\n", encoding="utf-8")
+    from_file = cli("send", "from a file", "--json", *flags, "--tls-key-password-file", str(secret_file))
+    assert from_file.rc == 0, from_file.err
+
+    # the config file names the variable, never the value
+    config = tmp_path / "config.toml"
+    config.write_text('[tls]\nkey_password_env = "KEY_PASS"\n', encoding="utf-8")
+    from_config = cli("send", "from the config", "--json", *flags, "--config", str(config))
+    assert from_config.rc == 0, from_config.err
+
+
+def test_an_encrypted_key_without_or_with_a_wrong_passphrase_is_said_and_redacted(
+    tls_agent: ServeInThread, pki: dict[str, Path], encrypted_key: Path, cli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    flags = ["--url", tls_agent.url + "/", "--tls-ca", str(pki["ca"]), "--tls-cert", str(pki["client"]), "--tls-key", str(encrypted_key)]
+    missing = cli("send", "hello", *flags)  # no prompt on the terminal: one line saying what to give
+    assert missing.rc == 2 and "is encrypted" in missing.err and "--tls-key-password-env" in missing.err
+
+    wrong = "not the passphrase at all"
+    monkeypatch.setenv("KEY_PASS", wrong)
+    refused = cli("send", "hello", *flags, "--tls-key-password-env", "KEY_PASS")
+    assert refused.rc == 2 and "cannot decrypt the private key" in refused.err and "$KEY_PASS" in refused.err
+    assert wrong not in refused.err + refused.out
+
+    # there is no option that takes the passphrase itself on the command line
+    argv = cli("send", "hello", *flags, "--tls-key-password", PASSPHRASE)
+    assert argv.rc == 2 and "ambiguous option" in argv.err and PASSPHRASE not in argv.out + argv.err
+
+
+def test_a_passphrase_is_redacted_from_errors_that_carry_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from rewindtui.client.auth import SecretRef, redact
+
+    monkeypatch.setenv("KEY_PASS", "a-passphrase-to-hide")
+    SecretRef(env="KEY_PASS").resolve()
+    assert redact("the handshake failed near a-passphrase-to-hide") == "the handshake failed near ***"

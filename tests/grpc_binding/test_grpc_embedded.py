@@ -35,19 +35,28 @@ def config(url: str, tmp_path: Path, token: str | None = TOKEN, **kw) -> ServerC
     return ServerConfig(url=url, local_store=tmp_path / "sessions.db", credentials=credentials, **kw)
 
 
+def Client(config: ServerConfig) -> A2AClient:
+    """A client that may send its credentials to the server's gRPC port (another port of the
+    configured host), as ``--grpc-same-host`` allows, and as the app does for the embedded server
+    it started itself (rewindtui.config.connection)."""
+    client = A2AClient(config)
+    client.scope.grpc_same_host = True
+    return client
+
+
 async def test_the_card_lists_grpc_and_http_stays_the_default(embedded, tmp_path):
-    async with A2AClient(config(embedded.agent_url, tmp_path)) as client:
+    async with Client(config(embedded.agent_url, tmp_path)) as client:
         caps = await client.connect()
         listed = [(i["protocolBinding"], i["protocolVersion"]) for i in caps.card["supportedInterfaces"]]
         assert listed[-1] == ("GRPC", "1.0") and caps.binding == "JSONRPC"
-    async with A2AClient(config(embedded.agent_url, tmp_path, binding="grpc")) as client:
+    async with Client(config(embedded.agent_url, tmp_path, binding="grpc")) as client:
         caps = await client.connect()
         assert caps.binding == "GRPC" and caps.endpoint.startswith("127.0.0.1:")
         assert caps.rewind_mode == "a2a" and caps.redo
 
 
 async def test_send_stop_history_rewind_redo_over_grpc(embedded, tmp_path):
-    async with A2AClient(config(embedded.agent_url, tmp_path, binding="grpc")) as client:
+    async with Client(config(embedded.agent_url, tmp_path, binding="grpc")) as client:
         chat = Chat(client)
         await chat.open(None)
         await chat.send("first")
@@ -82,21 +91,21 @@ async def test_send_stop_history_rewind_redo_over_grpc(embedded, tmp_path):
         await running
         assert chat.conversation.turn_state == "canceled"
     # history, read again over a new connection
-    async with A2AClient(config(embedded.agent_url, tmp_path, binding="grpc")) as client:
+    async with Client(config(embedded.agent_url, tmp_path, binding="grpc")) as client:
         again = Chat(client)
         await again.open(sid)
         assert again.conversation.turn_invocations()[:2] == [first, second]
 
 
 async def test_subscribe_to_a_running_turn_over_grpc(embedded, tmp_path):
-    async with A2AClient(config(embedded.agent_url, tmp_path, binding="grpc")) as client:
+    async with Client(config(embedded.agent_url, tmp_path, binding="grpc")) as client:
         chat = Chat(client)
         await chat.open(None)
         running = asyncio.ensure_future(chat.send("tell me a long story " * 10))
         while not any(i.kind is ItemKind.MESSAGE and i.role == "agent" and i.text for i in chat.conversation.items):
             await asyncio.sleep(0.01)
         task_id = chat.conversation.items[0].task_id
-        async with A2AClient(config(embedded.agent_url, tmp_path / "other", binding="grpc")) as other:
+        async with Client(config(embedded.agent_url, tmp_path / "other", binding="grpc")) as other:
             states = [
                 e.body.get("status", {}).get("state")
                 async for e in other.subscribe(task_id)
@@ -105,16 +114,16 @@ async def test_subscribe_to_a_running_turn_over_grpc(embedded, tmp_path):
         await running
         assert states[-1] == "TASK_STATE_COMPLETED"
         # a finished task has nothing more to stream: the A2A error, as over JSON-RPC
-        async with A2AClient(config(embedded.agent_url, tmp_path / "other", binding="grpc")) as other:
+        async with Client(config(embedded.agent_url, tmp_path / "other", binding="grpc")) as other:
             events = [e async for e in other.subscribe(task_id)]
         assert [e.kind for e in events] == [EventKind.ERROR] and events[0].body["code"] == -32004
 
 
 async def test_the_token_is_checked_on_grpc_too(embedded, tmp_path):
-    async with A2AClient(config(embedded.agent_url, tmp_path, binding="grpc")) as client:
+    async with Client(config(embedded.agent_url, tmp_path, binding="grpc")) as client:
         await client.connect()  # the card is public
     for token in (None, "not-the-token"):
-        async with A2AClient(config(embedded.agent_url, tmp_path, token=token, binding="grpc")) as client:
+        async with Client(config(embedded.agent_url, tmp_path, token=token, binding="grpc")) as client:
             client.capabilities = None
             caps_card = await client.fetch_card()
             assert caps_card["securitySchemes"]
@@ -126,7 +135,7 @@ async def test_the_token_is_checked_on_grpc_too(embedded, tmp_path):
             with pytest.raises(HTTPStatusFailed):
                 async for _ in client.stream(client.build_message("hi", session_id=None)):
                     pass
-    async with A2AClient(config(embedded.agent_url, tmp_path, binding="grpc", user_id="a/b")) as client:
+    async with Client(config(embedded.agent_url, tmp_path, binding="grpc", user_id="a/b")) as client:
         with pytest.raises(RpcError) as bad_user:
             await client.get_task("anything")
         assert bad_user.value.code == -32602 and "invalid user id" in str(bad_user.value)
@@ -138,7 +147,7 @@ async def test_a_large_file_goes_over_grpc_both_ways(embedded, tmp_path):
     from rewindtui.client.attachments import FileAttachment
 
     payload = bytes(range(256)) * (6 * 1024 * 1024 // 256)  # 6 MB
-    async with A2AClient(config(embedded.agent_url, tmp_path, binding="grpc")) as client:
+    async with Client(config(embedded.agent_url, tmp_path, binding="grpc")) as client:
         chat = Chat(client)
         await chat.open(None)
         await chat.send("a big file", [FileAttachment(name="big.bin", media_type="application/octet-stream", data=payload)])

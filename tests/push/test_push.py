@@ -123,3 +123,16 @@ async def test_nothing_is_left_watching_after_delivery(slow):
     while task_id in push._watching:  # the watcher ends just after its POST was answered
         assert asyncio.get_running_loop().time() < deadline, "the watcher of a delivered task is still kept"
         await asyncio.sleep(0.01)
+
+
+async def test_the_receiver_keeps_the_newest_notifications_only():
+    from rewindtui.client.push import MAX_KEPT
+
+    async with PushReceiver() as receiver:
+        async with httpx.AsyncClient() as http:
+            for n in range(MAX_KEPT + 5):
+                task = {"id": f"t-{n}", "contextId": "c", "status": {"state": "TASK_STATE_COMPLETED"}}
+                answer = await http.post(receiver.url, json={"task": task}, headers={"X-A2A-Notification-Token": receiver.token})
+                assert answer.status_code == 200
+        assert len(receiver.tasks) == MAX_KEPT
+        assert receiver.tasks[0]["id"] == "t-5" and receiver.tasks[-1]["id"] == f"t-{MAX_KEPT + 4}"

@@ -122,7 +122,14 @@ def test_card_view(snap_compare):
     chat = offline_chat()
     chat.client.capabilities = capabilities_from_card(CARD, ServerConfig(url=URL), URL)
     app = offline_app(chat)
-    assert snap_compare(app, terminal_size=(100, 40), press=["f3"])
+
+    async def open_card(pilot) -> None:
+        await pilot.press("f3")
+        await pilot.pause()
+        await app.workers.wait_for_complete()  # the signature check (no network: the card is not signed)
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=(100, 40), run_before=open_card)
 
 
 def test_composer_with_attachments(snap_compare):

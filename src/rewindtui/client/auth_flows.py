@@ -9,7 +9,10 @@ Options (flags; each also ``REWINDTUI_<NAME>`` in the environment):
   ``--oauth-device-url``, ``--oidc-issuer`` (OIDC discovery), else from the agent card's security
   schemes (see :func:`rewindtui.client.oauth.endpoints_for`). ``--oauth-scope "a b"``.
 - ``--tls-cert PATH --tls-key PATH``: a client certificate for mutual TLS; ``--tls-ca PATH``: the
-  CA bundle that signs the agent's (and the token endpoint's) certificate.
+  CA bundle that signs the agent's (and the token endpoint's) certificate. An encrypted key's
+  passphrase: ``--tls-key-password-env VAR`` / ``--tls-key-password-file PATH`` (never the
+  passphrase itself on the command line); it is redacted like every secret, and a key that is
+  encrypted without one given is refused with what to give (OpenSSL never prompts).
 
 The access token is sent as ``Authorization: Bearer`` through the connection's
 :class:`~rewindtui.client.auth.CredentialScope`, so only to the origins the user configured; a request
@@ -35,6 +38,7 @@ from rewindtui.client.oauth import (
     TOKENS_FILE,
     OAuthConfig,
     OAuthSession,
+    Prompt,
     TokenStore,
     endpoints_for,
 )
@@ -51,6 +55,9 @@ FLAG_NAMES = (
     "tls_cert",
     "tls_key",
     "tls_ca",
+    "tls_key_password_env",
+    "tls_key_password_file",
+    "grpc_same_host",
 )
 ENV_PREFIX = "REWINDTUI_"
 
@@ -72,6 +79,20 @@ def add_options(parser: Any) -> None:
     g.add_argument("--tls-cert", default=s, metavar="PATH", help="client certificate (PEM) for mutual TLS")
     g.add_argument("--tls-key", default=s, metavar="PATH", help="its private key (PEM; default: in the cert file)")
     g.add_argument("--tls-ca", default=s, metavar="PATH", help="CA bundle (PEM) to verify the server with")
+    g.add_argument("--tls-key-password-env", default=s, metavar="VAR", help="the encrypted key's passphrase from this variable")
+    g.add_argument("--tls-key-password-file", default=s, metavar="PATH", help="the encrypted key's passphrase from this file")
+    g.add_argument(
+        "--grpc-same-host", action="store_true", default=s,
+        help="also send your credentials and user id to a gRPC port the card names on the host of --url (default: --url's origin only)",
+    )
+
+
+class _NoPassphrase(Exception):
+    """OpenSSL asked for a passphrase and none was given (instead of its prompt on the terminal)."""
+
+
+def _no_passphrase() -> str:
+    raise _NoPassphrase
 
 
 @dataclass(frozen=True)
@@ -79,6 +100,8 @@ class TLSConfig:
     cert: Path | None = None
     key: Path | None = None
     ca: Path | None = None
+    #: where the private key's passphrase is (an encrypted key), never the passphrase itself
+    password: SecretRef | None = None
 
     def context(self) -> ssl.SSLContext:
         for what, path in (("--tls-cert", self.cert), ("--tls-key", self.key), ("--tls-ca", self.ca)):
@@ -86,16 +109,35 @@ class TLSConfig:
                 raise AuthError(f"TLS: {what} {path}: file not found")
         try:
             context = ssl.create_default_context(cafile=str(self.ca) if self.ca else None)
-            if self.cert is not None:
-                context.load_cert_chain(str(self.cert), str(self.key) if self.key else None)
         except (ssl.SSLError, OSError) as exc:
-            raise AuthError(f"TLS: cannot load the certificate, key or CA bundle: {getattr(exc, 'reason', None) or exc}") from None
+            raise AuthError(f"TLS: cannot load the CA bundle: {getattr(exc, 'reason', None) or exc}") from None
+        if self.cert is None:
+            return context
+        # the passphrase is read at each load (a file or a variable may change), never kept here
+        password: Any = self.password.resolve(where="TLS key passphrase") if self.password else _no_passphrase
+        key = self.key or self.cert
+        try:
+            context.load_cert_chain(str(self.cert), str(self.key) if self.key else None, password=password)
+        except _NoPassphrase:
+            raise AuthError(
+                f"TLS: the private key in {key} is encrypted: give its passphrase with "
+                "--tls-key-password-env VAR or --tls-key-password-file PATH"
+            ) from None
+        except ssl.SSLError as exc:
+            reason = getattr(exc, "reason", None) or str(exc)
+            if self.password is not None and ("BAD_DECRYPT" in str(reason).upper() or "PEM" in str(reason).upper()):
+                raise AuthError(f"TLS: cannot decrypt the private key in {key} with the passphrase from {self.password.describe()} ({reason})") from None
+            raise AuthError(f"TLS: cannot load the certificate or key: {reason}") from None
+        except OSError as exc:
+            raise AuthError(f"TLS: cannot load the certificate or key: {exc}") from None
         return context
 
     def describe(self) -> str:
         parts = []
         if self.cert:
             parts.append(f"client certificate {self.cert}")
+        if self.password:
+            parts.append(f"the key's passphrase from {self.password.describe()}")
         if self.ca:
             parts.append(f"CA bundle {self.ca}")
         return "mutual TLS with " + " and ".join(parts) if self.cert else "TLS with " + " and ".join(parts)
@@ -105,6 +147,8 @@ class TLSConfig:
 class Flows:
     oauth: OAuthConfig | None = None
     tls: TLSConfig | None = None
+    #: credentials may go to a gRPC port of a configured origin's host (``--grpc-same-host``)
+    grpc_same_host: bool = False
 
     def http_client(self, timeout: float) -> httpx.AsyncClient:
         """The agent's HTTP client (the TLS context when one is configured)."""
@@ -117,7 +161,10 @@ class Flows:
         return lambda: httpx.AsyncClient(timeout=timeout, follow_redirects=False, verify=verify)
 
     def describe(self) -> str:
-        return "; ".join(x.describe() for x in (self.oauth, self.tls) if x is not None)
+        parts = [x.describe() for x in (self.oauth, self.tls) if x is not None]
+        if self.grpc_same_host:
+            parts.append("credentials also to gRPC on the same host")
+        return "; ".join(parts)
 
 
 #: The config file's keys: ``[oauth]`` and ``[tls]`` tables (secrets only by variable or file).
@@ -133,8 +180,10 @@ FILE_KEYS = {
     "tls_cert": ("tls", "cert"),
     "tls_key": ("tls", "key"),
     "tls_ca": ("tls", "ca"),
+    "tls_key_password_env": ("tls", "key_password_env"),
+    "tls_key_password_file": ("tls", "key_password_file"),
 }
-_PATHS = ("oauth_client_secret_file", "tls_cert", "tls_key", "tls_ca")
+_PATHS = ("oauth_client_secret_file", "tls_cert", "tls_key", "tls_ca", "tls_key_password_file")
 
 
 def _file_values(tables: Mapping[str, Any] | None, base: Path | None) -> dict[str, str]:
@@ -149,7 +198,10 @@ def _file_values(tables: Mapping[str, Any] | None, base: Path | None) -> dict[st
         known = {key: name for name, (t, key) in FILE_KEYS.items() if t == table_name}
         for key, value in table.items():
             if key not in known:
-                hint = "; secrets are read from a variable or a file (client_secret_env / client_secret_file)" if "secret" in key else ""
+                hint = (
+                    "; secrets are read from a variable or a file (client_secret_env / client_secret_file, "
+                    "key_password_env / key_password_file)" if "secret" in key or "pass" in key else ""
+                )
                 raise AuthError(f"{table_name}.{key} in the config file: unknown setting (known: {', '.join(sorted(known))}){hint}")
             if not isinstance(value, str) or not value.strip():
                 raise AuthError(f"{table_name}.{key} in the config file: expected a non-empty string")
@@ -213,15 +265,29 @@ def load_flows(
             scope=given["oauth_scope"],
         )
     tls = None
+    pass_env, pass_file = given["tls_key_password_env"], given["tls_key_password_file"]
+    if pass_env and pass_file:
+        raise AuthError(f"{where('tls_key_password_env')} and {where('tls_key_password_file')}: give the passphrase one way, not both")
+    if (pass_env or pass_file) and not given["tls_cert"]:
+        raise AuthError(f"{where('tls_key_password_env' if pass_env else 'tls_key_password_file')}: also give the client certificate (--tls-cert PATH)")
     if given["tls_cert"] or given["tls_key"] or given["tls_ca"]:
         if given["tls_key"] and not given["tls_cert"]:
             raise AuthError(f"{where('tls_key')}: also give the client certificate (--tls-cert PATH)")
         paths = [given[n] for n in ("tls_cert", "tls_key", "tls_ca")]
-        tls = TLSConfig(*(Path(p).expanduser() if p else None for p in paths))
+        password = SecretRef(env=pass_env) if pass_env else (SecretRef(file=Path(pass_file).expanduser()) if pass_file else None)
+        cert, key, ca = (Path(p).expanduser() if p else None for p in paths)
+        tls = TLSConfig(cert, key, ca, password=password)
         tls.context()  # a wrong file is said now, once
-    if oauth is None and tls is None:
+    same_host = given["grpc_same_host"]
+    grpc_same_host = False
+    if same_host:
+        text = same_host.strip().lower()
+        if text not in ("1", "true", "yes", "on", "0", "false", "no", "off"):
+            raise AuthError(f"{where('grpc_same_host')}: expected 1 or 0 (true / false), got {same_host!r}")
+        grpc_same_host = text in ("1", "true", "yes", "on")
+    if oauth is None and tls is None and not grpc_same_host:
         return None
-    return Flows(oauth, tls)
+    return Flows(oauth, tls, grpc_same_host)
 
 
 def token_store() -> TokenStore:
@@ -250,11 +316,14 @@ async def oauth_session(flows: Flows, card: Mapping[str, Any], agent_url: str, t
     return OAuthSession(flows.oauth, endpoints, token_store(), make_http)
 
 
-async def attach(client: Any, flows: Flows, card: Mapping[str, Any], timeout: float = 30.0) -> OAuthSession:
-    """Give ``client`` a valid bearer token (cached, refreshed or a client-credentials grant) and
-    the hook that renews it. AuthError (one line) when there is none to be had."""
+async def attach(
+    client: Any, flows: Flows, card: Mapping[str, Any], timeout: float = 30.0, prompt: Prompt | None = None
+) -> OAuthSession:
+    """Give ``client`` a valid bearer token (cached, refreshed or a client-credentials grant; with
+    ``prompt``, a device-code login now, showing it the URL and code) and the hook that renews it.
+    AuthError (one line) when there is none to be had."""
     session = await oauth_session(flows, card, client.url, timeout)
-    token = await session.token()
+    token = await session.token(interactive=prompt is not None, prompt=prompt)
     scope: CredentialScope = client.scope
     scope.headers["Authorization"] = f"Bearer {token}"
     hooks = client.http.event_hooks
@@ -263,14 +332,15 @@ async def attach(client: Any, flows: Flows, card: Mapping[str, Any], timeout: fl
     return session
 
 
-async def connect(client: Any, flows: Flows, timeout: float = 30.0) -> Any:
+async def connect(client: Any, flows: Flows, timeout: float = 30.0, prompt: Prompt | None = None) -> Any:
     """``client.connect()`` with OAuth2: the token first when the user named its endpoints (a card
-    that wants auth can then be read), else after the (public) card names them."""
+    that wants auth can then be read), else after the (public) card names them. ``prompt``: sign
+    in with the device code now when no token is cached (the app shows the URL and code)."""
     if flows.oauth is None:
         return await client.connect()
     if flows.oauth.token_url or flows.oauth.issuer:
-        await attach(client, flows, {}, timeout)
+        await attach(client, flows, {}, timeout, prompt)
         return await client.connect()
     caps = await client.connect()
-    await attach(client, flows, caps.card, timeout)
+    await attach(client, flows, caps.card, timeout, prompt)
     return caps

@@ -220,8 +220,8 @@ async def verify_card(
             except PyJWTError as exc:
                 bad = CardSignature(BAD, f"the signature cannot be checked: {exc}", kid)
                 break
-            covered = " (its A2A 1.0 fields; the 0.3 fields added for old clients are not signed)" if n else ""
-            return CardSignature(VERIFIED, (f"key {kid}" if kid else "") + covered, kid)
+            covered = "its A2A 1.0 fields; the 0.3 fields added for old clients are not signed" if n else ""
+            return CardSignature(VERIFIED, "; ".join(x for x in (f"key {kid}" if kid else "", covered) if x), kid)
         else:
             bad = CardSignature(BAD, "the card does not match its signature: it was changed after signing, or signed by another key", kid)
     return bad or CardSignature(NOT_CHECKED, why_unchecked)

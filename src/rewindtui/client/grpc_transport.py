@@ -19,7 +19,12 @@ is :class:`~rewindtui.client.errors.ConnectFailed`, a break after it :class:`~re
 The target comes from the card's interface URL: ``grpcs://`` / ``https://`` use TLS (the
 system's roots), ``grpc://`` / ``http://`` do not; a bare ``host:port`` uses TLS unless the host is
 loopback. Credentials (the configured headers and the user id) go as call metadata only when
-:func:`credentials_allowed` says the endpoint is home.
+:func:`credentials_allowed` says the endpoint is home: its origin is one the user configured
+(the project's rule for every credential). A gRPC port beside a configured origin on the same host
+is home only when the user allowed it (``--grpc-same-host`` / ``REWINDTUI_GRPC_SAME_HOST=1``, and
+the embedded server the app started itself); otherwise a connection that has credentials or a
+user id to send is refused (:class:`GrpcCredentialsWithheld`, naming both origins and the setting)
+rather than sent on without them.
 
 This is the one client module that imports a2a-sdk and protobuf (grpcio is the ``grpc`` extra);
 :func:`rewindtui.client.transport.make_transport` loads it only when a card's gRPC interface is used.
@@ -46,8 +51,9 @@ from google.rpc import error_details_pb2, status_pb2
 from rewindtui.a2a.card import GRPC
 from rewindtui.a2a.classify import EventKind, StreamEvent, classify
 from rewindtui.a2a.dialect import Dialect
+from rewindtui.a2a.kagent import USER_HEADER
 from rewindtui.a2a.outgoing import send_configuration
-from rewindtui.client.auth import CredentialScope
+from rewindtui.client.auth import CredentialScope, is_sensitive_header
 from rewindtui.client.errors import (
     ClientError,
     ConnectFailed,
@@ -132,11 +138,47 @@ def _is_loopback(host: str) -> bool:
 
 def credentials_allowed(scope: CredentialScope, target: Target) -> bool:
     """Whether the configured headers may go to this gRPC endpoint: its origin is one the user
-    configured, or it is on the host of one (a gRPC port beside the HTTP one, which the card read
-    from that origin names) and is no less protected (TLS when that origin is https)."""
+    configured; or the user allowed gRPC on the same host (``scope.grpc_same_host``), it is on the
+    host of a configured origin (a gRPC port beside the HTTP one) and no less protected (TLS when
+    that origin is https)."""
     if scope.allows(target.origin_url):
         return True
+    return scope.grpc_same_host and _beside(scope, target)
+
+
+def _beside(scope: CredentialScope, target: Target) -> bool:
     return any(host == target.host and (target.tls or scheme == "http") for scheme, host, _ in scope.origins)
+
+
+class GrpcCredentialsWithheld(ClientError):
+    category = "auth"
+
+
+def check_credentials(scope: CredentialScope, target: Target) -> None:
+    """Refuse (GrpcCredentialsWithheld, one line) a gRPC endpoint that would have to be used
+    without the credentials or the user id the user configured: they go only to configured origins."""
+    if credentials_allowed(scope, target):
+        return
+    withheld = sorted(name for name in scope.headers if is_sensitive_header(name) or name.lower() == USER_HEADER.lower())
+    if not withheld:
+        return  # nothing of the user's would be missing (headers without secrets are simply not sent)
+    home = ", ".join(sorted(f"{s}://{h}" + (f":{p}" if p else "") for s, h, p in scope.origins)) or "none"
+    what = f"your {' and '.join(withheld)}"
+    if any(host == target.host for _, host, _ in scope.origins):
+        less = "" if _beside(scope, target) else " (and it is not protected by TLS as that origin is)"
+        raise GrpcCredentialsWithheld(
+            f"the agent's card offers gRPC at {target.origin_url}, another origin of the host you configured ({home}){less}: "
+            f"rewindtui sends {what} only to origins you configured",
+            hint=(
+                "to send them to that gRPC port too, set REWINDTUI_GRPC_SAME_HOST=1 (or --grpc-same-host); "
+                "or use the HTTP binding the card offers (--binding JSONRPC)"
+            ) if not less else "use the HTTP binding the card offers (--binding JSONRPC)",
+        )
+    raise GrpcCredentialsWithheld(
+        f"the agent's card offers gRPC at {target.origin_url}, not an origin you configured ({home}): "
+        f"rewindtui does not send {what} there",
+        hint="use the HTTP binding the card offers (--binding JSONRPC), or point --url at that agent's own card",
+    )
 
 
 def call_metadata(scope: CredentialScope, target: Target) -> tuple[tuple[str, str], ...]:
@@ -229,6 +271,7 @@ class GrpcTransport(Transport):
         super().__init__(None, url, Dialect.V10, timeout)  # type: ignore[arg-type]
         self.target = parse_target(url)
         self.scope = scope
+        check_credentials(scope, self.target)  # credentials go to configured origins only
         #: PEM of the CAs to trust for TLS (None: the system's roots)
         self.root_certificates = root_certificates
         self._channel: grpc.aio.Channel | None = None

@@ -270,6 +270,8 @@ class TokenStore:
 
 
 # -- the flows -----------------------------------------------------------------------------------
+#: the shortest wait between two polls of the token endpoint in the device flow (seconds)
+MIN_POLL_INTERVAL = 0.2
 Prompt = Callable[[str, str, str | None], None]  # (verification URL, user code, URL with the code)
 
 
@@ -379,7 +381,9 @@ class OAuthSession:
         uri = str(data.get("verification_uri") or data.get("verification_url") or "")
         complete = data.get("verification_uri_complete")
         (prompt or (lambda *_: None))(uri, str(data.get("user_code", "")), complete if isinstance(complete, str) else None)
-        interval = float(data.get("interval") or 5)
+        # RFC 8628: 5 s when the server names no interval; a server that says 0 still gets a pause
+        given = data.get("interval")
+        interval = max(float(given), MIN_POLL_INTERVAL) if isinstance(given, (int, float)) and not isinstance(given, bool) else 5.0
         deadline = time.monotonic() + float(data.get("expires_in") or 600)
         while time.monotonic() < deadline:
             await sleep(interval)

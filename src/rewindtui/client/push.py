@@ -44,6 +44,8 @@ TOKEN_HEADER = "x-a2a-notification-token"
 MAX_BODY = 32 * 1024 * 1024
 #: seconds a connection may take to send its request
 READ_TIMEOUT = 30.0
+#: notified tasks kept for :meth:`PushReceiver.wait_for` (the newest)
+MAX_KEPT = 100
 
 
 class PushReceiver:
@@ -61,7 +63,7 @@ class PushReceiver:
         self.token = secrets.token_urlsafe(24)
         self.path = "/a2a-push/" + secrets.token_urlsafe(12)
         self.on_notification = on_notification
-        #: the tasks notified, in order of arrival
+        #: the tasks notified, in order of arrival (the newest MAX_KEPT)
         self.tasks: list[dict[str, Any]] = []
         #: requests refused (wrong token, path or body)
         self.rejected = 0
@@ -157,6 +159,7 @@ class PushReceiver:
         if not event.is_task or not isinstance(event.body, dict):
             return 200, "ignored: not a task"
         self.tasks.append(event.body)
+        del self.tasks[:-MAX_KEPT]  # an app's receiver hears every turn: keep the newest only
         self._arrived.set()
         if self.on_notification is not None:
             self.on_notification(event.body)

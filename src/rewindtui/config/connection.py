@@ -211,6 +211,8 @@ def describe_connect_error(exc: ClientError, settings: Settings, url: str, embed
         return ConnectProblem(f"the agent at {url} answered with an error ({reason})", part, url, hint=_hint(settings, embedded))
     if isinstance(exc, Unsupported):
         return ConnectProblem(f"cannot talk to the agent at {url}: {reason}", part, url, hint="see `rewindtui card` for what its card offers")
+    if exc.category == "auth":  # e.g. credentials that would have to go to an origin not configured
+        return ConnectProblem(f"cannot talk to the agent at {url}: {reason}", REFUSED, url, hint=exc.hint)
     if isinstance(exc, ConnectFailed):
         return ConnectProblem(
             f"cannot reach the agent at {url} ({_transport_reason(exc, reason)})", part, url, hint=_hint(settings, embedded)
@@ -264,9 +266,11 @@ async def start_embedded(settings: Settings, spawn: Spawner | None = None) -> An
         ) from exc
 
 
-async def connect(settings: Settings, *, spawn: Spawner | None = None, http: Any = None) -> Connection:
+async def connect(settings: Settings, *, spawn: Spawner | None = None, http: Any = None, device_prompt: Any = None) -> Connection:
     """Connect as the settings say (starting the embedded server if none is named) and read the
-    agent card. ``spawn`` and ``http`` are for tests."""
+    agent card. ``spawn`` and ``http`` are for tests. ``device_prompt`` (``(url, code, complete)``):
+    an OAuth2 device-code login without a cached token signs in now, showing it the URL and code
+    (the app's modal); without it, the connection says to run ``rewindtui auth login``."""
     server = None
     store_key = None
     if settings.embedded:
@@ -281,13 +285,18 @@ async def connect(settings: Settings, *, spawn: Spawner | None = None, http: Any
         from rewindtui.config.kagent1_profile import kagent1_client  # kagent 1.0 when its controller answers
 
         client = await kagent1_client(settings, store_key, http) or A2AClient(settings.server_config(store_key=store_key), http=http)
+        scope = getattr(client, "scope", None)
+        if scope is not None and (server is not None or (flows is not None and flows.grpc_same_host)):
+            # credentials to a gRPC port beside the configured origin: the user allowed it, or the
+            # server is the one we started (its card, on loopback, names its own gRPC port)
+            scope.grpc_same_host = True
         try:
             if flows is not None:
                 from rewindtui.client.auth_flows import AuthError
                 from rewindtui.client.auth_flows import connect as flows_connect
 
                 try:
-                    await flows_connect(client, flows, settings.timeout)
+                    await flows_connect(client, flows, settings.timeout, prompt=device_prompt)
                 except AuthError as exc:
                     raise ConnectProblem(f"cannot sign in to the agent at {client.url}: {exc}", REFUSED, client.url) from None
             else:
@@ -358,6 +367,8 @@ class AppConnector:
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
+        #: the app's device-code prompt (see :func:`connect`), None: no interactive sign-in
+        self.device_prompt: Any = None
 
     @property
     def target(self) -> Target:
@@ -376,7 +387,7 @@ class AppConnector:
         return AppConnector(self.settings.retargeted(url=target.url))
 
     async def __call__(self) -> tuple[A2AClient, Callable[[], Any]]:
-        conn = await connect(self.settings)
+        conn = await connect(self.settings, device_prompt=self.device_prompt)
         return conn.client, conn.aclose
 
 

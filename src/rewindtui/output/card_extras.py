@@ -19,7 +19,7 @@ from rewindtui.a2a import outgoing
 from rewindtui.a2a.dialect import Dialect
 from rewindtui.base.textsafe import sanitize_line
 from rewindtui.client.auth import is_sensitive_header
-from rewindtui.client.card_signature import CardSignature, verify_card
+from rewindtui.client.card_signature import CardSignature, v10_projection, verify_card
 from rewindtui.client.errors import ClientError
 
 EXTENDED_METHOD = {Dialect.V10: "GetExtendedAgentCard", Dialect.V03: "agent/getAuthenticatedExtendedCard"}
@@ -88,12 +88,25 @@ async def fetch_extended(client: Any) -> dict[str, Any]:
     return data
 
 
+#: what became of the extended card (``CardExtras.extended_status``)
+FETCHED, NOT_OFFERED, NEEDS_AUTH, NOT_READ = "fetched", "not offered", "needs auth", "not read"
+
+
 @dataclass
 class CardExtras:
     signature: CardSignature
     extended: dict[str, Any] | None = None
     extended_signature: CardSignature | None = None
     note: str = ""  # why there is no extended card (when it was asked for)
+    #: fetched / not offered / needs auth / not read ("" when it was not asked for)
+    extended_status: str = ""
+
+    def extended_text(self) -> str:
+        """One line for a view: ``fetched``, ``not offered (...)``, ``needs auth (...)``, ``not read (...)``."""
+        if not self.extended_status:
+            return ""
+        detail = "" if self.extended_status == FETCHED else self.note
+        return self.extended_status + (f" ({sanitize_line(detail)})" if detail else "")
 
     def lines(self, url: str = "") -> list[str]:
         """Text lines after the card's own: the signature, then the extended card (or why none)."""
@@ -118,15 +131,69 @@ class CardExtras:
         }
 
 
-async def card_extras(client: Any, card: Mapping[str, Any], url: str, *, extended: bool = False, keys: Mapping[str, Any] | None = None) -> CardExtras:
+async def card_extras(
+    client: Any, card: Mapping[str, Any], url: str, *, extended: bool = False, keys: Mapping[str, Any] | None = None,
+    tolerant: bool = False,
+) -> CardExtras:
+    """The signature and (``extended``) the extended card. A failure to read the extended card is
+    raised (ExtendedCardFailed), or with ``tolerant`` (a view) kept as ``needs auth`` (refused) /
+    ``not read`` with the reason in ``note``."""
     extras = CardExtras(await verify_card(card, url, keys))
     if not extended:
         return extras
     if not offers_extended(card):
-        extras.note = "the agent's card says it has none"
+        extras.extended_status, extras.note = NOT_OFFERED, "the agent's card says it has none"
     elif not authenticated(client):
+        extras.extended_status = NEEDS_AUTH
         extras.note = "the agent has one for authenticated users: give credentials (e.g. --bearer-env, or OAuth2 with --oauth-client-id)"
     else:
-        extras.extended = await fetch_extended(client)
+        try:
+            extras.extended = await fetch_extended(client)
+        except ExtendedCardFailed as exc:
+            if not tolerant:
+                raise
+            extras.extended_status = NEEDS_AUTH if "refused" in str(exc) else NOT_READ
+            extras.note = str(exc)
+            return extras
+        extras.extended_status = FETCHED
         extras.extended_signature = await verify_card(extras.extended, url, keys)
     return extras
+
+
+def _skill_key(skill: Any) -> str:
+    return str(skill.get("id") or skill.get("name") or "") if isinstance(skill, Mapping) else ""
+
+
+def extended_additions(card: Mapping[str, Any], extended: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """What the extended card adds to or changes in the public one, as (label, value) rows: a
+    changed name / description / version, the skills it adds or changes, and the names of other
+    fields that differ. Bounded: at most 20 skill rows."""
+    rows: list[tuple[str, str]] = []
+    for key in ("name", "description", "version"):
+        if extended.get(key) != card.get(key) and extended.get(key) is not None:
+            rows.append((key, str(extended.get(key))))
+    public_skills = {_skill_key(s): s for s in card.get("skills") or [] if _skill_key(s)}
+    skill_rows: list[tuple[str, str]] = []
+    for skill in extended.get("skills") or []:
+        key = _skill_key(skill)
+        if not key or public_skills.get(key) == skill:
+            continue
+        what = "skill added" if key not in public_skills else "skill changed"
+        name = str(skill.get("name") or key)
+        description = str(skill.get("description") or "")
+        skill_rows.append((what, name + (f" — {description}" if description else "")))
+    if len(skill_rows) > 20:
+        skill_rows = [*skill_rows[:20], ("…", f"{len(skill_rows) - 20} more skills")]
+    rows += skill_rows
+    # A2A 1.0 fields only: a2a-sdk merges 0.3 fields (url, preferredTransport ...) into each card
+    # for old clients, differently for the public and the extended one
+    public, wider = (v10_projection(c) if c.get("supportedInterfaces") else dict(c) for c in (card, extended))
+    other = sorted(
+        k for k in set(public) | set(wider)
+        if k not in ("name", "description", "version", "skills", "signatures") and public.get(k) != wider.get(k)
+    )
+    if other:
+        rows.append(("also differs", ", ".join(other[:20]) + (" …" if len(other) > 20 else "")))
+    if not rows:
+        rows.append(("adds", "nothing: it is the same as the public card"))
+    return rows

@@ -21,13 +21,15 @@ from rewindtui.chat import Chat
 from rewindtui.chat.drafts import DraftStore
 from rewindtui.chat.prompt_history import PromptStore
 from rewindtui.client.a2a_client import A2AClient, ClientError
-from rewindtui.config.connection import AppConnector, Target
+from rewindtui.config.connection import REFUSED, AppConnector, Target
 from rewindtui.config.settings import SettingsError
 from rewindtui.tui import interaction
 from rewindtui.tui.paste import PasteSafeDriver
+from rewindtui.tui.push_notices import PushNotices
 from rewindtui.tui.screens.chat import ChatScreen
 from rewindtui.tui.screens.confirm import ConfirmScreen
 from rewindtui.tui.screens.connect_error import ConnectErrorScreen
+from rewindtui.tui.screens.device_code import DeviceCodeScreen
 from rewindtui.tui.screens.help import HelpScreen
 
 Closer = Callable[[], Awaitable[None]]
@@ -75,6 +77,10 @@ class RewindApp(App[int]):
         self.keymap_overrides: dict[str, str] = dict(keymap or {})
         self._closer: Closer | None = None
         self._signals: list[int] = []
+        #: push notifications of turns the app did not see end (set up with the chat screen)
+        self.push_notices: PushNotices | None = None
+        #: the session and "new" of the connection in progress (for a retry after a canceled sign-in)
+        self._connecting: tuple[str | None, bool] = (session_id, new_session)
         if theme:
             self.theme = theme
         if keymap:
@@ -98,8 +104,10 @@ class RewindApp(App[int]):
             screen.branches.files_dir = self.data_dir  # a copy's fallback file stays in the data dir
         self.install_screen(screen, name="chat")
         await self.push_screen("chat")
+        self.push_notices = PushNotices(self, screen)
         if self.chat is not None:
             self.chat_screen.attach(self.chat)
+            self.push_notices.hook(self.chat.client)
         else:
             self.connect(self.session_id, new=self.new_session)
 
@@ -180,8 +188,14 @@ class RewindApp(App[int]):
 
     async def _open(self, session_id: str | None, new: bool) -> None:
         assert self.connector is not None
+        self._connecting = (session_id, new)
+        if isinstance(self.connector, AppConnector):
+            self.connector.device_prompt = self._device_prompt  # an OAuth2 device-code sign-in shows here
         try:
-            client, self._closer = await self.connector()
+            try:
+                client, self._closer = await self.connector()
+            finally:
+                self._close_device_screen()
             chat = Chat(client)
             chat.open_newest_first = True  # the newest turns are shown first, older ones come in behind
             if new and session_id is None:
@@ -191,19 +205,42 @@ class RewindApp(App[int]):
                 await chat.connect_and_open(session_id)
         except ClientError as exc:
             await self._release()
-            self.chat_screen.show_failure(str(exc))
-            movable = self.connector if isinstance(self.connector, AppConnector) else None
-            screen = ConnectErrorScreen(
-                str(exc),
-                self.hint,
-                part=getattr(exc, "part", ""),
-                target=movable.target if movable is not None else None,
-                check=self._check_target if movable is not None else None,
-            )
-            self.push_screen(screen, lambda answer: self._after_error(answer, session_id, new))
+            self._connect_failed(str(exc), getattr(exc, "part", ""), session_id, new)
             return
         self.chat = chat
         self.chat_screen.attach(chat)
+        if self.push_notices is not None:
+            self.push_notices.hook(client)
+
+    def _connect_failed(self, error: str, part: str, session_id: str | None, new: bool) -> None:
+        self.chat_screen.show_failure(error)
+        movable = self.connector if isinstance(self.connector, AppConnector) else None
+        screen = ConnectErrorScreen(
+            error,
+            self.hint,
+            part=part,
+            target=movable.target if movable is not None else None,
+            check=self._check_target if movable is not None else None,
+        )
+        self.push_screen(screen, lambda answer: self._after_error(answer, session_id, new))
+
+    # -- the OAuth2 device-code sign-in (rewindtui.tui.screens.device_code) ------------------------
+    def _device_prompt(self, uri: str, code: str, complete: str | None) -> None:
+        """The connection asks the user to sign in: the address and code, until it has a token."""
+        agent = self.connector.settings.url if isinstance(self.connector, AppConnector) else ""
+        self.push_screen(DeviceCodeScreen(uri, code, complete, agent=agent or ""), self._device_answer)
+
+    def _device_answer(self, signed_in: bool | None) -> None:
+        if signed_in:
+            return  # closed by the app once connected (or failed)
+        self.workers.cancel_group(self, "connect")  # stops the polling of the token endpoint
+        session_id, new = self._connecting
+        self._connect_failed("The sign-in was canceled: the app is not connected.", REFUSED, session_id, new)
+
+    def _close_device_screen(self) -> None:
+        for screen in list(self.screen_stack):
+            if isinstance(screen, DeviceCodeScreen) and screen is self.screen:
+                screen.dismiss(True)
 
     def _check_target(self, target: Target) -> str:
         """Why the connector cannot be pointed at ``target`` ("" if it can)."""
@@ -247,6 +284,8 @@ class RewindApp(App[int]):
         await self._open(session_id, False)
 
     async def _release(self) -> None:
+        if self.push_notices is not None:
+            await self.push_notices.release()  # its receiver (also when turned on from the palette)
         closer, self._closer = self._closer, None
         if closer is not None:
             await closer()
@@ -274,6 +313,30 @@ class RewindApp(App[int]):
         yield SystemCommand("Reconnect", "Connect to the server again; restarts the embedded server if it died", self.reconnect)
         yield SystemCommand("Export transcript as JSON", "Write the transcript to a .json file (asks where)", lambda: screen.branches.export("json"))
         yield SystemCommand("Remove attachments", "Remove every file and data part waiting to be sent", screen.files.remove_all)
+        if self.push_notices is not None and self.chat is not None:
+            on = self.push_notices.on
+            yield SystemCommand(
+                f"Push notifications: turn {'off' if on else 'on'}",
+                "Ask the agent to notify this app when each turn ends, so a turn whose stream is cut still shows",
+                self.toggle_push,
+            )
+
+    @work(group="push-toggle", exclusive=True)
+    async def toggle_push(self) -> None:
+        """The palette's push switch (the ``push`` setting turns it on at start)."""
+        notices, chat = self.push_notices, self.chat
+        if notices is None or chat is None:
+            return
+        if notices.on:
+            await notices.turn_off(chat.client)
+            self.notify("Push notifications are off.", title="Push notification")
+            return
+        why = notices.why_not(chat.client)
+        if why:
+            self.notify(f"Push notifications cannot be turned on: {why}.", title="Push notification", severity="warning", markup=False)
+            return
+        await notices.turn_on(chat.client)
+        self.notify("Push notifications are on: a turn whose stream is cut is shown when it ends.", title="Push notification")
 
 
 def _terminal_alive() -> bool:

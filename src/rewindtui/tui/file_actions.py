@@ -160,4 +160,4 @@ class FileActions:
             self.screen.notify("Not connected yet: no agent card to show.", severity="warning")
             return
         embedded = getattr(self.screen.app, "server_key", "") == "embedded"
-        self.screen.app.push_screen(CardScreen(caps.card, url=chat.client.url, choice=caps.choice, embedded=embedded))
+        self.screen.app.push_screen(CardScreen(caps.card, url=chat.client.url, choice=caps.choice, embedded=embedded, client=chat.client))

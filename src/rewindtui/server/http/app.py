@@ -72,6 +72,7 @@ from rewindtui.server.service.faults import Checkpoints
 from rewindtui.server.service.wire import REWIND_KEY
 from rewindtui.server.storage.adk_sessions import CachedDatabaseSessionService, sqlite_url
 from rewindtui.server.storage.integrity import DataDirProblem, check_data_dir, describe_open_failure
+from rewindtui.server.storage.push_store import PUSH_FILE
 from rewindtui.server.storage.store import Store
 
 log = logging.getLogger(__name__)
@@ -155,7 +156,7 @@ def create_app(
         model=model or DEMO_MODEL_NAME,
         needs_token=options.token is not None,
     )
-    push = PushNotifications(service)
+    push = PushNotifications(service, data_dir / PUSH_FILE)  # configs kept across restarts
     handler = PushingRequestHandler(service, push)
     dispatcher = JsonRpcDispatcher(
         request_handler=handler,
@@ -229,6 +230,7 @@ def create_app(
                     report.turns_failed,
                     report.messages_restored,
                 )
+            await push.start()  # notifications still owed from an earlier run
             grpc_url = await grpc_listener.start()
             if grpc_url is not None:  # the card lists the gRPC interface once it listens
                 card.supported_interfaces.append(grpc_interface(grpc_url))

@@ -10,9 +10,16 @@ client's connection still reaches the client, at a webhook it names.
   ``BasePushNotificationSender``: the body is a ``StreamResponse`` (``{"task": {...}}``), the
   config's ``token`` rides in ``X-A2A-Notification-Token`` (the receiver checks it), its
   ``authentication`` in ``Authorization``. A config registered for a task that has already ended
-  is answered at once. Delivery is best-effort (a failure is logged).
-* Configs live in memory (a2a-sdk's ``InMemoryPushNotificationConfigStore``), as long as the
-  server process: a turn outliving the server is not one this covers.
+  is answered at once.
+* Delivery is tried up to :data:`DELIVERY_ATTEMPTS` times, waiting :data:`RETRY_BASE` s, then
+  twice that, ... between tries (bounded by :data:`RETRY_MAX` each), when the webhook cannot be
+  reached or answers 408, 429 or 5xx; another answer (401, 404, ...) is not tried again. Each
+  config ends ``delivered`` or ``failed`` (logged).
+* Configs are kept in SQLite (:mod:`rewindtui.server.storage.push_store`, ``push_configs.db`` in
+  the data directory) when the server has a data directory, so they survive a restart: at start
+  the tasks with a notification not yet sent are watched again and notified once their turn has
+  ended (a turn the stop cut short is marked failed at start, and that is what is sent). Without a
+  path they live in memory (a2a-sdk's ``InMemoryPushNotificationConfigStore``).
 
 URLs are not screened (a2a-sdk's SSRF policy refuses loopback, where the client's own receiver
 listens): whoever may register a config is whoever holds the server's token.
@@ -25,37 +32,113 @@ import contextlib
 import json
 import logging
 from collections.abc import AsyncGenerator
+from pathlib import Path
 from typing import Any
 
 import httpx
 from a2a.server.context import ServerCallContext
 from a2a.server.tasks.base_push_notification_sender import BasePushNotificationSender
 from a2a.server.tasks.inmemory_push_notification_config_store import InMemoryPushNotificationConfigStore
+from a2a.server.tasks.push_notification_config_store import PushNotificationConfigStore
 from a2a.types import a2a_pb2 as pb
 from a2a.utils.errors import InvalidParamsError, TaskNotFoundError
+from a2a.utils.proto_utils import to_stream_response
+from google.protobuf.json_format import MessageToDict
 
 from rewindtui.a2a.dialect import TERMINAL_STATES
 from rewindtui.server.http.handler import WAITING_STATE, AgentRequestHandler, _user
 from rewindtui.server.service.agent_service import AgentService
 from rewindtui.server.service.errors import NotFound
 from rewindtui.server.service.wire import EFFECTIVE_HISTORY_KEY, task_to_proto
+from rewindtui.server.storage.push_store import DELIVERED, FAILED, PushConfigStore
 
 log = logging.getLogger(__name__)
 
 #: how long one delivery may take
 DELIVERY_TIMEOUT = 10.0
+#: tries per notification and config, and the waits between them (seconds: base, doubled, capped)
+DELIVERY_ATTEMPTS = 4
+RETRY_BASE = 0.5
+RETRY_MAX = 8.0
+#: answers worth trying again (besides no answer at all)
+_RETRY_STATUSES = frozenset({408, 425, 429})
 _ENDED = frozenset(TERMINAL_STATES) | {WAITING_STATE}
 
 
-class PushNotifications:
-    """The configs, the sender, and one watcher per task that has configs."""
+class RetryingSender(BasePushNotificationSender):
+    """a2a-sdk's sender (the configs read with ``get_info_for_dispatch``, one POST per config, the
+    body ``StreamResponse`` and the headers as a2a-sdk sends them), each POST tried again with
+    backoff, and each config marked delivered / failed in a persistent store."""
 
-    def __init__(self, service: AgentService) -> None:
+    def __init__(
+        self, http: httpx.AsyncClient, store: PushNotificationConfigStore, *, attempts: int = DELIVERY_ATTEMPTS,
+        base: float = RETRY_BASE, cap: float = RETRY_MAX,
+    ) -> None:
+        super().__init__(http, store)
+        self.http, self.store = http, store
+        self.attempts, self.base, self.cap = max(1, attempts), base, cap
+        #: (task id, config id, tries, delivered) per notification, the newest last (bounded)
+        self.outcomes: list[tuple[str, str, int, bool]] = []
+
+    async def _dispatch_notification(self, event: Any, push_info: pb.TaskPushNotificationConfig, task_id: str) -> bool:
+        headers: dict[str, str] = {}
+        if push_info.token:
+            headers["X-A2A-Notification-Token"] = push_info.token
+        auth = push_info.authentication
+        if push_info.HasField("authentication") and auth.scheme and auth.credentials:
+            headers["Authorization"] = f"{auth.scheme} {auth.credentials}"
+        body = MessageToDict(to_stream_response(event))
+        delivered, tries, wait = False, 0, self.base
+        while tries < self.attempts:
+            tries += 1
+            try:
+                response = await self.http.post(push_info.url, json=body, headers=headers)
+            except httpx.HTTPError as exc:
+                why = f"{type(exc).__name__}"
+            else:
+                if response.status_code < 300:
+                    delivered = True
+                    break
+                why = f"HTTP {response.status_code}"
+                if response.status_code < 500 and response.status_code not in _RETRY_STATUSES:
+                    break  # the webhook said no (a wrong token, no such path): trying again will not help
+            if tries < self.attempts:
+                log.info("push: task %s, try %d of %d failed (%s); again in %.1f s", task_id, tries, self.attempts, why, wait)
+                await asyncio.sleep(wait)
+                wait = min(wait * 2, self.cap)
+        if not delivered:
+            log.warning("push: no notification for task %s reached its webhook after %d tries (%s)", task_id, tries, why)
+        if isinstance(self.store, PushConfigStore):
+            await self.store.mark(task_id, push_info.id, DELIVERED if delivered else FAILED)
+        self.outcomes = [*self.outcomes[-99:], (task_id, push_info.id, tries, delivered)]  # once marked
+        return delivered
+
+
+class PushNotifications:
+    """The configs, the sender, and one watcher per task that has configs. ``path``: the SQLite
+    file that keeps the configs (None: in memory, as long as the process)."""
+
+    def __init__(self, service: AgentService, path: Path | None = None) -> None:
         self.service = service
-        self.store = InMemoryPushNotificationConfigStore(owner_resolver=_user)
+        self.store: PushNotificationConfigStore = (
+            PushConfigStore(path, owner_resolver=_user) if path is not None else InMemoryPushNotificationConfigStore(owner_resolver=_user)
+        )
         self._http = httpx.AsyncClient(timeout=DELIVERY_TIMEOUT)
-        self.sender = BasePushNotificationSender(self._http, self.store)
+        self.sender = RetryingSender(self._http, self.store)
         self._watching: dict[str, asyncio.Task[None]] = {}
+
+    async def start(self) -> int:
+        """Open the stored configs and watch again every task whose notification has not gone out
+        (a restart); how many."""
+        if not isinstance(self.store, PushConfigStore):
+            return 0
+        await self.store.open()
+        pending = await self.store.pending_tasks()
+        for user_id, task_id in pending:
+            self.watch(user_id, task_id)
+        if pending:
+            log.info("push: %d task(s) with a notification still to send", len(pending))
+        return len(pending)
 
     async def register(self, task_id: str, config: pb.TaskPushNotificationConfig, context: ServerCallContext) -> Any:
         if not config.url.startswith(("http://", "https://")):
@@ -79,7 +162,10 @@ class PushNotifications:
                 pass
         try:
             data = json.loads(await self.service.task_json(user_id, task_id))
-        except NotFound:
+        except NotFound:  # gone (its session deleted): nothing will ever be sent
+            if isinstance(self.store, PushConfigStore):
+                for config in await self.store.get_info_for_dispatch(task_id):
+                    await self.store.mark(task_id, config.id, FAILED)
             return
         if (data.get("status") or {}).get("state") not in _ENDED:
             log.info("push: task %s ended its stream but not its turn; nothing sent", task_id)
@@ -95,6 +181,8 @@ class PushNotifications:
                 await task
         self._watching.clear()
         await self._http.aclose()
+        if isinstance(self.store, PushConfigStore):
+            await self.store.close()
 
 
 class PushingRequestHandler(AgentRequestHandler):
