@@ -9,6 +9,7 @@ import uuid
 import pytest
 
 from captures import load
+from rewindtui.a2a import contract
 from rewindtui.a2a import metadata as meta
 from rewindtui.a2a.classify import EventKind, classify, classify_frame
 from rewindtui.client.a2a_client import parse_frame
@@ -690,3 +691,25 @@ def test_tool_numbers_a_protobuf_struct_made_floats_read_as_the_integers_they_we
     assert tool.args == {"city": "Oslo", "days": 2} and type(tool.args["days"]) is int
     assert tool.result == {"temp_c": 21, "call_no": 1, "rain_mm": 0.5}
     assert json.dumps(tool.result) == '{"temp_c": 21, "call_no": 1, "rain_mm": 0.5}'
+
+
+def _canceled_task(reply_metadata: dict) -> dict:
+    return {
+        "kind": "task", "id": "t1", "contextId": "c1",
+        "status": {"state": "canceled"},
+        "history": [
+            {"kind": "message", "role": "user", "messageId": "u1", "parts": [{"kind": "text", "text": "tell a story"}]},
+            {"kind": "message", "role": "agent", "messageId": "a1", "metadata": reply_metadata,
+             "parts": [{"kind": "text", "text": "Once upon"}]},
+        ],
+    }
+
+
+def test_a_stopped_reply_read_back_says_no_more_than_the_live_view():
+    """A turn the user stopped: the kept part is marked stopped and no 'canceled' line is added
+    under it (the live view shows none); a canceled turn with no kept part still says it."""
+    stopped = extract_messages_from_tasks([_canceled_task({contract.STOPPED_KEY: True})])
+    assert [i.text for i in stopped] == ["tell a story", "Once upon"]
+    assert stopped[-1].stopped
+    plain = extract_messages_from_tasks([_canceled_task({})])
+    assert [i.text for i in plain][-1] == "This turn was canceled."

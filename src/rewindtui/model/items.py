@@ -370,6 +370,8 @@ def _task_messages(task: dict[str, Any]) -> tuple[list[Any], list[Any], str | No
         return history, [], None
     state = norm_state(status.get("state"))
     words = _OUTCOME_WORDS.get(state)
+    if state == "canceled" and any(raw.metadata(m).get(contract.STOPPED_KEY) is True for m in history):
+        words = None  # the kept part is marked stopped: the live view says no more than that either
     outcome = f"{words}." if words else None
     message = status.get("message")
     if type(message) is not dict or not raw.is_message(message):
