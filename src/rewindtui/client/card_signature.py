@@ -26,6 +26,8 @@ from typing import Any
 import httpx
 
 from rewindtui.client.auth import same_origin
+from rewindtui.client.errors import ClientError
+from rewindtui.client.transport import bounded_request
 
 VERIFIED, NOT_SIGNED, BAD, NOT_CHECKED = "verified", "not signed", "bad signature", "not checked"
 #: Algorithms accepted (asymmetric only: a shared secret proves nothing about who signed).
@@ -142,9 +144,9 @@ def _header(protected: str) -> dict[str, Any] | None:
 async def _jwks(url: str, timeout: float) -> dict[str, Any] | None:
     try:
         async with httpx.AsyncClient(timeout=timeout, follow_redirects=False) as http:  # no credentials
-            response = await http.get(url)
+            response = await bounded_request(http, "GET", url)  # a key set: bounded like any answer
         data = response.json() if response.status_code == 200 else None
-    except (httpx.HTTPError, ValueError):
+    except (httpx.HTTPError, ClientError, ValueError):
         return None
     return data if isinstance(data, dict) and isinstance(data.get("keys"), list) else None
 

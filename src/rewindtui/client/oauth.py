@@ -30,6 +30,8 @@ from typing import Any
 import httpx
 
 from rewindtui.client.auth import AuthError, SecretRef, register_secret, same_origin
+from rewindtui.client.errors import ClientError
+from rewindtui.client.transport import bounded_request
 
 CLIENT_CREDENTIALS, DEVICE = "client-credentials", "device"
 DEVICE_GRANT = "urn:ietf:params:oauth:grant-type:device_code"
@@ -128,8 +130,8 @@ def _discovery_url(issuer: str) -> str:
 
 async def _discover(http: httpx.AsyncClient, url: str) -> dict[str, Any]:
     try:
-        response = await http.get(url)
-    except httpx.HTTPError as exc:
+        response = await bounded_request(http, "GET", url)
+    except (httpx.HTTPError, ClientError) as exc:
         raise AuthError(f"OIDC discovery at {url} failed: {type(exc).__name__}") from None
     if response.status_code != 200:
         raise AuthError(f"OIDC discovery at {url} answered HTTP {response.status_code}")
@@ -308,8 +310,8 @@ class OAuthSession:
         self.counts[form["grant_type"]] = self.counts.get(form["grant_type"], 0) + 1
         try:
             async with self.make_http() as http:
-                response = await http.post(self.endpoints.token_url, data=form, headers={"Accept": "application/json"}, **kwargs)
-        except httpx.HTTPError as exc:
+                response = await bounded_request(http, "POST", self.endpoints.token_url, data=form, headers={"Accept": "application/json"}, **kwargs)
+        except (httpx.HTTPError, ClientError) as exc:
             raise AuthError(f"the token endpoint {self.endpoints.token_url} did not answer: {type(exc).__name__}") from None
         try:
             data = response.json()
@@ -370,9 +372,9 @@ class OAuthSession:
         kwargs = self._client_auth(form)
         try:
             async with self.make_http() as http:
-                response = await http.post(self.endpoints.device_url, data=form, headers={"Accept": "application/json"}, **kwargs)
+                response = await bounded_request(http, "POST", self.endpoints.device_url, data=form, headers={"Accept": "application/json"}, **kwargs)
             data = response.json()
-        except (httpx.HTTPError, ValueError) as exc:
+        except (httpx.HTTPError, ClientError, ValueError) as exc:
             raise AuthError(f"the device authorization endpoint {self.endpoints.device_url} failed: {type(exc).__name__}") from None
         if response.status_code != 200 or not isinstance(data, dict) or "device_code" not in data:
             raise AuthError(f"the device authorization endpoint refused: {self._why(response.status_code, data if isinstance(data, dict) else {})}")
@@ -426,10 +428,10 @@ class OAuthSession:
                     kwargs = self._client_auth(form)
                     try:
                         async with self.make_http() as http:
-                            response = await http.post(self.endpoints.revocation_url, data=form, **kwargs)
+                            response = await bounded_request(http, "POST", self.endpoints.revocation_url, data=form, **kwargs)
                         if response.status_code != 200:
                             problems.append(f"{hint}: HTTP {response.status_code}")
-                    except httpx.HTTPError as exc:
+                    except (httpx.HTTPError, ClientError) as exc:
                         problems.append(f"{hint}: {type(exc).__name__}")
             else:
                 problems.append("the server names no revocation endpoint: the tokens were only forgotten here")

@@ -89,14 +89,11 @@ async def bounded_request(http: httpx.AsyncClient, verb: str, url: str, **kw: An
     whole answer within ``limits.page_seconds()`` (a server trickling a byte at a time cannot hold
     a page open forever). Transport failures as ConnectFailed / ConnectionLost."""
     limit, seconds = max_answer_bytes(), page_seconds()
-    follow = kw.pop("follow_redirects", None)
+    send_kw = {name: kw.pop(name) for name in ("follow_redirects", "auth") if name in kw}
     try:
         async with asyncio.timeout(seconds):
             request = http.build_request(verb, url, **kw)
-            if follow is None:
-                response = await http.send(request, stream=True)
-            else:
-                response = await http.send(request, stream=True, follow_redirects=follow)
+            response = await http.send(request, stream=True, **send_kw)
             try:
                 await read_bounded(response, limit, f"{verb} {url}: the answer")
             finally:
