@@ -41,14 +41,15 @@ async def test_backup_while_serving_then_restore(tmp_path, capsys):
         assert "in use by a running server" in capsys.readouterr().err
         assert (data / "rewindtui.db").stat().st_mtime_ns == before
         await _users(srv, sid, "three")  # after the backup: not in it
-    for name in ("rewindtui.db", "adk_sessions.db"):
+    for name in ("rewindtui.db", "adk_sessions.db", "push_configs.db"):  # push configs too (a server made it)
         assert stat.S_IMODE((out / name).stat().st_mode) == 0o600
     assert stat.S_IMODE(out.stat().st_mode) == 0o700
     assert cli.main(["restore", "--data-dir", str(data), str(out)]) == 0
     said = capsys.readouterr().out
     assert "replaced files are in" in said
     aside = Path(said.rsplit("replaced files are in ", 1)[1].strip())
-    assert (aside / "rewindtui.db").exists()  # nothing deleted
+    assert (aside / "rewindtui.db").exists() and (aside / "push_configs.db").exists()  # nothing deleted
+    assert (data / "push_configs.db").is_file()
     with EmbeddedServer(data) as srv:
         _, users = await _users(srv, sid)
     assert users == ["one", "two"]

@@ -6,7 +6,7 @@
     rewindtui restore [--data-dir DIR] BACKUP    # BACKUP: a directory written by `backup`
 
 ``backup`` copies both databases (``rewindtui.db``: sessions, tasks, messages; ``adk_sessions.db``:
-ADK's events) with SQLite's online backup API, so it may run while a server serves ``DIR``: a
+ADK's events; ``push_configs.db``, the push-notification configs, when there is one) with SQLite's online backup API, so it may run while a server serves ``DIR``: a
 read transaction is opened on both first, so the two copies are of the same moment (a write
 the server makes meanwhile waits for neither, and is in neither). Each copy is checked
 (``PRAGMA quick_check``) and written 0600 in a 0700 directory. Artifacts (``artifacts/``) are
@@ -31,9 +31,11 @@ from contextlib import ExitStack
 from pathlib import Path
 
 from rewindtui.base.dirs import default_data_dir
-from rewindtui.server.http.paths import DATA_FILES
+from rewindtui.server.http.paths import DATA_FILES, PUSH_FILE
 
 DATABASES = DATA_FILES
+#: copied when present (a server that never had a push config has none)
+OPTIONAL = (PUSH_FILE,)
 ARTIFACTS = "artifacts"
 
 
@@ -58,6 +60,8 @@ def build_parser(command: str) -> argparse.ArgumentParser:
 def backup(data_dir: Path, out: Path) -> list[Path]:
     """Copy the databases of ``data_dir`` into the new directory ``out``; the files written."""
     present = [name for name in DATABASES if (data_dir / name).is_file()]
+    if present:
+        present += [name for name in OPTIONAL if (data_dir / name).is_file()]
     if not present:
         raise BackupError(f"no databases in {data_dir} (looked for {', '.join(DATABASES)}); give --data-dir")
     if out.exists() and any(out.iterdir()):
@@ -99,7 +103,8 @@ def restore(data_dir: Path, source: Path) -> Path | None:
     missing = [name for name in DATABASES if not (source / name).is_file()]
     if missing:
         raise BackupError(f"{source} is not a backup: {', '.join(missing)} missing")
-    for name in DATABASES:
+    restored = [*DATABASES, *(name for name in OPTIONAL if (source / name).is_file())]
+    for name in restored:
         conn = sqlite3.connect(f"file:{source / name}?mode=ro", uri=True)
         try:
             _check(conn, source / name)
@@ -116,7 +121,7 @@ def restore(data_dir: Path, source: Path) -> Path | None:
     try:
         aside = data_dir / time.strftime("replaced-%Y%m%d-%H%M%S")
         moved = False
-        for name in DATABASES:
+        for name in (*DATABASES, *OPTIONAL):  # the current push configs go aside too: they are of the replaced data
             for suffix in ("", "-wal", "-shm", "-journal"):
                 current = data_dir / (name + suffix)
                 if current.exists():
@@ -127,7 +132,7 @@ def restore(data_dir: Path, source: Path) -> Path | None:
             aside.mkdir(mode=0o700, exist_ok=True)
             (data_dir / ARTIFACTS).rename(aside / ARTIFACTS)
             moved = True
-        for name in DATABASES:
+        for name in restored:
             target = data_dir / name
             shutil.copyfile(source / name, target)
             os.chmod(target, 0o600)

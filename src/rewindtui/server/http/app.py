@@ -62,7 +62,16 @@ from rewindtui.server.http.fast_rewind import FastRewind
 from rewindtui.server.http.grpc_listener import GrpcListener, url_host_of
 from rewindtui.server.http.guard import Guard
 from rewindtui.server.http.handler import VERSION_STATE_KEY, UserContextBuilder, precheck
-from rewindtui.server.http.paths import ADK_FILE, AGENT_NAME, AGENT_PATH, AGENT_REF, API_PATH, APP_NAME, STORE_FILE
+from rewindtui.server.http.paths import (
+    ADK_FILE,
+    AGENT_NAME,
+    AGENT_PATH,
+    AGENT_REF,
+    API_PATH,
+    APP_NAME,
+    PUSH_FILE,
+    STORE_FILE,
+)
 from rewindtui.server.http.push_configs import PushingRequestHandler, PushNotifications
 from rewindtui.server.http.rest import build_rest_routes
 from rewindtui.server.process.options import ServerOptions
@@ -72,7 +81,6 @@ from rewindtui.server.service.faults import Checkpoints
 from rewindtui.server.service.wire import REWIND_KEY
 from rewindtui.server.storage.adk_sessions import CachedDatabaseSessionService, sqlite_url
 from rewindtui.server.storage.integrity import DataDirProblem, check_data_dir, describe_open_failure
-from rewindtui.server.storage.push_store import PUSH_FILE
 from rewindtui.server.storage.store import Store
 
 log = logging.getLogger(__name__)

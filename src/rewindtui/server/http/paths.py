@@ -18,3 +18,6 @@ API_PATH = "/api"
 STORE_FILE = "rewindtui.db"
 ADK_FILE = "adk_sessions.db"
 DATA_FILES = (STORE_FILE, ADK_FILE)
+#: the push-notification configs (server/storage/push_store.py): backed up and restored with the
+#: two databases when present; a server that never had a push config has none
+PUSH_FILE = "push_configs.db"

@@ -35,7 +35,6 @@ from a2a.server.tasks.push_notification_config_store import (
 )
 from a2a.types.a2a_pb2 import TaskPushNotificationConfig
 
-PUSH_FILE = "push_configs.db"
 PENDING, DELIVERED, FAILED = "pending", "delivered", "failed"
 MAX_CONFIGS_PER_TASK = 10
 
