@@ -223,7 +223,7 @@ async def test_server_without_rewind_shows_it_disabled_and_receives_nothing():
             await send(app, pilot, "hello")
             transcript = screen.transcript
             shown = len(app.chat.conversation.items)
-            assert not transcript.permissions.rewind and not transcript.permissions.fork
+            assert not transcript.buttons.rewind and not transcript.buttons.fork
             index = next(i for i, it in enumerate(app.chat.conversation.items) if it.rewind_target)
             x, y = header_offset(transcript, index, "Rewind to here")
             await pilot.click(Transcript, offset=(x, y))

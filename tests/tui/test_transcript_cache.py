@@ -134,7 +134,7 @@ async def test_heights_stay_exact_after_eviction_so_the_view_does_not_jump():
             transcript.action_page(-1)
             _screen(transcript)
         assert transcript._starts == starts and transcript.virtual_size.height == height
-        assert all(transcript._exact)
+        assert all(transcript.lines.exact)
 
 
 async def test_a_change_that_does_not_say_where_items_came_still_lays_out_every_item():
@@ -151,5 +151,5 @@ async def test_a_change_that_does_not_say_where_items_came_still_lays_out_every_
         conv.items[1:1] = list(conv.items)  # items came without a Change saying where
         transcript.apply_change(Change())
         await pilot.pause()
-        assert len(transcript._heights) == len(conv.items)
+        assert len(transcript.lines.heights) == len(conv.items)
         assert transcript.virtual_size.height == transcript._starts[-1] >= len(conv.items)

@@ -26,7 +26,7 @@ from rewindtui.tui.clipboard import copy_text
 from rewindtui.tui.screens.confirm import ConfirmScreen
 from rewindtui.tui.screens.path_prompt import PathPrompt
 from rewindtui.tui.screens.rename import RenameScreen
-from rewindtui.tui.screens.rewind_picker import PickerChoice, PickerPermissions, RewindPicker
+from rewindtui.tui.screens.rewind_picker import PickerChoice, RewindPicker
 
 if TYPE_CHECKING:
     from rewindtui.tui.screens.chat import ChatScreen, RewindOutcome
@@ -224,12 +224,7 @@ class Branches:
         if not entries:
             self._notify("No turns yet.", title="Turns")
             return
-        perms = chat.permissions()
-        picker = RewindPicker(
-            entries,
-            PickerPermissions(rewind=perms.rewind_reason, fork=perms.fork_reason, redo=self.why_not_redo()),
-        )
-        screen.app.push_screen(picker, self._picked)
+        screen.app.push_screen(RewindPicker(entries, chat.permissions()), self._picked)
 
     def _picked(self, choice: PickerChoice | None) -> None:
         if choice is None or self.chat is None:

@@ -7,8 +7,8 @@ from rewindtui.chat import Action, TurnInterrupted
 from rewindtui.client.a2a_client import ClientError
 from rewindtui.client.errors import user_message
 from rewindtui.tui.host import ScreenHost, finished, sentence, wait_for
+from rewindtui.tui.turn_buttons import TurnButtons
 from rewindtui.tui.widgets.history_note import HistoryNote
-from rewindtui.tui.widgets.transcript import Permissions
 
 
 class TurnControl:
@@ -115,7 +115,7 @@ class TurnControl:
         chat = host.chat
         assert chat is not None
         perms = chat.permissions()
-        host.transcript.set_permissions(Permissions.of(perms))
+        host.transcript.set_buttons(TurnButtons.of(perms))
         question = chat.pending_confirmation()
         shown = (perms.can_rewind, perms.can_fork, perms.rewind_reason, perms.fork_reason, question is not None)
         if shown != self._shown_permissions:
