@@ -185,3 +185,32 @@ def header_offset(transcript: Transcript, index: int, label: str) -> tuple[int, 
 def notifications(app: RewindApp) -> list[str]:
     return [n.message for n in app._notifications]
 
+
+
+class ManualClock:
+    """A clock that moves only when the test moves it: given to the Esc key (``escape.clock``), two
+    Escs pressed without :meth:`advance` between them are one Esc Esc however slowly a loaded
+    machine delivers them, and an :meth:`advance` past the window makes them two single presses."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+
+def hold_escape_clock(app: RewindApp) -> ManualClock:
+    clock = ManualClock()
+    app.chat_screen.escape.clock = clock
+    return clock
+
+
+def frame_lines(widget) -> list[str]:
+    """The lines ``widget`` gives the next frame: through Textual's own line cache, so lines that
+    were never marked for repaint show as they were (unlike ``render_line``, which draws afresh)."""
+    from textual.geometry import Region
+
+    return [strip.text for strip in widget.render_lines(Region(0, 0, widget.size.width, widget.size.height))]

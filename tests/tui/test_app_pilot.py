@@ -11,6 +11,7 @@ from tui.pilotkit import (
     SIZE,
     connector_for,
     header_offset,
+    hold_escape_clock,
     make_app,
     notifications,
     rewind_gate,
@@ -90,6 +91,7 @@ async def test_keyboard_rewind_mode(server):
         invocations = await three_turns(app, pilot)
         screen = app.chat_screen
         transcript = screen.transcript
+        hold_escape_clock(app)  # two Escs are a double however slowly they come
         # alt+up enters rewind mode on the last turn; up selects the turn before
         await pilot.press("alt+up")
         assert screen.rewind_mode and transcript.has_focus

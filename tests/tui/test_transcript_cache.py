@@ -153,3 +153,22 @@ async def test_a_change_that_does_not_say_where_items_came_still_lays_out_every_
         await pilot.pause()
         assert len(transcript.lines.heights) == len(conv.items)
         assert transcript.virtual_size.height == transcript._starts[-1] >= len(conv.items)
+
+
+async def test_keys_that_scroll_repaint_what_is_shown_and_move_the_scrollbar():
+    """Issue 20 (11): PageUp, ↑ and PageDown in the transcript moved its offset but left the lines on
+    screen (and the scrollbar) where they were until something else repainted them."""
+    from tui.pilotkit import frame_lines
+
+    app = RewindApp(chat=_chat())
+    async with app.run_test(size=(100, 30)) as pilot:
+        transcript = app.chat_screen.transcript
+        transcript.focus()
+        await pilot.pause()
+        for key in ("pageup", "up", "pagedown"):
+            before, y = frame_lines(transcript), transcript.scroll_y
+            await pilot.press(key)
+            await pilot.pause()
+            assert transcript.scroll_y != y, key
+            assert frame_lines(transcript) != before, key
+            assert transcript.vertical_scrollbar.position == transcript.scroll_y, key

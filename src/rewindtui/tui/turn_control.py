@@ -3,6 +3,8 @@ runs, answer the agent's question, and what the turn bar, footer and history not
 
 from __future__ import annotations
 
+from functools import partial
+
 from rewindtui.chat import Action, TurnInterrupted
 from rewindtui.client.a2a_client import ClientError
 from rewindtui.client.errors import user_message
@@ -28,7 +30,7 @@ class TurnControl:
         if finished(host.stop_worker):
             host.activity = "stopping…"
             host.refresh_status()
-            host.stop_worker = host.run_worker(self._stop(), group="stop")
+            host.stop_worker = host.run_worker(self._stop, group="stop")
         return True
 
     async def _stop(self) -> None:
@@ -64,7 +66,7 @@ class TurnControl:
             return
         if not finished(host.turn_worker) or host.rewinding:
             return
-        host.turn_worker = host.run_worker(self._reattach(), group="turn")
+        host.turn_worker = host.run_worker(self._reattach, group="turn")
         host.refresh_status()
 
     async def _reattach(self) -> None:
@@ -91,7 +93,7 @@ class TurnControl:
             return
         self.answering = approve
         host.refresh_status()
-        host.turn_worker = host.run_worker(self._answer(approve), group="turn")
+        host.turn_worker = host.run_worker(partial(self._answer, approve), group="turn")
 
     async def _answer(self, approve: bool) -> None:
         host = self.host

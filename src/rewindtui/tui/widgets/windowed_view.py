@@ -64,7 +64,12 @@ class WindowedView(ScrollView):
     def _set_y(self, y: float) -> None:
         """Scroll to line ``y`` (clamped), as the program and not the user."""
         with self._scrolling():
+            old = self.scroll_y
             self.set_scroll(None, max(0, min(y, self.max_scroll_y)))
+            if self.scroll_y != old:
+                # set_scroll sets the offset without its watcher: without this the lines on screen
+                # and the scrollbar stay where they were until something else repaints (issue 20, 11)
+                self.watch_scroll_y(old, self.scroll_y)
 
     def _scroll_by(self, lines: float) -> None:
         """Scroll as the user asked (a key): follow again only at the bottom."""
