@@ -7,6 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import httpx
+from textual.worker import WorkerCancelled
 
 from rewindtui.a2a import contract
 from rewindtui.a2a.dialect import Dialect
@@ -110,8 +111,14 @@ def make_app(
 
 
 async def settle(app: RewindApp, pilot) -> None:
+    """Let every worker finish. One that a newer worker of its exclusive group replaced (a
+    re-read of the rewound turns, of the sessions) ends cancelled: that is how it ends, not a
+    failure; a worker that failed still fails the test."""
     await pilot.pause()
-    await app.workers.wait_for_complete()
+    results = await asyncio.gather(*(worker.wait() for worker in list(app.workers)), return_exceptions=True)
+    for result in results:
+        if isinstance(result, BaseException) and not isinstance(result, WorkerCancelled):
+            raise result
     await pilot.pause()
 
 

@@ -10,6 +10,8 @@ from urllib.parse import urlsplit
 from textual.css.query import NoMatches
 
 from rewindtui.chat import Chat
+from rewindtui.client.a2a_client import ClientError
+from rewindtui.client.errors import user_message
 from rewindtui.model import Change
 from rewindtui.tui import interaction
 from rewindtui.tui.composer_memory import ComposerMemory
@@ -30,7 +32,6 @@ class ChatView:
         undo_label: Callable[[], str],
         show_turn: Callable[[], None],
         reattach: Callable[[], None],
-        load_older: Callable[[], object],
         status_line: Callable[[], StatusLine],
         welcome: Callable[[], Welcome],
     ) -> None:
@@ -42,7 +43,6 @@ class ChatView:
         self.undo_label = undo_label  # what ctrl+z undoes now, in words ("": nothing)
         self.show_turn = show_turn  # the turn bar, the transcript's buttons, the footer's keys
         self.reattach = reattach
-        self.load_older = load_older
         self.status_line = status_line
         self.welcome = welcome
         self.status = Status(turn="connecting…")
@@ -75,7 +75,17 @@ class ChatView:
         if chat.conversation.running_task_id is not None:
             self.reattach()  # the session's last turn is still running on the server: follow it
         if chat.conversation.older_token is not None:
-            self.load_older()
+            self.host.run_worker(self._load_older, group="older", exclusive=True)
+
+    async def _load_older(self) -> None:
+        """The open session's older turns, a page at a time, in front of what is shown (the
+        history note says they are loading; rewind, edit and fork wait for them)."""
+        chat = self.host.chat
+        assert chat is not None
+        try:
+            await chat.load_older()
+        except ClientError as exc:
+            self.host.notify(f"Older turns could not be loaded: {user_message(exc)}", title="Open session", severity="error", timeout=10)
 
     def follow(self, change: Change) -> None:
         """A change of the chat's conversation (or a new conversation)."""

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from textual import on, work
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
@@ -38,8 +38,6 @@ from textual.worker import Worker
 
 from rewindtui.chat import Action, Chat
 from rewindtui.chat.prompt_history import PromptStore
-from rewindtui.client.a2a_client import ClientError
-from rewindtui.client.errors import user_message
 from rewindtui.model import Change, Item
 from rewindtui.tui import interaction
 from rewindtui.tui.branches import Branches
@@ -159,7 +157,6 @@ class ChatScreen(Screen):
             undo_label=self.branches.undo_label,
             show_turn=lambda: self.turns.show(self.refresh_bindings),
             reattach=self.reattach,
-            load_older=self._load_older,
             status_line=lambda: self.query_one(StatusLine),
             welcome=lambda: self.query_one(Welcome),
         )
@@ -248,17 +245,6 @@ class ChatScreen(Screen):
 
     def show_failure(self, text: str) -> None:
         self.view.failure(text)
-
-    @work(group="older", exclusive=True)
-    async def _load_older(self) -> None:
-        """The open session's older turns, a page at a time, in front of what is shown (the
-        history note says they are loading; rewind, edit and fork wait for them)."""
-        chat = self.chat
-        assert chat is not None
-        try:
-            await chat.load_older()
-        except ClientError as exc:
-            self.notify(f"Older turns could not be loaded: {user_message(exc)}", title="Open session", severity="error", timeout=10)
 
     # -- drafts (nothing typed is lost) --------------------------------------------------------
     def keep_draft(self) -> bool:
