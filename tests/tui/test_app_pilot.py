@@ -299,3 +299,28 @@ async def test_keymap_remaps_edit_and_what_is_shown_follows(server):
         assert isinstance(app.screen, HelpScreen)
         shown = app.screen.plain()
         assert "alt+x" in shown and "alt+e" not in shown
+
+
+async def test_a_worker_replaced_before_it_starts_leaves_no_coroutine_never_awaited(monkeypatch):
+    """Each turn's end re-reads the open session's title in an exclusive worker group: a second
+    re-read replaces the first before it has started. Its work is handed over uncalled, so nothing
+    is left that Python reports as "coroutine ... was never awaited"."""
+    import gc
+    import warnings
+
+    from tui.offline import offline_app, offline_chat
+
+    chat = offline_chat()
+    chat.conversation.session_id = "s1"
+    monkeypatch.setattr(type(chat.client), "has_api", property(lambda self: True))
+    app = offline_app(chat)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        panel = app.chat_screen.panel
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            panel.refresh()
+            panel.refresh()  # replaces the first before it runs
+            await pilot.pause()
+            gc.collect()
+        assert not [w for w in caught if "never awaited" in str(w.message)]
