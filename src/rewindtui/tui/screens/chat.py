@@ -1,25 +1,24 @@
-"""The main screen: status line, sessions panel, transcript, mode banner, composer, footer.
+"""The main screen: status line, sessions panel, transcript, mode banner, turn bar, composer, footer.
 
 It drives a :class:`~rewindtui.chat.Chat` (the same code the headless commands use); the chat
-reports conversation changes, which the transcript draws incrementally.
+reports conversation changes, which the transcript draws incrementally. The screen composes the
+widgets, holds the bindings (from the interaction table, :mod:`rewindtui.tui.interaction`) and
+hands each key, click and message to the feature it belongs to; each feature is a plain class over
+the screen as a small host (:class:`~rewindtui.tui.host.ScreenHost`) and the callables it is given:
 
-Rewind is explicit. Nothing is sent until the user confirms what they see:
-
-* **rewind mode** is entered by alt+↑, by Esc Esc on an empty composer, by a message's
-  "Rewind to here" button or from the palette. A banner says so and how to leave; the selected
-  turn and every turn after it are shown dimmed (what would go). Enter, ``r`` or the banner's
-  button rewinds; ``e`` edits, ``f`` forks; Esc leaves with nothing changed. Any other key typed
-  there goes to the composer.
-* **Esc Esc** clears a draft (ctrl+z brings it back) or, on an empty composer, enters rewind mode
-  on the last turn; a single Esc stops a reply that is streaming.
-
-What may be done is what :meth:`~rewindtui.chat.Chat.permissions` says, nothing else: the
-transcript renders it, the footer shows only the keys it allows, and a key it refuses says why.
-The running turn's controls are in the turn bar above the composer: Stop (Esc, the palette)
-asks the server to cancel the turn (``Chat.stop``); a question of the agent (a tool call waiting
-for approval) is answered there (alt+y / alt+n); a turn whose stream was cut while the server
-still runs it can be followed again, and opening a session whose last turn is still running
-follows it at once (``Chat.resume``).
+* showing the chat and its status (``chat_view``); what may be done now, which is the chat's
+  permissions gate and nothing else (``screen_gate``): the transcript's buttons, the footer's keys
+  and every refusal read it;
+* choosing a rewind point (``rewind_choice``): alt+↑, Esc Esc on an empty composer (``escape_key``),
+  a message's "Rewind to here" or /rewind show a preview (the selected turn and every turn after it
+  dimmed, a banner saying what would go); only Enter or the banner's button rewinds; Esc leaves
+  with nothing changed; a printable key leaves and lands in the composer;
+* the running turn (``turn_control``): Stop keeps what came; a question is answered in the turn
+  bar (alt+y / alt+n); a turn the server still runs is followed again;
+* sending, edit-and-resend and retry (``sending``), a turn's actions (``turn_actions``), redo, the
+  one undo, rewound turns and the turn picker (``branches``), the sessions panel
+  (``sessions_control``, ``session_switch``), copy and export (``copy_export``), files and the
+  agent card (``file_actions``), drafts and prompts (``composer_memory``), slash commands (``slash``).
 
 Work runs in separate worker groups (a turn, a rewind or fork, a session switch) and none of them
 cancels another unseen: a switch during a reply asks first, during a rewind it waits.
