@@ -87,7 +87,7 @@ async def test_without_the_add_on_rewind_is_shown_disabled_and_nothing_is_sent(w
         await three_turns(app, pilot)
         assert app.chat_screen.status.rewind == "unavailable"
         transcript = app.chat_screen.transcript
-        assert not transcript.permissions.rewind
+        assert not transcript.buttons.rewind
         shown = [(it.key, it.text) for it in app.chat.conversation.items]
         index = next(i for i, it in enumerate(app.chat.conversation.items) if it.rewind_target)
         x, y = header_offset(transcript, index, "Rewind to here")

@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 
+from textual.worker import WorkerCancelled
+
 from rewindtui.client.a2a_client import A2AClient, ServerConfig
 from rewindtui.model import ItemKind, extract_messages_from_tasks
 from rewindtui.tui.app import RewindApp
@@ -14,9 +16,14 @@ SIZE = (120, 40)
 
 
 async def settle(app: RewindApp, pilot) -> None:
-    """Let the app handle what is pending and finish its workers (a turn, a load)."""
+    """Let the app handle what is pending and finish its workers (a turn, a load). One that a
+    newer worker of its exclusive group replaced (a re-read of the rewound turns, of the sessions)
+    ends cancelled: that is how it ends, not a failure; a worker that failed still fails the test."""
     await pilot.pause()
-    await app.workers.wait_for_complete()
+    results = await asyncio.gather(*(worker.wait() for worker in list(app.workers)), return_exceptions=True)
+    for result in results:
+        if isinstance(result, BaseException) and not isinstance(result, WorkerCancelled):
+            raise result
     await pilot.pause()
 
 
@@ -90,3 +97,32 @@ def header_offset(transcript: Transcript, index: int, label: str) -> tuple[int, 
 def notifications(app: RewindApp) -> list[str]:
     return [n.message for n in app._notifications]
 
+
+
+class ManualClock:
+    """A clock that moves only when the test moves it: given to the Esc key (``escape.clock``), two
+    Escs pressed without :meth:`advance` between them are one Esc Esc however slowly a loaded
+    machine delivers them, and an :meth:`advance` past the window makes them two single presses."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+
+def hold_escape_clock(app: RewindApp) -> ManualClock:
+    clock = ManualClock()
+    app.chat_screen.escape.clock = clock
+    return clock
+
+
+def frame_lines(widget) -> list[str]:
+    """The lines ``widget`` gives the next frame: through Textual's own line cache, so lines that
+    were never marked for repaint show as they were (unlike ``render_line``, which draws afresh)."""
+    from textual.geometry import Region
+
+    return [strip.text for strip in widget.render_lines(Region(0, 0, widget.size.width, widget.size.height))]

@@ -5,7 +5,10 @@ from kit.apps import connector_for, make_app
 from kit.fakes import Gate, HoldStreamEnd, rewind_gate
 from kit.pilot import (
     SIZE,
+    ManualClock,
+    frame_lines,
     header_offset,
+    hold_escape_clock,
     notifications,
     screen_lines,
     send,
@@ -22,6 +25,9 @@ from kit.pilot import (
 
 __all__ = [
     "SIZE",
+    "ManualClock",
+    "frame_lines",
+    "hold_escape_clock",
     "Gate",
     "HoldStreamEnd",
     "connector_for",

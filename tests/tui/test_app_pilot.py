@@ -9,6 +9,7 @@ from kit.fakes import rewind_gate
 from kit.pilot import (
     SIZE,
     header_offset,
+    hold_escape_clock,
     notifications,
     screen_lines,
     send,
@@ -89,6 +90,7 @@ async def test_keyboard_rewind_mode(server):
         invocations = await three_turns(app, pilot)
         screen = app.chat_screen
         transcript = screen.transcript
+        hold_escape_clock(app)  # two Escs are a double however slowly they come
         # alt+up enters rewind mode on the last turn; up selects the turn before
         await pilot.press("alt+up")
         assert screen.rewind_mode and transcript.has_focus
@@ -222,7 +224,7 @@ async def test_server_without_rewind_shows_it_disabled_and_receives_nothing():
             await send(app, pilot, "hello")
             transcript = screen.transcript
             shown = len(app.chat.conversation.items)
-            assert not transcript.permissions.rewind and not transcript.permissions.fork
+            assert not transcript.buttons.rewind and not transcript.buttons.fork
             index = next(i for i, it in enumerate(app.chat.conversation.items) if it.rewind_target)
             x, y = header_offset(transcript, index, "Rewind to here")
             await pilot.click(Transcript, offset=(x, y))
@@ -296,3 +298,28 @@ async def test_keymap_remaps_edit_and_what_is_shown_follows(server):
         assert isinstance(app.screen, HelpScreen)
         shown = app.screen.plain()
         assert "alt+x" in shown and "alt+e" not in shown
+
+
+async def test_a_worker_replaced_before_it_starts_leaves_no_coroutine_never_awaited(monkeypatch):
+    """Each turn's end re-reads the open session's title in an exclusive worker group: a second
+    re-read replaces the first before it has started. Its work is handed over uncalled, so nothing
+    is left that Python reports as "coroutine ... was never awaited"."""
+    import gc
+    import warnings
+
+    from tui.offline import offline_app, offline_chat
+
+    chat = offline_chat()
+    chat.conversation.session_id = "s1"
+    monkeypatch.setattr(type(chat.client), "has_api", property(lambda self: True))
+    app = offline_app(chat)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        panel = app.chat_screen.panel
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            panel.refresh()
+            panel.refresh()  # replaces the first before it runs
+            await pilot.pause()
+            gc.collect()
+        assert not [w for w in caught if "never awaited" in str(w.message)]

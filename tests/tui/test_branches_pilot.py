@@ -235,8 +235,8 @@ async def test_copy_the_selected_turn_and_export_the_transcript(server, tmp_path
     async with app.run_test(size=SIZE) as pilot:
         await turns(app, pilot, "one", "two")
         screen = app.chat_screen
-        screen.branches.files_dir = tmp_path
-        screen.branches.export_dir = tmp_path
+        screen.exports.files_dir = tmp_path
+        screen.exports.export_dir = tmp_path
         await pilot.press("alt+up")  # rewind mode on the last turn
         await pilot.press("alt+c")
         await pilot.pause()
@@ -245,10 +245,10 @@ async def test_copy_the_selected_turn_and_export_the_transcript(server, tmp_path
         assert (tmp_path / "clipboard.txt").read_text() == app.clipboard
         assert any(str(tmp_path / "clipboard.txt") in n for n in notifications(app))
         await pilot.press("escape")
-        screen.branches.copy()  # the palette's "Copy message": the last reply
+        screen.exports.copy()  # the palette's "Copy message": the last reply
         assert app.clipboard.startswith("You said: two")
         for fmt in ("md", "json"):  # asks where (the suggested name, selected), Enter accepts
-            screen.branches.export(fmt)
+            screen.exports.export(fmt)
             await pilot.pause()
             await pilot.press("enter")
             await settle(app, pilot)

@@ -81,7 +81,7 @@ async def _scenario(server, mode: str, keys: list[str]) -> None:
         await settle(app, pilot)
         for key, was_armed in rewinds:
             assert was_armed, f"a rewind without an Enter on a visible preview (key {key!r}, keys {keys})"
-        kept = screen.composer.text + screen.stash.peek() + screen.cleared_draft + "".join(sent)
+        kept = screen.composer.text + screen.memory.stash.peek() + screen.escape.cleared_draft + "".join(sent)
         missing = Counter(c for c in typed if c != " ") - Counter(kept)
         assert not missing, f"typed and lost: {dict(missing)} (keys {keys}, composer {screen.composer.text!r}, sent {sent})"
 

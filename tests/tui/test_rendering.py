@@ -8,8 +8,8 @@ from kit.offline import offline_app, offline_chat, replay
 from kit.pilot import SIZE, screen_lines, send, settle, turns
 from rewindtui.a2a.classify import classify
 from rewindtui.tui.app import RewindApp
+from rewindtui.tui.transcript_layout import CONTINUATION, START, group_role
 from rewindtui.tui.widgets.status_line import Status, status_text
-from rewindtui.tui.widgets.transcript import CONTINUATION, START
 
 MARKUP = "[bold red]x[/] *stars* \x1b[31mred\x1b[0m \x1b]52;c;Zm9v\x07"
 LITERAL = "[bold red]x[/] *stars* red "
@@ -29,7 +29,7 @@ async def test_a_tool_turn_is_one_group_under_one_header_with_quiet_per_message_
         tool_turn = items[-1].rewind_target
         indexes = [i for i, it in enumerate(items) if it.rewind_target == tool_turn and it.role != "user"]
         assert len(indexes) >= 2  # the call and the answer are separate messages on the wire
-        roles = [transcript._group_role(i) for i in indexes]
+        roles = [group_role(items, i) for i in indexes]
         assert roles == [START] + [CONTINUATION] * (len(indexes) - 1)
         # one header for the agent's part of the turn, with the turn's actions
         header = item_lines(transcript, indexes[0])[1]
@@ -40,7 +40,7 @@ async def test_a_tool_turn_is_one_group_under_one_header_with_quiet_per_message_
         # quiet until hovered or selected: a continuation's button is muted, then brightened
         strip = transcript._strips(indexes[1], transcript._layout_width)[0]
         quiet = [seg for seg in strip if seg.text == "[⟲]"][0]
-        bright = [seg for seg in transcript._brighten(strip) if seg.text == "[⟲]"][0]
+        bright = [seg for seg in transcript.marks.brighten(strip) if seg.text == "[⟲]"][0]
         assert quiet.style.color != bright.style.color
         assert bright.style.color == transcript.get_component_rich_style("transcript--button").color
 

@@ -6,7 +6,18 @@ from __future__ import annotations
 from textual import events
 
 from kit.apps import make_app
-from kit.pilot import SIZE, notifications, screen_lines, server_users, settle, turns, user_texts, wait_until
+from kit.offline import offline_app, offline_chat
+from kit.pilot import (
+    SIZE,
+    hold_escape_clock,
+    notifications,
+    screen_lines,
+    server_users,
+    settle,
+    turns,
+    user_texts,
+    wait_until,
+)
 from rewindtui.tui.widgets.transcript import Transcript
 
 SIX = ("t1", "t2", "t3", "t4", "t5", "t6")
@@ -70,6 +81,7 @@ async def test_escape_escape_on_an_empty_composer_previews_the_last_turn_and_nev
     async with app.run_test(size=SIZE) as pilot:
         invocations = await turns(app, pilot, "one", "two", "three")
         screen = app.chat_screen
+        hold_escape_clock(app)  # two Escs are a double however slowly they come
         transcript = screen.transcript
         await pilot.press("escape", "escape")
         await pilot.pause()
@@ -93,6 +105,7 @@ async def test_mashed_keys_never_rewind_more_than_was_confirmed(server):
     async with app.run_test(size=SIZE) as pilot:
         await turns(app, pilot, *SIX)
         screen = app.chat_screen
+        hold_escape_clock(app)  # quick means quick, however slowly a loaded machine delivers the keys
         # six quick Esc on an empty composer: into rewind mode and out again, then nothing more
         # (Esc backs out one level; the rest of the burst never re-arms the preview)
         await pilot.press(*["escape"] * 6)
@@ -183,3 +196,25 @@ async def test_clicks_in_rewind_mode_choose_the_turn_and_never_confirm(server):
         assert transcript.selected().invocation_id == invocations[1]
         assert await server_users(server, app) == ["one", "two", "three"]
         await wait_until(pilot, lambda: screen.rewind_mode)
+
+
+async def test_escape_escape_is_two_presses_within_the_window_on_the_keys_clock():
+    """Two Escs are an Esc Esc when they fall within the window on the Esc key's own clock (given
+    to it, so a loaded machine that delivers keys slowly changes nothing); two presses further
+    apart than the window are two single Escs: the hint again, no preview."""
+    app = offline_app(offline_chat())
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        screen = app.chat_screen
+        clock = hold_escape_clock(app)
+        await pilot.press("escape")
+        await pilot.pause()
+        assert screen.banner.kind == "hint" and not screen.rewind_mode
+        clock.advance(screen.escape.window + 0.1)
+        await pilot.press("escape")  # too late for a double: a single Esc, the hint again
+        await pilot.pause()
+        assert screen.banner.kind == "hint" and not screen.rewind_mode
+        clock.advance(screen.escape.window - 0.1)
+        await pilot.press("escape")  # within the window: Esc Esc on an empty composer, the preview
+        await pilot.pause()
+        assert screen.rewind_mode and screen.transcript.preview

@@ -12,7 +12,7 @@ import json
 from faults.proxy import Fault, FaultProxy, is_a2a_rewind, is_rpc, is_turn
 from kit.apps import make_app, proxied_app
 from kit.offline import offline_app, offline_chat
-from kit.pilot import SIZE, notifications, server_tasks, server_users, settle, turns, wait_until
+from kit.pilot import SIZE, hold_escape_clock, notifications, server_tasks, server_users, settle, turns, wait_until
 from rewindtui.chat import Chat
 from rewindtui.client.a2a_client import A2AClient, ServerConfig
 from rewindtui.model import INTERRUPTED, ItemKind
@@ -105,6 +105,7 @@ async def test_no_invocation_ids_no_rewind_keys_and_the_keys_say_why():
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
         screen = app.chat_screen
+        hold_escape_clock(app)  # two Escs are a double however slowly they come
         shown = {key for key, active in screen.active_bindings.items() if active.binding.show}
         assert "alt+up" not in shown and not {"r", "e", "f"} & shown
         await pilot.press("alt+up")

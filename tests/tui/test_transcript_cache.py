@@ -134,7 +134,7 @@ async def test_heights_stay_exact_after_eviction_so_the_view_does_not_jump():
             transcript.action_page(-1)
             _screen(transcript)
         assert transcript._starts == starts and transcript.virtual_size.height == height
-        assert all(transcript._exact)
+        assert all(transcript.lines.exact)
 
 
 async def test_a_change_that_does_not_say_where_items_came_still_lays_out_every_item():
@@ -151,5 +151,24 @@ async def test_a_change_that_does_not_say_where_items_came_still_lays_out_every_
         conv.items[1:1] = list(conv.items)  # items came without a Change saying where
         transcript.apply_change(Change())
         await pilot.pause()
-        assert len(transcript._heights) == len(conv.items)
+        assert len(transcript.lines.heights) == len(conv.items)
         assert transcript.virtual_size.height == transcript._starts[-1] >= len(conv.items)
+
+
+async def test_keys_that_scroll_repaint_what_is_shown_and_move_the_scrollbar():
+    """Issue 20 (11): PageUp, ↑ and PageDown in the transcript moved its offset but left the lines on
+    screen (and the scrollbar) where they were until something else repainted them."""
+    from tui.pilotkit import frame_lines
+
+    app = RewindApp(chat=_chat())
+    async with app.run_test(size=(100, 30)) as pilot:
+        transcript = app.chat_screen.transcript
+        transcript.focus()
+        await pilot.pause()
+        for key in ("pageup", "up", "pagedown"):
+            before, y = frame_lines(transcript), transcript.scroll_y
+            await pilot.press(key)
+            await pilot.pause()
+            assert transcript.scroll_y != y, key
+            assert frame_lines(transcript) != before, key
+            assert transcript.vertical_scrollbar.position == transcript.scroll_y, key

@@ -8,7 +8,20 @@ import sys
 from rewindtui.a2a.classify import classify
 from rewindtui.model import Conversation
 from rewindtui.model.rewound import Mark
-from rewindtui.tui.transcript_layout import LineLayout, turn_bounds, turn_starts, turns_from
+from rewindtui.tui.transcript_layout import (
+    START,
+    LineLayout,
+    estimate_height,
+    first_turn,
+    group_role,
+    index_of,
+    last_turn,
+    neighbour_turn,
+    scroll_to_show,
+    turn_bounds,
+    turn_starts,
+    turns_from,
+)
 
 
 def test_the_module_imports_no_textual():
@@ -88,3 +101,33 @@ def test_rewound_items_make_their_own_turn():
     for item in items[2:]:
         item.rewound = Mark(at=None, by="task-r", fork_before=None)
     assert turn_bounds(items, len(items) - 1)[1] == len(items)  # type: ignore[index]
+
+
+def test_scroll_to_show_moves_as_little_as_it_can():
+    assert scroll_to_show(10, 14, view=20, scroll_y=5) == 5  # in view: stays
+    assert scroll_to_show(10, 14, view=20, scroll_y=12) == 10  # its top is above: to the top
+    assert scroll_to_show(30, 34, view=20, scroll_y=5) == 14  # below: its bottom at the bottom
+    assert scroll_to_show(30, 80, view=20, scroll_y=5) == 30  # taller than the view: from its top
+
+
+def test_relayout_keeps_what_is_known_and_estimates_the_rest():
+    layout = _layout([2, 3, 1])
+    layout.relayout(1, 4, 80, known=lambda i: 5 if i == 2 else None, estimate=lambda i: 7)
+    assert layout.heights == [2, 7, 5, 7] and layout.exact == [False, False, True, False]
+    assert layout.total == 21
+    layout.relayout(3, 4, 60, known=lambda i: None, estimate=lambda i: 1)  # another width: all again
+    assert layout.width == 60 and layout.heights == [1, 1, 1, 1]
+
+
+def test_navigation_between_turns_is_pure():
+    conv = _conversation("one", "two", "three")
+    items = conv.items
+    starts = turn_starts(items)
+    if not starts:
+        assert first_turn(items) is None and last_turn(items) is None
+        return
+    assert first_turn(items) == starts[0] and turn_bounds(items, last_turn(items))[0] == starts[-1]  # type: ignore[arg-type,index]
+    last = turn_bounds(items, starts[-1])
+    assert neighbour_turn(items, last, -1) == starts[-2] and neighbour_turn(items, last, 1) is None  # type: ignore[arg-type]
+    assert index_of(items, items[1]) == 1
+    assert group_role(items, 0) == START and estimate_height(items[0], 80, False) >= 3

@@ -101,7 +101,7 @@ class RewindApp(App[int]):
         self._catch_signals()
         screen = ChatScreen(self.prompt_store, self.draft_store)
         if self.data_dir is not None:
-            screen.branches.files_dir = self.data_dir  # a copy's fallback file stays in the data dir
+            screen.exports.files_dir = self.data_dir  # a copy's fallback file stays in the data dir
         self.install_screen(screen, name="chat")
         await self.push_screen("chat")
         self.push_notices = PushNotices(self, screen)
@@ -311,7 +311,7 @@ class RewindApp(App[int]):
         yield SystemCommand("Reattach to the running turn", "Follow again a turn the server is still running", screen.reattach)
         yield SystemCommand("Reload session", "Re-read this session from the server", screen.reload)
         yield SystemCommand("Reconnect", "Connect to the server again; restarts the embedded server if it died", self.reconnect)
-        yield SystemCommand("Export transcript as JSON", "Write the transcript to a .json file (asks where)", lambda: screen.branches.export("json"))
+        yield SystemCommand("Export transcript as JSON", "Write the transcript to a .json file (asks where)", lambda: screen.action_export("json"))
         yield SystemCommand("Remove attachments", "Remove every file and data part waiting to be sent", screen.files.remove_all)
         if self.push_notices is not None and self.chat is not None:
             on = self.push_notices.on

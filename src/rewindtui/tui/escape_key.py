@@ -1,7 +1,11 @@
 """Esc backs out exactly one level: a reply streaming stops; a preview or an edit is left;
 otherwise Esc Esc clears the draft (kept: ctrl+z brings it back) or, on an empty composer,
 shows the preview of the last turn. The Escs that follow in the same burst after a level was
-left do nothing more, so Esc x5 never leaves a preview armed."""
+left do nothing more, so Esc x5 never leaves a preview armed.
+
+Time is the ``clock`` it is given (``time.monotonic``) and the ``window`` two presses must fall in:
+tests give it a clock they move themselves, so that a double Esc does not depend on how fast a
+loaded machine delivers two keys."""
 
 from __future__ import annotations
 
@@ -12,6 +16,8 @@ from rewindtui.tui.host import ScreenHost, finished
 
 #: Two presses of Escape within this many seconds make an Esc Esc.
 DOUBLE_ESCAPE_SECONDS = 0.6
+#: when no press counts as recent
+_LONG_AGO = float("-inf")
 
 
 class EscapeKey:
@@ -24,6 +30,8 @@ class EscapeKey:
         enter_preview: Callable[[], object],
         restore_stash: Callable[[], None],
         later: Callable[[float, Callable[[], None]], object],
+        clock: Callable[[], float] = time.monotonic,
+        window: float = DOUBLE_ESCAPE_SECONDS,
     ) -> None:
         self.host = host
         self.stop_reply = stop_reply
@@ -31,17 +39,19 @@ class EscapeKey:
         self.enter_preview = enter_preview
         self.restore_stash = restore_stash
         self.later = later
-        self.last = 0.0
+        self.clock = clock
+        self.window = window
+        self.last = _LONG_AGO  # when the last press that counts was
         self.burst = False  # a level was left: the rest of this burst re-arms nothing
         #: the draft Esc Esc cleared last (the composer's ctrl+z brings it back)
         self.cleared_draft = ""
 
     def press(self) -> None:
         host = self.host
-        now = time.monotonic()
-        burst = self.burst and now - self.last <= DOUBLE_ESCAPE_SECONDS
+        now = self.clock()
+        burst = self.burst and now - self.last <= self.window
         if self.stop_reply():
-            self.last = 0.0
+            self.last = _LONG_AGO
             return
         if self.back_out():
             self.last = now
@@ -50,13 +60,13 @@ class EscapeKey:
             self.last = now
             return
         self.burst = False
-        if now - self.last > DOUBLE_ESCAPE_SECONDS:
+        if now - self.last > self.window:
             self.last = now
             draft = bool(host.composer.text)
             host.banner.show_hint("Esc again clears the draft" if draft else "Esc again: choose a turn to rewind to")
-            self.later(DOUBLE_ESCAPE_SECONDS, self._end_hint)
+            self.later(self.window, self._end_hint)
             return
-        self.last = 0.0
+        self.last = _LONG_AGO
         if host.banner.kind == "hint":
             host.banner.hide()
         if host.composer.text:
@@ -87,9 +97,9 @@ class EscapeKey:
     def left_by_its_own_key(self) -> None:
         """The preview was left by the transcript's own Esc: the same burst rule."""
         self.burst = True
-        self.last = time.monotonic()
+        self.last = self.clock()
 
     def _end_hint(self) -> None:
         banner = self.host.banner
-        if banner.kind == "hint" and time.monotonic() - self.last >= DOUBLE_ESCAPE_SECONDS:
+        if banner.kind == "hint" and self.clock() - self.last >= self.window:
             banner.hide()

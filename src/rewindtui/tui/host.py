@@ -5,7 +5,7 @@ callables, not the app). Whether an action may run now is the core's permissions
 
 from __future__ import annotations
 
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any, Protocol
 
 from textual.worker import Worker
@@ -70,7 +70,9 @@ class ScreenHost(Protocol):
 
     def notify(self, message: str, *, title: str = "", severity: Any = "information", timeout: float | None = None, markup: bool = True) -> None: ...
 
-    def run_worker(self, work: Coroutine[Any, Any, Any], *, group: str = "default", exclusive: bool = False) -> Worker[Any]: ...
+    def run_worker(
+        self, work: Coroutine[Any, Any, Any] | Callable[[], Coroutine[Any, Any, Any]], *, group: str = "default", exclusive: bool = False, exit_on_error: bool = True
+    ) -> Worker[Any]: ...
 
 
 def finished(worker: Worker[Any] | None) -> bool:

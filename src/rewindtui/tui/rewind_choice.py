@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 
 from rewindtui.chat import Action, RewindOutcomeUnknown
 from rewindtui.client.a2a_client import ClientError
@@ -28,11 +29,57 @@ def plural(count: int, word: str) -> str:
 
 
 class RewindChoice:
-    def __init__(self, host: ScreenHost, *, why_not_preview: Callable[[], str], undo_hint: Callable[[RewindOutcome], str], after_layout: Callable[[Callable[[], None]], object]) -> None:
+    def __init__(
+        self,
+        host: ScreenHost,
+        *,
+        why_not_preview: Callable[[], str],
+        undo_hint: Callable[[RewindOutcome], str],
+        after_layout: Callable[[Callable[[], None]], object],
+        left_by_key: Callable[[], None],
+    ) -> None:
         self.host = host
         self.why_not_preview = why_not_preview
         self.undo_hint = undo_hint
         self.after_layout = after_layout
+        self.left_by_key = left_by_key  # the preview was left by a key of its own (Esc's burst rule)
+
+    # -- keys and clicks while choosing ------------------------------------------------------------
+    def preview(self, index: int) -> None:
+        """Show the preview on the turn holding item ``index`` (or move it there)."""
+        if self.host.rewind_mode:
+            self.host.transcript.select_turn(index)
+        else:
+            self.enter(index)
+
+    def step(self, step: int) -> None:
+        """alt+↑: the preview on the last turn, or the turn before; alt+↓: the turn after."""
+        transcript = self.host.transcript
+        if self.host.rewind_mode:
+            transcript.focus()
+            transcript.action_cursor(step)
+        elif step < 0:
+            self.enter()
+
+    def moved(self) -> None:
+        if self.host.rewind_mode:
+            self.show_banner()
+
+    def transcript_left(self) -> None:
+        """Esc in the transcript: out of the preview, back to the composer."""
+        if self.host.rewind_mode:
+            self.left_by_key()
+        self.leave()
+
+    def type_ahead(self, text: str) -> None:
+        """A printable key while choosing: writing, not choosing -- it lands in the composer."""
+        host = self.host
+        if host.rewind_mode:
+            self.leave()
+        host.composer.focus()
+        host.composer.insert(text)
+
+    # -- the preview -------------------------------------------------------------------------------
 
     def enter(self, index: int | None = None) -> bool:
         """Show the preview on the turn holding item ``index`` (default: the last turn)."""
@@ -110,7 +157,7 @@ class RewindChoice:
         host.outcome = None
         host.activity = "rewinding…"  # shown before the optimistic cut is drawn
         host.refresh_status()
-        host.rewind_worker = host.run_worker(self._rewind(item.rewind_target), group="rewind")
+        host.rewind_worker = host.run_worker(partial(self._rewind, item.rewind_target), group="rewind")
 
     async def _rewind(self, invocation_id: str) -> None:
         host = self.host

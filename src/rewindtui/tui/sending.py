@@ -5,6 +5,7 @@ edit's rewind-and-send, and a send waits for the turn still closing its stream."
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from textual.worker import Worker
@@ -49,6 +50,27 @@ class Sending:
         self.hide_banner = hide_banner
         self.edit_turns = 0  # turns an edit in progress has set aside
 
+    def set_aside(self) -> None:
+        """Before another session opens: an edit ends (its draft back), this session's draft stays with it."""
+        host = self.host
+        chat = host.chat
+        if chat is not None and chat.edit is not None:
+            chat.cancel_edit()
+            host.composer.clear_draft()
+            host.banner.hide()
+            self.memory.restore_stash()
+        self.memory.keep_draft()
+
+    def edit_started(self, text: str, turns: int) -> None:
+        """An edit began (the draft was stashed): the turn's text in the composer, the banner says
+        how many turns Enter will replace."""
+        host = self.host
+        self.edit_turns = turns
+        host.composer.set_draft(text)
+        host.composer.focus()
+        host.banner.show_edit(text, turns)
+        host.refresh_status()
+
     def retry(self) -> None:
         """Send the failed last turn again (``Chat.retry``): a rewind-and-send where the server rewinds."""
         host = self.host
@@ -59,7 +81,7 @@ class Sending:
         host.outcome = None
         host.activity = "retrying…"
         host.refresh_status()
-        host.rewind_worker = host.run_worker(self._retry(), group="rewind")
+        host.rewind_worker = host.run_worker(self._retry, group="rewind")
 
     async def _retry(self) -> None:
         host = self.host
@@ -106,10 +128,10 @@ class Sending:
             self.hide_banner()
             host.activity = "rewinding…"
             host.refresh_status()
-            host.rewind_worker = host.run_worker(self._resend(text), group="rewind")
+            host.rewind_worker = host.run_worker(partial(self._resend, text), group="rewind")
             return
         # a turn that has just ended may still be closing its stream: this send waits for it
-        host.turn_worker = host.run_worker(self._send(text, host.turn_worker, self.take_attachments()), group="turn")
+        host.turn_worker = host.run_worker(partial(self._send, text, host.turn_worker, self.take_attachments()), group="turn")
 
     async def _send(self, text: str, after: Worker[Any] | None, attachments: list[Attachment]) -> None:
         host = self.host

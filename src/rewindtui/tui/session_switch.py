@@ -5,6 +5,7 @@ session's draft stays with it."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from textual.worker import Worker
@@ -61,7 +62,7 @@ class SessionSwitch:
         host.switch_worker = self._start(session_id, host.turn_worker)
 
     def _start(self, session_id: str | None, after: Worker[Any] | None) -> Worker[Any]:
-        return self.host.run_worker(self._switch(session_id, after), group="session", exclusive=True)
+        return self.host.run_worker(partial(self._switch, session_id, after), group="session", exclusive=True)
 
     async def _switch(self, session_id: str | None, after: Worker[Any] | None = None) -> None:
         host = self.host
@@ -92,7 +93,7 @@ class SessionSwitch:
         if host.busy:
             host.notify("Wait for the current request to finish.", severity="warning")
             return
-        host.switch_worker = host.run_worker(self._reload(), group="session", exclusive=True)
+        host.switch_worker = host.run_worker(self._reload, group="session", exclusive=True)
 
     async def _reload(self) -> None:
         host = self.host

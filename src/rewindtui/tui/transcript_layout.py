@@ -11,7 +11,7 @@ from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from itertools import accumulate, islice
 
-from rewindtui.model import Item
+from rewindtui.model import Item, ItemKind
 
 
 class LineLayout:
@@ -57,6 +57,20 @@ class LineLayout:
         first = min(first, len(self.starts) - 1)
         del self.starts[first + 1 :]
         self.starts.extend(islice(accumulate(self.heights[first:], initial=self.starts[first]), 1, None))
+
+    def relayout(self, first: int, count: int, width: int, known: Callable[[int], int | None], estimate: Callable[[int], int]) -> None:
+        """Measure items ``first``..``count`` again at ``width`` (all of them when the width
+        changed): ``known(index)`` is an item's drawn height while it is still valid, else None and
+        ``estimate(index)`` stands in until it is drawn."""
+        if width != self.width:
+            first = 0
+            self.reset(width)
+        first = max(0, min(first, len(self.heights), count))
+        self.truncate(first)
+        for index in range(first, count):
+            height = known(index)
+            self.append(estimate(index) if height is None else height, height is not None)
+        self.recount(first)
 
     def set_estimate(self, index: int, height: int) -> None:
         """A re-estimated item (it changed): not exact any more; the next one's look may change."""
@@ -174,3 +188,93 @@ def turn_starts(items: Sequence[Item]) -> list[int]:
             starts.append(index)
         last = target if target is not None else last
     return starts
+
+
+def last_turn(items: Sequence[Item]) -> int | None:
+    """The index of the last item that belongs to a turn (None: no turn)."""
+    return next((i for i in range(len(items) - 1, -1, -1) if items[i].rewind_target is not None), None)
+
+
+def first_turn(items: Sequence[Item]) -> int | None:
+    """The index of the first item that belongs to a turn (None: no turn)."""
+    return next((i for i, item in enumerate(items) if item.rewind_target is not None), None)
+
+
+def neighbour_turn(items: Sequence[Item], bounds: tuple[int, int], step: int) -> int | None:
+    """An item of the turn before (``step`` < 0) or after the turn ``bounds`` (None: none)."""
+    if step < 0 and bounds[0] > 0:
+        previous = turn_bounds(items, bounds[0] - 1)
+        return previous[0] if previous is not None else None
+    if step > 0 and bounds[1] < len(items):
+        return bounds[1]
+    return None
+
+
+def index_of(items: Sequence[Item], item: Item) -> int | None:
+    """Where ``item`` is (this very object, else an equal one); items that change in place are
+    nearly always near the end."""
+    for i in range(len(items) - 1, max(-1, len(items) - 200), -1):
+        if items[i] is item:
+            return i
+    try:
+        return items.index(item)
+    except ValueError:
+        return None
+
+
+def scroll_to_show(top: int, bottom: int, view: int, scroll_y: float) -> float:
+    """The scroll offset that shows lines ``top``..``bottom`` whole, moving as little as it can; a
+    span taller than the view is shown from its top."""
+    if bottom - top > view or top < scroll_y:
+        return top
+    if bottom > scroll_y + view:
+        return bottom - view
+    return scroll_y
+
+
+# -- how items are grouped and measured before they are drawn -------------------------------------
+#: Group roles: the first item of a group draws a header; a continuation (a further agent message of
+#: the same turn and author) draws only a thin line holding its quiet button.
+START, CONTINUATION = "start", "continuation"
+
+
+def group_role(items: Sequence[Item], index: int) -> str:
+    """START, or CONTINUATION for an agent message that follows one of the same turn and author."""
+    if index <= 0:
+        return START
+    item, prev = items[index], items[index - 1]
+    kinds = (ItemKind.MESSAGE, ItemKind.ARTIFACT)
+    if item.role == "user" or prev.role == "user" or item.kind not in kinds or prev.kind not in kinds:
+        return START
+    same_turn = (item.rewind_target is not None and item.rewind_target == prev.rewind_target) or (
+        item.rewind_target is None and item.task_id is not None and item.task_id == prev.task_id
+    )
+    if not same_turn or (item.author and prev.author and item.author != prev.author):
+        return START
+    return CONTINUATION
+
+
+def turn_has_user(items: Sequence[Item], index: int) -> bool:
+    """True if the turn of item ``index`` opens with a user message on screen (so it can be edited)."""
+    target = items[index].rewind_target
+    for j in range(index, max(-1, index - 64), -1):
+        if items[j].rewind_target != target:
+            return False
+        if items[j].role == "user" and items[j].kind is ItemKind.MESSAGE:
+            return True
+    return False
+
+
+def estimate_height(item: Item, width: int, expanded: bool) -> int:
+    """The lines ``item`` will take at ``width`` before it is drawn (its tool lines ``expanded``)."""
+    inner = max(10, width - 4)
+    lines = 2  # separator or button line, and header
+    text = item.text
+    if len(text) < inner:  # no line can wrap: one line per line (most messages; asked for every item on open)
+        lines += text.count("\n") + 1 if text else 0
+    else:
+        for line in text.split("\n"):
+            lines += 1 + len(line) // inner
+    if item.kind is ItemKind.MESSAGE and item.raw is not None and item.tools:
+        lines += len(item.tools) * (8 if expanded else 1)
+    return lines

@@ -5,6 +5,7 @@ restore and fork-branch."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 
 from rewindtui.chat import Action
 from rewindtui.client.a2a_client import ClientError
@@ -67,7 +68,7 @@ class TurnActions:
         elif action == "fork":
             host.activity = "forking…"
             host.refresh_status()
-            host.rewind_worker = host.run_worker(self._fork(target), group="rewind")
+            host.rewind_worker = host.run_worker(partial(self._fork, target), group="rewind")
 
     async def _fork(self, invocation_id: str) -> None:
         host = self.host

@@ -3,12 +3,14 @@ runs, answer the agent's question, and what the turn bar, footer and history not
 
 from __future__ import annotations
 
+from functools import partial
+
 from rewindtui.chat import Action, TurnInterrupted
 from rewindtui.client.a2a_client import ClientError
 from rewindtui.client.errors import user_message
 from rewindtui.tui.host import ScreenHost, finished, sentence, wait_for
+from rewindtui.tui.turn_buttons import TurnButtons
 from rewindtui.tui.widgets.history_note import HistoryNote
-from rewindtui.tui.widgets.transcript import Permissions
 
 
 class TurnControl:
@@ -28,7 +30,7 @@ class TurnControl:
         if finished(host.stop_worker):
             host.activity = "stopping…"
             host.refresh_status()
-            host.stop_worker = host.run_worker(self._stop(), group="stop")
+            host.stop_worker = host.run_worker(self._stop, group="stop")
         return True
 
     async def _stop(self) -> None:
@@ -64,7 +66,7 @@ class TurnControl:
             return
         if not finished(host.turn_worker) or host.rewinding:
             return
-        host.turn_worker = host.run_worker(self._reattach(), group="turn")
+        host.turn_worker = host.run_worker(self._reattach, group="turn")
         host.refresh_status()
 
     async def _reattach(self) -> None:
@@ -91,7 +93,7 @@ class TurnControl:
             return
         self.answering = approve
         host.refresh_status()
-        host.turn_worker = host.run_worker(self._answer(approve), group="turn")
+        host.turn_worker = host.run_worker(partial(self._answer, approve), group="turn")
 
     async def _answer(self, approve: bool) -> None:
         host = self.host
@@ -115,7 +117,7 @@ class TurnControl:
         chat = host.chat
         assert chat is not None
         perms = chat.permissions()
-        host.transcript.set_permissions(Permissions.of(perms))
+        host.transcript.set_buttons(TurnButtons.of(perms))
         host.composer.read_only_because(perms.read_only)  # a read-only session: typing off, and why
         question = chat.pending_confirmation()
         shown = (perms.can_rewind, perms.can_fork, perms.rewind_reason, perms.fork_reason, question is not None)

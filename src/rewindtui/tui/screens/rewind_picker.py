@@ -21,6 +21,7 @@ from textual.widgets import Button, OptionList, Static
 from textual.widgets.option_list import Option
 
 from rewindtui.base.textsafe import sanitize_line
+from rewindtui.chat import Action, Permissions
 from rewindtui.model import Item
 from rewindtui.output.export import local_time
 from rewindtui.output.turn_list import TurnEntry, describe_tools
@@ -33,21 +34,15 @@ class PickerChoice:
     item: Item  # the turn's first item
 
 
-@dataclass(frozen=True)
-class PickerPermissions:
-    """What may be asked for, and why not ("" when it may)."""
-
-    rewind: str = ""
-    fork: str = ""
-    redo: str = ""
-
-
 #: button id -> (label, action on a current turn, action on a rewound turn)
 _BUTTONS = {
     "picker-rewind": ("Rewind to…", "rewind", "restore"),
     "picker-edit": ("Edit", "edit", None),
     "picker-fork": ("Fork", "fork", "fork_branch"),
 }
+
+#: the picker's actions as the permissions gate names them
+_GATE = {"rewind": Action.REWIND, "edit": Action.EDIT, "fork": Action.FORK, "fork_branch": Action.FORK, "restore": Action.RESTORE}
 
 
 def entry_label(entry: TurnEntry, width: int = 72) -> Text:
@@ -75,10 +70,11 @@ class RewindPicker(ModalScreen[PickerChoice | None]):
     CSS_PATH = "rewind_picker.tcss"
     BINDINGS = interaction.bindings("picker")
 
-    def __init__(self, entries: list[TurnEntry], permissions: PickerPermissions | None = None) -> None:
+    def __init__(self, entries: list[TurnEntry], permissions: Permissions | None = None) -> None:
         super().__init__()
         self.entries = entries
-        self.permissions = permissions or PickerPermissions()
+        #: the chat's permissions gate, read when the picker opened (it is modal: nothing runs meanwhile)
+        self.permissions = permissions or Permissions()
 
     def compose(self) -> ComposeResult:
         with Vertical(id="picker-box"):
@@ -115,17 +111,14 @@ class RewindPicker(ModalScreen[PickerChoice | None]):
         return None
 
     def why_not(self, action: str, entry: TurnEntry) -> str:
-        perms = self.permissions
-        if action in ("rewind", "edit") and perms.rewind:
-            return perms.rewind
+        """The gate's reason for ``action``, then what this entry itself lacks for it."""
+        reason = self.permissions.why_not(_GATE[action]) if action in _GATE else ""
+        if reason:
+            return reason
         if action == "edit" and not entry.opens_with_user:
             return "this turn has no message of yours to edit"
-        if action in ("fork", "fork_branch") and perms.fork:
-            return perms.fork
         if action == "fork_branch" and (entry.rewound is None or not entry.rewound.fork_before):
             return "this server cannot fork from a rewound turn"
-        if action == "restore" and perms.redo:
-            return perms.redo
         if action == "restore" and (entry.rewound is None or not entry.rewound.by):
             return "this server keeps rewound turns but cannot bring them back"
         return ""

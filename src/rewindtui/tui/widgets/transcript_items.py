@@ -17,10 +17,12 @@ from textual.strip import Strip
 from rewindtui.base.textsafe import sanitize
 from rewindtui.model import Item, ItemKind
 from rewindtui.output.export import local_time
+from rewindtui.tui.transcript_layout import CONTINUATION, START, turn_has_user
+from rewindtui.tui.turn_buttons import TurnButtons
 from rewindtui.tui.widgets.part_view import PartStyles, render_parts
 
 if TYPE_CHECKING:
-    from rewindtui.tui.widgets.transcript import Permissions, Transcript
+    from rewindtui.tui.widgets.transcript import Transcript
 
 _ACTION = "rt_action"
 _KEY = "rt_key"
@@ -28,9 +30,7 @@ _QUIET = "rt_quiet"  # a per-message button, dimmed until its item is hovered or
 _TOOL_RESULT_LIMIT = 4000
 _BAR = "▏ "
 
-#: Group roles: the first item of a group draws a header; a continuation draws only a thin line
-#: holding its quiet button.
-START, CONTINUATION = "start", "continuation"
+__all__ = ["CONTINUATION", "START", "ItemPainter"]
 
 
 class ItemPainter:
@@ -66,7 +66,7 @@ class ItemPainter:
         line = Text(_BAR, style=bar_style)
         button = Text()
         if item.rewind_target is not None:
-            self._button(button, "⟲", "rewind", item, self.t.permissions.rewind, quiet=True)
+            self._button(button, "⟲", "rewind", item, quiet=True)
         line.append(" " * max(1, width - line.cell_len - button.cell_len - 1))
         line.append_text(button)
         return list(line.render(self.t.app.console))
@@ -100,8 +100,9 @@ class ItemPainter:
         left.append_text(buttons)
         return list(left.render(self.t.app.console))
 
-    def _button(self, text: Text, label: str, action: str, item: Item, enabled: bool, *, quiet: bool) -> None:
-        if not enabled and self.t.permissions.waiting:
+    def _button(self, text: Text, label: str, action: str, item: Item, *, quiet: bool) -> None:
+        enabled, soon = self.t.buttons.shown(action)  # the chat's permissions gate, as last read
+        if not enabled and soon:
             style = self.t.get_component_rich_style("transcript--quiet")  # not now, but soon
         elif not enabled:
             style = self.t.get_component_rich_style("transcript--disabled")
@@ -121,17 +122,16 @@ class ItemPainter:
         text = Text()
         if item.rewound is not None and item.role == "user":
             # a rewound turn: bring its branch back (redo its rewind), or fork a session from it
-            self._button(text, "fork" if short else "fork branch", "fork_branch", item, self.t.permissions.fork, quiet=False)
-            self._button(text, "⟲" if short else "⟲ Restore", "restore", item, self.t.permissions.redo, quiet=False)
+            self._button(text, "fork" if short else "fork branch", "fork_branch", item, quiet=False)
+            self._button(text, "⟲" if short else "⟲ Restore", "restore", item, quiet=False)
             return text
         if item.rewind_target is None or item.kind not in (ItemKind.MESSAGE, ItemKind.ARTIFACT):
             return text
-        perms = self.t.permissions
         quiet = item.role == "user"
-        if item.role == "user" or self.t._turn_has_user(index):
-            self._button(text, "edit", "edit", item, perms.rewind, quiet=quiet)
-        self._button(text, "fork", "fork", item, perms.fork, quiet=quiet)
-        self._button(text, "⟲" if short else "⟲ Rewind to here", "rewind", item, perms.rewind, quiet=quiet)
+        if item.role == "user" or turn_has_user(self.t.conversation.items, index):
+            self._button(text, "edit", "edit", item, quiet=quiet)
+        self._button(text, "fork", "fork", item, quiet=quiet)
+        self._button(text, "⟲" if short else "⟲ Rewind to here", "rewind", item, quiet=quiet)
         return text
 
     def _body(self, item: Item, width: int = 80) -> RenderableType | None:
@@ -182,13 +182,11 @@ def _rewound_label(item: Item) -> str:
     return f"⟲ rewound{' ' + when if when else ''} · not in the conversation"
 
 
-def _tooltip(action: str, perms: Permissions) -> str:
-    if action in ("rewind", "edit") and not perms.rewind:
-        return f"Rewind unavailable: {perms.reason}"
-    if action in ("fork", "fork_branch") and not perms.fork:
-        return f"Fork unavailable: {perms.fork_reason or perms.reason}"
-    if action == "restore" and not perms.redo:
-        return "Restore unavailable: this server does not offer redo"
+def _tooltip(action: str, buttons: TurnButtons) -> str:
+    reason = buttons.why_not(action)
+    if reason:
+        what = {"edit": "Rewind", "fork_branch": "Fork"}.get(action, action.capitalize())
+        return f"{what} unavailable: {reason}"
     return {
         "restore": "Bring this rewound branch back up to this turn: undo the rewind that took it away (its later turns stay rewound)",
         "fork_branch": "Fork a new session holding this rewound branch up to and including this turn",
@@ -234,16 +232,4 @@ def _tool_line(call: Any, expanded: bool, muted: Style, key: str, width: int = 1
         out.append(" (no result yet)", style=muted)
     out.no_wrap = True
     out.overflow = "crop"
-    return out
-    out = Text("▸ ", style=muted + toggle)
-    summary = f"{call.name}({args})"
-    summary = summary if len(summary) <= 60 else summary[:59] + "…"
-    out.append(sanitize(summary), style=toggle)
-    if call.has_result:
-        result = _excerpt_json(call.result)
-        out.append(" → " + sanitize(result if len(result) <= 60 else result[:59] + "…"), style=muted)
-    else:
-        out.append(" …", style=muted)
-    out.no_wrap = True
-    out.overflow = "ellipsis"
     return out
