@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from kit.pilot import screen_lines
 from rewindtui.chat import Chat
 from rewindtui.config.connection import app_connector, connect
 from rewindtui.config.settings import Settings, load_settings
@@ -83,6 +84,8 @@ async def test_rewind_is_a_fork_the_preview_says_so_and_ctrl_z_goes_back(kagent1
         banner = await preview_turn(app, pilot, 2)
         assert "kagent forks: a new session from turn 2; the original is kept." in banner
         assert "go, on the server too" not in banner
+        lines = "\n".join(screen_lines(screen.transcript))
+        assert "fork point: a new session without the 1 turn below" in lines and "will be removed" not in lines
         await pilot.press("enter")
         await settle(app, pilot)
         fork = chat.session_id

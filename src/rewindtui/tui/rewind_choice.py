@@ -120,12 +120,14 @@ class RewindChoice:
         index = transcript.cursor or 0
         turns = chat.conversation.turn_invocations()
         number = turns.index(item.rewind_target) + 1 if item.rewind_target in turns else 0
+        preview = chat.rewind_preview(number) if number else ""  # the server's kind of rewind, in words
+        transcript.rewind_forks = bool(preview)
         host.banner.show_rewind(
             transcript.turns_from(index),
             len(chat.conversation.items) - index,
             chat.conversation.user_text_of(item.rewind_target or "") or item.text,
             blocked=host.why_not(Action.REWIND),
-            preview=chat.rewind_preview(number) if number else "",  # the server's kind of rewind, in words
+            preview=preview,
         )
 
     def leave(self, *, focus: bool = True) -> None:

@@ -88,6 +88,8 @@ class Transcript(WindowedView, can_focus=True):
     cursor: reactive[int | None] = reactive(None, layout=False, repaint=True)
     #: Rewind mode: the selected turn and everything after it are previewed as going away.
     preview: reactive[bool] = reactive(False, layout=False, repaint=True)
+    #: The server's rewind is a fork (kagent 1.0): the rewind point's rule says so (rewind_choice sets it).
+    rewind_forks: bool = False
 
     class Action(Message):
         """A message's button (or a key in rewind mode) was used: rewind / edit / fork."""

@@ -72,9 +72,13 @@ class LineMarks:
     def rewind_point(self, width: int, turns: int) -> Strip:
         """The rule above the selected turn in rewind mode: from here down (``turns`` turns) goes away."""
         style = self.t.get_component_rich_style("transcript--rewind-point")
-        label = f" ⟲ rewind point: {turns} turn{'s' if turns != 1 else ''} below will be removed "
+        plural = "s" if turns != 1 else ""
+        if self.t.rewind_forks:  # kagent 1.0: nothing is removed, a new session starts here
+            label, short = f" ⟲ fork point: a new session without the {turns} turn{plural} below; the original keeps them ", " ⟲ fork here "
+        else:
+            label, short = f" ⟲ rewind point: {turns} turn{plural} below will be removed ", f" ⟲ {turns} turn{plural} go "
         if len(label) + 4 > width:
-            label = f" ⟲ {turns} turn{'s' if turns != 1 else ''} go "
+            label = short
         text = Text("──" + label, style=style, no_wrap=True, overflow="crop")
         text.append("─" * max(0, width - text.cell_len), style)
         text.truncate(width)
