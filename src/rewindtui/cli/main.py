@@ -871,9 +871,9 @@ def _settings_flags(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _run_app(settings: Settings) -> int:
-    from rewindtui.tui.app import run_app
+    from rewindtui.cli.launch import run_app
 
-    return int(run_app(settings) or 0)
+    return run_app(settings)
 
 
 def _serve(argv: list[str]) -> int:

@@ -101,7 +101,9 @@ class RewindApp(App[int]):
         if self.chat is not None:
             self.chat_screen.attach(self.chat)
         else:
-            self.connect(self.session_id, new=self.new_session)
+            # the first frame (the composer) first, then the connect's own work (its client, the
+            # card, the session): the embedded server was started before the app loaded (cli/launch.py)
+            self.call_after_refresh(self.connect, self.session_id, self.new_session)
 
     # -- leaving -------------------------------------------------------------------------------
     def _catch_signals(self) -> None:

@@ -36,6 +36,7 @@ from rewindtui.server.agent.model_options import (
     DEFAULT_MODEL_RETRIES,
     DEFAULT_MODEL_TIMEOUT,
     DEFAULT_STALL_TIMEOUT,
+    DEMO_MODEL_NAME,
     ModelOptions,
     model_problem,
 )
@@ -216,26 +217,18 @@ def main(argv: list[str] | None = None) -> int:
             )
 
         def card() -> dict[str, Any]:
-            from rewindtui import __version__
-            from rewindtui.server.http.card_cache import cached_card
+            # rendered without a2a-sdk (its server half takes a second to import): a fresh data
+            # directory answers the card as soon as a warm one
+            from rewindtui.server.http.front_card import plain_agent_card
+            from rewindtui.server.http.paths import AGENT_NAME
 
-            def build_card() -> dict[str, Any]:
-                from rewindtui.server.agent.demo_model import DEMO_MODEL_NAME
-                from rewindtui.server.http.card import agent_card_json, build_agent_card
-                from rewindtui.server.http.paths import AGENT_NAME
-
-                return agent_card_json(
-                    build_agent_card(
-                        agent_url=base_url + AGENT_PATH,
-                        api_url=base_url + API_PATH,
-                        name=AGENT_NAME,
-                        model=args.model or DEMO_MODEL_NAME,
-                        needs_token=options.token is not None,
-                    )
-                )
-
-            key = {"version": __version__, "model": args.model or "", "token": options.token is not None}
-            return cached_card(data_dir, base_url, key, build_card)
+            return plain_agent_card(
+                agent_url=base_url + AGENT_PATH,
+                api_url=base_url + API_PATH,
+                name=AGENT_NAME,
+                model=args.model or DEMO_MODEL_NAME,
+                needs_token=options.token is not None,
+            )
 
         def loaded(app: Any) -> None:
             # Everything loaded so far (google-adk, a2a-sdk, ...) lives as long as the process:

@@ -21,6 +21,10 @@ its command line, where other users could read it); ``server.token`` is what cli
 One server per data directory: when a healthy server already serves ``data_dir`` (its
 ``server.json``, see :mod:`rewindtui.server.process.instance`), ``spawn_server`` attaches to it
 instead and returns an :class:`AttachedServer`, whose ``stop()`` only detaches.
+
+Started early: the app calls :func:`prespawn` as soon as it knows its settings, before it imports
+Textual and its screens, so the server starts while the app loads; the app's own
+``spawn_server`` call (same arguments) then takes that server instead of starting another.
 """
 
 from __future__ import annotations
@@ -213,6 +217,79 @@ def server_command(
     return cmd
 
 
+class _Early:
+    """A :func:`spawn_server` call already under way on a thread (:func:`prespawn`)."""
+
+    def __init__(self, key: tuple[object, ...], kwargs: dict[str, object]) -> None:
+        self.key = key
+        self.done = threading.Event()
+        self.server: SpawnedServer | AttachedServer | None = None
+        self.error: BaseException | None = None
+        self.claimed = False
+        self._kwargs = kwargs
+
+    def run(self) -> None:
+        try:
+            self.server = _start(**self._kwargs)  # type: ignore[arg-type]
+        except BaseException as exc:  # handed to the caller that claims it
+            self.error = exc
+        finally:
+            self.done.set()
+
+
+_early_lock = threading.Lock()
+_early: _Early | None = None
+
+
+def _key(data_dir: Path, model: str | None, demo_delay: float, model_options: ModelOptions | None) -> tuple[object, ...]:
+    options = tuple(model_options.args()) if model_options is not None else ()  # None: the defaults
+    return (str(Path(data_dir).resolve()), model or "", float(demo_delay), options)
+
+
+def prespawn(
+    data_dir: Path, *, model: str | None = None, demo_delay: float = 0.0, model_options: ModelOptions | None = None
+) -> None:
+    """Start (or attach to) the server for ``data_dir`` on a thread, now; the next
+    :func:`spawn_server` call with the same arguments (and no ``command``, ``env``, host or port
+    of its own) waits for this one and returns its server. An early server nobody claimed is
+    stopped by :func:`discard_prespawned` (or, at the latest, when this process exits: its stdin
+    pipe closes)."""
+    global _early
+    kwargs: dict[str, object] = {
+        "data_dir": Path(data_dir), "model": model, "demo_delay": demo_delay, "model_options": model_options
+    }
+    early = _Early(_key(Path(data_dir), model, demo_delay, model_options), kwargs)
+    with _early_lock:
+        if _early is not None and not _early.claimed:
+            return  # one is under way already
+        _early = early
+    threading.Thread(target=early.run, name="rewindtui-prespawn", daemon=True).start()
+
+
+def _claim(key: tuple[object, ...]) -> _Early | None:
+    global _early
+    with _early_lock:
+        early = _early
+        if early is None or early.claimed or early.key != key:
+            return None
+        early.claimed = True
+        _early = None
+    return early
+
+
+def discard_prespawned() -> None:
+    """Stop the early server nobody claimed (the app quit before it connected)."""
+    global _early
+    with _early_lock:
+        early, _early = _early, None
+        if early is None or early.claimed:
+            return
+        early.claimed = True
+    early.done.wait()
+    if early.server is not None:
+        early.server.stop()
+
+
 def spawn_server(
     data_dir: Path | None = None,
     *,
@@ -234,6 +311,34 @@ def spawn_server(
     or says nothing for ``timeout`` seconds (it is killed then).
     """
     data_dir = Path(data_dir) if data_dir is not None else default_data_dir()
+    if share and command is None and env is None and host == "127.0.0.1" and port == 0:
+        early = _claim(_key(data_dir, model, demo_delay, model_options))
+        if early is not None:  # started by prespawn(): wait for it (no polling: an event)
+            if not early.done.wait(timeout):
+                raise ServerStartError(f"the server on {data_dir} did not start within {timeout:g} s")
+            if early.error is not None:
+                raise early.error
+            assert early.server is not None
+            return early.server
+    return _start(
+        data_dir, host=host, port=port, model=model, demo_delay=demo_delay, timeout=timeout, command=command,
+        env=env, share=share, model_options=model_options,
+    )
+
+
+def _start(
+    data_dir: Path,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    model: str | None = None,
+    demo_delay: float = 0.0,
+    timeout: float = 60.0,
+    command: Sequence[str] | None = None,
+    env: dict[str, str] | None = None,
+    share: bool = True,
+    model_options: ModelOptions | None = None,
+) -> SpawnedServer | AttachedServer:
     data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)  # private from the start (integrity.py)
     spawn_lock = FileLock(data_dir / SPAWN_LOCK_FILE)
     spawn_lock.acquire(wait=True)  # one app at a time decides to start or to attach
@@ -274,6 +379,10 @@ def _spawn(
             stderr=log,
             text=True,
             env=child_env,
+            # its own session: the terminal's signals (Ctrl+C in `rewindtui send`, a hang-up) are
+            # not its business -- it stops when its apps are gone (its stdin) -- and the
+            # scheduler gives it its own share (autogroup) instead of taking the app's while both start
+            start_new_session=True,
         )
     first_line: list[str] = []
     reader = threading.Thread(
