@@ -106,6 +106,7 @@ def _connection_options(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--model-base-url", default=s, metavar="URL", help="the model's OpenAI-compatible endpoint")
     g.add_argument("--model-timeout", default=s, metavar="S", help="seconds one model request may take (default 300)")
     g.add_argument("--stall-timeout", default=s, metavar="S", help="seconds a turn may go without news (default 120)")
+    g.add_argument("--keep-server", default=s, metavar="S", help="keep the embedded server up S seconds after the last app quits (`serve --stop` ends it)")
 
 
 def _json_option(parser: argparse.ArgumentParser) -> None:
@@ -862,7 +863,7 @@ async def run_command(settings: Settings, args: argparse.Namespace, out: Output 
 def _settings_flags(args: argparse.Namespace) -> dict[str, Any]:
     names = (
         "url", "api", "kagent", "agent", "user_id", "header", "rewind", "dialect", "config", "data_dir", "model", "theme",
-        "binding", "model_base_url", "model_timeout", "stall_timeout", *AUTH_KEYS, *FLOW_KEYS,
+        "binding", "model_base_url", "model_timeout", "stall_timeout", "keep_server", *AUTH_KEYS, *FLOW_KEYS,
     )
     flags = {name: getattr(args, name) for name in names if hasattr(args, name)}
     if getattr(args, "command", None) is None:

@@ -150,7 +150,9 @@ def model_options(settings: Settings) -> Any:
 
 def spawn_kwargs(settings: Settings) -> dict[str, Any]:
     """What the embedded server is spawned with besides its data dir (its model and model options)."""
-    extra = {"model_options": model_options(settings)} if _model_tuned(settings) else {}
+    extra: dict[str, Any] = {"model_options": model_options(settings)} if _model_tuned(settings) else {}
+    if settings.keep_server:
+        extra["keep"] = settings.keep_server  # it outlives the app that long (serve --keep-seconds)
     return {"model": settings.model, **extra}
 
 

@@ -81,12 +81,19 @@ class SpawnedServer(ServerUrls):
     """A running server child process."""
 
     def __init__(
-        self, process: subprocess.Popen[str], base_url: str, data_dir: Path, token: str | None = None
+        self,
+        process: subprocess.Popen[str],
+        base_url: str,
+        data_dir: Path,
+        token: str | None = None,
+        *,
+        keep: float | None = None,
     ) -> None:
         self.process = process
         self.base_url = base_url
         self.data_dir = data_dir
         self.token = token
+        self.keep = keep  # seconds it stays up after its last app (None: it stops with it)
 
     @property
     def pid(self) -> int:
@@ -99,13 +106,19 @@ class SpawnedServer(ServerUrls):
     def stop(self, timeout: float = 10.0) -> int | None:
         """Stop the child: close its stdin (it shuts down cleanly), then terminate, then kill.
 
-        Returns its exit status (0 for a clean stop). Safe to call twice.
+        Returns its exit status (0 for a clean stop). Safe to call twice. A server started with
+        ``keep`` is only let go (its stdin closed): it stops by itself once its idle window passed
+        (None is returned).
         """
         if self.process.stdin is not None and not self.process.stdin.closed:
             try:
                 self.process.stdin.close()
             except OSError:
                 pass
+        if self.keep:
+            if self.process.stdout is not None:
+                self.process.stdout.close()
+            return self.process.poll()
         for step in (None, self.process.terminate, self.process.kill):
             if self.process.poll() is not None:
                 break
@@ -195,6 +208,7 @@ def server_command(
     demo_delay: float = 0.0,
     python: str | None = None,
     model_options: ModelOptions | None = None,
+    keep: float | None = None,
 ) -> list[str]:
     cmd = [
         python or sys.executable,
@@ -214,6 +228,8 @@ def server_command(
         cmd += ["--demo-delay", str(demo_delay)]
     if model_options is not None:
         cmd += model_options.args()
+    if keep:
+        cmd += ["--keep-seconds", f"{keep:g}"]
     return cmd
 
 
@@ -241,13 +257,20 @@ _early_lock = threading.Lock()
 _early: _Early | None = None
 
 
-def _key(data_dir: Path, model: str | None, demo_delay: float, model_options: ModelOptions | None) -> tuple[object, ...]:
+def _key(
+    data_dir: Path, model: str | None, demo_delay: float, model_options: ModelOptions | None, keep: float | None
+) -> tuple[object, ...]:
     options = tuple(model_options.args()) if model_options is not None else ()  # None: the defaults
-    return (str(Path(data_dir).resolve()), model or "", float(demo_delay), options)
+    return (str(Path(data_dir).resolve()), model or "", float(demo_delay), options, keep)
 
 
 def prespawn(
-    data_dir: Path, *, model: str | None = None, demo_delay: float = 0.0, model_options: ModelOptions | None = None
+    data_dir: Path,
+    *,
+    model: str | None = None,
+    demo_delay: float = 0.0,
+    model_options: ModelOptions | None = None,
+    keep: float | None = None,
 ) -> None:
     """Start (or attach to) the server for ``data_dir`` on a thread, now; the next
     :func:`spawn_server` call with the same arguments (and no ``command``, ``env``, host or port
@@ -256,9 +279,9 @@ def prespawn(
     pipe closes)."""
     global _early
     kwargs: dict[str, object] = {
-        "data_dir": Path(data_dir), "model": model, "demo_delay": demo_delay, "model_options": model_options
+        "data_dir": Path(data_dir), "model": model, "demo_delay": demo_delay, "model_options": model_options, "keep": keep
     }
-    early = _Early(_key(Path(data_dir), model, demo_delay, model_options), kwargs)
+    early = _Early(_key(Path(data_dir), model, demo_delay, model_options, keep), kwargs)
     with _early_lock:
         if _early is not None and not _early.claimed:
             return  # one is under way already
@@ -302,17 +325,19 @@ def spawn_server(
     env: dict[str, str] | None = None,
     share: bool = True,
     model_options: ModelOptions | None = None,
+    keep: float | None = None,
 ) -> SpawnedServer | AttachedServer:
     """Start the server in a child process and return once it accepts connections -- or, with
     ``share`` (and no ``command``), attach to the server already serving ``data_dir``.
 
     ``command`` replaces the default child command line (it must print the
-    ``serving on`` line). Raises :class:`ServerStartError` when the child exits
+    ``serving on`` line). ``keep``: seconds the server stays up after its last app is gone (the
+    next app on ``data_dir`` attaches to it); None: it stops with its last app. Raises :class:`ServerStartError` when the child exits
     or says nothing for ``timeout`` seconds (it is killed then).
     """
     data_dir = Path(data_dir) if data_dir is not None else default_data_dir()
     if share and command is None and env is None and host == "127.0.0.1" and port == 0:
-        early = _claim(_key(data_dir, model, demo_delay, model_options))
+        early = _claim(_key(data_dir, model, demo_delay, model_options, keep))
         if early is not None:  # started by prespawn(): wait for it (no polling: an event)
             if not early.done.wait(timeout):
                 raise ServerStartError(f"the server on {data_dir} did not start within {timeout:g} s")
@@ -322,7 +347,7 @@ def spawn_server(
             return early.server
     return _start(
         data_dir, host=host, port=port, model=model, demo_delay=demo_delay, timeout=timeout, command=command,
-        env=env, share=share, model_options=model_options,
+        env=env, share=share, model_options=model_options, keep=keep,
     )
 
 
@@ -338,6 +363,7 @@ def _start(
     env: dict[str, str] | None = None,
     share: bool = True,
     model_options: ModelOptions | None = None,
+    keep: float | None = None,
 ) -> SpawnedServer | AttachedServer:
     data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)  # private from the start (integrity.py)
     spawn_lock = FileLock(data_dir / SPAWN_LOCK_FILE)
@@ -348,7 +374,7 @@ def _start(
             if state is not None:
                 attach(state, os.getpid())
                 return AttachedServer(state, data_dir)
-        return _spawn(data_dir, host, port, model, demo_delay, timeout, command, env, model_options)
+        return _spawn(data_dir, host, port, model, demo_delay, timeout, command, env, model_options, keep)
     finally:
         spawn_lock.release()
 
@@ -363,9 +389,10 @@ def _spawn(
     command: Sequence[str] | None,
     env: dict[str, str] | None,
     model_options: ModelOptions | None = None,
+    keep: float | None = None,
 ) -> SpawnedServer:
     cmd = list(command) if command else server_command(
-        data_dir, host=host, port=port, model=model, demo_delay=demo_delay, model_options=model_options
+        data_dir, host=host, port=port, model=model, demo_delay=demo_delay, model_options=model_options, keep=keep
     )
     token = new_token()
     child_env = dict(os.environ if env is None else env)
@@ -405,4 +432,4 @@ def _spawn(
             f"see {data_dir / LOG_FILE}"
         )
     base_url = first_line[0][len(READY_PREFIX) :].strip().rstrip("/")
-    return SpawnedServer(process, base_url, data_dir, token)
+    return SpawnedServer(process, base_url, data_dir, token, keep=keep)
