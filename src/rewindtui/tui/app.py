@@ -205,6 +205,9 @@ class RewindApp(App[int]):
             self.push_screen(screen, lambda answer: self._after_error(answer, session_id, new))
             return
         self.chat = chat
+        # the server's front answered: its agent runtime is still loading, and the first turn
+        # waits for it -- the status line says "starting the agent…" until that turn is answered
+        self.chat_screen.status.starting = client.capabilities is not None and client.capabilities.starting
         self.chat_screen.attach(chat)
 
     def _check_target(self, target: Target) -> str:

@@ -30,6 +30,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Match, Route
 from starlette.types import Receive, Scope, Send
 
+from rewindtui.a2a import contract
 from rewindtui.server.http.paths import AGENT_PATH, STORE_FILE
 from rewindtui.server.process.options import ServerOptions
 from rewindtui.server.storage.store import Store
@@ -64,6 +65,17 @@ def _on_daemon_thread(fn: Callable[[], Any]) -> asyncio.Future[Any]:
 
     threading.Thread(target=run, name="rewindtui-agent-loader", daemon=True).start()
     return future
+
+
+def _starting(card: dict[str, Any]) -> dict[str, Any]:
+    """The card as the front answers it: its rewind extension says the agent is still starting
+    (``contract.PARAM_STARTING``), so a client can say why its first turn waits."""
+    extensions = []
+    for extension in card.get("capabilities", {}).get("extensions", []):
+        if isinstance(extension, dict) and extension.get("uri") == contract.EXTENSION_URI:
+            extension = {**extension, "params": {**extension.get("params", {}), contract.PARAM_STARTING: True}}
+        extensions.append(extension)
+    return {**card, "capabilities": {**card.get("capabilities", {}), "extensions": extensions}}
 
 
 async def _buffered(receive: Receive) -> Receive:
@@ -254,7 +266,7 @@ class Front:
                            return_when=asyncio.FIRST_COMPLETED)
         if self._card_json is None:
             return JSONResponse({"error": f"the agent could not start: {self.error}"}, status_code=503)
-        return JSONResponse(self._card_json, headers={"Cache-Control": "no-cache"})
+        return JSONResponse(_starting(self._card_json), headers={"Cache-Control": "no-cache"})
 
     async def _load(self) -> None:
         try:
