@@ -257,6 +257,7 @@ def main(argv: list[str] | None = None) -> int:
     server: Any = None
     try:
         base_url = base_url_for(args.host, sock.getsockname()[1])
+
         def stop() -> None:
             server.should_exit = True
 
