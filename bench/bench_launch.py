@@ -12,9 +12,12 @@ gone (its lock free) before the next run.
     python bench/bench_launch.py                  # this tree, 7 runs of each
     python bench/bench_launch.py --src OTHER/src  # another tree (e.g. a worktree of main)
     python bench/bench_launch.py --runs 5 --json
+    python bench/bench_launch.py --baseline OTHER/src   # both trees, runs alternating A B A B ...
 
 Medians are printed with every run's figure. This is a benchmark, not a test: a shared machine
-moves the figures; compare trees in the same sitting.
+moves the figures; compare trees in the same sitting -- ``--baseline`` alternates the two trees
+run by run, so a change of load over the sitting weighs on both alike. The load average is
+printed before and after.
 """
 
 from __future__ import annotations
@@ -98,48 +101,62 @@ def one_run(src: str, data_dir: Path, config: Path, timeout: float = 60.0) -> tu
         _server_gone(data_dir)
 
 
-def series(src: str, runs: int, fresh: bool, work: Path) -> list[tuple[float, float, float]]:
+def series(srcs: list[str], runs: int, fresh: bool, work: Path) -> dict[str, list[tuple[float, float, float]]]:
+    """``runs`` runs of each tree, alternating between the trees run by run."""
     config = work / "config.toml"
     config.write_text("")
-    warm_dir = work / "warm"
+    warm = {src: work / f"warm-{n}" for n, src in enumerate(srcs)}
     if not fresh:
-        one_run(src, warm_dir, config)  # the directory exists, holds a session, files are cached
-    out = []
+        for src in srcs:
+            one_run(src, warm[src], config)  # the directory exists, holds a session, files are cached
+    out: dict[str, list[tuple[float, float, float]]] = {src: [] for src in srcs}
     for i in range(runs):
-        data_dir = work / f"fresh-{i}" if fresh else warm_dir
-        out.append(one_run(src, data_dir, config))
+        for n, src in enumerate(srcs):
+            data_dir = work / f"fresh-{n}-{i}" if fresh else warm[src]
+            out[src].append(one_run(src, data_dir, config))
     return out
+
+
+def _load() -> str:
+    return " ".join(f"{v:.1f}" for v in os.getloadavg())
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--src", default=str(Path(__file__).resolve().parent.parent / "src"))
     parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument("--baseline", default=None, metavar="SRC", help="another tree, run alternately with --src")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
-    results: dict[str, dict[str, object]] = {}
+    srcs = [args.baseline, args.src] if args.baseline else [args.src]
+    results: dict[str, dict[str, dict[str, object]]] = {src: {} for src in srcs}
+    load_before = _load()
     with tempfile.TemporaryDirectory(prefix="rewindtui-launch-") as tmp:
         for label, fresh in (("warm", False), ("fresh", True)):
             work = Path(tmp) / label
             work.mkdir()
-            runs = series(args.src, args.runs, fresh, work)
+            by_src = series(srcs, args.runs, fresh, work)
             names = ("composer", "connected", "first_token")
-            results[label] = {
-                name: {
-                    "median": statistics.median(r[i] for r in runs),
-                    "runs": [round(r[i], 3) for r in runs],
+            for src, runs in by_src.items():
+                results[src][label] = {
+                    name: {
+                        "median": statistics.median(r[i] for r in runs),
+                        "runs": [round(r[i], 3) for r in runs],
+                    }
+                    for i, name in enumerate(names)
                 }
-                for i, name in enumerate(names)
-            }
+    load_after = _load()
     if args.json:
-        print(json.dumps({"src": args.src, "results": results}, indent=2))
+        print(json.dumps({"results": results, "load": [load_before, load_after]}, indent=2))
         return 0
-    print(f"launch of {args.src} ({args.runs} runs each; seconds from start)")
-    for label, figures in results.items():
-        for name, fig in figures.items():
-            assert isinstance(fig, dict)
-            runs_text = " ".join(f"{v:.2f}" for v in fig["runs"])
-            print(f"  {label:<5} {name:<12} median {fig['median']:.2f}   runs {runs_text}")
+    print(f"load average before: {load_before}; after: {load_after}")
+    for src in srcs:
+        print(f"launch of {src} ({args.runs} runs each; seconds from start)")
+        for label, figures in results[src].items():
+            for name, fig in figures.items():
+                assert isinstance(fig, dict)
+                runs_text = " ".join(f"{v:.2f}" for v in fig["runs"])
+                print(f"  {label:<5} {name:<12} median {fig['median']:.2f}   runs {runs_text}")
     return 0
 
 

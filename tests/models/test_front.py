@@ -16,6 +16,7 @@ from asgi_thread import ServeInThread
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "server"))
 from srvkit import A2A, Turn
 
+from rewindtui.a2a import contract
 from rewindtui.server.http.app import create_app
 from rewindtui.server.http.card import agent_card_json, build_agent_card
 from rewindtui.server.http.front import Front
@@ -81,7 +82,13 @@ def test_the_front_answers_before_the_agent_is_loaded(tmp_path: Path) -> None:
             # its gRPC port listens (server/grpc_listener.py; the front cannot know that port)
             full = http.get(base + AGENT_PATH + ".well-known/agent-card.json").json()
             full["supportedInterfaces"] = [i for i in full["supportedInterfaces"] if i.get("protocolBinding") != "GRPC"]
-            assert full == card_answer.json()
+            early = card_answer.json()
+            # ... and without the front's word that the agent is still starting (contract.PARAM_STARTING)
+            (params,) = [e["params"] for e in early["capabilities"]["extensions"] if e["uri"] == contract.EXTENSION_URI]
+            assert params.pop(contract.PARAM_STARTING) is True
+            (full_params,) = [e["params"] for e in full["capabilities"]["extensions"] if e["uri"] == contract.EXTENSION_URI]
+            assert contract.PARAM_STARTING not in full_params
+            assert full == early
     finally:
         release.set()
         served.stop()

@@ -28,6 +28,10 @@ PARAM_METADATA_KEY = "metadata_key"
 #: newest task and every turn, rewind, redo and fork makes a new task -- so its id is a cheap
 #: revision of the session (the client checks it before acting; see ``rewindtui.client.freshness``).
 PARAM_NEWEST_TASK = "newest_task"
+#: ``params.starting``: true on a card the server answered while its agent runtime was still
+#: loading (its front, ``rewindtui.server.http.front``): the first turn waits for it, so a client
+#: says "starting the agent…" until that turn's first event. Absent once the agent is loaded.
+PARAM_STARTING = "starting"
 
 #: The ways rewind can travel.
 MODE_A2A = "a2a"

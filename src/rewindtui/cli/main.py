@@ -39,7 +39,7 @@ from rewindtui.config.settings import AUTH_KEYS, Settings, SettingsError, debug_
 def _settings_flags(args: argparse.Namespace) -> dict[str, Any]:
     names = (
         "url", "api", "kagent", "agent", "user_id", "header", "rewind", "dialect", "config", "data_dir", "model", "theme",
-        "binding", "model_base_url", "model_timeout", "stall_timeout", *AUTH_KEYS, *FLOW_KEYS,
+        "binding", "model_base_url", "model_timeout", "stall_timeout", "keep_server", *AUTH_KEYS, *FLOW_KEYS,
         "kagent_share", "kagent_share_writable",
     )
     flags = {name: getattr(args, name) for name in names if hasattr(args, name)}
@@ -49,9 +49,9 @@ def _settings_flags(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _run_app(settings: Settings) -> int:
-    from rewindtui.tui.app import run_app
+    from rewindtui.cli.launch import run_app
 
-    return int(run_app(settings) or 0)
+    return run_app(settings)
 
 
 def _serve(argv: list[str]) -> int:

@@ -81,6 +81,8 @@ class Capabilities:
     choice: Choice | None = None
     #: the session's newest task id is a cheap revision (``GET {api}/sessions/{id}/tasks?limit=1``)
     newest_task: bool = False
+    #: the card was answered while the agent was still starting (the first turn waits for it)
+    starting: bool = False
 
     @property
     def can_rewind(self) -> bool:
@@ -195,4 +197,5 @@ def capabilities_from_card(card: dict[str, Any], config: ServerConfig, card_url:
         endpoint=choice.url,
         choice=choice,
         newest_task=bool(extension.get(contract.PARAM_NEWEST_TASK)) and bool(api),
+        starting=extension.get(contract.PARAM_STARTING) is True,
     )

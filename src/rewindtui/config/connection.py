@@ -148,6 +148,14 @@ def model_options(settings: Settings) -> Any:
     )
 
 
+def spawn_kwargs(settings: Settings) -> dict[str, Any]:
+    """What the embedded server is spawned with besides its data dir (its model and model options)."""
+    extra: dict[str, Any] = {"model_options": model_options(settings)} if _model_tuned(settings) else {}
+    if settings.keep_server:
+        extra["keep"] = settings.keep_server  # it outlives the app that long (serve --keep-seconds)
+    return {"model": settings.model, **extra}
+
+
 def _default_spawner() -> Spawner:
     from rewindtui.server.process.spawn import spawn_server  # light: starts a subprocess
 
@@ -237,8 +245,7 @@ async def start_embedded(settings: Settings, spawn: Spawner | None = None) -> An
     state: dict[str, Any] = {}
 
     def start() -> Any:
-        extra = {"model_options": model_options(settings)} if _model_tuned(settings) else {}
-        server = (spawn or _default_spawner())(data_dir, model=settings.model, **extra)
+        server = (spawn or _default_spawner())(data_dir, **spawn_kwargs(settings))
         with lock:
             if state.get("abandoned"):  # we were cancelled while it started: nobody will stop it
                 server.stop()
@@ -282,9 +289,12 @@ async def connect(settings: Settings, *, spawn: Spawner | None = None, http: Any
     try:
         if flows is not None and http is None:
             http = flows.http_client(settings.timeout)
-        from rewindtui.config.kagent1_profile import kagent1_client  # kagent 1.0 when its controller answers
+        kagent1 = None
+        if settings.kagent and settings.agent:  # kagent 1.0 when its controller answers (its import is heavy: grpc)
+            from rewindtui.config.kagent1_profile import kagent1_client
 
-        client = await kagent1_client(settings, store_key, http) or A2AClient(settings.server_config(store_key=store_key), http=http)
+            kagent1 = await kagent1_client(settings, store_key, http)
+        client = kagent1 or A2AClient(settings.server_config(store_key=store_key), http=http)
         scope = getattr(client, "scope", None)
         if scope is not None and (server is not None or (flows is not None and flows.grpc_same_host)):
             # credentials to a gRPC port beside the configured origin: the user allowed it, or the

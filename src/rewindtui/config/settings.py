@@ -18,6 +18,8 @@ or the path in ``--config`` / ``REWINDTUI_CONFIG``. Every key is optional::
     # model_base_url = "http://localhost:8000/v1"   an OpenAI-compatible endpoint
     # model_timeout = 300    seconds one model request may take
     # stall_timeout = 120    seconds a turn may go without news from the model
+    # keep_server = 900      seconds the embedded server stays up after the last app quits
+    #                        (the next start attaches to it at once; `rewindtui serve --stop` ends it)
     timeout = 30             # seconds to wait for a server (connect / request)
 
     binding = "auto"         # auto (the card's preferred one) | jsonrpc | http+json | grpc
@@ -148,6 +150,7 @@ _FILE_KEYS = {
     "model_base_url",
     "model_timeout",
     "stall_timeout",
+    "keep_server",
     "timeout",
     "binding",
     "push",
@@ -175,6 +178,7 @@ _CHECKS: dict[str, tuple[Callable[[Any, str], Any], frozenset[str]]] = {
     "model_base_url": (check_url, _ALL),
     "model_timeout": (check_seconds, _ALL),
     "stall_timeout": (check_seconds, _ALL),
+    "keep_server": (check_seconds, _ALL),
     "binding": (check_binding, _ALL),
     "push": (check_push, frozenset({ENV, FILE})),
     "kagent_version": (check_kagent_version, _ALL),
@@ -211,6 +215,7 @@ class Settings:
     model_base_url: str | None = None  # the embedded server's OpenAI-compatible model endpoint
     model_timeout: float | None = None  # seconds one model request may take; None: the server's default
     stall_timeout: float | None = None  # seconds a turn may go without news; None: the server's default
+    keep_server: float | None = None  # seconds the embedded server outlives its last app; None: it stops with it
     timeout: float = 30.0
     config_file: Path | None = None  # the file that was read, if any
     debug: bool = False  # REWINDTUI_DEBUG: tracebacks instead of one-line errors
@@ -361,6 +366,7 @@ def load_settings(flags: Any = None, env: Mapping[str, str] | None = None) -> Se
         model_base_url=pick("model_base_url"),
         model_timeout=pick("model_timeout"),
         stall_timeout=pick("stall_timeout"),
+        keep_server=pick("keep_server"),
         timeout=pick("timeout", 30.0),
         config_file=path if path.is_file() else None,
         debug=debug_enabled(env),

@@ -109,7 +109,9 @@ class RewindApp(App[int]):
             self.chat_screen.attach(self.chat)
             self.push_notices.hook(self.chat.client)
         else:
-            self.connect(self.session_id, new=self.new_session)
+            # the first frame (the composer) first, then the connect's own work (its client, the
+            # card, the session): the embedded server was started before the app loaded (cli/launch.py)
+            self.call_after_refresh(self.connect, self.session_id, self.new_session)
 
     # -- leaving -------------------------------------------------------------------------------
     def _catch_signals(self) -> None:
@@ -208,6 +210,9 @@ class RewindApp(App[int]):
             self._connect_failed(str(exc), getattr(exc, "part", ""), session_id, new)
             return
         self.chat = chat
+        # the server's front answered: its agent runtime is still loading, and the first turn
+        # waits for it -- the status line says "starting the agent…" until that turn is answered
+        self.chat_screen.status.starting = client.capabilities is not None and client.capabilities.starting
         self.chat_screen.attach(chat)
         if self.push_notices is not None:
             self.push_notices.hook(client)

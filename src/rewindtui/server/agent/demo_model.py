@@ -32,10 +32,11 @@ from google.adk.models.base_llm import BaseLlm
 from google.adk.models.llm_response import LlmResponse
 from google.genai import types
 
+from rewindtui.server.agent.model_options import DEMO_MODEL_NAME as DEMO_MODEL_NAME  # its one place: light
+
 if TYPE_CHECKING:
     from google.adk.models.llm_request import LlmRequest
 
-DEMO_MODEL_NAME = "demo"
 #: the demo model, paced: a few words every quarter second
 SLOW_DEMO_MODEL_NAME = "demo-slow"
 SLOW_DEMO_DELAY = 0.25

@@ -21,6 +21,8 @@ import importlib.util
 import os
 from dataclasses import dataclass
 
+#: the offline demo model's name (here, light, for those that name it without loading google-adk)
+DEMO_MODEL_NAME = "demo"
 DEFAULT_MODEL_TIMEOUT = 300.0
 DEFAULT_STALL_TIMEOUT = 120.0
 DEFAULT_MODEL_RETRIES = 2

@@ -3,13 +3,15 @@
 Importing google-adk and building the agent app takes seconds (most of a launch). ``rewindtui
 serve`` (what the app spawns) therefore serves this front at once: the agent card, and the
 read-only REST a client opens a session with (``GET /api/sessions``, a session, its tasks, a
-task), answered from the store alone. Every other request (a turn, a rewind, A2A JSON-RPC, ...)
+task), answered from the store alone, and the server's control routes (``GET /api/server``, an
+app attaching or detaching: :mod:`rewindtui.server.http.control`), so a second app attaches at
+once. Every other request (a turn, a rewind, A2A JSON-RPC, ...)
 waits until the full app (:func:`rewindtui.server.http.app.create_app`) is built and started in the
 background, then goes to it; from then on everything does.
 
 A store that recovery has work on (journaled changes, unfinished turns from a crash) is not read
-early: the front then waits for the full app for everything, so nothing is shown before recovery
-made it true.
+early: the front then waits for the full app for everything but the control routes, so nothing
+is shown before recovery made it true.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Match, Route
 from starlette.types import Receive, Scope, Send
 
+from rewindtui.a2a import contract
 from rewindtui.server.http.paths import AGENT_PATH, STORE_FILE
 from rewindtui.server.process.options import ServerOptions
 from rewindtui.server.storage.store import Store
@@ -62,6 +65,17 @@ def _on_daemon_thread(fn: Callable[[], Any]) -> asyncio.Future[Any]:
 
     threading.Thread(target=run, name="rewindtui-agent-loader", daemon=True).start()
     return future
+
+
+def _starting(card: dict[str, Any]) -> dict[str, Any]:
+    """The card as the front answers it: its rewind extension says the agent is still starting
+    (``contract.PARAM_STARTING``), so a client can say why its first turn waits."""
+    extensions = []
+    for extension in card.get("capabilities", {}).get("extensions", []):
+        if isinstance(extension, dict) and extension.get("uri") == contract.EXTENSION_URI:
+            extension = {**extension, "params": {**extension.get("params", {}), contract.PARAM_STARTING: True}}
+        extensions.append(extension)
+    return {**card, "capabilities": {**card.get("capabilities", {}), "extensions": extensions}}
 
 
 async def _buffered(receive: Receive) -> Receive:
@@ -101,6 +115,7 @@ class Front:
         bind_host: str,
         on_loaded: Callable[[Any], None] | None = None,
         on_failed: Callable[[], None] | None = None,
+        control: list[Route] | None = None,
     ) -> None:
         self.data_dir = Path(data_dir)
         self._build = build
@@ -109,6 +124,7 @@ class Front:
         self.bind_host = bind_host
         self._on_loaded = on_loaded
         self._on_failed = on_failed
+        self._control = list(control or ())  # answered early even when the store is not
         self.app: Any = None  # the full app, once started
         self.error: BaseException | None = None
         self._ready = asyncio.Event()
@@ -205,25 +221,22 @@ class Front:
         self._loader = asyncio.get_running_loop().create_task(self._load())
 
     async def _early_app(self) -> Any:
-        """The front's own app, or None when the store cannot be read before recovery ran."""
-        path = self.data_dir / STORE_FILE
-        store = Store(path, busy_timeout_ms=self.options.busy_timeout_ms)
-        await store.open()
-        try:
-            if await store.intents() or await store.unfinished_tasks():
-                await store.close()
-                return None
-        except Exception:
-            await store.close()
-            return None
-        self._store = store
-        from rewindtui.server.http.guard import Guard
-        from rewindtui.server.http.rest import build_rest_routes
-
+        """The front's own app: the server's control routes (who it is, who uses it) and, unless
+        recovery has work on the store, the card and the store's read-only REST. None: nothing."""
+        routes: list[Any] = list(self._control)
         card_paths = [f"{prefix}/.well-known/{name}" for prefix in (AGENT_PATH.rstrip("/"), "") for name in CARD_NAMES]
-        routes: list[Any] = [Route(path, self._card_endpoint, methods=["GET"]) for path in card_paths]
-        reader: Any = StoreReader(store)
-        routes += [r for r in build_rest_routes(reader) if set(r.methods or ()) <= {"GET", "HEAD"}]
+        store = await self._readable_store()
+        if store is not None:
+            self._store = store
+            from rewindtui.server.http.rest import build_rest_routes
+
+            routes += [Route(path, self._card_endpoint, methods=["GET"]) for path in card_paths]
+            reader: Any = StoreReader(store)
+            routes += [r for r in build_rest_routes(reader) if set(r.methods or ()) <= {"GET", "HEAD"}]
+        if not routes:
+            return None
+        from rewindtui.server.http.guard import Guard
+
         app = Starlette(routes=routes)
         app.add_middleware(
             Guard,
@@ -235,16 +248,29 @@ class Front:
         )
         return app
 
+    async def _readable_store(self) -> Store | None:
+        """The store, open, or None when it cannot be read before recovery ran."""
+        store = Store(self.data_dir / STORE_FILE, busy_timeout_ms=self.options.busy_timeout_ms)
+        await store.open()
+        try:
+            if await store.intents() or await store.unfinished_tasks():
+                await store.close()
+                return None
+        except Exception:
+            await store.close()
+            return None
+        return store
+
     async def _card_endpoint(self, request: Request) -> Response:
         await asyncio.wait([asyncio.ensure_future(self._card_ready.wait()), asyncio.ensure_future(self._ready.wait())],
                            return_when=asyncio.FIRST_COMPLETED)
         if self._card_json is None:
             return JSONResponse({"error": f"the agent could not start: {self.error}"}, status_code=503)
-        return JSONResponse(self._card_json, headers={"Cache-Control": "no-cache"})
+        return JSONResponse(_starting(self._card_json), headers={"Cache-Control": "no-cache"})
 
     async def _load(self) -> None:
         try:
-            if self._early is not None:
+            if self._store is not None:  # the card is answered early
                 self._card_json = await _on_daemon_thread(self._card)
                 self._card_ready.set()
             app = await _on_daemon_thread(self._build)

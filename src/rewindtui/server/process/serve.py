@@ -17,15 +17,19 @@ first (``instance.py``). Bound to anything but loopback, the server requires a b
 ``REWINDTUI_SERVER_TOKEN``, or a random one printed at start. ``--exit-on-stdin-eof`` (how
 ``spawn_server`` starts it) makes it a shared server for the apps on its data directory: it
 stops once the app that started it (its stdin closes) and every app that attached since are
-gone.
+gone. With ``--keep-seconds S`` it stays up S seconds more after that (the next app on the data
+directory attaches to it at once); ``rewindtui serve --stop [--data-dir DIR]`` stops the server
+on a data directory.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import gc
 import os
+import signal
 import sys
 import threading
 from dataclasses import replace
@@ -36,6 +40,7 @@ from rewindtui.server.agent.model_options import (
     DEFAULT_MODEL_RETRIES,
     DEFAULT_MODEL_TIMEOUT,
     DEFAULT_STALL_TIMEOUT,
+    DEMO_MODEL_NAME,
     ModelOptions,
     model_problem,
 )
@@ -113,6 +118,16 @@ def build_parser() -> argparse.ArgumentParser:
         help="serve the apps on this data dir and stop once they are all gone, the one that "
         "started it first (its stdin closes)",
     )
+    parser.add_argument(
+        "--keep-seconds",
+        type=_seconds,
+        default=None,
+        metavar="S",
+        help="with --exit-on-stdin-eof: stay up S seconds after the last app is gone (the next app attaches at once)",
+    )
+    parser.add_argument(
+        "--stop", action="store_true", help="stop the server running on the data directory (e.g. one kept up by --keep-server), then exit"
+    )
     return parser
 
 
@@ -124,6 +139,16 @@ def _seconds(text: str) -> float:
     if not value > 0:
         raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text!r}")
     return value
+
+
+def _say(text: str) -> None:
+    """One line on stdout, for whoever reads it: the app that spawned this server reads the first
+    and may be gone by the next (with --keep-seconds it does not wait for this server to stop)."""
+    try:
+        print(text, flush=True)
+    except (BrokenPipeError, ValueError):
+        with contextlib.suppress(OSError):
+            sys.stdout = open(os.devnull, "w")
 
 
 def _watch_stdin(on_eof: Any) -> None:
@@ -140,12 +165,47 @@ def _watch_stdin(on_eof: Any) -> None:
     threading.Thread(target=watch, name="rewindtui-stdin-watch", daemon=True).start()
 
 
+def stop_server(data_dir: Path, timeout: float = 30.0) -> int:
+    """``serve --stop``: stop the server that serves ``data_dir`` (SIGTERM: it stops as on
+    Ctrl+C, running turns stored canceled) and wait until it let the directory go."""
+    from rewindtui.server.process.instance import LOCK_FILE, FileLock
+    from rewindtui.server.process.spawn import ServerStartError, running_server
+
+    try:
+        state = running_server(data_dir, timeout=5.0)
+    except ServerStartError as exc:
+        print(f"rewindtui serve --stop: {exc}", file=sys.stderr)
+        return 1
+    if state is None:
+        print(f"no server is running on {data_dir}")
+        return 0
+    try:
+        os.kill(state.pid, signal.SIGTERM)
+    except ProcessLookupError:
+        pass
+    except OSError as exc:
+        print(f"rewindtui serve --stop: cannot stop pid {state.pid}: {exc}", file=sys.stderr)
+        return 1
+    lock = FileLock(data_dir / LOCK_FILE)
+    freed = threading.Thread(target=lock.acquire, kwargs={"wait": True}, name="rewindtui-stop-wait", daemon=True)
+    freed.start()
+    freed.join(timeout)  # the lock is free once the server has stopped
+    if freed.is_alive():
+        print(f"rewindtui serve --stop: the server (pid {state.pid}) did not stop within {timeout:g} s", file=sys.stderr)
+        return 1
+    lock.release()
+    print(f"stopped the server on {data_dir} (pid {state.pid})")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if not 0 <= args.port <= 65535:
         print("rewindtui serve: --port must be between 0 and 65535", file=sys.stderr)
         return 2
     data_dir: Path = args.data_dir if args.data_dir is not None else default_data_dir()
+    if args.stop:
+        return stop_server(data_dir)
     model_options = ModelOptions(
         base_url=args.model_base_url,
         timeout=args.model_timeout,
@@ -160,7 +220,7 @@ def main(argv: list[str] | None = None) -> int:
     if problem is not None:
         print(f"rewindtui serve: {problem}", file=sys.stderr)
         return 2
-    from rewindtui.server.http.control import Clients
+    from rewindtui.server.http.control import Clients, control_routes
     from rewindtui.server.http.front import Front
     from rewindtui.server.process.uvicorn_server import ManagedServer, base_url_for, bind_socket, make_config
 
@@ -198,7 +258,17 @@ def main(argv: list[str] | None = None) -> int:
     server: Any = None
     try:
         base_url = base_url_for(args.host, sock.getsockname()[1])
-        clients = Clients(on_unused=(lambda: setattr(server, "should_exit", True)) if args.exit_on_stdin_eof else None)
+
+        def stop() -> None:
+            server.should_exit = True
+
+        clients: Clients
+        if args.exit_on_stdin_eof and args.keep_seconds:
+            from rewindtui.server.process.linger import LingeringClients
+
+            clients = LingeringClients(args.keep_seconds, stop)
+        else:
+            clients = Clients(on_unused=stop if args.exit_on_stdin_eof else None)
 
         def build() -> Any:
             # google-adk, a2a-sdk, the model's library: seconds of imports, on the front's worker
@@ -217,26 +287,18 @@ def main(argv: list[str] | None = None) -> int:
             )
 
         def card() -> dict[str, Any]:
-            from rewindtui import __version__
-            from rewindtui.server.http.card_cache import cached_card
+            # rendered without a2a-sdk (its server half takes a second to import): a fresh data
+            # directory answers the card as soon as a warm one
+            from rewindtui.server.http.front_card import plain_agent_card
+            from rewindtui.server.http.paths import AGENT_NAME
 
-            def build_card() -> dict[str, Any]:
-                from rewindtui.server.agent.demo_model import DEMO_MODEL_NAME
-                from rewindtui.server.http.card import agent_card_json, build_agent_card
-                from rewindtui.server.http.paths import AGENT_NAME
-
-                return agent_card_json(
-                    build_agent_card(
-                        agent_url=base_url + AGENT_PATH,
-                        api_url=base_url + API_PATH,
-                        name=AGENT_NAME,
-                        model=args.model or DEMO_MODEL_NAME,
-                        needs_token=options.token is not None,
-                    )
-                )
-
-            key = {"version": __version__, "model": args.model or "", "token": options.token is not None}
-            return cached_card(data_dir, base_url, key, build_card)
+            return plain_agent_card(
+                agent_url=base_url + AGENT_PATH,
+                api_url=base_url + API_PATH,
+                name=AGENT_NAME,
+                model=args.model or DEMO_MODEL_NAME,
+                needs_token=options.token is not None,
+            )
 
         start = StartLog(data_dir)
 
@@ -254,10 +316,20 @@ def main(argv: list[str] | None = None) -> int:
             for interface in app.state.agent_card.get("supportedInterfaces", ()):
                 if interface.get("protocolBinding") == "GRPC":
                     agent_url = base_url + AGENT_PATH
-                    print(f"gRPC: {interface['url']}  (rewindtui --url {agent_url} --binding grpc)", flush=True)
+                    _say(f"gRPC: {interface['url']}  (rewindtui --url {agent_url} --binding grpc)")
+
+        def describe() -> dict[str, Any]:  # as the full app's (app.py): who this server is
+            return {
+                "instance": hold.instance,
+                "pid": os.getpid(),
+                "agent_url": base_url + AGENT_PATH,
+                "api_url": base_url + API_PATH,
+                "data_dir": str(data_dir),
+            }
 
         front = Front(
             data_dir,
+            control=control_routes(describe=describe, clients=clients),
             build=build,
             card=card,
             options=options,
@@ -270,16 +342,15 @@ def main(argv: list[str] | None = None) -> int:
             state = hold.publish(
                 base_url=base_url, agent_url=base_url + AGENT_PATH, api_url=base_url + API_PATH, token=options.token
             )
-            print(f"serving on {base_url}", flush=True)
-            print(f"agent URL: {state.agent_url}  (rewindtui --url {state.agent_url})", flush=True)
+            _say(f"serving on {base_url}")
+            _say(f"agent URL: {state.agent_url}  (rewindtui --url {state.agent_url})")
             if generated_token:
-                print(
+                _say(
                     f"bearer token: {options.token}  (clients send Authorization: Bearer …; "
-                    f"set {TOKEN_ENV} to choose it)",
-                    flush=True,
+                    f"set {TOKEN_ENV} to choose it)"
                 )
             if not is_loopback(args.host):
-                print(f"listening on {listen_text(args.host, sock.getsockname()[1])}", flush=True)
+                _say(f"listening on {listen_text(args.host, sock.getsockname()[1])}")
             if args.exit_on_stdin_eof:
                 loop = asyncio.get_running_loop()
                 parent = os.getppid()

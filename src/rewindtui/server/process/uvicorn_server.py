@@ -95,4 +95,5 @@ def make_config(app: Any, *, log_level: str = "warning") -> uvicorn.Config:
         lifespan="on",
         timeout_graceful_shutdown=5,
         loop="asyncio",
+        ws="none",  # no websocket routes: and uvicorn then does not import websockets at start
     )

@@ -24,7 +24,6 @@ from datetime import UTC, datetime
 from importlib import metadata as importlib_metadata
 from typing import Any
 
-from a2a.compat.v0_3 import conversions
 from a2a.types import a2a_pb2 as pb
 from a2a.utils import json_utils
 from google.protobuf import struct_pb2
@@ -334,6 +333,8 @@ def message_v1_text(message: Mapping[str, Any]) -> str:
 # -- proto <-> dict ------------------------------------------------------------------
 def message_from_proto(message: pb.Message) -> dict[str, Any]:
     """An incoming a2a-sdk message as a 0.3 dict (a2a-sdk's own mapping)."""
+    from a2a.compat.v0_3 import conversions  # pydantic models: ~0.5 s to import, not needed to serve the store
+
     return conversions.to_compat_message(message).model_dump(mode="json", by_alias=True, exclude_none=True)
 
 

@@ -25,7 +25,10 @@ _TURN_STYLES = {
     "working": "bold",
     "submitted": "bold",
     "sending…": "bold",
+    "starting the agent…": "bold",
 }
+#: what a first turn says while it waits for the agent to start (the card said it was starting)
+STARTING = "starting the agent…"
 
 
 @dataclass
@@ -40,6 +43,7 @@ class Status:
     mode: str = ""  # the screen's mode: "rewind", "edit" or ""
     note: str = ""
     undo: str = ""  # what ctrl+z undoes now ("" : the composer's text undo)
+    starting: bool = False  # the agent was still starting when we connected (contract.PARAM_STARTING)
 
 
 _MODE_LABELS = {"rewind": ("⟲ REWIND MODE", "⟲ REWIND"), "edit": ("✎ EDITING", "✎ EDIT")}
@@ -61,6 +65,8 @@ def status_text(status: Status, width: int) -> Text:
     sid = sanitize_line(status.session)[:8]
     name = sanitize_line(status.session_name)
     turn = sanitize_line(status.turn)
+    if status.starting and turn == "submitted":  # the server holds the turn until its agent runs
+        turn = STARTING
     rewind = sanitize_line(status.rewind)
     note = sanitize_line(status.note)
     mode = _MODE_LABELS.get(status.mode)
@@ -117,6 +123,8 @@ class StatusLine(Static):
         self.status = Status()
 
     def show(self, status: Status) -> None:
+        if status.starting and self.status.turn == "submitted" and status.turn != "submitted":
+            status.starting = False  # the first turn got its first answer: the agent has started
         self.status = Status(**vars(status))
         self.refresh()
 
