@@ -84,6 +84,7 @@ SLOW_TESTS: frozenset[str] = frozenset(
         "tests/grpc_binding/test_grpc_cut.py::test_a_cut_grpc_stream_is_resumed",
         "tests/grpc_binding/test_grpc_embedded.py::test_a_large_file_goes_over_grpc_both_ways",
         "tests/grpc_binding/test_grpc_serve.py::test_serve_prints_its_grpc_address_and_send_uses_it",
+        "tests/grpc_binding/test_grpc_serve.py::test_send_over_grpc_on_the_embedded_default_waits_for_the_agent_to_start",
         "tests/kagent/test_kagent_controller.py::test_a_stock_agent_is_never_asked_to_rewind",
         "tests/kagent/test_kagent_controller.py::test_history_and_sessions_of_the_agent",
         "tests/kagent/test_kagent_controller.py::test_rewind_with_the_add_on",

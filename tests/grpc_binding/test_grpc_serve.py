@@ -46,3 +46,19 @@ def test_serve_prints_its_grpc_address_and_send_uses_it(tmp_path):
         proc.wait(30)
         proc.stdout.close()
         proc.stderr.close()
+
+
+def test_send_over_grpc_on_the_embedded_default_waits_for_the_agent_to_start(tmp_path):
+    """The embedded default answers its card before the agent (and its gRPC port) is up, marked
+    starting: a client asked for gRPC reads the card again until the agent is up, instead of
+    failing with "the agent offers no GRPC interface"."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("REWINDTUI_")}
+    config = tmp_path / "config.toml"
+    config.write_text("")
+    env = {**env, "REWINDTUI_CONFIG": str(config)}
+    sent = subprocess.run(
+        [sys.executable, "-m", "rewindtui", "send", "--data-dir", str(tmp_path / "d"), "--binding", "grpc", "hi grpc"],
+        capture_output=True, text=True, env=env, timeout=100,
+    )
+    assert sent.returncode == 0, sent.stderr
+    assert "demo: You said: hi grpc (turn 1" in sent.stdout

@@ -26,6 +26,7 @@ Every name listed in ``__all__`` is importable from here.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
@@ -45,6 +46,7 @@ from rewindtui.client.capabilities import (
     Capabilities,
     ServerConfig,
     capabilities_from_card,
+    card_says_starting,
 )
 from rewindtui.client.errors import (
     ClientError,
@@ -201,12 +203,29 @@ class A2AClient(RestApi):
                 if exc.status != 404 or not self.config.fallback_urls:
                     raise
                 card = await self._card_from_fallbacks(exc)
-            caps = capabilities_from_card(card, self.config, self.url)
+            caps = await self._capabilities_once_started(card)
             self._transport = make_transport(
                 caps.binding, self._http, caps.endpoint, caps.dialect, self.config.timeout, scope=self.scope
             )
             self.capabilities = caps
         return self.capabilities
+
+    async def _capabilities_once_started(self, card: dict[str, Any]) -> Capabilities:
+        """The capabilities of ``card``; when no interface fits and the card says the agent is still
+        starting (a gRPC port is listed once it is up), the card is read again until it fits or the
+        agent is up, within the connect timeout."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.config.timeout
+        delay = 0.05
+        while True:
+            try:
+                return capabilities_from_card(card, self.config, self.url)
+            except Unsupported:
+                if not card_says_starting(card) or loop.time() + delay > deadline:
+                    raise
+            await asyncio.sleep(delay)  # the front says when the agent is up only in its card
+            delay = min(delay * 2, 0.5)
+            card = await self.fetch_card()
 
     async def _transport_ready(self) -> Transport:
         await self.connect()

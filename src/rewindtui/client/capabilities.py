@@ -144,6 +144,25 @@ def _home_api(value: Any, config: ServerConfig, card_url: str) -> str | None:
     return None
 
 
+def _rewind_extension(caps: dict[str, Any]) -> tuple[bool, dict[str, Any]]:
+    """Whether the card's capabilities advertise the rewind extension, and its params."""
+    extension: dict[str, Any] = {}
+    advertised = False
+    for ext in caps.get("extensions") or ():
+        if isinstance(ext, dict) and ext.get("uri") == REWIND_EXTENSION:
+            advertised = True
+            params = ext.get("params")
+            extension = params if isinstance(params, dict) and params else {contract.PARAM_REWIND: [contract.MODE_A2A]}
+    return advertised, extension
+
+
+def card_says_starting(card: dict[str, Any]) -> bool:
+    """The card was answered while the agent was still starting (the embedded server's front):
+    what it lists may grow (its gRPC port) once the agent is up."""
+    caps = card.get("capabilities")
+    return isinstance(caps, dict) and _rewind_extension(caps)[1].get(contract.PARAM_STARTING) is True
+
+
 def capabilities_from_card(card: dict[str, Any], config: ServerConfig, card_url: str | None = None) -> Capabilities:
     """What the card says, as this client will use it. Unsupported when it offers no binding
     this client speaks (e.g. gRPC only)."""
@@ -155,13 +174,7 @@ def capabilities_from_card(card: dict[str, Any], config: ServerConfig, card_url:
     caps = card.get("capabilities")
     if not isinstance(caps, dict):
         caps = {}
-    extension: dict[str, Any] = {}
-    advertised = False
-    for ext in caps.get("extensions") or ():
-        if isinstance(ext, dict) and ext.get("uri") == REWIND_EXTENSION:
-            advertised = True
-            params = ext.get("params")
-            extension = params if isinstance(params, dict) and params else {contract.PARAM_REWIND: [contract.MODE_A2A]}
+    advertised, extension = _rewind_extension(caps)
     offered = extension.get(contract.PARAM_REWIND) or []
     if isinstance(offered, str):
         offered = [offered]
