@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 from asgi_thread import ServeInThread
 from rewindtui.client.a2a_client import A2AClient, ServerConfig
+from rewindtui.client.limits import STREAM_FACTOR
 from rewindtui.client.transport import AnswerTooLarge, sse_frames
 
 pytestmark = pytest.mark.timeout(60)
@@ -121,3 +122,21 @@ class _Endless(httpx.AsyncByteStream):
     async def __aiter__(self):  # type: ignore[override]
         async for piece in self.source:
             yield piece
+
+
+async def test_an_endless_run_of_small_events_stops_at_the_limit_in_all():
+    """Each event is small, so no frame is too large: the stream as a whole stops once its bytes
+    pass STREAM_FACTOR times the limit (before: read for as long as the server sent)."""
+    read = [0]
+
+    async def endless():
+        while True:
+            read[0] += 1
+            yield b"data: " + b"x" * 100 + b"\n\n"
+
+    response = httpx.Response(200, stream=_Endless(endless()), request=httpx.Request("POST", "http://agent.test/"))
+    frames = 0
+    with pytest.raises(AnswerTooLarge, match="the stream from .* is larger than 40,000 bytes"):
+        async for _ in sse_frames(response, 10_000):
+            frames += 1
+    assert STREAM_FACTOR == 4 and 360 <= frames <= 371 and read[0] <= 371

@@ -25,6 +25,9 @@ MAX_MESSAGES_PER_TASK = 100_000
 MAX_PAGES = 10_000
 #: Bytes of one answer (a unary call's body, or one stream frame). Setting: REWINDTUI_MAX_ANSWER_MB.
 DEFAULT_MAX_ANSWER_BYTES = 512 * 1024 * 1024
+#: A whole stream (one turn's events) may hold this many answers' worth of bytes (default 2 GiB in
+#: all): an endless run of small events stops there. It follows REWINDTUI_MAX_ANSWER_MB.
+STREAM_FACTOR = 4
 #: Seconds for one page / one unary answer, start to end. Setting: REWINDTUI_PAGE_SECONDS.
 DEFAULT_PAGE_SECONDS = 120.0
 

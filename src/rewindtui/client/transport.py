@@ -46,7 +46,7 @@ from rewindtui.client.errors import (
     parse_json,
     status_error,
 )
-from rewindtui.client.limits import max_answer_bytes, page_seconds
+from rewindtui.client.limits import STREAM_FACTOR, max_answer_bytes, page_seconds
 
 #: HTTP+JSON error ``reason`` (google.rpc.ErrorInfo) -> the JSON-RPC code of the same error
 #: (a2a-sdk ``a2a.utils.errors``: ``A2A_ERROR_MAPPING`` and ``JSON_RPC_ERROR_CODE_MAP``).
@@ -405,14 +405,19 @@ async def sse_frames(response: httpx.Response, limit: int) -> AsyncIterator[tupl
     never read). So one endless line, or an endless run of ``data:`` lines, costs at most
     ``limit`` bytes of memory, not the server's choice. Lines end at CR, LF or CRLF (the SSE
     spec); each line is UTF-8 (bad bytes replaced). Comment-only and keep-alive events are
-    skipped."""
+    skipped. The whole stream is bounded too: past ``STREAM_FACTOR`` times ``limit`` bytes in all
+    (an endless run of small events), it stops the same way."""
     where = f"a stream frame from {response.request.url}"
+    total = 0
     pending = bytearray()  # the line being read
     data: list[str] = []  # the current event's data lines
     data_size = 0
     name = ""
     skip_lf = False  # a CR ended the last chunk: an LF opening the next one is the same newline
     async for chunk in response.aiter_bytes():
+        total += len(chunk)
+        if total > limit * STREAM_FACTOR:
+            raise _too_large(f"the stream from {response.request.url}", limit * STREAM_FACTOR, "the stream was stopped")
         if skip_lf and chunk[:1] == b"\n":
             chunk = chunk[1:]
         skip_lf = False
