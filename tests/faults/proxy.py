@@ -8,6 +8,7 @@ request did) and then written back to the client -- as it was, or broken the way
   upstream has done the work, i.e. a 5xx after the server committed).
 - ``reset``: after forwarding, reset the connection (TCP RST) without a byte of answer.
 - ``delay``: wait this long before answering (a client with a shorter timeout gives up).
+- ``hold``: a ``threading.Event``: wait until the test sets it before answering (no timing).
 - ``frames``: rewrite an event stream's frames (a function over the list of ``data:`` payloads, as
   bytes): drop, reorder, inject error frames, malformed or half frames, non-UTF-8 bytes ...
 - ``cut_after``: send only the first N frames, then end the answer: ``how="eof"`` closes a
@@ -102,6 +103,7 @@ class Fault:
     forward: bool = False  # with status: forward first (the server does the work), then answer status
     reset: bool = False
     delay: float = 0.0
+    hold: threading.Event | None = None
     frames: Callable[[list[bytes]], list[bytes]] | None = None
     cut_after: int | None = None
     how: str = "eof"  # eof | chunked | reset
@@ -293,6 +295,8 @@ class FaultProxy:
             return
         if fault.delay:
             await asyncio.sleep(fault.delay)
+        if fault.hold is not None:
+            await asyncio.to_thread(fault.hold.wait, 60)
         if fault.reset:
             _reset(writer)
             return

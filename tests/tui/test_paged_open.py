@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import itertools
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -81,7 +82,8 @@ def shown(app: RewindApp) -> list[tuple]:
 
 async def test_a_long_session_shows_its_newest_turns_first_then_older_ones_in_front(seeded, fresh):
     srv, proxy = seeded
-    proxy.add(Fault(lambda req: older_page(req, fresh), delay=0.5))  # the first older page takes a while
+    first_older = threading.Event()
+    proxy.add(Fault(lambda req: older_page(req, fresh), hold=first_older))  # the first older page waits for the test
     app = proxied_app(proxy, srv, fresh)
     async with app.run_test(size=SIZE) as pilot:
         await wait_until(pilot, lambda: app.chat is not None and len(app.chat.conversation.items) > 0)
@@ -101,6 +103,8 @@ async def test_a_long_session_shows_its_newest_turns_first_then_older_ones_in_fr
         await pilot.pause()
         top_item = chat.conversation.items[0]
         top_line = screen_lines(transcript)[0]
+        assert chat.conversation.items[0] is top_item  # nothing older came yet
+        first_older.set()
         await wait_until(pilot, lambda: chat.conversation.older_token is None, timeout=30)
         await pilot.pause()
         # what the user looked at stays where it was: the same lines, older turns above them
