@@ -18,8 +18,10 @@ SIZE = (120, 40)
 async def settle(app: RewindApp, pilot) -> None:
     """Let the app handle what is pending and finish its workers (a turn, a load). One that a
     newer worker of its exclusive group replaced (a re-read of the rewound turns, of the sessions)
-    ends cancelled: that is how it ends, not a failure; a worker that failed still fails the test."""
+    ends cancelled: that is how it ends, not a failure; a worker that failed still fails the test.
+    The app's first connect starts after its first frame: that is waited for too."""
     await pilot.pause()
+    await wait_until(pilot, lambda: not app.connecting, timeout=60)
     results = await asyncio.gather(*(worker.wait() for worker in list(app.workers)), return_exceptions=True)
     for result in results:
         if isinstance(result, BaseException) and not isinstance(result, WorkerCancelled):

@@ -81,6 +81,9 @@ class RewindApp(App[int]):
         self.push_notices: PushNotices | None = None
         #: the session and "new" of the connection in progress (for a retry after a canceled sign-in)
         self._connecting: tuple[str | None, bool] = (session_id, new_session)
+        #: a connect is under way (the first one starts after the first frame): False once it ended,
+        #: connected or failed -- what a script or a test waits for before it looks at ``chat``
+        self.connecting = self.chat is None and connector is not None
         if theme:
             self.theme = theme
         if keymap:
@@ -189,6 +192,13 @@ class RewindApp(App[int]):
         await self._open(session_id, new)
 
     async def _open(self, session_id: str | None, new: bool) -> None:
+        self.connecting = True
+        try:
+            await self._open_chat(session_id, new)
+        finally:
+            self.connecting = False
+
+    async def _open_chat(self, session_id: str | None, new: bool) -> None:
         assert self.connector is not None
         self._connecting = (session_id, new)
         if isinstance(self.connector, AppConnector):
