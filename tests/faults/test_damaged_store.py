@@ -12,30 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from rewindtui.chat import Chat, TurnRefused
-from rewindtui.client.a2a_client import A2AClient, ServerConfig
+from kit.servers import connected_chat, session_on_disk
+from rewindtui.chat import TurnRefused
 from rewindtui.server import EmbeddedServer
 from rewindtui.server.storage.integrity import DataDirProblem
 
 pytestmark = pytest.mark.timeout(90)
 
-
-async def _chat(srv: EmbeddedServer) -> Chat:
-    client = A2AClient(ServerConfig(url=srv.agent_url, api=srv.api_url, timeout=10))
-    await client.connect()
-    return Chat(client)
-
-
-async def _make_session(data_dir: Path, *texts: str) -> str:
-    with EmbeddedServer(data_dir) as srv:
-        chat = await _chat(srv)
-        try:
-            for text in texts:
-                await chat.send(text)
-            assert chat.session_id
-            return chat.session_id
-        finally:
-            await chat.client.aclose()
 
 
 def _garble(db: Path, contains: str) -> int:
@@ -53,11 +36,11 @@ def _garble(db: Path, contains: str) -> int:
 
 
 async def test_one_garbled_message_reads_as_a_placeholder(tmp_path, caplog):
-    sid = await _make_session(tmp_path, "first words", "second words", "third words")
+    sid = await session_on_disk(tmp_path, "first words", "second words", "third words")
     seq = _garble(tmp_path / "rewindtui.db", "second words")
     caplog.set_level(logging.WARNING)
     with EmbeddedServer(tmp_path) as srv:
-        chat = await _chat(srv)
+        chat = await connected_chat(srv)
         try:
             await chat.open(sid)
             texts = [i.text for i in chat.conversation.items]
@@ -72,7 +55,7 @@ async def test_one_garbled_message_reads_as_a_placeholder(tmp_path, caplog):
 
 @pytest.mark.parametrize("damage", ["missing", "empty"])
 async def test_a_missing_or_empty_store_refuses_to_start(tmp_path, damage):
-    await _make_session(tmp_path, "hello")
+    await session_on_disk(tmp_path, "hello")
     store = tmp_path / "rewindtui.db"
     for side in ("-wal", "-shm"):
         Path(str(store) + side).unlink(missing_ok=True)
@@ -88,7 +71,7 @@ async def test_a_missing_or_empty_store_refuses_to_start(tmp_path, damage):
 
 
 async def test_a_missing_adk_database_refuses_to_start(tmp_path):
-    await _make_session(tmp_path, "hello")
+    await session_on_disk(tmp_path, "hello")
     for side in ("", "-wal", "-shm"):
         Path(str(tmp_path / "adk_sessions.db") + side).unlink(missing_ok=True)
     with pytest.raises(DataDirProblem, match=r"adk_sessions\.db is missing while .*rewindtui\.db holds 1 session.*restore both databases"):
@@ -107,9 +90,9 @@ def test_a_corrupt_file_is_one_line_naming_it(tmp_path, capsys):
 
 
 async def test_a_send_on_a_session_adk_does_not_know_stores_nothing(tmp_path):
-    sid = await _make_session(tmp_path, "hello")
+    sid = await session_on_disk(tmp_path, "hello")
     other = tmp_path / "other"
-    await _make_session(other, "elsewhere")  # an ADK database with a session, but not this one
+    await session_on_disk(other, "elsewhere")  # an ADK database with a session, but not this one
     for side in ("", "-wal", "-shm"):
         src = Path(str(other / "adk_sessions.db") + side)
         dst = Path(str(tmp_path / "adk_sessions.db") + side)
@@ -118,7 +101,7 @@ async def test_a_send_on_a_session_adk_does_not_know_stores_nothing(tmp_path):
             dst.write_bytes(src.read_bytes())
     tasks_before = _count(tmp_path / "rewindtui.db", "tasks")
     with EmbeddedServer(tmp_path) as srv:
-        chat = await _chat(srv)
+        chat = await connected_chat(srv)
         try:
             await chat.open(sid)
             with pytest.raises(TurnRefused, match="not in the agent's session database"):
@@ -144,7 +127,7 @@ def _mode(path: Path) -> int:
 
 async def test_new_data_is_private(tmp_path):
     data = tmp_path / "new"
-    await _make_session(data, "hello")
+    await session_on_disk(data, "hello")
     assert _mode(data) == 0o700
     files = [p for p in data.iterdir() if p.name.startswith(("rewindtui.db", "adk_sessions.db"))]
     assert {p.name for p in files} >= {"rewindtui.db", "adk_sessions.db"}
@@ -153,7 +136,7 @@ async def test_new_data_is_private(tmp_path):
 
 
 async def test_loose_modes_are_tightened_with_a_note(tmp_path, caplog):
-    await _make_session(tmp_path, "hello")
+    await session_on_disk(tmp_path, "hello")
     os.chmod(tmp_path, 0o755)
     os.chmod(tmp_path / "rewindtui.db", 0o644)
     caplog.set_level(logging.WARNING)

@@ -11,30 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from rewindtui.chat import Chat
-from rewindtui.client.a2a_client import A2AClient, ServerConfig
+from kit.servers import connected_chat, session_on_disk
 from rewindtui.server import EmbeddedServer
 from rewindtui.server.storage.store import task_json, task_row
 
 pytestmark = pytest.mark.timeout(90)
 
-
-async def _chat(srv: EmbeddedServer) -> Chat:
-    client = A2AClient(ServerConfig(url=srv.agent_url, api=srv.api_url, timeout=10))
-    await client.connect()
-    return Chat(client)
-
-
-async def _make_session(data_dir: Path, *texts: str) -> str:
-    with EmbeddedServer(data_dir) as srv:
-        chat = await _chat(srv)
-        try:
-            for text in texts:
-                await chat.send(text)
-            assert chat.session_id
-            return chat.session_id
-        finally:
-            await chat.client.aclose()
 
 
 #: how a task row's body is damaged: bytes that are not UTF-8 between two keys (so not JSON
@@ -64,11 +46,11 @@ def _garble_task(db: Path, owns: str, damage: str) -> str:
 
 @pytest.mark.parametrize("damage", list(DAMAGE))
 async def test_a_garbled_task_reads_as_a_placeholder_and_the_session_goes_on(tmp_path, caplog, damage):
-    sid = await _make_session(tmp_path, "first words", "second words", "third words")
+    sid = await session_on_disk(tmp_path, "first words", "second words", "third words")
     task_id = _garble_task(tmp_path / "rewindtui.db", "second words", damage)
     caplog.set_level(logging.WARNING)
     with EmbeddedServer(tmp_path) as srv:
-        chat = await _chat(srv)
+        chat = await connected_chat(srv)
         try:
             await chat.open(sid)  # REST pages of the session's tasks
             shown = " ".join(i.text for i in chat.conversation.items)

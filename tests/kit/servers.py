@@ -43,3 +43,26 @@ async def chat_for(server, session_id: str | None = None) -> Chat:
     chat = Chat(client)
     await chat.open(session_id)
     return chat
+
+
+async def connected_chat(server) -> Chat:
+    """A ``Chat`` on the embedded ``server`` whose client read the card, no session opened yet."""
+    client = A2AClient(ServerConfig(url=server.agent_url, api=server.api_url, timeout=10))
+    await client.connect()
+    return Chat(client)
+
+
+async def session_on_disk(data_dir: Path, *texts: str) -> str:
+    """A session holding ``texts`` (one turn each), written by an embedded server on ``data_dir``
+    that is stopped again: the store as a later start finds it. Its id."""
+    from rewindtui.server import EmbeddedServer
+
+    with EmbeddedServer(data_dir) as srv:
+        chat = await connected_chat(srv)
+        try:
+            for text in texts:
+                await chat.send(text)
+            assert chat.session_id
+            return chat.session_id
+        finally:
+            await chat.client.aclose()

@@ -336,6 +336,17 @@ class _Turn:
                 raise
             yield event
 
+    def _message_of(self, event: Any) -> dict[str, Any] | None:
+        """The A2A message an ADK event of this turn becomes (None: nothing to show)."""
+        return agent_message(
+            event,
+            app_name=self.owner.app_name,
+            user_id=self.session.user_id,
+            session_id=self.sid,
+            task_id=self.task_id,
+            invocation_id=self.invocation_id,
+        )
+
     def _model_name(self) -> str:
         model = getattr(getattr(self.owner.runner, "agent", None), "model", "")
         return model if isinstance(model, str) else str(getattr(model, "model", "") or "")
@@ -387,14 +398,7 @@ class _Turn:
         event_usage = usage_of(event)
         if event_usage and not event.partial:
             self.usage = event_usage
-        message = agent_message(
-            event,
-            app_name=self.owner.app_name,
-            user_id=self.session.user_id,
-            session_id=self.sid,
-            task_id=self.task_id,
-            invocation_id=self.invocation_id,
-        )
+        message = self._message_of(event)
         if message is None:
             return
         if event.partial:
@@ -470,14 +474,7 @@ class _Turn:
             elif event.id and event.id not in known:
                 since.append(event)
         for event in since:
-            message = agent_message(
-                event,
-                app_name=self.owner.app_name,
-                user_id=self.session.user_id,
-                session_id=self.sid,
-                task_id=self.task_id,
-                invocation_id=self.invocation_id,
-            )
+            message = self._message_of(event)
             if message is None:
                 continue
             if not await self.owner.store.message_id_exists(self.sid, message["messageId"]):
