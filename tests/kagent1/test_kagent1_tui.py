@@ -167,6 +167,8 @@ async def test_a_read_only_share_opens_with_the_composer_disabled_and_why(kagent
         assert composer.read_only and composer.has_class("-read-only")
         assert composer.placeholder == "Read-only: this session was opened from a read-only share: it can be read, not written to"
         composer.focus()
+        await pilot.pause()
+        assert not any(b.binding.action == "submit" and b.enabled for b in app.active_bindings.values())  # no "Send" offered
         await pilot.press(*"hi", "enter")
         await settle(app, pilot)
         assert composer.text == "" and users(app) == ["one"]

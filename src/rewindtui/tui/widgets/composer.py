@@ -52,6 +52,7 @@ class Composer(TextArea):
         self.set_class(bool(reason), "-read-only")
         self.placeholder = f"Read-only: {sanitize_line(reason)}" if reason else PLACEHOLDER
         self.tooltip = reason or None
+        self.refresh_bindings()  # the footer stops offering Enter to send
 
     def on_mount(self) -> None:
         # headless (tests, screenshots) nobody sees a blink; a steady cursor draws the same every time
@@ -89,6 +90,8 @@ class Composer(TextArea):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "complete":
             return self.slash_prefix() is not None  # else Tab moves focus as usual
+        if action == "submit":
+            return not self.refused  # a read-only session: nothing to send (the placeholder says why)
         return True
 
     def slash_prefix(self) -> str | None:
