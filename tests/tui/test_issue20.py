@@ -250,6 +250,44 @@ async def test_15_ctrl_q_keeps_the_draft_for_the_next_start(server, tmp_path: Pa
         assert again.chat_screen.composer.text == "half a thought"
 
 
+async def test_15_a_kept_draft_cleared_or_sent_does_not_come_back(server, tmp_path: Path):
+    """Found by the tour: the kept draft's file outlived the draft. Cleared, then ctrl+q: it came
+    back at every start; sent, then the app ended: it came back and Enter sent it twice."""
+    app = make_app(server, data_dir=tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await turns(app, pilot, "one")
+        session = app.chat.session_id
+        await pilot.press(*"keep me", "ctrl+q")
+        await pilot.pause()
+    cleared = make_app(server, session, data_dir=tmp_path)
+    async with cleared.run_test(size=SIZE) as pilot:
+        await settle(cleared, pilot)
+        assert cleared.chat_screen.composer.text == "keep me"
+        cleared.chat_screen.composer.clear()
+        await pilot.press("ctrl+q")
+        await pilot.pause()
+    sent = make_app(server, session, data_dir=tmp_path)
+    async with sent.run_test(size=SIZE) as pilot:
+        await settle(sent, pilot)
+        assert sent.chat_screen.composer.text == ""  # cleared stays cleared
+        await pilot.press(*"said once")
+        await pilot.press("ctrl+q")
+        await pilot.pause()
+    crash = make_app(server, session, data_dir=tmp_path)
+    async with crash.run_test(size=SIZE) as pilot:
+        await settle(crash, pilot)
+        assert crash.chat_screen.composer.text == "said once"
+        crash.chat_screen.composer.focus()
+        await pilot.press("enter")
+        await settle(crash, pilot)
+        assert user_texts(crash) == ["one", "said once"]
+    # the app ended without ctrl+q (as a crash would): the sent draft is not kept
+    after = make_app(server, session, data_dir=tmp_path)
+    async with after.run_test(size=SIZE) as pilot:
+        await settle(after, pilot)
+        assert after.chat_screen.composer.text == ""
+
+
 # -- 16: words and small fixes -------------------------------------------------------------------
 async def test_16_welcome_help_says_esc_and_wide_tool_lines(server):
     app = make_app(server)

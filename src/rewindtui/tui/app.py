@@ -146,6 +146,8 @@ class RewindApp(App[int]):
         if screen is not None and screen.composer.text and not (screen.replying or screen.rewinding):
             self._quit_with_draft(screen)
             return
+        if screen is not None and not screen.composer.text:
+            screen.memory.forget_kept_draft()  # cleared: an older kept draft must not come back
         if screen is not None and (screen.replying or screen.rewinding):
             what = "A reply is still coming in" if screen.replying else "A rewind is in flight"
 

@@ -71,6 +71,18 @@ class ComposerMemory:
             composer.history.clear()
         return bool(text)
 
+    def forget_kept_draft(self) -> None:
+        """The draft kept on disk for this session is gone: what it held was sent (or cleared and
+        the app quits with an empty composer). Else it would come back at the next start, and
+        Enter would send it twice."""
+        key = self.key()
+        if self.drafts is None or key is None or self.stash.holding:
+            return  # during an edit the kept draft is the one set aside: it comes back later
+        try:
+            self.drafts.save(*key, "")
+        except OSError as exc:
+            self.say(f"Kept draft not removed: {exc}")
+
     def set_aside(self) -> bool:
         """An edit starts: the draft waits (True if there was one)."""
         text = self.composer().text

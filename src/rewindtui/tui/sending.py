@@ -122,6 +122,7 @@ class Sending:
         if chat.edit is not None and not text.strip():
             return self._refuse(text, "An edited turn needs its text (attachments go with the next new message).")
         self.memory.remember_prompt(text)
+        self.memory.forget_kept_draft()  # sent: a refused send puts it back in the composer
         host.outcome = None
         if chat.edit is not None:
             # the edit's rewind-and-send: a rewind in flight until the server has answered
