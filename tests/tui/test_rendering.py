@@ -185,7 +185,10 @@ async def test_follows_the_bottom_after_ctrl_n_and_until_the_user_scrolls_away(s
             assert transcript.scroll_y == transcript.max_scroll_y
             assert any(f"You said: message number {n}" in line for line in screen_lines(transcript))
         # the user scrolls away: new content no longer pulls the view down
-        await pilot.press("pageup")  # the composer has focus: page up goes to the screen...
+        bottom = transcript.scroll_y
+        await pilot.press("pageup")  # the composer has focus and keeps it: PgUp scrolls the conversation
+        assert app.focused is app.chat_screen.composer
+        assert not transcript.follow and transcript.scroll_y < bottom
         transcript.focus()
         await pilot.press("pageup")
         assert not transcript.follow

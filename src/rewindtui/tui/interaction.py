@@ -62,6 +62,8 @@ COMMANDS: tuple[Command, ...] = (
     Command("composer.history_back", "up", "history(-1)", "Earlier prompt", "On an empty composer: recall the prompt sent before", owner="composer", palette=False),
     Command("composer.history_forward", "down", "history(1)", "Later prompt", "While recalling prompts: the next one, then your draft", owner="composer", palette=False),
     Command("composer.complete", "tab", "complete", "Complete", "Complete the slash command being typed", owner="composer", palette=False),
+    Command("composer.page_up", "pageup", "page(-1)", "Page up", "Scroll the conversation up a page (typing stays in the composer)", owner="composer", palette=False),
+    Command("composer.page_down", "pagedown", "page(1)", "Page down", "Scroll the conversation down a page", owner="composer", palette=False),
     # -- rewind ----------------------------------------------------------------------------------
     Command("chat.rewind_mode", "alt+up", "rewind_mode(-1)", "Rewind…", "Choose a rewind point: preview the last turn (again: the turn before); nothing changes until Enter", slash="rewind", args="[N]", show=True),
     Command("chat.rewind_mode_next", "alt+down", "rewind_mode(1)", "Next turn", "While choosing: the turn after", palette=False),

@@ -287,6 +287,10 @@ class ChatScreen(Screen):
     def _submitted(self, event: Composer.Submitted) -> None:
         self.sending.submitted(event.text)
 
+    @on(Composer.PageRequested)
+    def _page(self, event: Composer.PageRequested) -> None:
+        self.transcript.action_page(event.direction)
+
     @on(TextArea.Changed, "#composer")
     def _composer_changed(self) -> None:
         self.query_one(SlashMenu).show_for(self.composer.slash_prefix(), self.keymap)

@@ -33,6 +33,13 @@ class Composer(TextArea):
             super().__init__()
             self.text = text
 
+    class PageRequested(Message):
+        """PgUp / PgDn in the composer: the conversation scrolls (the screen does it)."""
+
+        def __init__(self, direction: int) -> None:
+            super().__init__()
+            self.direction = direction
+
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id, soft_wrap=True, show_line_numbers=False, tab_behavior="focus")
         self.placeholder = PLACEHOLDER
@@ -118,6 +125,9 @@ class Composer(TextArea):
 
     def action_newline(self) -> None:
         self.insert("\n")
+
+    def action_page(self, direction: int) -> None:
+        self.post_message(self.PageRequested(direction))
 
     def action_history(self, step: int) -> None:
         """↑ / ↓: browse earlier prompts when the composer is empty or shows a recalled prompt
