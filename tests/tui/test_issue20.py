@@ -145,6 +145,8 @@ async def test_8_slash_commands_complete_run_and_are_never_sent(server):
             await settle(app, pilot)
             if isinstance(app.screen, HelpScreen):
                 await pilot.press("escape")
+        (undo_note,) = [n for n in notifications(app) if "undo" in n.lower()]
+        assert undo_note.count("othing to undo") == 1, undo_note  # one sentence, not "Nothing to undo here: Nothing to undo."
         screen.composer.text = "/frobnicate now"
         await pilot.press("enter")
         await settle(app, pilot)

@@ -13,6 +13,7 @@ from typing import Protocol
 
 from rewindtui.model import Item
 from rewindtui.tui import interaction
+from rewindtui.tui.host import sentence
 from rewindtui.tui.transcript_layout import turn_starts
 
 
@@ -113,7 +114,7 @@ class SlashActions:
 
     def run_command(self, command: interaction.Command) -> None:
         if command.id == "chat.undo_rewind" and not self.can_undo():
-            self.say("Nothing to undo here: " + (self.why_not_undo() or "no rewind of this session to undo."), warning=True)
+            self.say(sentence(self.why_not_undo() or "Nothing to undo here: no rewind of this session to undo."), warning=True)
             return
         if command.owner == "transcript":
             self.act_on_turn_back(command.action.split("'")[1], 1)
