@@ -121,6 +121,7 @@ SLOW_TESTS: frozenset[str] = frozenset(
         "tests/server/test_confirmation.py::test_rewind_across_confirmed_turns_takes_them_back_whole",
         "tests/server/test_confirmation.py::test_the_answer_resumes_the_same_task_and_invocation",
         "tests/server/test_confirmation_headless.py::test_send_then_answer",
+        "tests/server/test_confirmation_redo.py::test_a_question_answered_after_a_redo_stays_answered",
         "tests/server/test_conformance.py::test_subscribe_follows_a_running_turn",
         "tests/server/test_guard.py::test_dns_rebinding_is_refused",
         "tests/server/test_guard.py::test_serve_beyond_loopback_prints_its_token",
