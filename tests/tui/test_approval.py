@@ -11,6 +11,8 @@ from textual import events
 from kit.apps import make_app
 from kit.pilot import SIZE, notifications, send, server_tasks, server_users, settle, texts
 from rewindtui.a2a.dialect import Dialect
+from rewindtui.chat import Chat
+from rewindtui.client.a2a_client import A2AClient, ServerConfig
 
 DIALECTS = [Dialect.V03, Dialect.V10]
 
@@ -114,3 +116,22 @@ async def test_rewind_takes_a_confirmed_turn_back_whole(server):
         await pilot.press("alt+y")
         await settle(app, pilot)
         assert "'deleted_files': ['b.txt']" in agent_texts(app)[-1]  # the state went back too
+
+
+async def test_a_question_answered_by_another_client_is_said_once_and_the_view_follows(server):
+    app = make_app(server)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        screen = app.chat_screen
+        await ask(app, pilot, "z.txt")
+        # another client (as `rewindtui send --approve`) answers while the app shows the question
+        async with A2AClient(ServerConfig(url=server.agent_url, api=server.api_url)) as client:
+            other = Chat(client)
+            await other.open(app.chat.session_id)
+            await other.confirm(True)
+        await pilot.press("alt+y")
+        await settle(app, pilot)
+        said = [n for n in notifications(app) if "answered" in n]
+        assert said == ["The question was already answered elsewhere: the turn is completed on the server, as shown now."]
+        assert screen.turn_bar.kind == "" and not {"alt+y", "alt+n"} & footer_keys(app)
+        assert "'status': 'deleted'" in agent_texts(app)[-1]

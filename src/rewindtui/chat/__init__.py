@@ -31,6 +31,7 @@ from rewindtui.chat import limits
 from rewindtui.chat.base import Listener, PendingEdit
 from rewindtui.chat.core import QUESTION_FIRST, Chat
 from rewindtui.chat.errors import (
+    AnsweredElsewhere,
     Busy,
     QuestionWaiting,
     RedoFailed,
@@ -67,6 +68,7 @@ __all__ = [
     "QUESTION_FIRST",
     "STOP_GRACE",
     "Action",
+    "AnsweredElsewhere",
     "Busy",
     "Chat",
     "Confirmation",

@@ -19,6 +19,11 @@ class TurnRefused(ClientError):
     """The server did not take the message; the view shows no trace of it (keep the draft)."""
 
 
+class AnsweredElsewhere(TurnRefused):
+    """The question was answered already (by another client): the server refused this answer, and
+    the view now shows the session as the server has it."""
+
+
 class TurnInterrupted(ClientError):
     """The stream stopped before the turn's end and could not be resumed. The view shows what the
     server holds; ``server_state`` is its state of the turn (None: it could not say)."""

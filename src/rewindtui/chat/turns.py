@@ -14,7 +14,7 @@ from rewindtui.a2a import outgoing, raw
 from rewindtui.a2a.classify import EventKind, StreamEvent
 from rewindtui.a2a.dialect import TURN_ENDING_STATES
 from rewindtui.chat import limits
-from rewindtui.chat.errors import Busy, TurnInterrupted, TurnRefused
+from rewindtui.chat.errors import AnsweredElsewhere, Busy, TurnInterrupted, TurnRefused
 from rewindtui.chat.limits import derive_title, gc_paused
 from rewindtui.chat.sessions import Sessions
 from rewindtui.client.a2a_client import (
@@ -69,7 +69,16 @@ class Turns(Sessions):
         message = outgoing.decision_message(
             approve, dialect=self.client.dialect, context_id=self.session_id, task_id=task_id
         )
-        await self._turn(message, "")
+        try:
+            await self._turn(message, "")
+        except TurnRefused:
+            # answered from another client meanwhile? the view follows the server either way
+            state = await self._reread(task_id)
+            if state is not None and state not in ("input-required", "auth-required"):
+                raise AnsweredElsewhere(
+                    f"The question was already answered elsewhere: the turn is {state} on the server, as shown now."
+                ) from None
+            raise
 
     def pending_confirmation(self) -> Confirmation | None:
         return self.conversation.pending_confirmation()

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from functools import partial
 
-from rewindtui.chat import Action, TurnInterrupted
+from rewindtui.chat import Action, AnsweredElsewhere, TurnInterrupted
 from rewindtui.client.a2a_client import ClientError
 from rewindtui.client.errors import user_message
 from rewindtui.tui.host import ScreenHost, finished, sentence, wait_for
@@ -102,6 +102,8 @@ class TurnControl:
             await host.chat.confirm(approve)
         except TurnInterrupted as exc:
             self.interrupted(exc)
+        except AnsweredElsewhere as exc:  # the view now shows the server's session
+            host.notify(str(exc), title="Approve / reject", severity="warning", timeout=8)
         except ClientError as exc:
             host.notify(f"Not answered: {user_message(exc)}", title="Approve / reject", severity="error", timeout=8)
         finally:

@@ -8,6 +8,7 @@ import sqlite3
 from collections.abc import Sequence
 from typing import Any
 
+from rewindtui.a2a import contract
 from rewindtui.a2a.dialect import TERMINAL_STATES
 from rewindtui.server.service.wire import RENDER_VERSION, dumps, message_v1_text, now_iso
 from rewindtui.server.storage.store_conn import StoreBase, Tx
@@ -25,6 +26,22 @@ from rewindtui.server.storage.store_rows import (
     task_row,
 )
 from rewindtui.server.storage.undecodable import checked_body
+
+#: A message added to a task that a later rewind task's stored history already holds -- a question
+#: brought back by a redo (the undo of a rewind) and answered after it: the redo's history is the
+#: session's effective history (``SessionLog.effective`` reads it, and so do clients, from where the
+#: redo's Task stands in the list), so the answer, the tool's result and the reply join it there;
+#: else the session's history (and every later rewind's) would end at the question. Only tasks
+#: after the message's own (``seq``: none for a turn running as usual) are looked into.
+_JOIN_REWINDS = (
+    "UPDATE tasks SET history_refs = json_insert(history_refs, '$[#]', "
+    "(SELECT seq FROM messages WHERE session_id = ? AND message_id = ?)), "
+    "body = CASE WHEN json_valid(body) THEN json_set(body, "
+    f"'$.metadata.{contract.EFFECTIVE_HISTORY_TOTAL_KEY}', json_array_length(history_refs) + 1) ELSE body END "
+    "WHERE session_id = ? AND seq > (SELECT seq FROM tasks WHERE id = ?) AND kind IN ('rewind', 'redo') "
+    "AND rewound_by IS NULL AND json_valid(history_refs) AND EXISTS "
+    "(SELECT 1 FROM json_each(tasks.history_refs) AS j JOIN messages AS m ON m.seq = j.value WHERE m.task_id = ?)"
+)
 
 
 class TaskStore(StoreBase):
@@ -79,7 +96,13 @@ class TaskStore(StoreBase):
     async def add_messages(
         self, *, session_id: str, task_id: str, messages: Sequence[dict[str, Any]], tx: Tx | None = None
     ) -> None:
-        await self._write([(_INSERT_MESSAGE, message_row(session_id, task_id, m)) for m in messages], tx)
+        """Store messages of a task; each also joins the stored history of every current rewind
+        (redo) task after it that holds the task's earlier messages (:data:`_JOIN_REWINDS`)."""
+        statements: list[Statement] = []
+        for m in messages:
+            statements.append((_INSERT_MESSAGE, message_row(session_id, task_id, m)))
+            statements.append((_JOIN_REWINDS, (session_id, m["messageId"], session_id, task_id, task_id)))
+        await self._write(statements, tx)
 
     async def message_id_exists(self, session_id: str, message_id: str) -> bool:
         row = await self._fetchone(
