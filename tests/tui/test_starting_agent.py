@@ -16,6 +16,7 @@ from rewindtui.server.http.front import Front
 from rewindtui.server.http.front_card import plain_agent_card
 from rewindtui.server.http.paths import AGENT_PATH, API_PATH
 from rewindtui.server.process.options import ServerOptions
+from rewindtui.tui.screens.confirm import ConfirmScreen
 from rewindtui.tui.widgets.status_line import STARTING, StatusLine
 from tui.pilotkit import SIZE, make_app, wait_until
 
@@ -56,6 +57,12 @@ async def test_the_first_turn_says_the_agent_is_starting_then_streams(tmp_path: 
             app.chat_screen.composer.text = "hello"
             await pilot.press("enter")  # (not pilotkit.send: it waits for the turn to end)
             await wait_until(pilot, lambda: STARTING in _status(app), timeout=30)
+            await pilot.press("ctrl+q")  # the turn waits for the agent: quitting asks first, as during a reply
+            await pilot.pause()
+            assert isinstance(app.screen, ConfirmScreen) and app.screen.purpose == "quit"
+            await pilot.press("escape")
+            await pilot.pause()
+            assert not isinstance(app.screen, ConfirmScreen) and app.return_code is None
             release.set()  # the agent has loaded: the held turn runs
             await wait_until(
                 pilot, lambda: any("You said: hello" in it.text for it in app.chat.conversation.items), timeout=60
