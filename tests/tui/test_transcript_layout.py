@@ -131,3 +131,20 @@ def test_navigation_between_turns_is_pure():
     assert neighbour_turn(items, last, -1) == starts[-2] and neighbour_turn(items, last, 1) is None  # type: ignore[arg-type]
     assert index_of(items, items[1]) == 1
     assert group_role(items, 0) == START and estimate_height(items[0], 80, False) >= 3
+
+
+def test_a_tool_call_waiting_for_its_result_says_so_whole_however_long_its_arguments():
+    """A call with no result yet (a question waits) is cut before "(no result yet)", which stays
+    whole; before, the call took the whole line and the words were cropped to "… ("."""
+    from types import SimpleNamespace
+
+    from rich.style import Style
+
+    from rewindtui.tui.widgets.transcript_items import _tool_line
+
+    call = SimpleNamespace(name="delete_file", args={"path": "x" * 300}, result=None, has_result=False)
+    for width in (60, 124, 200):
+        line = _tool_line(call, False, Style(), "k", width=width)
+        assert line.plain.endswith("… (no result yet)") and line.cell_len <= width  # "▸ " + the room
+    narrow = _tool_line(call, False, Style(), "k", width=28)  # a pane this narrow keeps the call
+    assert narrow.plain.startswith("▸ delete_file(") and narrow.plain.endswith("…") and narrow.cell_len <= 28

@@ -206,6 +206,9 @@ def _excerpt_json(value: Any, limit: int = _TOOL_RESULT_LIMIT) -> str:
     return text if len(text) <= limit else text[:limit] + "…"
 
 
+_PENDING = " (no result yet)"
+
+
 def _tool_line(call: Any, expanded: bool, muted: Style, key: str, width: int = 124) -> Text:
     """A tool call on one line (the call, then its result) using the width there is: a wide
     terminal shows it all; a cut shows ``…`` once, where it is cut."""
@@ -217,19 +220,21 @@ def _tool_line(call: Any, expanded: bool, muted: Style, key: str, width: int = 1
         result = _excerpt_json(call.result) if call.has_result else "(no result yet)"
         out.append("\n  → " + sanitize(result), style=muted)
         return out
-    room = max(40, width - 2)
+    room = max(20, width - 2)
     out = Text("▸ ", style=muted + toggle)
     summary = sanitize(f"{call.name}({args})")
     result = sanitize(_excerpt_json(call.result)) if call.has_result else ""
-    # the call gets what the result leaves it, and at least half the line
-    call_room = max(room // 2, room - len(result) - 3) if result else room - 2
+    # the words saying there is no result yet, where they leave the call half the line at least
+    pending = _PENDING if not call.has_result and room - len(_PENDING) >= room // 2 else ""
+    # the call gets what the result (or those words) leaves it, and at least half the line
+    call_room = max(room // 2, room - len(result) - 3) if result else room - max(2, len(pending))
     summary = summary if len(summary) <= call_room else summary[: call_room - 1] + "…"
     out.append(summary, style=toggle)
     if call.has_result:
         left = room - len(summary) - 3
         out.append(" → " + (result if len(result) <= left else result[: max(1, left - 1)] + "…"), style=muted)
     else:
-        out.append(" (no result yet)", style=muted)
+        out.append(pending, style=muted)
     out.no_wrap = True
     out.overflow = "crop"
     return out
