@@ -8,6 +8,7 @@ from __future__ import annotations
 from kit.apps import make_app
 from kit.pilot import SIZE, server_tasks, settle, three_turns, user_texts_of, wait_until
 from rewindtui.client.a2a_client import A2AClient, ServerConfig
+from rewindtui.tui.screens.rewind_picker import RewindPicker
 
 
 async def rewound_shown(app, pilot) -> None:
@@ -95,3 +96,24 @@ async def test_alt_shift_b_on_a_rewound_turn_forks_its_branch_into_a_new_server_
         assert user_texts_of(await server_tasks(server, app.chat.session_id)) == ["first", "weather in Oslo"]
         # the original keeps its own state: only "first" is current there
         assert user_texts_of(await server_tasks(server, original)) == ["first"]
+
+
+async def test_the_pickers_restore_shows_the_preview_first_and_enter_restores(server):
+    app = make_app(server)
+    async with app.run_test(size=SIZE) as pilot:
+        await rewound_shown(app, pilot)
+        await pilot.press("ctrl+g")
+        await pilot.pause()
+        picker = app.screen
+        assert isinstance(picker, RewindPicker)
+        row = next(n for n, e in enumerate(picker.entries) if e.rewound is not None and e.preview == "weather in Oslo")
+        await pilot.press(*["down"] * row, "r")
+        await pilot.pause()
+        screen = app.chat_screen
+        # nothing restored yet: the chooser shows the rewound branch and says what Enter does
+        assert screen.rewind_mode and screen.transcript.selected().text == "weather in Oslo"
+        assert banner_text(app).startswith("⟲ Rewound branch “weather in Oslo”")
+        assert user_texts_of(await server_tasks(server, app.chat.session_id)) == ["first"]
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert user_texts_of(await server_tasks(server, app.chat.session_id)) == ["first", "weather in Oslo"]

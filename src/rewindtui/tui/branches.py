@@ -230,6 +230,14 @@ class Branches:
     def _picked(self, choice: PickerChoice | None) -> None:
         if choice is None or self.chat is None:
             return
+        if choice.action == "restore":
+            # as a rewind from the picker: the preview first (the rewound branch, its keys); Enter
+            # on it restores -- never a server change straight from the list
+            items = self.chat.conversation.items
+            index = next((i for i in range(len(items) - 1, -1, -1) if items[i] is choice.item), None)
+            if index is not None:
+                self.preview(index)
+                return
         self.act(choice.action, choice.item)
 
     def act(self, action: str, item: Item) -> None:
