@@ -20,6 +20,11 @@ SLOW_PATHS = (
 SLOW_TESTS: frozenset[str] = frozenset(
     {
         # measured on the merged tree (issue 20's Pilot and property tests)
+        "tests/tui/test_f4_keys.py::test_a_rewound_turn_in_the_chooser_says_what_it_is_and_enter_restores_it",
+        "tests/tui/test_f4_keys.py::test_alt_shift_b_on_a_rewound_turn_forks_its_branch_into_a_new_server_session",
+        "tests/tui/test_f4_keys.py::test_alt_enter_on_a_rewound_turn_restores_its_branch_on_the_server",
+        "tests/tui/test_f4_keys.py::test_the_preview_of_a_turn_counts_no_rewound_messages",
+        "tests/tui/test_f4_keys.py::test_the_pickers_restore_shows_the_preview_first_and_enter_restores",
         "tests/tui/test_keys_property.py::test_no_rewind_without_enter_on_a_preview_and_no_typed_character_lost",
         "tests/tui/test_issue20.py::test_9_export_asks_where_and_asks_before_replacing",
         "tests/tui/test_issue20.py::test_12_attach_prompt_typing_replaces_the_suggestion",

@@ -113,6 +113,9 @@ class Branches:
             return ""
         return f"{self._undo_keys()} undoes it"
 
+    def _keys(self, command_id: str) -> str:
+        return interaction.keys_of(command_id, self.host.keymap)
+
     def _undo_keys(self) -> str:
         return interaction.keys_of("chat.undo_rewind", self.host.keymap)
 
@@ -194,7 +197,9 @@ class Branches:
             turns = len({i.task_id for i in chat.conversation.items if i.rewound is not None})
             text = (
                 f"{plural(turns, 'rewound turn')} shown dimmed, in place ({shown} messages); "
-                "[⟲ Restore] on a turn brings its branch back up to it, [fork branch] copies it. F4 hides them."
+                f"[⟲ Restore] on a turn (or {self._keys('chat.rewind_mode')} to it, then {self._keys('transcript.confirm')}) "
+                f"brings its branch back up to it, [fork branch] ({self._keys('transcript.fork_branch')}) copies it. "
+                f"{self._keys('chat.rewound')} hides them."
                 if shown
                 else "This session has no rewound turns."
             )
@@ -225,6 +230,14 @@ class Branches:
     def _picked(self, choice: PickerChoice | None) -> None:
         if choice is None or self.chat is None:
             return
+        if choice.action == "restore":
+            # as a rewind from the picker: the preview first (the rewound branch, its keys); Enter
+            # on it restores -- never a server change straight from the list
+            items = self.chat.conversation.items
+            index = next((i for i in range(len(items) - 1, -1, -1) if items[i] is choice.item), None)
+            if index is not None:
+                self.preview(index)
+                return
         self.act(choice.action, choice.item)
 
     def act(self, action: str, item: Item) -> None:

@@ -12,6 +12,8 @@ from functools import partial
 from rewindtui.chat import Action, RewindOutcomeUnknown
 from rewindtui.client.a2a_client import ClientError
 from rewindtui.client.errors import user_message
+from rewindtui.model import Item
+from rewindtui.tui import interaction
 from rewindtui.tui.host import ScreenHost, sentence
 
 
@@ -37,8 +39,10 @@ class RewindChoice:
         undo_hint: Callable[[RewindOutcome], str],
         after_layout: Callable[[Callable[[], None]], object],
         left_by_key: Callable[[], None],
+        branch_act: Callable[[str, Item], None],
     ) -> None:
         self.host = host
+        self.branch_act = branch_act  # restore / fork_branch a rewound turn (the screen's branches)
         self.why_not_preview = why_not_preview
         self.undo_hint = undo_hint
         self.after_layout = after_layout
@@ -118,16 +122,47 @@ class RewindChoice:
             self.leave()
             return
         index = transcript.cursor or 0
+        if item.rewound is not None:  # a rewound turn shown in place (F4): a branch, not a rewind point
+            transcript.rewind_forks = False
+            self.show_rewound_banner(item)
+            return
         turns = chat.conversation.turn_invocations()
         number = turns.index(item.rewind_target) + 1 if item.rewind_target in turns else 0
         preview = chat.rewind_preview(number) if number else ""  # the server's kind of rewind, in words
         transcript.rewind_forks = bool(preview)
         host.banner.show_rewind(
             transcript.turns_from(index),
-            len(chat.conversation.items) - index,
+            transcript.messages_from(index),
             chat.conversation.user_text_of(item.rewind_target or "") or item.text,
             blocked=host.why_not(Action.REWIND),
             preview=preview,
+        )
+
+    def show_rewound_banner(self, item: Item) -> None:
+        """What a rewound turn is and the keys that act on it -- or why they cannot now (the
+        chat's gate for RESTORE and FORK, and what the server offers for this branch)."""
+        host = self.host
+        keymap = host.keymap
+        mark = item.rewound
+        assert mark is not None
+        if not mark.by:
+            restore = "this server keeps it but cannot bring it back"
+        elif reason := host.why_not(Action.RESTORE):
+            restore = f"no restore now ({reason.rstrip('.')})"
+        else:
+            enter = interaction.keys_of("transcript.confirm", keymap)
+            restore = f"{enter} or {interaction.keys_of('transcript.rewound_act', keymap)} restores it (its branch comes back up to this turn)"
+        if not mark.fork_before:
+            fork = "this server cannot fork from it"
+        elif reason := host.why_not(Action.FORK):
+            fork = f"no fork now ({reason.rstrip('.')})"
+        else:
+            fork = f"{interaction.keys_of('transcript.fork_branch', keymap)} forks it into a new session"
+        host.banner.show_rewound(
+            item.text,  # the turn's first item (its user message): the selection starts there
+            restore=restore,
+            fork=fork,
+            leave=interaction.keys_of("transcript.leave", keymap) or "Esc",
         )
 
     def leave(self, *, focus: bool = True) -> None:
@@ -151,6 +186,11 @@ class RewindChoice:
         if not host.rewind_mode:
             return
         item = host.transcript.selected()
+        if item is not None and item.rewound is not None:
+            # a rewound turn: Enter does what its banner says -- restore its branch (the same as
+            # alt+Enter, which many terminals send as a plain Enter)
+            self.branch_act("restore", item)
+            return
         reason = host.why_not(Action.REWIND)
         if item is None or item.rewind_target is None or reason:
             host.notify(reason or "No turn selected.", title="Rewind", severity="warning")

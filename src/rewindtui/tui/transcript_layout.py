@@ -168,14 +168,23 @@ def rewound_bounds(items: Sequence[Item], index: int) -> tuple[int, int]:
 
 
 def turns_from(items: Sequence[Item], index: int) -> int:
-    """How many turns start at or after item ``index``."""
+    """How many turns of the conversation start at or after item ``index`` (rewound turns shown
+    in place by F4 are not in it: not counted)."""
     count, last = 0, None
     for item in islice(items, index, None):
+        if item.rewound is not None:
+            continue
         target = item.rewind_target
         if target is not None and target != last:
             count += 1
             last = target
     return count
+
+
+def current_from(items: Sequence[Item], index: int) -> int:
+    """How many items of the conversation are at or after item ``index`` (what a rewind there
+    takes away; rewound items shown in place by F4 are not in the conversation: not counted)."""
+    return sum(1 for item in islice(items, index, None) if item.rewound is None)
 
 
 def turn_starts(items: Sequence[Item]) -> list[int]:

@@ -113,6 +113,7 @@ class ChatScreen(Screen):
             undo_hint=self.branches.undo_hint,
             after_layout=self.call_after_refresh,
             left_by_key=lambda: self.escape.left_by_its_own_key(),
+            branch_act=self.branches.act,
         )
         self.slash = SlashActions(
             items=lambda: self.chat.conversation.items if self.chat is not None else [],

@@ -70,7 +70,29 @@ class ModeBanner(Horizontal):
             text.append(what, style="bold")
             text.append(f": {turns} turn{'s' if turns != 1 else ''} ({messages} message{'s' if messages != 1 else ''}) go, on the server too.")
         text.append(" Enter rewinds, Esc leaves.", style="italic")
+        self._confirm_label("⟲ Rewind", "Rewind to before the selected turn (Enter)")
         self._show("rewind", text)
+
+    def show_rewound(self, first_text: str, *, restore: str, fork: str, leave: str = "Esc") -> None:
+        """The chooser on a rewound turn shown in place (F4): not a rewind point but a rewound
+        branch. ``restore`` / ``fork``: the keys that do it, or why not (from the chat's gate)."""
+        text = Text()
+        text.append("⟲ Rewound branch", style="bold reverse")
+        what = f"“{excerpt(first_text, 30)}”" if first_text else "this turn"
+        text.append(" ")
+        text.append(what, style="bold")
+        text.append(" (not in the conversation): ")
+        text.append(f"{restore}; {fork}.", style="italic")
+        text.append(f" {leave} leaves.", style="italic")
+        self._confirm_label("⟲ Restore", "Bring this rewound branch back up to this turn (Enter)")
+        self._show("rewind", text)
+
+    def _confirm_label(self, label: str, tooltip: str) -> None:
+        button = self.query_one("#banner-confirm", Button)
+        if str(button.label) != label:
+            button.label = label
+            button.refresh(layout=True)
+        button.tooltip = tooltip
 
     def show_edit(self, first_text: str, turns: int) -> None:
         text = Text()

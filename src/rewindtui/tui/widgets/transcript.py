@@ -34,6 +34,7 @@ from rewindtui.tui.keys import run_binding_now
 from rewindtui.tui.render_guard import guarded
 from rewindtui.tui.transcript_layout import (
     START,
+    current_from,
     estimate_height,
     first_turn,
     group_role,
@@ -234,8 +235,12 @@ class Transcript(WindowedView, can_focus=True):
         return index is not None and self.select_turn(index)
 
     def turns_from(self, index: int) -> int:
-        """How many turns start at or after item ``index``."""
+        """How many turns of the conversation start at or after item ``index``."""
         return turns_from(self.conversation.items, index)
+
+    def messages_from(self, index: int) -> int:
+        """How many items of the conversation (rewound ones left out) are at or after ``index``."""
+        return current_from(self.conversation.items, index)
 
     def scroll_to_turn(self) -> None:
         """Bring the selected turn fully into view, its rule and header included; a turn taller
@@ -403,8 +408,10 @@ class Transcript(WindowedView, can_focus=True):
         rewound = items[bounds[0]].rewound is not None
         if action in ("restore", "fork_branch") and not rewound:
             self.notify("Only a rewound turn (F4 shows them) can be restored or forked as a branch.", severity="warning", timeout=4)
-        elif action in ("edit", "fork", "rewind") and rewound:
-            keys = f"{interaction.keys_of('transcript.rewound_act')} restores it, {interaction.keys_of('transcript.fork_branch')} forks it"
+        elif action == "fork" and rewound:  # Fork on a rewound turn: fork its branch (as the picker's f)
+            self.post_message(self.Action("fork_branch", items[bounds[0]]))
+        elif action in ("edit", "rewind") and rewound:
+            keys = f"Enter restores it, {interaction.keys_of('transcript.fork_branch')} forks it"
             self.notify(f"This turn was rewound: {keys}.", severity="warning", timeout=4)
         elif action == "tools":
             self._toggle_tools(items[bounds[0] : bounds[1]])

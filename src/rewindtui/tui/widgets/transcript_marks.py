@@ -33,7 +33,9 @@ class LineMarks:
             bounds = t.turn_bounds(cursor)
             selected = bounds is not None and bounds[0] <= index < bounds[1]
         if t.preview and cursor is not None and index == cursor and line == 0:
-            return self.rewind_point(width, t.turns_from(cursor))
+            items = t.conversation.items
+            rewound = 0 <= cursor < len(items) and items[cursor].rewound is not None
+            return self.rewind_point(width, t.turns_from(cursor), rewound=rewound)
         if selected or index == t.hover:
             strip = self.brighten(strip)
         if t.preview and cursor is not None and index >= cursor:
@@ -69,11 +71,14 @@ class LineMarks:
         highlighted = Strip(Segment.apply_style(iter(segments), None, background), strip.cell_length)
         return highlighted.extend_cell_length(max(strip.cell_length, width), t.rich_style + background)
 
-    def rewind_point(self, width: int, turns: int) -> Strip:
-        """The rule above the selected turn in rewind mode: from here down (``turns`` turns) goes away."""
+    def rewind_point(self, width: int, turns: int, *, rewound: bool = False) -> Strip:
+        """The rule above the selected turn in rewind mode: from here down (``turns`` turns) goes
+        away; on a rewound turn (F4), nothing goes: it is a branch to restore or fork."""
         style = self.t.get_component_rich_style("transcript--rewind-point")
         plural = "s" if turns != 1 else ""
-        if self.t.rewind_forks:  # kagent 1.0: nothing is removed, a new session starts here
+        if rewound:
+            label, short = " ⟲ rewound branch up to this turn: restore or fork it (nothing is removed) ", " ⟲ rewound branch "
+        elif self.t.rewind_forks:  # kagent 1.0: nothing is removed, a new session starts here
             label, short = f" ⟲ fork point: a new session without the {turns} turn{plural} below; the original keeps them ", " ⟲ fork here "
         else:
             label, short = f" ⟲ rewind point: {turns} turn{plural} below will be removed ", f" ⟲ {turns} turn{plural} go "
