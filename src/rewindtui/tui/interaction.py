@@ -75,7 +75,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("transcript.page_down", "pagedown", "page(1)", "Page down", "Scroll down a page", owner="transcript", palette=False),
     Command("transcript.confirm", "enter", "confirm", "Rewind", "While choosing: rewind to before the turn the preview shows", owner="transcript", show=True, palette=False),
     Command("transcript.edit", "alt+e", "act('edit')", "Edit", "Edit a turn's message and resend it (while choosing: the selected turn; else the last)", owner="transcript", slash="edit", args="[N]", show=True),
-    Command("transcript.fork", "alt+f", "act('fork')", "Fork", "Fork a new session from before a turn (while choosing: the selected turn; else the last)", owner="transcript", slash="fork", args="[N]", show=True),
+    Command("transcript.fork", "alt+shift+f,alt+f", "act('fork')", "Fork", "Fork a new session from before a turn (while choosing: the selected turn; else the last; many terminals send alt+f as ctrl+→: alt+shift+f always arrives)", owner="transcript", slash="fork", args="[N]", show=True),
     Command("transcript.tools", "alt+t", "act('tools')", "Tools", "While choosing: show or hide the selected turn's tool calls", owner="transcript", palette=False),
     Command("transcript.rewound_act", "alt+enter", "act('restore')", "Restore", "On a rewound turn (F4): bring its branch back (Enter does it too: many terminals send alt+Enter as Enter)", owner="transcript", palette=False),
     Command("transcript.fork_branch", "alt+shift+b,alt+b", "act('fork_branch')", "Fork branch", "On a rewound turn (F4): a new session holding its branch (many terminals send alt+b as ctrl+←: alt+shift+b always arrives)", owner="transcript", palette=False),
