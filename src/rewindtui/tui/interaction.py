@@ -124,6 +124,7 @@ MODES: dict[Mode, tuple[tuple[str, str], ...]] = {
         ('"/"', "At the start: slash commands, completed as you type (Tab completes)"),
         ("composer.newline", "Newline"),
         ("composer.history_back", "On an empty composer: earlier prompts"),
+        ("composer.page_up", "Scroll the conversation (PgDn: back down); typing stays in the composer"),
         ("chat.rewind_mode", "Choose a rewind point (a preview; nothing changes yet)"),
         ("chat.escape", "Esc Esc: clear the draft (ctrl+z brings it back); on an empty composer: preview the last turn"),
         ("chat.undo_rewind", "Undo what the status line names; else undo typing"),
