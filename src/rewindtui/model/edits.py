@@ -12,6 +12,27 @@ from rewindtui.model.items import CANCELED, CLIENT_STATES, Change, Item, ItemKin
 from rewindtui.model.rewound import rewound_groups
 from rewindtui.model.state import ConversationState
 
+#: What a rewind's optimistic cut (or a send's checkpoint) may change, and its rollback puts back
+#: exactly: the fields in one list, read and written by name (containers copied).
+ROLLBACK_FIELDS = (
+    "items",
+    "_by_id",
+    "_calls",
+    "_artifacts",
+    "_unpaired",
+    "_live",
+    "_pending_user",
+    "turn_state",
+    "current_task_id",
+    "input_task_id",
+    "running_task_id",
+    "older_token",
+)
+
+
+def _copied(value: Any) -> Any:
+    return list(value) if isinstance(value, list) else dict(value) if isinstance(value, dict) else value
+
 
 class ConversationEdits(ConversationState):
     # -- rewound turns -----------------------------------------------------------------------
@@ -106,7 +127,7 @@ class ConversationEdits(ConversationState):
     def restore(self, token: RewindToken) -> Change:
         """Put the view back exactly as it was at ``token``."""
         first = min(token.index, len(self.items))
-        for i, (a, b) in enumerate(zip(self.items, token._state[0], strict=False)):
+        for i, (a, b) in enumerate(zip(self.items, token._state["items"], strict=False)):
             if a is not b:
                 first = min(first, i)
                 break
@@ -148,39 +169,12 @@ class ConversationEdits(ConversationState):
         self._restore(token._state)
         return Change(first=min(token.index, len(self.items)))
 
-    def _capture(self) -> tuple:
-        return (
-            list(self.items),
-            dict(self._by_id),
-            dict(self._calls),
-            dict(self._artifacts),
-            self._live,
-            self._pending_user,
-            self.turn_state,
-            self.current_task_id,
-            self.input_task_id,
-            self.running_task_id,
-            self.older_token,
-            dict(self._unpaired),
-        )
+    def _capture(self) -> dict[str, Any]:
+        return {name: _copied(getattr(self, name)) for name in ROLLBACK_FIELDS}
 
-    def _restore(self, state: tuple) -> None:
-        (
-            items,
-            by_id,
-            calls,
-            artifacts,
-            self._live,
-            self._pending_user,
-            self.turn_state,
-            self.current_task_id,
-            self.input_task_id,
-            self.running_task_id,
-            self.older_token,
-            unpaired,
-        ) = state
-        self._unpaired = dict(unpaired)
-        self.items, self._by_id, self._calls, self._artifacts = list(items), dict(by_id), dict(calls), dict(artifacts)
+    def _restore(self, state: dict[str, Any]) -> None:
+        for name, value in state.items():
+            setattr(self, name, _copied(value))  # copied again: a token may be restored twice
 
     def _end_turn(self, state: str, task_id: str | None = None) -> Change:
         change = Change(turn_ended=True)

@@ -325,7 +325,7 @@ class RewindToken:
 
     invocation_id: str
     index: int
-    _state: tuple
+    _state: dict[str, Any]  # the conversation's rollback fields (model/edits.py ROLLBACK_FIELDS), copied
 
 
 def _pairable_response(m: Any, calls: dict[str, Item]) -> Item | None:
