@@ -31,6 +31,24 @@ STREAM_FACTOR = 4
 #: Seconds for one page / one unary answer, start to end. Setting: REWINDTUI_PAGE_SECONDS.
 DEFAULT_PAGE_SECONDS = 120.0
 
+#: Bytes of one OAuth 2 / OIDC token endpoint or device-authorization answer (a real one is a few
+#: hundred bytes; a JWT access token a few KB).
+MAX_TOKEN_ANSWER_BYTES = 64 * 1024
+#: Characters of one access or refresh token: a longer one is refused and never cached (it would
+#: ride in every request's Authorization header).
+MAX_TOKEN_CHARS = 8 * 1024
+#: Bytes of an OIDC discovery document or a JSON Web Key Set (a signed card's keys).
+MAX_DOCUMENT_BYTES = 1024 * 1024
+#: Keys read from one key set, and signatures checked on one agent card.
+MAX_KEYS = 32
+MAX_SIGNATURES = 8
+#: Characters of one card signature's ``protected`` header or ``signature`` (a 4096-bit RSA
+#: signature is 683).
+MAX_SIGNATURE_CHARS = 8 * 1024
+#: The push receiver: nesting and bytes of one notification (a task with its history).
+MAX_PUSH_DEPTH = MAX_JSON_DEPTH
+MAX_PUSH_BYTES = 32 * 1024 * 1024
+
 #: What replaces a value nested too deep.
 TOO_DEEP = f"(not shown: nested deeper than {MAX_JSON_DEPTH} levels)"
 DATA_TOO_DEEP = f"(not shown: nested deeper than {MAX_DATA_DEPTH} levels)"

@@ -31,7 +31,8 @@ import httpx
 
 from rewindtui.client.auth import AuthError, SecretRef, register_secret, same_origin
 from rewindtui.client.errors import ClientError
-from rewindtui.client.transport import bounded_request
+from rewindtui.client.limits import MAX_DOCUMENT_BYTES, MAX_TOKEN_ANSWER_BYTES, MAX_TOKEN_CHARS
+from rewindtui.client.transport import AnswerTooLarge, bounded_request
 
 CLIENT_CREDENTIALS, DEVICE = "client-credentials", "device"
 DEVICE_GRANT = "urn:ietf:params:oauth:grant-type:device_code"
@@ -130,7 +131,9 @@ def _discovery_url(issuer: str) -> str:
 
 async def _discover(http: httpx.AsyncClient, url: str) -> dict[str, Any]:
     try:
-        response = await bounded_request(http, "GET", url)
+        response = await bounded_request(http, "GET", url, limit=MAX_DOCUMENT_BYTES)
+    except AnswerTooLarge:
+        raise AuthError(f"OIDC discovery at {url} answered more than {_size(MAX_DOCUMENT_BYTES)}: refused") from None
     except (httpx.HTTPError, ClientError) as exc:
         raise AuthError(f"OIDC discovery at {url} failed: {type(exc).__name__}") from None
     if response.status_code != 200:
@@ -186,6 +189,14 @@ async def endpoints_for(
     return found
 
 
+def _size(limit: int) -> str:
+    return f"{limit // (1024 * 1024)} MB" if limit >= 1024 * 1024 else f"{limit // 1024} KB"
+
+
+def _too_long(value: Any) -> bool:
+    return isinstance(value, str) and len(value) > MAX_TOKEN_CHARS
+
+
 # -- the token cache -----------------------------------------------------------------------------
 @dataclass
 class Token:
@@ -202,6 +213,12 @@ class Token:
         access = data.get("access_token")
         if not isinstance(access, str) or not access:
             raise AuthError("the token endpoint answered no access_token")
+        for name in ("access_token", "refresh_token"):
+            if _too_long(data.get(name)):
+                raise AuthError(
+                    f"the token endpoint answered a {name} of {len(data[name]):,} characters: refused and not cached "
+                    f"(tokens over {_size(MAX_TOKEN_CHARS)} are not accepted)"
+                )
         expires_in = data.get("expires_in")
         refresh = data.get("refresh_token") or (previous.refresh_token if previous else None)
         token = cls(
@@ -250,6 +267,8 @@ class TokenStore:
         entry = self._read().get(key)
         if not isinstance(entry, dict) or not isinstance(entry.get("access_token"), str):
             return None
+        if _too_long(entry["access_token"]) or _too_long(entry.get("refresh_token")):
+            return None  # cached by an older version that took any size: never sent
         token = Token(entry["access_token"], entry.get("expires_at"), entry.get("refresh_token"), entry.get("scope"))
         token.register()
         return token
@@ -310,7 +329,15 @@ class OAuthSession:
         self.counts[form["grant_type"]] = self.counts.get(form["grant_type"], 0) + 1
         try:
             async with self.make_http() as http:
-                response = await bounded_request(http, "POST", self.endpoints.token_url, data=form, headers={"Accept": "application/json"}, **kwargs)
+                response = await bounded_request(
+                    http, "POST", self.endpoints.token_url, limit=MAX_TOKEN_ANSWER_BYTES, data=form,
+                    headers={"Accept": "application/json"}, **kwargs,
+                )
+        except AnswerTooLarge:
+            raise AuthError(
+                f"the token endpoint {self.endpoints.token_url} answered more than {_size(MAX_TOKEN_ANSWER_BYTES)}: "
+                "refused and nothing cached (a token answer is a few KB at most)"
+            ) from None
         except (httpx.HTTPError, ClientError) as exc:
             raise AuthError(f"the token endpoint {self.endpoints.token_url} did not answer: {type(exc).__name__}") from None
         try:
@@ -372,8 +399,16 @@ class OAuthSession:
         kwargs = self._client_auth(form)
         try:
             async with self.make_http() as http:
-                response = await bounded_request(http, "POST", self.endpoints.device_url, data=form, headers={"Accept": "application/json"}, **kwargs)
+                response = await bounded_request(
+                    http, "POST", self.endpoints.device_url, limit=MAX_TOKEN_ANSWER_BYTES, data=form,
+                    headers={"Accept": "application/json"}, **kwargs,
+                )
             data = response.json()
+        except AnswerTooLarge:
+            raise AuthError(
+                f"the device authorization endpoint {self.endpoints.device_url} answered more than "
+                f"{_size(MAX_TOKEN_ANSWER_BYTES)}: refused"
+            ) from None
         except (httpx.HTTPError, ClientError, ValueError) as exc:
             raise AuthError(f"the device authorization endpoint {self.endpoints.device_url} failed: {type(exc).__name__}") from None
         if response.status_code != 200 or not isinstance(data, dict) or "device_code" not in data:
@@ -428,7 +463,7 @@ class OAuthSession:
                     kwargs = self._client_auth(form)
                     try:
                         async with self.make_http() as http:
-                            response = await bounded_request(http, "POST", self.endpoints.revocation_url, data=form, **kwargs)
+                            response = await bounded_request(http, "POST", self.endpoints.revocation_url, limit=MAX_TOKEN_ANSWER_BYTES, data=form, **kwargs)
                         if response.status_code != 200:
                             problems.append(f"{hint}: HTTP {response.status_code}")
                     except (httpx.HTTPError, ClientError) as exc:

@@ -84,11 +84,12 @@ class RedirectRefused(ClientError):
     category = "redirect"
 
 
-async def bounded_request(http: httpx.AsyncClient, verb: str, url: str, **kw: Any) -> httpx.Response:
-    """``http.request`` with the answer bounded: at most ``limits.max_answer_bytes()`` read, and the
+async def bounded_request(http: httpx.AsyncClient, verb: str, url: str, *, limit: int | None = None, **kw: Any) -> httpx.Response:
+    """``http.request`` with the answer bounded: at most ``limits.max_answer_bytes()`` read (or
+    ``limit``, smaller, for an answer that is small by nature: a token, a key set), and the
     whole answer within ``limits.page_seconds()`` (a server trickling a byte at a time cannot hold
     a page open forever). Transport failures as ConnectFailed / ConnectionLost."""
-    limit, seconds = max_answer_bytes(), page_seconds()
+    limit, seconds = min(limit or max_answer_bytes(), max_answer_bytes()), page_seconds()
     send_kw = {name: kw.pop(name) for name in ("follow_redirects", "auth") if name in kw}
     try:
         async with asyncio.timeout(seconds):
