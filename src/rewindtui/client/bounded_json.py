@@ -74,6 +74,24 @@ def prune(raw: bytes, max_depth: int) -> bytes:
     return b"".join(out)
 
 
+def deeper_than(raw: bytes, max_depth: int) -> bool:
+    """Whether the JSON text ``raw`` opens an array/object more than ``max_depth`` levels deep
+    (brackets inside strings not counted). Linear, no recursion: checked before parsing a body
+    that is refused rather than cut when it is that deep."""
+    depth = 0
+    for match in _TOKENS.finditer(raw):
+        char = raw[match.start()]
+        if char == 0x22:
+            continue
+        if char in _OPEN:
+            depth += 1
+            if depth > max_depth:
+                return True
+        else:
+            depth -= 1
+    return False
+
+
 def bound_depth(value: Any, max_depth: int = MAX_DATA_DEPTH, marker: str = DATA_TOO_DEEP) -> Any:
     """``value`` with containers below ``max_depth`` levels replaced by ``marker``. The same object
     when nothing is that deep (no copy); iterative, so any depth is safe."""

@@ -11,8 +11,9 @@ still reaches the user.
   message (``client.push_config = receiver.config()``); :meth:`PushReceiver.wait_for` returns the
   notified task of an id; ``on_notification`` (a callable taking the task's dict) is called for each
   one -- the hook an app uses to say "the turn finished". A POST without the token (or another
-  path, or not JSON) is refused (401 / 404 / 400) and counted in ``rejected``; nothing else is
-  served.
+  path, or not JSON, or JSON nested deeper than :data:`MAX_DEPTH` levels) is refused (401 / 404 /
+  400), a body over :data:`MAX_BODY` bytes with 413 (said by its ``Content-Length`` before it is
+  read, else once that much has come), each counted in ``rejected``; nothing else is served.
 * :func:`finish_from_push` -- after a turn whose stream was cut (``TurnInterrupted``), wait for the
   task's notification and put it into the chat's view, as re-reading the task would.
 
@@ -37,11 +38,15 @@ import h11
 
 from rewindtui.a2a.classify import EventKind, StreamEvent, classify
 from rewindtui.a2a.dialect import TURN_ENDING_STATES, norm_state
+from rewindtui.client.bounded_json import bound_task, deeper_than
 from rewindtui.client.errors import ClientError
+from rewindtui.client.limits import MAX_PUSH_BYTES, MAX_PUSH_DEPTH
 
 TOKEN_HEADER = "x-a2a-notification-token"
 #: the largest notification taken (a task with its history and artifacts)
-MAX_BODY = 32 * 1024 * 1024
+MAX_BODY = MAX_PUSH_BYTES
+#: the deepest nesting taken (Python's parser dies of RecursionError near 1,000 levels)
+MAX_DEPTH = MAX_PUSH_DEPTH
 #: seconds a connection may take to send its request
 READ_TIMEOUT = 30.0
 #: notified tasks kept for :meth:`PushReceiver.wait_for` (the newest)
@@ -125,10 +130,15 @@ class PushReceiver:
                     continue
                 if isinstance(event, h11.Request):
                     request = event
+                    if _declared_length(event) > MAX_BODY:
+                        self.rejected += 1
+                        await self._answer(conn, writer, 413, f"too large: at most {MAX_BODY:,} bytes")
+                        return
                 elif isinstance(event, h11.Data):
                     body += event.data
                     if len(body) > MAX_BODY:
-                        await self._answer(conn, writer, 413, "too large")
+                        self.rejected += 1
+                        await self._answer(conn, writer, 413, f"too large: at most {MAX_BODY:,} bytes")
                         return
                 elif isinstance(event, h11.EndOfMessage) and request is not None:
                     status, text = self._take(request, bytes(body))
@@ -151,9 +161,12 @@ class PushReceiver:
         if not hmac.compare_digest(headers.get(TOKEN_HEADER, "").encode(), self.token.encode()):
             self.rejected += 1
             return 401, "wrong or missing notification token"
+        if deeper_than(body, MAX_DEPTH):
+            self.rejected += 1
+            return 400, f"nested deeper than {MAX_DEPTH} levels"
         try:
-            event = classify(json.loads(body))
-        except ValueError:
+            event = classify(bound_task(json.loads(body)))
+        except (ValueError, RecursionError):
             self.rejected += 1
             return 400, "not JSON"
         if not event.is_task or not isinstance(event.body, dict):
@@ -173,6 +186,16 @@ class PushReceiver:
         writer.write(conn.send(h11.EndOfMessage()) or b"")
         with contextlib.suppress(ConnectionError):
             await writer.drain()
+
+
+def _declared_length(request: h11.Request) -> int:
+    for name, value in request.headers:
+        if name.lower() == b"content-length":
+            try:
+                return int(value)
+            except ValueError:
+                return 0
+    return 0
 
 
 def _ended(task: dict[str, Any]) -> bool:
