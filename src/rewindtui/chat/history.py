@@ -92,7 +92,10 @@ class History:
 
     @staticmethod
     def _resolve(prefix: str, ids: list[str]) -> str:
-        """The one id ``prefix`` names among ``ids`` (itself when no id starts with it)."""
+        """The one id ``prefix`` names among ``ids`` (itself when no id starts with it). An empty or
+        blank one names none (it would start every id)."""
+        if not prefix.strip():
+            raise SessionNotFound("the session id is empty: give the id, or a unique start of it")
         if prefix in ids:
             return prefix
         matches = [i for i in ids if i.startswith(prefix)]
@@ -107,6 +110,8 @@ class History:
     async def read(self, session_id: str, page: int | None = None) -> Read:
         """The session ``session_id`` names (its id, or any unique prefix) and its tasks; with
         ``page``, over REST, only the newest ``page`` of them (``Read.older_token`` for the rest)."""
+        if not session_id.strip():
+            raise SessionNotFound("the session id is empty: give the id, or a unique start of it")
         if self.client.has_api:
             return await self._read_rest(session_id, page)
         session_id = self._resolve(session_id, [s.id for s in self.remembered()])

@@ -10,7 +10,9 @@ to the origins configured, secrets are redacted from every result and error.
 
 A tool's result is the command's ``--json`` output: a list of JSON records (the session header,
 then one record per message). A failure is a tool error (``is_error``) whose text is the
-command's one-line ``{"error": {"code", "message", "hint"}}``. ``send`` reports the turn's
+command's one-line ``{"error": {"code", "message", "hint"}}``. Arguments are screened first
+(:mod:`rewindtui.cli.mcp_guard`): empty ids are refused, and local paths must lie inside
+``--mcp-files-dir`` or the MCP client's roots. ``send`` reports the turn's
 progress as MCP progress notifications when the client asked for them (a progress token): one
 per change of the conversation, with the newest agent text as the message.
 
@@ -23,8 +25,9 @@ import argparse
 import asyncio
 import io
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import AsyncExitStack
+from pathlib import Path
 from typing import Any
 
 from rewindtui.client.auth import redact, redact_value
@@ -47,8 +50,12 @@ class ToolFailure(Exception):
 class Operations:
     """The connection the tools share, and the commands run on it (one at a time)."""
 
-    def __init__(self, settings: Settings, connect: Callable[[Settings], Any] | None = None) -> None:
+    def __init__(
+        self, settings: Settings, connect: Callable[[Settings], Any] | None = None, files_dirs: Sequence[Path] = ()
+    ) -> None:
         self.settings = settings
+        #: directories local paths in tool calls may name (``--mcp-files-dir``; the client's roots add theirs)
+        self.files_dirs = list(files_dirs)
         self._connect = connect
         self._stack = AsyncExitStack()
         self._conn: Any = None
@@ -143,10 +150,10 @@ def progress_text(change: Any) -> str:
     return ""
 
 
-async def serve_stdio(settings: Settings) -> None:
+async def serve_stdio(settings: Settings, files_dirs: Sequence[Path] = ()) -> None:
     from rewindtui.cli.mcp_tools import build_server
 
-    ops = Operations(settings)
+    ops = Operations(settings, files_dirs=files_dirs)
     try:
         await build_server(ops).run_stdio_async()
     finally:
@@ -164,6 +171,11 @@ def add_parser(sub: Any, connection_options: Callable[[argparse.ArgumentParser],
             "`claude mcp add rewindtui -- rewindtui mcp --url URL`."
         ),
     )
+    p.add_argument(
+        "--mcp-files-dir", action="append", default=[], metavar="DIR",
+        help="a directory whose files tool calls may attach (send files) or write to (save_dir, export output); "
+        "repeatable; the MCP client's roots are allowed too; anything else is refused",
+    )
     connection_options(p)
 
 
@@ -172,5 +184,9 @@ def main(settings: Settings, args: argparse.Namespace) -> int:
         import mcp  # noqa: F401
     except ImportError:
         raise SystemExit("rewindtui: error: `rewindtui mcp` needs the MCP SDK: pip install 'rewindtui[mcp]'") from None
-    asyncio.run(serve_stdio(settings))
+    dirs = [Path(d).expanduser() for d in getattr(args, "mcp_files_dir", None) or []]
+    for d in dirs:
+        if not d.is_dir():
+            raise SystemExit(f"rewindtui: error: --mcp-files-dir {d}: not a directory")
+    asyncio.run(serve_stdio(settings, dirs))
     return 0

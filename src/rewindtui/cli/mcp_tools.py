@@ -6,12 +6,15 @@ Imported only when the server runs (it needs the ``mcp`` extra).
 from __future__ import annotations
 
 import asyncio
+import warnings
+from pathlib import Path
 from typing import Any
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
 from rewindtui import __version__
+from rewindtui.cli.mcp_guard import Refused, allowed_path, require_id, roots_to_dirs
 from rewindtui.cli.mcp_server import INSTRUCTIONS, Operations, ToolFailure, progress_text
 
 
@@ -23,6 +26,29 @@ def build_server(ops: Operations) -> Any:
         try:
             return await ops.run(command, **options)
         except ToolFailure as exc:
+            raise ToolError(str(exc)) from None
+
+    def ids(**given: tuple[str | None, bool]) -> dict[str, str | None]:
+        """Each id checked (name -> (value, optional)): ToolError when one is empty or blank."""
+        try:
+            return {name: require_id(name, value, optional=optional) for name, (value, optional) in given.items()}
+        except Refused as exc:
+            raise ToolError(str(exc)) from None
+
+    async def paths(ctx: Context | None, **given: list[str] | str | None) -> dict[str, Any]:
+        """Each local path checked against the allowed directories (ToolError naming the reason)."""
+        if not any(given.values()):
+            return dict(given)
+        dirs = list(ops.files_dirs) + await _roots(ctx)
+        try:
+            return {
+                name: (
+                    [allowed_path(name, v, dirs) for v in value] if isinstance(value, list)
+                    else allowed_path(name, value, dirs) if value else value
+                )
+                for name, value in given.items()
+            }
+        except Refused as exc:
             raise ToolError(str(exc)) from None
 
     @server.tool()
@@ -54,16 +80,18 @@ def build_server(ops: Operations) -> Any:
         the `before` of rewind/fork). `files`: paths (sent inline) or http(s) URLs; `data`: JSON
         texts sent as data parts; `save_dir`: save the reply's files there. When the agent asks for
         approval of a tool call, answer with approve or reject (and session, no text)."""
+        checked = ids(session=(session, True))
+        local = await paths(ctx, files=list(files or []), save_dir=save_dir)
         queue: asyncio.Queue[Any] = asyncio.Queue()
         reporter = asyncio.create_task(_report(queue, ctx)) if ctx is not None else None
         try:
             return await run(
                 "send",
                 text=[text] if text else [],
-                session=session,
-                file=list(files or []),
+                session=checked["session"],
+                file=local["files"],
                 data=list(data or []),
-                save_dir=save_dir,
+                save_dir=local["save_dir"],
                 approve=approve,
                 reject=reject,
                 listener=queue.put_nowait,
@@ -74,28 +102,35 @@ def build_server(ops: Operations) -> Any:
                 await reporter
 
     @server.tool()
-    async def history(session: str, include_rewound: bool = False, save_dir: str | None = None) -> list[dict[str, Any]]:
+    async def history(
+        session: str, include_rewound: bool = False, save_dir: str | None = None, ctx: Context | None = None
+    ) -> list[dict[str, Any]]:
         """The conversation of SESSION as the server has it (with include_rewound, the turns rewinds
         took away too, marked "rewound"); save_dir saves its files and data parts there."""
-        return await run("history", session=session, include_rewound=include_rewound, save_dir=save_dir)
+        checked = ids(session=(session, False))
+        local = await paths(ctx, save_dir=save_dir)
+        return await run("history", session=checked["session"], include_rewound=include_rewound, save_dir=local["save_dir"])
 
     @server.tool()
     async def rewind(session: str, before: str, text: str | None = None) -> list[dict[str, Any]]:
         """Rewind SESSION to before the turn of invocation id BEFORE (the agent forgets that turn and
         all after it; its state goes back too); with TEXT, send it as the next turn. Refused when the
         agent's server cannot rewind. Returns the conversation after it."""
-        return await run("rewind", session=session, before=before, text=text)
+        checked = ids(session=(session, False), before=(before, False))
+        return await run("rewind", session=checked["session"], before=checked["before"], text=text)
 
     @server.tool()
     async def redo(session: str, rewind_task: str | None = None) -> list[dict[str, Any]]:
         """Undo the last rewind of SESSION (or the rewind REWIND_TASK, see history include_rewound):
         the rewound turns come back. Returns the conversation after it."""
-        return await run("redo", session=session, rewind_task=rewind_task)
+        checked = ids(session=(session, False), rewind_task=(rewind_task, True))
+        return await run("redo", session=checked["session"], rewind_task=checked["rewind_task"])
 
     @server.tool()
     async def fork(session: str, before: str) -> list[dict[str, Any]]:
         """Create a new session holding what came before the turn BEFORE of SESSION (unchanged)."""
-        return await run("fork", session=session, before=before)
+        checked = ids(session=(session, False), before=(before, False))
+        return await run("fork", session=checked["session"], before=checked["before"])
 
     @server.tool()
     async def card(extended: bool = False) -> list[dict[str, Any]]:
@@ -105,13 +140,16 @@ def build_server(ops: Operations) -> Any:
 
     @server.tool()
     async def export(
-        session: str, format: str = "md", include_rewound: bool = False, output: str | None = None, force: bool = False
+        session: str, format: str = "md", include_rewound: bool = False, output: str | None = None, force: bool = False,
+        ctx: Context | None = None,
     ) -> str:
         """SESSION's transcript as Markdown (format md) or JSON (format json); written to the file
         OUTPUT when given (an existing file only with force)."""
+        checked = ids(session=(session, False))
+        output = (await paths(ctx, output=output))["output"]
         try:
             text = await ops.run_text(
-                "export", session=session, format=format, include_rewound=include_rewound, output=output,
+                "export", session=checked["session"], format=format, include_rewound=include_rewound, output=output,
                 force=force, save_files=False,
             )
         except ToolFailure as exc:
@@ -119,6 +157,25 @@ def build_server(ops: Operations) -> Any:
         return text or f"written to {output}"
 
     return server
+
+
+async def _roots(ctx: Any) -> list[Path]:
+    """The MCP client's roots as local directories (none when it declares no roots capability or
+    the request fails)."""
+    if ctx is None:
+        return []
+    from mcp import types
+
+    try:
+        session = ctx.session
+        if not session.check_client_capability(types.ClientCapabilities(roots=types.RootsCapability())):
+            return []
+        with warnings.catch_warnings():  # roots are deprecated in newer protocol versions, still served
+            warnings.simplefilter("ignore")
+            result = await session.list_roots()
+    except Exception:  # no back channel, or the client refused: no roots
+        return []
+    return roots_to_dirs(str(root.uri) for root in result.roots)
 
 
 async def _report(queue: asyncio.Queue[Any], ctx: Any) -> None:

@@ -21,7 +21,10 @@ async def open_session(chat: Any, session_id: str) -> None:
 
 def unique(prefix: str, ids: Sequence[str], what: str) -> str | None:
     """The one id of ``ids`` that is ``prefix`` or starts with it (``e-`` may be left out of an
-    invocation id); None when none does. Ambiguous: a CommandFailed naming the candidates."""
+    invocation id); None when none does. Ambiguous: a CommandFailed naming the candidates. An
+    empty or blank prefix is refused (it would start every id)."""
+    if not prefix.strip():
+        raise CommandFailed(f"the {what} id is empty: give the id, or a unique start of it", code="usage")
     if prefix in ids:
         return prefix
     found = sorted({i for i in ids if i.startswith(prefix) or (what == "invocation" and i.startswith("e-" + prefix))})

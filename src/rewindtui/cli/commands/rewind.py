@@ -42,6 +42,8 @@ async def _resolve_rewind_task(chat: Any, prefix: str) -> str:
     """``--rewind-task``: a rewind's task id, or any unique prefix of one."""
     from rewindtui.a2a import contract
 
+    if not prefix.strip():
+        raise CommandFailed("the rewind task id is empty: give the id, or a unique start of it", code="usage")
     sid = chat.session_id
     point = chat.undo_point()
     if point is not None and point.rewind_task_id.startswith(prefix):
