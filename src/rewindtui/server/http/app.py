@@ -73,6 +73,7 @@ from rewindtui.server.http.paths import (
     STORE_FILE,
 )
 from rewindtui.server.http.push_configs import PushingRequestHandler, PushNotifications
+from rewindtui.server.http.push_screen import PushScreen, parse_allow
 from rewindtui.server.http.rest import build_rest_routes
 from rewindtui.server.process.options import ServerOptions
 from rewindtui.server.service.agent_service import AgentService
@@ -164,7 +165,9 @@ def create_app(
         model=model or DEMO_MODEL_NAME,
         needs_token=options.token is not None,
     )
-    push = PushNotifications(service, data_dir / PUSH_FILE)  # configs kept across restarts
+    push = PushNotifications(  # configs kept across restarts; URLs screened (push_screen)
+        service, data_dir / PUSH_FILE, PushScreen(parse_allow(options.push_allow or ()))
+    )
     handler = PushingRequestHandler(service, push)
     dispatcher = JsonRpcDispatcher(
         request_handler=handler,

@@ -21,8 +21,11 @@ client's connection still reaches the client, at a webhook it names.
   ended (a turn the stop cut short is marked failed at start, and that is what is sent). Without a
   path they live in memory (a2a-sdk's ``InMemoryPushNotificationConfigStore``).
 
-URLs are not screened (a2a-sdk's SSRF policy refuses loopback, where the client's own receiver
-listens): whoever may register a config is whoever holds the server's token.
+* URLs are screened (:mod:`rewindtui.server.http.push_screen`): a host that resolves to a loopback,
+  link-local or private address is refused -- when the config is registered (a send that carries
+  one is refused before its turn starts) and again before each delivery, which connects to the
+  address checked -- unless the server's ``push_allow`` setting allows that range. The app's own
+  embedded server allows ``loopback`` (where the app's receiver listens), by name.
 """
 
 from __future__ import annotations
@@ -47,6 +50,7 @@ from google.protobuf.json_format import MessageToDict
 
 from rewindtui.a2a.dialect import TERMINAL_STATES
 from rewindtui.server.http.handler import WAITING_STATE, AgentRequestHandler, _user
+from rewindtui.server.http.push_screen import PushScreen, PushURLRefused
 from rewindtui.server.service.agent_service import AgentService
 from rewindtui.server.service.errors import NotFound
 from rewindtui.server.service.wire import EFFECTIVE_HISTORY_KEY, task_to_proto
@@ -72,10 +76,11 @@ class RetryingSender(BasePushNotificationSender):
 
     def __init__(
         self, http: httpx.AsyncClient, store: PushNotificationConfigStore, *, attempts: int = DELIVERY_ATTEMPTS,
-        base: float = RETRY_BASE, cap: float = RETRY_MAX,
+        base: float = RETRY_BASE, cap: float = RETRY_MAX, screen: PushScreen | None = None,
     ) -> None:
         super().__init__(http, store)
         self.http, self.store = http, store
+        self.screen = screen or PushScreen()
         self.attempts, self.base, self.cap = max(1, attempts), base, cap
         #: (task id, config id, tries, delivered) per notification, the newest last (bounded)
         self.outcomes: list[tuple[str, str, int, bool]] = []
@@ -91,8 +96,16 @@ class RetryingSender(BasePushNotificationSender):
         delivered, tries, wait = False, 0, self.base
         while tries < self.attempts:
             tries += 1
+            try:  # checked again (DNS may answer otherwise now), and posted to the address checked
+                target = await self.screen.check(push_info.url)
+            except PushURLRefused as exc:
+                why = str(exc)
+                break
+            extensions = {"sni_hostname": target.sni} if target.sni else None
             try:
-                response = await self.http.post(push_info.url, json=body, headers=headers)
+                response = await self.http.post(
+                    target.url, json=body, headers={**headers, "Host": target.host_header}, extensions=extensions
+                )
             except httpx.HTTPError as exc:
                 why = f"{type(exc).__name__}"
             else:
@@ -118,13 +131,14 @@ class PushNotifications:
     """The configs, the sender, and one watcher per task that has configs. ``path``: the SQLite
     file that keeps the configs (None: in memory, as long as the process)."""
 
-    def __init__(self, service: AgentService, path: Path | None = None) -> None:
+    def __init__(self, service: AgentService, path: Path | None = None, screen: PushScreen | None = None) -> None:
         self.service = service
+        self.screen = screen or PushScreen()
         self.store: PushNotificationConfigStore = (
             PushConfigStore(path, owner_resolver=_user) if path is not None else InMemoryPushNotificationConfigStore(owner_resolver=_user)
         )
-        self._http = httpx.AsyncClient(timeout=DELIVERY_TIMEOUT)
-        self.sender = RetryingSender(self._http, self.store)
+        self._http = httpx.AsyncClient(timeout=DELIVERY_TIMEOUT, follow_redirects=False)  # a redirect is not followed
+        self.sender = RetryingSender(self._http, self.store, screen=self.screen)
         self._watching: dict[str, asyncio.Task[None]] = {}
 
     async def start(self) -> int:
@@ -140,9 +154,15 @@ class PushNotifications:
             log.info("push: %d task(s) with a notification still to send", len(pending))
         return len(pending)
 
+    async def screened(self, url: str) -> None:
+        """InvalidParamsError (the reason) when ``url`` may not be posted to."""
+        try:
+            await self.screen.check(url)
+        except PushURLRefused as exc:
+            raise InvalidParamsError(message=str(exc)) from None
+
     async def register(self, task_id: str, config: pb.TaskPushNotificationConfig, context: ServerCallContext) -> Any:
-        if not config.url.startswith(("http://", "https://")):
-            raise InvalidParamsError(message=f"a push notification URL must be http(s), not {config.url!r}")
+        await self.screened(config.url)
         stored = await self.store.set_info(task_id, config, context)
         self.watch(_user(context), task_id)
         return stored
@@ -204,6 +224,8 @@ class PushingRequestHandler(AgentRequestHandler):
         wanted = params.configuration.task_push_notification_config if params.HasField("configuration") else None
         if wanted is not None and not wanted.url:
             wanted = None
+        if wanted is not None:
+            await self.push.screened(wanted.url)  # refused before the turn starts: nothing is stored or run
         registered = False
         async for event in super().on_message_send_stream(params, context):
             if wanted is not None and not registered and _turn_task(event):
@@ -212,6 +234,8 @@ class PushingRequestHandler(AgentRequestHandler):
             yield event
 
     async def on_message_send(self, params: pb.SendMessageRequest, context: ServerCallContext) -> pb.Task:
+        if params.HasField("configuration") and params.configuration.task_push_notification_config.url:
+            await self.push.screened(params.configuration.task_push_notification_config.url)
         task = await super().on_message_send(params, context)
         if params.HasField("configuration") and params.configuration.task_push_notification_config.url:
             await self.push.register(task.id, params.configuration.task_push_notification_config, context)

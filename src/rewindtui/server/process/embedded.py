@@ -20,13 +20,14 @@ import asyncio
 import logging
 import threading
 import time
+from dataclasses import replace
 from collections.abc import Coroutine
 from pathlib import Path
 from typing import Any, TypeVar
 
 from rewindtui.server.http.paths import DATA_FILES
 from rewindtui.server.process.instance import DataDirHold
-from rewindtui.server.process.options import ServerOptions
+from rewindtui.server.process.options import ServerOptions, is_loopback
 from rewindtui.server.process.spawn import ServerUrls
 from rewindtui.server.process.uvicorn_server import ManagedServer, base_url_for, bind_socket, make_config
 
@@ -48,6 +49,8 @@ class EmbeddedServer(ServerUrls):
         log_level: str = "warning",
     ) -> None:
         options = options if options is not None else ServerOptions.from_env()
+        if options.push_allow is None and is_loopback(host):
+            options = replace(options, push_allow=("loopback",))  # the app's own receiver listens on loopback
         self.options, _ = options.for_bind(host)
         self.data_dir = Path(data_dir)
         self.host = host

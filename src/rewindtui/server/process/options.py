@@ -23,6 +23,9 @@ FAST_REWIND_ENV = "REWINDTUI_FAST_REWIND"
 #: The bearer token clients must send (``Authorization: Bearer …``). A spawned server gets a
 #: random one this way (never on its command line).
 TOKEN_ENV = "REWINDTUI_SERVER_TOKEN"
+#: Address ranges push notifications may go to besides public ones (``loopback``, ``private``,
+#: ``link-local``, CIDRs; comma separated). See :mod:`rewindtui.server.http.push_screen`.
+PUSH_ALLOW_ENV = "REWINDTUI_PUSH_ALLOW"
 #: Fault injection for tests: ``NAME=PATH`` makes the server stop at checkpoint NAME, write PATH,
 #: and wait there forever (a test then kills it with SIGKILL). See :mod:`rewindtui.server.service.faults`.
 PAUSE_ENV = "REWINDTUI_TEST_PAUSE_AT"
@@ -45,6 +48,9 @@ class ServerOptions:
     pause_at: Mapping[str, str] = field(default_factory=dict)
     #: a real model's endpoint, timeouts and retries
     model: ModelOptions = field(default_factory=ModelOptions)
+    #: non-public ranges push notifications may go to (None: not set; the app's own server on
+    #: loopback then allows ``loopback``, where its receiver listens; ``rewindtui serve`` none)
+    push_allow: tuple[str, ...] | None = None
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> ServerOptions:
@@ -63,6 +69,7 @@ class ServerOptions:
             fast_rewind=env.get(FAST_REWIND_ENV, "1") != "0",
             token=env.get(TOKEN_ENV) or None,
             pause_at=pause,
+            push_allow=tuple(e.strip() for e in env[PUSH_ALLOW_ENV].split(",") if e.strip()) if PUSH_ALLOW_ENV in env else None,
         )
         return replace(options, **overrides) if overrides else options
 

@@ -110,6 +110,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="also accept requests whose Host header names NAME (loopback names always are)",
     )
     parser.add_argument(
+        "--push-allow",
+        action="append",
+        default=None,
+        metavar="RANGES",
+        help="let push notifications go to these non-public addresses: loopback, private, link-local or a CIDR "
+        "(comma separated, repeatable; default: none, or REWINDTUI_PUSH_ALLOW)",
+    )
+    parser.add_argument(
         "--log-level", default="warning", choices=["critical", "error", "warning", "info", "debug"]
     )
     parser.add_argument(
@@ -215,6 +223,15 @@ def main(argv: list[str] | None = None) -> int:
     options, generated_token = replace(
         ServerOptions.from_env(), allowed_hosts=tuple(args.allow_host), model=model_options
     ).for_bind(args.host)
+    if args.push_allow is not None:
+        options = replace(options, push_allow=tuple(args.push_allow))
+    try:
+        from rewindtui.server.http.push_screen import parse_allow
+
+        parse_allow(options.push_allow or ())
+    except ValueError as exc:
+        print(f"rewindtui serve: {exc}", file=sys.stderr)
+        return 2
 
     problem = model_problem(args.model)
     if problem is not None:

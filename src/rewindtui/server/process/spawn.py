@@ -53,7 +53,7 @@ from rewindtui.server.process.instance import (
     new_token,
     read_state,
 )
-from rewindtui.server.process.options import TOKEN_ENV
+from rewindtui.server.process.options import PUSH_ALLOW_ENV, TOKEN_ENV, is_loopback
 
 READY_PREFIX = "serving on "
 LOG_FILE = "server.log"
@@ -230,6 +230,8 @@ def server_command(
         cmd += model_options.args()
     if keep:
         cmd += ["--keep-seconds", f"{keep:g}"]
+    if is_loopback(host) and PUSH_ALLOW_ENV not in os.environ:
+        cmd += ["--push-allow", "loopback"]  # the app's own push receiver listens on loopback
     return cmd
 
 
