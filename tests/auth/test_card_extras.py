@@ -63,12 +63,19 @@ def _signature(cli, url: str, *flags: str) -> dict[str, Any]:
     return result.records()[0]["signature"]
 
 
-def test_a_signed_card_is_verified(cli, key) -> None:
+def test_a_card_signed_with_its_own_origins_keys_is_self_signed_until_the_issuer_is_pinned(cli, key, monkeypatch) -> None:
+    """(Issue 30, item 7: this read "verified" -- anyone on the path of a plain-HTTP card can
+    serve both the card and the keys beside it.)"""
     with ServeInThread(factory=lambda url: _signed_app(url + "/", key)) as served:
         signature = _signature(cli, served.url + "/")
-        assert signature["status"] == "verified" and signature["kid"] == "test-key"
+        assert signature["status"] == "self-signed" and signature["kid"] == "test-key"
         text = cli("card", "--url", served.url + "/")
-        assert "signature: verified (key test-key" in text.out
+        assert "signature: self-signed (keys served by the agent itself; key test-key" in text.out
+        assert "verified" not in text.out
+        monkeypatch.setenv("REWINDTUI_CARD_ISSUERS", served.url + "/")  # the user pins the origin
+        signature = _signature(cli, served.url + "/")
+        assert signature["status"] == "verified" and signature["kid"] == "test-key"
+        assert f"key test-key from trusted issuer {served.url}/.well-known/jwks.json" in signature["detail"]
 
 
 def test_a_card_changed_after_signing_has_a_bad_signature(cli, key) -> None:

@@ -1,15 +1,25 @@
-"""Signed agent cards (A2A ``AgentCardSignature``): verified, not signed, or a bad signature.
+"""Signed agent cards (A2A ``AgentCardSignature``): verified, self-signed, not signed, or a bad signature.
 
 A signature is a JWS with a detached payload: ``protected`` (base64url of the JOSE header, with
 ``alg`` and ``kid``, and ``jku``: where the public keys are, as a JWKS) and ``signature``; the
 payload is the card without its ``signatures``, empty values left out, canonicalised by RFC 8785
 (JCS) -- as a2a-sdk's ``a2a.utils.signing`` signs it.
 
-The key comes from a JWKS the user gave (``keys``), else from the header's ``jku`` when it is on
-the agent card's own origin (a card cannot vouch for itself with keys from anywhere: a ``jku``
-elsewhere is "not checked", with the reason). The answer (:class:`CardSignature`) says
-``verified`` (one signature checks with a trusted key), ``bad signature`` (none checks), ``not
-signed``, or ``not checked`` (no trusted key, an algorithm we do not accept, or PyJWT missing).
+Whom the user trusts decides the word. The key comes from a JWKS the user gave (``keys``: the
+``card_keys`` setting or ``--card-keys``), else from the header's ``jku`` when that is a **pinned
+issuer** (``issuers``: the ``card_issuers`` setting, each a key set URL or an origin) or on the
+agent card's own origin. The answer (:class:`CardSignature`) says:
+
+- ``verified``: a signature checks with a key the user trusts (configured, or from a pinned issuer);
+- ``self-signed`` (keys served by the agent itself): it checks with keys from the card's own origin
+  only -- which proves nothing about who wrote the card: whoever can change a card sent over plain
+  HTTP can serve the keys beside it too;
+- ``bad signature`` (none checks), ``not signed``, or ``not checked`` (no usable key: keys on another
+  origin that is not pinned, an algorithm we do not accept, or PyJWT missing).
+
+Everything is bounded (:mod:`rewindtui.client.limits`): at most ``MAX_SIGNATURES`` signatures are
+checked, each at most ``MAX_SIGNATURE_CHARS`` long; a key set is read to ``MAX_DOCUMENT_BYTES`` and
+used only with at most ``MAX_KEYS`` keys.
 
 Needs PyJWT with its crypto extra (the ``signing`` extra); without it: "not checked".
 """
@@ -19,17 +29,22 @@ from __future__ import annotations
 import base64
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 
 from rewindtui.client.auth import same_origin
 from rewindtui.client.errors import ClientError
+from rewindtui.client.limits import MAX_DOCUMENT_BYTES, MAX_KEYS, MAX_SIGNATURE_CHARS, MAX_SIGNATURES
 from rewindtui.client.transport import bounded_request
 
 VERIFIED, NOT_SIGNED, BAD, NOT_CHECKED = "verified", "not signed", "bad signature", "not checked"
+SELF_SIGNED = "self-signed"
+#: what a self-signed card's detail starts with
+SERVED_BY_AGENT = "keys served by the agent itself"
 #: Algorithms accepted (asymmetric only: a shared secret proves nothing about who signed).
 ALGORITHMS = ("ES256", "ES384", "ES512", "RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "EdDSA")
 
@@ -144,11 +159,23 @@ def _header(protected: str) -> dict[str, Any] | None:
 async def _jwks(url: str, timeout: float) -> dict[str, Any] | None:
     try:
         async with httpx.AsyncClient(timeout=timeout, follow_redirects=False) as http:  # no credentials
-            response = await bounded_request(http, "GET", url)  # a key set: bounded like any answer
+            response = await bounded_request(http, "GET", url, limit=MAX_DOCUMENT_BYTES)  # a key set is small
         data = response.json() if response.status_code == 200 else None
     except (httpx.HTTPError, ClientError, ValueError):
         return None
-    return data if isinstance(data, dict) and isinstance(data.get("keys"), list) else None
+    if not isinstance(data, dict) or not isinstance(data.get("keys"), list) or len(data["keys"]) > MAX_KEYS:
+        return None
+    return data
+
+
+def pinned(jku: str, issuers: Sequence[str]) -> bool:
+    """``jku`` is a key set the user pinned: an issuer given as a key set URL (exactly), or as an
+    origin (any key set on it)."""
+    for issuer in issuers:
+        path = urlsplit(issuer).path
+        if (path in ("", "/") and same_origin(jku, issuer)) or jku == issuer:
+            return True
+    return False
 
 
 def _key_for(jwks: Mapping[str, Any], kid: str | None) -> dict[str, Any] | None:
@@ -160,14 +187,18 @@ def _key_for(jwks: Mapping[str, Any], kid: str | None) -> dict[str, Any] | None:
 
 
 async def verify_card(
-    card: Mapping[str, Any], card_url: str, keys: Mapping[str, Any] | None = None, timeout: float = 10.0
+    card: Mapping[str, Any], card_url: str, keys: Mapping[str, Any] | None = None, timeout: float = 10.0,
+    *, issuers: Sequence[str] = (),
 ) -> CardSignature:
-    """Whether ``card`` (read from ``card_url``) is signed by a key we trust (see the module)."""
+    """Whether ``card`` (read from ``card_url``) is signed by a key the user trusts (``keys``, or a
+    key set of one of ``issuers``), or only by keys its own origin serves (see the module)."""
     signatures = card.get("signatures")
     if not signatures:
         return CardSignature(NOT_SIGNED)
     if not isinstance(signatures, list):
         return CardSignature(BAD, "its signatures field is not a list")
+    if keys is not None and len(keys.get("keys") or []) > MAX_KEYS:
+        return CardSignature(NOT_CHECKED, f"the configured key set has more than {MAX_KEYS} keys")
     try:
         import jwt
         from jwt.exceptions import InvalidSignatureError, PyJWTError
@@ -179,9 +210,13 @@ async def verify_card(
         payloads.append(_b64url(signed_payload(projected)))  # a 1.0 card with 0.3 fields merged in
     why_unchecked = "no signature names a key"
     bad: CardSignature | None = None
-    for entry in signatures:
+    self_signed: CardSignature | None = None
+    for entry in signatures[:MAX_SIGNATURES]:  # the rest are not looked at
         if not isinstance(entry, dict) or not isinstance(entry.get("protected"), str) or not isinstance(entry.get("signature"), str):
             bad = CardSignature(BAD, "a signature is malformed")
+            continue
+        if len(entry["protected"]) > MAX_SIGNATURE_CHARS or len(entry["signature"]) > MAX_SIGNATURE_CHARS:
+            bad = CardSignature(BAD, f"a signature is longer than {MAX_SIGNATURE_CHARS:,} characters")
             continue
         header = _header(entry["protected"])
         if header is None:
@@ -193,18 +228,24 @@ async def verify_card(
             why_unchecked = f"algorithm {alg!r} is not accepted"
             continue
         jwks: Mapping[str, Any] | None = keys
+        trusted_from = "configured"
         if jwks is None:
             jku = header.get("jku")
             if not isinstance(jku, str):
                 why_unchecked = "the signature names no key set (jku) and none is configured"
                 continue
-            if not same_origin(jku, card_url):
-                why_unchecked = f"its keys are at {jku}, not on the agent's origin; give the key set yourself to trust it"
+            trusted = pinned(jku, issuers)
+            if not trusted and not same_origin(jku, card_url):
+                why_unchecked = (
+                    f"its keys are at {jku}, not on the agent's origin and not a trusted issuer; "
+                    "give the key set (card_keys) or pin the issuer (card_issuers) to trust it"
+                )
                 continue
             jwks = await _jwks(jku, timeout)
             if jwks is None:
-                why_unchecked = f"no key set at {jku}"
+                why_unchecked = f"no usable key set at {jku} (unreachable, not a JWKS, over {MAX_DOCUMENT_BYTES // (1024 * 1024)} MB or more than {MAX_KEYS} keys)"
                 continue
+            trusted_from = f"trusted issuer {jku}" if trusted else ""
         key = _key_for(jwks, kid)
         if key is None:
             why_unchecked = f"no key {kid!r} in the key set"
@@ -223,7 +264,14 @@ async def verify_card(
                 bad = CardSignature(BAD, f"the signature cannot be checked: {exc}", kid)
                 break
             covered = "its A2A 1.0 fields; the 0.3 fields added for old clients are not signed" if n else ""
-            return CardSignature(VERIFIED, "; ".join(x for x in (f"key {kid}" if kid else "", covered) if x), kid)
+            if not trusted_from:  # keys from the card's own origin: they vouch for nothing
+                detail = "; ".join(x for x in (SERVED_BY_AGENT, f"key {kid}" if kid else "", covered) if x)
+                self_signed = self_signed or CardSignature(SELF_SIGNED, detail, kid)
+                break
+            named = f"key {kid}" if kid else ""
+            if trusted_from != "configured":
+                named = f"{named or 'a key'} from {trusted_from}"
+            return CardSignature(VERIFIED, "; ".join(x for x in (named, covered) if x), kid)
         else:
             bad = CardSignature(BAD, "the card does not match its signature: it was changed after signing, or signed by another key", kid)
-    return bad or CardSignature(NOT_CHECKED, why_unchecked)
+    return self_signed or bad or CardSignature(NOT_CHECKED, why_unchecked)

@@ -24,6 +24,8 @@ or the path in ``--config`` / ``REWINDTUI_CONFIG``. Every key is optional::
 
     binding = "auto"         # auto (the card's preferred one) | jsonrpc | http+json | grpc
     push = false             # ask for a push notification when each turn ends (rewindtui.client.push)
+    # card_keys = "keys.json"                        a JWKS whose keys may sign agent cards
+    # card_issuers = ["https://keys.example.com/"]   key set URLs or origins trusted to sign them
 
     [headers]                # sent to the configured server's origin only
     X-Tenant = "team-a"
@@ -107,6 +109,7 @@ from rewindtui.config.values import (
     check_seconds,
     check_str,
     check_url,
+    check_url_list,
     merge_headers,
     norm_url,
     parse_header,
@@ -159,6 +162,8 @@ _FILE_KEYS = {
     "kagent_checkpoints",
     "kagent_share",
     "kagent_share_writable",
+    "card_keys",
+    "card_issuers",
 }
 #: Every source may give it.
 _ALL = frozenset({FLAG, ENV, FILE})
@@ -185,6 +190,9 @@ _CHECKS: dict[str, tuple[Callable[[Any, str], Any], frozenset[str]]] = {
     "kagent_checkpoints": (check_onoff, _ALL),
     "kagent_share": (check_str, _ALL),
     "kagent_share_writable": (check_onoff, _ALL),
+    # whom a signed agent card may be "verified" by (rewindtui.client.card_signature)
+    "card_keys": (check_str, _ALL),  # a JWKS file
+    "card_issuers": (check_url_list, frozenset({ENV, FILE})),  # key set URLs or origins
 }
 
 
@@ -228,6 +236,8 @@ class Settings:
     kagent_checkpoints: bool = True  # kagent 1.0: a checkpoint after each finished turn (rewind forks from them)
     kagent_share: str | None = None  # kagent 1.0: open the session from this share token (--share)
     kagent_share_writable: bool = False  # kagent 1.0: the share lets its reader send (else read-only)
+    card_keys: str | None = None  # a JWKS file whose keys may sign agent cards ("verified")
+    card_issuers: tuple[str, ...] = ()  # pinned key set URLs / origins whose keys may sign agent cards
 
     @property
     def embedded(self) -> bool:
@@ -379,4 +389,6 @@ def load_settings(flags: Any = None, env: Mapping[str, str] | None = None) -> Se
         kagent_checkpoints=pick("kagent_checkpoints", True),
         kagent_share=pick("kagent_share"),
         kagent_share_writable=pick("kagent_share_writable", False),
+        card_keys=pick("card_keys"),
+        card_issuers=pick("card_issuers", ()),
     )

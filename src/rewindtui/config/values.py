@@ -37,6 +37,17 @@ def check_url(value: Any, where: str) -> str:
     return text
 
 
+def check_url_list(value: Any, where: str) -> tuple[str, ...]:
+    """A list of http(s) URLs: a TOML array, or one string with commas between them."""
+    items = value.split(",") if isinstance(value, str) else value
+    if not isinstance(items, (list, tuple)):
+        raise SettingsError(f"{where}: expected a list of URLs, got {value!r}")
+    urls = tuple(check_url(item, where) for item in items if not (isinstance(item, str) and not item.strip()))
+    if not urls:
+        raise SettingsError(f"{where}: expected at least one URL")
+    return urls
+
+
 def check_str(value: Any, where: str) -> str:
     if not isinstance(value, str) or not value.strip():
         raise SettingsError(f"{where}: expected a non-empty string, got {value!r}")

@@ -11,7 +11,7 @@ read over the binding in use: JSON-RPC ``GetExtendedAgentCard`` (1.0) /
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -133,12 +133,12 @@ class CardExtras:
 
 async def card_extras(
     client: Any, card: Mapping[str, Any], url: str, *, extended: bool = False, keys: Mapping[str, Any] | None = None,
-    tolerant: bool = False,
+    tolerant: bool = False, issuers: Sequence[str] = (),
 ) -> CardExtras:
     """The signature and (``extended``) the extended card. A failure to read the extended card is
     raised (ExtendedCardFailed), or with ``tolerant`` (a view) kept as ``needs auth`` (refused) /
     ``not read`` with the reason in ``note``."""
-    extras = CardExtras(await verify_card(card, url, keys))
+    extras = CardExtras(await verify_card(card, url, keys, issuers=issuers))
     if not extended:
         return extras
     if not offers_extended(card):
@@ -156,7 +156,7 @@ async def card_extras(
             extras.note = str(exc)
             return extras
         extras.extended_status = FETCHED
-        extras.extended_signature = await verify_card(extras.extended, url, keys)
+        extras.extended_signature = await verify_card(extras.extended, url, keys, issuers=issuers)
     return extras
 
 

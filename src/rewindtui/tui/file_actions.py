@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rewindtui.client.attachments import AttachmentError, attach, savable, save_parts
+from rewindtui.client.errors import ClientError
+from rewindtui.output.card_extras import load_keys
 from rewindtui.model import Item
 from rewindtui.tui.screens.card import CardScreen
 from rewindtui.tui.screens.path_prompt import PathPrompt
@@ -160,4 +162,13 @@ class FileActions:
             self.screen.notify("Not connected yet: no agent card to show.", severity="warning")
             return
         embedded = getattr(self.screen.app, "server_key", "") == "embedded"
-        self.screen.app.push_screen(CardScreen(caps.card, url=chat.client.url, choice=caps.choice, embedded=embedded, client=chat.client))
+        settings = getattr(getattr(self.screen.app, "connector", None), "settings", None)
+        try:  # whom the user trusts to sign cards (card_keys / card_issuers)
+            keys = load_keys(getattr(settings, "card_keys", None))
+        except ClientError as exc:
+            self.screen.notify(f"Card keys not used: {exc}", severity="warning", timeout=8)
+            keys = None
+        issuers = tuple(getattr(settings, "card_issuers", ()) or ())
+        self.screen.app.push_screen(
+            CardScreen(caps.card, url=chat.client.url, choice=caps.choice, embedded=embedded, client=chat.client, keys=keys, issuers=issuers)
+        )

@@ -20,8 +20,10 @@ async def cmd_card(conn: Any, args: argparse.Namespace, out: Output) -> int:
         raise describe_connect_error(exc, conn.settings, client.url, embedded=conn.embedded) from exc
     from rewindtui.output.card_extras import card_extras, load_keys
 
-    keys = load_keys(getattr(args, "card_keys", None))
-    extras = await card_extras(client, card, url, extended=getattr(args, "extended", False), keys=keys)
+    settings = getattr(conn, "settings", None)
+    keys = load_keys(getattr(args, "card_keys", None) or getattr(settings, "card_keys", None))
+    issuers = tuple(getattr(settings, "card_issuers", ()) or ())
+    extras = await card_extras(client, card, url, extended=getattr(args, "extended", False), keys=keys, issuers=issuers)
     if out.as_json:
         out.line(json_line({**card_record(card, url, client.capabilities, problem), **extras.record()}))
     else:

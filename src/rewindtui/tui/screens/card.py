@@ -5,12 +5,13 @@ incomplete or contradicts itself. The same sections as ``rewindtui card``.
 
 Given the connected ``client``, the screen then checks the card in the background and adds two
 sections (as ``rewindtui card --extended`` does, :mod:`rewindtui.output.card_extras`):
-"Signature" (verified / not signed / bad signature / not checked, with the reason) and "Extended
+"Signature" (verified / self-signed / not signed / bad signature / not checked, with the reason:
+"verified" only with a key the user trusts, ``card_keys`` / ``card_issuers``) and "Extended
 card" (fetched / not offered / needs auth / not read, and what the extended card adds)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rich.table import Table
@@ -42,6 +43,7 @@ class CardScreen(ModalScreen[None]):
         embedded: bool = False,
         client: Any = None,
         keys: Mapping[str, Any] | None = None,
+        issuers: Sequence[str] = (),
     ) -> None:
         super().__init__()
         self.card = card
@@ -49,7 +51,8 @@ class CardScreen(ModalScreen[None]):
         self.choice = choice
         self.embedded = embedded  # the app started this server and authenticates to it by itself
         self.client = client  # the connected client: the signature and the extended card are checked with it
-        self.keys = keys  # a JWKS the user trusts for the signature (else the card's own origin's)
+        self.keys = keys  # a JWKS the user trusts for the signature (card_keys)
+        self.issuers = tuple(issuers)  # key sets / origins the user pinned (card_issuers)
         #: what the check found (None until it has run)
         self.extras: CardExtras | None = None
 
@@ -90,7 +93,7 @@ class CardScreen(ModalScreen[None]):
     async def _check(self) -> None:
         """The signature and the extended card, shown when known (the card is shown at once)."""
         try:
-            extras = await card_extras(self.client, self.card, self.url or self.client.url, extended=True, keys=self.keys, tolerant=True)
+            extras = await card_extras(self.client, self.card, self.url or self.client.url, extended=True, keys=self.keys, tolerant=True, issuers=self.issuers)
         except ClientError as exc:
             self._show([("signature", f"not checked ({exc})")], [("extended card", f"not read ({exc})")])
             return
