@@ -10,21 +10,32 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from a2a.server.routes import create_agent_card_routes
 from a2a.utils.signing import create_agent_card_signer
 from cryptography.hazmat.primitives.asymmetric import ec
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
-from test_card_extras import _jwks, _signature, _signed_app, card, cli, key  # noqa: F401 (fixtures)
+from test_card_extras import _jwks, _signature, _signed_app, card
 
 from asgi_thread import ServeInThread
+from clirun import isolate, runner
 from rewindtui.client.card_signature import BAD, NOT_CHECKED, SELF_SIGNED, VERIFIED, verify_card
 from rewindtui.client.limits import MAX_KEYS, MAX_SIGNATURE_CHARS, MAX_SIGNATURES
 
 
-def test_a_pinned_issuer_on_another_origin_and_configured_keys_are_trusted(cli, key, tmp_path: Path, monkeypatch) -> None:  # noqa: F811
+@pytest.fixture
+def cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]):
+    isolate(tmp_path, monkeypatch)
+    return runner(capsys)
+
+
+@pytest.fixture
+def key() -> Any:
+    return ec.generate_private_key(ec.SECP256R1())
+
+
+def test_a_pinned_issuer_on_another_origin_and_configured_keys_are_trusted(cli, key, tmp_path: Path, monkeypatch) -> None:
     keys = Starlette(routes=[Route("/k/jwks.json", lambda request: JSONResponse(_jwks(key, "test-key")))])
     with ServeInThread(keys) as issuer:
         jku = issuer.url + "/k/jwks.json"
@@ -43,15 +54,15 @@ def test_a_pinned_issuer_on_another_origin_and_configured_keys_are_trusted(cli, 
             assert result.records()[0]["signature"]["status"] == "verified"
 
 
-def _signed_card(url: str, key: Any, kid: str = "test-key") -> dict[str, Any]:
+def _signed_card(url: str, signer: Any, kid: str = "test-key") -> dict[str, Any]:
     agent_card = card(url, only_03=False)
-    create_agent_card_signer(key, {"kid": kid, "alg": "ES256", "jku": url + "jwks.json", "typ": "JOSE"})(agent_card)  # type: ignore[arg-type]
+    create_agent_card_signer(signer, {"kid": kid, "alg": "ES256", "jku": url + "jwks.json", "typ": "JOSE"})(agent_card)  # type: ignore[arg-type]
     from google.protobuf.json_format import MessageToDict
 
     return MessageToDict(agent_card)
 
 
-async def test_key_sets_and_signatures_are_bounded(key) -> None:  # noqa: F811
+async def test_key_sets_and_signatures_are_bounded(key) -> None:
     fetched: list[str] = []
     many = {"keys": [{**_jwks(key, f"k{i}")["keys"][0]} for i in range(MAX_KEYS + 1)]}
 

@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, Any
 
 from rewindtui.client.attachments import AttachmentError, attach, savable, save_parts
 from rewindtui.client.errors import ClientError
-from rewindtui.output.card_extras import load_keys
 from rewindtui.model import Item
+from rewindtui.output.card_extras import load_keys
 from rewindtui.tui.screens.card import CardScreen
 from rewindtui.tui.screens.path_prompt import PathPrompt
 from rewindtui.tui.widgets.attachment_bar import AttachmentBar

@@ -20,8 +20,8 @@ import asyncio
 import logging
 import threading
 import time
-from dataclasses import replace
 from collections.abc import Coroutine
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypeVar
 
