@@ -137,7 +137,11 @@ class PushNotifications:
         self.store: PushNotificationConfigStore = (
             PushConfigStore(path, owner_resolver=_user) if path is not None else InMemoryPushNotificationConfigStore(owner_resolver=_user)
         )
-        self._http = httpx.AsyncClient(timeout=DELIVERY_TIMEOUT, follow_redirects=False)  # a redirect is not followed
+        # a redirect is not followed; no connection is kept (one checked per host name: a kept one
+        # to the same address would carry a TLS session verified for another name)
+        self._http = httpx.AsyncClient(
+            timeout=DELIVERY_TIMEOUT, follow_redirects=False, limits=httpx.Limits(max_keepalive_connections=0)
+        )
         self.sender = RetryingSender(self._http, self.store, screen=self.screen)
         self._watching: dict[str, asyncio.Task[None]] = {}
 

@@ -151,6 +151,8 @@ class PushScreen:
         netloc = f"[{checked}]" if checked.version == 6 else str(checked)
         if parts.port is not None:
             netloc += f":{parts.port}"
-        host_header = parts.netloc.rsplit("@", 1)[-1]
+        userinfo, _, host_header = parts.netloc.rpartition("@")
+        if userinfo:
+            netloc = f"{userinfo}@{netloc}"  # credentials in the URL still go (as httpx sends them)
         target = urlunsplit((parts.scheme, netloc, parts.path or "/", parts.query, ""))
         return Target(target, host_header, host if parts.scheme == "https" and literal is None else None)
