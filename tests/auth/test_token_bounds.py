@@ -125,3 +125,29 @@ async def test_a_discovery_document_over_1_mb_is_refused(tmp_path):
         async with httpx.AsyncClient(timeout=10) as http:
             with pytest.raises(AuthError, match="answered more than 1 MB: refused"):
                 await _discover(http, served.url + "/.well-known/openid-configuration")
+
+
+async def test_a_device_answer_naming_odd_times_is_held_to_bounds(tmp_path):
+    """``expires_in: "soon"`` used to crash the login (float("soon")); an interval of a billion
+    seconds would have held it open for ever. Both are bounded; the login completes."""
+    from rewindtui.client.oauth import DEVICE, MAX_POLL_INTERVAL
+
+    device = {"device_code": "d-1", "user_code": "U-1", "verification_uri": "http://verify", "expires_in": "soon", "interval": 1e9}
+    token = {"token_type": "Bearer", "expires_in": 3600, "access_token": "device-token"}
+    app = Starlette(routes=[
+        Route("/device", lambda request: JSONResponse(device), methods=["POST"]),
+        Route("/token", lambda request: JSONResponse(token), methods=["POST"]),
+    ])
+    waits: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        waits.append(seconds)
+
+    with ServeInThread(app) as served:
+        config = OAuthConfig("public-client", flow=DEVICE, token_url=served.url + "/token", device_url=served.url + "/device")
+        oauth = OAuthSession(
+            config, Endpoints(served.url + "/token", served.url + "/device"), TokenStore(tmp_path / "t.json"),
+            lambda: httpx.AsyncClient(timeout=10),
+        )
+        got = await oauth._device_flow(None, sleep=sleep)
+    assert got.access_token == "device-token" and waits == [MAX_POLL_INTERVAL]

@@ -294,6 +294,17 @@ class TokenStore:
 #: the shortest wait between two polls of the token endpoint in the device flow (seconds)
 MIN_POLL_INTERVAL = 0.2
 Prompt = Callable[[str, str, str | None], None]  # (verification URL, user code, URL with the code)
+#: what a device authorization answer may ask for, at most: a wait between polls, and the time
+#: the code is valid (a server naming a day or a NaN does not hold the login open for it)
+MAX_POLL_INTERVAL = 60.0
+MAX_DEVICE_SECONDS = 1800.0
+
+
+def _seconds(value: Any, default: float, low: float, high: float) -> float:
+    """A number of seconds a server named, within [low, high]; ``default`` when it named none."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:  # NaN
+        return default
+    return min(max(float(value), low), high)
 
 
 @dataclass
@@ -420,8 +431,8 @@ class OAuthSession:
         (prompt or (lambda *_: None))(uri, str(data.get("user_code", "")), complete if isinstance(complete, str) else None)
         # RFC 8628: 5 s when the server names no interval; a server that says 0 still gets a pause
         given = data.get("interval")
-        interval = max(float(given), MIN_POLL_INTERVAL) if isinstance(given, (int, float)) and not isinstance(given, bool) else 5.0
-        deadline = time.monotonic() + float(data.get("expires_in") or 600)
+        interval = _seconds(given, 5.0, MIN_POLL_INTERVAL, MAX_POLL_INTERVAL)
+        deadline = time.monotonic() + _seconds(data.get("expires_in"), 600.0, 1.0, MAX_DEVICE_SECONDS)
         while time.monotonic() < deadline:
             await sleep(interval)
             status, answer = await self._token_request({"grant_type": DEVICE_GRANT, "device_code": device_code})
@@ -431,7 +442,7 @@ class OAuthSession:
             if error == "authorization_pending":
                 continue
             if error == "slow_down":
-                interval += 5
+                interval = min(interval + 5, MAX_POLL_INTERVAL)
                 continue
             if error == "access_denied":
                 raise AuthError("the sign-in was denied")
