@@ -53,3 +53,11 @@ def test_paths_are_judged_after_symlinks_and_dotdot(tmp_path: Path):
 
 def test_only_local_file_roots_are_directories():
     assert roots_to_dirs(["file:///home/u/my%20project", "https://x/y", "file://otherhost/z"]) == [Path("/home/u/my project")]
+
+
+def test_data_nested_past_the_bound_is_refused_not_a_recursion_error():
+    from rewindtui.client.attachments import AttachmentError, parse_data
+
+    with pytest.raises(AttachmentError, match="nested deeper than 64 levels"):
+        parse_data("[" * 100_000 + "]" * 100_000)
+    assert parse_data('{"a": [1, {"b": 2}]}').value == {"a": [1, {"b": 2}]}

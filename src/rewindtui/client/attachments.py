@@ -124,6 +124,11 @@ def attach(source: str, *, already: Sequence[Attachment] = (), limit: int = MAX_
 
 
 def parse_data(text: str) -> DataAttachment:
+    from rewindtui.client.bounded_json import deeper_than
+    from rewindtui.client.limits import MAX_JSON_DEPTH
+
+    if deeper_than(text.encode("utf-8", "surrogatepass"), MAX_JSON_DEPTH):  # json.loads would die of RecursionError
+        raise AttachmentError(f"--data is nested deeper than {MAX_JSON_DEPTH} levels: {sanitize_line(text)[:60]!r}")
     try:
         value = json.loads(text)
     except ValueError as exc:
