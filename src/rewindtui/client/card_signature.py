@@ -27,7 +27,7 @@ import httpx
 
 from rewindtui.client.auth import same_origin
 from rewindtui.client.errors import ClientError
-from rewindtui.client.transport import bounded_request
+from rewindtui.client.transports.http import bounded_request
 
 VERIFIED, NOT_SIGNED, BAD, NOT_CHECKED = "verified", "not signed", "bad signature", "not checked"
 #: Algorithms accepted (asymmetric only: a shared secret proves nothing about who signed).
