@@ -15,7 +15,9 @@ The claims are found generically, so a new page is checked without a change here
 - **keys**: every key named in a table whose first column is "key" must be a key of the
   interaction table (``rewindtui.tui.interaction``), and every ``/command`` a slash command of it;
 - **docs/cli.md** lists every command of ``rewindtui --help`` and every option of each command's
-  ``--help`` (the connection options every command shares are named once, for all).
+  ``--help`` (the connection options every command shares are named once, for all);
+- **folders listed in full**: a section whose heading names a folder (``(`tui/`)``) and that holds
+  a "module" table must name every module of that folder.
 """
 
 from __future__ import annotations
@@ -127,16 +129,20 @@ def _module_file(path: str) -> Path | None:
 
 
 def resolve(claim: str) -> str | None:
-    """The repository path a claimed path names (from the root or any folder down), or None."""
+    """The repository path a claimed path names, or None: from the root, from ``src/rewindtui/``,
+    else from any folder down (the package's own before the tests', then in path order)."""
     paths, _ = repo_paths()
-    want = claim if not claim.endswith("/") else claim
-    if want in paths or want + "/" in paths:
-        return want
-    tail = "/" + want
-    for path in paths:
-        if path.endswith(tail) or path.endswith(tail + "/"):
-            return path
-    return None
+    bare = claim.rstrip("/")
+    for base in ("", "src/rewindtui/"):
+        for candidate in (base + bare, base + bare + "/"):
+            if candidate in paths:
+                return candidate
+    tail = "/" + bare
+    found = sorted(
+        (p for p in paths if p.rstrip("/").endswith(tail)),
+        key=lambda p: (not p.startswith("src/"), p),
+    )
+    return found[0] if found else None
 
 
 def defines(file: Path, name: str) -> bool:
@@ -297,6 +303,41 @@ def check_key(key: str) -> str | None:
     return None if key in key_labels() else "no such key in the interaction table"
 
 
+# -- folders a page lists in full ------------------------------------------------------------------
+HEADING_FOLDER = re.compile(r"^#+ .*`([\w/]+)/`")
+
+
+def listed_folders(path: Path) -> list[tuple[int, str]]:
+    """(line, folder) of each section whose heading names a folder (``## The app's features
+    (`tui/`)``) and that holds a table whose first column is "module": the page lists that folder's
+    modules, so it must name every one of them."""
+    out: list[tuple[int, str]] = []
+    heading: tuple[int, str] | None = None
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if line.startswith("#"):
+            m = HEADING_FOLDER.match(line)
+            heading = (number, m.group(1)) if m else None
+        elif heading and line.startswith("|") and line.strip("| ").lower().startswith("module"):
+            out.append(heading)
+            heading = None
+    return out
+
+
+def unlisted_modules(path: Path) -> list[str]:
+    text = path.read_text(encoding="utf-8")
+    wrong = []
+    for line, folder in listed_folders(path):
+        found = resolve(folder + "/")
+        if found is None:
+            wrong.append(f"{where(path, line)}: `{folder}/`: no such folder")
+            continue
+        modules = sorted(p.name for p in (ROOT / found).glob("*.py") if p.name != "__init__.py")
+        missing = [m for m in modules if f"`{m}`" not in text and f"{folder}/{m}" not in text]
+        if missing:
+            wrong.append(f"{where(path, line)}: `{folder}/` is listed, but not {', '.join(missing)}")
+    return wrong
+
+
 # -- the tests -----------------------------------------------------------------------------------
 #: paths a page names that are not this repository's, and why
 NOT_OURS = {
@@ -334,7 +375,7 @@ def claims_of(path: Path) -> list[str]:
     for line, key in key_cells(path):
         if why := check_key(key):
             wrong.append(f"{where(path, line)}: key {key!r}: {why}")
-    return wrong
+    return wrong + unlisted_modules(path)
 
 
 @pytest.mark.parametrize("page", DOCS, ids=lambda p: str(p.relative_to(ROOT)))
@@ -371,7 +412,8 @@ def test_a_wrong_path_a_wrong_flag_a_wrong_key_and_a_wrong_module_are_found(tmp_
         "The chat lives in `src/rewindtui/conversation/` and `chat/core.py`; see `tui/host.NoSuchThing`.\n"
         "- `conversation/` — `items.py`, `no_such_module.py`\n\n"
         "Run `rewindtui send --no-such-flag hi` or `rewindtui frobnicate`; `rewindtui.chat.core.NoSuchName`.\n\n"
-        "| key | what |\n|---|---|\n| ctrl+z · alt+no-such-key | x |\n| `/rewind` · `/no-such-slash` | y |\n",
+        "| key | what |\n|---|---|\n| ctrl+z · alt+no-such-key | x |\n| `/rewind` · `/no-such-slash` | y |\n\n"
+        "## What is shared (`base/`)\n\n| module | what |\n|---|---|\n| `dirs.py` | where things live |\n",
         encoding="utf-8",
     )
     wrong = [w.split(": ", 1)[1] for w in claims_of_at(page)]
@@ -384,6 +426,7 @@ def test_a_wrong_path_a_wrong_flag_a_wrong_key_and_a_wrong_module_are_found(tmp_
         "no command `frobnicate`",
         "key 'alt+no-such-key': no such key in the interaction table",
         "key '/no-such-slash': no slash command /no-such-slash",
+        "`base/` is listed, but not textsafe.py",
     ], wrong
 
 
