@@ -1,6 +1,6 @@
 """The one undo checks the server first: when another client made a *different* rewind after the
-undo's label was read, the undo undoes nothing, says what the server holds now, and the session
-stays as the other client left it. (Another client's send -- "nothing to undo now" -- is
+undo's label was read, the undo undoes nothing, says what the server holds now, the view is re-read
+from the server, and the session stays as the other client left it. (Another client's send -- "nothing to undo now" -- is
 ``test_an_undo_offered_before_another_client_acted_undoes_nothing`` in test_chat_interaction.py.)
 Core level: two ``Chat``s on the embedded server over loopback."""
 
@@ -38,6 +38,7 @@ async def test_an_undo_read_before_another_clients_different_rewind_undoes_nothi
         await chat.undo()
     assert "now: undo the rewind of 1 turn" in str(refused.value)
     assert chat.undo_point() == theirs  # the label follows the server: the other client's rewind
+    assert users(chat) == ["one"]  # and so does the view: re-read from the server
 
     check = await chat_for(server, chat.session_id)
     assert users(check) == ["one"], "the undo changed the session although it said nothing was undone"

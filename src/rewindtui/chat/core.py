@@ -185,6 +185,7 @@ class Chat(Branches):
             raise UndoFailed("nothing to undo in this session")
         fresh = await self._read_undo(sid)
         if fresh != point:
+            await self.open(sid)  # the session changed on the server: the view follows it
             self._set_undo(sid, fresh)
             now = f"now: {fresh.label}" if fresh is not None else "nothing to undo now"
             raise UndoFailed(f"the session changed on the server since; nothing was undone ({now})")
