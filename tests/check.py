@@ -93,4 +93,7 @@ def main(pytest_args: list[str]) -> int:
 
 if __name__ == "__main__":
     os.environ.setdefault("PYTHONUNBUFFERED", "1")
-    sys.exit(main(sys.argv[1:]))
+    try:
+        sys.exit(main(sys.argv[1:]))
+    except KeyboardInterrupt:  # the parts were stopped (the finally above)
+        sys.exit(130)
