@@ -7,7 +7,8 @@ large, ...), best of the rounds, so that a shared, noisy machine affects both al
     python bench/bench_app.py            # 5,000 vs 50 messages (well under a minute)
     python bench/bench_app.py --big      # 50,000 vs 50 messages, plus scrolling the whole
                                          # session by page (a few minutes)
-    python bench/bench_app.py --quick    # fewer repetitions
+    python bench/bench_app.py --quick    # a smoke run: every case once at a small size (300 vs
+                                         # 50 messages); the figures mean nothing
 
 A session is loaded the way the app loads one -- a page of its newest tasks, then the older pages
 in front of it, each page parsed from its JSON on its own (``Chat.load_older``) -- then shown.
@@ -106,10 +107,15 @@ async def switch_time(messages: int) -> float:
 async def show(app: RewindApp, pilot: Any, chat: Chat) -> None:
     """Show ``chat``'s conversation in the running app, as its session screen does on open."""
     screen = app.chat_screen
-    screen.chat = chat
-    chat.listener = screen._on_change
-    screen._show_conversation()
+    screen.attach(chat)
+    screen.show_conversation()
     await pilot.pause()
+
+
+def follow(chat: Chat, change: Any) -> None:
+    """Hand a change of ``chat``'s conversation to the app, as the chat does (its listener)."""
+    assert chat.listener is not None, "the app listens to the chat it shows"
+    chat.listener(change)
 
 
 @contextlib.asynccontextmanager
@@ -167,7 +173,7 @@ async def streaming(messages: int, deltas: int, chunks: int = 4) -> tuple[float,
             events = [delta_event(f"live-task-{chunk}", n) for n in range(deltas)]
             cpu, start = time.thread_time(), time.perf_counter()
             for event in events:
-                screen._on_change(conv.apply(event))
+                follow(chat, conv.apply(event))
                 transcript.render_lines(region)  # what a frame of the transcript costs
             per_delta = min(per_delta, (time.thread_time() - cpu) / deltas)
             per_delta_wall = min(per_delta_wall, (time.perf_counter() - start) / deltas)
@@ -178,7 +184,7 @@ async def streaming(messages: int, deltas: int, chunks: int = 4) -> tuple[float,
         for half in range(2):
             start = time.perf_counter()
             for n in range(burst):
-                screen._on_change(conv.apply(delta_event("live-burst", burst * half + n)))
+                follow(chat, conv.apply(delta_event("live-burst", burst * half + n)))
                 if n % 10 == 0:
                     await asyncio.sleep(0)
             await pilot.pause()
@@ -191,17 +197,16 @@ async def rewind_paint(messages: int, repeat: int) -> float:
     """Optimistic rewind of the last turn: truncate and paint (median of ``repeat``)."""
     times = []
     async with running(messages) as (app, pilot, chat):
-        screen = app.chat_screen
         conv = chat.conversation
         for _ in range(repeat):
             target = conv.last_turn_invocation()
             assert target is not None
             start = time.perf_counter()
             token, change = conv.truncate_before(target)
-            screen._on_change(change)
+            follow(chat, change)
             await pilot.pause()
             times.append(time.perf_counter() - start)
-            screen._on_change(conv.rollback(token))
+            follow(chat, conv.rollback(token))
             await pilot.pause()
     return statistics.median(times)
 
@@ -215,7 +220,9 @@ async def scroll_top_check(messages: int) -> bool:
         transcript.scroll_home(animate=False, immediate=True)
         await pilot.pause()
         first = chat.conversation.items[0]
-        return transcript.scroll_y == 0 and transcript._item_at(0) == (0, 0) and first.text.startswith("message number 1:")
+        top = transcript.render_lines(Region(0, 0, transcript.size.width, transcript.scrollable_content_region.height))
+        shown = "\n".join(strip.text for strip in top)
+        return transcript.scroll_y == 0 and first.text.startswith("message number 1:") and "message number 1:" in shown
 
 
 async def page_frames(messages: int) -> tuple[list[float], list[float]]:
@@ -297,8 +304,8 @@ async def interleaved(fn: Any, small: int, big: int, rounds: int, *args: Any) ->
 
 
 async def main(quick: bool, big_run: bool) -> int:
-    big, small = (50000, 50) if big_run else (5000, 50)
-    rss_size = 50000 if big_run else 10000
+    big, small = (50000, 50) if big_run else (300, 50) if quick else (5000, 50)
+    rss_size = 50000 if big_run else 300 if quick else 10000
     reps = 1 if quick else 3
     print(f"bench_app: {big:,} vs {small} messages, {reps} interleaved round(s) each, best of them", flush=True)
 
@@ -324,7 +331,7 @@ async def main(quick: bool, big_run: bool) -> int:
     top = await scroll_top_check(big)
     report(f"scroll to top of {big} shows the first message", str(top), "True", top)
 
-    if big_run:
+    if big_run or quick:
         cpu_small, wall_small = await page_frames(small)
         cpu_big, wall_big = await page_frames(big)
         frame = statistics.median(cpu_small)
@@ -380,7 +387,7 @@ async def main(quick: bool, big_run: bool) -> int:
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--quick", action="store_true", help="fewer repetitions")
+    parser.add_argument("--quick", action="store_true", help="a smoke run: every case once at a small size")
     parser.add_argument("--big", action="store_true", help="50,000 messages, and scrolling it all by page")
     args = parser.parse_args()
     raise SystemExit(asyncio.run(main(args.quick, args.big)))

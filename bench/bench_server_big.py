@@ -138,7 +138,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--turns", type=int, default=10_000)
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--data-dir", type=Path, default=None, help="default: a temporary directory")
+    parser.add_argument("--quick", action="store_true", help="a smoke run: every case once at a small size (the figures mean nothing): 100 turns, once")
     args = parser.parse_args(argv)
+    if args.quick:
+        args.turns, args.repeat = 100, 1
     big, mid, small = args.turns, args.turns // 10, args.turns // 100
     data_dir = args.data_dir or Path(tempfile.mkdtemp(prefix="rewindtui-bench-big-"))
 

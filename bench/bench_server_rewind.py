@@ -145,7 +145,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--turns", type=int, default=1000)
     parser.add_argument("--repeat", type=int, default=11)
     parser.add_argument("--data-dir", type=Path, default=None, help="default: a temporary directory")
+    parser.add_argument("--quick", action="store_true", help="a smoke run: every case once at a small size (the figures mean nothing): 20 turns, once")
     args = parser.parse_args(argv)
+    if args.quick:
+        args.turns, args.repeat = 20, 1
     data_dir = args.data_dir or Path(tempfile.mkdtemp(prefix="rewindtui-bench-"))
 
     t0 = time.perf_counter()

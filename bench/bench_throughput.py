@@ -146,7 +146,10 @@ def main() -> int:
     parser.add_argument("--turns", type=int, default=200)
     parser.add_argument("--concurrency", type=int, default=50)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--quick", action="store_true", help="a smoke run: every case once at a small size (the figures mean nothing): 10 turns by 3 users, one round")
     args = parser.parse_args()
+    if args.quick:
+        args.turns, args.concurrency, args.rounds = 10, 3, 1
 
     with tempfile.TemporaryDirectory() as tmp:
         server = spawn_server(Path(tmp) / "data", timeout=120)

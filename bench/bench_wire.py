@@ -12,6 +12,7 @@ without the pause, and without reading the text, beside it.
     python bench/bench_wire.py              # the figures (about a minute)
     python bench/bench_wire.py --tasks 1000 # a tenth of the size (a few seconds)
     python bench/bench_wire.py --profile    # plus where the merge spends its time (cProfile)
+    python bench/bench_wire.py --quick      # a smoke run: 100 tasks, once, with the profile
 """
 
 from __future__ import annotations
@@ -142,7 +143,10 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--tasks", type=int, default=TASKS, help=f"tasks in the session (default {TASKS:,})")
     parser.add_argument("--profile", action="store_true", help="profile the merge and print the top functions")
+    parser.add_argument("--quick", action="store_true", help="a smoke run: every case once at a small size (the figures mean nothing)")
     args = parser.parse_args()
+    if args.quick:
+        args.tasks, args.rounds, args.profile = 100, 1, True
 
     tasks = args.tasks
     data = json.dumps(make_tasks(tasks), separators=(",", ":")).encode()

@@ -12,7 +12,8 @@ from rewindtui.a2a.card import NoUsableInterface, card_warnings, choose_interfac
 from rewindtui.a2a.dialect import Dialect
 from rewindtui.a2a.parts import b64_size, data_part, file_part, part_bytes, part_info, tidy_json
 from rewindtui.client.attachments import safe_name, save_parts
-from rewindtui.client.transport import rest_error, segment
+from rewindtui.client.transports.base import rest_error
+from rewindtui.client.transports.http import segment
 
 HERE = "http://agent.test/a2a/"
 

@@ -9,8 +9,8 @@ import pytest
 from kit.apps import make_app
 from kit.pilot import send, settle, user_texts
 from rewindtui.chat import Chat
+from rewindtui.chat.freshness import CHANGED
 from rewindtui.client.a2a_client import A2AClient, ServerConfig
-from rewindtui.client.freshness import CHANGED
 
 pytestmark = pytest.mark.timeout(90)
 

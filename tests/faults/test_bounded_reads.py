@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from asgi_thread import ServeInThread
 from rewindtui.client.a2a_client import A2AClient, ServerConfig
 from rewindtui.client.limits import STREAM_FACTOR
-from rewindtui.client.transport import AnswerTooLarge, sse_frames
+from rewindtui.client.transports.http import AnswerTooLarge, sse_frames
 
 pytestmark = pytest.mark.timeout(60)
 

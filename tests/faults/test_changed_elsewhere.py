@@ -8,7 +8,7 @@ import pytest
 from faultkit import view
 
 from rewindtui.chat import RewindFailed, TurnRefused
-from rewindtui.client.freshness import CHANGED
+from rewindtui.chat.freshness import CHANGED
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -20,7 +20,7 @@ from clirun import isolate, runner
 from rewindtui.chat import Chat
 from rewindtui.client.a2a_client import A2AClient, ConnectionLost, PagingStalled, ServerConfig
 from rewindtui.client.limits import DATA_TOO_DEEP, MAX_PARTS_PER_MESSAGE
-from rewindtui.client.transport import AnswerTooLarge, RedirectRefused
+from rewindtui.client.transports.http import AnswerTooLarge, RedirectRefused
 from rewindtui.model import ItemKind
 from rewindtui.output.render_text import format_item
 

@@ -11,8 +11,7 @@ import pytest
 from faultkit import view
 from proxy import Fault, is_a2a_rewind, is_rest
 
-from rewindtui.chat import Busy, Chat, Outcome, RewindFailed, RewindOutcomeUnknown
-from rewindtui.client import freshness
+from rewindtui.chat import Busy, Chat, Outcome, RewindFailed, RewindOutcomeUnknown, freshness
 
 
 async def three_turns(make_chat) -> tuple[str, list[str]]:

@@ -10,9 +10,8 @@ import pytest
 from faultkit import view
 from proxy import Fault, FaultProxy, is_rest, is_rpc, is_turn
 
-from rewindtui.chat import Chat, TurnInterrupted, TurnRefused
+from rewindtui.chat import Chat, TurnInterrupted, TurnRefused, freshness
 from rewindtui.cli import main as cli
-from rewindtui.client import freshness
 from rewindtui.client.a2a_client import ConnectFailed
 from rewindtui.model import INTERRUPTED, ItemKind
 

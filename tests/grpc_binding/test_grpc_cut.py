@@ -12,7 +12,7 @@ import pytest
 from kit.servers import embedded_fixture
 from rewindtui.chat import Chat
 from rewindtui.client.a2a_client import A2AClient, ServerConfig
-from rewindtui.client.grpc_transport import GrpcTransport
+from rewindtui.client.transports.grpc import GrpcTransport
 
 pytestmark = pytest.mark.timeout(90)
 

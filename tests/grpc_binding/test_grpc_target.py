@@ -7,7 +7,7 @@ import pytest
 from rewindtui.a2a.card import NoUsableInterface, choose_interface
 from rewindtui.client.auth import CredentialScope
 from rewindtui.client.errors import ClientError
-from rewindtui.client.grpc_transport import (
+from rewindtui.client.transports.grpc import (
     GrpcCredentialsWithheld,
     call_metadata,
     check_credentials,

@@ -23,7 +23,7 @@ from grpc_servers import WordsExecutor, grpc_only_card
 
 from rewindtui.client.auth import CredentialScope
 from rewindtui.client.errors import ConnectFailed, RpcError
-from rewindtui.client.grpc_transport import GrpcTransport
+from rewindtui.client.transports.grpc import GrpcTransport
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -17,7 +17,7 @@ from asgi_thread import ServeInThread
 from rewindtui.a2a.classify import EventKind
 from rewindtui.chat import Chat
 from rewindtui.client.a2a_client import A2AClient, RpcError, ServerConfig
-from rewindtui.client.grpc_transport import GrpcCredentialsWithheld
+from rewindtui.client.transports.grpc import GrpcCredentialsWithheld
 from rewindtui.model import ItemKind
 
 pytestmark = pytest.mark.timeout(60)

@@ -9,10 +9,11 @@ import pytest
 from openai_double import BAD_KEY
 from srvkit import Api
 
+from kit.apps import make_app
+from kit.pilot import settle, wait_until
 from rewindtui.chat import Chat
 from rewindtui.client.a2a_client import A2AClient, ServerConfig
 from rewindtui.client.attachments import FileAttachment
-from tui.pilotkit import make_app, settle, wait_until
 
 pytestmark = pytest.mark.slow
 

@@ -6,20 +6,17 @@ and the turn re-read from the server. A turn streamed to its end shows no toast.
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
 from proxy import Fault, FaultProxy, is_turn
 
+from kit.pilot import notifications, send, settle, wait_until
 from rewindtui.client.push import receiver_of
 from rewindtui.config.connection import AppConnector
 from rewindtui.config.settings import load_settings
 from rewindtui.model.items import ItemKind
 from rewindtui.tui.app import RewindApp
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tui"))
-from pilotkit import notifications, send, settle, wait_until
 
 pytestmark = [pytest.mark.timeout(120), pytest.mark.slow]  # each test runs for seconds (a slow demo turn)
 

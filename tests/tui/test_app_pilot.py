@@ -307,7 +307,7 @@ async def test_a_worker_replaced_before_it_starts_leaves_no_coroutine_never_awai
     import gc
     import warnings
 
-    from tui.offline import offline_app, offline_chat
+    from kit.offline import offline_app, offline_chat
 
     chat = offline_chat()
     chat.conversation.session_id = "s1"

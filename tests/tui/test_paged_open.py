@@ -17,9 +17,9 @@ from kit.apps import proxied_app
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 
+import rewindtui.chat.limits as chat_module
 from faults.proxy import Fault, FaultProxy, Seen
 from kit.pilot import notifications, screen_lines, server_tasks, settle, user_texts_of, wait_until
-from rewindtui import chat as chat_module
 from rewindtui.chat import Chat
 from rewindtui.client.a2a_client import A2AClient, ServerConfig
 from rewindtui.model import Conversation

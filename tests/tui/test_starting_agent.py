@@ -11,6 +11,8 @@ from types import SimpleNamespace
 import pytest
 
 from asgi_thread import ServeInThread
+from kit.apps import make_app
+from kit.pilot import SIZE, wait_until
 from rewindtui.server.http.app import create_app
 from rewindtui.server.http.front import Front
 from rewindtui.server.http.front_card import plain_agent_card
@@ -18,7 +20,6 @@ from rewindtui.server.http.paths import AGENT_PATH, API_PATH
 from rewindtui.server.process.options import ServerOptions
 from rewindtui.tui.screens.confirm import ConfirmScreen
 from rewindtui.tui.widgets.status_line import STARTING, StatusLine
-from tui.pilotkit import SIZE, make_app, wait_until
 
 pytestmark = pytest.mark.slow  # the full agent app is built (google-adk)
 

@@ -158,7 +158,7 @@ async def test_a_change_that_does_not_say_where_items_came_still_lays_out_every_
 async def test_keys_that_scroll_repaint_what_is_shown_and_move_the_scrollbar():
     """Issue 20 (11): PageUp, ↑ and PageDown in the transcript moved its offset but left the lines on
     screen (and the scrollbar) where they were until something else repainted them."""
-    from tui.pilotkit import frame_lines
+    from kit.pilot import frame_lines
 
     app = RewindApp(chat=_chat())
     async with app.run_test(size=(100, 30)) as pilot:

@@ -11,8 +11,7 @@ from faults.proxy import Fault, FaultProxy, is_turn
 from kit.apps import proxied_app as app_for
 from kit.pilot import settle
 from kit.servers import embedded_fixture
-from rewindtui.chat import Chat
-from rewindtui.client import freshness
+from rewindtui.chat import Chat, freshness
 from rewindtui.client.a2a_client import A2AClient, ServerConfig
 from rewindtui.model import ItemKind
 from rewindtui.tui.app import RewindApp

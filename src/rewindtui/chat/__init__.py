@@ -24,10 +24,6 @@ What may be done at all is decided in one place, :meth:`Chat.permissions` (:clas
 ``why_not(Action)``).
 """
 
-import sys
-import types
-
-from rewindtui.chat import limits
 from rewindtui.chat.base import Listener, PendingEdit
 from rewindtui.chat.core import QUESTION_FIRST, Chat
 from rewindtui.chat.errors import (
@@ -90,18 +86,3 @@ __all__ = [
     "gc_paused",
     "turn_status",
 ]
-
-
-class _ChatModule(types.ModuleType):
-    """Setting one of :mod:`rewindtui.chat.limits`' names on this package (as code and tests
-    written when ``chat`` was one module do: ``monkeypatch.setattr(rewindtui.chat,
-    "OPEN_PAGE_TASKS", 40)``) sets it where the chat reads it."""
-
-    def __setattr__(self, name: str, value: object) -> None:
-        if name in _LIMITS:
-            setattr(limits, name, value)
-        super().__setattr__(name, value)
-
-
-_LIMITS = frozenset({"ANSWER_TAIL", "FREEZE_AFTER_OBJECTS", "LONG_SESSION_ITEMS", "OPEN_PAGE_TASKS", "POLL_INTERVAL", "STOP_GRACE"})
-sys.modules[__name__].__class__ = _ChatModule

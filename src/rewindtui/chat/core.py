@@ -13,7 +13,7 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
-from rewindtui.chat import kagent1_hook
+from rewindtui.chat import freshness, kagent1_hook
 from rewindtui.chat.branches import Branches
 from rewindtui.chat.errors import Busy, QuestionWaiting, RewindFailed, TurnRefused, UndoFailed
 from rewindtui.chat.outcome import Outcome, plural
@@ -21,7 +21,6 @@ from rewindtui.chat.permissions import Action, Permissions, disconnected, read_o
 from rewindtui.chat.retry import RetryTarget, retry_target
 from rewindtui.chat.status import TurnStatus, turn_status
 from rewindtui.chat.undo import UNDO_PAGE, UndoPoint, undo_point
-from rewindtui.client import freshness
 from rewindtui.client.a2a_client import ClientError, Unsupported
 from rewindtui.client.attachments import Attachment
 from rewindtui.model import Item
@@ -186,6 +185,7 @@ class Chat(Branches):
             raise UndoFailed("nothing to undo in this session")
         fresh = await self._read_undo(sid)
         if fresh != point:
+            await self.open(sid)  # the session changed on the server: the view follows it
             self._set_undo(sid, fresh)
             now = f"now: {fresh.label}" if fresh is not None else "nothing to undo now"
             raise UndoFailed(f"the session changed on the server since; nothing was undone ({now})")

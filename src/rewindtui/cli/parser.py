@@ -5,10 +5,10 @@
 from __future__ import annotations
 
 import argparse
+import sys
 import textwrap
 from typing import Any, NoReturn
 
-from rewindtui import __version__
 from rewindtui.cli.output import PROG, UsageError
 
 _DESCRIPTION = """\
@@ -94,6 +94,20 @@ def json_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="one JSON object per line")
 
 
+class _Version(argparse.Action):
+    """``--version``: the installed distribution's version, read only when asked for (reading
+    package metadata costs the start of every command otherwise)."""
+
+    def __init__(self, option_strings: list[str], dest: str = argparse.SUPPRESS, **kw: Any) -> None:
+        super().__init__(option_strings, dest=dest, default=argparse.SUPPRESS, nargs=0, help="print the version and exit")
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: Any, **kw: Any) -> None:
+        import rewindtui
+
+        print(f"{PROG} {rewindtui.__version__}", file=sys.stdout)
+        parser.exit()
+
+
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         raise UsageError(message, self.format_usage())
@@ -101,7 +115,7 @@ class _Parser(argparse.ArgumentParser):
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog=PROG, description=_DESCRIPTION, epilog=_OUTPUT, formatter_class=Formatter)
-    parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
+    parser.add_argument("--version", action=_Version)
     connection_options(parser)
     parser.add_argument("--session", default=argparse.SUPPRESS, metavar="ID", help="open this session in the app")
     parser.add_argument("--theme", default=argparse.SUPPRESS, metavar="NAME", help="Textual theme for the app")

@@ -2,7 +2,7 @@
 REST API.
 
 A plain object over ``httpx.AsyncClient``. The agent card says which binding to use
-(:func:`rewindtui.a2a.card.choose_interface`; :mod:`rewindtui.client.transport` speaks each). Streams
+(:func:`rewindtui.a2a.card.choose_interface`; :mod:`rewindtui.client.transports` speaks each). Streams
 yield classified :class:`StreamEvent`s (an error the server answers a stream with is an
 ``EventKind.ERROR`` event, shown where it happened); every other failure is a
 :class:`ClientError` subclass whose ``str()`` is one line a person can act on (secrets redacted).
@@ -63,7 +63,9 @@ from rewindtui.client.errors import (
 )
 from rewindtui.client.rest_api import RestApi, Session
 from rewindtui.client.tasks import PageProgress, PagingStalled, TaskPage, excerpt_of, task_of
-from rewindtui.client.transport import Transport, bounded_request, make_transport
+from rewindtui.client.transports.base import Transport
+from rewindtui.client.transports.factory import make_transport
+from rewindtui.client.transports.http import bounded_request
 
 __all__ = [
     "REWIND_EXTENSION",

@@ -218,7 +218,7 @@ class CredentialScope:
     origins: set[Origin] = field(default_factory=set)
     headers: dict[str, str] = field(default_factory=dict)
     #: the user allowed (``REWINDTUI_GRPC_SAME_HOST``) a card's gRPC endpoint on the host of a
-    #: configured origin, another port, to get these headers (see ``grpc_transport.credentials_allowed``)
+    #: configured origin, another port, to get these headers (see ``transports.grpc.credentials_allowed``)
     grpc_same_host: bool = False
 
     @classmethod

@@ -39,7 +39,7 @@ import httpx
 from rewindtui.client.auth import same_origin
 from rewindtui.client.errors import ClientError
 from rewindtui.client.limits import MAX_DOCUMENT_BYTES, MAX_KEYS, MAX_SIGNATURE_CHARS, MAX_SIGNATURES
-from rewindtui.client.transport import bounded_request
+from rewindtui.client.transports.http import bounded_request
 
 VERIFIED, NOT_SIGNED, BAD, NOT_CHECKED = "verified", "not signed", "bad signature", "not checked"
 SELF_SIGNED = "self-signed"

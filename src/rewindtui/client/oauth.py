@@ -32,7 +32,7 @@ import httpx
 from rewindtui.client.auth import AuthError, SecretRef, register_secret, same_origin
 from rewindtui.client.errors import ClientError
 from rewindtui.client.limits import MAX_DOCUMENT_BYTES, MAX_TOKEN_ANSWER_BYTES, MAX_TOKEN_CHARS
-from rewindtui.client.transport import AnswerTooLarge, bounded_request
+from rewindtui.client.transports.http import AnswerTooLarge, bounded_request
 
 CLIENT_CREDENTIALS, DEVICE = "client-credentials", "device"
 DEVICE_GRANT = "urn:ietf:params:oauth:grant-type:device_code"

@@ -14,8 +14,9 @@ still reaches the user.
   path, or not JSON, or JSON nested deeper than :data:`MAX_DEPTH` levels) is refused (401 / 404 /
   400), a body over :data:`MAX_BODY` bytes with 413 (said by its ``Content-Length`` before it is
   read, else once that much has come), each counted in ``rejected``; nothing else is served.
-* :func:`finish_from_push` -- after a turn whose stream was cut (``TurnInterrupted``), wait for the
-  task's notification and put it into the chat's view, as re-reading the task would.
+* :class:`SendPush` -- ``rewindtui send --push``: a receiver (or the user's webhook) for one send;
+  after a turn whose stream was cut (``TurnInterrupted``), :meth:`SendPush.notified` waits for the
+  task's notification. Putting it into the chat's view is the chat's (:mod:`rewindtui.chat.push`).
 
 The receiver speaks HTTP/1.1 with h11 over asyncio streams (no server framework, no signal
 handlers taken); one request per connection.
@@ -36,7 +37,7 @@ from urllib.parse import urlsplit
 
 import h11
 
-from rewindtui.a2a.classify import EventKind, StreamEvent, classify
+from rewindtui.a2a.classify import classify
 from rewindtui.a2a.dialect import TURN_ENDING_STATES, norm_state
 from rewindtui.client.bounded_json import bound_task, deeper_than
 from rewindtui.client.errors import ClientError
@@ -203,17 +204,6 @@ def _ended(task: dict[str, Any]) -> bool:
     return isinstance(status, dict) and norm_state(status.get("state")) in TURN_ENDING_STATES
 
 
-async def finish_from_push(chat: Any, receiver: PushReceiver, task_id: str, timeout: float | None) -> str:
-    """Wait for the notification of ``task_id`` and show the task in ``chat``'s view; the turn's
-    state. TimeoutError when no notification came in time."""
-    task = await receiver.wait_for(task_id, timeout)
-    conversation = chat.conversation
-    conversation.apply(StreamEvent(EventKind.TASK, task))
-    state = norm_state((task.get("status") or {}).get("state"))
-    conversation.turn_state = state
-    return state
-
-
 class PushTimeout(ClientError):
     category = "push-timeout"
 
@@ -279,28 +269,17 @@ class SendPush:
         if self.receiver is not None:
             await self.receiver.stop()
 
-    async def finish(self, chat: Any) -> str | None:
-        """After ``TurnInterrupted``: the turn's state from its notification, shown in ``chat``
-        (None: no receiver of ours, or no task id to wait for). PushTimeout when none came."""
-        task_id = turn_task_id(chat)
-        if self.receiver is None or task_id is None:
+    async def notified(self, task_id: str) -> dict[str, Any] | None:
+        """After a cut turn: the notified task ``task_id`` (None: no receiver of ours). PushTimeout
+        when none came in time. :func:`rewindtui.chat.push.finish_send` shows it in the chat."""
+        if self.receiver is None:
             return None
         try:
-            return await finish_from_push(chat, self.receiver, task_id, self.wait)
+            return await self.receiver.wait_for(task_id, self.wait)
         except TimeoutError:
             raise PushTimeout(
                 f"the turn's stream was cut and no push notification for task {task_id} came within {self.wait:g} s"
             ) from None
-
-
-def turn_task_id(chat: Any) -> str | None:
-    """The task of the chat's last sent message (its user item carries it once the server said it)."""
-    message_id = getattr(chat, "last_message_id", None)
-    for item in reversed(chat.conversation.items):
-        if item.task_id and (message_id is None or message_id in item.message_ids):
-            return str(item.task_id)
-    found = getattr(chat, "interrupted_task_id", None)
-    return str(found) if found else None
 
 
 # -- the app's side: one receiver per client, for the whole connection ---------------------------

@@ -13,7 +13,7 @@ from rewindtui.a2a import contract, kagent
 from rewindtui.client.capabilities import Capabilities, ServerConfig
 from rewindtui.client.errors import HTTPStatusFailed, MalformedFrame, Unsupported, excerpt, parse_json
 from rewindtui.client.tasks import PageProgress, TaskPage, excerpt_of, task_list, task_of
-from rewindtui.client.transport import segment
+from rewindtui.client.transports.http import segment
 
 if TYPE_CHECKING:
     import httpx
@@ -208,5 +208,5 @@ class RestApi:
 
 
 def _seg(value: str) -> str:
-    """A path segment, escaped (see :func:`rewindtui.client.transport.segment`)."""
+    """A path segment, escaped (see :func:`rewindtui.client.transports.http.segment`)."""
     return segment(value)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from rewindtui.client.transport import segment
+from rewindtui.client.transports.http import segment
 from rewindtui.config.settings import Settings
 from rewindtui.kagent1.client import Kagent1Client
 from rewindtui.kagent1.controller import Kagent1Controller

@@ -82,7 +82,7 @@ from rewindtui.a2a.dialect import Dialect
 from rewindtui.base.dirs import default_config_path, default_data_dir
 from rewindtui.client.a2a_client import ServerConfig
 from rewindtui.client.auth import AuthError, AuthOption
-from rewindtui.client.transport import segment
+from rewindtui.client.transports.http import segment
 from rewindtui.config.auth_settings import AUTH_KEYS
 from rewindtui.config.sources import (
     ENV,

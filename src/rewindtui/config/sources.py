@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rewindtui.client.transport import segment
+from rewindtui.client.transports.http import segment
 from rewindtui.config.auth_settings import AUTH_KEYS, PLAIN_SECRETS, auth_option
 from rewindtui.config.values import (
     ENV_PREFIX,

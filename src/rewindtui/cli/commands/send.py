@@ -102,7 +102,9 @@ async def cmd_send(conn: Any, args: argparse.Namespace, out: Output) -> int:
                     if push.receiver is None:
                         raise
                     say("the turn's stream was cut: waiting for its push notification", kind="note")
-                    state = await push.finish(chat)
+                    from rewindtui.chat.push import finish_send  # loaded only for --push
+
+                    state = await finish_send(chat, push)
                     if state is None:
                         raise
                     say(f"the turn ended {state}: delivered by its push notification", kind="note")

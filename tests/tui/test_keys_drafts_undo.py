@@ -1,4 +1,4 @@
-"""Issue 20, sequence by sequence (the numbers are the issue's): a printable key is text, nothing
+"""Keys, drafts and undo, sequence by sequence (the numbers are issue 20's): a printable key is text, nothing
 typed is lost, one undo that says what it undoes, commands by chords and slash commands, and the
 small fixes of the TUI. Real app, real embedded server over loopback."""
 

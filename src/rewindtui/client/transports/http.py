@@ -1,25 +1,13 @@
-"""The two HTTP bindings of A2A, over one ``httpx.AsyncClient``: JSON-RPC and HTTP+JSON (and\nthe door to the third, gRPC).
-
-Both give the client the same three things: :meth:`Transport.stream` (send a message, read the
-SSE stream), :meth:`Transport.subscribe` (resume a task's stream) and :meth:`Transport.call`
-(``get_task``, ``list_tasks``, ``cancel_task``), and the same errors: a stream yields classified
-events (an error the server answers with is an ``EventKind.ERROR`` event, ``{"code", "message"}``
-with the JSON-RPC code, so both bindings read alike), a unary call returns the result or raises
-:class:`~rewindtui.client.errors.RpcError`.
-
-* JSON-RPC: ``POST {url}`` with ``message/stream`` / ``SendStreamingMessage`` ... in the dialect.
-* gRPC (A2A 1.0): :mod:`rewindtui.client.grpc_transport`, loaded by :func:`make_transport` when used.
-* HTTP+JSON (A2A 1.0): ``POST {url}/message:stream``, ``POST {url}/tasks/{id}:subscribe``,
-  ``GET {url}/tasks/{id}``, ``GET {url}/tasks?contextId=...``, ``POST {url}/tasks/{id}:cancel``;
-  errors as ``{"error": {"code": <HTTP status>, "status", "message", "details": [{"reason"}]}}``
-  (a2a-sdk's ``RestDispatcher`` and ``build_rest_error_payload``), mapped back to JSON-RPC codes.
-  Ids are escaped as single path segments.
+"""What the two HTTP bindings share, over one ``httpx.AsyncClient``: requests whose answers are
+bounded (size and time), a turn's redirects followed only to an origin the user configured, and
+server-sent events read within bounds. :class:`HttpTransport` is the base of
+:class:`~rewindtui.client.transports.jsonrpc.JsonRpcTransport` and
+:class:`~rewindtui.client.transports.rest.RestTransport`.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -29,10 +17,8 @@ from urllib.parse import quote
 import httpx
 from httpx_sse import SSEError, aconnect_sse
 
-from rewindtui.a2a import outgoing
-from rewindtui.a2a.card import GRPC, HTTP_JSON, JSONRPC
-from rewindtui.a2a.classify import EventKind, StreamEvent, classify_frame
-from rewindtui.a2a.dialect import Dialect, method
+from rewindtui.a2a.classify import EventKind, StreamEvent
+from rewindtui.a2a.dialect import Dialect
 from rewindtui.client.auth import CredentialScope, origin_text, same_origin
 from rewindtui.client.errors import (
     ClientError,
@@ -41,33 +27,12 @@ from rewindtui.client.errors import (
     RpcError,
     Unsupported,
     describe_transport,
-    excerpt,
     parse_frame,
-    parse_json,
     status_error,
 )
 from rewindtui.client.limits import STREAM_FACTOR, max_answer_bytes, page_seconds
+from rewindtui.client.transports.base import Transport, rest_error
 
-#: HTTP+JSON error ``reason`` (google.rpc.ErrorInfo) -> the JSON-RPC code of the same error
-#: (a2a-sdk ``a2a.utils.errors``: ``A2A_ERROR_MAPPING`` and ``JSON_RPC_ERROR_CODE_MAP``).
-REST_REASON_CODES = {
-    "TASK_NOT_FOUND": -32001,
-    "TASK_NOT_CANCELABLE": -32002,
-    "PUSH_NOTIFICATION_NOT_SUPPORTED": -32003,
-    "UNSUPPORTED_OPERATION": -32004,
-    "CONTENT_TYPE_NOT_SUPPORTED": -32005,
-    "INVALID_AGENT_RESPONSE": -32006,
-    "EXTENDED_AGENT_CARD_NOT_CONFIGURED": -32007,
-    "EXTENSION_SUPPORT_REQUIRED": -32008,
-    "VERSION_NOT_SUPPORTED": -32009,
-    "INVALID_PARAMS": -32602,
-    "INVALID_REQUEST": -32600,
-    "METHOD_NOT_FOUND": -32601,
-    "INTERNAL_ERROR": -32603,
-}
-#: Without a reason: the HTTP status says it.
-_STATUS_CODES = {404: -32001, 400: -32602, 405: -32601, 501: -32004}
-_OPERATIONS = ("get_task", "list_tasks", "cancel_task")
 #: Redirects followed for one turn (each to the same origin, or to one the user configured).
 MAX_TURN_REDIRECTS = 5
 
@@ -84,7 +49,9 @@ class RedirectRefused(ClientError):
     category = "redirect"
 
 
-async def bounded_request(http: httpx.AsyncClient, verb: str, url: str, *, limit: int | None = None, **kw: Any) -> httpx.Response:
+async def bounded_request(
+    http: httpx.AsyncClient, verb: str, url: str, *, limit: int | None = None, **kw: Any
+) -> httpx.Response:
     """``http.request`` with the answer bounded: at most ``limits.max_answer_bytes()`` read (or
     ``limit``, smaller, for an answer that is small by nature: a token, a key set), and the
     whole answer within ``limits.page_seconds()`` (a server trickling a byte at a time cannot hold
@@ -148,30 +115,13 @@ def segment(value: str) -> str:
     return text.replace(".", "%2E") if set(text) == {"."} else text
 
 
-def rest_error(body: Any, status: int) -> dict[str, Any] | None:
-    """An HTTP+JSON error body as a JSON-RPC style ``{"code", "message"}`` (None if it is not one)."""
-    if not isinstance(body, dict) or not isinstance(body.get("error"), dict):
-        return None
-    error = body["error"]
-    code = _STATUS_CODES.get(status)
-    for detail in error.get("details") or ():
-        if isinstance(detail, dict) and isinstance(detail.get("reason"), str):
-            code = REST_REASON_CODES.get(detail["reason"], code)
-            break
-    message = error.get("message") if isinstance(error.get("message"), str) else json.dumps(error)[:200]
-    return {"code": code, "message": message, "status": error.get("status"), "http_status": status}
-
-
-class Transport:
-    """One binding at one URL, over the client's HTTP connection."""
-
-    binding = ""
+class HttpTransport(Transport):
+    """A binding over the client's HTTP connection (JSON-RPC, HTTP+JSON): bounded answers,
+    redirects followed only home, server-sent events read within bounds."""
 
     def __init__(self, http: httpx.AsyncClient, url: str, dialect: Dialect, timeout: float) -> None:
+        super().__init__(url, dialect, timeout)
         self.http = http
-        self.url = url
-        self.dialect = dialect
-        self.timeout = timeout
 
     async def request(self, verb: str, url: str, **kw: Any) -> httpx.Response:
         return await bounded_request(self.http, verb, url, **kw)
@@ -236,150 +186,8 @@ class Transport:
         binding answers its errors with 200)."""
         raise status_error(response)
 
-    def stream(
-        self,
-        message: dict[str, Any],
-        read_timeout: float | None,
-        history_length: int | None = None,
-        push: dict[str, Any] | None = None,
-    ) -> Any:
-        """Send ``message`` streaming; ``history_length``: the request's ``configuration.historyLength``;
-        ``push``: its ``configuration``'s push notification config."""
-        raise NotImplementedError
 
-    def subscribe(self, task_id: str) -> Any:
-        raise NotImplementedError
-
-    async def call(self, operation: str, params: dict[str, Any]) -> Any:
-        raise NotImplementedError
-
-    async def aclose(self) -> None:
-        """Release what the binding holds of its own (the HTTP ones share the client's connection)."""
-
-
-class JsonRpcTransport(Transport):
-    binding = JSONRPC
-
-    def stream(
-        self,
-        message: dict[str, Any],
-        read_timeout: float | None,
-        history_length: int | None = None,
-        push: dict[str, Any] | None = None,
-    ) -> Any:
-        body = outgoing.stream_request(message, self.dialect, history_length=history_length, push=push)
-        return self._sse("POST", self.url, body, outgoing.headers_for(self.dialect), read_timeout)
-
-    def subscribe(self, task_id: str) -> Any:
-        name = method("subscribe", self.dialect)
-        assert name is not None
-        return self._sse("POST", self.url, outgoing.jsonrpc(name, {"id": task_id}), outgoing.headers_for(self.dialect), None)
-
-    async def call(self, operation: str, params: dict[str, Any]) -> Any:
-        name = method(operation, self.dialect)
-        if name is None:
-            raise Unsupported(f"A2A {self.dialect.value} has no {operation.replace('_', ' ')} method")
-        response = await self.request(
-            "POST", self.url, json=outgoing.jsonrpc(name, params), headers=outgoing.headers_for(self.dialect, stream=False)
-        )
-        if response.status_code >= 400:
-            raise status_error(response)
-        try:
-            frame = parse_json(response.content)
-        except ValueError:
-            raise MalformedFrame(f"{name}: not JSON: {excerpt(response.text)!r}") from None
-        event = classify_frame(frame)
-        if event.kind is EventKind.ERROR:
-            raise _rpc_error(name, event.body, "JSON-RPC error")
-        if not isinstance(frame, dict) or "result" not in frame:
-            raise MalformedFrame(f"{name}: no result in {excerpt(response.text)!r}")
-        return frame["result"]
-
-
-class RestTransport(Transport):
-    """The HTTP+JSON binding (A2A 1.0)."""
-
-    binding = HTTP_JSON
-
-    def _headers(self, stream: bool) -> dict[str, str]:
-        return outgoing.headers_for(Dialect.V10, stream=stream)
-
-    def _url(self, path: str) -> str:
-        return self.url.rstrip("/") + path
-
-    def _refusal(self, response: httpx.Response) -> StreamEvent:
-        try:
-            body = parse_json(response.content)
-        except ValueError:
-            body = None
-        error = rest_error(body, response.status_code)
-        if error is None or response.status_code in (401, 403):
-            raise status_error(response)
-        return StreamEvent(EventKind.ERROR, error)
-
-    def stream(
-        self,
-        message: dict[str, Any],
-        read_timeout: float | None,
-        history_length: int | None = None,
-        push: dict[str, Any] | None = None,
-    ) -> Any:
-        body = {"message": message, **outgoing.send_configuration(history_length, push)}
-        return self._sse("POST", self._url("/message:stream"), body, self._headers(True), read_timeout)
-
-    def subscribe(self, task_id: str) -> Any:
-        return self._sse("POST", self._url(f"/tasks/{segment(task_id)}:subscribe"), {}, self._headers(True), None)
-
-    async def call(self, operation: str, params: dict[str, Any]) -> Any:
-        if operation not in _OPERATIONS:
-            raise Unsupported(f"HTTP+JSON: no {operation.replace('_', ' ')} route")
-        query = {k: _query_value(v) for k, v in params.items() if k != "id" and v is not None}
-        if operation == "get_task":
-            verb, path, kw = "GET", f"/tasks/{segment(params['id'])}", {"params": query}
-        elif operation == "list_tasks":
-            verb, path, kw = "GET", "/tasks", {"params": query}
-        else:
-            verb, path, kw = "POST", f"/tasks/{segment(params['id'])}:cancel", {"json": {}}
-        name = f"{verb} {path}"
-        response = await self.request(verb, self._url(path), headers=self._headers(False), **kw)
-        try:
-            body = parse_json(response.content) if response.content.strip() else None
-        except ValueError:
-            body = None
-        if response.status_code >= 400:
-            error = rest_error(body, response.status_code)
-            if error is None or response.status_code in (401, 403):
-                raise status_error(response)
-            raise _rpc_error(name, error, "error")
-        if body is None:
-            raise MalformedFrame(f"{name}: not JSON: {excerpt(response.text)!r}")
-        return body
-
-
-def make_transport(
-    binding: str, http: httpx.AsyncClient, url: str, dialect: Dialect, timeout: float, scope: CredentialScope | None = None
-) -> Transport:
-    if binding == GRPC:
-        # the one binding built on a2a-sdk's generated types and grpcio: loaded only when used
-        try:
-            from rewindtui.client.grpc_transport import GrpcTransport
-        except ImportError as exc:
-            raise Unsupported(f"the gRPC binding needs grpcio ({exc}): pip install 'rewindtui[grpc]'") from None
-        return GrpcTransport(url, scope or CredentialScope(), timeout)
-    if binding == HTTP_JSON:
-        if dialect is not Dialect.V10:
-            raise Unsupported("rewindtui speaks the HTTP+JSON binding in A2A 1.0 only; use JSON-RPC with this agent")
-        return RestTransport(http, url, dialect, timeout)
-    return JsonRpcTransport(http, url, dialect, timeout)
-
-
-def _query_value(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return str(value)
-
-
-def _rpc_error(name: str, body: Any, label: str) -> RpcError:
+def rpc_error(name: str, body: Any, label: str) -> RpcError:
     error = body if isinstance(body, dict) else {}
     code = error.get("code") if isinstance(error.get("code"), int) else None
     text = str(error.get("message") or "no message")
@@ -454,4 +262,3 @@ async def sse_frames(response: httpx.Response, limit: int) -> AsyncIterator[tupl
 
 async def _single(event: StreamEvent) -> AsyncIterator[StreamEvent]:
     yield event
-

@@ -1,4 +1,4 @@
-"""Snapshots of issue 20's screens (SVGs in snapshots/test_issue20_snapshots/): the slash
+"""Snapshots of composing screens (SVGs in snapshots/test_composing_snapshots/): the slash
 completion, the welcome, a stopped turn with its partial text, and the question bar at 60 columns
 with the sessions panel open."""
 

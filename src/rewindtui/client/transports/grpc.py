@@ -1,6 +1,6 @@
 """The third A2A binding: gRPC (A2A 1.0), over ``grpc.aio`` and a2a-sdk's generated types.
 
-It gives the client what :class:`rewindtui.client.transport.Transport` gives for the two HTTP bindings:
+It gives the client what :class:`rewindtui.client.transports.base.Transport` gives for the two HTTP bindings:
 :meth:`GrpcTransport.stream` (``SendStreamingMessage``), :meth:`GrpcTransport.subscribe`
 (``SubscribeToTask``) and :meth:`GrpcTransport.call` (``GetTask``, ``ListTasks``, ``CancelTask``),
 with the same dicts in and out: the A2A 1.0 JSON of each message is the protobuf JSON mapping
@@ -27,7 +27,7 @@ user id to send is refused (:class:`GrpcCredentialsWithheld`, naming both origin
 rather than sent on without them.
 
 This is the one client module that imports a2a-sdk and protobuf (grpcio is the ``grpc`` extra);
-:func:`rewindtui.client.transport.make_transport` loads it only when a card's gRPC interface is used.
+:func:`rewindtui.client.transports.factory.make_transport` loads it only when a card's gRPC interface is used.
 """
 
 from __future__ import annotations
@@ -52,7 +52,6 @@ from rewindtui.a2a.card import GRPC
 from rewindtui.a2a.classify import EventKind, StreamEvent, classify
 from rewindtui.a2a.dialect import Dialect
 from rewindtui.a2a.kagent import USER_HEADER
-from rewindtui.a2a.outgoing import send_configuration
 from rewindtui.client.auth import CredentialScope, is_sensitive_header
 from rewindtui.client.errors import (
     ClientError,
@@ -62,7 +61,7 @@ from rewindtui.client.errors import (
     MalformedFrame,
     RpcError,
 )
-from rewindtui.client.transport import REST_REASON_CODES, Transport
+from rewindtui.client.transports.base import REST_REASON_CODES, Transport
 
 #: the A2A version every call names (a2a-sdk's gRPC client sends the same)
 VERSION_METADATA = ("a2a-version", "1.0")
@@ -117,7 +116,9 @@ def parse_target(url: str) -> Target:
         port = None
     host = parts.hostname or ""
     if scheme not in ("", "grpc", "grpcs", "http", "https") or not host:
-        raise ClientError(f"cannot read the gRPC address {url!r}: give host:port, grpc://host:port or grpcs://host:port")
+        raise ClientError(
+            f"cannot read the gRPC address {url!r}: give host:port, grpc://host:port or grpcs://host:port"
+        )
     if port is None:
         port = {"https": 443, "grpcs": 443, "http": 80}.get(scheme)
         if port is None:
@@ -159,7 +160,9 @@ def check_credentials(scope: CredentialScope, target: Target) -> None:
     without the credentials or the user id the user configured: they go only to configured origins."""
     if credentials_allowed(scope, target):
         return
-    withheld = sorted(name for name in scope.headers if is_sensitive_header(name) or name.lower() == USER_HEADER.lower())
+    withheld = sorted(
+        name for name in scope.headers if is_sensitive_header(name) or name.lower() == USER_HEADER.lower()
+    )
     if not withheld:
         return  # nothing of the user's would be missing (headers without secrets are simply not sent)
     home = ", ".join(sorted(f"{s}://{h}" + (f":{p}" if p else "") for s, h, p in scope.origins)) or "none"
@@ -172,7 +175,9 @@ def check_credentials(scope: CredentialScope, target: Target) -> None:
             hint=(
                 "to send them to that gRPC port too, set REWINDTUI_GRPC_SAME_HOST=1 (or --grpc-same-host); "
                 "or use the HTTP binding the card offers (--binding JSONRPC)"
-            ) if not less else "use the HTTP binding the card offers (--binding JSONRPC)",
+            )
+            if not less
+            else "use the HTTP binding the card offers (--binding JSONRPC)",
         )
     raise GrpcCredentialsWithheld(
         f"the agent's card offers gRPC at {target.origin_url}, not an origin you configured ({home}): "
@@ -236,7 +241,9 @@ def _failure(error: grpc.aio.AioRpcError, target: Target, what: str, answered: b
     if code is grpc.StatusCode.RESOURCE_EXHAUSTED:  # too large a message, or a quota
         if answered:
             return ConnectionLost(f"the answer from {target.address} broke off: {detail}")
-        return HTTPStatusFailed(f"gRPC {code.name} from {what} at {target.address}: {detail}", 429, detail, url=target.origin_url)
+        return HTTPStatusFailed(
+            f"gRPC {code.name} from {what} at {target.address}: {detail}", 429, detail, url=target.origin_url
+        )
     return None
 
 
@@ -268,7 +275,7 @@ class GrpcTransport(Transport):
     def __init__(
         self, url: str, scope: CredentialScope, timeout: float, *, root_certificates: bytes | None = None
     ) -> None:
-        super().__init__(None, url, Dialect.V10, timeout)  # type: ignore[arg-type]
+        super().__init__(url, Dialect.V10, timeout)
         self.target = parse_target(url)
         self.scope = scope
         check_credentials(scope, self.target)  # credentials go to configured origins only
@@ -295,15 +302,8 @@ class GrpcTransport(Transport):
         if channel is not None:
             await channel.close()
 
-    def stream(
-        self,
-        message: dict[str, Any],
-        read_timeout: float | None,
-        history_length: int | None = None,
-        push: dict[str, Any] | None = None,
-    ) -> Any:
-        body = {"message": message, **send_configuration(history_length, push)}
-        request = _to_proto(body, pb.SendMessageRequest(), "the message")
+    def _send(self, params: dict[str, Any], read_timeout: float | None) -> Any:
+        request = _to_proto(params, pb.SendMessageRequest(), "the message")
         return self._stream("SendStreamingMessage", request, read_timeout)
 
     def subscribe(self, task_id: str) -> Any:
@@ -350,9 +350,7 @@ class GrpcTransport(Transport):
         name, make = _OPERATIONS[operation]
         request = _to_proto(params, make(), name)
         try:
-            response = await getattr(self._stub_ready(), name)(
-                request, metadata=self._metadata(), timeout=self.timeout
-            )
+            response = await getattr(self._stub_ready(), name)(request, metadata=self._metadata(), timeout=self.timeout)
         except grpc.aio.AioRpcError as exc:
             # UNAVAILABLE on a unary call: most often no connection could be made (a request cut
             # half way reads the same; the calls here are reads and a cancel, safe to ask again)
@@ -360,7 +358,9 @@ class GrpcTransport(Transport):
             if failure is not None:
                 raise failure from None
             body = error_body(exc)
-            raise RpcError(f"{name}: gRPC error {body['code']}: {body['message']}", body["code"], body["message"]) from None
+            raise RpcError(
+                f"{name}: gRPC error {body['code']}: {body['message']}", body["code"], body["message"]
+            ) from None
         return _to_json(response)
 
 
