@@ -91,6 +91,8 @@ class Connection:
         self.client = client
         self.settings = settings  # pointed at the server actually used
         self.server = server  # the spawned embedded server, or None
+        #: which kagent the controller turned out to be (a kagent1_profile.Detection; None: no kagent)
+        self.kagent: Any = None
         self._closed = False
 
     @property
@@ -289,11 +291,11 @@ async def connect(settings: Settings, *, spawn: Spawner | None = None, http: Any
     try:
         if flows is not None and http is None:
             http = flows.http_client(settings.timeout)
-        kagent1 = None
-        if settings.kagent and settings.agent:  # kagent 1.0 when its controller answers (its import is heavy: grpc)
-            from rewindtui.config.kagent1_profile import kagent1_client
+        kagent1 = detection = None
+        if settings.kagent and settings.agent:  # which kagent, said in words (rewindtui.config.kagent1_profile)
+            from rewindtui.config.kagent1_profile import kagent_profile
 
-            kagent1 = await kagent1_client(settings, store_key, http)
+            kagent1, detection = await kagent_profile(settings, store_key, http)
         client = kagent1 or A2AClient(settings.server_config(store_key=store_key), http=http)
         scope = getattr(client, "scope", None)
         if scope is not None and (server is not None or (flows is not None and flows.grpc_same_host)):
@@ -319,7 +321,9 @@ async def connect(settings: Settings, *, spawn: Spawner | None = None, http: Any
             from rewindtui.client.push import attach
 
             await attach(client)
-        return Connection(client, settings, server)
+        conn = Connection(client, settings, server)
+        conn.kagent = detection
+        return conn
     except BaseException:
         if client is not None:
             await client.aclose()
