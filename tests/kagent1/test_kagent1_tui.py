@@ -89,7 +89,7 @@ async def test_rewind_is_a_fork_the_preview_says_so_and_ctrl_z_goes_back(kagent1
         await pilot.press("enter")
         await settle(app, pilot)
         fork = chat.session_id
-        assert fork != original and fork in double.instances  # the view moved to the fork
+        assert fork != original and fork in double.sessions  # the view moved to the fork
         assert users(app) == ["one", "two"]
         assert "1 fork, " in screen.status.rewind
         assert screen.status.undo == "ctrl+z: undo the rewind: back to the original session"
@@ -97,7 +97,7 @@ async def test_rewind_is_a_fork_the_preview_says_so_and_ctrl_z_goes_back(kagent1
         await settle(app, pilot)
         assert chat.session_id == original and users(app) == ["one", "two", "three"]  # the original, kept
         assert screen.status.undo == ""
-        assert fork in double.instances  # the fork stays a session of its own
+        assert fork in double.sessions  # the fork stays a session of its own
 
 
 async def test_the_undo_of_a_rewind_survives_a_restart(kagent1, tmp_path):
@@ -154,7 +154,7 @@ async def test_a_read_only_share_opens_with_the_composer_disabled_and_why(kagent
         await chat.send("one")
         sid = chat.session_id
         assert isinstance(conn.client, Kagent1Client) and sid
-        token = await conn.client.kagent1.share(sid, read_only=True)
+        token = (await conn.client.kagent1.share(sid, read_only=True))[1]
     finally:
         await conn.aclose()
     reader = settings_for(base, tmp_path / "reader", user_id="rhea", kagent_share=token)
@@ -190,7 +190,8 @@ async def test_with_auto_checkpoints_off_only_existing_checkpoints_are_offered(k
         await send(app, pilot, "one")
         sid = app.chat.session_id
         async with Kagent1Controller(base, user_id="tess") as by_hand:  # kagent's UI's Checkpoint button
-            await by_hand.checkpoint("kagent", sid, "by-hand-after-one")
+            head = (await double._tasks(sid, "tess"))[-1]["id"]
+            await by_hand.checkpoint(sid, "by-hand-after-one", head)
         await send(app, pilot, "two", "three")
         screen = app.chat_screen
         assert screen.status.rewind == "fork · no checkpoints taken · auto-checkpoints off"
