@@ -346,9 +346,17 @@ async def reader(settings: Settings) -> AsyncIterator[Connection]:
     """A client for the named server that has not read its card yet (``rewindtui card`` shows the
     card of an agent this client may not be able to talk to)."""
     flows = getattr(settings, "flows", None)  # mutual TLS applies to reading the card too
-    client = A2AClient(settings.server_config(), http=flows.http_client(settings.timeout) if flows is not None else None)
+    http = flows.http_client(settings.timeout) if flows is not None else None
+    kagent1 = detection = None
+    if settings.kagent and settings.agent:  # which kagent, said (rewindtui.config.kagent1_profile)
+        from rewindtui.config.kagent1_profile import kagent_profile
+
+        kagent1, detection = await kagent_profile(settings, None, http)
+    client = kagent1 or A2AClient(settings.server_config(), http=http)
     try:
-        yield Connection(client, settings)
+        conn = Connection(client, settings)
+        conn.kagent = detection
+        yield conn
     finally:
         await client.aclose()
 
