@@ -286,3 +286,36 @@ async def test_the_status_words_say_when_the_last_turn_got_no_checkpoint(kagent1
         assert isinstance(conn.client, Kagent1Client) and "input-required" in conn.client.checkpoint_notes[-1]
     finally:
         await conn.aclose()
+
+
+def test_kagent_command_lists_renames_forks_deletes_checkpoints_and_manages_shares(capsys, kagent1):
+    """kagent 1.0's UI, headless: `rewindtui kagent ...`."""
+    double, base = kagent1
+    sent = run(capsys, "send", "--json", "one", base=base)
+    sid = sent.records()[0]["session"]
+    assert run(capsys, "send", "--session", sid, "two", base=base).rc == 0
+    listed = run(capsys, "kagent", "checkpoints", "--session", sid, "--json", base=base)
+    assert listed.rc == 0, listed.err
+    rows = listed.records()
+    assert [(r["after_turn"], r["name"], r["state"]) for r in rows] == [(1, "After turn 1", "ready"), (2, "After turn 2", "ready")]
+    first = rows[0]["id"]
+    renamed = run(capsys, "kagent", "rename-checkpoint", first[:8], "before the detour", "--session", sid, base=base)
+    assert renamed.rc == 0 and renamed.out.strip() == f"checkpoint {first[:8]} is now named 'before the detour'"
+    assert double.checkpoints[first].name == "before the detour"
+    forked = run(capsys, "kagent", "fork", first[:8], "--session", sid, "--json", base=base)
+    assert forked.rc == 0, forked.err
+    fork = forked.records()[0]["session"]
+    assert fork != sid and double.forked_from[fork] == first
+    redo = run(capsys, "redo", "--session", fork, base=base)  # undo the fork: back to the original
+    assert redo.rc == 0, redo.err
+    unknown = run(capsys, "kagent", "delete-checkpoint", "zzzz", "--session", sid, base=base)
+    assert unknown.rc != 0 and "no checkpoint of this session is 'zzzz'" in unknown.err
+    second = rows[1]["id"]
+    assert run(capsys, "kagent", "delete-checkpoint", second, "--session", sid, base=base).rc == 0
+    assert second not in double.checkpoints
+    made = run(capsys, "kagent", "share", "--session", sid, "--json", base=base).records()[0]
+    assert made["permission"] == "read-only" and made["token"]
+    shares = run(capsys, "kagent", "shares", "--session", sid, "--json", base=base).records()
+    assert [s["id"] for s in shares] == [made["id"]]
+    assert run(capsys, "kagent", "revoke", made["id"][:8], "--session", sid, base=base).rc == 0
+    assert run(capsys, "kagent", "shares", "--session", sid, base=base).out == "no shares of this session\n"
