@@ -206,3 +206,69 @@ async def test_with_auto_checkpoints_off_only_existing_checkpoints_are_offered(k
         await pilot.press("enter")
         await settle(app, pilot)
         assert app.chat.session_id != sid and users(app) == ["one"]
+
+
+async def test_kagent_screen_lists_checkpoints_renames_deletes_forks_and_revokes_shares(kagent1, tmp_path):
+    """kagent 1.0's own UI in the app (/kagent): the session's checkpoints with their names,
+    rename, delete (asked first), fork from any (the app moves to the fork), shares revoked."""
+    from textual.widgets import Input, OptionList
+
+    from rewindtui.tui.screens.kagent import KagentScreen
+
+    double, base = kagent1
+    app = app_for(settings_for(base, tmp_path))
+    async with app.run_test(size=SIZE) as pilot:
+        await send(app, pilot, "one", "two", "three")
+        original = app.chat.session_id
+        _, token = await app.chat.client.create_share(original, read_only=True)
+        await send(app, pilot, "/kagent")
+        screen = app.screen
+        assert isinstance(screen, KagentScreen)
+        await settle(app, pilot)
+        shown = kagent_text(app.screen)
+        assert "after turn 1 After turn 1 · ready" in shown and "after turn 3 After turn 3 · ready" in shown and "read-only" in shown
+        assert "3 checkpoint(s), 1 share(s)" in shown
+        # rename the first
+        await pilot.press("r")
+        name = screen.query_one("#kagent-name", Input)
+        name.value = "before the detour"
+        await pilot.press("enter")
+        await settle(app, pilot)
+        first = screen.checkpoints[0]
+        assert double.checkpoints[first.id].name == "before the detour" and first.name == "before the detour"
+        assert "is now named 'before the detour'" in kagent_text(app.screen)
+        # delete the last: asked first; Esc there keeps it
+        await pilot.press("end", "d")
+        await settle(app, pilot)
+        await pilot.press("escape")
+        await settle(app, pilot)
+        assert len(double.checkpoints) == 3
+        await pilot.press("d")
+        await settle(app, pilot)
+        await pilot.press("y")
+        await settle(app, pilot)
+        assert len(screen.checkpoints) == 2 and len(double.checkpoints) == 2
+        # revoke the share
+        screen.query_one("#kagent-shares", OptionList).focus()
+        await pilot.press("home", "x")
+        await settle(app, pilot)
+        await pilot.press("y")
+        await settle(app, pilot)
+        assert all(s.revoked for s in double.shares.values()) and screen.shares == []
+        # fork from the first checkpoint: the app moves to the fork, the original is kept
+        screen.query_one("#kagent-checkpoints", OptionList).focus()
+        await pilot.press("home", "f")
+        await settle(app, pilot)
+        assert not isinstance(app.screen, KagentScreen)
+        fork = app.chat.session_id
+        assert fork != original and double.forked_from[fork] == first.id and original in double.sessions
+        assert users(app) == ["one"]
+        assert token not in (None, "")
+
+
+def kagent_text(screen) -> str:
+    """What the kagent screen shows: its two lists' lines and the line under them."""
+    from textual.widgets import OptionList, Static
+
+    lines = [str(o.prompt) for which in ("#kagent-checkpoints", "#kagent-shares") for o in screen.query_one(which, OptionList).options]
+    return "\n".join([*lines, str(screen.query_one("#kagent-said", Static).render())])

@@ -23,6 +23,7 @@ from typing import Any
 
 from rewindtui.cli.output import CommandFailed
 from rewindtui.config.settings import Settings
+from rewindtui.kagent1.records import checkpoint_record, share_record
 
 ACTIONS = ("checkpoints", "rename-checkpoint", "delete-checkpoint", "fork", "shares", "share", "revoke")
 
@@ -54,39 +55,6 @@ def _one(rows: list[Any], prefix: str | None, what: str) -> Any:
         known = ", ".join(r.id[:8] for r in rows) or "none"
         raise CommandFailed(f"{'no' if not found else 'more than one'} {what} of this session is {prefix!r} (its {what}s: {known})")
     return found[0]
-
-
-def checkpoint_record(c: Any) -> dict[str, Any]:
-    from rewindtui.kagent1.client import stamp
-    from rewindtui.kagent1.gen import kagent1_pb2 as pb
-
-    return {
-        "id": c.id,
-        "name": c.name,
-        "after_turn": int(c.history_sequence),
-        "head_task": c.head_task_id,
-        "state": _enum(pb.CheckpointState, c.state, "CHECKPOINT_STATE_"),
-        "created_at": stamp(c.created_at),
-    }
-
-
-def share_record(s: Any) -> dict[str, Any]:
-    from rewindtui.kagent1.client import stamp
-    from rewindtui.kagent1.gen import kagent1_pb2 as pb
-
-    return {
-        "id": s.id,
-        "session": s.session_id,
-        "permission": _enum(pb.SessionSharePermission, s.permission, "SESSION_SHARE_PERMISSION_"),
-        "created_at": stamp(s.created_at),
-    }
-
-
-def _enum(enum: Any, value: int, prefix: str) -> str:
-    try:
-        return str(enum.Name(value)).removeprefix(prefix).lower().replace("_", "-")
-    except ValueError:
-        return f"unknown ({value})"
 
 
 async def run(settings: Settings, args: argparse.Namespace, out: Any = None) -> int:
