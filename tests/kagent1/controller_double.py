@@ -27,11 +27,11 @@ never from rewindtui's ``kagent1.proto``. What each handler does follows kagent'
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
 import threading
 import uuid
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 import httpx
@@ -73,7 +73,7 @@ class Refuse(Exception):
 
 def _now() -> datetime:
     """Now, for a timestamp field (protobuf fills kagent's pool's Timestamp from a datetime)."""
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 #: the methods this double serves, by path: (service, method); request and answer types are kagent's

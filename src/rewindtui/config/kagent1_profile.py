@@ -88,7 +88,7 @@ def _said(exc: GrpcError) -> str:
 
 async def _rest_0_10(settings: Settings, http: Any) -> tuple[bool, str]:
     """(whether kagent 0.10's REST sessions answer, what came back in words)."""
-    url = f"{settings.kagent.rstrip('/')}/api/sessions"
+    url = f"{(settings.kagent or '').rstrip('/')}/api/sessions"
     own = http is None
     client = http or httpx.AsyncClient(timeout=httpx.Timeout(15.0))
     try:
@@ -113,13 +113,14 @@ async def detect(settings: Settings, controller: Kagent1Controller, http: Any = 
     rewindtui knows."""
     from rewindtui.config.connection import CONTROLLER, ConnectProblem
 
+    base, agent = settings.kagent or "", settings.agent or ""
     if settings.kagent_version == "1":
         return Detection("1.0", "kagent 1.0 (SessionService), as kagent_version says (not asked)", features_1_0(settings.kagent_checkpoints))
     if settings.kagent_version == "0.10":
         return Detection("0.10", "kagent 0.10 (REST), as kagent_version says (not asked)", dict(FEATURES_0_10))
     service = f"{PACKAGE}.SessionService"
     try:
-        await controller.list_sessions(settings.agent, limit=1)
+        await controller.list_sessions(agent, limit=1)
     except GrpcError as exc:
         if exc.code not in _NOT_SERVED:
             # the service is there and said no (who we are, say): it is kagent 1.0; the refusal
@@ -139,7 +140,7 @@ async def detect(settings: Settings, controller: Kagent1Controller, http: Any = 
             f"this kagent controller offers {PACKAGE}.AgentInstanceService, kagent 1.0's API before its cutover to "
             f"SessionService (kagent docs/protobuf-api.md @3855fe51), and not {service} ({_said(first)}); {KNOWN}",
             CONTROLLER,
-            settings.kagent,
+            base,
         )
     rest, rest_said = await _rest_0_10(settings, http)
     if rest:
@@ -149,7 +150,7 @@ async def detect(settings: Settings, controller: Kagent1Controller, http: Any = 
     raise ConnectProblem(
         f"this kagent controller does not offer {service} ({_said(first)}) nor kagent 0.10's REST sessions ({rest_said}); {KNOWN}",
         CONTROLLER,
-        settings.kagent,
+        base,
     )
 
 
