@@ -28,7 +28,7 @@ import httpx
 from rewindtui.client.transport import segment
 from rewindtui.config.settings import Settings
 from rewindtui.kagent1.client import Kagent1Client
-from rewindtui.kagent1.controller import PACKAGE, UNVERIFIED, Kagent1Controller
+from rewindtui.kagent1.controller import PACKAGE, Kagent1Controller
 from rewindtui.kagent1.forks import FILE as FORKS_FILE
 from rewindtui.kagent1.gen import kagent1_pb2 as pb
 from rewindtui.kagent1.grpcweb import GrpcError
@@ -61,13 +61,13 @@ class Detection:
 
 
 def features_1_0(checkpoints_on: bool) -> dict[str, str]:
-    unverified = f"works if kagent's numbering matches: {UNVERIFIED}"
+    unverified = "unverified: no readable kagent file gives CheckpointService's field numbers (docs/kagent.md)"
     return {
         "sessions": "yes (SessionService: list, create, rename, suspend/resume, delete)",
         "history": "yes (A2A ListTasks by session)",
-        "checkpoints": unverified if checkpoints_on else f"taken only elsewhere (kagent_checkpoints is off); {unverified}",
-        "fork": unverified,
-        "rewind": f"as a fork from the checkpoint before the turn; {unverified}",
+        "checkpoints": f"yes, after each finished turn; {unverified}" if checkpoints_on else f"only those taken elsewhere (kagent_checkpoints is off); {unverified}",
+        "fork": "from any checkpoint; unverified (as checkpoints)",
+        "rewind": "as a fork from the checkpoint before the turn; unverified (as checkpoints)",
         "shares": "yes (SessionService: create, list, revoke; opened with X-Share-Token)",
     }
 
