@@ -7,7 +7,7 @@ controller instead of a REST API:
   deleted; a suspended one is resumed when it is opened, a failed one says its reason;
 - a session's tasks are A2A ``ListTasks(contextId = session id)``, paged;
 - after each finished turn a checkpoint is taken (unless ``kagent_checkpoints`` is off), and
-  rewind / fork go through :mod:`rewindtui.chat.kagent1_hook`: a fork from the checkpoint before
+  rewind / fork go through :mod:`rewindtui.chat.kagent1_hook` (which calls this class): a fork from the checkpoint before
   the turn, the original kept (undo opens it again; which original a fork came from is kept
   under the data dir, :mod:`rewindtui.kagent1.forks`, so the undo survives a restart);
 - a session opened from a read-only share has :attr:`read_only_reason` set: sending is refused
@@ -27,16 +27,16 @@ from rewindtui.a2a import metadata as meta
 from rewindtui.a2a import raw
 from rewindtui.a2a.classify import StreamEvent
 from rewindtui.a2a.dialect import norm_state
-from rewindtui.chat.history import oldest_first
-from rewindtui.chat.kagent1_hook import FORK_MODE
 from rewindtui.client.a2a_client import A2AClient, Capabilities, ServerConfig, Session, TaskPage
 from rewindtui.client.errors import ConnectFailed, HTTPStatusFailed, Unsupported
+from rewindtui.kagent1 import FORK_MODE
 from rewindtui.kagent1.controller import CheckpointAdvanced, Kagent1Controller, OperationFailed
 from rewindtui.kagent1.forks import ForkRecord, ForkStore
 from rewindtui.kagent1.gen import kagent1_pb2 as pb
 from rewindtui.kagent1.grpcweb import GrpcError
 from rewindtui.kagent1.rewind import FIRST_TURN, CheckpointOutcome, Kagent1Rewind, RewindRefused, preview
 from rewindtui.model import Conversation
+from rewindtui.model.task_order import oldest_first
 
 T = TypeVar("T")
 
