@@ -1,7 +1,7 @@
 """Which conversation a rewind's fork came from, kept on this machine so that the last rewind of a
 session can be undone after a restart.
 
-kagent 1.0's controller cannot tell: an ``AgentInstance`` has no "forked from" field, a fork's
+kagent 1.0's controller cannot tell: a ``Session`` has no "forked from" field, a fork's
 operation metadata names the checkpoint only while the operation is asked about, and
 ``ListCheckpoints`` is per conversation (the fork's own). So each rewind (a fork from a checkpoint)
 is recorded in one small JSON file under the data dir, ``kagent1-forks.json`` (mode 0600), keyed by
