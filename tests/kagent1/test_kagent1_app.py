@@ -131,8 +131,15 @@ async def test_a_read_only_share_opens_read_only(kagent1):
     try:
         assert isinstance(client, Kagent1Client) and client.read_only
         chat = Chat(client)
+        before = len(double.a2a_headers)
         await chat.open(sid)
         assert users(chat) == ["one"]
+        # the share rides in X-Share-Token beside the user, never as a credential; every A2A call
+        # asks for kagent's human-in-the-loop extension, as kagent's UI does
+        read = double.a2a_headers[before:]
+        assert read and all(h.get("x-share-token") == token and h.get("x-user-id") == "carol" for h in read)
+        assert all(token not in h.get("authorization", "") for h in read)
+        assert all(h.get("a2a-extensions") == "https://kagent.dev/extensions/hitl/v1" for h in read)
         with pytest.raises(TurnRefused, match="not sent: this session was opened from a read-only share"):
             await chat.send("two")
         assert users(chat) == ["one"]

@@ -245,3 +245,27 @@ def test_every_session_method_the_client_uses_is_cross_encoded() -> None:
         if f'"{method}"' in source:
             called.add(method)
     assert called == {case[0] for case in _session_calls()}
+
+
+def test_the_descriptor_fixtures_are_what_the_script_makes() -> None:
+    """tests/fixtures/kagent1/*.binpb are make_descriptors.py's output of kagent's own descriptors."""
+    from make_descriptors import main
+
+    assert main(["--check"]) == 0
+
+
+def test_error_info_is_read_from_a_status_and_bounded() -> None:
+    """grpc-status-details-bin: a google.rpc.Status whose ErrorInfo gives the reason; garbage or an
+    oversized one gives none (an outside party's bytes are bounded)."""
+    from google.rpc import error_details_pb2, status_pb2
+
+    from rewindtui.kagent1 import grpcweb
+
+    status = status_pb2.Status(code=9, message="snapshot pending")
+    status.details.add().Pack(error_details_pb2.ErrorInfo(domain="kagent.dev", reason="KAGENT_CHECKPOINT_SNAPSHOT_PENDING"))
+    body = grpcweb.trailers(9, "snapshot pending", status.SerializeToString())
+    with pytest.raises(grpcweb.GrpcError) as info:
+        grpcweb.check(grpcweb.parse(body))
+    assert (info.value.code, info.value.reason, info.value.domain) == ("FAILED_PRECONDITION", "KAGENT_CHECKPOINT_SNAPSHOT_PENDING", "kagent.dev")
+    assert grpcweb.error_info(b"\xff\x00garbage") == ("", "")
+    assert grpcweb.error_info(b"x" * (grpcweb.MAX_DETAILS + 1)) == ("", "")
