@@ -142,3 +142,15 @@ async def test_told_versions_are_said_to_be_told(kagent1):
         assert conn.kagent.said == "kagent 1.0 (SessionService), as kagent_version says (not asked)"
     finally:
         await conn.aclose()
+
+
+async def test_a_controller_that_does_not_answer_is_said_to_be_unreachable():
+    """Nothing listening: neither kagent 1.0 nor 0.10 -- said as such, not guessed."""
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    base = f"http://127.0.0.1:{port}"
+    said = await refused(base)
+    assert said.startswith(f"cannot reach the kagent controller at {base} (")

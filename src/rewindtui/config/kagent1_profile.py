@@ -122,6 +122,13 @@ async def detect(settings: Settings, controller: Kagent1Controller, http: Any = 
     try:
         await controller.list_sessions(agent, limit=1)
     except GrpcError as exc:
+        if exc.code == "UNAVAILABLE":  # nothing answered at all: neither kagent, said as such
+            raise ConnectProblem(
+                f"cannot reach the kagent controller at {base} ({exc.message})",
+                CONTROLLER,
+                base,
+                hint="is it running (e.g. kubectl port-forward svc/kagent-controller 8083)? check --kagent",
+            ) from None
         if exc.code not in _NOT_SERVED:
             # the service is there and said no (who we are, say): it is kagent 1.0; the refusal
             # comes back on the first real call, in its own words
