@@ -45,6 +45,8 @@ from rewindtui.config.settings import Settings
 
 #: What did not answer (:attr:`ConnectProblem.part`).
 CONTROLLER, AGENT, URL, REFUSED, EMBEDDED = "controller", "agent", "url", "refused", "embedded"
+#: A kagent controller that answers, but with no API rewindtui knows (config/kagent1_profile.py).
+KAGENT_API = "kagent_api"
 
 
 class ConnectProblem(ConnectFailed):

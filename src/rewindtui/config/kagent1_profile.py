@@ -111,7 +111,7 @@ async def detect(settings: Settings, controller: Kagent1Controller, http: Any = 
     """Ask the controller which kagent it is (see the module's text); raises
     :class:`~rewindtui.config.connection.ConnectProblem` with one sentence when it is none that
     rewindtui knows."""
-    from rewindtui.config.connection import CONTROLLER, ConnectProblem
+    from rewindtui.config.connection import CONTROLLER, KAGENT_API, ConnectProblem
 
     base, agent = settings.kagent or "", settings.agent or ""
     if settings.kagent_version == "1":
@@ -146,7 +146,7 @@ async def detect(settings: Settings, controller: Kagent1Controller, http: Any = 
         raise ConnectProblem(
             f"this kagent controller offers {PACKAGE}.AgentInstanceService, kagent 1.0's API before its cutover to "
             f"SessionService (kagent docs/protobuf-api.md @3855fe51), and not {service} ({_said(first)}); {KNOWN}",
-            CONTROLLER,
+            KAGENT_API,
             base,
         )
     rest, rest_said = await _rest_0_10(settings, http)
@@ -156,7 +156,7 @@ async def detect(settings: Settings, controller: Kagent1Controller, http: Any = 
         )
     raise ConnectProblem(
         f"this kagent controller does not offer {service} ({_said(first)}) nor kagent 0.10's REST sessions ({rest_said}); {KNOWN}",
-        CONTROLLER,
+        KAGENT_API,
         base,
     )
 
