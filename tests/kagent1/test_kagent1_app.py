@@ -70,11 +70,11 @@ async def test_chat_rewind_is_a_fork_and_undo_goes_back(kagent1):
     try:
         chat = await chat_after(conn, ["one", "two", "three"])
         original = chat.session_id
-        assert original in double.instances
+        assert original in double.sessions
         turns = chat.conversation.turn_invocations()
         assert rewind_preview(3) == "kagent forks: a new session from turn 2; the original is kept"
         await chat.rewind(turns[2])
-        assert chat.session_id != original and chat.session_id in double.instances
+        assert chat.session_id != original and chat.session_id in double.sessions
         assert users(chat) == ["one", "two"]
         await chat.send("again")
         assert "history: ['one', 'two', 'again']" in last_answer(chat)  # the agent saw the history before turn 3
@@ -106,7 +106,7 @@ async def test_auto_checkpoints_off_offers_only_existing_checkpoints(kagent1):
     conn = await connect(settings_for(base, kagent_checkpoints="false"))
     try:
         chat = await chat_after(conn, ["one", "two"])
-        assert not [c for c in double.checkpoints.values() if c.agent_instance_id == chat.session_id]
+        assert not [c for c in double.checkpoints.values() if c.session_id == chat.session_id]
         with pytest.raises(RewindFailed, match="auto-checkpoints are off"):
             await chat.rewind(chat.conversation.turn_invocations()[1])
         assert users(chat) == ["one", "two"]
@@ -123,7 +123,7 @@ async def test_a_read_only_share_opens_read_only(kagent1):
         await chat.send("one")
         sid = chat.session_id
         assert isinstance(conn.client, Kagent1Client)
-        token = await conn.client.kagent1.share(sid, read_only=True)
+        token = (await conn.client.kagent1.share(sid, read_only=True))[1]
     finally:
         await conn.aclose()
     client = await kagent1_client(load_settings({"kagent": base, "agent": AGENT, "user_id": "carol"}), share_token=token)
@@ -131,8 +131,15 @@ async def test_a_read_only_share_opens_read_only(kagent1):
     try:
         assert isinstance(client, Kagent1Client) and client.read_only
         chat = Chat(client)
+        before = len(double.a2a_headers)
         await chat.open(sid)
         assert users(chat) == ["one"]
+        # the share rides in X-Share-Token beside the user, never as a credential; every A2A call
+        # asks for kagent's human-in-the-loop extension, as kagent's UI does
+        read = double.a2a_headers[before:]
+        assert read and all(h.get("x-share-token") == token and h.get("x-user-id") == "carol" for h in read)
+        assert all(token not in h.get("authorization", "") for h in read)
+        assert all(h.get("a2a-extensions") == "https://kagent.dev/extensions/hitl/v1" for h in read)
         with pytest.raises(TurnRefused, match="not sent: this session was opened from a read-only share"):
             await chat.send("two")
         assert users(chat) == ["one"]
@@ -161,7 +168,7 @@ def test_headless_commands_on_kagent_1(capsys, kagent1):
     sent = run(capsys, "send", "--json", "hello kagent one", base=base)
     assert sent.rc == 0, sent.err
     session = sent.records()[0]["session"]
-    assert session in double.instances and double.instances[session].name == "hello kagent one"
+    assert session in double.sessions and double.sessions[session].name == "hello kagent one"
     listed = run(capsys, "sessions", "--json", base=base)
     assert listed.rc == 0, listed.err
     assert session in [r["id"] for r in listed.records()]
@@ -180,7 +187,7 @@ async def test_edit_is_a_fork_then_send(kagent1):
         assert chat.session_id != original and users(chat) == ["one", "edited"]
         assert "history: ['one', 'edited']" in last_answer(chat)
         # the fork got its own checkpoint after the new turn: it can be rewound in turn
-        assert [c for c in double.checkpoints.values() if c.agent_instance_id == chat.session_id]
+        assert [c for c in double.checkpoints.values() if c.session_id == chat.session_id]
     finally:
         await conn.aclose()
 
@@ -209,8 +216,8 @@ def test_sessions_says_which_are_suspended(capsys, kagent1):
 
     async def made() -> tuple[str, str]:
         async with Kagent1Controller(base, user_id="dora") as c:
-            asleep = await c.wait_ready((await c.create_instance(AGENT, name="asleep")).id)
-            awake = await c.wait_ready((await c.create_instance(AGENT, name="awake")).id)
+            asleep = await c.wait_ready((await c.create_session(AGENT, name="asleep")).id)
+            awake = await c.wait_ready((await c.create_session(AGENT, name="awake")).id)
             await c.suspend(asleep.id)
             return asleep.id, awake.id
 
@@ -234,7 +241,7 @@ def test_share_flag_and_setting_open_a_shared_session_read_only(capsys, kagent1,
         try:
             chat = await chat_after(conn, ["one"])
             assert isinstance(conn.client, Kagent1Client) and chat.session_id
-            return chat.session_id, await conn.client.kagent1.share(chat.session_id, read_only=True)
+            return chat.session_id, (await conn.client.kagent1.share(chat.session_id, read_only=True))[1]
         finally:
             await conn.aclose()
 
@@ -267,7 +274,7 @@ def test_headless_rewind_then_redo_in_another_process_goes_back_to_the_original(
     assert rewound.rc == 0, rewound.err
     header = rewound.records()[0]
     fork, undo = header["session"], header["undo"]
-    assert fork != sid and fork in double.instances and undo.startswith(f"rewindtui redo --session {fork[:8]} --rewind-task {sid[:8]}")
+    assert fork != sid and fork in double.sessions and undo.startswith(f"rewindtui redo --session {fork[:8]} --rewind-task {sid[:8]}")
     again = run(capsys, "redo", *undo.split()[2:], base=base)  # the printed undo, as given
     assert again.rc == 0, again.err
     assert f"session: {sid}" in again.out and "to undo this redo" not in again.err
@@ -286,3 +293,36 @@ async def test_the_status_words_say_when_the_last_turn_got_no_checkpoint(kagent1
         assert isinstance(conn.client, Kagent1Client) and "input-required" in conn.client.checkpoint_notes[-1]
     finally:
         await conn.aclose()
+
+
+def test_kagent_command_lists_renames_forks_deletes_checkpoints_and_manages_shares(capsys, kagent1):
+    """kagent 1.0's UI, headless: `rewindtui kagent ...`."""
+    double, base = kagent1
+    sent = run(capsys, "send", "--json", "one", base=base)
+    sid = sent.records()[0]["session"]
+    assert run(capsys, "send", "--session", sid, "two", base=base).rc == 0
+    listed = run(capsys, "kagent", "checkpoints", "--session", sid, "--json", base=base)
+    assert listed.rc == 0, listed.err
+    rows = listed.records()
+    assert [(r["after_turn"], r["name"], r["state"]) for r in rows] == [(1, "After turn 1", "ready"), (2, "After turn 2", "ready")]
+    first = rows[0]["id"]
+    renamed = run(capsys, "kagent", "rename-checkpoint", first[:8], "before the detour", "--session", sid, base=base)
+    assert renamed.rc == 0 and renamed.out.strip() == f"checkpoint {first[:8]} is now named 'before the detour'"
+    assert double.checkpoints[first].name == "before the detour"
+    forked = run(capsys, "kagent", "fork", first[:8], "--session", sid, "--json", base=base)
+    assert forked.rc == 0, forked.err
+    fork = forked.records()[0]["session"]
+    assert fork != sid and double.forked_from[fork] == first
+    redo = run(capsys, "redo", "--session", fork, base=base)  # undo the fork: back to the original
+    assert redo.rc == 0, redo.err
+    unknown = run(capsys, "kagent", "delete-checkpoint", "zzzz", "--session", sid, base=base)
+    assert unknown.rc != 0 and "no checkpoint of this session is 'zzzz'" in unknown.err
+    second = rows[1]["id"]
+    assert run(capsys, "kagent", "delete-checkpoint", second, "--session", sid, base=base).rc == 0
+    assert second not in double.checkpoints
+    made = run(capsys, "kagent", "share", "--session", sid, "--json", base=base).records()[0]
+    assert made["permission"] == "read-only" and made["token"]
+    shares = run(capsys, "kagent", "shares", "--session", sid, "--json", base=base).records()
+    assert [s["id"] for s in shares] == [made["id"]]
+    assert run(capsys, "kagent", "revoke", made["id"][:8], "--session", sid, base=base).rc == 0
+    assert run(capsys, "kagent", "shares", "--session", sid, base=base).out == "no shares of this session\n"

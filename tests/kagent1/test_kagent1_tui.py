@@ -89,7 +89,7 @@ async def test_rewind_is_a_fork_the_preview_says_so_and_ctrl_z_goes_back(kagent1
         await pilot.press("enter")
         await settle(app, pilot)
         fork = chat.session_id
-        assert fork != original and fork in double.instances  # the view moved to the fork
+        assert fork != original and fork in double.sessions  # the view moved to the fork
         assert users(app) == ["one", "two"]
         assert "1 fork, " in screen.status.rewind
         assert screen.status.undo == "ctrl+z: undo the rewind: back to the original session"
@@ -97,7 +97,7 @@ async def test_rewind_is_a_fork_the_preview_says_so_and_ctrl_z_goes_back(kagent1
         await settle(app, pilot)
         assert chat.session_id == original and users(app) == ["one", "two", "three"]  # the original, kept
         assert screen.status.undo == ""
-        assert fork in double.instances  # the fork stays a session of its own
+        assert fork in double.sessions  # the fork stays a session of its own
 
 
 async def test_the_undo_of_a_rewind_survives_a_restart(kagent1, tmp_path):
@@ -154,7 +154,7 @@ async def test_a_read_only_share_opens_with_the_composer_disabled_and_why(kagent
         await chat.send("one")
         sid = chat.session_id
         assert isinstance(conn.client, Kagent1Client) and sid
-        token = await conn.client.kagent1.share(sid, read_only=True)
+        token = (await conn.client.kagent1.share(sid, read_only=True))[1]
     finally:
         await conn.aclose()
     reader = settings_for(base, tmp_path / "reader", user_id="rhea", kagent_share=token)
@@ -190,7 +190,8 @@ async def test_with_auto_checkpoints_off_only_existing_checkpoints_are_offered(k
         await send(app, pilot, "one")
         sid = app.chat.session_id
         async with Kagent1Controller(base, user_id="tess") as by_hand:  # kagent's UI's Checkpoint button
-            await by_hand.checkpoint("kagent", sid, "by-hand-after-one")
+            head = (await double._tasks(sid, "tess"))[-1]["id"]
+            await by_hand.checkpoint(sid, "by-hand-after-one", head)
         await send(app, pilot, "two", "three")
         screen = app.chat_screen
         assert screen.status.rewind == "fork · no checkpoints taken · auto-checkpoints off"
@@ -205,3 +206,73 @@ async def test_with_auto_checkpoints_off_only_existing_checkpoints_are_offered(k
         await pilot.press("enter")
         await settle(app, pilot)
         assert app.chat.session_id != sid and users(app) == ["one"]
+
+
+async def test_kagent_screen_lists_checkpoints_renames_deletes_forks_and_revokes_shares(kagent1, tmp_path):
+    """kagent 1.0's own UI in the app (/kagent): the session's checkpoints with their names,
+    rename, delete (asked first), fork from any (the app moves to the fork), shares revoked."""
+    from textual.widgets import Input, OptionList
+
+    from rewindtui.tui.screens.kagent import KagentScreen
+
+    double, base = kagent1
+    app = app_for(settings_for(base, tmp_path))
+    async with app.run_test(size=SIZE) as pilot:
+        await send(app, pilot, "one", "two", "three")
+        original = app.chat.session_id
+        _, token = await app.chat.client.create_share(original, read_only=True)
+
+        def mine() -> list:
+            return [c for c in double.checkpoints.values() if c.session_id == original]
+
+        await send(app, pilot, "/kagent")
+        screen = app.screen
+        assert isinstance(screen, KagentScreen)
+        await settle(app, pilot)
+        shown = kagent_text(app.screen)
+        assert "after turn 1 After turn 1 · ready" in shown and "after turn 3 After turn 3 · ready" in shown and "read-only" in shown
+        assert "3 checkpoint(s), 1 share(s)" in shown
+        # rename the first
+        await pilot.press("r")
+        name = screen.query_one("#kagent-name", Input)
+        name.value = "before the detour"
+        await pilot.press("enter")
+        await settle(app, pilot)
+        first = screen.checkpoints[0]
+        assert double.checkpoints[first.id].name == "before the detour" and first.name == "before the detour"
+        assert "is now named 'before the detour'" in kagent_text(app.screen)
+        # delete the last: asked first; Esc there keeps it
+        await pilot.press("end", "d")
+        await settle(app, pilot)
+        await pilot.press("escape")
+        await settle(app, pilot)
+        assert len(mine()) == 3
+        await pilot.press("d")
+        await settle(app, pilot)
+        await pilot.press("y")
+        await settle(app, pilot)
+        assert len(screen.checkpoints) == 2 and len(mine()) == 2
+        # revoke the share
+        screen.query_one("#kagent-shares", OptionList).focus()
+        await pilot.press("home", "x")
+        await settle(app, pilot)
+        await pilot.press("y")
+        await settle(app, pilot)
+        assert all(s.revoked for s in double.shares.values() if s.session_id == original) and screen.shares == []
+        # fork from the first checkpoint: the app moves to the fork, the original is kept
+        screen.query_one("#kagent-checkpoints", OptionList).focus()
+        await pilot.press("home", "f")
+        await settle(app, pilot)
+        assert not isinstance(app.screen, KagentScreen)
+        fork = app.chat.session_id
+        assert fork != original and double.forked_from[fork] == first.id and original in double.sessions
+        assert users(app) == ["one"]
+        assert token not in (None, "")
+
+
+def kagent_text(screen) -> str:
+    """What the kagent screen shows: its two lists' lines and the line under them."""
+    from textual.widgets import OptionList, Static
+
+    lines = [str(o.prompt) for which in ("#kagent-checkpoints", "#kagent-shares") for o in screen.query_one(which, OptionList).options]
+    return "\n".join([*lines, str(screen.query_one("#kagent-said", Static).render())])

@@ -42,3 +42,71 @@ async def test_stored_deltas_are_not_shown_again(addon_python: Path, tmp_path: P
         assert shown == live
         assert len(shown) == len(set(shown))  # no chunk shown as a message of its own
         assert shown[0].startswith("You said: hello there (turn 1")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("stream", [True, False], ids=["STREAM=1", "STREAM=0"])
+def test_redo_from_a_new_process_after_a_rewind(addon_python: Path, tmp_path: Path, monkeypatch, capsys, stream: bool) -> None:
+    """The report, from outside: stock kagent-adk 0.10.4 with the add-on; `rewindtui send` two
+    turns, `rewindtui rewind --before` turn 2 (exits 0), then `rewindtui redo` -- each its own
+    client, sharing only the data dir (what a new process has) -- brings turn 2 back; a second redo
+    has nothing left to undo."""
+    import json
+
+    from clirun import isolate
+    from rewindtui.cli import main as cli
+
+    isolate(tmp_path, monkeypatch)
+
+    def run(*argv: str) -> tuple[int, str, str]:
+        capsys.readouterr()
+        rc = cli.main([*argv, "--url", agent.url])
+        out, err = capsys.readouterr()
+        return rc, out, err
+
+    with kagent_agent(addon_python, tmp_path / "requests.jsonl", stream=stream) as agent:
+        rc, out, err = run("send", "--json", "hello there")
+        assert rc == 0, err
+        session = json.loads(out.splitlines()[0])["session"]
+        rc, out, err = run("send", "--json", "--session", session, "weather in Oslo")
+        assert rc == 0, err
+        second = next(r["invocation_id"] for r in map(json.loads, out.splitlines()) if r.get("role") == "user")
+        rc, out, err = run("rewind", "--session", session, "--before", second)
+        assert rc == 0, err
+        rc, out, err = run("history", "--json", "--session", session)
+        assert [r["text"] for r in map(json.loads, out.splitlines()) if r.get("role") == "user"] == ["hello there"]
+        rc, out, err = run("redo", "--session", session)
+        assert rc == 0, err
+        rc, out, err = run("history", "--json", "--session", session)
+        users = [r["text"] for r in map(json.loads, out.splitlines()) if r.get("role") == "user"]
+        assert users == ["hello there", "weather in Oslo"]
+        rc, out, err = run("redo", "--session", session)
+        assert rc != 0 and "Nothing to redo" in err
+        rc, out, err = run("send", "--json", "--session", session, "third")
+        agent_says = [r["text"] for r in map(json.loads, out.splitlines()) if r.get("role") == "agent" and r.get("text")]
+        assert agent_says[-1].startswith("You said: third (turn 3; history: ['hello there', 'weather in Oslo', 'third']")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("stream", [True, False], ids=["STREAM=1", "STREAM=0"])
+async def test_redo_in_the_app_after_a_restart(addon_python: Path, tmp_path: Path, stream: bool) -> None:
+    """The app rewinds, quits; a new app on the same session redoes (ctrl+shift+z) and turn 2 is back."""
+    from kit.apps import app_at
+    from kit.pilot import settle, turns
+
+    store = tmp_path / "sessions.db"
+    with kagent_agent(addon_python, tmp_path / "requests.jsonl", stream=stream) as agent:
+        app = app_at(agent.url, local_store=store)
+        async with app.run_test(size=(120, 40)) as pilot:
+            invocations = await turns(app, pilot, "first", "weather in Oslo")
+            session = app.chat.session_id
+            await app.chat.rewind(invocations[1])
+            await settle(app, pilot)
+            assert [i.text for i in app.chat.conversation.items if i.role == "user"] == ["first"]
+        again = app_at(agent.url, session, local_store=store)
+        async with again.run_test(size=(120, 40)) as pilot:
+            await settle(again, pilot)
+            assert again.chat.why_not_redo() == ""
+            await pilot.press("ctrl+shift+z")
+            await settle(again, pilot)
+            assert [i.text for i in again.chat.conversation.items if i.kind is ItemKind.MESSAGE and i.role == "user"] == ["first", "weather in Oslo"]

@@ -20,6 +20,7 @@ from typing import Any
 from rewindtui.a2a.dialect import RPC_TASK_NOT_FOUND, Dialect
 from rewindtui.chat.local_sessions import LocalSessions, Remembered
 from rewindtui.client.a2a_client import A2AClient, ClientError, HTTPStatusFailed, PageProgress, RpcError, Session
+from rewindtui.model.task_order import oldest_first
 
 log = logging.getLogger(__name__)
 
@@ -216,15 +217,3 @@ def _session(entry: Remembered, user_id: str | None, *, gone: bool) -> Session:
     return Session(entry.id, entry.title, user_id, entry.created_at, entry.updated_at, gone=gone)
 
 
-def oldest_first(tasks: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """ListTasks answers newest first (by last update, per the spec); some servers answer oldest
-    first. Order by the status timestamps when every task has one, else reverse the spec's order."""
-    stamps = []
-    for task in tasks:
-        status = task.get("status")
-        stamp = status.get("timestamp") if isinstance(status, dict) else None
-        if not isinstance(stamp, str) or not stamp:
-            return list(reversed(tasks))
-        stamps.append(stamp)
-    order = sorted(range(len(tasks)), key=lambda i: stamps[i])
-    return [tasks[i] for i in order]

@@ -1,5 +1,6 @@
-"""The Chat's rewind and undo on kagent 1.0 (imports nothing of the profile: the chat's client is a
-:class:`rewindtui.kagent1.client.Kagent1Client` when this mode is on), which has no in-place rewind: rewind to before a turn
+"""The Chat's rewind and undo on kagent 1.0 (the chat's client is a
+:class:`rewindtui.kagent1.client.Kagent1Client` when this mode is on; kagent1/ is the layer below,
+imported when needed), which has no in-place rewind: rewind to before a turn
 is a fork from the checkpoint after the turn before it; the app moves to the fork and keeps the
 original as the rewound branch; undo opens the original again.
 
@@ -25,20 +26,32 @@ read from where the profile keeps which conversation a fork came from -- kagent 
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from rewindtui.a2a import raw
 from rewindtui.chat.undo import EDIT_OF_KEY, UndoPoint
 from rewindtui.client.errors import ClientError, HTTPStatusFailed, Unsupported
+from rewindtui.kagent1 import FORK_MODE
 from rewindtui.model import Conversation
-
-#: the rewind mode of the kagent 1.0 profile (``Capabilities.rewind_modes``): rewind is a fork
-FORK_MODE = "fork"
 
 if TYPE_CHECKING:  # the chat imports this module; no cycle at run time
     from rewindtui.chat import Chat
+    from rewindtui.kagent1.client import Kagent1Client
+
+__all__ = ["FORK_MODE"]
+
+
+def _kagent1(chat: Chat) -> Kagent1Client | None:
+    """The chat's client when it is kagent 1.0's. Its module (protobuf, the generated messages) is
+    loaded only by the kagent 1.0 profile: while it is not, no client can be one."""
+    module = sys.modules.get("rewindtui.kagent1.client")
+    if module is None:
+        return None
+    client = chat.client
+    return cast("Kagent1Client", client) if isinstance(client, module.Kagent1Client) else None
 
 PREVIEW = "kagent forks: a new session from turn {previous}; the original is kept"
 
@@ -59,8 +72,8 @@ def preview_for(chat: Chat, before_turn: int) -> str:
     fork from the checkpoint after the turn before, or why there is none to fork from."""
     if not _forks(chat):
         return ""
-    said = getattr(chat.client, "fork_preview", None)  # Kagent1Client's: knows its checkpoints
-    if not callable(said) or chat.session_id is None:
+    client = _kagent1(chat)  # it knows the session's checkpoints
+    if client is None or chat.session_id is None:
         return rewind_preview(before_turn)
     turns = chat.conversation.turn_invocations()
     previous = turns[before_turn - 2] if 2 <= before_turn <= len(turns) + 1 else None
@@ -68,8 +81,7 @@ def preview_for(chat: Chat, before_turn: int) -> str:
         (i.task_id for i in reversed(chat.conversation.items) if previous is not None and i.invocation_id == previous and i.task_id),
         None,
     )
-    words = said(chat.session_id, before_turn, head)
-    return words if isinstance(words, str) else rewind_preview(before_turn)
+    return client.fork_preview(chat.session_id, before_turn, head)
 
 
 def rewind_words(chat: Chat) -> str | None:
@@ -79,15 +91,15 @@ def rewind_words(chat: Chat) -> str | None:
         return None
     if read_only_reason(chat):
         return "fork · not on a read-only share"
-    words = getattr(chat.client, "rewind_words", None)  # Kagent1Client's
-    return f"fork · {words()}" if callable(words) else "fork"
+    client = _kagent1(chat)
+    return f"fork · {client.rewind_words()}" if client is not None else "fork"
 
 
 def read_only_reason(chat: Chat) -> str:
     """Why the open session may be read but not written to ("" when it may be written to): a
     session opened from a read-only share."""
-    reason = getattr(chat.client, "read_only_reason", "")  # Kagent1Client's
-    return reason if isinstance(reason, str) else ""
+    client = _kagent1(chat)
+    return client.read_only_reason if client is not None else ""
 
 
 @dataclass(frozen=True)
@@ -111,8 +123,8 @@ def undo_point_from(chat: Chat, session_id: str, tasks: Sequence[Any], *, whole:
     """The one undo in ``session_id`` when a rewind here made it (a fork) and nothing but the
     edit's own turn was sent on it since (a plain send ends a rewind's undo, as on servers that
     rewind in place); ``tasks``: the session's, oldest first (``whole``: all of them)."""
-    fork_of = getattr(chat.client, "fork_of", None)  # Kagent1Client's
-    record = fork_of(session_id) if callable(fork_of) else None
+    client = _kagent1(chat)
+    record = client.fork_of(session_id) if client is not None else None
     if record is None or not whole:
         return None
     listed = [t for t in tasks if isinstance(t, dict)]
@@ -128,11 +140,11 @@ def undo_point_from(chat: Chat, session_id: str, tasks: Sequence[Any], *, whole:
 
 async def read_undo_point(chat: Chat, session_id: str) -> UndoPoint | None:
     """:func:`undo_point_from`, reading the session's tasks (only when a rewind made it)."""
-    fork_of = getattr(chat.client, "fork_of", None)
-    if not callable(fork_of) or fork_of(session_id) is None:
+    client = _kagent1(chat)
+    if client is None or client.fork_of(session_id) is None:
         return None
     try:
-        tasks = await chat.client.session_tasks(session_id)
+        tasks = await client.session_tasks(session_id)
     except ClientError:
         return None
     return undo_point_from(chat, session_id, tasks)
@@ -141,7 +153,9 @@ async def read_undo_point(chat: Chat, session_id: str) -> UndoPoint | None:
 async def fork_rewind(chat: Chat, invocation_id: str, token: Any) -> None:
     """Fork from the checkpoint before ``invocation_id``'s turn and open the fork; on a refusal or
     a failed fork the view goes back exactly as it was and says why."""
-    client = chat.client  # a Kagent1Client (rewindtui.kagent1.client): its fork() forks from a checkpoint
+    client = _kagent1(chat)  # its fork() forks from a checkpoint
+    if client is None:
+        raise Unsupported("rewind by fork needs a kagent 1.0 connection")
     original = chat.session_id
     if original is None:
         raise Unsupported("rewind by fork needs an open session")
@@ -158,13 +172,11 @@ async def fork_rewind(chat: Chat, invocation_id: str, token: Any) -> None:
 async def fork_undo(chat: Chat) -> None:
     """Go back to the original session of the rewind that made the open one (the fork stays, as
     a session)."""
-    undo_target = getattr(chat.client, "undo_target", None)  # Kagent1Client's
-    if undo_target is None:
+    client = _kagent1(chat)
+    if client is None:
         raise Unsupported("undo by going back needs a kagent 1.0 connection")
     fork = chat.session_id
     if fork is None:
         raise Unsupported("nothing to undo: no session is open")
-    await chat.open(undo_target(fork))
-    undone = getattr(chat.client, "undone", None)
-    if callable(undone):
-        undone(fork)  # only once the original is open: a failed open keeps the undo
+    await chat.open(client.undo_target(fork))
+    client.undone(fork)  # only once the original is open: a failed open keeps the undo

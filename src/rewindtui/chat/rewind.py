@@ -220,6 +220,10 @@ class Rewinds(Turns):
                         drift = True
                     elif answer is not None:
                         self.last_rewind_answer = answer
+                        # a server without a task list (kagent-adk with the add-on) is read back from
+                        # the tasks this client remembers: the rewind's own Task too, or a new process
+                        # could not find the rewind to redo
+                        self.history.remember(sid, task_id=_task_id(event.body))
                         if not text:
                             await self._apply_effective(event)
                             return
@@ -288,3 +292,7 @@ class Rewinds(Turns):
             edit, self.edit = self.edit, None
             self._emit(self.conversation.rollback(edit.token))
 
+
+def _task_id(task: Any) -> str | None:
+    value = task.get("id") if isinstance(task, dict) else None
+    return value if isinstance(value, str) and value else None

@@ -45,6 +45,8 @@ from rewindtui.config.settings import Settings
 
 #: What did not answer (:attr:`ConnectProblem.part`).
 CONTROLLER, AGENT, URL, REFUSED, EMBEDDED = "controller", "agent", "url", "refused", "embedded"
+#: A kagent controller that answers, but with no API rewindtui knows (config/kagent1_profile.py).
+KAGENT_API = "kagent_api"
 
 
 class ConnectProblem(ConnectFailed):
@@ -91,6 +93,8 @@ class Connection:
         self.client = client
         self.settings = settings  # pointed at the server actually used
         self.server = server  # the spawned embedded server, or None
+        #: which kagent the controller turned out to be (a kagent1_profile.Detection; None: no kagent)
+        self.kagent: Any = None
         self._closed = False
 
     @property
@@ -289,11 +293,11 @@ async def connect(settings: Settings, *, spawn: Spawner | None = None, http: Any
     try:
         if flows is not None and http is None:
             http = flows.http_client(settings.timeout)
-        kagent1 = None
-        if settings.kagent and settings.agent:  # kagent 1.0 when its controller answers (its import is heavy: grpc)
-            from rewindtui.config.kagent1_profile import kagent1_client
+        kagent1 = detection = None
+        if settings.kagent and settings.agent:  # which kagent, said in words (rewindtui.config.kagent1_profile)
+            from rewindtui.config.kagent1_profile import kagent_profile
 
-            kagent1 = await kagent1_client(settings, store_key, http)
+            kagent1, detection = await kagent_profile(settings, store_key, http)
         client = kagent1 or A2AClient(settings.server_config(store_key=store_key), http=http)
         scope = getattr(client, "scope", None)
         if scope is not None and (server is not None or (flows is not None and flows.grpc_same_host)):
@@ -319,7 +323,9 @@ async def connect(settings: Settings, *, spawn: Spawner | None = None, http: Any
             from rewindtui.client.push import attach
 
             await attach(client)
-        return Connection(client, settings, server)
+        conn = Connection(client, settings, server)
+        conn.kagent = detection
+        return conn
     except BaseException:
         if client is not None:
             await client.aclose()
@@ -342,9 +348,17 @@ async def reader(settings: Settings) -> AsyncIterator[Connection]:
     """A client for the named server that has not read its card yet (``rewindtui card`` shows the
     card of an agent this client may not be able to talk to)."""
     flows = getattr(settings, "flows", None)  # mutual TLS applies to reading the card too
-    client = A2AClient(settings.server_config(), http=flows.http_client(settings.timeout) if flows is not None else None)
+    http = flows.http_client(settings.timeout) if flows is not None else None
+    kagent1 = detection = None
+    if settings.kagent and settings.agent:  # which kagent, said (rewindtui.config.kagent1_profile)
+        from rewindtui.config.kagent1_profile import kagent_profile
+
+        kagent1, detection = await kagent_profile(settings, None, http)
+    client = kagent1 or A2AClient(settings.server_config(), http=http)
     try:
-        yield Connection(client, settings)
+        conn = Connection(client, settings)
+        conn.kagent = detection
+        yield conn
     finally:
         await client.aclose()
 

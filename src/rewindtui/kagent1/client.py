@@ -2,16 +2,18 @@
 for the agent's A2A 1.0 route (``/agents/{ns}/{name}``) whose session operations go to kagent's
 controller instead of a REST API:
 
-- sessions are kagent's conversations (``AgentInstance``): listed per agent (all pages), created
+- sessions are kagent's ``Session`` (SessionService, sessions.proto@1e2422ff): listed per agent (all pages), created
   with a ``request_id`` (a retry never makes two) and waited for while they are created, renamed,
   deleted; a suspended one is resumed when it is opened, a failed one says its reason;
 - a session's tasks are A2A ``ListTasks(contextId = session id)``, paged;
 - after each finished turn a checkpoint is taken (unless ``kagent_checkpoints`` is off), and
-  rewind / fork go through :mod:`rewindtui.chat.kagent1_hook`: a fork from the checkpoint before
+  rewind / fork go through :mod:`rewindtui.chat.kagent1_hook` (which calls this class): a fork from the checkpoint before
   the turn, the original kept (undo opens it again; which original a fork came from is kept
   under the data dir, :mod:`rewindtui.kagent1.forks`, so the undo survives a restart);
 - a session opened from a read-only share has :attr:`read_only_reason` set: sending is refused
-  with it before anything goes out, and the app disables its composer with it.
+  with it before anything goes out, and the app disables its composer with it;
+- what kagent 1.0's own UI offers besides: the session's checkpoints (listed with their names,
+  renamed, deleted, forked from), its shares (listed, revoked).
 """
 
 from __future__ import annotations
@@ -25,16 +27,16 @@ from rewindtui.a2a import metadata as meta
 from rewindtui.a2a import raw
 from rewindtui.a2a.classify import StreamEvent
 from rewindtui.a2a.dialect import norm_state
-from rewindtui.chat.history import oldest_first
-from rewindtui.chat.kagent1_hook import FORK_MODE
 from rewindtui.client.a2a_client import A2AClient, Capabilities, ServerConfig, Session, TaskPage
 from rewindtui.client.errors import ConnectFailed, HTTPStatusFailed, Unsupported
-from rewindtui.kagent1.controller import Kagent1Controller, OperationFailed
+from rewindtui.kagent1 import FORK_MODE
+from rewindtui.kagent1.controller import CheckpointAdvanced, Kagent1Controller, OperationFailed
 from rewindtui.kagent1.forks import ForkRecord, ForkStore
 from rewindtui.kagent1.gen import kagent1_pb2 as pb
 from rewindtui.kagent1.grpcweb import GrpcError
 from rewindtui.kagent1.rewind import FIRST_TURN, CheckpointOutcome, Kagent1Rewind, RewindRefused, preview
 from rewindtui.model import Conversation
+from rewindtui.model.task_order import oldest_first
 
 T = TypeVar("T")
 
@@ -49,26 +51,30 @@ def http_error(exc: GrpcError, what: str) -> Exception:
     return HTTPStatusFailed(f"{what}: {exc.message or exc.code}", _STATUS.get(exc.code, 502), exc.message or exc.code)
 
 
-def session_of(instance: pb.AgentInstance) -> Session:
-    def stamp(ts: Any) -> str | None:
-        return ts.ToJsonString() if ts.seconds or ts.nanos else None
+def stamp(ts: Any) -> str | None:
+    return str(ts.ToJsonString()) if ts.seconds or ts.nanos else None
 
+
+def session_of(instance: pb.Session) -> Session:
     return Session(
         id=instance.id,
         name=instance.name,
         user_id=instance.creator or None,
         created_at=stamp(instance.created_at),
         updated_at=stamp(instance.updated_at),
-        raw={"state": pb.AgentInstanceState.Name(instance.state), "context_id": instance.context_id},
+        raw={"state": pb.SessionState.Name(instance.state), "context_id": instance.context_id},
         state=state_words(instance),
     )
 
 
-def state_words(instance: pb.AgentInstance) -> str:
-    """A conversation's state in words: "ready", "suspended" (resumed when opened), "creating",
+def state_words(instance: pb.Session) -> str:
+    """A session's state in words: "ready", "suspended" (resumed when opened), "creating",
     "failed: <its reason>", ..."""
-    word = pb.AgentInstanceState.Name(instance.state).removeprefix("AGENT_INSTANCE_STATE_").lower()
-    if instance.state == pb.AGENT_INSTANCE_STATE_FAILED:
+    try:
+        word = pb.SessionState.Name(instance.state).removeprefix("SESSION_STATE_").lower()
+    except ValueError:  # a state this build does not know: never read as a good one
+        return f"unknown state {instance.state}"
+    if instance.state == pb.SESSION_STATE_FAILED:
         reason = instance.failure.message or instance.failure.reason
         return f"failed: {reason}" if reason else word
     return "" if word == "unspecified" else word
@@ -131,10 +137,10 @@ class Kagent1Client(A2AClient):
 
     # -- sessions ------------------------------------------------------------------------------
     async def list_sessions(self) -> list[Session]:
-        return [session_of(i) for i in await self._grpc(self.kagent1.all_instances(self.agent), "list sessions")]
+        return [session_of(i) for i in await self._grpc(self.kagent1.all_sessions(self.agent), "list sessions")]
 
     async def create_session(self, name: str | None = None, session_id: str | None = None) -> Session:
-        made = await self._grpc(self.kagent1.create_instance(self.agent, name=name or "", request_id=session_id), "create session")
+        made = await self._grpc(self.kagent1.create_session(self.agent, name=name or "", request_id=session_id), "create session")
         ready = await self._grpc(self.kagent1.wait_ready(made.id), "create session")
         return session_of(ready)
 
@@ -150,7 +156,7 @@ class Kagent1Client(A2AClient):
     async def _read_checkpoints(self, session_id: str) -> None:
         """Which turns of the session have a ready checkpoint (a fork can start there)."""
         try:
-            listed = await self.kagent1.checkpoints(self.rewinder.namespace, session_id)
+            listed = await self.kagent1.checkpoints(session_id)
         except GrpcError:
             self.checkpointed.pop(session_id, None)  # unknown: the fork itself will say
             return
@@ -211,8 +217,18 @@ class Kagent1Client(A2AClient):
     async def checkpoint_after(self, session_id: str, task_id: str, state: str) -> CheckpointOutcome:
         """The checkpoint after the turn ``task_id`` ended in ``state``; never fails the turn."""
         try:
-            outcome = await self.rewinder.after_turn(session_id, task_id, state)
-        except (GrpcError, OperationFailed) as exc:
+            try:
+                outcome = await self.rewinder.after_turn(session_id, task_id, state)
+            except CheckpointAdvanced:
+                # KAGENT_CHECKPOINT_CONVERSATION_ADVANCED: re-read the session, choose again (its
+                # head now, when that is finished), once
+                page = await self.list_tasks(session_id, page_size=1)
+                head = page.tasks[0] if page.tasks else {}
+                head_state = norm_state((head.get("status") or {}).get("state") or "")
+                if not head.get("id") or head.get("id") == task_id:
+                    return CheckpointOutcome(0, None, "no checkpoint after this turn: the session moved on before it was taken")
+                outcome = await self.rewinder.after_turn(session_id, str(head["id"]), head_state)
+        except (GrpcError, OperationFailed, CheckpointAdvanced) as exc:
             return CheckpointOutcome(0, None, f"no checkpoint after this turn: {exc}")
         if outcome.checkpoint is not None and outcome.checkpoint.state == pb.CHECKPOINT_STATE_READY:
             self.checkpointed.setdefault(session_id, set()).add(outcome.checkpoint.head_task_id or task_id)
@@ -249,6 +265,42 @@ class Kagent1Client(A2AClient):
         except RewindRefused as exc:
             raise HTTPStatusFailed(f"fork: {exc}", 409, str(exc)) from None
         return session_of(branch.fork)
+
+    # -- what kagent 1.0's own UI offers: checkpoints (named, renamed, deleted, forked from) -------
+    async def list_checkpoints(self, session_id: str) -> list[pb.Checkpoint]:
+        """The session's checkpoints, as kagent lists them (CheckpointService: unverified)."""
+        listed = await self._grpc(self.kagent1.checkpoints(session_id), "list checkpoints")
+        self.checkpointed[session_id] = {c.head_task_id for c in listed if c.state == pb.CHECKPOINT_STATE_READY}
+        return listed
+
+    async def rename_checkpoint(self, checkpoint_id: str, name: str) -> pb.Checkpoint:
+        return await self._grpc(self.kagent1.rename_checkpoint(checkpoint_id, name), "rename checkpoint")
+
+    async def delete_checkpoint(self, session_id: str, checkpoint_id: str) -> None:
+        await self._grpc(self.kagent1.delete_checkpoint(checkpoint_id), "delete checkpoint")
+        await self._read_checkpoints(session_id)
+
+    async def fork_checkpoint(self, session_id: str, checkpoint: pb.Checkpoint) -> Session:
+        """A new session from any of the session's checkpoints (the original is kept; undo goes
+        back to it, as after a rewind)."""
+        if self.read_only_reason:
+            raise Unsupported(self.read_only_reason)
+        before_turn = int(checkpoint.history_sequence) + 1
+        try:
+            branch = await self.rewinder.fork_from(session_id, checkpoint, before_turn)
+        except RewindRefused as exc:
+            raise HTTPStatusFailed(f"fork: {exc}", 409, str(exc)) from None
+        return session_of(branch.fork)
+
+    # -- shares (SessionService) -------------------------------------------------------------------
+    async def list_shares(self, session_id: str) -> list[pb.SessionShare]:
+        return await self._grpc(self.kagent1.shares(session_id), "list shares")
+
+    async def create_share(self, session_id: str, *, read_only: bool) -> tuple[pb.SessionShare, str]:
+        return await self._grpc(self.kagent1.share(session_id, read_only=read_only), "share session")
+
+    async def revoke_share(self, share_id: str) -> None:
+        await self._grpc(self.kagent1.revoke_share(share_id), "revoke share")
 
     def fork_of(self, session_id: str) -> ForkRecord | None:
         """Where ``session_id`` came from, when a rewind here made it (kept under the data dir)."""

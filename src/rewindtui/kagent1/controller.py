@@ -1,10 +1,17 @@
-"""kagent 1.0's controller: conversations ("sessions" in kagent's UI: ``AgentInstance``),
-checkpoints and forks, over gRPC-Web on the controller's HTTP port (``/api/<package>.<Service>/
-<Method>``) or native gRPC (``grpc://host:port``; needs the ``kagent1`` extra's grpcio).
+"""kagent 1.0's controller as kagent defines it today: ``SessionService`` (sessions, their names,
+lifecycle and shares) and ``CheckpointService`` (checkpoints and forks), over gRPC-Web on the
+controller's HTTP port (``/api/<package>.<Service>/<Method>``) or native gRPC (``grpc://host:port``;
+needs the ``kagent1`` extra's grpcio).
 
-Messages are rewindtui's own generated ones (``gen/``, from ``proto/kagent1.proto``). Long-running
-operations (a checkpoint, a fork) are polled with ``google.longrunning.Operations/GetOperation``
-until done; a failed one raises :class:`OperationFailed` with the server's reason.
+Followed (kagent-dev/kagent): ``docs/protobuf-api.md``@3855fe51 ("Current API cutover":
+SessionService, ForkSession and ``session_id`` replace the AgentInstance surface);
+``proto/kagent/api/v1alpha1/sessions.proto``@1e2422ff; ``go/core/internal/service/checkpoint/
+service.go``@105cc5d7 (a checkpoint and a fork are answered directly: no long-running operation;
+FAILED_PRECONDITION with ``google.rpc.ErrorInfo`` reasons); ``go/core/internal/grpcserver/
+interceptors.go``@21559195 (the user in ``x-user-id``, a share token in ``X-Share-Token`` beside
+the caller's own credentials). The messages are ``gen/`` from ``proto/kagent1.proto``, a copy of
+kagent's; CheckpointService's field numbers are unverified (see that file): every failed
+checkpoint call says so (:data:`UNVERIFIED`).
 """
 
 from __future__ import annotations
@@ -17,30 +24,43 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import httpx
-from google.longrunning import operations_pb2
-from google.protobuf.message import Message
+from google.protobuf.message import DecodeError, Message
 
 from rewindtui.kagent1 import grpcweb
 from rewindtui.kagent1.gen import kagent1_pb2 as pb
 from rewindtui.kagent1.grpcweb import GrpcError
 
 PACKAGE = "kagent.api.v1alpha1"
-INSTANCES = f"{PACKAGE}.AgentInstanceService"
-CHECKPOINTS = f"{PACKAGE}.CheckpointService"
-OPERATIONS = "google.longrunning.Operations"
-USER_HEADER = "x-user-id"  # assumed: the controller's unsecure authenticator, as in 0.10
+SESSIONS = f"{PACKAGE}.SessionService"  # sessions.proto@1e2422ff
+CHECKPOINTS = f"{PACKAGE}.CheckpointService"  # grpcserver/checkpoint.go@105cc5d7
+USER_HEADER = "x-user-id"  # grpcserver/interceptors.go@21559195 forwardedMetadataKeys
+SHARE_HEADER = "x-share-token"  # grpcserver/interceptors.go@21559195: a share rides beside the login
+#: google.rpc.ErrorInfo of a refused checkpoint (service/checkpoint/service.go@105cc5d7)
+ERROR_DOMAIN = "kagent.dev"
+SNAPSHOT_PENDING = "KAGENT_CHECKPOINT_SNAPSHOT_PENDING"  # retry the same request
+CONVERSATION_ADVANCED = "KAGENT_CHECKPOINT_CONVERSATION_ADVANCED"  # re-read, choose again
+
+#: CheckpointService's methods: names from kagent's Go sources, field numbers from none
+UNVERIFIED_METHODS = (
+    "CreateCheckpoint", "GetCheckpoint", "ListCheckpoints", "DeleteCheckpoint", "UpdateCheckpointName", "ForkSession",
+)
+UNVERIFIED = (
+    "rewindtui's kagent CheckpointService field numbers are unverified (no readable kagent file of the "
+    "current API gives them; see docs/kagent.md)"
+)
 
 M = TypeVar("M", bound=Message)
 
-State = pb.AgentInstanceState
-READY = pb.AGENT_INSTANCE_STATE_READY
-SUSPENDED = pb.AGENT_INSTANCE_STATE_SUSPENDED
-CREATING = pb.AGENT_INSTANCE_STATE_CREATING
-FAILED = pb.AGENT_INSTANCE_STATE_FAILED
+State = pb.SessionState
+READY = pb.SESSION_STATE_READY
+SUSPENDED = pb.SESSION_STATE_SUSPENDED
+CREATING = pb.SESSION_STATE_CREATING
+FAILED = pb.SESSION_STATE_FAILED
+DELETED = pb.SESSION_STATE_DELETED
 
 
 class OperationFailed(Exception):
-    """A long-running operation ended with an error (``code``, the server's ``message``)."""
+    """A session ended FAILED (its ``Failure.reason``, ``Failure.message``)."""
 
     def __init__(self, what: str, code: str, message: str) -> None:
         super().__init__(f"{what} failed: {message or code}")
@@ -48,9 +68,14 @@ class OperationFailed(Exception):
         self.message = message
 
 
+class CheckpointAdvanced(Exception):
+    """``KAGENT_CHECKPOINT_CONVERSATION_ADVANCED``: the session moved past the task the checkpoint
+    was asked for. Re-read the session and choose again."""
+
+
 @dataclass
 class Page:
-    instances: list[pb.AgentInstance]
+    sessions: list[pb.Session]
     next_page_token: str
 
 
@@ -73,11 +98,11 @@ class Kagent1Controller:
         if user_id:
             self.metadata[USER_HEADER] = user_id
         if share_token:
-            self.metadata["authorization"] = f"Bearer {share_token}"  # assumed: a share token is a bearer credential
+            self.metadata[SHARE_HEADER] = share_token  # never as a credential (interceptors.go@21559195)
         self._own_http = http is None
         self._http = http or httpx.AsyncClient(timeout=httpx.Timeout(60.0))
         self._channel: Any = None
-        #: what the last operations cost: (kind, seconds, polls), newest last
+        #: what checkpoints and forks cost: (kind, seconds, tries), newest last
         self.costs: list[tuple[str, float, int]] = []
 
     async def aclose(self) -> None:
@@ -94,16 +119,28 @@ class Kagent1Controller:
 
     # -- one call --------------------------------------------------------------------------------
     async def call(self, service: str, method: str, request: Message, answer: type[M]) -> M:
-        if self.native:
-            return await self._call_native(service, method, request, answer)
-        path = f"{self.url}/api/{service}/{method}"
+        try:
+            if self.native:
+                return await self._call_native(service, method, request, answer)
+            return await self._call_web(service, method, request, answer)
+        except GrpcError as exc:
+            if service == CHECKPOINTS and exc.code not in ("UNAVAILABLE", "DEADLINE_EXCEEDED", "UNAUTHENTICATED"):
+                raise GrpcError(exc.code, f"{exc.message} ({UNVERIFIED})", reason=exc.reason, domain=exc.domain) from None
+            raise
+        except DecodeError as exc:
+            why = f" ({UNVERIFIED})" if service == CHECKPOINTS else ""
+            raise GrpcError("DATA_LOSS", f"{method}: the controller's answer does not decode as {answer.DESCRIPTOR.full_name}: {exc}{why}") from None
+
+    async def _call_web(self, service: str, method: str, request: Message, answer: type[M]) -> M:
+        path = f"{self.url}/api/{service}/{method}"  # grpcserver/grpcweb.go@241979a0: /api stripped
         headers = {**grpcweb.HEADERS, **self.metadata}
         try:
             response = await self._http.post(path, content=grpcweb.frame(request.SerializeToString()), headers=headers)
         except httpx.TransportError as exc:
             raise GrpcError("UNAVAILABLE", f"cannot reach the kagent controller at {self.url}: {exc}") from None
         if response.status_code != 200 and "grpc-status" not in {k.lower() for k in response.headers}:
-            raise GrpcError("UNIMPLEMENTED" if response.status_code == 404 else "UNKNOWN", f"HTTP {response.status_code} from {path}")
+            code = "UNIMPLEMENTED" if response.status_code == 404 else "UNKNOWN"
+            raise GrpcError(code, f"HTTP {response.status_code} from {path}")
         body = grpcweb.check(grpcweb.parse(response.content, dict(response.headers)))
         return answer.FromString(body)
 
@@ -118,139 +155,166 @@ class Kagent1Controller:
         try:
             result: M = await rpc(request, metadata=tuple(self.metadata.items()))
         except grpc.aio.AioRpcError as exc:
-            raise GrpcError(exc.code().name, exc.details() or "") from None
+            details = dict(exc.trailing_metadata() or ()).get("grpc-status-details-bin", b"")
+            reason, domain = grpcweb.error_info(details if isinstance(details, bytes) else b"")
+            raise GrpcError(exc.code().name, exc.details() or "", reason=reason, domain=domain) from None
         return result
 
-    # -- conversations (AgentInstanceService) ----------------------------------------------------
-    async def list_instances(self, agent: str, *, limit: int = 50, page_token: str = "") -> Page:
+    # -- SessionService (sessions.proto@1e2422ff) -------------------------------------------------
+    async def list_sessions(self, agent: str, *, limit: int = 50, page_token: str = "") -> Page:
         ns, _, name = agent.partition("/")
-        request = pb.ListAgentInstancesRequest(
+        request = pb.ListSessionsRequest(
             agent=pb.ResourceReference(namespace=ns, name=name), page=pb.PageRequest(limit=limit, page_token=page_token)
         )
-        got = await self.call(INSTANCES, "ListAgentInstances", request, pb.ListAgentInstancesResponse)
-        return Page(list(got.agent_instances), got.page.next_page_token)
+        got = await self.call(SESSIONS, "ListSessions", request, pb.ListSessionsResponse)
+        return Page(list(got.sessions), got.page.next_page_token)
 
-    async def all_instances(self, agent: str, *, limit: int = 50) -> list[pb.AgentInstance]:
-        out: list[pb.AgentInstance] = []
+    async def all_sessions(self, agent: str, *, limit: int = 50, pages: int = 200) -> list[pb.Session]:
+        """Every page (docs/protobuf-api.md@3855fe51: continue until ``next_page_token`` is empty,
+        even past an empty page), at most ``pages`` of them."""
+        out: list[pb.Session] = []
         token = ""
-        while True:
-            page = await self.list_instances(agent, limit=limit, page_token=token)
-            out.extend(page.instances)
+        for _ in range(pages):
+            page = await self.list_sessions(agent, limit=limit, page_token=token)
+            out.extend(page.sessions)
             token = page.next_page_token
-            if not token or not page.instances:
-                return out
+            if not token:
+                break
+        return out
 
-    async def create_instance(self, agent: str, *, name: str = "", request_id: str | None = None) -> pb.AgentInstance:
-        """Create a conversation; ``request_id`` makes a retry return the same one (idempotent)."""
+    async def create_session(self, agent: str, *, name: str = "", request_id: str | None = None) -> pb.Session:
+        """Create a session; ``request_id`` makes a retry return the same one (idempotent)."""
         ns, _, agent_name = agent.partition("/")
-        request = pb.CreateAgentInstanceRequest(
+        request = pb.CreateSessionRequest(
             agent=pb.ResourceReference(namespace=ns, name=agent_name), request_id=request_id or str(uuid.uuid4()), name=name
         )
-        got = await self.call(INSTANCES, "CreateAgentInstance", request, pb.CreateAgentInstanceResponse)
-        return got.agent_instance
+        return (await self.call(SESSIONS, "CreateSession", request, pb.CreateSessionResponse)).session
 
-    async def get_instance(self, instance_id: str) -> pb.AgentInstance:
-        request = pb.GetAgentInstanceRequest(agent_instance_id=instance_id)
-        return (await self.call(INSTANCES, "GetAgentInstance", request, pb.GetAgentInstanceResponse)).agent_instance
+    async def get_session(self, session_id: str) -> pb.Session:
+        request = pb.GetSessionRequest(session_id=session_id)
+        return (await self.call(SESSIONS, "GetSession", request, pb.GetSessionResponse)).session
 
-    async def rename(self, instance_id: str, name: str) -> pb.AgentInstance:
-        request = pb.UpdateAgentInstanceNameRequest(agent_instance_id=instance_id, name=name)
-        got = await self.call(INSTANCES, "UpdateAgentInstanceName", request, pb.UpdateAgentInstanceNameResponse)
-        return got.agent_instance
+    async def rename(self, session_id: str, name: str) -> pb.Session:
+        request = pb.UpdateSessionNameRequest(session_id=session_id, name=name)
+        return (await self.call(SESSIONS, "UpdateSessionName", request, pb.UpdateSessionNameResponse)).session
 
-    async def suspend(self, instance_id: str) -> pb.AgentInstance:
-        request = pb.SuspendAgentInstanceRequest(agent_instance_id=instance_id)
-        return (await self.call(INSTANCES, "SuspendAgentInstance", request, pb.SuspendAgentInstanceResponse)).agent_instance
+    async def suspend(self, session_id: str) -> pb.Session:
+        request = pb.SuspendSessionRequest(session_id=session_id)
+        return (await self.call(SESSIONS, "SuspendSession", request, pb.SuspendSessionResponse)).session
 
-    async def resume(self, instance_id: str) -> pb.AgentInstance:
-        request = pb.ResumeAgentInstanceRequest(agent_instance_id=instance_id)
-        return (await self.call(INSTANCES, "ResumeAgentInstance", request, pb.ResumeAgentInstanceResponse)).agent_instance
+    async def resume(self, session_id: str) -> pb.Session:
+        request = pb.ResumeSessionRequest(session_id=session_id)
+        return (await self.call(SESSIONS, "ResumeSession", request, pb.ResumeSessionResponse)).session
 
-    async def delete(self, instance_id: str) -> None:
-        request = pb.DeleteAgentInstanceRequest(agent_instance_id=instance_id)
-        await self.call(INSTANCES, "DeleteAgentInstance", request, pb.DeleteAgentInstanceResponse)
+    async def delete(self, session_id: str) -> pb.Session:
+        request = pb.DeleteSessionRequest(session_id=session_id)
+        return (await self.call(SESSIONS, "DeleteSession", request, pb.DeleteSessionResponse)).session
 
-    async def share(self, instance_id: str, *, read_only: bool) -> str:
-        permission = pb.AGENT_INSTANCE_SHARE_PERMISSION_READ_ONLY if read_only else pb.AGENT_INSTANCE_SHARE_PERMISSION_READ_WRITE
-        request = pb.CreateAgentInstanceShareRequest(agent_instance_id=instance_id, permission=permission)
-        return (await self.call(INSTANCES, "CreateAgentInstanceShare", request, pb.CreateAgentInstanceShareResponse)).token
+    async def share(self, session_id: str, *, read_only: bool) -> tuple[pb.SessionShare, str]:
+        """A new share of the session and its token (kagent returns the token only now)."""
+        permission = pb.SESSION_SHARE_PERMISSION_READ_ONLY if read_only else pb.SESSION_SHARE_PERMISSION_READ_WRITE
+        request = pb.CreateSessionShareRequest(session_id=session_id, permission=permission)
+        got = await self.call(SESSIONS, "CreateSessionShare", request, pb.CreateSessionShareResponse)
+        return got.share, got.token
 
-    async def wait_ready(self, instance_id: str, *, timeout: float = 120.0, progress: Callable[[str], None] | None = None) -> pb.AgentInstance:
-        """Wait while a conversation is being created (or resumed); a failed one raises with its reason."""
+    async def shares(self, session_id: str, *, pages: int = 50) -> list[pb.SessionShare]:
+        out: list[pb.SessionShare] = []
+        token = ""
+        for _ in range(pages):
+            request = pb.ListSessionSharesRequest(session_id=session_id, page=pb.PageRequest(limit=100, page_token=token))
+            got = await self.call(SESSIONS, "ListSessionShares", request, pb.ListSessionSharesResponse)
+            out.extend(got.shares)
+            token = got.page.next_page_token
+            if not token:
+                break
+        return out
+
+    async def revoke_share(self, share_id: str) -> None:
+        request = pb.RevokeSessionShareRequest(share_id=share_id)
+        await self.call(SESSIONS, "RevokeSessionShare", request, pb.RevokeSessionShareResponse)
+
+    async def wait_ready(self, session_id: str, *, timeout: float = 120.0, progress: Callable[[str], None] | None = None) -> pb.Session:
+        """Wait while a session is being created (or resumed); a failed one raises with its reason."""
         return await _poll(
-            lambda: self.get_instance(instance_id),
-            lambda i: i.state not in (CREATING, pb.AGENT_INSTANCE_STATE_UNSPECIFIED),
+            lambda: self.get_session(session_id),
+            lambda s: s.state not in (CREATING, pb.SESSION_STATE_UNSPECIFIED),
             timeout,
             progress,
-            "the conversation is being created",
-            _instance_failure,
+            "the session is being created",
+            _session_failure,
         )
 
-    async def open(self, instance_id: str, *, progress: Callable[[str], None] | None = None) -> pb.AgentInstance:
-        """The conversation, ready to talk to: a suspended one is resumed, a creating one waited for."""
-        instance = await self.get_instance(instance_id)
-        if instance.state == SUSPENDED:
+    async def open(self, session_id: str, *, progress: Callable[[str], None] | None = None) -> pb.Session:
+        """The session, ready to talk to: a suspended one is resumed, a creating one waited for."""
+        session = await self.get_session(session_id)
+        if session.state == SUSPENDED:
             if progress:
-                progress("resuming the suspended conversation")
-            instance = await self.resume(instance_id)
-        if instance.state != READY:
-            instance = await self.wait_ready(instance_id, progress=progress)
-        _instance_failure(instance)
-        return instance
+                progress("resuming the suspended session")
+            session = await self.resume(session_id)
+        if session.state != READY:
+            session = await self.wait_ready(session_id, progress=progress)
+        _session_failure(session)
+        return session
 
-    # -- checkpoints and forks (CheckpointService, long-running) ---------------------------------
-    async def checkpoint(self, namespace: str, instance_id: str, request_id: str) -> pb.Checkpoint:
-        """A checkpoint of the conversation at its (terminal) head task; the same ``request_id``
-        gives the same checkpoint."""
-        request = pb.CreateCheckpointRequest(namespace=namespace, agent_instance_id=instance_id, request_id=request_id)
-        return await self._long_running("CreateCheckpoint", request, "checkpoint", pb.Checkpoint())
+    # -- CheckpointService (service/checkpoint/service.go@105cc5d7; numbers unverified) -----------
+    async def checkpoint(
+        self, session_id: str, request_id: str, expected_head_task_id: str, *, tries: int = 8, delay: float = 0.2
+    ) -> pb.Checkpoint:
+        """A checkpoint of the session at its terminal task ``expected_head_task_id``, answered
+        directly. A pending snapshot (``KAGENT_CHECKPOINT_SNAPSHOT_PENDING``) is retried with the
+        same request and task ids, at most ``tries`` times; an advanced conversation raises
+        :class:`CheckpointAdvanced`; any other refusal raises its :class:`GrpcError`."""
+        started = time.monotonic()
+        request = pb.CreateCheckpointRequest(session_id=session_id, request_id=request_id, expected_head_task_id=expected_head_task_id)
+        for attempt in range(1, tries + 1):
+            try:
+                got = await self.call(CHECKPOINTS, "CreateCheckpoint", request, pb.CreateCheckpointResponse)
+            except GrpcError as exc:
+                if exc.code == "FAILED_PRECONDITION" and exc.reason == CONVERSATION_ADVANCED:
+                    raise CheckpointAdvanced(exc.message) from None
+                if exc.code == "FAILED_PRECONDITION" and exc.reason == SNAPSHOT_PENDING and attempt < tries:
+                    await asyncio.sleep(min(delay * attempt, 2.0))
+                    continue
+                raise
+            self.costs.append(("checkpoint", time.monotonic() - started, attempt))
+            return got.checkpoint
+        raise AssertionError("unreachable")  # the last try returns or raises
 
-    async def checkpoints(self, namespace: str, instance_id: str) -> list[pb.Checkpoint]:
+    async def checkpoints(self, session_id: str, *, pages: int = 50) -> list[pb.Checkpoint]:
         out: list[pb.Checkpoint] = []
         token = ""
-        while True:
-            request = pb.ListCheckpointsRequest(namespace=namespace, agent_instance_id=instance_id, page=pb.PageRequest(limit=100, page_token=token))
+        for _ in range(pages):
+            request = pb.ListCheckpointsRequest(session_id=session_id, page=pb.PageRequest(limit=100, page_token=token))
             got = await self.call(CHECKPOINTS, "ListCheckpoints", request, pb.ListCheckpointsResponse)
             out.extend(got.checkpoints)
             token = got.page.next_page_token
-            if not token or not got.checkpoints:
-                return out
+            if not token:
+                break
+        return out
 
-    async def fork(self, namespace: str, checkpoint_id: str, request_id: str) -> pb.AgentInstance:
-        """A new conversation from the checkpoint (new context and task ids); the original is kept."""
-        request = pb.ForkAgentInstanceRequest(namespace=namespace, checkpoint_id=checkpoint_id, request_id=request_id)
-        return await self._long_running("ForkAgentInstance", request, "fork", pb.AgentInstance())
+    async def rename_checkpoint(self, checkpoint_id: str, name: str) -> pb.Checkpoint:
+        """Empty ``name`` restores the generated one (docs/protobuf-api.md@3855fe51)."""
+        request = pb.UpdateCheckpointNameRequest(checkpoint_id=checkpoint_id, name=name)
+        return (await self.call(CHECKPOINTS, "UpdateCheckpointName", request, pb.UpdateCheckpointNameResponse)).checkpoint
 
-    async def _long_running(self, method: str, request: Message, kind: str, result: M) -> M:
-        """Start a CheckpointService operation, wait until it is done, and unpack its result into
-        ``result``; its time and polls go to :attr:`costs`."""
+    async def delete_checkpoint(self, checkpoint_id: str) -> None:
+        request = pb.DeleteCheckpointRequest(checkpoint_id=checkpoint_id)
+        await self.call(CHECKPOINTS, "DeleteCheckpoint", request, pb.DeleteCheckpointResponse)
+
+    async def fork(self, checkpoint_id: str, request_id: str) -> pb.Session:
+        """A new session from the checkpoint (fresh session, context and task ids); the original
+        is kept. Answered directly: the new session."""
         started = time.monotonic()
-        op = await self.call(CHECKPOINTS, method, request, operations_pb2.Operation)
-        done, polls = await self._wait(op, f"the {kind}")
-        self.costs.append((kind, time.monotonic() - started, polls))
-        done.response.Unpack(result)
-        return result
-
-    async def _wait(self, op: operations_pb2.Operation, what: str, timeout: float = 300.0) -> tuple[operations_pb2.Operation, int]:
-        polls = 0
-
-        async def get() -> operations_pb2.Operation:
-            nonlocal polls
-            polls += 1
-            request = operations_pb2.GetOperationRequest(name=op.name)
-            return await self.call(OPERATIONS, "GetOperation", request, operations_pb2.Operation)
-
-        if not op.done:
-            op = await _poll(get, lambda o: o.done, timeout, None, what, None)
-        if op.HasField("error"):
-            raise OperationFailed(what, grpcweb.CODES.get(op.error.code, str(op.error.code)), op.error.message)
-        return op, polls
+        request = pb.ForkSessionRequest(checkpoint_id=checkpoint_id, request_id=request_id)
+        session = (await self.call(CHECKPOINTS, "ForkSession", request, pb.ForkSessionResponse)).session
+        self.costs.append(("fork", time.monotonic() - started, 1))
+        return session
 
 
-def _instance_failure(instance: pb.AgentInstance) -> None:
-    if instance.state == FAILED:
-        reason = instance.failure.message or instance.failure.reason or "no reason given"
-        raise OperationFailed("the conversation", instance.failure.reason or "FAILED", reason)
+def _session_failure(session: pb.Session) -> None:
+    if session.state == FAILED:
+        reason = session.failure.message or session.failure.reason or "no reason given"
+        raise OperationFailed("the session", session.failure.reason or "FAILED", reason)
 
 
 T = TypeVar("T")

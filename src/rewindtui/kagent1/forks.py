@@ -1,9 +1,8 @@
 """Which conversation a rewind's fork came from, kept on this machine so that the last rewind of a
 session can be undone after a restart.
 
-kagent 1.0's controller cannot tell: an ``AgentInstance`` has no "forked from" field, a fork's
-operation metadata names the checkpoint only while the operation is asked about, and
-``ListCheckpoints`` is per conversation (the fork's own). So each rewind (a fork from a checkpoint)
+kagent 1.0's controller cannot tell: a ``Session`` has no "forked from" field (sessions.proto@1e2422ff),
+``ForkSession`` answers only the new session, and ``ListCheckpoints`` is per session (the fork's own). So each rewind (a fork from a checkpoint)
 is recorded in one small JSON file under the data dir, ``kagent1-forks.json`` (mode 0600), keyed by
 the controller's origin and the fork's id. Undo reads it, opens the original again and drops the
 record (the fork stays a session of its own). A store without a path keeps the records in memory.

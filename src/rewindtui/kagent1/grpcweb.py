@@ -27,22 +27,29 @@ CODES = {
 
 
 class GrpcError(Exception):
-    """A call that ended with a non-OK status: ``code`` is its name (``FAILED_PRECONDITION`` ...)."""
+    """A call that ended with a non-OK status: ``code`` is its name (``FAILED_PRECONDITION`` ...);
+    ``reason`` and ``domain`` are its ``google.rpc.ErrorInfo`` when the status carries one (the
+    ``grpc-status-details-bin`` trailer, a serialized ``google.rpc.Status``)."""
 
-    def __init__(self, code: str, message: str) -> None:
+    def __init__(self, code: str, message: str, *, reason: str = "", domain: str = "") -> None:
         super().__init__(f"{code}: {message}" if message else code)
         self.code = code
         self.message = message
+        self.reason = reason
+        self.domain = domain
 
 
 def frame(message: bytes, flag: int = 0) -> bytes:
     return struct.pack(">BI", flag, len(message)) + message
 
 
-def trailers(status: int, message: str = "") -> bytes:
+def trailers(status: int, message: str = "", details: bytes = b"") -> bytes:
+    import base64
     from urllib.parse import quote
 
     text = f"grpc-status: {status}\r\n" + (f"grpc-message: {quote(message)}\r\n" if message else "")
+    if details:
+        text += f"grpc-status-details-bin: {base64.b64encode(details).decode().rstrip('=')}\r\n"
     return frame(text.encode(), _TRAILERS)
 
 
@@ -51,6 +58,44 @@ class Reply:
     messages: list[bytes]
     status: int | None
     message: str
+    details: bytes = b""  # grpc-status-details-bin, decoded: a google.rpc.Status
+
+
+MAX_DETAILS = 64 * 1024  # an outside party's status details are bounded
+
+
+def error_info(details: bytes) -> tuple[str, str]:
+    """(reason, domain) of the first ``google.rpc.ErrorInfo`` in a serialized ``google.rpc.Status``
+    (("", "") when there is none or it does not parse)."""
+    if not details or len(details) > MAX_DETAILS:
+        return "", ""
+    from google.protobuf.message import DecodeError
+    from google.rpc import error_details_pb2, status_pb2
+
+    try:
+        status = status_pb2.Status.FromString(details)
+    except DecodeError:
+        return "", ""
+    for detail in status.details:
+        info = error_details_pb2.ErrorInfo()
+        if detail.Is(info.DESCRIPTOR):
+            try:
+                detail.Unpack(info)
+            except DecodeError:
+                continue
+            return info.reason, info.domain
+    return "", ""
+
+
+def _b64(value: str) -> bytes:
+    import base64
+    import binascii
+
+    text = value.strip()
+    try:
+        return base64.b64decode(text + "=" * (-len(text) % 4))
+    except (binascii.Error, ValueError):
+        return b""
 
 
 def parse(body: bytes, headers: dict[str, str] | None = None) -> Reply:
@@ -58,6 +103,7 @@ def parse(body: bytes, headers: dict[str, str] | None = None) -> Reply:
     messages: list[bytes] = []
     status: int | None = None
     text = ""
+    details = b""
     at = 0
     while at + 5 <= len(body):
         flag, length = struct.unpack(">BI", body[at : at + 5])
@@ -70,6 +116,8 @@ def parse(body: bytes, headers: dict[str, str] | None = None) -> Reply:
                     status = int(value.strip() or 2)
                 elif key.strip().lower() == "grpc-message":
                     text = unquote(value.strip())
+                elif key.strip().lower() == "grpc-status-details-bin":
+                    details = _b64(value)
         else:
             messages.append(chunk)
     if status is None and headers:
@@ -77,7 +125,8 @@ def parse(body: bytes, headers: dict[str, str] | None = None) -> Reply:
         if "grpc-status" in lowered:
             status = int(lowered["grpc-status"] or 2)
             text = unquote(lowered.get("grpc-message", ""))
-    return Reply(messages, status, text)
+            details = _b64(lowered.get("grpc-status-details-bin", ""))
+    return Reply(messages, status, text, details)
 
 
 def check(reply: Reply) -> bytes:
@@ -85,7 +134,8 @@ def check(reply: Reply) -> bytes:
     if reply.status is None:
         raise GrpcError("UNKNOWN", "the answer has no gRPC status (not a gRPC-Web server?)")
     if reply.status != 0:
-        raise GrpcError(CODES.get(reply.status, str(reply.status)), reply.message)
+        reason, domain = error_info(reply.details)
+        raise GrpcError(CODES.get(reply.status, str(reply.status)), reply.message, reason=reason, domain=domain)
     if len(reply.messages) != 1:
         raise GrpcError("INTERNAL", f"expected one answer message, got {len(reply.messages)}")
     return reply.messages[0]

@@ -24,12 +24,13 @@ async def cmd_card(conn: Any, args: argparse.Namespace, out: Output) -> int:
     keys = load_keys(getattr(args, "card_keys", None) or getattr(settings, "card_keys", None))
     issuers = tuple(getattr(settings, "card_issuers", ()) or ())
     extras = await card_extras(client, card, url, extended=getattr(args, "extended", False), keys=keys, issuers=issuers)
+    kagent = getattr(conn, "kagent", None)  # which kagent API, and what works there (kagent1_profile.Detection)
     if out.as_json:
-        out.line(json_line({**card_record(card, url, client.capabilities, problem), **extras.record()}))
+        out.line(json_line({**card_record(card, url, client.capabilities, problem), **extras.record(), **(kagent.record() if kagent else {})}))
     else:
         lines = format_card(card, url, client.capabilities, problem)
         last = [lines.pop()] if problem else []  # "rewindtui cannot use this agent" stays last
-        for text in [*lines, *extras.lines(url), *last]:
+        for text in [*lines, *extras.lines(url), *(kagent.lines() if kagent else []), *last]:
             out.line(text)
     return 0
 

@@ -1,6 +1,5 @@
 import datetime
 
-from google.longrunning import operations_pb2 as _operations_pb2
 from google.protobuf import timestamp_pb2 as _timestamp_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
@@ -11,29 +10,29 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
-class AgentInstanceState(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+class SessionState(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
-    AGENT_INSTANCE_STATE_UNSPECIFIED: _ClassVar[AgentInstanceState]
-    AGENT_INSTANCE_STATE_CREATING: _ClassVar[AgentInstanceState]
-    AGENT_INSTANCE_STATE_READY: _ClassVar[AgentInstanceState]
-    AGENT_INSTANCE_STATE_SUSPENDED: _ClassVar[AgentInstanceState]
-    AGENT_INSTANCE_STATE_FAILED: _ClassVar[AgentInstanceState]
-    AGENT_INSTANCE_STATE_DELETING: _ClassVar[AgentInstanceState]
-    AGENT_INSTANCE_STATE_DELETED: _ClassVar[AgentInstanceState]
+    SESSION_STATE_UNSPECIFIED: _ClassVar[SessionState]
+    SESSION_STATE_CREATING: _ClassVar[SessionState]
+    SESSION_STATE_READY: _ClassVar[SessionState]
+    SESSION_STATE_SUSPENDED: _ClassVar[SessionState]
+    SESSION_STATE_FAILED: _ClassVar[SessionState]
+    SESSION_STATE_DELETING: _ClassVar[SessionState]
+    SESSION_STATE_DELETED: _ClassVar[SessionState]
 
-class AgentInstanceOperation(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+class SessionOperation(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
-    AGENT_INSTANCE_OPERATION_UNSPECIFIED: _ClassVar[AgentInstanceOperation]
-    AGENT_INSTANCE_OPERATION_CREATE: _ClassVar[AgentInstanceOperation]
-    AGENT_INSTANCE_OPERATION_SUSPEND: _ClassVar[AgentInstanceOperation]
-    AGENT_INSTANCE_OPERATION_RESUME: _ClassVar[AgentInstanceOperation]
-    AGENT_INSTANCE_OPERATION_DELETE: _ClassVar[AgentInstanceOperation]
+    SESSION_OPERATION_UNSPECIFIED: _ClassVar[SessionOperation]
+    SESSION_OPERATION_CREATE: _ClassVar[SessionOperation]
+    SESSION_OPERATION_SUSPEND: _ClassVar[SessionOperation]
+    SESSION_OPERATION_RESUME: _ClassVar[SessionOperation]
+    SESSION_OPERATION_DELETE: _ClassVar[SessionOperation]
 
-class AgentInstanceSharePermission(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+class SessionSharePermission(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
-    AGENT_INSTANCE_SHARE_PERMISSION_UNSPECIFIED: _ClassVar[AgentInstanceSharePermission]
-    AGENT_INSTANCE_SHARE_PERMISSION_READ_ONLY: _ClassVar[AgentInstanceSharePermission]
-    AGENT_INSTANCE_SHARE_PERMISSION_READ_WRITE: _ClassVar[AgentInstanceSharePermission]
+    SESSION_SHARE_PERMISSION_UNSPECIFIED: _ClassVar[SessionSharePermission]
+    SESSION_SHARE_PERMISSION_READ_ONLY: _ClassVar[SessionSharePermission]
+    SESSION_SHARE_PERMISSION_READ_WRITE: _ClassVar[SessionSharePermission]
 
 class CheckpointState(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -42,21 +41,21 @@ class CheckpointState(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     CHECKPOINT_STATE_READY: _ClassVar[CheckpointState]
     CHECKPOINT_STATE_FAILED: _ClassVar[CheckpointState]
     CHECKPOINT_STATE_DELETING: _ClassVar[CheckpointState]
-AGENT_INSTANCE_STATE_UNSPECIFIED: AgentInstanceState
-AGENT_INSTANCE_STATE_CREATING: AgentInstanceState
-AGENT_INSTANCE_STATE_READY: AgentInstanceState
-AGENT_INSTANCE_STATE_SUSPENDED: AgentInstanceState
-AGENT_INSTANCE_STATE_FAILED: AgentInstanceState
-AGENT_INSTANCE_STATE_DELETING: AgentInstanceState
-AGENT_INSTANCE_STATE_DELETED: AgentInstanceState
-AGENT_INSTANCE_OPERATION_UNSPECIFIED: AgentInstanceOperation
-AGENT_INSTANCE_OPERATION_CREATE: AgentInstanceOperation
-AGENT_INSTANCE_OPERATION_SUSPEND: AgentInstanceOperation
-AGENT_INSTANCE_OPERATION_RESUME: AgentInstanceOperation
-AGENT_INSTANCE_OPERATION_DELETE: AgentInstanceOperation
-AGENT_INSTANCE_SHARE_PERMISSION_UNSPECIFIED: AgentInstanceSharePermission
-AGENT_INSTANCE_SHARE_PERMISSION_READ_ONLY: AgentInstanceSharePermission
-AGENT_INSTANCE_SHARE_PERMISSION_READ_WRITE: AgentInstanceSharePermission
+SESSION_STATE_UNSPECIFIED: SessionState
+SESSION_STATE_CREATING: SessionState
+SESSION_STATE_READY: SessionState
+SESSION_STATE_SUSPENDED: SessionState
+SESSION_STATE_FAILED: SessionState
+SESSION_STATE_DELETING: SessionState
+SESSION_STATE_DELETED: SessionState
+SESSION_OPERATION_UNSPECIFIED: SessionOperation
+SESSION_OPERATION_CREATE: SessionOperation
+SESSION_OPERATION_SUSPEND: SessionOperation
+SESSION_OPERATION_RESUME: SessionOperation
+SESSION_OPERATION_DELETE: SessionOperation
+SESSION_SHARE_PERMISSION_UNSPECIFIED: SessionSharePermission
+SESSION_SHARE_PERMISSION_READ_ONLY: SessionSharePermission
+SESSION_SHARE_PERMISSION_READ_WRITE: SessionSharePermission
 CHECKPOINT_STATE_UNSPECIFIED: CheckpointState
 CHECKPOINT_STATE_CREATING: CheckpointState
 CHECKPOINT_STATE_READY: CheckpointState
@@ -95,7 +94,7 @@ class Failure(_message.Message):
     message: str
     def __init__(self, reason: _Optional[str] = ..., message: _Optional[str] = ...) -> None: ...
 
-class AgentInstance(_message.Message):
+class Session(_message.Message):
     __slots__ = ("id", "creator", "agent", "prepared_revision", "a2a_authority", "state", "operation", "failure", "created_at", "updated_at", "name", "context_id")
     ID_FIELD_NUMBER: _ClassVar[int]
     CREATOR_FIELD_NUMBER: _ClassVar[int]
@@ -114,16 +113,16 @@ class AgentInstance(_message.Message):
     agent: ResourceReference
     prepared_revision: str
     a2a_authority: str
-    state: AgentInstanceState
-    operation: AgentInstanceOperation
+    state: SessionState
+    operation: SessionOperation
     failure: Failure
     created_at: _timestamp_pb2.Timestamp
     updated_at: _timestamp_pb2.Timestamp
     name: str
     context_id: str
-    def __init__(self, id: _Optional[str] = ..., creator: _Optional[str] = ..., agent: _Optional[_Union[ResourceReference, _Mapping]] = ..., prepared_revision: _Optional[str] = ..., a2a_authority: _Optional[str] = ..., state: _Optional[_Union[AgentInstanceState, str]] = ..., operation: _Optional[_Union[AgentInstanceOperation, str]] = ..., failure: _Optional[_Union[Failure, _Mapping]] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., name: _Optional[str] = ..., context_id: _Optional[str] = ...) -> None: ...
+    def __init__(self, id: _Optional[str] = ..., creator: _Optional[str] = ..., agent: _Optional[_Union[ResourceReference, _Mapping]] = ..., prepared_revision: _Optional[str] = ..., a2a_authority: _Optional[str] = ..., state: _Optional[_Union[SessionState, str]] = ..., operation: _Optional[_Union[SessionOperation, str]] = ..., failure: _Optional[_Union[Failure, _Mapping]] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., updated_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., name: _Optional[str] = ..., context_id: _Optional[str] = ...) -> None: ...
 
-class CreateAgentInstanceRequest(_message.Message):
+class CreateSessionRequest(_message.Message):
     __slots__ = ("agent", "request_id", "name")
     AGENT_FIELD_NUMBER: _ClassVar[int]
     REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
@@ -133,25 +132,25 @@ class CreateAgentInstanceRequest(_message.Message):
     name: str
     def __init__(self, agent: _Optional[_Union[ResourceReference, _Mapping]] = ..., request_id: _Optional[str] = ..., name: _Optional[str] = ...) -> None: ...
 
-class CreateAgentInstanceResponse(_message.Message):
-    __slots__ = ("agent_instance",)
-    AGENT_INSTANCE_FIELD_NUMBER: _ClassVar[int]
-    agent_instance: AgentInstance
-    def __init__(self, agent_instance: _Optional[_Union[AgentInstance, _Mapping]] = ...) -> None: ...
+class CreateSessionResponse(_message.Message):
+    __slots__ = ("session",)
+    SESSION_FIELD_NUMBER: _ClassVar[int]
+    session: Session
+    def __init__(self, session: _Optional[_Union[Session, _Mapping]] = ...) -> None: ...
 
-class GetAgentInstanceRequest(_message.Message):
-    __slots__ = ("agent_instance_id",)
-    AGENT_INSTANCE_ID_FIELD_NUMBER: _ClassVar[int]
-    agent_instance_id: str
-    def __init__(self, agent_instance_id: _Optional[str] = ...) -> None: ...
+class GetSessionRequest(_message.Message):
+    __slots__ = ("session_id",)
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    session_id: str
+    def __init__(self, session_id: _Optional[str] = ...) -> None: ...
 
-class GetAgentInstanceResponse(_message.Message):
-    __slots__ = ("agent_instance",)
-    AGENT_INSTANCE_FIELD_NUMBER: _ClassVar[int]
-    agent_instance: AgentInstance
-    def __init__(self, agent_instance: _Optional[_Union[AgentInstance, _Mapping]] = ...) -> None: ...
+class GetSessionResponse(_message.Message):
+    __slots__ = ("session",)
+    SESSION_FIELD_NUMBER: _ClassVar[int]
+    session: Session
+    def __init__(self, session: _Optional[_Union[Session, _Mapping]] = ...) -> None: ...
 
-class ListAgentInstancesRequest(_message.Message):
+class ListSessionsRequest(_message.Message):
     __slots__ = ("all_creators", "page", "agent")
     ALL_CREATORS_FIELD_NUMBER: _ClassVar[int]
     PAGE_FIELD_NUMBER: _ClassVar[int]
@@ -161,139 +160,159 @@ class ListAgentInstancesRequest(_message.Message):
     agent: ResourceReference
     def __init__(self, all_creators: _Optional[bool] = ..., page: _Optional[_Union[PageRequest, _Mapping]] = ..., agent: _Optional[_Union[ResourceReference, _Mapping]] = ...) -> None: ...
 
-class ListAgentInstancesResponse(_message.Message):
-    __slots__ = ("agent_instances", "page")
-    AGENT_INSTANCES_FIELD_NUMBER: _ClassVar[int]
+class ListSessionsResponse(_message.Message):
+    __slots__ = ("sessions", "page")
+    SESSIONS_FIELD_NUMBER: _ClassVar[int]
     PAGE_FIELD_NUMBER: _ClassVar[int]
-    agent_instances: _containers.RepeatedCompositeFieldContainer[AgentInstance]
+    sessions: _containers.RepeatedCompositeFieldContainer[Session]
     page: PageResponse
-    def __init__(self, agent_instances: _Optional[_Iterable[_Union[AgentInstance, _Mapping]]] = ..., page: _Optional[_Union[PageResponse, _Mapping]] = ...) -> None: ...
+    def __init__(self, sessions: _Optional[_Iterable[_Union[Session, _Mapping]]] = ..., page: _Optional[_Union[PageResponse, _Mapping]] = ...) -> None: ...
 
-class UpdateAgentInstanceNameRequest(_message.Message):
-    __slots__ = ("agent_instance_id", "name")
-    AGENT_INSTANCE_ID_FIELD_NUMBER: _ClassVar[int]
+class UpdateSessionNameRequest(_message.Message):
+    __slots__ = ("session_id", "name")
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
-    agent_instance_id: str
+    session_id: str
     name: str
-    def __init__(self, agent_instance_id: _Optional[str] = ..., name: _Optional[str] = ...) -> None: ...
+    def __init__(self, session_id: _Optional[str] = ..., name: _Optional[str] = ...) -> None: ...
 
-class UpdateAgentInstanceNameResponse(_message.Message):
-    __slots__ = ("agent_instance",)
-    AGENT_INSTANCE_FIELD_NUMBER: _ClassVar[int]
-    agent_instance: AgentInstance
-    def __init__(self, agent_instance: _Optional[_Union[AgentInstance, _Mapping]] = ...) -> None: ...
+class UpdateSessionNameResponse(_message.Message):
+    __slots__ = ("session",)
+    SESSION_FIELD_NUMBER: _ClassVar[int]
+    session: Session
+    def __init__(self, session: _Optional[_Union[Session, _Mapping]] = ...) -> None: ...
 
-class SuspendAgentInstanceRequest(_message.Message):
-    __slots__ = ("agent_instance_id",)
-    AGENT_INSTANCE_ID_FIELD_NUMBER: _ClassVar[int]
-    agent_instance_id: str
-    def __init__(self, agent_instance_id: _Optional[str] = ...) -> None: ...
+class SuspendSessionRequest(_message.Message):
+    __slots__ = ("session_id",)
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    session_id: str
+    def __init__(self, session_id: _Optional[str] = ...) -> None: ...
 
-class SuspendAgentInstanceResponse(_message.Message):
-    __slots__ = ("agent_instance",)
-    AGENT_INSTANCE_FIELD_NUMBER: _ClassVar[int]
-    agent_instance: AgentInstance
-    def __init__(self, agent_instance: _Optional[_Union[AgentInstance, _Mapping]] = ...) -> None: ...
+class SuspendSessionResponse(_message.Message):
+    __slots__ = ("session",)
+    SESSION_FIELD_NUMBER: _ClassVar[int]
+    session: Session
+    def __init__(self, session: _Optional[_Union[Session, _Mapping]] = ...) -> None: ...
 
-class ResumeAgentInstanceRequest(_message.Message):
-    __slots__ = ("agent_instance_id",)
-    AGENT_INSTANCE_ID_FIELD_NUMBER: _ClassVar[int]
-    agent_instance_id: str
-    def __init__(self, agent_instance_id: _Optional[str] = ...) -> None: ...
+class ResumeSessionRequest(_message.Message):
+    __slots__ = ("session_id",)
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    session_id: str
+    def __init__(self, session_id: _Optional[str] = ...) -> None: ...
 
-class ResumeAgentInstanceResponse(_message.Message):
-    __slots__ = ("agent_instance",)
-    AGENT_INSTANCE_FIELD_NUMBER: _ClassVar[int]
-    agent_instance: AgentInstance
-    def __init__(self, agent_instance: _Optional[_Union[AgentInstance, _Mapping]] = ...) -> None: ...
+class ResumeSessionResponse(_message.Message):
+    __slots__ = ("session",)
+    SESSION_FIELD_NUMBER: _ClassVar[int]
+    session: Session
+    def __init__(self, session: _Optional[_Union[Session, _Mapping]] = ...) -> None: ...
 
-class DeleteAgentInstanceRequest(_message.Message):
-    __slots__ = ("agent_instance_id",)
-    AGENT_INSTANCE_ID_FIELD_NUMBER: _ClassVar[int]
-    agent_instance_id: str
-    def __init__(self, agent_instance_id: _Optional[str] = ...) -> None: ...
+class DeleteSessionRequest(_message.Message):
+    __slots__ = ("session_id",)
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    session_id: str
+    def __init__(self, session_id: _Optional[str] = ...) -> None: ...
 
-class DeleteAgentInstanceResponse(_message.Message):
-    __slots__ = ("agent_instance",)
-    AGENT_INSTANCE_FIELD_NUMBER: _ClassVar[int]
-    agent_instance: AgentInstance
-    def __init__(self, agent_instance: _Optional[_Union[AgentInstance, _Mapping]] = ...) -> None: ...
+class DeleteSessionResponse(_message.Message):
+    __slots__ = ("session",)
+    SESSION_FIELD_NUMBER: _ClassVar[int]
+    session: Session
+    def __init__(self, session: _Optional[_Union[Session, _Mapping]] = ...) -> None: ...
 
-class AgentInstanceShare(_message.Message):
-    __slots__ = ("id", "agent_instance_id", "permission", "created_at")
+class SessionShare(_message.Message):
+    __slots__ = ("id", "session_id", "permission", "created_at")
     ID_FIELD_NUMBER: _ClassVar[int]
-    AGENT_INSTANCE_ID_FIELD_NUMBER: _ClassVar[int]
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     PERMISSION_FIELD_NUMBER: _ClassVar[int]
     CREATED_AT_FIELD_NUMBER: _ClassVar[int]
     id: str
-    agent_instance_id: str
-    permission: AgentInstanceSharePermission
+    session_id: str
+    permission: SessionSharePermission
     created_at: _timestamp_pb2.Timestamp
-    def __init__(self, id: _Optional[str] = ..., agent_instance_id: _Optional[str] = ..., permission: _Optional[_Union[AgentInstanceSharePermission, str]] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+    def __init__(self, id: _Optional[str] = ..., session_id: _Optional[str] = ..., permission: _Optional[_Union[SessionSharePermission, str]] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
-class CreateAgentInstanceShareRequest(_message.Message):
-    __slots__ = ("agent_instance_id", "permission")
-    AGENT_INSTANCE_ID_FIELD_NUMBER: _ClassVar[int]
+class CreateSessionShareRequest(_message.Message):
+    __slots__ = ("session_id", "permission")
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     PERMISSION_FIELD_NUMBER: _ClassVar[int]
-    agent_instance_id: str
-    permission: AgentInstanceSharePermission
-    def __init__(self, agent_instance_id: _Optional[str] = ..., permission: _Optional[_Union[AgentInstanceSharePermission, str]] = ...) -> None: ...
+    session_id: str
+    permission: SessionSharePermission
+    def __init__(self, session_id: _Optional[str] = ..., permission: _Optional[_Union[SessionSharePermission, str]] = ...) -> None: ...
 
-class CreateAgentInstanceShareResponse(_message.Message):
+class CreateSessionShareResponse(_message.Message):
     __slots__ = ("share", "token")
     SHARE_FIELD_NUMBER: _ClassVar[int]
     TOKEN_FIELD_NUMBER: _ClassVar[int]
-    share: AgentInstanceShare
+    share: SessionShare
     token: str
-    def __init__(self, share: _Optional[_Union[AgentInstanceShare, _Mapping]] = ..., token: _Optional[str] = ...) -> None: ...
+    def __init__(self, share: _Optional[_Union[SessionShare, _Mapping]] = ..., token: _Optional[str] = ...) -> None: ...
+
+class ListSessionSharesRequest(_message.Message):
+    __slots__ = ("session_id", "page")
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    PAGE_FIELD_NUMBER: _ClassVar[int]
+    session_id: str
+    page: PageRequest
+    def __init__(self, session_id: _Optional[str] = ..., page: _Optional[_Union[PageRequest, _Mapping]] = ...) -> None: ...
+
+class ListSessionSharesResponse(_message.Message):
+    __slots__ = ("shares", "page")
+    SHARES_FIELD_NUMBER: _ClassVar[int]
+    PAGE_FIELD_NUMBER: _ClassVar[int]
+    shares: _containers.RepeatedCompositeFieldContainer[SessionShare]
+    page: PageResponse
+    def __init__(self, shares: _Optional[_Iterable[_Union[SessionShare, _Mapping]]] = ..., page: _Optional[_Union[PageResponse, _Mapping]] = ...) -> None: ...
+
+class RevokeSessionShareRequest(_message.Message):
+    __slots__ = ("share_id",)
+    SHARE_ID_FIELD_NUMBER: _ClassVar[int]
+    share_id: str
+    def __init__(self, share_id: _Optional[str] = ...) -> None: ...
+
+class RevokeSessionShareResponse(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
 
 class Checkpoint(_message.Message):
-    __slots__ = ("id", "namespace", "agent_instance_id", "head_task_id", "history_sequence", "state", "created_at", "failure")
+    __slots__ = ("id", "session_id", "head_task_id", "history_sequence", "state", "created_at", "failure", "name")
     ID_FIELD_NUMBER: _ClassVar[int]
-    NAMESPACE_FIELD_NUMBER: _ClassVar[int]
-    AGENT_INSTANCE_ID_FIELD_NUMBER: _ClassVar[int]
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     HEAD_TASK_ID_FIELD_NUMBER: _ClassVar[int]
     HISTORY_SEQUENCE_FIELD_NUMBER: _ClassVar[int]
     STATE_FIELD_NUMBER: _ClassVar[int]
     CREATED_AT_FIELD_NUMBER: _ClassVar[int]
     FAILURE_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
     id: str
-    namespace: str
-    agent_instance_id: str
+    session_id: str
     head_task_id: str
     history_sequence: int
     state: CheckpointState
     created_at: _timestamp_pb2.Timestamp
     failure: Failure
-    def __init__(self, id: _Optional[str] = ..., namespace: _Optional[str] = ..., agent_instance_id: _Optional[str] = ..., head_task_id: _Optional[str] = ..., history_sequence: _Optional[int] = ..., state: _Optional[_Union[CheckpointState, str]] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., failure: _Optional[_Union[Failure, _Mapping]] = ...) -> None: ...
+    name: str
+    def __init__(self, id: _Optional[str] = ..., session_id: _Optional[str] = ..., head_task_id: _Optional[str] = ..., history_sequence: _Optional[int] = ..., state: _Optional[_Union[CheckpointState, str]] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., failure: _Optional[_Union[Failure, _Mapping]] = ..., name: _Optional[str] = ...) -> None: ...
 
 class CreateCheckpointRequest(_message.Message):
-    __slots__ = ("namespace", "agent_instance_id", "request_id")
-    NAMESPACE_FIELD_NUMBER: _ClassVar[int]
-    AGENT_INSTANCE_ID_FIELD_NUMBER: _ClassVar[int]
+    __slots__ = ("session_id", "request_id", "expected_head_task_id")
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
-    namespace: str
-    agent_instance_id: str
+    EXPECTED_HEAD_TASK_ID_FIELD_NUMBER: _ClassVar[int]
+    session_id: str
     request_id: str
-    def __init__(self, namespace: _Optional[str] = ..., agent_instance_id: _Optional[str] = ..., request_id: _Optional[str] = ...) -> None: ...
+    expected_head_task_id: str
+    def __init__(self, session_id: _Optional[str] = ..., request_id: _Optional[str] = ..., expected_head_task_id: _Optional[str] = ...) -> None: ...
 
-class CreateCheckpointOperationMetadata(_message.Message):
-    __slots__ = ("namespace", "agent_instance_id", "checkpoint_id")
-    NAMESPACE_FIELD_NUMBER: _ClassVar[int]
-    AGENT_INSTANCE_ID_FIELD_NUMBER: _ClassVar[int]
-    CHECKPOINT_ID_FIELD_NUMBER: _ClassVar[int]
-    namespace: str
-    agent_instance_id: str
-    checkpoint_id: str
-    def __init__(self, namespace: _Optional[str] = ..., agent_instance_id: _Optional[str] = ..., checkpoint_id: _Optional[str] = ...) -> None: ...
+class CreateCheckpointResponse(_message.Message):
+    __slots__ = ("checkpoint",)
+    CHECKPOINT_FIELD_NUMBER: _ClassVar[int]
+    checkpoint: Checkpoint
+    def __init__(self, checkpoint: _Optional[_Union[Checkpoint, _Mapping]] = ...) -> None: ...
 
 class GetCheckpointRequest(_message.Message):
-    __slots__ = ("namespace", "checkpoint_id")
-    NAMESPACE_FIELD_NUMBER: _ClassVar[int]
+    __slots__ = ("checkpoint_id",)
     CHECKPOINT_ID_FIELD_NUMBER: _ClassVar[int]
-    namespace: str
     checkpoint_id: str
-    def __init__(self, namespace: _Optional[str] = ..., checkpoint_id: _Optional[str] = ...) -> None: ...
+    def __init__(self, checkpoint_id: _Optional[str] = ...) -> None: ...
 
 class GetCheckpointResponse(_message.Message):
     __slots__ = ("checkpoint",)
@@ -302,14 +321,12 @@ class GetCheckpointResponse(_message.Message):
     def __init__(self, checkpoint: _Optional[_Union[Checkpoint, _Mapping]] = ...) -> None: ...
 
 class ListCheckpointsRequest(_message.Message):
-    __slots__ = ("namespace", "agent_instance_id", "page")
-    NAMESPACE_FIELD_NUMBER: _ClassVar[int]
-    AGENT_INSTANCE_ID_FIELD_NUMBER: _ClassVar[int]
+    __slots__ = ("session_id", "page")
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     PAGE_FIELD_NUMBER: _ClassVar[int]
-    namespace: str
-    agent_instance_id: str
+    session_id: str
     page: PageRequest
-    def __init__(self, namespace: _Optional[str] = ..., agent_instance_id: _Optional[str] = ..., page: _Optional[_Union[PageRequest, _Mapping]] = ...) -> None: ...
+    def __init__(self, session_id: _Optional[str] = ..., page: _Optional[_Union[PageRequest, _Mapping]] = ...) -> None: ...
 
 class ListCheckpointsResponse(_message.Message):
     __slots__ = ("checkpoints", "page")
@@ -319,22 +336,40 @@ class ListCheckpointsResponse(_message.Message):
     page: PageResponse
     def __init__(self, checkpoints: _Optional[_Iterable[_Union[Checkpoint, _Mapping]]] = ..., page: _Optional[_Union[PageResponse, _Mapping]] = ...) -> None: ...
 
-class ForkAgentInstanceRequest(_message.Message):
-    __slots__ = ("namespace", "checkpoint_id", "request_id")
-    NAMESPACE_FIELD_NUMBER: _ClassVar[int]
+class DeleteCheckpointRequest(_message.Message):
+    __slots__ = ("checkpoint_id",)
+    CHECKPOINT_ID_FIELD_NUMBER: _ClassVar[int]
+    checkpoint_id: str
+    def __init__(self, checkpoint_id: _Optional[str] = ...) -> None: ...
+
+class DeleteCheckpointResponse(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class UpdateCheckpointNameRequest(_message.Message):
+    __slots__ = ("checkpoint_id", "name")
+    CHECKPOINT_ID_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    checkpoint_id: str
+    name: str
+    def __init__(self, checkpoint_id: _Optional[str] = ..., name: _Optional[str] = ...) -> None: ...
+
+class UpdateCheckpointNameResponse(_message.Message):
+    __slots__ = ("checkpoint",)
+    CHECKPOINT_FIELD_NUMBER: _ClassVar[int]
+    checkpoint: Checkpoint
+    def __init__(self, checkpoint: _Optional[_Union[Checkpoint, _Mapping]] = ...) -> None: ...
+
+class ForkSessionRequest(_message.Message):
+    __slots__ = ("checkpoint_id", "request_id")
     CHECKPOINT_ID_FIELD_NUMBER: _ClassVar[int]
     REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
-    namespace: str
     checkpoint_id: str
     request_id: str
-    def __init__(self, namespace: _Optional[str] = ..., checkpoint_id: _Optional[str] = ..., request_id: _Optional[str] = ...) -> None: ...
+    def __init__(self, checkpoint_id: _Optional[str] = ..., request_id: _Optional[str] = ...) -> None: ...
 
-class ForkAgentInstanceOperationMetadata(_message.Message):
-    __slots__ = ("namespace", "checkpoint_id", "agent_instance_id")
-    NAMESPACE_FIELD_NUMBER: _ClassVar[int]
-    CHECKPOINT_ID_FIELD_NUMBER: _ClassVar[int]
-    AGENT_INSTANCE_ID_FIELD_NUMBER: _ClassVar[int]
-    namespace: str
-    checkpoint_id: str
-    agent_instance_id: str
-    def __init__(self, namespace: _Optional[str] = ..., checkpoint_id: _Optional[str] = ..., agent_instance_id: _Optional[str] = ...) -> None: ...
+class ForkSessionResponse(_message.Message):
+    __slots__ = ("session",)
+    SESSION_FIELD_NUMBER: _ClassVar[int]
+    session: Session
+    def __init__(self, session: _Optional[_Union[Session, _Mapping]] = ...) -> None: ...

@@ -3,7 +3,6 @@
 import grpc
 import warnings
 
-from google.longrunning import operations_pb2 as google_dot_longrunning_dot_operations__pb2
 from . import kagent1_pb2 as kagent1__pb2
 
 GRPC_GENERATED_VERSION = '1.85.1'
@@ -26,8 +25,9 @@ if _version_not_supported:
     )
 
 
-class AgentInstanceServiceStub:
-    """-- agent_instances.proto (a conversation: "a session" in kagent's UI) -------------------------
+class SessionServiceStub:
+    """-- S: sessions.proto --------------------------------------------------------------------------
+    S@1e2422ff
     """
 
     def __init__(self, channel):
@@ -36,157 +36,191 @@ class AgentInstanceServiceStub:
         Args:
             channel: A grpc.Channel.
         """
-        self.CreateAgentInstance = channel.unary_unary(
-                '/kagent.api.v1alpha1.AgentInstanceService/CreateAgentInstance',
-                request_serializer=kagent1__pb2.CreateAgentInstanceRequest.SerializeToString,
-                response_deserializer=kagent1__pb2.CreateAgentInstanceResponse.FromString,
+        self.CreateSession = channel.unary_unary(
+                '/kagent.api.v1alpha1.SessionService/CreateSession',
+                request_serializer=kagent1__pb2.CreateSessionRequest.SerializeToString,
+                response_deserializer=kagent1__pb2.CreateSessionResponse.FromString,
                 _registered_method=True)
-        self.GetAgentInstance = channel.unary_unary(
-                '/kagent.api.v1alpha1.AgentInstanceService/GetAgentInstance',
-                request_serializer=kagent1__pb2.GetAgentInstanceRequest.SerializeToString,
-                response_deserializer=kagent1__pb2.GetAgentInstanceResponse.FromString,
+        self.GetSession = channel.unary_unary(
+                '/kagent.api.v1alpha1.SessionService/GetSession',
+                request_serializer=kagent1__pb2.GetSessionRequest.SerializeToString,
+                response_deserializer=kagent1__pb2.GetSessionResponse.FromString,
                 _registered_method=True)
-        self.ListAgentInstances = channel.unary_unary(
-                '/kagent.api.v1alpha1.AgentInstanceService/ListAgentInstances',
-                request_serializer=kagent1__pb2.ListAgentInstancesRequest.SerializeToString,
-                response_deserializer=kagent1__pb2.ListAgentInstancesResponse.FromString,
+        self.ListSessions = channel.unary_unary(
+                '/kagent.api.v1alpha1.SessionService/ListSessions',
+                request_serializer=kagent1__pb2.ListSessionsRequest.SerializeToString,
+                response_deserializer=kagent1__pb2.ListSessionsResponse.FromString,
                 _registered_method=True)
-        self.UpdateAgentInstanceName = channel.unary_unary(
-                '/kagent.api.v1alpha1.AgentInstanceService/UpdateAgentInstanceName',
-                request_serializer=kagent1__pb2.UpdateAgentInstanceNameRequest.SerializeToString,
-                response_deserializer=kagent1__pb2.UpdateAgentInstanceNameResponse.FromString,
+        self.UpdateSessionName = channel.unary_unary(
+                '/kagent.api.v1alpha1.SessionService/UpdateSessionName',
+                request_serializer=kagent1__pb2.UpdateSessionNameRequest.SerializeToString,
+                response_deserializer=kagent1__pb2.UpdateSessionNameResponse.FromString,
                 _registered_method=True)
-        self.SuspendAgentInstance = channel.unary_unary(
-                '/kagent.api.v1alpha1.AgentInstanceService/SuspendAgentInstance',
-                request_serializer=kagent1__pb2.SuspendAgentInstanceRequest.SerializeToString,
-                response_deserializer=kagent1__pb2.SuspendAgentInstanceResponse.FromString,
+        self.SuspendSession = channel.unary_unary(
+                '/kagent.api.v1alpha1.SessionService/SuspendSession',
+                request_serializer=kagent1__pb2.SuspendSessionRequest.SerializeToString,
+                response_deserializer=kagent1__pb2.SuspendSessionResponse.FromString,
                 _registered_method=True)
-        self.ResumeAgentInstance = channel.unary_unary(
-                '/kagent.api.v1alpha1.AgentInstanceService/ResumeAgentInstance',
-                request_serializer=kagent1__pb2.ResumeAgentInstanceRequest.SerializeToString,
-                response_deserializer=kagent1__pb2.ResumeAgentInstanceResponse.FromString,
+        self.ResumeSession = channel.unary_unary(
+                '/kagent.api.v1alpha1.SessionService/ResumeSession',
+                request_serializer=kagent1__pb2.ResumeSessionRequest.SerializeToString,
+                response_deserializer=kagent1__pb2.ResumeSessionResponse.FromString,
                 _registered_method=True)
-        self.DeleteAgentInstance = channel.unary_unary(
-                '/kagent.api.v1alpha1.AgentInstanceService/DeleteAgentInstance',
-                request_serializer=kagent1__pb2.DeleteAgentInstanceRequest.SerializeToString,
-                response_deserializer=kagent1__pb2.DeleteAgentInstanceResponse.FromString,
+        self.DeleteSession = channel.unary_unary(
+                '/kagent.api.v1alpha1.SessionService/DeleteSession',
+                request_serializer=kagent1__pb2.DeleteSessionRequest.SerializeToString,
+                response_deserializer=kagent1__pb2.DeleteSessionResponse.FromString,
                 _registered_method=True)
-        self.CreateAgentInstanceShare = channel.unary_unary(
-                '/kagent.api.v1alpha1.AgentInstanceService/CreateAgentInstanceShare',
-                request_serializer=kagent1__pb2.CreateAgentInstanceShareRequest.SerializeToString,
-                response_deserializer=kagent1__pb2.CreateAgentInstanceShareResponse.FromString,
+        self.CreateSessionShare = channel.unary_unary(
+                '/kagent.api.v1alpha1.SessionService/CreateSessionShare',
+                request_serializer=kagent1__pb2.CreateSessionShareRequest.SerializeToString,
+                response_deserializer=kagent1__pb2.CreateSessionShareResponse.FromString,
+                _registered_method=True)
+        self.ListSessionShares = channel.unary_unary(
+                '/kagent.api.v1alpha1.SessionService/ListSessionShares',
+                request_serializer=kagent1__pb2.ListSessionSharesRequest.SerializeToString,
+                response_deserializer=kagent1__pb2.ListSessionSharesResponse.FromString,
+                _registered_method=True)
+        self.RevokeSessionShare = channel.unary_unary(
+                '/kagent.api.v1alpha1.SessionService/RevokeSessionShare',
+                request_serializer=kagent1__pb2.RevokeSessionShareRequest.SerializeToString,
+                response_deserializer=kagent1__pb2.RevokeSessionShareResponse.FromString,
                 _registered_method=True)
 
 
-class AgentInstanceServiceServicer:
-    """-- agent_instances.proto (a conversation: "a session" in kagent's UI) -------------------------
+class SessionServiceServicer:
+    """-- S: sessions.proto --------------------------------------------------------------------------
+    S@1e2422ff
     """
 
-    def CreateAgentInstance(self, request, context):
+    def CreateSession(self, request, context):
         """Missing associated documentation comment in .proto file."""
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
-    def GetAgentInstance(self, request, context):
+    def GetSession(self, request, context):
         """Missing associated documentation comment in .proto file."""
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
-    def ListAgentInstances(self, request, context):
+    def ListSessions(self, request, context):
         """Missing associated documentation comment in .proto file."""
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
-    def UpdateAgentInstanceName(self, request, context):
+    def UpdateSessionName(self, request, context):
         """Missing associated documentation comment in .proto file."""
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
-    def SuspendAgentInstance(self, request, context):
+    def SuspendSession(self, request, context):
         """Missing associated documentation comment in .proto file."""
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
-    def ResumeAgentInstance(self, request, context):
+    def ResumeSession(self, request, context):
         """Missing associated documentation comment in .proto file."""
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
-    def DeleteAgentInstance(self, request, context):
+    def DeleteSession(self, request, context):
         """Missing associated documentation comment in .proto file."""
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
-    def CreateAgentInstanceShare(self, request, context):
+    def CreateSessionShare(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListSessionShares(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def RevokeSessionShare(self, request, context):
         """Missing associated documentation comment in .proto file."""
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
 
-def add_AgentInstanceServiceServicer_to_server(servicer, server):
+def add_SessionServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
-            'CreateAgentInstance': grpc.unary_unary_rpc_method_handler(
-                    servicer.CreateAgentInstance,
-                    request_deserializer=kagent1__pb2.CreateAgentInstanceRequest.FromString,
-                    response_serializer=kagent1__pb2.CreateAgentInstanceResponse.SerializeToString,
+            'CreateSession': grpc.unary_unary_rpc_method_handler(
+                    servicer.CreateSession,
+                    request_deserializer=kagent1__pb2.CreateSessionRequest.FromString,
+                    response_serializer=kagent1__pb2.CreateSessionResponse.SerializeToString,
             ),
-            'GetAgentInstance': grpc.unary_unary_rpc_method_handler(
-                    servicer.GetAgentInstance,
-                    request_deserializer=kagent1__pb2.GetAgentInstanceRequest.FromString,
-                    response_serializer=kagent1__pb2.GetAgentInstanceResponse.SerializeToString,
+            'GetSession': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetSession,
+                    request_deserializer=kagent1__pb2.GetSessionRequest.FromString,
+                    response_serializer=kagent1__pb2.GetSessionResponse.SerializeToString,
             ),
-            'ListAgentInstances': grpc.unary_unary_rpc_method_handler(
-                    servicer.ListAgentInstances,
-                    request_deserializer=kagent1__pb2.ListAgentInstancesRequest.FromString,
-                    response_serializer=kagent1__pb2.ListAgentInstancesResponse.SerializeToString,
+            'ListSessions': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListSessions,
+                    request_deserializer=kagent1__pb2.ListSessionsRequest.FromString,
+                    response_serializer=kagent1__pb2.ListSessionsResponse.SerializeToString,
             ),
-            'UpdateAgentInstanceName': grpc.unary_unary_rpc_method_handler(
-                    servicer.UpdateAgentInstanceName,
-                    request_deserializer=kagent1__pb2.UpdateAgentInstanceNameRequest.FromString,
-                    response_serializer=kagent1__pb2.UpdateAgentInstanceNameResponse.SerializeToString,
+            'UpdateSessionName': grpc.unary_unary_rpc_method_handler(
+                    servicer.UpdateSessionName,
+                    request_deserializer=kagent1__pb2.UpdateSessionNameRequest.FromString,
+                    response_serializer=kagent1__pb2.UpdateSessionNameResponse.SerializeToString,
             ),
-            'SuspendAgentInstance': grpc.unary_unary_rpc_method_handler(
-                    servicer.SuspendAgentInstance,
-                    request_deserializer=kagent1__pb2.SuspendAgentInstanceRequest.FromString,
-                    response_serializer=kagent1__pb2.SuspendAgentInstanceResponse.SerializeToString,
+            'SuspendSession': grpc.unary_unary_rpc_method_handler(
+                    servicer.SuspendSession,
+                    request_deserializer=kagent1__pb2.SuspendSessionRequest.FromString,
+                    response_serializer=kagent1__pb2.SuspendSessionResponse.SerializeToString,
             ),
-            'ResumeAgentInstance': grpc.unary_unary_rpc_method_handler(
-                    servicer.ResumeAgentInstance,
-                    request_deserializer=kagent1__pb2.ResumeAgentInstanceRequest.FromString,
-                    response_serializer=kagent1__pb2.ResumeAgentInstanceResponse.SerializeToString,
+            'ResumeSession': grpc.unary_unary_rpc_method_handler(
+                    servicer.ResumeSession,
+                    request_deserializer=kagent1__pb2.ResumeSessionRequest.FromString,
+                    response_serializer=kagent1__pb2.ResumeSessionResponse.SerializeToString,
             ),
-            'DeleteAgentInstance': grpc.unary_unary_rpc_method_handler(
-                    servicer.DeleteAgentInstance,
-                    request_deserializer=kagent1__pb2.DeleteAgentInstanceRequest.FromString,
-                    response_serializer=kagent1__pb2.DeleteAgentInstanceResponse.SerializeToString,
+            'DeleteSession': grpc.unary_unary_rpc_method_handler(
+                    servicer.DeleteSession,
+                    request_deserializer=kagent1__pb2.DeleteSessionRequest.FromString,
+                    response_serializer=kagent1__pb2.DeleteSessionResponse.SerializeToString,
             ),
-            'CreateAgentInstanceShare': grpc.unary_unary_rpc_method_handler(
-                    servicer.CreateAgentInstanceShare,
-                    request_deserializer=kagent1__pb2.CreateAgentInstanceShareRequest.FromString,
-                    response_serializer=kagent1__pb2.CreateAgentInstanceShareResponse.SerializeToString,
+            'CreateSessionShare': grpc.unary_unary_rpc_method_handler(
+                    servicer.CreateSessionShare,
+                    request_deserializer=kagent1__pb2.CreateSessionShareRequest.FromString,
+                    response_serializer=kagent1__pb2.CreateSessionShareResponse.SerializeToString,
+            ),
+            'ListSessionShares': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListSessionShares,
+                    request_deserializer=kagent1__pb2.ListSessionSharesRequest.FromString,
+                    response_serializer=kagent1__pb2.ListSessionSharesResponse.SerializeToString,
+            ),
+            'RevokeSessionShare': grpc.unary_unary_rpc_method_handler(
+                    servicer.RevokeSessionShare,
+                    request_deserializer=kagent1__pb2.RevokeSessionShareRequest.FromString,
+                    response_serializer=kagent1__pb2.RevokeSessionShareResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
-            'kagent.api.v1alpha1.AgentInstanceService', rpc_method_handlers)
+            'kagent.api.v1alpha1.SessionService', rpc_method_handlers)
     server.add_generic_rpc_handlers((generic_handler,))
-    server.add_registered_method_handlers('kagent.api.v1alpha1.AgentInstanceService', rpc_method_handlers)
+    server.add_registered_method_handlers('kagent.api.v1alpha1.SessionService', rpc_method_handlers)
 
 
  # This class is part of an EXPERIMENTAL API.
-class AgentInstanceService:
-    """-- agent_instances.proto (a conversation: "a session" in kagent's UI) -------------------------
+class SessionService:
+    """-- S: sessions.proto --------------------------------------------------------------------------
+    S@1e2422ff
     """
 
     @staticmethod
-    def CreateAgentInstance(request,
+    def CreateSession(request,
             target,
             options=(),
             channel_credentials=None,
@@ -199,9 +233,9 @@ class AgentInstanceService:
         return grpc.experimental.unary_unary(
             request,
             target,
-            '/kagent.api.v1alpha1.AgentInstanceService/CreateAgentInstance',
-            kagent1__pb2.CreateAgentInstanceRequest.SerializeToString,
-            kagent1__pb2.CreateAgentInstanceResponse.FromString,
+            '/kagent.api.v1alpha1.SessionService/CreateSession',
+            kagent1__pb2.CreateSessionRequest.SerializeToString,
+            kagent1__pb2.CreateSessionResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -213,7 +247,7 @@ class AgentInstanceService:
             _registered_method=True)
 
     @staticmethod
-    def GetAgentInstance(request,
+    def GetSession(request,
             target,
             options=(),
             channel_credentials=None,
@@ -226,9 +260,9 @@ class AgentInstanceService:
         return grpc.experimental.unary_unary(
             request,
             target,
-            '/kagent.api.v1alpha1.AgentInstanceService/GetAgentInstance',
-            kagent1__pb2.GetAgentInstanceRequest.SerializeToString,
-            kagent1__pb2.GetAgentInstanceResponse.FromString,
+            '/kagent.api.v1alpha1.SessionService/GetSession',
+            kagent1__pb2.GetSessionRequest.SerializeToString,
+            kagent1__pb2.GetSessionResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -240,7 +274,7 @@ class AgentInstanceService:
             _registered_method=True)
 
     @staticmethod
-    def ListAgentInstances(request,
+    def ListSessions(request,
             target,
             options=(),
             channel_credentials=None,
@@ -253,9 +287,9 @@ class AgentInstanceService:
         return grpc.experimental.unary_unary(
             request,
             target,
-            '/kagent.api.v1alpha1.AgentInstanceService/ListAgentInstances',
-            kagent1__pb2.ListAgentInstancesRequest.SerializeToString,
-            kagent1__pb2.ListAgentInstancesResponse.FromString,
+            '/kagent.api.v1alpha1.SessionService/ListSessions',
+            kagent1__pb2.ListSessionsRequest.SerializeToString,
+            kagent1__pb2.ListSessionsResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -267,7 +301,7 @@ class AgentInstanceService:
             _registered_method=True)
 
     @staticmethod
-    def UpdateAgentInstanceName(request,
+    def UpdateSessionName(request,
             target,
             options=(),
             channel_credentials=None,
@@ -280,9 +314,9 @@ class AgentInstanceService:
         return grpc.experimental.unary_unary(
             request,
             target,
-            '/kagent.api.v1alpha1.AgentInstanceService/UpdateAgentInstanceName',
-            kagent1__pb2.UpdateAgentInstanceNameRequest.SerializeToString,
-            kagent1__pb2.UpdateAgentInstanceNameResponse.FromString,
+            '/kagent.api.v1alpha1.SessionService/UpdateSessionName',
+            kagent1__pb2.UpdateSessionNameRequest.SerializeToString,
+            kagent1__pb2.UpdateSessionNameResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -294,7 +328,7 @@ class AgentInstanceService:
             _registered_method=True)
 
     @staticmethod
-    def SuspendAgentInstance(request,
+    def SuspendSession(request,
             target,
             options=(),
             channel_credentials=None,
@@ -307,9 +341,9 @@ class AgentInstanceService:
         return grpc.experimental.unary_unary(
             request,
             target,
-            '/kagent.api.v1alpha1.AgentInstanceService/SuspendAgentInstance',
-            kagent1__pb2.SuspendAgentInstanceRequest.SerializeToString,
-            kagent1__pb2.SuspendAgentInstanceResponse.FromString,
+            '/kagent.api.v1alpha1.SessionService/SuspendSession',
+            kagent1__pb2.SuspendSessionRequest.SerializeToString,
+            kagent1__pb2.SuspendSessionResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -321,7 +355,7 @@ class AgentInstanceService:
             _registered_method=True)
 
     @staticmethod
-    def ResumeAgentInstance(request,
+    def ResumeSession(request,
             target,
             options=(),
             channel_credentials=None,
@@ -334,9 +368,9 @@ class AgentInstanceService:
         return grpc.experimental.unary_unary(
             request,
             target,
-            '/kagent.api.v1alpha1.AgentInstanceService/ResumeAgentInstance',
-            kagent1__pb2.ResumeAgentInstanceRequest.SerializeToString,
-            kagent1__pb2.ResumeAgentInstanceResponse.FromString,
+            '/kagent.api.v1alpha1.SessionService/ResumeSession',
+            kagent1__pb2.ResumeSessionRequest.SerializeToString,
+            kagent1__pb2.ResumeSessionResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -348,7 +382,7 @@ class AgentInstanceService:
             _registered_method=True)
 
     @staticmethod
-    def DeleteAgentInstance(request,
+    def DeleteSession(request,
             target,
             options=(),
             channel_credentials=None,
@@ -361,9 +395,9 @@ class AgentInstanceService:
         return grpc.experimental.unary_unary(
             request,
             target,
-            '/kagent.api.v1alpha1.AgentInstanceService/DeleteAgentInstance',
-            kagent1__pb2.DeleteAgentInstanceRequest.SerializeToString,
-            kagent1__pb2.DeleteAgentInstanceResponse.FromString,
+            '/kagent.api.v1alpha1.SessionService/DeleteSession',
+            kagent1__pb2.DeleteSessionRequest.SerializeToString,
+            kagent1__pb2.DeleteSessionResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -375,7 +409,7 @@ class AgentInstanceService:
             _registered_method=True)
 
     @staticmethod
-    def CreateAgentInstanceShare(request,
+    def CreateSessionShare(request,
             target,
             options=(),
             channel_credentials=None,
@@ -388,9 +422,63 @@ class AgentInstanceService:
         return grpc.experimental.unary_unary(
             request,
             target,
-            '/kagent.api.v1alpha1.AgentInstanceService/CreateAgentInstanceShare',
-            kagent1__pb2.CreateAgentInstanceShareRequest.SerializeToString,
-            kagent1__pb2.CreateAgentInstanceShareResponse.FromString,
+            '/kagent.api.v1alpha1.SessionService/CreateSessionShare',
+            kagent1__pb2.CreateSessionShareRequest.SerializeToString,
+            kagent1__pb2.CreateSessionShareResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListSessionShares(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/kagent.api.v1alpha1.SessionService/ListSessionShares',
+            kagent1__pb2.ListSessionSharesRequest.SerializeToString,
+            kagent1__pb2.ListSessionSharesResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RevokeSessionShare(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/kagent.api.v1alpha1.SessionService/RevokeSessionShare',
+            kagent1__pb2.RevokeSessionShareRequest.SerializeToString,
+            kagent1__pb2.RevokeSessionShareResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -403,7 +491,8 @@ class AgentInstanceService:
 
 
 class CheckpointServiceStub:
-    """-- checkpoints.proto --------------------------------------------------------------------------
+    """-- G: CheckpointService -- UNVERIFIED field numbers (see the header) --------------------------
+    method names: G@105cc5d7 (grpcserver/checkpoint.go)
     """
 
     def __init__(self, channel):
@@ -415,7 +504,7 @@ class CheckpointServiceStub:
         self.CreateCheckpoint = channel.unary_unary(
                 '/kagent.api.v1alpha1.CheckpointService/CreateCheckpoint',
                 request_serializer=kagent1__pb2.CreateCheckpointRequest.SerializeToString,
-                response_deserializer=google_dot_longrunning_dot_operations__pb2.Operation.FromString,
+                response_deserializer=kagent1__pb2.CreateCheckpointResponse.FromString,
                 _registered_method=True)
         self.GetCheckpoint = channel.unary_unary(
                 '/kagent.api.v1alpha1.CheckpointService/GetCheckpoint',
@@ -427,15 +516,26 @@ class CheckpointServiceStub:
                 request_serializer=kagent1__pb2.ListCheckpointsRequest.SerializeToString,
                 response_deserializer=kagent1__pb2.ListCheckpointsResponse.FromString,
                 _registered_method=True)
-        self.ForkAgentInstance = channel.unary_unary(
-                '/kagent.api.v1alpha1.CheckpointService/ForkAgentInstance',
-                request_serializer=kagent1__pb2.ForkAgentInstanceRequest.SerializeToString,
-                response_deserializer=google_dot_longrunning_dot_operations__pb2.Operation.FromString,
+        self.DeleteCheckpoint = channel.unary_unary(
+                '/kagent.api.v1alpha1.CheckpointService/DeleteCheckpoint',
+                request_serializer=kagent1__pb2.DeleteCheckpointRequest.SerializeToString,
+                response_deserializer=kagent1__pb2.DeleteCheckpointResponse.FromString,
+                _registered_method=True)
+        self.UpdateCheckpointName = channel.unary_unary(
+                '/kagent.api.v1alpha1.CheckpointService/UpdateCheckpointName',
+                request_serializer=kagent1__pb2.UpdateCheckpointNameRequest.SerializeToString,
+                response_deserializer=kagent1__pb2.UpdateCheckpointNameResponse.FromString,
+                _registered_method=True)
+        self.ForkSession = channel.unary_unary(
+                '/kagent.api.v1alpha1.CheckpointService/ForkSession',
+                request_serializer=kagent1__pb2.ForkSessionRequest.SerializeToString,
+                response_deserializer=kagent1__pb2.ForkSessionResponse.FromString,
                 _registered_method=True)
 
 
 class CheckpointServiceServicer:
-    """-- checkpoints.proto --------------------------------------------------------------------------
+    """-- G: CheckpointService -- UNVERIFIED field numbers (see the header) --------------------------
+    method names: G@105cc5d7 (grpcserver/checkpoint.go)
     """
 
     def CreateCheckpoint(self, request, context):
@@ -456,7 +556,19 @@ class CheckpointServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
-    def ForkAgentInstance(self, request, context):
+    def DeleteCheckpoint(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def UpdateCheckpointName(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ForkSession(self, request, context):
         """Missing associated documentation comment in .proto file."""
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -468,7 +580,7 @@ def add_CheckpointServiceServicer_to_server(servicer, server):
             'CreateCheckpoint': grpc.unary_unary_rpc_method_handler(
                     servicer.CreateCheckpoint,
                     request_deserializer=kagent1__pb2.CreateCheckpointRequest.FromString,
-                    response_serializer=google_dot_longrunning_dot_operations__pb2.Operation.SerializeToString,
+                    response_serializer=kagent1__pb2.CreateCheckpointResponse.SerializeToString,
             ),
             'GetCheckpoint': grpc.unary_unary_rpc_method_handler(
                     servicer.GetCheckpoint,
@@ -480,10 +592,20 @@ def add_CheckpointServiceServicer_to_server(servicer, server):
                     request_deserializer=kagent1__pb2.ListCheckpointsRequest.FromString,
                     response_serializer=kagent1__pb2.ListCheckpointsResponse.SerializeToString,
             ),
-            'ForkAgentInstance': grpc.unary_unary_rpc_method_handler(
-                    servicer.ForkAgentInstance,
-                    request_deserializer=kagent1__pb2.ForkAgentInstanceRequest.FromString,
-                    response_serializer=google_dot_longrunning_dot_operations__pb2.Operation.SerializeToString,
+            'DeleteCheckpoint': grpc.unary_unary_rpc_method_handler(
+                    servicer.DeleteCheckpoint,
+                    request_deserializer=kagent1__pb2.DeleteCheckpointRequest.FromString,
+                    response_serializer=kagent1__pb2.DeleteCheckpointResponse.SerializeToString,
+            ),
+            'UpdateCheckpointName': grpc.unary_unary_rpc_method_handler(
+                    servicer.UpdateCheckpointName,
+                    request_deserializer=kagent1__pb2.UpdateCheckpointNameRequest.FromString,
+                    response_serializer=kagent1__pb2.UpdateCheckpointNameResponse.SerializeToString,
+            ),
+            'ForkSession': grpc.unary_unary_rpc_method_handler(
+                    servicer.ForkSession,
+                    request_deserializer=kagent1__pb2.ForkSessionRequest.FromString,
+                    response_serializer=kagent1__pb2.ForkSessionResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -494,7 +616,8 @@ def add_CheckpointServiceServicer_to_server(servicer, server):
 
  # This class is part of an EXPERIMENTAL API.
 class CheckpointService:
-    """-- checkpoints.proto --------------------------------------------------------------------------
+    """-- G: CheckpointService -- UNVERIFIED field numbers (see the header) --------------------------
+    method names: G@105cc5d7 (grpcserver/checkpoint.go)
     """
 
     @staticmethod
@@ -513,7 +636,7 @@ class CheckpointService:
             target,
             '/kagent.api.v1alpha1.CheckpointService/CreateCheckpoint',
             kagent1__pb2.CreateCheckpointRequest.SerializeToString,
-            google_dot_longrunning_dot_operations__pb2.Operation.FromString,
+            kagent1__pb2.CreateCheckpointResponse.FromString,
             options,
             channel_credentials,
             insecure,
@@ -579,7 +702,7 @@ class CheckpointService:
             _registered_method=True)
 
     @staticmethod
-    def ForkAgentInstance(request,
+    def DeleteCheckpoint(request,
             target,
             options=(),
             channel_credentials=None,
@@ -592,9 +715,63 @@ class CheckpointService:
         return grpc.experimental.unary_unary(
             request,
             target,
-            '/kagent.api.v1alpha1.CheckpointService/ForkAgentInstance',
-            kagent1__pb2.ForkAgentInstanceRequest.SerializeToString,
-            google_dot_longrunning_dot_operations__pb2.Operation.FromString,
+            '/kagent.api.v1alpha1.CheckpointService/DeleteCheckpoint',
+            kagent1__pb2.DeleteCheckpointRequest.SerializeToString,
+            kagent1__pb2.DeleteCheckpointResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def UpdateCheckpointName(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/kagent.api.v1alpha1.CheckpointService/UpdateCheckpointName',
+            kagent1__pb2.UpdateCheckpointNameRequest.SerializeToString,
+            kagent1__pb2.UpdateCheckpointNameResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ForkSession(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/kagent.api.v1alpha1.CheckpointService/ForkSession',
+            kagent1__pb2.ForkSessionRequest.SerializeToString,
+            kagent1__pb2.ForkSessionResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -412,6 +412,11 @@ class ChatScreen(Screen):
     def action_show_card(self) -> None:
         self.files.show_card()
 
+    def action_kagent(self) -> None:
+        from rewindtui.tui.screens.kagent import open_kagent  # kagent 1.0's checkpoints and shares
+
+        open_kagent(self)
+
     @on(AttachmentBar.Changed)
     def _attachments_changed(self, event: AttachmentBar.Changed) -> None:
         self.composer.attachments_pending = event.count > 0

@@ -14,7 +14,7 @@ from textual.screen import Screen
 from textual.widgets import Button, Input, Label, Static
 
 from rewindtui.base.textsafe import sanitize, sanitize_line
-from rewindtui.config.connection import AGENT, CONTROLLER, EMBEDDED, REFUSED, URL, Target
+from rewindtui.config.connection import AGENT, CONTROLLER, EMBEDDED, KAGENT_API, REFUSED, URL, Target
 
 #: the title for each part that did not answer
 TITLES = {
@@ -23,6 +23,7 @@ TITLES = {
     URL: "No A2A agent answered at this URL",
     REFUSED: "The agent refused the connection",
     EMBEDDED: "The embedded server did not start",
+    KAGENT_API: "This kagent controller speaks no API rewindtui knows",
 }
 DEFAULT_TITLE = "Can't reach the agent"
 
@@ -72,7 +73,7 @@ class ConnectErrorScreen(Screen["bool | Target"]):
 
     def on_mount(self) -> None:
         # the field of the part that did not answer takes the cursor; else the Reconnect button
-        wanted = {CONTROLLER: "#connect-kagent", AGENT: "#connect-agent", URL: "#connect-url"}.get(self.part, "")
+        wanted = {CONTROLLER: "#connect-kagent", KAGENT_API: "#connect-kagent", AGENT: "#connect-agent", URL: "#connect-url"}.get(self.part, "")
         fields = self.query(wanted) if wanted else None
         if fields:
             fields.first(Input).focus()
