@@ -74,8 +74,14 @@ def spans(path: Path) -> list[tuple[int, str]]:
             continue
         if fenced:
             continue
-        out += [(number, m.group(1)) for m in re.finditer(r"`([^`]+)`", line)]
+        out += [(number, m.group(1)) for m in re.finditer(r"`([^`]+)`(?!@[0-9a-f]{6,})", line) if not foreign(m.group(1))]
     return out
+
+
+def foreign(text: str) -> bool:
+    """Another project's file: named at a commit (`path`@abc1234, skipped by the pattern above) or
+    in a language this project does not write (kagent's Go and TypeScript)."""
+    return text.endswith((".go", ".ts"))
 
 
 def code_lines(path: Path) -> list[tuple[int, str]]:
