@@ -313,6 +313,6 @@ def extra_commands() -> dict[str, Any]:
     """Commands that live in their own modules: name -> module with ``add_parser(sub, options)``
     and ``main(settings, args) -> int``."""
     from rewindtui.cli import auth as auth_command
-    from rewindtui.cli import mcp_server, web
+    from rewindtui.cli import mcp_server, power_commands, web
 
-    return {"mcp": mcp_server, "web": web, "auth": auth_command}
+    return {"mcp": mcp_server, "web": web, "auth": auth_command, **power_commands.COMMANDS}

@@ -256,6 +256,10 @@ _OPERATIONS: dict[str, tuple[str, Callable[[], ProtoMessage]]] = {
     "get_task": ("GetTask", pb.GetTaskRequest),
     "list_tasks": ("ListTasks", pb.ListTasksRequest),
     "cancel_task": ("CancelTask", pb.CancelTaskRequest),
+    "set_push": ("CreateTaskPushNotificationConfig", pb.TaskPushNotificationConfig),
+    "get_push": ("GetTaskPushNotificationConfig", pb.GetTaskPushNotificationConfigRequest),
+    "list_push": ("ListTaskPushNotificationConfigs", pb.ListTaskPushNotificationConfigsRequest),
+    "delete_push": ("DeleteTaskPushNotificationConfig", pb.DeleteTaskPushNotificationConfigRequest),
 }
 
 

@@ -67,7 +67,7 @@ REST_REASON_CODES = {
 }
 #: Without a reason: the HTTP status says it.
 _STATUS_CODES = {404: -32001, 400: -32602, 405: -32601, 501: -32004}
-_OPERATIONS = ("get_task", "list_tasks", "cancel_task")
+_OPERATIONS = ("get_task", "list_tasks", "cancel_task", "set_push", "get_push", "list_push", "delete_push")
 #: Redirects followed for one turn (each to the same origin, or to one the user configured).
 MAX_TURN_REDIRECTS = 5
 
@@ -290,6 +290,10 @@ class JsonRpcTransport(Transport):
         event = classify_frame(frame)
         if event.kind is EventKind.ERROR:
             raise _rpc_error(name, event.body, "JSON-RPC error")
+        if isinstance(frame, dict) and "result" not in frame and operation == "delete_push":
+            # a2a-sdk's 0.3 server answers a delete without "result"; its own client reads that
+            # as null (a2a-sdk 1.3 a2a/compat/v0_3/jsonrpc_transport.py, delete_task_push_notification_config)
+            return None
         if not isinstance(frame, dict) or "result" not in frame:
             raise MalformedFrame(f"{name}: no result in {excerpt(response.text)!r}")
         return frame["result"]
@@ -333,7 +337,9 @@ class RestTransport(Transport):
         if operation not in _OPERATIONS:
             raise Unsupported(f"HTTP+JSON: no {operation.replace('_', ' ')} route")
         query = {k: _query_value(v) for k, v in params.items() if k != "id" and v is not None}
-        if operation == "get_task":
+        if operation.endswith("_push"):
+            verb, path, kw = _push_route(operation, params)
+        elif operation == "get_task":
             verb, path, kw = "GET", f"/tasks/{segment(params['id'])}", {"params": query}
         elif operation == "list_tasks":
             verb, path, kw = "GET", "/tasks", {"params": query}
@@ -370,6 +376,18 @@ def make_transport(
             raise Unsupported("rewindtui speaks the HTTP+JSON binding in A2A 1.0 only; use JSON-RPC with this agent")
         return RestTransport(http, url, dialect, timeout)
     return JsonRpcTransport(http, url, dialect, timeout)
+
+
+def _push_route(operation: str, params: dict[str, Any]) -> tuple[str, str, dict[str, Any]]:
+    """A push-config operation's HTTP+JSON route (a2a-sdk 1.3 ``server/routes/rest_routes.py``:
+    ``POST|GET /tasks/{id}/pushNotificationConfigs``, ``GET|DELETE .../pushNotificationConfigs/{push_id}``)."""
+    base = f"/tasks/{segment(str(params.get('taskId', '')))}/pushNotificationConfigs"
+    if operation == "set_push":
+        body = {k: v for k, v in params.items() if k != "taskId"}
+        return "POST", base, {"json": body}
+    if operation == "list_push":
+        return "GET", base, {}
+    return ("GET" if operation == "get_push" else "DELETE"), f"{base}/{segment(str(params.get('id', '')))}", {}
 
 
 def _query_value(value: Any) -> str:
