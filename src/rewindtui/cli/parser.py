@@ -222,6 +222,10 @@ def add_card(sub: Any) -> None:
     json_option(p)
     p.add_argument("--extended", action="store_true", help="also the extended card the agent gives authenticated users")
     p.add_argument("--card-keys", metavar="PATH", help="a JWKS file with the keys that may sign the card")
+    p.add_argument(
+        "--validate", action="store_true",
+        help="check the card against the A2A 1.0 and 0.3 schemas: every problem with its JSON path; exit 1 on errors",
+    )
 
 
 def add_rewind(sub: Any) -> None:

@@ -22,14 +22,20 @@ async def cmd_card(conn: Any, args: argparse.Namespace, out: Output) -> int:
 
     keys = load_keys(getattr(args, "card_keys", None))
     extras = await card_extras(client, card, url, extended=getattr(args, "extended", False), keys=keys)
+    verdict = None
+    if getattr(args, "validate", False):
+        from rewindtui.output.card_validation import validate
+
+        verdict = validate(card)
     if out.as_json:
-        out.line(json_line({**card_record(card, url, client.capabilities, problem), **extras.record()}))
+        checked = {"validation": verdict.record()} if verdict is not None else {}
+        out.line(json_line({**card_record(card, url, client.capabilities, problem), **extras.record(), **checked}))
     else:
         lines = format_card(card, url, client.capabilities, problem)
         last = [lines.pop()] if problem else []  # "rewindtui cannot use this agent" stays last
-        for text in [*lines, *extras.lines(url), *last]:
+        for text in [*lines, *extras.lines(url), *(verdict.lines() if verdict else []), *last]:
             out.line(text)
-    return 0
+    return 1 if verdict is not None and not verdict.ok else 0
 
 
 async def card_of(client: Any) -> tuple[dict[str, Any], str, str]:
