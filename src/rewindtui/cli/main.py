@@ -85,7 +85,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             report(exc, as_json)
             return EXIT_USAGE
         try:
-            settings = load_settings(_settings_flags(args))
+            from rewindtui.config.saved_agents import resolve_flags
+
+            settings = load_settings(resolve_flags(_settings_flags(args)))  # --agent NAME: a saved agent
         except SettingsError as exc:
             report(exc, as_json)
             return EXIT_USAGE

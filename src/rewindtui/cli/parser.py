@@ -52,7 +52,7 @@ def connection_options(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--url", default=s, metavar="URL", help="A2A agent endpoint (default: start the embedded server)")
     g.add_argument("--api", default=s, metavar="URL", help="kagent-style REST base, e.g. http://HOST:8083/api")
     g.add_argument("--kagent", default=s, metavar="URL", help="kagent controller base, e.g. http://HOST:8083 (with --agent)")
-    g.add_argument("--agent", default=s, metavar="NS/NAME", help="agent on the kagent controller")
+    g.add_argument("--agent", default=s, metavar="NAME", help="a saved agent (`rewindtui agents`), or NS/NAME on the kagent controller")
     g.add_argument("--share", dest="kagent_share", default=s, metavar="TOKEN", help="kagent 1.0: open --session from this share token (read-only)")
     g.add_argument("--share-writable", dest="kagent_share_writable", action="store_true", default=s, help="kagent 1.0: the --share token may send")
     g.add_argument("--user-id", default=s, metavar="ID", help="user id sent to the server (X-User-Id)")

@@ -159,6 +159,8 @@ _FILE_KEYS = {
     "kagent_checkpoints",
     "kagent_share",
     "kagent_share_writable",
+    "agents",  # [agents.NAME] and [auth_profiles.NAME]: rewindtui.config.saved_agents
+    "auth_profiles",
 }
 #: Every source may give it.
 _ALL = frozenset({FLAG, ENV, FILE})
