@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from rewindtui.cli import agents_cmd, tasks_cmd
+from rewindtui.cli import agents_cmd, schema_cmd, tasks_cmd
 
 COMMANDS: dict[str, Any] = {
     "task": tasks_cmd.TASK,
     "push": tasks_cmd.PUSH,
     "agents": agents_cmd,
+    "schema": schema_cmd,
 }
