@@ -87,6 +87,10 @@ def connection_options(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--model-base-url", default=s, metavar="URL", help="the model's OpenAI-compatible endpoint")
     g.add_argument("--model-timeout", default=s, metavar="S", help="seconds one model request may take (default 300)")
     g.add_argument("--stall-timeout", default=s, metavar="S", help="seconds a turn may go without news (default 120)")
+    g.add_argument(
+        "--wire-log", default=s, metavar="FILE",
+        help="append every request, answer and SSE/gRPC frame to FILE as JSON lines (credentials redacted)",
+    )
     g.add_argument("--keep-server", default=s, metavar="S", help="keep the embedded server up S seconds after the last app quits (`serve --stop` ends it)")
 
 

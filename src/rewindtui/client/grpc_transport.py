@@ -283,11 +283,16 @@ class GrpcTransport(Transport):
 
     def _stub_ready(self) -> Any:
         if self._channel is None:
+            from rewindtui.client.wire_log import grpc_interceptors
+
+            logged = grpc_interceptors(self.target.address)  # --wire-log (none without it)
             if self.target.tls:
                 credentials = grpc.ssl_channel_credentials(root_certificates=self.root_certificates)
-                self._channel = grpc.aio.secure_channel(self.target.address, credentials, options=CHANNEL_OPTIONS)
+                self._channel = grpc.aio.secure_channel(
+                    self.target.address, credentials, options=CHANNEL_OPTIONS, interceptors=logged or None
+                )
             else:
-                self._channel = grpc.aio.insecure_channel(self.target.address, options=CHANNEL_OPTIONS)
+                self._channel = grpc.aio.insecure_channel(self.target.address, options=CHANNEL_OPTIONS, interceptors=logged or None)
             self._stub = a2a_grpc_stub(self._channel)
         return self._stub
 
