@@ -158,17 +158,20 @@ async def run_task(client: Any, args: argparse.Namespace, out: Output) -> int:
         task = await task_ops.cancel_task(client, args.task_id)
         _print_task(task, out, full=False)
         return 0
+    from contextlib import aclosing
+
     state = ""
-    async for event in task_ops.resubscribe(client, args.task_id):
-        if out.as_json:
-            out.line(json_line({"kind": event.kind.value, "event": event.body}))
-        else:
-            out.line(event_line(event))
-        if event.kind.value == "error":
-            raise CommandFailed(f"task {args.task_id}: {_error_text(event.body)}")
-        state = _event_state(event.body) or state
-        if state in TURN_ENDING_STATES:
-            break
+    async with aclosing(task_ops.resubscribe(client, args.task_id)) as events:  # type: ignore[type-var]
+        async for event in events:
+            if out.as_json:
+                out.line(json_line({"kind": event.kind.value, "event": event.body}))
+            else:
+                out.line(event_line(event))
+            if event.kind.value == "error":
+                raise CommandFailed(f"task {args.task_id}: {_error_text(event.body)}")
+            state = _event_state(event.body) or state
+            if state in TURN_ENDING_STATES:
+                break
     return 0
 
 

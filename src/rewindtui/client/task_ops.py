@@ -70,9 +70,10 @@ async def cancel_task(client: Any, task_id: str) -> dict[str, Any]:
     return await client.cancel_task(task_id)  # type: ignore[no-any-return]
 
 
-async def resubscribe(client: Any, task_id: str) -> AsyncIterator[StreamEvent]:
-    async for event in client.subscribe(task_id):
-        yield event
+def resubscribe(client: Any, task_id: str) -> AsyncIterator[StreamEvent]:
+    """The task's events (an async generator: close it, e.g. with ``contextlib.aclosing``, when
+    leaving it early, so its stream is closed at once)."""
+    return client.subscribe(task_id)  # type: ignore[no-any-return]
 
 
 # -- push-notification configs -------------------------------------------------------------------
