@@ -105,7 +105,7 @@ class A2AClient(RestApi):
         self.scope = CredentialScope.for_urls(config.home(), headers)
         self._http = http or httpx.AsyncClient(timeout=config.timeout, follow_redirects=True)
         self.scope.install(self._http)
-        wire_log.attach(self._http)  # --wire-log: every request, answer and frame (nothing without it)
+        wire_log.attach(self._http)  # the wire log (--wire-log, the app's console): recorded while one is active
         self.capabilities: Capabilities | None = None
         self._transport: Transport | None = None
         #: REST paging per session (a newest-page read starts it again)

@@ -285,14 +285,14 @@ class GrpcTransport(Transport):
         if self._channel is None:
             from rewindtui.client.wire_log import grpc_interceptors
 
-            logged = grpc_interceptors(self.target.address)  # --wire-log (none without it)
+            logged = grpc_interceptors(self.target.address)  # the wire log, while one is active
             if self.target.tls:
                 credentials = grpc.ssl_channel_credentials(root_certificates=self.root_certificates)
                 self._channel = grpc.aio.secure_channel(
-                    self.target.address, credentials, options=CHANNEL_OPTIONS, interceptors=logged or None
+                    self.target.address, credentials, options=CHANNEL_OPTIONS, interceptors=logged
                 )
             else:
-                self._channel = grpc.aio.insecure_channel(self.target.address, options=CHANNEL_OPTIONS, interceptors=logged or None)
+                self._channel = grpc.aio.insecure_channel(self.target.address, options=CHANNEL_OPTIONS, interceptors=logged)
             self._stub = a2a_grpc_stub(self._channel)
         return self._stub
 

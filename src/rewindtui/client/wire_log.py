@@ -4,8 +4,10 @@ sends or receives, in order, with timings, credentials redacted, bounded in memo
 * :class:`WireLog` keeps the newest :data:`MAX_ENTRIES` entries (and at most :data:`MAX_BYTES` of
   them) for a view, and writes each entry as one JSON line to a file when given one
   (``--wire-log FILE``); listeners (``subscribe``) hear each entry as it is made.
-* :func:`attach` wraps an ``httpx.AsyncClient``'s transport with :class:`RecordingTransport`,
-  which sees each request as sent (after the credential hook added what the user configured) and
+* :func:`attach` wraps an ``httpx.AsyncClient``'s transport with :class:`RecordingTransport`
+  (every :class:`~rewindtui.client.a2a_client.A2AClient` is wrapped; it records only while a log is
+  active, so the app's wire console, opened later, sees what comes from then on), which sees each
+  request as sent (after the credential hook added what the user configured) and
   each answer's body as it is read: an SSE answer is logged one frame per event, any other body
   once it is read (the first :data:`MAX_BODY` bytes). The client reads exactly what it would
   read without the log.
@@ -18,8 +20,8 @@ Redacted: the values of sensitive headers (``Authorization``, ``X-API-Key``, coo
 (``token``, ``password``, ``secret``, ``credentials``, ``authorization``). Each request entry has a
 ``curl`` command line that repeats it, with the redacted values left as ``***``.
 
-A process has one active log (:func:`activate`); :func:`attach` and :func:`grpc_interceptors` do
-nothing without one.
+A process has one active log (:func:`activate`); without one nothing is recorded (the wrapped
+transport and the interceptors pass everything through).
 """
 
 from __future__ import annotations
@@ -236,12 +238,16 @@ class _Tee(httpx.AsyncByteStream):
 
 
 class RecordingTransport(httpx.AsyncBaseTransport):
-    def __init__(self, inner: httpx.AsyncBaseTransport, log: WireLog) -> None:
+    """``inner`` with each request recorded in ``log`` (None: the active log, when there is one)."""
+
+    def __init__(self, inner: httpx.AsyncBaseTransport, log: WireLog | None = None) -> None:
         self.inner = inner
         self.log = log
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        log = self.log
+        log = self.log or _ACTIVE
+        if log is None:
+            return await self.inner.handle_async_request(request)
         rid = log.next_id()
         headers = redact_headers(request.headers)
         body: str | None = None
@@ -271,19 +277,15 @@ class RecordingTransport(httpx.AsyncBaseTransport):
 
 
 def attach(http: httpx.AsyncClient, log: WireLog | None = None) -> None:
-    """Log ``http``'s traffic to ``log`` (default: the active log; nothing without one)."""
-    log = log or _ACTIVE
-    if log is None or isinstance(http._transport, RecordingTransport):
+    """Record ``http``'s traffic in ``log`` (default: whichever log is active at each request)."""
+    if isinstance(http._transport, RecordingTransport):
         return
     http._transport = RecordingTransport(http._transport, log)
 
 
 # -- gRPC ----------------------------------------------------------------------------------------
 def grpc_interceptors(target: str) -> list[Any]:
-    """Client interceptors logging each call on ``target`` (none without an active log)."""
-    log = _ACTIVE
-    if log is None:
-        return []
+    """Client interceptors recording each call on ``target`` in the log active at that call."""
     import grpc.aio
     from google.protobuf import json_format
 
@@ -293,7 +295,7 @@ def grpc_interceptors(target: str) -> list[Any]:
         except Exception:
             return f"({type(message).__name__})"
 
-    def start(details: Any, request: Any) -> tuple[int, float]:
+    def start(log: WireLog, details: Any, request: Any) -> tuple[int, float]:
         rid = log.next_id()
         method = details.method.decode() if isinstance(details.method, bytes) else str(details.method)
         log.add("request", id=rid, method="gRPC", url=f"grpc://{target}{method}",
@@ -305,7 +307,10 @@ def grpc_interceptors(target: str) -> list[Any]:
 
     class Unary(grpc.aio.UnaryUnaryClientInterceptor):
         async def intercept_unary_unary(self, continuation, details, request):  # type: ignore[no-untyped-def]
-            rid, started = start(details, request)
+            log = _ACTIVE
+            if log is None:
+                return await continuation(details, request)
+            rid, started = start(log, details, request)
             call = await continuation(details, request)
             try:
                 response = await call
@@ -317,7 +322,10 @@ def grpc_interceptors(target: str) -> list[Any]:
 
     class Streaming(grpc.aio.UnaryStreamClientInterceptor):
         async def intercept_unary_stream(self, continuation, details, request):  # type: ignore[no-untyped-def]
-            rid, started = start(details, request)
+            log = _ACTIVE
+            if log is None:
+                return await continuation(details, request)
+            rid, started = start(log, details, request)
             call = await continuation(details, request)
 
             async def frames() -> AsyncIterator[Any]:

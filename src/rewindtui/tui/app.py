@@ -319,6 +319,12 @@ class RewindApp(App[int]):
             return
         self.push_screen(HelpScreen(self.keymap_overrides))
 
+    def action_wire_console(self) -> None:
+        from rewindtui.tui.screens.wire_console import WireConsoleScreen  # the one wiring of the console
+
+        if not isinstance(self.screen, WireConsoleScreen):
+            self.push_screen(WireConsoleScreen(self.data_dir))
+
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
         if not isinstance(screen, ChatScreen):
