@@ -77,11 +77,12 @@ def main(settings: Any, args: argparse.Namespace) -> int:
         if not agents and not out.as_json:
             out.line(f"no saved agents in {path}")
         return 0
-    agent = agents.get(args.name)
-    if agent is None:
+    found = agents.get(args.name)
+    if found is None:
         from rewindtui.cli.output import CommandFailed
 
         raise CommandFailed(f"no saved agent {args.name!r} in {path}")
+    agent = found
     profile = load_profiles(path).get(agent.auth_profile or "") if agent.auth_profile else None
     record = {**agent.record(), "auth": profile.record() if profile else None}
     if out.as_json:

@@ -83,7 +83,7 @@ class Targets:
 
     def __init__(self, base: Operations) -> None:
         self.base = base
-        self._others: OrderedDict[tuple[str, str], Operations] = OrderedDict()
+        self._others: OrderedDict[tuple[str, ...], Operations] = OrderedDict()
 
     async def ops(self, agent: str | None = None, url: str | None = None, auth_profile: str | None = None) -> Operations:
         try:
@@ -93,14 +93,14 @@ class Targets:
         if settings is None:
             return self.base
         key = (str(settings.url), repr(settings.auth), str(settings.binding), str(settings.dialect))
-        found = self._others.get(key)  # type: ignore[call-overload]
+        found = self._others.get(key)
         if found is None:
             found = Operations(settings, self.base._connect)
-            self._others[key] = found  # type: ignore[index]
+            self._others[key] = found
             while len(self._others) > MAX_TARGETS:
                 _, oldest = self._others.popitem(last=False)
                 await oldest.aclose()
-        self._others.move_to_end(key)  # type: ignore[arg-type]
+        self._others.move_to_end(key)
         return found
 
     async def aclose(self) -> None:

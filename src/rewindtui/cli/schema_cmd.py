@@ -108,8 +108,9 @@ def _argument(action: argparse.Action) -> dict[str, Any]:
         record["repeatable"] = True
     if action.default not in (None, False, argparse.SUPPRESS, []) and not isinstance(action.default, bool):
         record["default"] = action.default
-    if action.type is not None and getattr(action.type, "__name__", "") in ("int", "float"):
-        record["type"] = action.type.__name__
+    type_name = getattr(action.type, "__name__", "")
+    if type_name in ("int", "float"):
+        record["type"] = type_name
     return record
 
 

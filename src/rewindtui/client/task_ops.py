@@ -27,11 +27,11 @@ MAX_LISTED = 10_000
 
 async def _dialect(client: Any) -> Dialect:
     caps = await client.connect()
-    return caps.dialect  # type: ignore[no-any-return]
+    return caps.dialect
 
 
 async def get_task(client: Any, task_id: str, history_length: int | None = None) -> dict[str, Any]:
-    return await client.get_task(task_id, history_length)  # type: ignore[no-any-return]
+    return await client.get_task(task_id, history_length)
 
 
 async def list_tasks(client: Any, context_id: str | None, *, limit: int = 100) -> list[dict[str, Any]]:
@@ -67,13 +67,13 @@ async def list_tasks(client: Any, context_id: str | None, *, limit: int = 100) -
 
 
 async def cancel_task(client: Any, task_id: str) -> dict[str, Any]:
-    return await client.cancel_task(task_id)  # type: ignore[no-any-return]
+    return await client.cancel_task(task_id)
 
 
 def resubscribe(client: Any, task_id: str) -> AsyncIterator[StreamEvent]:
     """The task's events (an async generator: close it, e.g. with ``contextlib.aclosing``, when
     leaving it early, so its stream is closed at once)."""
-    return client.subscribe(task_id)  # type: ignore[no-any-return]
+    return client.subscribe(task_id)
 
 
 # -- push-notification configs -------------------------------------------------------------------

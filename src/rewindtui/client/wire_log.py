@@ -11,8 +11,8 @@ sends or receives, in order, with timings, credentials redacted, bounded in memo
   each answer's body as it is read: an SSE answer is logged one frame per event, any other body
   once it is read (the first :data:`MAX_BODY` bytes). The client reads exactly what it would
   read without the log.
-* :func:`grpc_interceptors`: ``grpc.aio`` client interceptors that log each call, each message
-  either way and the end status.
+* ``rewindtui.client.grpc_transport.wire_interceptors``: ``grpc.aio`` client interceptors that
+  log each call, each message either way and the end status (through :func:`grpc_request`).
 
 Redacted: the values of sensitive headers (``Authorization``, ``X-API-Key``, cookies, ... :
 :func:`rewindtui.client.auth.is_sensitive_header`), every registered secret anywhere
@@ -283,66 +283,16 @@ def attach(http: httpx.AsyncClient, log: WireLog | None = None) -> None:
     http._transport = RecordingTransport(http._transport, log)
 
 
-# -- gRPC ----------------------------------------------------------------------------------------
-def grpc_interceptors(target: str) -> list[Any]:
-    """Client interceptors recording each call on ``target`` in the log active at that call."""
-    import grpc.aio
-    from google.protobuf import json_format
+# -- gRPC: the interceptors are in rewindtui.client.grpc_transport (the one module that may import
+# protobuf); they record through these two
+def grpc_request(log: WireLog, target: str, method: str, metadata: Any, body: str) -> tuple[int, float]:
+    rid = log.next_id()
+    log.add("request", id=rid, method="gRPC", url=f"grpc://{target}{method}", headers=redact_headers(list(metadata or ())), body=body)
+    return rid, time.monotonic()
 
-    def as_json(message: Any) -> str:
-        try:
-            return redact_body(json.dumps(json_format.MessageToDict(message)))
-        except Exception:
-            return f"({type(message).__name__})"
 
-    def start(log: WireLog, details: Any, request: Any) -> tuple[int, float]:
-        rid = log.next_id()
-        method = details.method.decode() if isinstance(details.method, bytes) else str(details.method)
-        log.add("request", id=rid, method="gRPC", url=f"grpc://{target}{method}",
-                headers=redact_headers(list(details.metadata or ())), body=as_json(request))
-        return rid, time.monotonic()
-
-    def ms(started: float) -> float:
-        return round((time.monotonic() - started) * 1000, 1)
-
-    class Unary(grpc.aio.UnaryUnaryClientInterceptor):
-        async def intercept_unary_unary(self, continuation, details, request):  # type: ignore[no-untyped-def]
-            log = _ACTIVE
-            if log is None:
-                return await continuation(details, request)
-            rid, started = start(log, details, request)
-            call = await continuation(details, request)
-            try:
-                response = await call
-            except grpc.aio.AioRpcError as exc:
-                log.add("end", id=rid, ms=ms(started), status=exc.code().name, error=redact(exc.details() or ""))
-                raise
-            log.add("response", id=rid, ms=ms(started), status="OK", body=as_json(response))
-            return response
-
-    class Streaming(grpc.aio.UnaryStreamClientInterceptor):
-        async def intercept_unary_stream(self, continuation, details, request):  # type: ignore[no-untyped-def]
-            log = _ACTIVE
-            if log is None:
-                return await continuation(details, request)
-            rid, started = start(log, details, request)
-            call = await continuation(details, request)
-
-            async def frames() -> AsyncIterator[Any]:
-                status = "OK"
-                try:
-                    async for message in call:
-                        log.add("frame", id=rid, ms=ms(started), body=as_json(message))
-                        yield message
-                except grpc.aio.AioRpcError as exc:
-                    status = exc.code().name
-                    raise
-                finally:
-                    log.add("end", id=rid, ms=ms(started), status=status)
-
-            return frames()
-
-    return [Unary(), Streaming()]
+def since(started: float) -> float:
+    return round((time.monotonic() - started) * 1000, 1)
 
 
 # -- reading -------------------------------------------------------------------------------------

@@ -25,6 +25,7 @@ from __future__ import annotations
 import json
 import re
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -131,7 +132,7 @@ def load_profiles(path: Path) -> dict[str, AuthProfile]:
                 raise SettingsError(f"{where}.{key}: rewindtui does not read secrets from its config file; name a variable or a file")
             if key not in (*AUTH_KEYS, "origins"):
                 raise SettingsError(f"{where}.{key}: unknown key (known: {', '.join(AUTH_KEYS)}, origins)")
-        auth_option(table.get, lambda key, w=where: f"{w}.{key}", base=path.parent)  # checked as [auth] is
+        auth_option(table.get, _where_in(where), base=path.parent)  # checked as [auth] is
         origins = table.get("origins", [])
         if not isinstance(origins, list):
             raise SettingsError(f"{where}.origins: expected a list of URLs")
@@ -139,6 +140,10 @@ def load_profiles(path: Path) -> dict[str, AuthProfile]:
         keys = {k: str(v) for k, v in table.items() if k in AUTH_KEYS}
         out[check_name(name, "auth profile")] = AuthProfile(name, keys, checked)
     return out
+
+
+def _where_in(where: str) -> Callable[[str], str]:
+    return lambda key: f"{where}.{key}"
 
 
 def _auth_flags(profile: AuthProfile, base: Path) -> dict[str, Any]:

@@ -87,7 +87,8 @@ class Verdict:
 @cache
 def _schema(version: str) -> dict[str, Any]:
     path = Path(__file__).with_name("schemas") / SCHEMAS[version]
-    return json.loads(path.read_text(encoding="utf-8"))  # type: ignore[no-any-return]
+    data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    return data
 
 
 def _validator(version: str) -> Any:
