@@ -23,7 +23,7 @@ from rewindtui.chat.prompt_history import PromptStore
 from rewindtui.client.a2a_client import A2AClient, ClientError
 from rewindtui.config.connection import REFUSED, AppConnector, Target
 from rewindtui.config.settings import SettingsError
-from rewindtui.tui import interaction
+from rewindtui.tui import interaction, theme_memory
 from rewindtui.tui.paste import PasteSafeDriver
 from rewindtui.tui.push_notices import PushNotices
 from rewindtui.tui.screens.chat import ChatScreen
@@ -102,6 +102,7 @@ class RewindApp(App[int]):
 
     async def on_mount(self) -> None:
         self._catch_signals()
+        theme_memory.start(self)  # a theme picked from now on is saved in the config file
         screen = ChatScreen(self.prompt_store, self.draft_store)
         if self.data_dir is not None:
             screen.exports.files_dir = self.data_dir  # a copy's fallback file stays in the data dir
@@ -386,5 +387,6 @@ def run_app(settings: Any) -> int:
         hint=hint,
         data_dir=data_dir,
     )
+    theme_memory.configure(app, settings)
     result = app.run()
     return app.return_code or int(result or 0)  # an app that ended on an error exits non-zero
