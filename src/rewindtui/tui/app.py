@@ -326,6 +326,12 @@ class RewindApp(App[int]):
         if not isinstance(self.screen, WireConsoleScreen):
             self.push_screen(WireConsoleScreen(self.data_dir))
 
+    def action_task_browser(self) -> None:
+        from rewindtui.tui.screens.task_browser import TaskBrowserScreen  # the one wiring of the browser
+
+        if self.chat is not None and not isinstance(self.screen, TaskBrowserScreen):
+            self.push_screen(TaskBrowserScreen(self.chat, self.data_dir))
+
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
         if not isinstance(screen, ChatScreen):

@@ -15,6 +15,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
@@ -77,7 +78,7 @@ class WireConsoleScreen(ModalScreen[None]):
     def _add(self, entry: dict[str, Any]) -> None:
         listing = self.query_one("#wire-list", OptionList)
         self.shown.append(entry)
-        listing.add_option(Option(sanitize_line(wire_log.entry_line(entry))[:240]))
+        listing.add_option(Option(Text(sanitize_line(wire_log.entry_line(entry))[:240])))
         if len(self.shown) > MAX_SHOWN:
             self.shown.pop(0)
             listing.remove_option_at_index(0)
