@@ -326,6 +326,11 @@ class RewindApp(App[int]):
         if not isinstance(self.screen, WireConsoleScreen):
             self.push_screen(WireConsoleScreen(self.data_dir))
 
+    def action_answer_form(self) -> None:
+        from rewindtui.tui.screens.form_answer import open_latest  # the one wiring of /form
+
+        open_latest(self)
+
     def action_task_browser(self) -> None:
         from rewindtui.tui.screens.task_browser import TaskBrowserScreen  # the one wiring of the browser
 
