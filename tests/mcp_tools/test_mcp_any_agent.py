@@ -187,3 +187,39 @@ async def test_over_stdio_a_second_agent_by_url(tmp_path, embedded, sdk):
         assert record["name"] == "full-sdk" and record["rewind"] is False
         result = await mcp.call_tool("agents", {})
         assert result.structured_content["result"][0]["rewind"] is True
+
+
+@pytest.mark.parametrize(("binding", "dialect"), [("JSONRPC", "1.0"), ("HTTP+JSON", "1.0"), ("GRPC", "1.0"), ("JSONRPC", "0.3")])
+async def test_task_and_push_tools_on_every_binding_and_dialect(binding, dialect, tmp_path, embedded, monkeypatch):
+    """The tools reach a saved agent on the binding it names (its config table), in its dialect."""
+    from rewindtui.a2a.dialect import Dialect
+
+    monkeypatch.setenv("HOOK_TOKEN", "hook-" + os.urandom(4).hex())
+    served = ServeInThread(factory=lambda url: full_app(url + "/", only_03=dialect == "0.3")).start()
+    try:
+        url = served.url + "/"
+        config = f'[agents.lane]\nurl = "{url}"\nbinding = "{binding}"\ndialect = "{dialect}"\n'
+        config_for_client = ServerConfig(url=url, binding=binding if dialect == "1.0" else None, dialect=Dialect.parse(dialect))
+        async with A2AClient(config_for_client) as client:
+            await client.connect()
+            events = [e async for e in client.stream(client.build_message("hi lane", session_id=None))]
+        task = next(e.body for e in events if e.kind is EventKind.TASK)
+        server, ops = make_server(tmp_path, embedded.agent_url, config)
+        try:
+            (got,) = await call(server, "task_get", task_id=task["id"], agent="lane")
+            assert got["id"] == task["id"]
+            listed = await call(server, "task_list", context_id=task["contextId"], agent="lane") if dialect == "1.0" else None
+            if listed is not None:
+                assert [t["id"] for t in listed] == [task["id"]]
+            else:
+                assert "A2A 0.3 has no tasks/list" in await fails(server, "task_list", context_id=task["contextId"], agent="lane")
+            await call(server, "push_set", task_id=task["id"], push_url="http://127.0.0.1:9/h", token_env="HOOK_TOKEN", config_id="c", agent="lane")
+            assert [c["id"] for c in await call(server, "push_list", task_id=task["id"], agent="lane")] == ["c"]
+            await call(server, "push_remove", task_id=task["id"], config_id="c", agent="lane")
+            assert await call(server, "push_list", task_id=task["id"], agent="lane") == []
+            (verdict,) = await call(server, "card_validate", agent="lane")
+            assert verdict["valid"]
+        finally:
+            await ops.aclose()
+    finally:
+        served.stop()
