@@ -184,3 +184,48 @@ def test_a_config_is_shown_without_its_secrets_unless_asked():
     config = {"id": "c", "url": "http://h/", "token": "t0k", "authentication": {"scheme": "Bearer", "credentials": "s3"}}
     assert shown_config(config, False) == {**config, "token": "***", "authentication": {"scheme": "Bearer", "credentials": "***"}}
     assert shown_config(config, True) == config
+
+
+async def test_push_receive_forwards_what_it_accepts_and_stops_at_count():
+    """--forward POSTs each accepted notification on as it came (without the token); --count stops."""
+    from binding_servers import Recorder, card_only_app
+
+    from rewindtui.cli import tasks_cmd
+    from rewindtui.cli.output import Output
+
+    recorder = Recorder()
+    target = ServeInThread(card_only_app({"name": "sink"}, recorder)).start()
+    printed: list[str] = []
+
+    class Lines:
+        def write(self, text: str) -> None:
+            printed.extend(t for t in text.splitlines() if t)
+
+        def flush(self) -> None:
+            pass
+
+    ready = asyncio.Event()
+    holder: dict = {}
+    args = SimpleNamespace(host="127.0.0.1", port=0, path="/in", token_env=None, forward=target.url + "/out", count=2, until_done=False)
+    try:
+        running = asyncio.ensure_future(
+            tasks_cmd.receive(args, Output(True, stream=Lines()), ready=lambda r: (holder.update(r=r), ready.set()))
+        )
+        await asyncio.wait_for(ready.wait(), 10)
+        receiver = holder["r"]
+        frames = [
+            {"statusUpdate": {"taskId": "t", "contextId": "c", "status": {"state": "TASK_STATE_WORKING"}}},
+            {"task": {"id": "t", "contextId": "c", "status": {"state": "TASK_STATE_COMPLETED"}}},
+        ]
+        async with httpx.AsyncClient() as http:
+            refused = await http.post(receiver.url, json=frames[0], headers={"X-A2A-Notification-Token": "wrong"})
+            assert refused.status_code == 401
+            for frame in frames:
+                ok = await http.post(receiver.url, json=frame, headers={"X-A2A-Notification-Token": receiver.token})
+                assert ok.status_code == 200
+        assert await asyncio.wait_for(running, 10) == 0  # stopped after --count 2
+    finally:
+        target.stop()
+    assert [json.loads(line)["kind"] for line in printed] == ["status-update", "task"]
+    forwarded = [s for s in recorder.seen if s.path == "/out"]
+    assert len(forwarded) == 2 and all("x-a2a-notification-token" not in s.headers for s in forwarded)
