@@ -48,6 +48,8 @@ MAX_BYTES = 8 * 1024 * 1024
 #: bytes of one body or frame kept in an entry
 MAX_BODY = 64 * 1024
 _SECRET_KEYS = re.compile(r"token|password|secret|credential|authorization|api[-_]?key", re.IGNORECASE)
+#: the same words, for a quick look at a body before it is parsed
+_SECRET_WORDS = ("token", "password", "secret", "credential", "authorization", "apikey", "api_key", "api-key")
 
 
 def _redact_json(value: Any, depth: int = 0) -> Any:
@@ -71,7 +73,8 @@ def redact_body(data: bytes | str) -> str:
     raw = data.encode("utf-8", "replace") if isinstance(data, str) else data
     cut = len(raw) > MAX_BODY
     text = raw[:MAX_BODY].decode("utf-8", "replace")
-    if not cut:
+    lowered = text.lower()
+    if not cut and any(word in lowered for word in _SECRET_WORDS):  # a key that may name a secret
         try:
             return json.dumps(_redact_json(json.loads(text)), ensure_ascii=False)
         except (ValueError, RecursionError):
@@ -106,6 +109,7 @@ class WireLog:
 
     def __init__(self, path: str | Path | None = None, *, max_entries: int = MAX_ENTRIES, max_bytes: int = MAX_BYTES) -> None:
         self.entries: deque[dict[str, Any]] = deque()
+        self._sizes: deque[int] = deque()  # each entry's size as a JSON line
         self.max_entries = max_entries
         self.max_bytes = max_bytes
         self.size = 0
@@ -128,10 +132,11 @@ class WireLog:
             entry = {"seq": self._seq, "t": round(time.monotonic() - self.start, 4), "kind": kind, **fields}
             line = json.dumps(entry, ensure_ascii=False, default=str)
             self.entries.append(entry)
+            self._sizes.append(len(line))
             self.size += len(line)
             while self.entries and (len(self.entries) > self.max_entries or self.size > self.max_bytes):
-                old = self.entries.popleft()
-                self.size -= len(json.dumps(old, ensure_ascii=False, default=str))
+                self.entries.popleft()
+                self.size -= self._sizes.popleft()
                 self.dropped += 1
             if self._file is not None:
                 self._file.write(line + "\n")
