@@ -257,12 +257,27 @@ def command_claims(text: str) -> list[tuple[str, set[str]]]:
     return out
 
 
+def subcommands(command: str) -> list[str]:
+    """The subcommands a command's ``--help`` lists as ``{a,b,c}`` (none for most)."""
+    if not command:
+        return []
+    text = commands()[command]
+    usage = text.split("\n\n", 1)[0]
+    found = re.findall(r"(?<![\w-] )\{([a-z][\w,-]*)\}", usage)  # not an option's choices (--flow {a,b})
+    subs = [sub for group in found for sub in group.split(",")]
+    if re.search(r"\bACTION \.\.\.", usage):  # a metavar hides the list: read it from "positional arguments"
+        subs += re.findall(r"^ {4}([a-z][\w-]*)\s", text.split("positional arguments:", 1)[-1].split("\n\n", 1)[0], re.M)
+    return subs
+
+
 def check_command(command: str, given: set[str]) -> str | None:
     known = commands()
     top = flags(help_of())
     if command and command not in known:
         return f"no command `{command}`"
     accepted = flags(known[command]) if command else top
+    for sub in subcommands(command):  # `rewindtui task list --context-id`: the flags of its subcommands
+        accepted |= flags(help_of(command, sub))
     if command and command != "serve":
         accepted |= top  # options given before the command
     unknown = sorted(f for f in given if f not in accepted and f != "--help")

@@ -81,6 +81,12 @@ METHODS: dict[str, dict[Dialect, str | None]] = {
     "list_tasks": {Dialect.V03: None, Dialect.V10: "ListTasks"},
     "cancel_task": {Dialect.V03: "tasks/cancel", Dialect.V10: "CancelTask"},
     "subscribe": {Dialect.V03: "tasks/resubscribe", Dialect.V10: "SubscribeToTask"},
+    # push-notification configs (shapes: rewindtui.a2a.push_wire; names: a2a-sdk 1.3's a2a.proto
+    # and a2a/compat/v0_3/jsonrpc_transport.py)
+    "set_push": {Dialect.V03: "tasks/pushNotificationConfig/set", Dialect.V10: "CreateTaskPushNotificationConfig"},
+    "get_push": {Dialect.V03: "tasks/pushNotificationConfig/get", Dialect.V10: "GetTaskPushNotificationConfig"},
+    "list_push": {Dialect.V03: "tasks/pushNotificationConfig/list", Dialect.V10: "ListTaskPushNotificationConfigs"},
+    "delete_push": {Dialect.V03: "tasks/pushNotificationConfig/delete", Dialect.V10: "DeleteTaskPushNotificationConfig"},
 }
 
 #: JSON-RPC error codes a client acts on (A2A and JSON-RPC 2.0).

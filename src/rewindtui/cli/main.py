@@ -60,6 +60,14 @@ def _serve(argv: list[str]) -> int:
     return int(serve_main(argv) or 0)
 
 
+def _dispatch(settings: Settings, args: argparse.Namespace) -> int:
+    if args.command is None:
+        return _run_app(settings)
+    if args.command in extra_commands():
+        return int(extra_commands()[args.command].main(settings, args) or 0)
+    return asyncio.run(run_command(settings, args))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     as_json = "--json" in argv
@@ -85,15 +93,18 @@ def main(argv: Sequence[str] | None = None) -> int:
             report(exc, as_json)
             return EXIT_USAGE
         try:
-            settings = load_settings(_settings_flags(args))
+            from rewindtui.config.saved_agents import resolve_flags
+
+            settings = load_settings(resolve_flags(_settings_flags(args)))  # --agent NAME: a saved agent
         except SettingsError as exc:
             report(exc, as_json)
             return EXIT_USAGE
-        if args.command is None:
-            return _run_app(settings)
-        if args.command in extra_commands():
-            return int(extra_commands()[args.command].main(settings, args) or 0)
-        return asyncio.run(run_command(settings, args))
+        if getattr(args, "wire_log", None):
+            from rewindtui.client.wire_log import logging_to
+
+            with logging_to(args.wire_log):  # every client made in it logs its traffic there
+                return _dispatch(settings, args)
+        return _dispatch(settings, args)
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
     except (ClientError, CommandFailed, AttachmentError) as exc:

@@ -40,7 +40,10 @@ rewindtui: talk to an A2A agent, and rewind it. `send` starts a session (or cont
 `session`); every turn opens with an invocation id (`invocation_id` in the records) that `rewind`
 and `fork` take as `before`. `rewind` takes the agent back to before that turn (optionally sending
 new text right away); `redo` brings rewound turns back; `fork` copies what came before a turn into
-a new session. `history` shows a session as the server has it."""
+a new session. `history` shows a session as the server has it. Tasks and push configs by id
+(`task_*`, `push_*`), `card_validate`, `undo`, `restore` and `rewound_branches` too. Every tool
+reaches the agent this server was started for, or another: `agent` (a saved agent's name) or `url`,
+with `auth_profile` (a named profile of the user's config) for credentials."""
 
 
 class ToolFailure(Exception):
@@ -166,8 +169,10 @@ def add_parser(sub: Any, connection_options: Callable[[argparse.ArgumentParser],
         help="serve the headless commands as MCP tools over stdio (for coding agents)",
         description=(
             "Speak MCP over stdin/stdout: the tools agents, sessions, send, history, rewind, redo, fork, "
-            "card and export run the headless commands of the same name on the agent given by the "
-            "connection options (the embedded server without --url). Register it in an MCP client, e.g. "
+            "card and export run the headless commands of the same name, and task_*, push_*, card_validate, "
+            "undo, restore and rewound_branches do what their names say, on the agent given by the "
+            "connection options (the embedded server without --url) or, per call, on a saved agent or a URL "
+            "with a named auth profile (docs/mcp.md). Register it in an MCP client, e.g. "
             "`claude mcp add rewindtui -- rewindtui mcp --url URL`."
         ),
     )

@@ -21,10 +21,14 @@ from rewindtui.cli.mcp_server import INSTRUCTIONS, Operations, ToolFailure, prog
 def build_server(ops: Operations) -> Any:
     """The MCP server whose tools run ``ops``."""
     server: Any = MCPServer("rewindtui", instructions=INSTRUCTIONS, version=__version__, log_level="WARNING")
+    from rewindtui.cli.mcp_power import Targets, register
 
-    async def run(command: str, **options: Any) -> list[dict[str, Any]]:
+    targets = Targets(ops)  # the agent each call names (agent / url / auth_profile): cli/mcp_power.py
+    ops._stack.push_async_callback(targets.aclose)
+
+    async def run(command: str, at: tuple[Any, Any, Any] = (None, None, None), **options: Any) -> list[dict[str, Any]]:
         try:
-            return await ops.run(command, **options)
+            return await (await targets.ops(*at)).run(command, **options)
         except ToolFailure as exc:
             raise ToolError(str(exc)) from None
 
@@ -52,17 +56,19 @@ def build_server(ops: Operations) -> Any:
             raise ToolError(str(exc)) from None
 
     @server.tool()
-    async def agents() -> list[dict[str, Any]]:
-        """The A2A agent this server talks to: name, URL, skills, and whether it can rewind, fork and redo."""
+    async def agents(agent: str | None = None, url: str | None = None, auth_profile: str | None = None) -> list[dict[str, Any]]:
+        """The A2A agent a call reaches (the one this server was started for, or AGENT, a saved
+        agent, or URL with AUTH_PROFILE): name, URL, skills, whether it can rewind, fork and redo.
+        Changes nothing."""
         try:
-            return await ops.agents()
+            return await (await targets.ops(agent, url, auth_profile)).agents()
         except ToolFailure as exc:
             raise ToolError(str(exc)) from None
 
     @server.tool()
-    async def sessions() -> list[dict[str, Any]]:
-        """The sessions on the agent's server (id, name, times)."""
-        return await run("sessions")
+    async def sessions(agent: str | None = None, url: str | None = None, auth_profile: str | None = None) -> list[dict[str, Any]]:
+        """The sessions on the agent's server (id, name, times). Changes nothing."""
+        return await run("sessions", (agent, url, auth_profile))
 
     @server.tool()
     async def send(
@@ -73,13 +79,18 @@ def build_server(ops: Operations) -> Any:
         save_dir: str | None = None,
         approve: bool = False,
         reject: bool = False,
+        agent: str | None = None,
+        url: str | None = None,
+        auth_profile: str | None = None,
         ctx: Context | None = None,
     ) -> list[dict[str, Any]]:
         """Send TEXT as the next turn of SESSION (a new session when none is given) and return the
         turn: {"session": ID} then one record per message (each agent turn has an invocation_id,
         the `before` of rewind/fork). `files`: paths (sent inline) or http(s) URLs; `data`: JSON
         texts sent as data parts; `save_dir`: save the reply's files there. When the agent asks for
-        approval of a tool call, answer with approve or reject (and session, no text)."""
+        approval of a tool call, answer with approve or reject (and session, no text). Changes: adds
+        a turn to the session on the agent's server; a rewind before its invocation_id undoes it
+        where the agent's server rewinds (see agents)."""
         checked = ids(session=(session, True))
         local = await paths(ctx, files=list(files or []), save_dir=save_dir)
         queue: asyncio.Queue[Any] = asyncio.Queue()
@@ -87,6 +98,7 @@ def build_server(ops: Operations) -> Any:
         try:
             return await run(
                 "send",
+                (agent, url, auth_profile),
                 text=[text] if text else [],
                 session=checked["session"],
                 file=local["files"],
@@ -103,52 +115,74 @@ def build_server(ops: Operations) -> Any:
 
     @server.tool()
     async def history(
-        session: str, include_rewound: bool = False, save_dir: str | None = None, ctx: Context | None = None
+        session: str, include_rewound: bool = False, save_dir: str | None = None, agent: str | None = None,
+        url: str | None = None, auth_profile: str | None = None, ctx: Context | None = None,
     ) -> list[dict[str, Any]]:
         """The conversation of SESSION as the server has it (with include_rewound, the turns rewinds
-        took away too, marked "rewound"); save_dir saves its files and data parts there."""
+        took away too, marked "rewound"); save_dir saves its files and data parts there. Changes
+        nothing on the server."""
         checked = ids(session=(session, False))
         local = await paths(ctx, save_dir=save_dir)
-        return await run("history", session=checked["session"], include_rewound=include_rewound, save_dir=local["save_dir"])
+        return await run(
+            "history", (agent, url, auth_profile), session=checked["session"], include_rewound=include_rewound,
+            save_dir=local["save_dir"],
+        )
 
     @server.tool()
-    async def rewind(session: str, before: str, text: str | None = None) -> list[dict[str, Any]]:
+    async def rewind(
+        session: str, before: str, text: str | None = None, agent: str | None = None, url: str | None = None,
+        auth_profile: str | None = None,
+    ) -> list[dict[str, Any]]:
         """Rewind SESSION to before the turn of invocation id BEFORE (the agent forgets that turn and
         all after it; its state goes back too); with TEXT, send it as the next turn. Refused when the
-        agent's server cannot rewind. Returns the conversation after it."""
+        agent's server cannot rewind. Returns the conversation after it. Changes the session on the
+        agent's server; undo (or redo) brings the turns back, nothing is deleted."""
         checked = ids(session=(session, False), before=(before, False))
-        return await run("rewind", session=checked["session"], before=checked["before"], text=text)
+        return await run("rewind", (agent, url, auth_profile), session=checked["session"], before=checked["before"], text=text)
 
     @server.tool()
-    async def redo(session: str, rewind_task: str | None = None) -> list[dict[str, Any]]:
+    async def redo(
+        session: str, rewind_task: str | None = None, agent: str | None = None, url: str | None = None,
+        auth_profile: str | None = None,
+    ) -> list[dict[str, Any]]:
         """Undo the last rewind of SESSION (or the rewind REWIND_TASK, see history include_rewound):
-        the rewound turns come back. Returns the conversation after it."""
+        the rewound turns come back. Returns the conversation after it. Changes the session on the
+        agent's server; a rewind can take the turns away again."""
         checked = ids(session=(session, False), rewind_task=(rewind_task, True))
-        return await run("redo", session=checked["session"], rewind_task=checked["rewind_task"])
+        return await run("redo", (agent, url, auth_profile), session=checked["session"], rewind_task=checked["rewind_task"])
 
     @server.tool()
-    async def fork(session: str, before: str) -> list[dict[str, Any]]:
-        """Create a new session holding what came before the turn BEFORE of SESSION (unchanged)."""
+    async def fork(
+        session: str, before: str, agent: str | None = None, url: str | None = None, auth_profile: str | None = None
+    ) -> list[dict[str, Any]]:
+        """Create a new session holding what came before the turn BEFORE of SESSION (unchanged).
+        Changes: a new session on the agent's server (SESSION is untouched); a rewind does not
+        remove it."""
         checked = ids(session=(session, False), before=(before, False))
-        return await run("fork", session=checked["session"], before=checked["before"])
+        return await run("fork", (agent, url, auth_profile), session=checked["session"], before=checked["before"])
 
     @server.tool()
-    async def card(extended: bool = False) -> list[dict[str, Any]]:
+    async def card(
+        extended: bool = False, agent: str | None = None, url: str | None = None, auth_profile: str | None = None
+    ) -> list[dict[str, Any]]:
         """The agent card: who the agent is, its interfaces, capabilities, skills, security schemes,
-        warnings; with extended, the authenticated extended card where the agent offers one."""
-        return await run("card", extended=extended)
+        warnings; with extended, the authenticated extended card where the agent offers one.
+        Changes nothing."""
+        return await run("card", (agent, url, auth_profile), extended=extended)
 
     @server.tool()
     async def export(
         session: str, format: str = "md", include_rewound: bool = False, output: str | None = None, force: bool = False,
+        agent: str | None = None, url: str | None = None, auth_profile: str | None = None,
         ctx: Context | None = None,
     ) -> str:
         """SESSION's transcript as Markdown (format md) or JSON (format json); written to the file
-        OUTPUT when given (an existing file only with force)."""
+        OUTPUT when given (an existing file only with force). Changes nothing on the server (writes
+        OUTPUT on this machine)."""
         checked = ids(session=(session, False))
         output = (await paths(ctx, output=output))["output"]
         try:
-            text = await ops.run_text(
+            text = await (await targets.ops(agent, url, auth_profile)).run_text(
                 "export", session=checked["session"], format=format, include_rewound=include_rewound, output=output,
                 force=force, save_files=False,
             )
@@ -156,6 +190,7 @@ def build_server(ops: Operations) -> Any:
             raise ToolError(str(exc)) from None
         return text or f"written to {output}"
 
+    register(server, targets)  # tasks, push configs, card_validate, undo, restore, rewound_branches
     return server
 
 

@@ -52,7 +52,7 @@ def connection_options(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--url", default=s, metavar="URL", help="A2A agent endpoint (default: start the embedded server)")
     g.add_argument("--api", default=s, metavar="URL", help="kagent-style REST base, e.g. http://HOST:8083/api")
     g.add_argument("--kagent", default=s, metavar="URL", help="kagent controller base, e.g. http://HOST:8083 (with --agent)")
-    g.add_argument("--agent", default=s, metavar="NS/NAME", help="agent on the kagent controller")
+    g.add_argument("--agent", default=s, metavar="NAME", help="a saved agent (`rewindtui agents`), or NS/NAME on the kagent controller")
     g.add_argument("--share", dest="kagent_share", default=s, metavar="TOKEN", help="kagent 1.0: open --session from this share token (read-only)")
     g.add_argument("--share-writable", dest="kagent_share_writable", action="store_true", default=s, help="kagent 1.0: the --share token may send")
     g.add_argument("--user-id", default=s, metavar="ID", help="user id sent to the server (X-User-Id)")
@@ -87,6 +87,10 @@ def connection_options(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--model-base-url", default=s, metavar="URL", help="the model's OpenAI-compatible endpoint")
     g.add_argument("--model-timeout", default=s, metavar="S", help="seconds one model request may take (default 300)")
     g.add_argument("--stall-timeout", default=s, metavar="S", help="seconds a turn may go without news (default 120)")
+    g.add_argument(
+        "--wire-log", default=s, metavar="FILE",
+        help="append every request, answer and SSE/gRPC frame to FILE as JSON lines (credentials redacted)",
+    )
     g.add_argument("--keep-server", default=s, metavar="S", help="keep the embedded server up S seconds after the last app quits (`serve --stop` ends it)")
 
 
@@ -236,6 +240,10 @@ def add_card(sub: Any) -> None:
     json_option(p)
     p.add_argument("--extended", action="store_true", help="also the extended card the agent gives authenticated users")
     p.add_argument("--card-keys", metavar="PATH", help="a JWKS file with the keys that may sign the card")
+    p.add_argument(
+        "--validate", action="store_true",
+        help="check the card against the A2A 1.0 and 0.3 schemas: every problem with its JSON path; exit 1 on errors",
+    )
 
 
 def add_rewind(sub: Any) -> None:
@@ -327,6 +335,6 @@ def extra_commands() -> dict[str, Any]:
     """Commands that live in their own modules: name -> module with ``add_parser(sub, options)``
     and ``main(settings, args) -> int``."""
     from rewindtui.cli import auth as auth_command
-    from rewindtui.cli import kagent_cmd, mcp_server, web
+    from rewindtui.cli import kagent_cmd, mcp_server, power_commands, web
 
-    return {"mcp": mcp_server, "web": web, "auth": auth_command, "kagent": kagent_cmd}
+    return {"mcp": mcp_server, "web": web, "auth": auth_command, "kagent": kagent_cmd, **power_commands.COMMANDS}

@@ -37,6 +37,7 @@ from rewindtui.a2a.card import wanted_schemes
 from rewindtui.a2a.classify import StreamEvent
 from rewindtui.a2a.dialect import Dialect
 from rewindtui.a2a.stored_partials import drop_from_task
+from rewindtui.client import wire_log
 from rewindtui.client.attachments import Attachment
 from rewindtui.client.auth import CredentialScope
 from rewindtui.client.bounded_json import bound_task
@@ -106,6 +107,7 @@ class A2AClient(RestApi):
         self.scope = CredentialScope.for_urls(config.home(), headers)
         self._http = http or httpx.AsyncClient(timeout=config.timeout, follow_redirects=True)
         self.scope.install(self._http)
+        wire_log.attach(self._http)  # the wire log (--wire-log, the app's console): recorded while one is active
         self.capabilities: Capabilities | None = None
         self._transport: Transport | None = None
         #: REST paging per session (a newest-page read starts it again)

@@ -164,6 +164,8 @@ _FILE_KEYS = {
     "kagent_share_writable",
     "card_keys",
     "card_issuers",
+    "agents",  # [agents.NAME] and [auth_profiles.NAME]: rewindtui.config.saved_agents
+    "auth_profiles",
 }
 #: Every source may give it.
 _ALL = frozenset({FLAG, ENV, FILE})

@@ -23,7 +23,7 @@ from rewindtui.chat.prompt_history import PromptStore
 from rewindtui.client.a2a_client import A2AClient, ClientError
 from rewindtui.config.connection import REFUSED, AppConnector, Target
 from rewindtui.config.settings import SettingsError
-from rewindtui.tui import interaction
+from rewindtui.tui import interaction, theme_memory
 from rewindtui.tui.paste import PasteSafeDriver
 from rewindtui.tui.push_notices import PushNotices
 from rewindtui.tui.screens.chat import ChatScreen
@@ -102,6 +102,7 @@ class RewindApp(App[int]):
 
     async def on_mount(self) -> None:
         self._catch_signals()
+        theme_memory.start(self)  # a theme picked from now on is saved in the config file
         screen = ChatScreen(self.prompt_store, self.draft_store)
         if self.data_dir is not None:
             screen.exports.files_dir = self.data_dir  # a copy's fallback file stays in the data dir
@@ -319,6 +320,23 @@ class RewindApp(App[int]):
             return
         self.push_screen(HelpScreen(self.keymap_overrides))
 
+    def action_wire_console(self) -> None:
+        from rewindtui.tui.screens.wire_console import WireConsoleScreen  # the one wiring of the console
+
+        if not isinstance(self.screen, WireConsoleScreen):
+            self.push_screen(WireConsoleScreen(self.data_dir))
+
+    def action_answer_form(self) -> None:
+        from rewindtui.tui.screens.form_answer import open_latest  # the one wiring of /form
+
+        open_latest(self)
+
+    def action_task_browser(self) -> None:
+        from rewindtui.tui.screens.task_browser import TaskBrowserScreen  # the one wiring of the browser
+
+        if self.chat is not None and not isinstance(self.screen, TaskBrowserScreen):
+            self.push_screen(TaskBrowserScreen(self.chat, self.data_dir))
+
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
         if not isinstance(screen, ChatScreen):
@@ -380,5 +398,6 @@ def run_app(settings: Any) -> int:
         hint=hint,
         data_dir=data_dir,
     )
+    theme_memory.configure(app, settings)
     result = app.run()
     return app.return_code or int(result or 0)  # an app that ended on an error exits non-zero

@@ -100,6 +100,9 @@ COMMANDS: tuple[Command, ...] = (
     Command("chat.save", "ctrl+s", "save_parts", "Save", "Save the files and data of the latest reply (while choosing: of the selected turn)", slash="save"),
     Command("chat.card", "f3", "show_card", "Card", "Show the agent card", slash="card"),
     Command("chat.kagent", "", "kagent", "kagent…", "kagent 1.0: this session's checkpoints (rename, delete, fork from any) and shares (revoke)", slash="kagent"),
+    Command("chat.tasks", "f8", "app.task_browser", "Tasks", "Browse this session's tasks, rewound ones marked: state, history, artifacts, raw JSON; follow, cancel, copy, save", slash="tasks"),
+    Command("chat.form", "", "app.answer_form", "Answer form", "Fill in the newest form the agent sent (a JSON schema data part); the answer is attached as a data part", slash="form"),
+    Command("chat.wire", "f5", "app.wire_console", "Wire", "Show the wire console: every request, answer and frame, credentials redacted (Enter copies a request as curl)", slash="wire"),
     Command("chat.help", "f1", "app.help", "Help", "Keys, slash commands and how rewind works (Esc closes it)", slash="help", show=True),
     Command("app.quit", "ctrl+q", "quit", "Quit", "Quit rewindtui (a draft is kept for next time; asks first during a reply)", owner="app", priority=True, palette=False),
     # -- lists the user opened on purpose (letters are shown on screen) --------------------------

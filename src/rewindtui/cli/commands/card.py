@@ -25,14 +25,22 @@ async def cmd_card(conn: Any, args: argparse.Namespace, out: Output) -> int:
     issuers = tuple(getattr(settings, "card_issuers", ()) or ())
     extras = await card_extras(client, card, url, extended=getattr(args, "extended", False), keys=keys, issuers=issuers)
     kagent = getattr(conn, "kagent", None)  # which kagent API, and what works there (kagent1_profile.Detection)
+    verdict = None
+    if getattr(args, "validate", False):
+        from rewindtui.output.card_validation import validate
+
+        verdict = validate(card)
     if out.as_json:
-        out.line(json_line({**card_record(card, url, client.capabilities, problem), **extras.record(), **(kagent.record() if kagent else {})}))
+        checked = {"validation": verdict.record()} if verdict is not None else {}
+        found = kagent.record() if kagent else {}
+        out.line(json_line({**card_record(card, url, client.capabilities, problem), **extras.record(), **found, **checked}))
     else:
         lines = format_card(card, url, client.capabilities, problem)
         last = [lines.pop()] if problem else []  # "rewindtui cannot use this agent" stays last
-        for text in [*lines, *extras.lines(url), *(kagent.lines() if kagent else []), *last]:
+        found_lines = kagent.lines() if kagent else []
+        for text in [*lines, *extras.lines(url), *found_lines, *(verdict.lines() if verdict else []), *last]:
             out.line(text)
-    return 0
+    return 1 if verdict is not None and not verdict.ok else 0
 
 
 async def card_of(client: Any) -> tuple[dict[str, Any], str, str]:

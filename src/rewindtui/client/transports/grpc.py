@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
+import json
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -263,6 +264,10 @@ _OPERATIONS: dict[str, tuple[str, Callable[[], ProtoMessage]]] = {
     "get_task": ("GetTask", pb.GetTaskRequest),
     "list_tasks": ("ListTasks", pb.ListTasksRequest),
     "cancel_task": ("CancelTask", pb.CancelTaskRequest),
+    "set_push": ("CreateTaskPushNotificationConfig", pb.TaskPushNotificationConfig),
+    "get_push": ("GetTaskPushNotificationConfig", pb.GetTaskPushNotificationConfigRequest),
+    "list_push": ("ListTaskPushNotificationConfigs", pb.ListTaskPushNotificationConfigsRequest),
+    "delete_push": ("DeleteTaskPushNotificationConfig", pb.DeleteTaskPushNotificationConfigRequest),
 }
 
 
@@ -286,11 +291,14 @@ class GrpcTransport(Transport):
 
     def _stub_ready(self) -> Any:
         if self._channel is None:
+            logged = wire_interceptors(self.target.address)  # the wire log, while one is active
             if self.target.tls:
                 credentials = grpc.ssl_channel_credentials(root_certificates=self.root_certificates)
-                self._channel = grpc.aio.secure_channel(self.target.address, credentials, options=CHANNEL_OPTIONS)
+                self._channel = grpc.aio.secure_channel(
+                    self.target.address, credentials, options=CHANNEL_OPTIONS, interceptors=logged
+                )
             else:
-                self._channel = grpc.aio.insecure_channel(self.target.address, options=CHANNEL_OPTIONS)
+                self._channel = grpc.aio.insecure_channel(self.target.address, options=CHANNEL_OPTIONS, interceptors=logged)
             self._stub = a2a_grpc_stub(self._channel)
         return self._stub
 
@@ -362,6 +370,61 @@ class GrpcTransport(Transport):
                 f"{name}: gRPC error {body['code']}: {body['message']}", body["code"], body["message"]
             ) from None
         return _to_json(response)
+
+
+def wire_interceptors(target: str) -> list[Any]:
+    """Client interceptors recording each call on ``target`` (the request, each message, the end
+    status) in the wire log active at that call (:mod:`rewindtui.client.wire_log`); they pass
+    everything through when none is."""
+    from rewindtui.client import wire_log
+
+    def as_json(message: Any) -> str:
+        try:
+            return wire_log.redact_body(json.dumps(_to_json(message)))
+        except Exception:
+            return f"({type(message).__name__})"
+
+    def method_of(details: Any) -> str:
+        return details.method.decode() if isinstance(details.method, bytes) else str(details.method)
+
+    class Unary(grpc.aio.UnaryUnaryClientInterceptor):
+        async def intercept_unary_unary(self, continuation: Any, details: Any, request: Any) -> Any:
+            log = wire_log.active()
+            if log is None:
+                return await continuation(details, request)
+            rid, started = wire_log.grpc_request(log, target, method_of(details), details.metadata, as_json(request))
+            call = await continuation(details, request)
+            try:
+                response = await call
+            except grpc.aio.AioRpcError as exc:
+                log.add("end", id=rid, ms=wire_log.since(started), status=exc.code().name, error=wire_log.redact(exc.details() or ""))
+                raise
+            log.add("response", id=rid, ms=wire_log.since(started), status="OK", body=as_json(response))
+            return response
+
+    class Streaming(grpc.aio.UnaryStreamClientInterceptor):
+        async def intercept_unary_stream(self, continuation: Any, details: Any, request: Any) -> Any:
+            log = wire_log.active()
+            if log is None:
+                return await continuation(details, request)
+            rid, started = wire_log.grpc_request(log, target, method_of(details), details.metadata, as_json(request))
+            call = await continuation(details, request)
+
+            async def frames() -> AsyncIterator[Any]:
+                status = "OK"
+                try:
+                    async for message in call:
+                        log.add("frame", id=rid, ms=wire_log.since(started), body=as_json(message))
+                        yield message
+                except grpc.aio.AioRpcError as exc:
+                    status = exc.code().name
+                    raise
+                finally:
+                    log.add("end", id=rid, ms=wire_log.since(started), status=status)
+
+            return frames()
+
+    return [Unary(), Streaming()]
 
 
 def a2a_grpc_stub(channel: grpc.aio.Channel) -> Any:

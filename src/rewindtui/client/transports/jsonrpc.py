@@ -50,6 +50,10 @@ class JsonRpcTransport(HttpTransport):
         event = classify_frame(frame)
         if event.kind is EventKind.ERROR:
             raise rpc_error(name, event.body, "JSON-RPC error")
+        if isinstance(frame, dict) and "result" not in frame and operation == "delete_push":
+            # a2a-sdk's 0.3 server answers a delete without "result"; its own client reads that
+            # as null (a2a-sdk 1.3 a2a/compat/v0_3/jsonrpc_transport.py, delete_task_push_notification_config)
+            return None
         if not isinstance(frame, dict) or "result" not in frame:
             raise MalformedFrame(f"{name}: no result in {excerpt(response.text)!r}")
         return frame["result"]

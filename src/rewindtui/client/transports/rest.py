@@ -19,7 +19,7 @@ from rewindtui.client.errors import MalformedFrame, Unsupported, excerpt, parse_
 from rewindtui.client.transports.base import rest_error
 from rewindtui.client.transports.http import HttpTransport, rpc_error, segment
 
-_OPERATIONS = ("get_task", "list_tasks", "cancel_task")
+_OPERATIONS = ("get_task", "list_tasks", "cancel_task", "set_push", "get_push", "list_push", "delete_push")
 
 
 class RestTransport(HttpTransport):
@@ -53,7 +53,9 @@ class RestTransport(HttpTransport):
         if operation not in _OPERATIONS:
             raise Unsupported(f"HTTP+JSON: no {operation.replace('_', ' ')} route")
         query = {k: _query_value(v) for k, v in params.items() if k != "id" and v is not None}
-        if operation == "get_task":
+        if operation.endswith("_push"):
+            verb, path, kw = _push_route(operation, params)
+        elif operation == "get_task":
             verb, path, kw = "GET", f"/tasks/{segment(params['id'])}", {"params": query}
         elif operation == "list_tasks":
             verb, path, kw = "GET", "/tasks", {"params": query}
@@ -73,6 +75,18 @@ class RestTransport(HttpTransport):
         if body is None:
             raise MalformedFrame(f"{name}: not JSON: {excerpt(response.text)!r}")
         return body
+
+
+def _push_route(operation: str, params: dict[str, Any]) -> tuple[str, str, dict[str, Any]]:
+    """A push-config operation's HTTP+JSON route (a2a-sdk 1.3 ``server/routes/rest_routes.py``:
+    ``POST|GET /tasks/{id}/pushNotificationConfigs``, ``GET|DELETE .../pushNotificationConfigs/{push_id}``)."""
+    base = f"/tasks/{segment(str(params.get('taskId', '')))}/pushNotificationConfigs"
+    if operation == "set_push":
+        body = {k: v for k, v in params.items() if k != "taskId"}
+        return "POST", base, {"json": body}
+    if operation == "list_push":
+        return "GET", base, {}
+    return ("GET" if operation == "get_push" else "DELETE"), f"{base}/{segment(str(params.get('id', '')))}", {}
 
 
 def _query_value(value: Any) -> str:
