@@ -70,6 +70,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from rewindtui.cli.backup import main as backup_main
 
             return backup_main(argv)
+        if argv and argv[0] == "repair":  # the server's data, the server stopped: rewindtui.cli.repair
+            from rewindtui.cli.repair import main as repair_main
+
+            return repair_main(argv)
         parser = build_parser()
         try:
             args, extra = parser.parse_known_args(argv)

@@ -91,6 +91,11 @@ class CachedDatabaseSessionService(DatabaseSessionService):
         self._direct: DirectAppender | None = None
         self._direct_checked = False
 
+    @property
+    def db_path(self) -> Path | None:
+        """The SQLite file (None: another database)."""
+        return self._db_path
+
     # -- cache helpers -------------------------------------------------------
     def _remember(self, session: Session) -> None:
         key = (session.app_name, session.user_id, session.id)
