@@ -22,7 +22,7 @@ def _not_utf8(text: str) -> bytes:
 def _not_json(text: str) -> str:
     """``,"p`` of the first ``,"p...`` replaced by ``zzz`` (the issue's example), else the ``{"p``
     of ``{"parts"``, else the first ``,"``."""
-    for mark in (',"p', '{"p', ',"'):
+    for mark in (',"p', ', "p', '{"p', ',"', ', "'):
         at = text.find(mark)
         if at >= 0:
             break
