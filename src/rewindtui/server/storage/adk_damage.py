@@ -205,14 +205,15 @@ async def read_session(
 
 def fill_missing_authors(session: Session) -> None:
     """An event stored without its author (ADK reads it as author ``""``, which the model would
-    take for another agent's words) is read as the agent's, and logged."""
+    take for another agent's words) is read as the user's when its content is the user's, else
+    as the agent's, and logged."""
     for event in session.events:
         if not event.author:
             log.warning(
                 "event %s of session %s in the agent's session database has no author; read as the agent's",
                 event.id, session.id,
             )
-            event.author = _NO_AUTHOR
+            event.author = "user" if event.content is not None and event.content.role == "user" else _NO_AUTHOR
             event.custom_metadata = {**(event.custom_metadata or {}), UNREADABLE_EVENT_KEY: "its author is missing"}
     _agent_authors(session.events)
 
