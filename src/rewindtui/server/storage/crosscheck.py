@@ -66,12 +66,16 @@ class Mismatch:
         if self.agent_only:
             parts.append(f"the agent has {len(self.agent_only)} turn(s) the view does not show (lost from the "
                          "task store)")
-        todo = (
-            f"stop the server and run `rewindtui repair {self.session_id}` to rewind the view past what the "
-            "agent lacks (nothing is deleted: those turns stay as rewound)"
-            if self.store_only and not self.agent_only and not self.agent_lacks_session
-            else "restore both files from one backup (rewindtui restore)"
-        )
+        if self.store_only and not self.agent_lacks_session:
+            todo = (
+                f"stop the server and run `rewindtui repair {self.session_id}` to rewind the view past what the "
+                "agent lacks (nothing is deleted: those turns stay as rewound)"
+            )
+            if self.agent_only:
+                todo += "; the turns only the agent has come back into the view only with a restore of both files " \
+                        "from one backup (rewindtui restore)"
+        else:
+            todo = "restore both files from one backup (rewindtui restore)"
         return f"{who}: {' and '.join(parts)}; the files are {files}; to make them agree, {todo}"
 
 

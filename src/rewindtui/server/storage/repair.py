@@ -12,8 +12,9 @@ session (or the ones named):
   newest transactions with its write-ahead log): the task store is rewound to just before the
   first of them -- a rewind task like any other, so those turns stay, shown as rewound, and a
   redo brings them back. ADK is not touched.
-* Anything else (the agent has turns the view lacks, or the session is missing from one file)
-  is said and left alone: only a restore of both files from one backup brings those back.
+* Anything else (turns the agent has that the view lacks, or a session missing from the
+  agent's file) is said and left alone: only a restore of both files from one backup brings
+  those back. (A turn is refused only while the view shows turns the agent lacks.)
 
 Every value it replaces is first copied to ``DIR/repaired-<date>-<time>/``: nothing is deleted.
 It says what it did, one line per change.
@@ -71,8 +72,14 @@ async def repair(data_dir: Path, session_ids: list[str] | None = None) -> list[s
     await store.open()
     try:
         for mismatch in await crosscheck(store, adk_path, APP_NAME, session_ids=session_ids):
-            if mismatch.store_only and not mismatch.agent_only and not mismatch.agent_lacks_session:
+            if mismatch.store_only and not mismatch.agent_lacks_session:
                 lines.append(await _rewind_past(store, mismatch))
+                if mismatch.agent_only:
+                    lines.append(
+                        f"session {mismatch.session_id!r}: the agent also has {len(mismatch.agent_only)} turn(s) the "
+                        "view does not show (lost from the task store); not changed: only a restore of both files "
+                        "from one backup brings them back into the view"
+                    )
             else:
                 lines.append(mismatch.sentence(data_dir) + " (not changed: repair cannot bring back lost turns)")
     finally:
