@@ -68,7 +68,7 @@ async def test_a_garbled_task_reads_as_a_placeholder_and_the_session_goes_on(tmp
     assert any(f"stored task {task_id}" in r.getMessage() and "cannot be read" in r.getMessage() for r in caplog.records)
 
 
-GOOD = '{"kind": "task", "id": "t-3", "contextId": "s-1"}'
+GOOD = '{"kind": "task", "id": "t-3", "contextId": "s-1", "status": {"state": "completed"}}'
 
 
 @pytest.mark.parametrize(
@@ -81,6 +81,11 @@ GOOD = '{"kind": "task", "id": "t-3", "contextId": "s-1"}'
         (GOOD, "[true]", "not a list of message numbers"),
         ("[1]", None, "not a JSON object"),
         (7, None, "not text (a int)"),
+        ('{"kind": "task", "id": "t-3", "contextId": "s-1"}', None, "status is missing"),
+        ('{"kind": "task", "id": 3, "status": {"state": "completed"}}', None, "id is missing or not text"),
+        ('{"id": "t-3", "status": {"state": "completed"}, "artifacts": 5}', None, "artifacts are not a list"),
+        ('{"id": "t-3", "status": {"state": "completed"}, "metadata": []}', None, "metadata is not an object"),
+        ('{"id": "t-3", "status": {"state": "completed", "message": {"role": "agent"}}}', None, "status message"),
     ],
 )
 def test_a_task_row_reads_as_stored_or_as_a_placeholder_with_the_reason(body, refs, why):
@@ -94,3 +99,34 @@ def test_a_task_row_reads_as_stored_or_as_a_placeholder_with_the_reason(body, re
     assert row.history_refs == (None if refs is None else "[]")
     assert data["status"]["state"] == "completed"
     assert "stored task #3" in data["history"][-1]["parts"][0]["text"]
+
+
+@pytest.mark.parametrize(
+    "body, v1, why",
+    [
+        ('{"kind": "message", "messageId": "m", "role": "agent", "parts": [{"kind": "text", "text": "hi"}]}', False, None),
+        ('{"messageId": "m", "role": "ROLE_USER", "parts": [{"text": "hi"}]}', True, None),
+        ('{"kind": "message", "messageId": "m", "role": "agent"zzzarts": []}', False, "not JSON"),
+        ('{"kind": "message", "messageId": "m", "ro', False, "not JSON"),
+        ('{"kind": "message", "messageId": "m", "role": "agent", "parts": 5}', False, "parts are missing or not a list"),
+        ('{"kind": "message", "messageId": "m", "role": "agent", "parts": [5]}', False, "parts are missing or not a list"),
+        ('{"kind": "message", "role": "agent", "parts": []}', False, "messageId is missing"),
+        ('{"kind": "message", "messageId": "m", "role": "robot", "parts": []}', False, "role is missing or not one of"),
+        ('{"kind": "task", "messageId": "m", "role": "agent", "parts": []}', False, "kind is not 'message'"),
+        ('{"messageId": "m", "role": "agent", "parts": []}', True, "role is missing or not one of ROLE_AGENT/ROLE_USER"),
+        ('{"kind": "message", "messageId": "m", "role": "agent", "parts": [], "metadata": 1}', False, "metadata"),
+        ("[]", False, "not a JSON object"),
+    ],
+)
+def test_a_message_body_reads_as_stored_or_as_a_placeholder_with_the_reason(body, v1, why):
+    from rewindtui.server.storage.undecodable import UNREADABLE_KEY, checked_body, message_problem
+
+    reason = message_problem(body, v1=v1)
+    answered = json.loads(checked_body(body, 9, v1=v1))  # always one JSON message
+    if why is None:
+        assert reason is None and answered == json.loads(body)
+        return
+    assert reason is not None and why in reason
+    assert answered["metadata"][UNREADABLE_KEY] is True
+    assert why in answered["parts"][0]["text"] and "stored message #9" in answered["parts"][0]["text"]
+    assert answered["messageId"] == ("m" if '"messageId": "m"' in body else "unreadable-9")
