@@ -15,10 +15,10 @@ import httpx
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "server"))
-from srvkit import A2A, Api, Served, texts  # noqa: E402
+from srvkit import A2A, Api, Served, texts
 
-from rewindtui.cli.main import main as cli_main  # noqa: E402
-from rewindtui.server.agent.demo_model import _history  # noqa: E402
+from rewindtui.cli.main import main as cli_main
+from rewindtui.server.agent.demo_model import _history
 
 pytestmark = [
     pytest.mark.slow,

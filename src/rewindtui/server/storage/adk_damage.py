@@ -200,7 +200,8 @@ async def read_session(
     merged.update({State.APP_PREFIX + k: v for k, v in app_state.items()})
     merged.update({State.USER_PREFIX + k: v for k, v in user_state.items()})
     shell = S(app_name=app_name, user_id=user_id, id=session_id, create_time=create_time, update_time=update_time)
-    return shell.to_session(state=merged, events=events)  # type: ignore[no-any-return]
+    session: Session = shell.to_session(state=merged, events=events)
+    return session
 
 
 def fill_missing_authors(session: Session) -> None:

@@ -177,7 +177,7 @@ async def _first_words(store: Store, session_id: str, wanted: Sequence[str]) -> 
             continue
         try:
             parts = json.loads(body).get("parts") or []
-            text = next((p.get("text") for p in parts if isinstance(p, dict) and isinstance(p.get("text"), str)), "")
+            text = str(next((p["text"] for p in parts if isinstance(p, dict) and isinstance(p.get("text"), str)), ""))
         except (ValueError, AttributeError, TypeError):
             text = ""
         words[invocation_id] = " ".join(text.split())[:30]

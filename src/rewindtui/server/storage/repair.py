@@ -155,7 +155,8 @@ def _state_from_events(conn: sqlite3.Connection, app_name: str, user_id: str, se
         if why is not None or not isinstance(data, dict):
             unreadable += 1
             data = {}
-        actions = data.get("actions") if isinstance(data.get("actions"), dict) else {}
+        found = data.get("actions")
+        actions: dict[str, Any] = found if isinstance(found, dict) else {}
         target = actions.get("rewind_before_invocation_id")
         delta = actions.get("state_delta")
         events.append(
