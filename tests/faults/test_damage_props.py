@@ -115,7 +115,7 @@ def test_one_damaged_row_affects_only_its_item(template, tmp_path_factory, store
     # refused in one line naming the repair
     if store == "state":
         text = json.dumps(answer)
-        assert f"rewindtui repair {sid}" in text and "SELECT" not in text, text[:400]
+        assert f"rewindtui repair --data-dir {data} {sid}" in text and "SELECT" not in text, text[:400]
         return
     status = answer["result"]["status"]
     assert status["state"] == "completed", answer

@@ -113,7 +113,7 @@ async def test_a_damaged_adk_state_is_said_in_one_line_and_repair_rebuilds_it(tm
             await chat.client.aclose()
     text = str(refused.value)
     assert "second words" in shown
-    assert f"rewindtui repair {sid}" in text and "adk_sessions.db" in text and "nothing was sent" in text
+    assert f"rewindtui repair --data-dir {tmp_path} {sid}" in text and "adk_sessions.db" in text and "nothing was sent" in text
     assert "SELECT" not in text and "sqlalchemy" not in text.lower() and "\n" not in text
     assert _count(tmp_path / "rewindtui.db", "tasks") == 2  # nothing stored
 
@@ -161,7 +161,7 @@ async def test_a_turn_the_agent_lacks_is_said_at_start_and_on_send_then_repaired
     said = [r.getMessage() for r in caplog.records if "the two stores disagree" in r.getMessage()]
     assert len(said) == 1, said
     assert f"session {sid!r}" in said[0] and "turn 3 ('third words')" in said[0]
-    assert str(tmp_path / "adk_sessions.db") in said[0] and f"rewindtui repair {sid}" in said[0]
+    assert str(tmp_path / "adk_sessions.db") in said[0] and f"rewindtui repair --data-dir {tmp_path} {sid}" in said[0]
     assert "turn 3 ('third words')" in str(refused.value) and "nothing was sent" in str(refused.value)
 
     capsys.readouterr()
@@ -220,7 +220,7 @@ def test_cut_write_ahead_logs_after_kill_9_are_never_silent(tmp_path):
     answered = json.dumps(last)
     if "the two stores disagree" in err:
         assert "session 'S1'" in err and "adk_sessions.db" in err
-        assert "nothing was sent" in answered and "rewindtui repair S1" in answered
+        assert "nothing was sent" in answered and f"rewindtui repair --data-dir {data} S1" in answered
     else:  # they agree: the model saw exactly the user turns the view shows, and w4
         seen = answered.split("history: ", 1)[1].split("; weather_calls", 1)[0]
         assert seen.count("'w") == len(shown) // 2 + 1, (seen, shown)

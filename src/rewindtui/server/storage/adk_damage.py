@@ -191,7 +191,8 @@ async def read_session(
         reason = "; ".join(problems)
         raise DamagedAgentState(
             f"the agent's saved state of session {session_id!r} in {where} cannot be read: {reason}; "
-            f"nothing was sent. Stop the server and run `rewindtui repair {session_id}` to rebuild it "
+            f"nothing was sent. Stop the server and run `rewindtui repair{_data_dir_flag(db_path)} {session_id}` "
+            "to rebuild it "
             "from the session's events",
             session_id=session_id,
             reason=reason,
@@ -229,6 +230,10 @@ def _agent_authors(events: list[Event]) -> None:
         agents = [e for e in events if e.author not in ("user", _NO_AUTHOR)]
         same = [e.author for e in agents if e.invocation_id == event.invocation_id]
         event.author = (same or [e.author for e in agents] or [_NO_AUTHOR])[0]
+
+
+def _data_dir_flag(db_path: Path | None) -> str:
+    return f" --data-dir {db_path.parent}" if db_path is not None else ""
 
 
 def _epoch(value: Any) -> float:

@@ -68,7 +68,8 @@ class Mismatch:
                          "task store)")
         if self.store_only and not self.agent_lacks_session:
             todo = (
-                f"stop the server and run `rewindtui repair {self.session_id}` to rewind the view past what the "
+                f"stop the server and run `rewindtui repair --data-dir {data_dir} {self.session_id}` to rewind the "
+                "view past what the "
                 "agent lacks (nothing is deleted: those turns stay as rewound)"
             )
             if self.agent_only:
