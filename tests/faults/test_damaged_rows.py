@@ -111,6 +111,10 @@ async def test_a_damaged_adk_state_is_said_in_one_line_and_repair_rebuilds_it(tm
                 await chat.send("third words")
         finally:
             await chat.client.aclose()
+        first = _rest_tasks(srv, sid)[0]["metadata"]["kagent_invocation_id"]
+        rewind = httpx.post(f"{srv.api_url}/sessions/{sid}/rewind", json={"rewind_before_invocation_id": first},
+                            headers={"X-User-Id": "local"}, timeout=60)
+    assert rewind.status_code == 409 and f"rewindtui repair --data-dir {tmp_path} {sid}" in rewind.json()["error"]
     text = str(refused.value)
     assert "second words" in shown
     assert f"rewindtui repair --data-dir {tmp_path} {sid}" in text and "adk_sessions.db" in text and "nothing was sent" in text

@@ -36,6 +36,7 @@ from google.genai import types
 from sqlalchemy import LargeBinary, cast, select
 
 from rewindtui.server.agent.internals import BulkEventWriter
+from rewindtui.server.service.errors import Conflict
 
 log = logging.getLogger(__name__)
 
@@ -45,9 +46,10 @@ _NO_AUTHOR = "rewindtui"
 _AUTHOR = re.compile(rb'"author"\s*:\s*"([A-Za-z0-9_.-]{1,100})"')
 
 
-class DamagedAgentState(ValueError):
+class DamagedAgentState(Conflict):
     """A session's state (or the app's or user's) in ADK's database cannot be read; ``str()`` is
-    one line naming the session, the file, the reason and what to do."""
+    one line naming the session, the file, the reason and what to do. A service error (409): a
+    turn, rewind or fork of the session answers it as it is."""
 
     def __init__(self, message: str, *, session_id: str, reason: str) -> None:
         super().__init__(message)
