@@ -207,6 +207,11 @@ async def read_session(
     return session
 
 
+def is_placeholder(event: Event) -> bool:
+    """Whether ``event`` stands in for a stored one that could not be read."""
+    return bool((event.custom_metadata or {}).get(UNREADABLE_EVENT_KEY))
+
+
 def fill_missing_authors(session: Session) -> None:
     """An event stored without its author (ADK reads it as author ``""``, which the model would
     take for another agent's words) is read as the user's when its content is the user's, else

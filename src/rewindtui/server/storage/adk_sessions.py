@@ -60,7 +60,7 @@ from sqlalchemy.ext.asyncio import create_async_engine
 from rewindtui.server.agent.internals import bulk_event_writer, has_update_marker
 from rewindtui.server.service.errors import is_storage_failure
 from rewindtui.server.storage.adk_append import DirectAppender
-from rewindtui.server.storage.adk_damage import fill_missing_authors, read_session
+from rewindtui.server.storage.adk_damage import fill_missing_authors, is_placeholder, read_session
 
 _Key = tuple[str, str, str]
 _SHARED_PREFIXES = (State.APP_PREFIX, State.USER_PREFIX)
@@ -141,6 +141,8 @@ class CachedDatabaseSessionService(DatabaseSessionService):
                 writer, app_name=app_name, user_id=user_id, session_id=session_id, config=config,
                 db_path=self._db_path, sqlite=self._engine.dialect.name == "sqlite",
             )
+            if session is None or not any(is_placeholder(e) for e in session.events):
+                raise  # not a damaged row: ADK's own failure, as it was
         if session is not None and any(not e.author for e in session.events):
             fill_missing_authors(session)
         if session is not None and config is None and self._generation.get(key, 0) == generation:
