@@ -49,7 +49,8 @@ class Report:
     problems: list[str] = field(default_factory=list)
 
     def __bool__(self) -> bool:
-        return bool(self.intents_completed or self.intents_dropped or self.turns_failed or self.problems)
+        """Whether anything was recovered (the problems found are logged on their own)."""
+        return bool(self.intents_completed or self.intents_dropped or self.turns_failed)
 
 
 class Recovery:
