@@ -130,3 +130,32 @@ def test_a_message_body_reads_as_stored_or_as_a_placeholder_with_the_reason(body
     assert answered["metadata"][UNREADABLE_KEY] is True
     assert why in answered["parts"][0]["text"] and "stored message #9" in answered["parts"][0]["text"]
     assert answered["messageId"] == ("m" if '"messageId": "m"' in body else "unreadable-9")
+
+
+def test_sqlite_and_python_agree_on_which_bodies_are_sound():
+    """The store checks bodies with SQLite's JSON functions (fast) and explains in Python: the two
+    must pass exactly the same bodies, for both dialects."""
+    import sqlite3
+
+    from rewindtui.server.storage.undecodable import decode_text, message_problem, sound_sql
+
+    zero_three = '{"kind": "message", "messageId": "m", "role": "agent", "parts": [{"kind": "text", "text": "hi"}]}'
+    one = '{"messageId": "m", "role": "ROLE_USER", "parts": [{"text": "hi"}]}'
+    bodies = [
+        zero_three, one, zero_three[:40], zero_three.replace(',"p', "zzz"), zero_three.replace(', "p', "zzz"),
+        "[]", '"x"', "", "{}", '{"messageId": "m", "role": "agent", "parts": [1]}',
+        '{"messageId": "m", "role": "agent", "parts": {}}', '{"messageId": 5, "role": "agent", "parts": []}',
+        '{"messageId": "", "role": "agent", "parts": []}', '{"kind": "task", "messageId": "m", "role": "agent", "parts": []}',
+        '{"messageId": "m", "role": "agent", "parts": [], "metadata": 3}',
+        '{"messageId": "m", "role": "agent", "parts": [], "metadata": null}', '{"messageId": "m", "parts": []}',
+        '{"messageId": "m", "role": "ROLE_AGENT", "parts": []}', None, 5, b'{"a\xff": 1}',
+    ]
+    conn = sqlite3.connect(":memory:")
+    conn.text_factory = decode_text
+    conn.execute("CREATE TABLE m (seq INTEGER PRIMARY KEY, body)")
+    conn.executemany("INSERT INTO m (body) VALUES (?)", [(b,) for b in bodies])
+    for v1 in (False, True):
+        rows = conn.execute(f"SELECT seq, body, {sound_sql('body', v1=v1)} FROM m ORDER BY seq").fetchall()
+        for seq, body, sound in rows:
+            assert bool(sound) == (message_problem(body, v1=v1) is None), (v1, seq, body)
+    conn.close()
