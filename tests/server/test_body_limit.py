@@ -15,7 +15,7 @@ from rewindtui.chat import TurnRefused
 from rewindtui.server import EmbeddedServer
 from rewindtui.server.http.body_limit import MAX_REQUEST_ENV
 
-pytestmark = pytest.mark.timeout(120)
+pytestmark = [pytest.mark.timeout(120), pytest.mark.slow]
 
 MB = 1024 * 1024
 
