@@ -228,3 +228,15 @@ def test_cut_write_ahead_logs_after_kill_9_are_never_silent(tmp_path):
     else:  # they agree: the model saw exactly the user turns the view shows, and w4
         seen = answered.split("history: ", 1)[1].split("; weather_calls", 1)[0]
         assert seen.count("'w") == len(shown) // 2 + 1, (seen, shown)
+
+
+async def test_repair_takes_the_data_dir_before_or_after_the_command(tmp_path, capsys):
+    from rewindtui.cli.main import main as cli_main
+
+    await session_on_disk(tmp_path, "first words")
+    for argv in (["repair", "--data-dir", str(tmp_path)], ["--data-dir", str(tmp_path), "repair"]):
+        capsys.readouterr()
+        assert await asyncio.to_thread(cli_main, argv) == 0
+        assert capsys.readouterr().out.strip() == "nothing to repair: every session reads and the two stores agree"
+    assert await asyncio.to_thread(cli_main, ["repair", "--data-dir", str(tmp_path / "none")]) == 1
+    assert "does not exist" in capsys.readouterr().err
