@@ -173,7 +173,7 @@ async def read_session(
                         row[0], session_id, reason,
                     )
                 events.append(event)
-            _agent_authors(events)
+            _agent_authors(events, whole=config is None or (not config.num_recent_events and not config.after_timestamp))
         app_raw = (await sql.execute(select(raw(A.state)).where(A.app_name == app_name))).scalar_one_or_none()
         user_raw = (
             await sql.execute(select(raw(U.state)).where(U.app_name == app_name, U.user_id == user_id))
@@ -227,12 +227,20 @@ def fill_missing_authors(session: Session) -> None:
     _agent_authors(session.events)
 
 
-def _agent_authors(events: list[Event]) -> None:
-    """A placeholder whose author could not be read takes the agent's name from another event of
-    its invocation, else of the session (so the model reads it as its own turn, not as another
-    agent's)."""
+def _agent_authors(events: list[Event], *, whole: bool = True) -> None:
+    """A placeholder whose author could not be read is the user's when it opens a turn that has
+    no user event, else it takes the agent's name from another event of its invocation, else of
+    the session (so the model reads it as the user's or its own turn, not as another agent's).
+    ``whole``: ``events`` are the whole session (a partial read may start inside a turn)."""
     for event in events:
         if event.author != _NO_AUTHOR or not (event.custom_metadata or {}).get(UNREADABLE_EVENT_KEY):
+            continue
+        invocation = [e for e in events if e.invocation_id == event.invocation_id]
+        if whole and invocation[0] is event and not any(e.author == "user" for e in invocation):
+            # a turn opens with the user's message: the first event of one that has none is it
+            event.author = "user"
+            if event.content is not None:
+                event.content.role = "user"
             continue
         agents = [e for e in events if e.author not in ("user", _NO_AUTHOR)]
         same = [e.author for e in agents if e.invocation_id == event.invocation_id]
