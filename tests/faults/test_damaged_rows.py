@@ -240,3 +240,19 @@ async def test_repair_takes_the_data_dir_before_or_after_the_command(tmp_path, c
         assert capsys.readouterr().out.strip() == "nothing to repair: every session reads and the two stores agree"
     assert await asyncio.to_thread(cli_main, ["repair", "--data-dir", str(tmp_path / "none")]) == 1
     assert "does not exist" in capsys.readouterr().err
+
+
+async def test_a_damaged_journal_entry_is_said_and_the_server_serves(tmp_path, caplog):
+    sid = await session_on_disk(tmp_path, "first words")
+    with sqlite3.connect(tmp_path / "rewindtui.db") as conn:
+        conn.execute("INSERT INTO intents (id, kind, session_id, payload, created_at) VALUES "
+                     "('i-1', 'rewind', ?, '{not json', '2026-01-01'), "
+                     "('i-2', 'rewind', ?, '{\"user_id\": \"local\"}', '2026-01-02')", (sid, sid))
+    conn.close()
+    caplog.set_level(logging.WARNING)
+    with EmbeddedServer(tmp_path) as srv:
+        shown, answer, _ = await _read_and_send(srv, sid)
+    said = " ".join(r.getMessage() for r in caplog.records)
+    assert "journal entry i-1 (rewind of session" in said and "cannot be read; left in place" in said
+    assert "journal entry i-2 (rewind of session" in said and "cannot be replayed" in said
+    assert "first words" in shown and "fourth words" in answer

@@ -71,7 +71,13 @@ class Recovery:
         touched: dict[str, str] = {}
         for intent in await self.store.intents():
             touched[intent.session_id] = intent.payload["user_id"]
-            await self._replay(intent, report)
+            try:
+                await self._replay(intent, report)
+            except (KeyError, TypeError, AttributeError) as exc:  # a damaged entry: said, left in place
+                report.problems.append(
+                    f"journal entry {intent.id} ({intent.kind} of session {intent.session_id!r}) in "
+                    f"{self.store.path} cannot be replayed (its {exc} is missing or wrong); left in place"
+                )
         for task in await self.store.unfinished_tasks():
             touched[task.session_id] = task.user_id
             try:
