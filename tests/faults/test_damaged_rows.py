@@ -256,3 +256,21 @@ async def test_a_damaged_journal_entry_is_said_and_the_server_serves(tmp_path, c
     assert "journal entry i-1 (rewind of session" in said and "cannot be read; left in place" in said
     assert "journal entry i-2 (rewind of session" in said and "cannot be replayed" in said
     assert "first words" in shown and "fourth words" in answer
+
+
+async def test_the_front_does_not_read_a_store_early_whose_turns_the_agent_lacks(tmp_path):
+    """``serve``'s front answers the store's read-only REST before the agent loads -- but not when
+    the two stores disagree: the view then waits for the full app, whose start says so."""
+    from rewindtui.server.http.front import Front
+    from rewindtui.server.process.options import ServerOptions
+
+    await session_on_disk(tmp_path, "first words", "second words")
+
+    def front() -> Front:
+        return Front(tmp_path, build=lambda: None, card=lambda: {}, options=ServerOptions(), bind_host="127.0.0.1")
+
+    agreeing = await front()._readable_store()
+    assert agreeing is not None
+    await agreeing.close()
+    _drop_turn_from_adk(tmp_path, "second words")
+    assert await front()._readable_store() is None
