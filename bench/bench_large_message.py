@@ -14,6 +14,7 @@ and the data directory's size on disk as a multiple of what was sent.
 from __future__ import annotations
 
 import argparse
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -94,6 +95,7 @@ def main() -> int:
         except subprocess.TimeoutExpired:
             proc.kill()
     on_disk = disk_bytes(data)
+    shutil.rmtree(data, ignore_errors=True)
     stored = f" = {on_disk / sent:.1f}x what was stored ({sent / 1024 / 1024:.0f} MB)" if sent else ""
     print(f"data directory after {args.turns} turn(s) of {total:g} MB sent: {on_disk / 1024 / 1024:.0f} MB on disk{stored}")
     return 0
