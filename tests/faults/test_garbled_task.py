@@ -68,7 +68,7 @@ async def test_a_garbled_task_reads_as_a_placeholder_and_the_session_goes_on(tmp
     assert any(f"stored task {task_id}" in r.getMessage() and "cannot be read" in r.getMessage() for r in caplog.records)
 
 
-GOOD = '{"kind": "task", "id": "t-3", "contextId": "s-1"}'
+GOOD = '{"kind": "task", "id": "t-3", "contextId": "s-1", "status": {"state": "completed"}}'
 
 
 @pytest.mark.parametrize(
@@ -81,6 +81,11 @@ GOOD = '{"kind": "task", "id": "t-3", "contextId": "s-1"}'
         (GOOD, "[true]", "not a list of message numbers"),
         ("[1]", None, "not a JSON object"),
         (7, None, "not text (a int)"),
+        ('{"kind": "task", "id": "t-3", "contextId": "s-1"}', None, "status is missing"),
+        ('{"kind": "task", "id": 3, "status": {"state": "completed"}}', None, "id is missing or not text"),
+        ('{"id": "t-3", "status": {"state": "completed"}, "artifacts": 5}', None, "artifacts are not a list"),
+        ('{"id": "t-3", "status": {"state": "completed"}, "metadata": []}', None, "metadata is not an object"),
+        ('{"id": "t-3", "status": {"state": "completed", "message": {"role": "agent"}}}', None, "status message"),
     ],
 )
 def test_a_task_row_reads_as_stored_or_as_a_placeholder_with_the_reason(body, refs, why):
@@ -94,3 +99,63 @@ def test_a_task_row_reads_as_stored_or_as_a_placeholder_with_the_reason(body, re
     assert row.history_refs == (None if refs is None else "[]")
     assert data["status"]["state"] == "completed"
     assert "stored task #3" in data["history"][-1]["parts"][0]["text"]
+
+
+@pytest.mark.parametrize(
+    "body, v1, why",
+    [
+        ('{"kind": "message", "messageId": "m", "role": "agent", "parts": [{"kind": "text", "text": "hi"}]}', False, None),
+        ('{"messageId": "m", "role": "ROLE_USER", "parts": [{"text": "hi"}]}', True, None),
+        ('{"kind": "message", "messageId": "m", "role": "agent"zzzarts": []}', False, "not JSON"),
+        ('{"kind": "message", "messageId": "m", "ro', False, "not JSON"),
+        ('{"kind": "message", "messageId": "m", "role": "agent", "parts": 5}', False, "parts are missing or not a list"),
+        ('{"kind": "message", "messageId": "m", "role": "agent", "parts": [5]}', False, "parts are missing or not a list"),
+        ('{"kind": "message", "role": "agent", "parts": []}', False, "messageId is missing"),
+        ('{"kind": "message", "messageId": "m", "role": "robot", "parts": []}', False, "role is missing or not one of"),
+        ('{"kind": "task", "messageId": "m", "role": "agent", "parts": []}', False, "kind is not 'message'"),
+        ('{"messageId": "m", "role": "agent", "parts": []}', True, "role is missing or not one of ROLE_AGENT/ROLE_USER"),
+        ('{"kind": "message", "messageId": "m", "role": "agent", "parts": [], "metadata": 1}', False, "metadata"),
+        ("[]", False, "not a JSON object"),
+    ],
+)
+def test_a_message_body_reads_as_stored_or_as_a_placeholder_with_the_reason(body, v1, why):
+    from rewindtui.server.storage.undecodable import UNREADABLE_KEY, checked_body, message_problem
+
+    reason = message_problem(body, v1=v1)
+    answered = json.loads(checked_body(body, 9, v1=v1))  # always one JSON message
+    if why is None:
+        assert reason is None and answered == json.loads(body)
+        return
+    assert reason is not None and why in reason
+    assert answered["metadata"][UNREADABLE_KEY] is True
+    assert why in answered["parts"][0]["text"] and "stored message #9" in answered["parts"][0]["text"]
+    assert answered["messageId"] == ("m" if '"messageId": "m"' in body else "unreadable-9")
+
+
+def test_sqlite_and_python_agree_on_which_bodies_are_sound():
+    """The store checks bodies with SQLite's JSON functions (fast) and explains in Python: the two
+    must pass exactly the same bodies, for both dialects."""
+    import sqlite3
+
+    from rewindtui.server.storage.undecodable import decode_text, message_problem, sound_sql
+
+    zero_three = '{"kind": "message", "messageId": "m", "role": "agent", "parts": [{"kind": "text", "text": "hi"}]}'
+    one = '{"messageId": "m", "role": "ROLE_USER", "parts": [{"text": "hi"}]}'
+    bodies = [
+        zero_three, one, zero_three[:40], zero_three.replace(',"p', "zzz"), zero_three.replace(', "p', "zzz"),
+        "[]", '"x"', "", "{}", '{"messageId": "m", "role": "agent", "parts": [1]}',
+        '{"messageId": "m", "role": "agent", "parts": {}}', '{"messageId": 5, "role": "agent", "parts": []}',
+        '{"messageId": "", "role": "agent", "parts": []}', '{"kind": "task", "messageId": "m", "role": "agent", "parts": []}',
+        '{"messageId": "m", "role": "agent", "parts": [], "metadata": 3}',
+        '{"messageId": "m", "role": "agent", "parts": [], "metadata": null}', '{"messageId": "m", "parts": []}',
+        '{"messageId": "m", "role": "ROLE_AGENT", "parts": []}', None, 5, b'{"a\xff": 1}',
+    ]
+    conn = sqlite3.connect(":memory:")
+    conn.text_factory = decode_text
+    conn.execute("CREATE TABLE m (seq INTEGER PRIMARY KEY, body)")
+    conn.executemany("INSERT INTO m (body) VALUES (?)", [(b,) for b in bodies])
+    for v1 in (False, True):
+        rows = conn.execute(f"SELECT seq, body, {sound_sql('body', v1=v1)} FROM m ORDER BY seq").fetchall()
+        for seq, body, sound in rows:
+            assert bool(sound) == (message_problem(body, v1=v1) is None), (v1, seq, body)
+    conn.close()

@@ -78,11 +78,20 @@ def main(argv: Sequence[str] | None = None) -> int:
             from rewindtui.cli.backup import main as backup_main
 
             return backup_main(argv)
+        if argv and argv[0] == "repair":  # the server's data, the server stopped: rewindtui.cli.repair
+            from rewindtui.cli.repair import main as repair_main
+
+            return repair_main(argv)
         parser = build_parser()
         try:
             args, extra = parser.parse_known_args(argv)
             if args.command == "serve":  # options given before `serve`
                 return _serve(extra)
+            if args.command == "repair":  # `rewindtui --data-dir DIR repair ...`
+                from rewindtui.cli.repair import main as repair_main
+
+                data_dir = getattr(args, "data_dir", None)
+                return repair_main(["repair", *(["--data-dir", str(data_dir)] if data_dir else []), *extra])
             if extra:
                 parser.error(f"unrecognized arguments: {' '.join(extra)}")
         except SystemExit as exc:  # --help, --version (argparse printed them)

@@ -56,6 +56,7 @@ from starlette.routing import Mount, Route
 
 from rewindtui.server.agent.agent import build_agent
 from rewindtui.server.agent.demo_model import DEMO_MODEL_NAME
+from rewindtui.server.http.body_limit import BodyLimit, max_request_bytes
 from rewindtui.server.http.card import agent_card_json, build_agent_card, grpc_interface
 from rewindtui.server.http.control import Clients, control_routes
 from rewindtui.server.http.fast_rewind import FastRewind
@@ -266,6 +267,9 @@ def create_app(
     app.state.parts = parts
     app.state.push = push
     app.state.agent_card = agent_card_json(card)
+    # inside the Guard (added first: Starlette runs the last added outermost): no body is read
+    # for a client the Guard turns away
+    app.add_middleware(BodyLimit, max_bytes=max_request_bytes(os.environ), jsonrpc_paths=(AGENT_PATH,))
     app.add_middleware(
         Guard,
         bind_host=bind_host,

@@ -9,7 +9,8 @@ once. Every other request (a turn, a rewind, A2A JSON-RPC, ...)
 waits until the full app (:func:`rewindtui.server.http.app.create_app`) is built and started in the
 background, then goes to it; from then on everything does.
 
-A store that recovery has work on (journaled changes, unfinished turns from a crash) is not read
+A store that recovery has work on (journaled changes, unfinished turns from a crash), or whose
+turns differ from the agent's database (:mod:`rewindtui.server.storage.crosscheck`), is not read
 early: the front then waits for the full app for everything but the control routes, so nothing
 is shown before recovery made it true.
 """
@@ -31,8 +32,9 @@ from starlette.routing import Match, Route
 from starlette.types import Receive, Scope, Send
 
 from rewindtui.a2a import contract
-from rewindtui.server.http.paths import AGENT_PATH, STORE_FILE
+from rewindtui.server.http.paths import ADK_FILE, AGENT_PATH, APP_NAME, STORE_FILE
 from rewindtui.server.process.options import ServerOptions
+from rewindtui.server.storage.crosscheck import crosscheck
 from rewindtui.server.storage.store import Store
 from rewindtui.server.storage.store_reader import StoreReader
 
@@ -253,7 +255,11 @@ class Front:
         store = Store(self.data_dir / STORE_FILE, busy_timeout_ms=self.options.busy_timeout_ms)
         await store.open()
         try:
-            if await store.intents() or await store.unfinished_tasks():
+            if (
+                await store.intents()
+                or await store.unfinished_tasks()
+                or await crosscheck(store, self.data_dir / ADK_FILE, APP_NAME)  # the two disagree: said first
+            ):
                 await store.close()
                 return None
         except Exception:

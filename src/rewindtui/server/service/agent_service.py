@@ -75,6 +75,10 @@ class AgentService(UsesContext):
                 raise RecoveryPending(
                     f"session {session.id!r} is being recovered after a storage failure ({exc}); try again later"
                 ) from None
+        if what == "turn" and self.recovery.mismatched:
+            refused = await self.recovery.refused(session.id, session.user_id)
+            if refused is not None:  # the view shows turns the agent lacks: said, not answered without them
+                raise Conflict(refused)
         self.jobs.claim(session.id, what)
 
     async def _exclusive(self, session: SessionRow, what: str, work: Callable[[], Any]) -> Any:

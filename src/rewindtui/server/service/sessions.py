@@ -17,6 +17,7 @@ from rewindtui.server.http.paths import ADK_FILE
 from rewindtui.server.service.context import ServerContext, UsesContext
 from rewindtui.server.service.errors import Conflict, NotFound, is_storage_failure, storage_error
 from rewindtui.server.service.wire import new_id, now_iso
+from rewindtui.server.storage.adk_damage import DamagedAgentState
 from rewindtui.server.storage.store import Intent, SessionRow
 
 log = logging.getLogger(__name__)
@@ -90,7 +91,11 @@ class Sessions(UsesContext):
         cached = getattr(service, "is_cached", None)
         if cached is not None and cached(self.app_name, row.user_id, row.id):
             return
-        if await service.get_session(app_name=self.app_name, user_id=row.user_id, session_id=row.id) is None:
+        try:
+            adk = await service.get_session(app_name=self.app_name, user_id=row.user_id, session_id=row.id)
+        except DamagedAgentState as exc:  # one line: which session, which file, `rewindtui repair`
+            raise Conflict(str(exc)) from None
+        if adk is None:
             raise Conflict(
                 f"session {row.id!r} is in the task store but not in the agent's session database "
                 f"({ADK_FILE}): nothing was stored; restore both databases from one backup (rewindtui restore)"

@@ -15,6 +15,10 @@ trip (the same rows ADK's append writes, its stale-session check in the ``UPDATE
 event, and anything that append cannot match, goes through ``DatabaseSessionService.append_event``
 unchanged.
 
+A read that fails on a damaged row (an event or a state that cannot be decoded) is read again
+row by row (:mod:`rewindtui.server.storage.adk_damage`): an unreadable event becomes a placeholder,
+an unreadable state a one-line :class:`~rewindtui.server.storage.adk_damage.DamagedAgentState`.
+
 Not cached: partial reads (``config`` given), a read that overlapped a write
 of the same session (a per-session generation counter), and any session after
 an event that touched ``app:``/``user:`` state (those keys are shared with
@@ -54,7 +58,9 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import create_async_engine
 
 from rewindtui.server.agent.internals import bulk_event_writer, has_update_marker
+from rewindtui.server.service.errors import is_storage_failure
 from rewindtui.server.storage.adk_append import DirectAppender
+from rewindtui.server.storage.adk_damage import fill_missing_authors, is_placeholder, read_session
 
 _Key = tuple[str, str, str]
 _SHARED_PREFIXES = (State.APP_PREFIX, State.USER_PREFIX)
@@ -84,6 +90,11 @@ class CachedDatabaseSessionService(DatabaseSessionService):
         #: the one-trip append of plain events (None: ADK's append for every event)
         self._direct: DirectAppender | None = None
         self._direct_checked = False
+
+    @property
+    def db_path(self) -> Path | None:
+        """The SQLite file (None: another database)."""
+        return self._db_path
 
     # -- cache helpers -------------------------------------------------------
     def _remember(self, session: Session) -> None:
@@ -117,9 +128,23 @@ class CachedDatabaseSessionService(DatabaseSessionService):
                 self._cache.move_to_end(key)
                 return _snapshot(cached)
         generation = self._generation.get(key, 0)
-        session = await super().get_session(
-            app_name=app_name, user_id=user_id, session_id=session_id, config=config
-        )
+        try:
+            session = await super().get_session(
+                app_name=app_name, user_id=user_id, session_id=session_id, config=config
+            )
+        except Exception as exc:
+            # a damaged row makes ADK's read fail whole: read each row on its own (:mod:`.adk_damage`)
+            writer = bulk_event_writer(self)
+            if writer is None or (is_storage_failure(exc) and not _undecodable(exc)):
+                raise
+            session = await read_session(
+                writer, app_name=app_name, user_id=user_id, session_id=session_id, config=config,
+                db_path=self._db_path, sqlite=self._engine.dialect.name == "sqlite",
+            )
+            if session is None or not any(is_placeholder(e) for e in session.events):
+                raise  # not a damaged row: ADK's own failure, as it was
+        if session is not None and any(not e.author for e in session.events):
+            fill_missing_authors(session)
         if session is not None and config is None and self._generation.get(key, 0) == generation:
             self._remember(session)
         return session
@@ -283,6 +308,11 @@ async def _copy_rows(sql: Any, table: Any, source: _Key, target: Session, events
         rows = select(*columns).where(*of_source, table.c.id.in_(chunk))
         await sql.execute(insert(table).from_select([c.key for c in table.columns], rows))
     return True
+
+
+def _undecodable(exc: BaseException) -> bool:
+    """sqlite3's failure to decode a TEXT value as UTF-8 (a damaged row, not a failing database)."""
+    return "could not decode" in str(getattr(exc, "orig", None) or exc).lower()
 
 
 def _on_connect(dbapi_connection: Any, _record: Any) -> None:

@@ -23,6 +23,7 @@ import json
 import logging
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from google.adk.sessions.base_session_service import BaseSessionService
@@ -30,6 +31,8 @@ from google.adk.sessions.base_session_service import BaseSessionService
 from rewindtui.a2a import contract
 from rewindtui.server.service.session_log import NotInLog
 from rewindtui.server.service.wire import agent_message, agent_text_message, effective_events, kagent_metadata, now_iso
+from rewindtui.server.storage.adk_damage import DamagedAgentState
+from rewindtui.server.storage.crosscheck import Mismatch, crosscheck
 from rewindtui.server.storage.store import Intent, Store, TaskRow
 
 log = logging.getLogger(__name__)
@@ -46,7 +49,8 @@ class Report:
     problems: list[str] = field(default_factory=list)
 
     def __bool__(self) -> bool:
-        return bool(self.intents_completed or self.intents_dropped or self.turns_failed or self.problems)
+        """Whether anything was recovered (the problems found are logged on their own)."""
+        return bool(self.intents_completed or self.intents_dropped or self.turns_failed)
 
 
 class Recovery:
@@ -58,6 +62,8 @@ class Recovery:
         self.needs: set[str] = set()
         #: what :meth:`startup` found and did
         self.startup_report = Report()
+        #: sessions whose two stores disagreed at start (:mod:`.crosscheck`), by id
+        self.mismatched: dict[str, Mismatch] = {}
 
     async def startup(self) -> Report:
         """Replay every intent and finish every unfinished turn, then check those sessions."""
@@ -65,15 +71,46 @@ class Recovery:
         touched: dict[str, str] = {}
         for intent in await self.store.intents():
             touched[intent.session_id] = intent.payload["user_id"]
-            await self._replay(intent, report)
+            try:
+                await self._replay(intent, report)
+            except (KeyError, TypeError, AttributeError) as exc:  # a damaged entry: said, left in place
+                report.problems.append(
+                    f"journal entry {intent.id} ({intent.kind} of session {intent.session_id!r}) in "
+                    f"{self.store.path} cannot be replayed (its {exc} is missing or wrong); left in place"
+                )
         for task in await self.store.unfinished_tasks():
             touched[task.session_id] = task.user_id
-            await self._finish_turn(task, report)
-        for session_id, user_id in touched.items():
-            report.problems += await self.check(session_id, user_id)
+            try:
+                await self._finish_turn(task, report)
+            except DamagedAgentState as exc:  # said once here, and again on each send (`rewindtui repair`)
+                report.problems.append(str(exc))
+        adk_path = getattr(self.session_service, "db_path", None)
+        if isinstance(adk_path, Path):  # every session, both files read with SQL (:mod:`.crosscheck`)
+            for mismatch in await crosscheck(self.store, adk_path, self.app_name):
+                self.mismatched[mismatch.session_id] = mismatch
+                report.problems.append(mismatch.sentence(self.store.path.parent))
+        else:
+            for session_id, user_id in touched.items():
+                report.problems += await self.check(session_id, user_id)
         for problem in report.problems:
-            log.warning("consistency check: %s", problem)
+            log.warning("the two stores disagree: %s", problem)
         return report
+
+    async def refused(self, session_id: str, user_id: str) -> str | None:
+        """Why a turn on ``session_id`` is refused: the view shows turns the agent lacks (found at
+        start, and still so); None when the two agree now (e.g. after a rewind past them)."""
+        mismatch = self.mismatched.get(session_id)
+        if mismatch is None or not mismatch.store_only:
+            return None
+        adk_path = getattr(self.session_service, "db_path", None)
+        if isinstance(adk_path, Path):
+            again = await crosscheck(self.store, adk_path, self.app_name, session_ids=[session_id])
+            if not again or not again[0].store_only:
+                self.mismatched.pop(session_id, None)
+                return None
+            self.mismatched[session_id] = again[0]
+            mismatch = again[0]
+        return "nothing was sent: " + mismatch.sentence(self.store.path.parent)
 
     async def session(self, session_id: str, user_id: str) -> Report:
         """Recover one session (its intents and unfinished turns); clears ``needs`` on success."""

@@ -45,6 +45,7 @@ name is importable from this module as before.
 from __future__ import annotations
 
 import json
+import logging
 import sqlite3
 
 from rewindtui.server.service.wire import dumps, now_iso
@@ -70,6 +71,9 @@ from rewindtui.server.storage.store_rows import (
 )
 from rewindtui.server.storage.store_schema import MIGRATIONS, SCHEMA_VERSION, SchemaTooNew, _prepare, migrate, rerender
 from rewindtui.server.storage.store_tasks import TaskStore
+from rewindtui.server.storage.undecodable import BadText
+
+log = logging.getLogger(__name__)
 
 
 class Store(TaskStore, LogStore):
@@ -154,7 +158,17 @@ class Store(TaskStore, LogStore):
         rows = await self._fetchall(
             f"SELECT id, kind, session_id, payload, created_at FROM intents {where} ORDER BY created_at", params
         )
-        return [Intent(r[0], r[1], r[2], json.loads(r[3]), r[4]) for r in rows]
+        intents = []
+        for r in rows:
+            try:
+                payload = json.loads(r[3])
+            except (TypeError, ValueError):  # not text, not UTF-8 (a BadText is replaced text), not JSON
+                payload = None
+            if not isinstance(payload, dict) or isinstance(r[3], BadText) or not isinstance(payload.get("user_id"), str):
+                log.warning("journal entry %s (%s of session %s) cannot be read; left in place, not replayed", r[0], r[1], r[2])
+                continue
+            intents.append(Intent(r[0], r[1], r[2], payload, r[4]))
+        return intents
 
     async def counts(self, session_id: str) -> tuple[int, int]:
         """(tasks, messages) rows of a session, rewound ones included -- for tests and audits."""

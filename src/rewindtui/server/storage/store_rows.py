@@ -182,7 +182,7 @@ def _decode_cursor(token: str) -> tuple[str, int]:
 
 def task_json(task: TaskRow, history_bodies: Sequence[str], *, mark_rewound: bool = True) -> str:
     """The task as 0.3 JSON text (history spliced in from raw message bodies)."""
-    body = task.body
+    body = task.body.rstrip()  # a JSON object (else the row reads as a placeholder, task_row)
     if mark_rewound and task.rewound_by is not None:
         data = json.loads(body)
         meta = dict(data.get("metadata") or {})

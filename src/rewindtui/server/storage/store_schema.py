@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from typing import Any
 
 from rewindtui.server.service.wire import RENDER_VERSION, message_v1_text
+from rewindtui.server.storage.undecodable import message_problem
 
 #: The schema this code writes. 1: sessions, tasks, messages. 2: ``messages.render_version``,
 #: the ``intents`` journal, an index for ``ListTasks``. 3: covering indexes for the session log
@@ -119,7 +121,7 @@ def rerender(conn: sqlite3.Connection, batch: int = 500) -> int:
     done = 0
     while True:
         rows = conn.execute(
-            "SELECT seq, body FROM messages WHERE render_version IS NOT ? LIMIT ?", (RENDER_VERSION, batch)
+            "SELECT seq, body, body_v1 FROM messages WHERE render_version IS NOT ? LIMIT ?", (RENDER_VERSION, batch)
         ).fetchall()
         if not rows:
             return done
@@ -127,13 +129,21 @@ def rerender(conn: sqlite3.Connection, batch: int = 500) -> int:
         try:
             conn.executemany(
                 "UPDATE messages SET body_v1 = ?, render_version = ? WHERE seq = ?",
-                [(message_v1_text(json.loads(body)), RENDER_VERSION, seq) for seq, body in rows],
+                [(_v1_or_as_is(body, body_v1), RENDER_VERSION, seq) for seq, body, body_v1 in rows],
             )
         except BaseException:
             conn.execute("ROLLBACK")
             raise
         conn.execute("COMMIT")
         done += len(rows)
+
+
+def _v1_or_as_is(body: Any, body_v1: Any) -> Any:
+    """The 1.0 JSON of a stored 0.3 body; a body that is not a readable message keeps its old
+    ``body_v1`` (each is answered as a placeholder when read, :mod:`.undecodable`)."""
+    if message_problem(body, v1=False) is not None:
+        return body_v1
+    return message_v1_text(json.loads(body))
 
 
 def _db_name(conn: sqlite3.Connection) -> str:

@@ -25,7 +25,7 @@ from rewindtui.server.storage.store_rows import (
     message_row,
     task_row,
 )
-from rewindtui.server.storage.undecodable import checked_body
+from rewindtui.server.storage.undecodable import checked_body, sound_sql
 
 #: A message added to a task that a later rewind task's stored history already holds -- a question
 #: brought back by a redo (the undo of a rewind) and answered after it: the redo's history is the
@@ -193,8 +193,10 @@ class TaskStore(StoreBase):
         if task.history_refs is not None:
             return await self.message_bodies(json.loads(task.history_refs), v1=v1)
         column = "body_v1" if v1 else "body"
-        rows = await self._fetchall(f"SELECT seq, {column} FROM messages WHERE task_id = ? ORDER BY seq", (task.id,))
-        return [checked_body(r[1], r[0], v1=v1) for r in rows]
+        rows = await self._fetchall(
+            f"SELECT seq, {column}, {sound_sql(column, v1=v1)} FROM messages WHERE task_id = ? ORDER BY seq", (task.id,)
+        )
+        return [checked_body(r[1], r[0], v1=v1, sound=r[2]) for r in rows]
 
     async def tasks_history_bodies(self, tasks: Sequence[TaskRow], *, v1: bool = False) -> dict[str, list[str]]:
         """History bodies (0.3 JSON, or 1.0 with ``v1``) of many tasks, in two reads: the messages
@@ -206,22 +208,24 @@ class TaskStore(StoreBase):
 
         def read(conn: sqlite3.Connection) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
             owned = conn.execute(
-                f"SELECT m.task_id, m.{column}, m.seq FROM json_each(?) AS j CROSS JOIN messages AS m "
+                f"SELECT m.task_id, m.{column}, m.seq, {sound_sql('m.' + column, v1=v1)} FROM json_each(?) AS j "
+                "CROSS JOIN messages AS m "
                 "ON m.task_id = j.value ORDER BY j.key, m.seq",
                 (dumps(owners),),
             ).fetchall() if owners else []
             wanted = sorted({s for seqs in refs.values() for s in seqs})
             referred = conn.execute(
-                f"SELECT m.seq, m.{column} FROM json_each(?) AS j CROSS JOIN messages AS m ON m.seq = j.value",
+                f"SELECT m.seq, m.{column}, {sound_sql('m.' + column, v1=v1)} FROM json_each(?) AS j "
+                "CROSS JOIN messages AS m ON m.seq = j.value",
                 (dumps(wanted),),
             ).fetchall() if wanted else []
             return owned, referred
 
         owned, referred = await self._reader.run(read)
         result: dict[str, list[str]] = {t.id: [] for t in tasks}
-        for task_id, body, seq in owned:
-            result[task_id].append(checked_body(body, seq, v1=v1))
-        by_seq = {seq: checked_body(body, seq, v1=v1) for seq, body in referred}
+        for task_id, body, seq, sound in owned:
+            result[task_id].append(checked_body(body, seq, v1=v1, sound=sound))
+        by_seq = {seq: checked_body(body, seq, v1=v1, sound=sound) for seq, body, sound in referred}
         for task_id, seqs in refs.items():
             result[task_id] = [by_seq[s] for s in seqs if s in by_seq]
         return result
@@ -232,8 +236,9 @@ class TaskStore(StoreBase):
             return []
         column = "body_v1" if v1 else "body"
         rows = await self._fetchall(
-            f"SELECT m.seq, m.{column} FROM json_each(?) AS j JOIN messages AS m ON m.seq = j.value ORDER BY j.key",
+            f"SELECT m.seq, m.{column}, {sound_sql('m.' + column, v1=v1)} FROM json_each(?) AS j "
+            "JOIN messages AS m ON m.seq = j.value ORDER BY j.key",
             (dumps(list(seqs)),),
         )
-        return [checked_body(r[1], r[0], v1=v1) for r in rows]
+        return [checked_body(r[1], r[0], v1=v1, sound=r[2]) for r in rows]
 

@@ -8,9 +8,13 @@ connections decode with :func:`decode_text` instead: valid UTF-8 as usual, anyth
 that is a BadText is answered as :func:`placeholder` -- a message saying it could not be read and
 why -- and logged with its row id; everything else in the session reads as stored.
 
+The same holds for a body that is valid UTF-8 but not a message: not JSON (a few bytes changed,
+the text cut short), not an object, or lacking a field every reader relies on or holding one of
+the wrong type (:func:`message_problem`) -- such a body is never spliced into an answer.
+
 A task row degrades the same way (:func:`task_problem`): a body that is not UTF-8, not a JSON
-object, or not text at all, or a rewind's history references that are not a list of message
-numbers, make the row read as :func:`placeholder_task_body` -- the task's id, session and state
+object, not text at all, or lacking a field (``id``, ``status.state``) or holding one of the
+wrong type, or a rewind's history references that are not a list of message numbers, make the row read as :func:`placeholder_task_body` -- the task's id, session and state
 from their own columns, ``metadata.rewindtui_unreadable`` with the reason -- and its history ends
 with a note saying so (:func:`task_note`); its messages are read as stored.
 """
@@ -20,6 +24,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+import sqlite3
 from typing import Any
 
 log = logging.getLogger(__name__)
@@ -43,12 +48,89 @@ def decode_text(raw: bytes) -> str:
         return text
 
 
-def checked_body(body: Any, seq: Any, *, v1: bool) -> str:
-    """A message body as stored, or a placeholder message when it cannot be decoded (logged)."""
-    if not isinstance(body, BadText):
+def checked_body(body: Any, seq: Any, *, v1: bool, sound: Any = None) -> str:
+    """A message body as stored, or a placeholder message when it cannot be read (logged): not
+    UTF-8, not JSON, not a message object (:func:`message_problem`). ``sound``: what
+    :func:`sound_sql` said of the row (1: SQLite checked it, so it is not parsed again here)."""
+    if sound == 1 and isinstance(body, str) and not isinstance(body, BadText):
+        return body
+    reason = message_problem(body, v1=v1)
+    if reason is None:
         return str(body)
-    log.warning("stored message %s cannot be read: %s; answered as a placeholder", seq, body.reason)
-    return placeholder(body, seq, body.reason, v1=v1)
+    log.warning("stored message %s cannot be read: %s; answered as a placeholder", seq, reason)
+    garbled = body if isinstance(body, str) else ""
+    return placeholder(garbled, seq, reason, v1=v1)
+
+
+#: the roles a stored message may have (A2A 0.3 names, and 1.0's for ``body_v1``)
+_ROLES = {False: frozenset(("user", "agent")), True: frozenset(("ROLE_USER", "ROLE_AGENT"))}
+
+
+def _sound_sql(column: str, v1: bool) -> str:
+    roles = ", ".join(f"'{r}'" for r in sorted(_ROLES[v1]))
+    kind = "" if v1 else f" AND coalesce(json_extract({column}, '$.kind'), 'message') = 'message'"
+    # SQLite 3.42-3.44's json_valid() also accepts JSON5, which clients cannot read: the strict
+    # form (flag 1) came with 3.45; between the two every body is checked in Python
+    if sqlite3.sqlite_version_info >= (3, 45):
+        valid = f"json_valid({column}, 1)"
+    elif sqlite3.sqlite_version_info < (3, 42):
+        valid = f"json_valid({column})"
+    else:
+        return "0"
+    # nested CASEs: SQLite evaluates a CASE lazily (its documented short-circuit), and the JSON
+    # functions raise on text that is not JSON -- which would fail the whole query
+    return (
+        f"CASE WHEN {column} IS NOT NULL AND {valid} THEN CASE WHEN json_type({column}) = 'object' "
+        f"AND json_type({column}, '$.messageId') = 'text' AND json_type({column}, '$.parts') = 'array' THEN "
+        f"CASE WHEN json_extract({column}, '$.messageId') != '' AND json_extract({column}, '$.role') IN ({roles}) "
+        f"AND coalesce(json_type({column}, '$.metadata'), 'object') IN ('object', 'null'){kind} "
+        f"AND NOT EXISTS (SELECT 1 FROM json_each({column}, '$.parts') WHERE type != 'object') "
+        "THEN 1 ELSE 0 END ELSE 0 END ELSE 0 END"
+    )
+
+
+def sound_sql(column: str, *, v1: bool) -> str:
+    """An SQL expression: 1 when the message body in ``column`` passes :func:`message_problem`'s
+    checks (done by SQLite's JSON functions in C, several times faster than parsing it in
+    Python), else 0 (then the body is checked in Python, which says why). Text that is not UTF-8
+    is caught in Python either way (:class:`BadText`)."""
+    return _sound_sql(column, v1)
+
+
+def message_problem(body: Any, *, v1: bool) -> str | None:
+    """Why a stored message body cannot be answered as it is (None: it can be).
+
+    The body is spliced into answers as stored, so it must be one JSON object with the fields
+    every reader relies on: ``messageId`` (text), ``role`` (one of the dialect's), ``parts`` (a
+    list of objects), ``metadata`` an object when present; in 0.3 JSON ``kind``, when present,
+    ``message``."""
+    if isinstance(body, BadText):
+        return body.reason
+    if not isinstance(body, str):
+        return f"its stored text is not text (a {type(body).__name__})"
+    try:
+        data = json.loads(body)
+    except ValueError as exc:
+        return f"its stored text is not JSON ({exc})"
+    return message_shape_problem(data, v1=v1)
+
+
+def message_shape_problem(data: Any, *, v1: bool) -> str | None:
+    """:func:`message_problem` for a message already parsed."""
+    if not isinstance(data, dict):
+        return "its stored text is not a JSON object"
+    if not v1 and data.get("kind", "message") != "message":
+        return "its stored kind is not 'message'"
+    if not isinstance(data.get("messageId"), str) or not data["messageId"]:
+        return "its stored messageId is missing or not text"
+    if data.get("role") not in _ROLES[v1]:
+        return "its stored role is missing or not one of " + "/".join(sorted(_ROLES[v1]))
+    parts = data.get("parts")
+    if not isinstance(parts, list) or not all(isinstance(part, dict) for part in parts):
+        return "its stored parts are missing or not a list of objects"
+    if "metadata" in data and not isinstance(data["metadata"], (dict, type(None))):
+        return "its stored metadata is not an object"
+    return None
 
 
 def placeholder(garbled: str, seq: Any, reason: str, *, v1: bool) -> str:
@@ -87,6 +169,9 @@ def task_problem(body: Any, history_refs: Any) -> str | None:
         return f"its stored body is not JSON ({exc})"
     if not isinstance(data, dict):
         return "its stored body is not a JSON object"
+    shape = _task_shape_problem(data)
+    if shape is not None:
+        return shape
     if history_refs is None:
         return None
     if isinstance(history_refs, BadText) or not isinstance(history_refs, str):
@@ -97,6 +182,26 @@ def task_problem(body: Any, history_refs: Any) -> str | None:
         return "its stored history references are not JSON"
     if not isinstance(refs, list) or not all(isinstance(r, int) and not isinstance(r, bool) for r in refs):
         return "its stored history references are not a list of message numbers"
+    return None
+
+
+def _task_shape_problem(data: dict[str, Any]) -> str | None:
+    """A task object lacking a field the readers rely on, or with one of the wrong type."""
+    if not isinstance(data.get("id"), str):
+        return "its stored id is missing or not text"
+    status = data.get("status")
+    if not isinstance(status, dict) or not isinstance(status.get("state"), str):
+        return "its stored status is missing or has no state"
+    if status.get("message") is not None and message_shape_problem(status["message"], v1=False) is not None:
+        return "its stored status message is not a message"
+    if "metadata" in data and not isinstance(data["metadata"], (dict, type(None))):
+        return "its stored metadata is not an object"
+    artifacts = data.get("artifacts")
+    if artifacts is not None and (
+        not isinstance(artifacts, list)
+        or not all(isinstance(a, dict) and isinstance(a.get("parts"), list) for a in artifacts)
+    ):
+        return "its stored artifacts are not a list of artifacts"
     return None
 
 
