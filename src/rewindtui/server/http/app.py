@@ -82,6 +82,7 @@ from rewindtui.server.service.wire import REWIND_KEY
 from rewindtui.server.storage.adk_sessions import CachedDatabaseSessionService, sqlite_url
 from rewindtui.server.storage.integrity import DataDirProblem, check_data_dir, describe_open_failure
 from rewindtui.server.storage.store import Store
+from rewindtui.server.storage.team_store import TeamStore
 
 log = logging.getLogger(__name__)
 
@@ -100,6 +101,7 @@ class ServerParts:
     runner: Runner
     service: AgentService
     clients: Clients
+    team: TeamStore
     options: ServerOptions
 
 
@@ -132,15 +134,25 @@ def create_app(
     agent_url = base_url + AGENT_PATH
     api_url = base_url + API_PATH
 
-    store = Store(data_dir / STORE_FILE, busy_timeout_ms=options.busy_timeout_ms)
+    # a team server (--database-url): the store, ADK's sessions and the artifacts in one database
+    database_url = options.database_url
+    store = Store(data_dir / STORE_FILE, busy_timeout_ms=options.busy_timeout_ms, database_url=database_url)
     session_service = CachedDatabaseSessionService(
-        sqlite_url(str(data_dir / ADK_FILE)), max_sessions=options.session_cache
+        database_url or sqlite_url(str(data_dir / ADK_FILE)), max_sessions=options.session_cache
     )
+    artifact_service: Any
+    if database_url is not None:
+        from rewindtui.server.storage.db_artifacts import DatabaseArtifactService
+
+        artifact_service = DatabaseArtifactService(database_url)
+    else:
+        artifact_service = FileArtifactService(data_dir / ARTIFACTS_DIR)
+    team = TeamStore(database_url or sqlite_url(str(data_dir / STORE_FILE)))
     runner = Runner(
         app_name=APP_NAME,
         agent=build_agent(model, demo_delay, options.model),
         session_service=session_service,
-        artifact_service=FileArtifactService(data_dir / ARTIFACTS_DIR),
+        artifact_service=artifact_service,
     )
     service = AgentService(
         ServerContext(
@@ -154,7 +166,13 @@ def create_app(
         )
     )
     parts = ServerParts(
-        store=store, session_service=session_service, runner=runner, service=service, clients=clients, options=options
+        store=store,
+        session_service=session_service,
+        runner=runner,
+        service=service,
+        clients=clients,
+        team=team,
+        options=options,
     )
 
     card = build_agent_card(
@@ -225,8 +243,11 @@ def create_app(
         try:
             await store.open()
         except sqlite3.Error as exc:  # e.g. the disk filled up since the check: say so, name the file
+            if database_url is not None:
+                raise
             raise DataDirProblem(describe_open_failure(store.path, exc)) from exc
         try:
+            await team.open()
             await session_service.prepare_tables()
             report = await service.startup()
             if report:
@@ -253,6 +274,9 @@ def create_app(
             with contextlib.suppress(Exception):
                 await runner.close()
             await session_service.close()
+            if database_url is not None:
+                await artifact_service.close()
+            await team.close()
             await store.close()
 
     async def http_error(request: Request, exc: Exception) -> Response:

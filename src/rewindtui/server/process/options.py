@@ -26,6 +26,9 @@ TOKEN_ENV = "REWINDTUI_SERVER_TOKEN"
 #: Fault injection for tests: ``NAME=PATH`` makes the server stop at checkpoint NAME, write PATH,
 #: and wait there forever (a test then kills it with SIGKILL). See :mod:`rewindtui.server.service.faults`.
 PAUSE_ENV = "REWINDTUI_TEST_PAUSE_AT"
+#: ``postgresql+asyncpg://…``: everything the server keeps lives in that database (a team server,
+#: docs/team-server.md); unset, in SQLite files in the data directory.
+DATABASE_URL_ENV = "REWINDTUI_DATABASE_URL"
 
 DEFAULT_SESSION_CACHE = 64
 DEFAULT_BUSY_TIMEOUT_MS = 2000
@@ -45,6 +48,8 @@ class ServerOptions:
     pause_at: Mapping[str, str] = field(default_factory=dict)
     #: a real model's endpoint, timeouts and retries
     model: ModelOptions = field(default_factory=ModelOptions)
+    #: the team database (``postgresql+asyncpg://…``); None: SQLite in the data directory
+    database_url: str | None = None
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> ServerOptions:
@@ -63,6 +68,7 @@ class ServerOptions:
             fast_rewind=env.get(FAST_REWIND_ENV, "1") != "0",
             token=env.get(TOKEN_ENV) or None,
             pause_at=pause,
+            database_url=normalized_database_url(env.get(DATABASE_URL_ENV) or None),
         )
         return replace(options, **overrides) if overrides else options
 
@@ -72,6 +78,31 @@ class ServerOptions:
         if self.token is None and not is_loopback(host):
             return replace(self, token=secrets.token_urlsafe(32)), True
         return self, False
+
+
+def normalized_database_url(url: str | None) -> str | None:
+    """``url`` with the driver this server uses: ``postgresql://`` and ``postgres://`` become
+    ``postgresql+asyncpg://`` (anything else is left for :func:`database_url_problem` to judge)."""
+    if url is None:
+        return None
+    url = url.strip()
+    for prefix in ("postgresql://", "postgres://"):
+        if url.startswith(prefix):
+            return "postgresql+asyncpg://" + url[len(prefix) :]
+    return url
+
+
+def database_url_problem(url: str | None) -> str | None:
+    """Why ``url`` cannot be the server's database, in one sentence; None when it can."""
+    if url is None:
+        return None
+    if not url.startswith("postgresql+asyncpg://"):
+        scheme = url.split(":", 1)[0] if ":" in url else url[:20]
+        return (
+            f"--database-url takes a PostgreSQL URL (postgresql+asyncpg://USER:PASSWORD@HOST/DB), not {scheme!r}; "
+            "without it the server keeps SQLite files in --data-dir"
+        )
+    return None
 
 
 LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})

@@ -70,8 +70,13 @@ class CachedDatabaseSessionService(DatabaseSessionService):
 
     def __init__(self, db_url: str, *, max_sessions: int = 64) -> None:
         engine = create_async_engine(db_url)
-        sa_event.listen(engine.sync_engine, "connect", _on_connect)
-        sa_event.listen(engine.sync_engine, "begin", _on_begin)
+        if engine.dialect.name == "sqlite":
+            sa_event.listen(engine.sync_engine, "connect", _on_connect)
+            sa_event.listen(engine.sync_engine, "begin", _on_begin)
+        else:
+            # another database (PostgreSQL, a team server): other replicas write the same sessions,
+            # so a copy kept here could be stale -- every read goes to the database, as in ADK
+            max_sessions = 0
         super().__init__(db_engine=engine)
         self._engine = engine
         self._writes = asyncio.Lock()
