@@ -57,8 +57,6 @@ async def _round_trip(store_args: dict[str, object]) -> None:
         assert await store.list_sessions("bob") == []
         assert await store.counts("s1") == (3, 3)
         assert (await store.get_session("s1")).name == "n0"  # type: ignore[union-attr]
-        seqs = [seq for seq, *_ in (await store.session_log("s1")).messages] if False else None
-        del seqs
     finally:
         await store.close()
     again = Store(**store_args)  # type: ignore[arg-type]
