@@ -78,10 +78,13 @@ from rewindtui.server.process.options import ServerOptions
 from rewindtui.server.service.agent_service import AgentService
 from rewindtui.server.service.context import ServerContext
 from rewindtui.server.service.faults import Checkpoints
+from rewindtui.server.service.jobs import Jobs
 from rewindtui.server.service.wire import REWIND_KEY
 from rewindtui.server.storage.adk_sessions import CachedDatabaseSessionService, sqlite_url
 from rewindtui.server.storage.integrity import DataDirProblem, check_data_dir, describe_open_failure
 from rewindtui.server.storage.store import Store
+from rewindtui.server.storage.store_pg import startup_lock
+from rewindtui.server.storage.session_leases import SessionLeases
 from rewindtui.server.storage.team_store import TeamStore
 
 log = logging.getLogger(__name__)
@@ -148,6 +151,8 @@ def create_app(
     else:
         artifact_service = FileArtifactService(data_dir / ARTIFACTS_DIR)
     team = TeamStore(database_url or sqlite_url(str(data_dir / STORE_FILE)))
+    # replicas on one database: one writer per session across all of them (session_leases.py)
+    leases = SessionLeases(database_url) if database_url is not None else None
     runner = Runner(
         app_name=APP_NAME,
         agent=build_agent(model, demo_delay, options.model),
@@ -163,6 +168,7 @@ def create_app(
             agent_ref=AGENT_REF,
             checkpoints=Checkpoints(options.pause_at),
             stall_timeout=options.model.stall_timeout,
+            jobs=Jobs(leases),
         )
     )
     parts = ServerParts(
@@ -240,15 +246,20 @@ def create_app(
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         for note in await asyncio.to_thread(check_data_dir, data_dir):  # modes, damage, consistency
             log.warning("%s", note)
-        try:
-            await store.open()
-        except sqlite3.Error as exc:  # e.g. the disk filled up since the check: say so, name the file
-            if database_url is not None:
+        async with startup_lock(database_url):  # replicas starting at once create the tables one by one
+            try:
+                await store.open()
+            except sqlite3.Error as exc:  # e.g. the disk filled up since the check: say so, name the file
+                if database_url is not None:
+                    raise
+                raise DataDirProblem(describe_open_failure(store.path, exc)) from exc
+            try:
+                await team.open()
+                await session_service.prepare_tables()
+            except BaseException:
+                await store.close()
                 raise
-            raise DataDirProblem(describe_open_failure(store.path, exc)) from exc
         try:
-            await team.open()
-            await session_service.prepare_tables()
             report = await service.startup()
             if report:
                 log.warning(
@@ -271,6 +282,8 @@ def create_app(
             await push.close()
             await clients.stop()
             await service.shutdown()
+            if leases is not None:
+                await leases.close()
             with contextlib.suppress(Exception):
                 await runner.close()
             await session_service.close()

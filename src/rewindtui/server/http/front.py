@@ -250,7 +250,9 @@ class Front:
 
     async def _readable_store(self) -> Store | None:
         """The store, open, or None when it cannot be read before recovery ran."""
-        store = Store(self.data_dir / STORE_FILE, busy_timeout_ms=self.options.busy_timeout_ms)
+        store = Store(
+            self.data_dir / STORE_FILE, busy_timeout_ms=self.options.busy_timeout_ms, database_url=self.options.database_url
+        )
         await store.open()
         try:
             if await store.intents() or await store.unfinished_tasks():

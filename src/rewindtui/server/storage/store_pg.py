@@ -30,14 +30,16 @@ from __future__ import annotations
 import asyncio
 import re
 import sqlite3
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from contextlib import asynccontextmanager
 from functools import lru_cache
 from typing import Any, NoReturn, TypeVar
 
 from sqlalchemy import exc as sa_exc
-from sqlalchemy import make_url
+from sqlalchemy import make_url, text
 from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
+from sqlalchemy.pool import NullPool
 
 from rewindtui.server.storage.store_schema import SCHEMA_VERSION, SchemaTooNew, rerender
 
@@ -49,6 +51,32 @@ PG_SCHEMA = "rewindtui"
 WRITE_LOCK_KEY = 0x7277742D73746F72
 #: ``pg_advisory_lock`` key held while a replica migrates the schema: ASCII "rwt-migr"
 MIGRATE_LOCK_KEY = 0x7277742D6D696772
+
+
+#: ``pg_advisory_lock`` key held while a replica starts (creates its tables, ADK's too): "rwt-strt"
+STARTUP_LOCK_KEY = 0x7277742D73747274
+
+
+@asynccontextmanager
+async def startup_lock(url: str | None) -> AsyncIterator[None]:
+    """Held while a replica creates or migrates tables (ours and ADK's, whose ``create_all``
+    two replicas starting at once would race); nothing on SQLite (one server per data dir)."""
+    if not is_postgres_url(url):
+        yield
+        return
+    assert url is not None
+    engine = create_async_engine(url, poolclass=NullPool)
+    try:
+        async with engine.connect() as conn:
+            await conn.execute(text(f"SELECT pg_advisory_lock({STARTUP_LOCK_KEY})"))
+            await conn.commit()
+            try:
+                yield
+            finally:
+                await conn.execute(text(f"SELECT pg_advisory_unlock({STARTUP_LOCK_KEY})"))
+                await conn.commit()
+    finally:
+        await engine.dispose()
 
 
 def is_postgres_url(url: str | None) -> bool:
