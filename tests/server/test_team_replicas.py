@@ -279,3 +279,89 @@ def test_a_replica_killed_mid_turn_leaves_the_turn_failed_and_the_session_to_the
     finally:
         a.close()
         b.close()
+
+
+#: the demo model echoes it a few words every 0.3 s: a turn of several seconds
+LONG_TEXT = " ".join(f"word{i}" for i in range(60))
+
+
+@pytest.fixture(scope="module")
+def slow_pair(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """Two replicas whose demo model streams slowly (a turn runs for seconds)."""
+    from kit.postgres import new_database
+
+    a, b = _replicas(tmp_path_factory.mktemp("pair"), new_database("m"), "--demo-delay", "0.3")
+    try:
+        yield a, b
+    finally:
+        a.close()
+        b.close()
+
+
+def _start_turn_on(replica: Served, session: str, text: str) -> tuple[threading.Thread, list[dict[str, Any]], str]:
+    """A streaming turn on ``replica`` in a thread; returns once its Task has come (its id)."""
+    message = {"kind": "message", "role": "user", "messageId": str(uuid.uuid4()), "contextId": session,
+               "parts": [{"kind": "text", "text": text}]}
+    body = {"jsonrpc": "2.0", "id": 1, "method": "message/stream", "params": {"message": message}}
+    frames: list[dict[str, Any]] = []
+    started = threading.Event()
+
+    def run() -> None:
+        with httpx.stream("POST", replica.agent_url, json=body, headers=USER, timeout=120) as resp:
+            for line in resp.iter_lines():
+                if line.startswith("data:"):
+                    frames.append(json.loads(line[5:]))
+                    if frames[-1].get("result", {}).get("kind") == "task":
+                        started.set()
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    assert started.wait(60), frames
+    return thread, frames, frames[0]["result"]["id"]
+
+
+def test_a_turn_on_one_replica_is_followed_from_the_other(slow_pair: Any) -> None:
+    a, b = slow_pair
+    session = f"follow-{uuid.uuid4().hex[:8]}"
+    thread, frames, task_id = _start_turn_on(a, session, LONG_TEXT)
+    body = {"jsonrpc": "2.0", "id": 2, "method": "tasks/resubscribe", "params": {"id": task_id}}
+    followed: list[dict[str, Any]] = []
+    with httpx.stream("POST", b.agent_url, json=body, headers=USER, timeout=120) as resp:
+        for line in resp.iter_lines():
+            if line.startswith("data:"):
+                followed.append(json.loads(line[5:])["result"])
+    thread.join(60)
+    assert followed[0]["kind"] == "task" and followed[0]["id"] == task_id
+    assert followed[0]["status"]["state"] in ("submitted", "working")  # it was running when B took it up
+    final = followed[-1]
+    assert final["kind"] == "status-update" and final["final"] is True and final["status"]["state"] == "completed"
+    # what B streamed ends as what A streamed, and B's stored answer is A's
+    a_final = [f["result"] for f in frames if f.get("result", {}).get("final")][0]
+    assert a_final["status"]["state"] == "completed"
+    whole_on_a = [
+        _text(r["status"]["message"]) for r in (f["result"] for f in frames)
+        if r.get("kind") == "status-update" and r["status"].get("message")
+        and r["status"]["message"]["role"] == "agent" and not (r.get("metadata") or {}).get("kagent_adk_partial")
+    ]
+    streamed_on_b = [_text(e["status"]["message"]) for e in followed[1:] if e.get("status", {}).get("message")]
+    assert whole_on_a and streamed_on_b[-len(whole_on_a):] == whole_on_a  # B saw A's whole messages
+
+
+def test_a_turn_on_one_replica_is_cancelled_from_the_other(slow_pair: Any) -> None:
+    a, b = slow_pair
+    session = f"cancel-{uuid.uuid4().hex[:8]}"
+    thread, frames, task_id = _start_turn_on(a, session, LONG_TEXT)
+    body = {"jsonrpc": "2.0", "id": 3, "method": "tasks/cancel", "params": {"id": task_id}}
+    answer = httpx.post(b.agent_url, json=body, headers=USER, timeout=60).json()
+    assert answer["result"]["status"]["state"] == "canceled", answer
+    thread.join(60)
+    a_final = [f["result"] for f in frames if f.get("result", {}).get("final")]
+    assert a_final and a_final[-1]["status"]["state"] == "canceled"  # A's own stream ends canceled
+    # both replicas now say canceled, and the session takes the next turn on either
+    for replica in (a, b):
+        got = httpx.post(replica.agent_url, json={**body, "method": "tasks/get"}, headers=USER, timeout=60).json()
+        assert got["result"]["status"]["state"] == "canceled"
+    next_body = {"jsonrpc": "2.0", "id": 4, "method": "message/send", "params": {"message": {
+        "kind": "message", "role": "user", "messageId": str(uuid.uuid4()), "contextId": session,
+        "parts": [{"kind": "text", "text": "next"}]}}}
+    assert httpx.post(b.agent_url, json=next_body, headers=USER, timeout=120).json()["result"]["status"]["state"] == "completed"

@@ -74,6 +74,7 @@ from rewindtui.server.http.paths import (
 )
 from rewindtui.server.http.push_configs import PushingRequestHandler, PushNotifications
 from rewindtui.server.http.rest import build_rest_routes
+from rewindtui.server.http.team_turns import TeamTurns
 from rewindtui.server.process.options import ServerOptions
 from rewindtui.server.service.agent_service import AgentService
 from rewindtui.server.service.context import ServerContext
@@ -190,6 +191,8 @@ def create_app(
     )
     push = PushNotifications(service, data_dir / PUSH_FILE)  # configs kept across restarts
     handler = PushingRequestHandler(service, push)
+    team_turns = TeamTurns(service, team) if database_url is not None else None
+    handler.team_turns = team_turns
     dispatcher = JsonRpcDispatcher(
         request_handler=handler,
         context_builder=UserContextBuilder(),
@@ -276,8 +279,12 @@ def create_app(
                 card.supported_interfaces.append(grpc_interface(grpc_url))
                 app.state.agent_card = agent_card_json(card)
             clients.start()
+            if team_turns is not None:
+                team_turns.start()  # cancels other replicas ask of this one's turns
             yield
         finally:
+            if team_turns is not None:
+                await team_turns.stop()
             await grpc_listener.stop()
             await push.close()
             await clients.stop()

@@ -28,7 +28,7 @@ from rewindtui.server.service.wire import now_iso
 from rewindtui.server.storage.store_pg import MIGRATE_LOCK_KEY, PG_SCHEMA, is_postgres_url, shown_url
 from rewindtui.server.storage.store_schema import SchemaTooNew
 
-#: 1: users, user_tokens, shares, artifacts
+#: 1: users, user_tokens, shares, cancel_requests, artifacts
 TEAM_SCHEMA_VERSION = 1
 TOKEN_PREFIX = "rwt_"
 READ, WRITE = "read", "write"
@@ -56,6 +56,14 @@ SHARES = Table(
     Column("session_id", String, primary_key=True),
     Column("user_id", String, primary_key=True),
     Column("mode", String, nullable=False),
+    Column("created_at", String, nullable=False),
+)
+#: a cancel asked of a turn that runs on another replica (which stops it and removes the row)
+CANCELS = Table(
+    "cancel_requests",
+    metadata,
+    Column("task_id", String, primary_key=True),
+    Column("user_id", String, nullable=False),
     Column("created_at", String, nullable=False),
 )
 ARTIFACTS = Table(
@@ -198,3 +206,23 @@ class TeamStore:
         async with self.engine.connect() as conn:
             rows = await conn.execute(select(SHARES.c.session_id, SHARES.c.user_id, SHARES.c.mode).where(SHARES.c.session_id == session_id))
             return [Share(str(a), str(b), str(c)) for a, b, c in rows]
+
+    # -- cancels across replicas ---------------------------------------------------------------
+    async def request_cancel(self, task_id: str, user_id: str) -> None:
+        """Ask whichever replica runs ``task_id`` to stop it (kept until that replica has)."""
+        async with self.engine.begin() as conn:
+            await conn.execute(delete(CANCELS).where(CANCELS.c.task_id == task_id))
+            await conn.execute(insert(CANCELS).values(task_id=task_id, user_id=user_id, created_at=now_iso()))
+
+    async def cancels_for(self, task_ids: list[str]) -> list[str]:
+        """Which of ``task_ids`` (turns running here) another replica asked to cancel."""
+        if not task_ids:
+            return []
+        async with self.engine.connect() as conn:
+            rows = await conn.execute(select(CANCELS.c.task_id).where(CANCELS.c.task_id.in_(task_ids)))
+            return [str(r[0]) for r in rows]
+
+    async def drop_cancels(self, task_ids: list[str]) -> None:
+        if task_ids:
+            async with self.engine.begin() as conn:
+                await conn.execute(delete(CANCELS).where(CANCELS.c.task_id.in_(task_ids)))
