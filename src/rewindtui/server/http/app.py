@@ -75,6 +75,7 @@ from rewindtui.server.http.paths import (
 from rewindtui.server.http.push_configs import PushingRequestHandler, PushNotifications
 from rewindtui.server.http.rest import build_rest_routes
 from rewindtui.server.http.team_turns import TeamTurns
+from rewindtui.server.http.team_users import UserTokens
 from rewindtui.server.process.options import ServerOptions
 from rewindtui.server.service.agent_service import AgentService
 from rewindtui.server.service.context import ServerContext
@@ -274,7 +275,8 @@ def create_app(
                     report.messages_restored,
                 )
             await push.start()  # notifications still owed from an earlier run
-            grpc_url = await grpc_listener.start()
+            # the gRPC port checks the server's token only: a server with users serves HTTP alone
+            grpc_url = None if options.users else await grpc_listener.start()
             if grpc_url is not None:  # the card lists the gRPC interface once it listens
                 card.supported_interfaces.append(grpc_interface(grpc_url))
                 app.state.agent_card = agent_card_json(card)
@@ -307,6 +309,8 @@ def create_app(
     app.state.parts = parts
     app.state.push = push
     app.state.agent_card = agent_card_json(card)
+    if options.users:  # inside the guard: the user comes from the request's own token
+        app.add_middleware(UserTokens, team=team, store=store, public_paths=frozenset(card_paths))
     app.add_middleware(
         Guard,
         bind_host=bind_host,

@@ -50,6 +50,8 @@ class ServerOptions:
     model: ModelOptions = field(default_factory=ModelOptions)
     #: the team database (``postgresql+asyncpg://…``); None: SQLite in the data directory
     database_url: str | None = None
+    #: every request carries a user's own token (``rewindtui team token``), which says who it is
+    users: bool = False
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> ServerOptions:
@@ -74,8 +76,8 @@ class ServerOptions:
 
     def for_bind(self, host: str) -> tuple[ServerOptions, bool]:
         """These options for a server bound to ``host``: beyond loopback a token is required, so one
-        is made up if none was given. Returns the options and whether the token was made up."""
-        if self.token is None and not is_loopback(host):
+        is made up if none was given (with ``users``, each user's own token is required instead). Returns the options and whether the token was made up."""
+        if self.token is None and not is_loopback(host) and not self.users:
             return replace(self, token=secrets.token_urlsafe(32)), True
         return self, False
 

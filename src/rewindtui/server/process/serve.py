@@ -118,6 +118,12 @@ def build_parser() -> argparse.ArgumentParser:
         "file's [server] table; default: SQLite files in --data-dir)",
     )
     parser.add_argument(
+        "--users",
+        action="store_true",
+        help="a server with users: every request carries its user's own bearer token (made with "
+        "'rewindtui team token NAME'), sessions are their user's, shared with 'rewindtui team share'",
+    )
+    parser.add_argument(
         "--allow-host",
         action="append",
         default=[],
@@ -253,7 +259,7 @@ def main(argv: list[str] | None = None) -> int:
         retries=max(0, args.model_retries),
     )
     options, generated_token = replace(
-        ServerOptions.from_env(), allowed_hosts=tuple(args.allow_host), model=model_options
+        ServerOptions.from_env(), allowed_hosts=tuple(args.allow_host), model=model_options, users=args.users
     ).for_bind(args.host)
 
     problem = model_problem(args.model)
@@ -270,6 +276,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"rewindtui serve: {problem}", file=sys.stderr)
         return 2
     options = replace(options, database_url=database_url)
+    if args.users and options.token is not None:
+        print(f"rewindtui serve: --users takes each user's own token; unset {TOKEN_ENV}", file=sys.stderr)
+        return 2
     from rewindtui.server.http.control import Clients, control_routes
     from rewindtui.server.http.front import Front
     from rewindtui.server.process.uvicorn_server import ManagedServer, base_url_for, bind_socket, make_config
