@@ -7,6 +7,8 @@
     rewindtui team revoke NAME           # NAME's tokens stop working (within seconds on running replicas)
     rewindtui team share SESSION NAME [--mode read|write]   # let NAME read (or also write) SESSION
     rewindtui team unshare SESSION NAME
+    rewindtui team import DIR            # move a solo data directory's sessions into the team database
+    rewindtui team export DIR            # ... and the team database's sessions into a solo data directory
 
 Each takes the server's database as ``serve`` does: ``--database-url URL`` (or
 ``REWINDTUI_DATABASE_URL``, or ``database_url`` in the config file's ``[server]`` table), else the
@@ -53,6 +55,14 @@ def build_parser() -> argparse.ArgumentParser:
     unshare = commands.add_parser("unshare", help="stop sharing a session with a user")
     unshare.add_argument("session")
     unshare.add_argument("name")
+    into = commands.add_parser(
+        "import", help="copy every session of a solo data directory (no server running on it) into the team database"
+    )
+    into.add_argument("dir", type=Path, metavar="DIR")
+    out = commands.add_parser(
+        "export", help="copy every session of the team database into a solo data directory (no server running on it)"
+    )
+    out.add_argument("dir", type=Path, metavar="DIR")
     return parser
 
 
@@ -89,9 +99,44 @@ async def _run(args: argparse.Namespace, url: str) -> str:
         await team.close()
 
 
+def _move(args: argparse.Namespace) -> str:
+    """``import`` / ``export``: the data directory is held (no server may run on it meanwhile)."""
+    from rewindtui.server.http.paths import DATA_FILES
+    from rewindtui.server.process.instance import DataDirBusy, DataDirHold, DataDirUnusable
+    from rewindtui.server.storage.move import MoveRefused, Place, move
+
+    url = normalized_database_url(args.database_url or os.environ.get(DATABASE_URL_ENV) or None) or config_database_url()
+    if url is None:
+        raise ValueError(f"{args.action} needs the team database: --database-url URL or {DATABASE_URL_ENV}")
+    problem = database_url_problem(url)
+    if problem is not None:
+        raise ValueError(problem)
+    data_dir: Path = args.dir
+    if args.action == "import" and not (data_dir / STORE_FILE).exists():
+        raise ValueError(f"{data_dir} holds no rewindtui data ({STORE_FILE} is missing)")
+    hold = DataDirHold(data_dir, DATA_FILES)
+    try:
+        hold.acquire()
+    except (DataDirBusy, DataDirUnusable) as exc:
+        raise ValueError(str(exc)) from None
+    try:
+        solo, team = Place(data_dir=data_dir), Place(database_url=url)
+        source, target = (solo, team) if args.action == "import" else (team, solo)
+        try:
+            report = asyncio.run(move(source, target))
+        except MoveRefused as exc:
+            raise ValueError(str(exc)) from None
+    finally:
+        hold.release()
+    return "\n".join([f"{report.summary()}, from {source.describe()} to {target.describe()}", *report.notes])
+
+
 def main(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
     try:
+        if args.action in ("import", "export"):
+            print(_move(args))
+            return 0
         url = _url(args)
         print(asyncio.run(_run(args, url)))
     except (ValueError, UserExists, OSError) as exc:

@@ -25,6 +25,7 @@ from sqlalchemy import delete as sa_delete
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from rewindtui.server.agent.internals import artifact_reference_depth, is_rewind_tombstone
 from rewindtui.server.storage.team_store import ARTIFACTS, team_engine
 
 _SAVE_TRIES = 5
@@ -110,7 +111,7 @@ class DatabaseArtifactService(BaseArtifactService):
         session_id: str | None = None,
         version: int | None = None,
     ) -> types.Part | None:
-        depth = artifact_util._MAX_ARTIFACT_REFERENCE_DEPTH
+        depth = artifact_reference_depth()
         while True:
             row = await self._row(_path(app_name, user_id, filename, session_id), version, "part")
             if row is None:
@@ -128,7 +129,7 @@ class DatabaseArtifactService(BaseArtifactService):
                 app_name, user_id, filename = parsed.app_name, parsed.user_id, parsed.filename
                 session_id, version, depth = parsed.session_id, parsed.version, depth - 1
                 continue
-            if part == types.Part() or artifact_util._is_rewind_tombstone(part):
+            if part == types.Part() or is_rewind_tombstone(part):
                 return None
             return part
 
