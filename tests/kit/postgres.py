@@ -76,7 +76,7 @@ def new_database(prefix: str = "t") -> str:
         pytest.skip(f"PostgreSQL tests skipped: {OPT_OUT_ENV} is set")
     try:
         server, socket_dir = _start()
-    except Exception as exc:  # noqa: BLE001 - any failure to start is the test's failure, said plainly
+    except Exception as exc:  # any failure to start is the test's failure, said plainly
         pytest.fail(
             f"no PostgreSQL for this test ({type(exc).__name__}: {exc}); install the test extra "
             f"(pip install -e '.[test]', which brings pgserver) or set {OPT_OUT_ENV}=1 to skip these tests"

@@ -84,9 +84,9 @@ from rewindtui.server.service.jobs import Jobs
 from rewindtui.server.service.wire import REWIND_KEY
 from rewindtui.server.storage.adk_sessions import CachedDatabaseSessionService, sqlite_url
 from rewindtui.server.storage.integrity import DataDirProblem, check_data_dir, describe_open_failure
+from rewindtui.server.storage.session_leases import SessionLeases
 from rewindtui.server.storage.store import Store
 from rewindtui.server.storage.store_pg import startup_lock
-from rewindtui.server.storage.session_leases import SessionLeases
 from rewindtui.server.storage.team_store import TeamStore
 
 log = logging.getLogger(__name__)

@@ -90,7 +90,7 @@ class TeamTurns:
         jobs = self.service.jobs
         try:
             held = await jobs.claim_shared(session_id, "turn")
-        except Exception:  # noqa: BLE001 - held here or elsewhere: someone runs it
+        except Exception:  # held here or elsewhere: someone runs it
             return
         try:
             if held:

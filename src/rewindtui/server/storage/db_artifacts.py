@@ -20,8 +20,8 @@ from google.adk.artifacts import artifact_util
 from google.adk.artifacts.base_artifact_service import ArtifactVersion, BaseArtifactService, ensure_part
 from google.adk.errors.input_validation_error import InputValidationError
 from google.genai import types
-from sqlalchemy import func, insert, select
 from sqlalchemy import delete as sa_delete
+from sqlalchemy import func, insert, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine
 

@@ -69,7 +69,7 @@ class SessionLeases:
             await conn.execute(text("SELECT pg_advisory_unlock(:k)"), {"k": session_key(session_id)})
             await conn.commit()
             await conn.close()
-        except Exception:  # noqa: BLE001 - a broken connection: dropping it drops its lock
+        except Exception:  # a broken connection: dropping it drops its lock
             await _drop(conn)
 
     async def close(self) -> None:
@@ -81,5 +81,5 @@ class SessionLeases:
 async def _drop(conn: Any) -> None:
     try:
         await conn.invalidate()
-    except Exception:  # noqa: BLE001
+    except Exception:
         pass

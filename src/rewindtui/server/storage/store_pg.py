@@ -337,7 +337,7 @@ class PgConnection:
         if conn is not None:
             try:
                 await conn.close()
-            except Exception:  # noqa: BLE001 - a dead server: nothing left to close
+            except Exception:  # a dead server: nothing left to close
                 await conn.invalidate()
 
 
