@@ -365,3 +365,31 @@ def test_a_turn_on_one_replica_is_cancelled_from_the_other(slow_pair: Any) -> No
         "kind": "message", "role": "user", "messageId": str(uuid.uuid4()), "contextId": session,
         "parts": [{"kind": "text", "text": "next"}]}}}
     assert httpx.post(b.agent_url, json=next_body, headers=USER, timeout=120).json()["result"]["status"]["state"] == "completed"
+
+
+def test_a_push_config_registered_on_one_replica_is_notified_when_the_turn_on_the_other_ends(slow_pair: Any) -> None:
+    from rewindtui.client.push import PushReceiver
+
+    a, b = slow_pair
+    session = f"push-{uuid.uuid4().hex[:8]}"
+    thread, frames, task_id = _start_turn_on(a, session, LONG_TEXT)
+
+    async def run() -> dict[str, Any]:
+        async with PushReceiver() as receiver:
+            body = {"jsonrpc": "2.0", "id": 5, "method": "CreateTaskPushNotificationConfig",
+                    "params": {"taskId": task_id, "id": "cfg-b", **receiver.config()}}
+            created = await asyncio.to_thread(
+                lambda: httpx.post(b.agent_url, json=body, headers={**USER, "A2A-Version": "1.0"}, timeout=60).json()
+            )
+            assert created["result"]["id"] == "cfg-b", created
+            listed = await asyncio.to_thread(lambda: httpx.post(a.agent_url, json={
+                **body, "method": "ListTaskPushNotificationConfigs", "params": {"taskId": task_id}},
+                headers={**USER, "A2A-Version": "1.0"}, timeout=60).json())
+            assert [c["id"] for c in listed["result"]["configs"]] == ["cfg-b"]  # A sees B's config
+            return await receiver.wait_for(task_id, timeout=120)
+
+    notified = asyncio.run(run())
+    thread.join(60)
+    assert notified["status"]["state"] == "TASK_STATE_COMPLETED"
+    a_final = [f["result"] for f in frames if f.get("result", {}).get("final")]
+    assert a_final and a_final[-1]["status"]["state"] == "completed"

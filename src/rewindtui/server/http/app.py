@@ -190,7 +190,8 @@ def create_app(
         model=model or DEMO_MODEL_NAME,
         needs_token=options.token is not None,
     )
-    push = PushNotifications(service, data_dir / PUSH_FILE)  # configs kept across restarts
+    # configs kept across restarts (a team server: in its database, seen by every replica)
+    push = PushNotifications(service, data_dir / PUSH_FILE, database_url=database_url)
     handler = PushingRequestHandler(service, push)
     team_turns = TeamTurns(service, team) if database_url is not None else None
     handler.team_turns = team_turns
