@@ -75,7 +75,10 @@ def _url(args: argparse.Namespace) -> str:
         return url
     data_dir: Path = args.data_dir if args.data_dir is not None else default_data_dir()
     data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-    return sqlite_url(str(data_dir / STORE_FILE))
+    path = data_dir / STORE_FILE
+    if not path.exists():  # private from the start, as the server makes it (token hashes, conversations)
+        os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
+    return sqlite_url(str(path))
 
 
 async def _run(args: argparse.Namespace, url: str) -> str:
