@@ -38,10 +38,9 @@ import httpx
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from seed_turns import seed_session  # noqa: E402
-
 from rewindtui.server import EmbeddedServer  # noqa: E402
 from rewindtui.server.process.options import ServerOptions  # noqa: E402
+from seed_turns import seed_session  # noqa: E402
 
 
 def postgres(root: Path) -> tuple[Any, str]:
