@@ -35,12 +35,9 @@ from typing import Any
 
 import httpx
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-
-from rewindtui.server import EmbeddedServer  # noqa: E402
-from rewindtui.server.process.options import ServerOptions  # noqa: E402
-from seed_turns import seed_session  # noqa: E402
+from rewindtui.server import EmbeddedServer
+from rewindtui.server.process.options import ServerOptions
+from seed_turns import seed_session
 
 
 def postgres(root: Path) -> tuple[Any, str]:
