@@ -19,7 +19,7 @@ import asyncio
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, Protocol
 
-from rewindtui.server.service.errors import Busy, ShuttingDown
+from rewindtui.server.service.errors import Busy, ShuttingDown, StorageError
 
 #: jobs that shutdown lets finish (two writes that must not be cut between)
 RUN_TO_COMPLETION = frozenset({"rewind", "delete"})
@@ -67,6 +67,10 @@ class Jobs:
             return False
         try:
             held = await self.leases.try_hold(session_id)
+        except Exception as exc:  # the database is away: one sentence, nothing started
+            self.release(session_id)
+            raise StorageError(f"could not hold the session in the team database ({type(exc).__name__}: {_line(exc)}); "
+                               "try again when it is back") from exc
         except BaseException:
             self.release(session_id)
             raise
@@ -128,3 +132,9 @@ class Jobs:
 
 async def _await(factory: Callable[[], Awaitable[Any]]) -> Any:
     return await factory()
+
+
+def _line(exc: BaseException) -> str:
+    """The first line of an error's text (a driver's may run to several)."""
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else "no detail"
