@@ -16,8 +16,10 @@ PostgreSQL cannot run (the skip reason names the variable).
 
 from __future__ import annotations
 
+import atexit
 import os
 import re
+import shutil
 import tempfile
 import threading
 import uuid
@@ -51,6 +53,8 @@ def _start() -> tuple[Any, str]:
 
             # short path: a unix socket's path is limited to ~107 bytes
             root = Path(tempfile.mkdtemp(prefix="rtpg-"))
+            # registered first, so it runs last: after pgserver's own exit handler stopped the server
+            atexit.register(shutil.rmtree, root, True)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 _server = pgserver.get_server(root / "data", cleanup_mode="delete")
@@ -61,6 +65,21 @@ def _start() -> tuple[Any, str]:
             _socket_dir = match.group(1)
         assert _socket_dir is not None
         return _server, _socket_dir
+
+
+def stop() -> None:
+    """Stop this process's server (if one started) and remove its files."""
+    global _server, _socket_dir
+    with _lock:
+        server, _server, _socket_dir = _server, None, None
+    if server is not None:
+        server.cleanup()
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    # each pytest process (an xdist worker too: it may leave without running exit handlers) stops
+    # its own server when its session ends
+    stop()
 
 
 def database_url(name: str, socket_dir: str) -> str:
