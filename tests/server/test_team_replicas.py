@@ -264,6 +264,17 @@ def test_a_replica_killed_mid_turn_leaves_the_turn_failed_and_the_session_to_the
             assert OTHER_REPLICA_BUSY in json.dumps(status)
             a.kill9()
             reader.join(30)
+            # following the cut turn from B: B finds no replica holding the session, finishes the
+            # turn (failed) and ends the stream with that
+            cut_id = got[0]["result"]["id"]
+            follow = {"jsonrpc": "2.0", "id": 9, "method": "tasks/resubscribe", "params": {"id": cut_id}}
+            followed = []
+            with httpx.stream("POST", b.agent_url, json=follow, headers=USER, timeout=60) as resp:
+                for line in resp.iter_lines():
+                    if line.startswith("data:"):
+                        followed.append(json.loads(line[5:])["result"])
+            assert followed[0]["status"]["state"] in ("submitted", "working")  # as A left it
+            assert followed[-1]["final"] is True and followed[-1]["status"]["state"] == "failed"
             # B takes the session over: the cut turn is failed, the next turn runs
             third = {**second, "params": {"message": {**message, "messageId": "m-3", "parts": [{"kind": "text", "text": "again"}]}}}
             done = http.post(b.agent_url, json={**third, "method": "message/send"}, headers=USER).json()["result"]
