@@ -6,6 +6,7 @@ Helper classes live in ``srvkit.py``.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import httpx
@@ -13,19 +14,50 @@ import pytest
 from srvkit import A2A, Api
 
 from rewindtui.server import EmbeddedServer
+from rewindtui.server.process.options import ServerOptions
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """A module that sets ``ENGINES = ("sqlite", "postgresql")`` runs its tests on a server of each
+    engine (``postgresql``: a team server on a fresh database, tests/kit/postgres.py)."""
+    engines = getattr(metafunc.module, "ENGINES", None)
+    if engines and "engine" in metafunc.fixturenames:
+        metafunc.parametrize("engine", engines, indirect=True, scope="module")
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedServer]:
+def engine(request: pytest.FixtureRequest) -> str:
+    """The server's database engine: ``sqlite`` unless the module asks for more (``ENGINES``)."""
+    return getattr(request, "param", "sqlite")
+
+
+def server_options(engine: str) -> ServerOptions:
+    """The options of a test server on ``engine`` (environment as usual, plus the database)."""
+    options = ServerOptions.from_env()
+    if engine == "postgresql":
+        from kit.postgres import new_database
+
+        options = replace(options, database_url=new_database("m"))
+    return options
+
+
+@pytest.fixture
+def engine_options(engine: str) -> ServerOptions:
+    """Options for the servers one test starts itself (the same database across its restarts)."""
+    return server_options(engine)
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory, engine: str) -> Iterator[EmbeddedServer]:
     """One server per test module (default demo model, no delay)."""
-    with EmbeddedServer(tmp_path_factory.mktemp("server")) as srv:
+    with EmbeddedServer(tmp_path_factory.mktemp("server"), options=server_options(engine)) as srv:
         yield srv
 
 
 @pytest.fixture(scope="module")
-def slow_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedServer]:
+def slow_server(tmp_path_factory: pytest.TempPathFactory, engine: str) -> Iterator[EmbeddedServer]:
     """A server whose demo model waits between deltas, so a turn stays running a while."""
-    with EmbeddedServer(tmp_path_factory.mktemp("slow"), demo_delay=0.15) as srv:
+    with EmbeddedServer(tmp_path_factory.mktemp("slow"), demo_delay=0.15, options=server_options(engine)) as srv:
         yield srv
 
 

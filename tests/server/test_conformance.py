@@ -16,6 +16,9 @@ import httpx
 import pytest
 from srvkit import A2A, Turn, normalize_result
 
+#: also on a team server's PostgreSQL (tests/server/conftest.py)
+ENGINES = ("sqlite", "postgresql")
+
 V1 = {"A2A-Version": "1.0"}
 
 

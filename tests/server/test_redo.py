@@ -28,6 +28,9 @@ from rewindtui.server.agent.agent import build_agent
 from rewindtui.server.process.options import PAUSE_ENV
 from rewindtui.server.service.wire import effective_events
 
+#: also on a team server's PostgreSQL (tests/server/conftest.py)
+ENGINES = ("sqlite", "postgresql")
+
 POSIX = sys.platform != "win32"
 
 
@@ -110,9 +113,9 @@ def test_adk_rewinding_before_a_rewind_event_restores_history_and_state() -> Non
 
 
 # -- redo ----------------------------------------------------------------------------------------
-def test_redo_brings_back_history_and_state(data_dir: Path, dialect: str, http: httpx.Client) -> None:
+def test_redo_brings_back_history_and_state(data_dir: Path, engine_options, dialect: str, http: httpx.Client) -> None:
     sid = "redo-basic"
-    with EmbeddedServer(data_dir) as srv:
+    with EmbeddedServer(data_dir, options=engine_options) as srv:
         a2a, api = A2A(http, srv.agent_url, dialect), Api(http, srv.api_url)
         turns = turns_of(a2a, sid, "hello", "what is the weather in Tokyo", "third")
         events = a2a.rewind(sid, turns[1].invocation_id)  # the A2A control message
@@ -133,7 +136,7 @@ def test_redo_brings_back_history_and_state(data_dir: Path, dialect: str, http: 
         after = Turn(a2a.stream("after redo", sid))
         assert seen(after.answer) == (["hello", "what is the weather in Tokyo", "third", "after redo"], 1)
 
-    with EmbeddedServer(data_dir) as srv:  # restart on the same data dir
+    with EmbeddedServer(data_dir, options=engine_options) as srv:  # restart on the same data dir
         a2a, api = A2A(http, srv.agent_url, dialect), Api(http, srv.api_url)
         assert api.merged_ids(sid) == ids([*turns, after])
         assert check(srv, sid) == []

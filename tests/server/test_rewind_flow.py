@@ -15,6 +15,10 @@ import httpx
 from srvkit import A2A, Api, Turn, texts
 
 from rewindtui.server import EmbeddedServer
+from rewindtui.server.process.options import ServerOptions
+
+#: also on a team server's PostgreSQL (tests/server/conftest.py)
+ENGINES = ("sqlite", "postgresql")
 
 SID = "sess-main"
 
@@ -46,8 +50,8 @@ def after_rewind_answer(text: str, turn: int, seen: list[str]) -> str:
     return f"You said: {text} (turn {turn}; history: {seen!r}; weather_calls=0)"
 
 
-def test_a2a_rewind_control_message(data_dir: Path, dialect: str, http: httpx.Client) -> None:
-    with EmbeddedServer(data_dir) as srv:
+def test_a2a_rewind_control_message(data_dir: Path, engine_options: ServerOptions, dialect: str, http: httpx.Client) -> None:
+    with EmbeddedServer(data_dir, options=engine_options) as srv:
         a2a, api = A2A(http, srv.agent_url, dialect), Api(http, srv.api_url)
         turns = three_turns(a2a)
         assert api.merged_ids(SID) == turns[0].message_ids + turns[1].message_ids + turns[2].message_ids
@@ -67,15 +71,15 @@ def test_a2a_rewind_control_message(data_dir: Path, dialect: str, http: httpx.Cl
         expected = turns[0].message_ids + after.message_ids
         assert api.merged_ids(SID) == expected
 
-    with EmbeddedServer(data_dir) as srv:  # restart on the same data dir
+    with EmbeddedServer(data_dir, options=engine_options) as srv:  # restart on the same data dir
         a2a, api = A2A(http, srv.agent_url, dialect), Api(http, srv.api_url)
         assert api.merged_ids(SID) == expected
         again = Turn(a2a.stream("after restart", SID))
         assert again.answer == after_rewind_answer("after restart", 3, ["hello", "after rewind", "after restart"])
 
 
-def test_rest_rewind(data_dir: Path, dialect: str, http: httpx.Client) -> None:
-    with EmbeddedServer(data_dir) as srv:
+def test_rest_rewind(data_dir: Path, engine_options: ServerOptions, dialect: str, http: httpx.Client) -> None:
+    with EmbeddedServer(data_dir, options=engine_options) as srv:
         a2a, api = A2A(http, srv.agent_url, dialect), Api(http, srv.api_url)
         turns = three_turns(a2a)
         resp = api.post(f"/sessions/{SID}/rewind", {"rewind_before_invocation_id": turns[1].invocation_id})
@@ -88,15 +92,15 @@ def test_rest_rewind(data_dir: Path, dialect: str, http: httpx.Client) -> None:
         assert after.answer == after_rewind_answer("after rest rewind", 2, ["hello", "after rest rewind"])
         expected = turns[0].message_ids + after.message_ids
 
-    with EmbeddedServer(data_dir) as srv:
+    with EmbeddedServer(data_dir, options=engine_options) as srv:
         a2a, api = A2A(http, srv.agent_url, dialect), Api(http, srv.api_url)
         assert api.merged_ids(SID) == expected
         again = Turn(a2a.stream("later", SID))
         assert again.answer == after_rewind_answer("later", 3, ["hello", "after rest rewind", "later"])
 
 
-def test_rewind_and_send(data_dir: Path, dialect: str, http: httpx.Client) -> None:
-    with EmbeddedServer(data_dir) as srv:
+def test_rewind_and_send(data_dir: Path, engine_options: ServerOptions, dialect: str, http: httpx.Client) -> None:
+    with EmbeddedServer(data_dir, options=engine_options) as srv:
         a2a, api = A2A(http, srv.agent_url, dialect), Api(http, srv.api_url)
         turns = three_turns(a2a)
         events = a2a.rewind(SID, turns[1].invocation_id, text="something else")
@@ -115,15 +119,15 @@ def test_rewind_and_send(data_dir: Path, dialect: str, http: httpx.Client) -> No
         expected = turns[0].message_ids + turn.message_ids
         assert api.merged_ids(SID) == expected
 
-    with EmbeddedServer(data_dir) as srv:
+    with EmbeddedServer(data_dir, options=engine_options) as srv:
         a2a, api = A2A(http, srv.agent_url, dialect), Api(http, srv.api_url)
         assert api.merged_ids(SID) == expected
         again = Turn(a2a.stream("and now", SID))
         assert again.answer == after_rewind_answer("and now", 3, ["hello", "something else", "and now"])
 
 
-def test_fork(data_dir: Path, dialect: str, http: httpx.Client) -> None:
-    with EmbeddedServer(data_dir) as srv:
+def test_fork(data_dir: Path, engine_options: ServerOptions, dialect: str, http: httpx.Client) -> None:
+    with EmbeddedServer(data_dir, options=engine_options) as srv:
         a2a, api = A2A(http, srv.agent_url, dialect), Api(http, srv.api_url)
         turns = three_turns(a2a)
         original_tasks = api.tasks(SID)
@@ -156,16 +160,16 @@ def test_fork(data_dir: Path, dialect: str, http: httpx.Client) -> None:
         events = a2a.rewind(fork["id"], in_fork.invocation_id)
         assert_effective_task(events[0], fork["id"], turns[0].message_ids)
 
-    with EmbeddedServer(data_dir) as srv:
+    with EmbeddedServer(data_dir, options=engine_options) as srv:
         api = Api(http, srv.api_url)
         assert api.merged_ids(fork["id"]) == turns[0].message_ids
         assert api.get(f"/sessions/{fork['id']}").json()["data"]["name"] == "Fork of hello @ turn 2"
         assert len(api.merged_ids(SID)) == sum(len(t.message_ids) for t in turns) + len(in_original.message_ids)
 
 
-def test_repeated_rewinds_keep_state_consistent(data_dir: Path, http: httpx.Client) -> None:
+def test_repeated_rewinds_keep_state_consistent(data_dir: Path, engine_options: ServerOptions, http: httpx.Client) -> None:
     """Rewind, chat, rewind again further back, chat: history and state follow every step."""
-    with EmbeddedServer(data_dir) as srv:
+    with EmbeddedServer(data_dir, options=engine_options) as srv:
         a2a, api = A2A(http, srv.agent_url, "0.3"), Api(http, srv.api_url)
         w1 = Turn(a2a.stream("weather in Oslo", SID))
         w2 = Turn(a2a.stream("weather in Rome", SID))

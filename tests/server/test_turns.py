@@ -6,6 +6,9 @@ import uuid
 
 from srvkit import Turn, texts
 
+#: also on a team server's PostgreSQL (tests/server/conftest.py)
+ENGINES = ("sqlite", "postgresql")
+
 APP = "local__NS__demo"
 META_KEYS = {
     "kagent_invocation_id",

@@ -74,6 +74,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if argv and argv[0] == "serve":
             return _serve(argv[1:])
+        if argv and argv[0] == "team":  # a team server's users, tokens and shares: rewindtui.cli.team
+            from rewindtui.cli.team import main as team_main
+
+            return team_main(argv[1:])
         if argv and argv[0] in ("backup", "restore"):  # the server's data: rewindtui.cli.backup
             from rewindtui.cli.backup import main as backup_main
 

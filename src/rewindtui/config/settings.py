@@ -136,6 +136,7 @@ LOCAL_STORE_FILE = "sessions.db"
 
 #: The keys the config file may have (the tables among them are read in config/sources.py).
 _FILE_KEYS = {
+    "server",  # [server]: read by `rewindtui serve` only (rewindtui.server.process.serve: database_url)
     "oauth",  # [oauth] and [tls]: read by rewindtui.client.auth_flows
     "tls",
     "url",

@@ -41,6 +41,11 @@ PRIVATE_NAMES: tuple[tuple[str, str], ...] = (
     ("google.adk.sessions.database_session_service", "DatabaseSessionService._rollback_on_exception_session"),
     ("google.adk.sessions._session_util", "extract_json_safe_state_delta"),
     ("google.adk.sessions.session", "Session._storage_update_marker"),
+    # the team server's artifacts in the database (storage/db_artifacts.py, storage/move.py): ADK's
+    # own rules for references and for a rewind's "absent" marker
+    ("google.adk.artifacts.artifact_util", "_MAX_ARTIFACT_REFERENCE_DEPTH"),
+    ("google.adk.artifacts.artifact_util", "_is_rewind_tombstone"),
+    ("google.adk.artifacts.artifact_util", "_new_rewind_tombstone"),
 )
 _MARKER = "_storage_update_marker"
 
@@ -98,3 +103,18 @@ def update_marker(session: Session) -> str | None:
 def set_update_marker(session: Session, marker: str) -> None:
     """Record that ``session`` now matches the stored revision ``marker`` (as ADK's append does)."""
     setattr(session, _MARKER, marker)
+
+
+def artifact_reference_depth() -> int:
+    """How many artifact references ADK follows before giving up (its in-memory service's rule)."""
+    return int(resolve("google.adk.artifacts.artifact_util", "_MAX_ARTIFACT_REFERENCE_DEPTH"))
+
+
+def is_rewind_tombstone(part: Any) -> bool:
+    """Whether ``part`` is the marker a rewind saves for an artifact absent at its point."""
+    return bool(resolve("google.adk.artifacts.artifact_util", "_is_rewind_tombstone")(part))
+
+
+def new_rewind_tombstone() -> Any:
+    """That marker (an artifact version that loads as absent)."""
+    return resolve("google.adk.artifacts.artifact_util", "_new_rewind_tombstone")()

@@ -76,14 +76,20 @@ from rewindtui.server.http.paths import (
 from rewindtui.server.http.push_configs import PushingRequestHandler, PushNotifications
 from rewindtui.server.http.push_screen import PushScreen, parse_allow
 from rewindtui.server.http.rest import build_rest_routes
+from rewindtui.server.http.team_turns import TeamTurns
+from rewindtui.server.http.team_users import UserTokens
 from rewindtui.server.process.options import ServerOptions
 from rewindtui.server.service.agent_service import AgentService
 from rewindtui.server.service.context import ServerContext
 from rewindtui.server.service.faults import Checkpoints
+from rewindtui.server.service.jobs import Jobs
 from rewindtui.server.service.wire import REWIND_KEY
 from rewindtui.server.storage.adk_sessions import CachedDatabaseSessionService, sqlite_url
 from rewindtui.server.storage.integrity import DataDirProblem, check_data_dir, describe_open_failure
+from rewindtui.server.storage.session_leases import SessionLeases
 from rewindtui.server.storage.store import Store
+from rewindtui.server.storage.store_pg import startup_lock
+from rewindtui.server.storage.team_store import TeamStore
 
 log = logging.getLogger(__name__)
 
@@ -102,6 +108,7 @@ class ServerParts:
     runner: Runner
     service: AgentService
     clients: Clients
+    team: TeamStore
     options: ServerOptions
 
 
@@ -134,15 +141,27 @@ def create_app(
     agent_url = base_url + AGENT_PATH
     api_url = base_url + API_PATH
 
-    store = Store(data_dir / STORE_FILE, busy_timeout_ms=options.busy_timeout_ms)
+    # a team server (--database-url): the store, ADK's sessions and the artifacts in one database
+    database_url = options.database_url
+    store = Store(data_dir / STORE_FILE, busy_timeout_ms=options.busy_timeout_ms, database_url=database_url)
     session_service = CachedDatabaseSessionService(
-        sqlite_url(str(data_dir / ADK_FILE)), max_sessions=options.session_cache
+        database_url or sqlite_url(str(data_dir / ADK_FILE)), max_sessions=options.session_cache
     )
+    artifact_service: Any
+    if database_url is not None:
+        from rewindtui.server.storage.db_artifacts import DatabaseArtifactService
+
+        artifact_service = DatabaseArtifactService(database_url)
+    else:
+        artifact_service = FileArtifactService(data_dir / ARTIFACTS_DIR)
+    team = TeamStore(database_url or sqlite_url(str(data_dir / STORE_FILE)))
+    # replicas on one database: one writer per session across all of them (session_leases.py)
+    leases = SessionLeases(database_url) if database_url is not None else None
     runner = Runner(
         app_name=APP_NAME,
         agent=build_agent(model, demo_delay, options.model),
         session_service=session_service,
-        artifact_service=FileArtifactService(data_dir / ARTIFACTS_DIR),
+        artifact_service=artifact_service,
     )
     service = AgentService(
         ServerContext(
@@ -153,10 +172,17 @@ def create_app(
             agent_ref=AGENT_REF,
             checkpoints=Checkpoints(options.pause_at),
             stall_timeout=options.model.stall_timeout,
+            jobs=Jobs(leases),
         )
     )
     parts = ServerParts(
-        store=store, session_service=session_service, runner=runner, service=service, clients=clients, options=options
+        store=store,
+        session_service=session_service,
+        runner=runner,
+        service=service,
+        clients=clients,
+        team=team,
+        options=options,
     )
 
     card = build_agent_card(
@@ -166,10 +192,14 @@ def create_app(
         model=model or DEMO_MODEL_NAME,
         needs_token=options.token is not None,
     )
-    push = PushNotifications(  # configs kept across restarts; URLs screened (push_screen)
-        service, data_dir / PUSH_FILE, PushScreen(parse_allow(options.push_allow or ()))
+    # configs kept across restarts (a team server: in its database, seen by every replica); URLs
+    # screened (push_screen)
+    push = PushNotifications(
+        service, data_dir / PUSH_FILE, PushScreen(parse_allow(options.push_allow or ())), database_url=database_url
     )
     handler = PushingRequestHandler(service, push)
+    team_turns = TeamTurns(service, team) if database_url is not None else None
+    handler.team_turns = team_turns
     dispatcher = JsonRpcDispatcher(
         request_handler=handler,
         context_builder=UserContextBuilder(),
@@ -226,12 +256,20 @@ def create_app(
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         for note in await asyncio.to_thread(check_data_dir, data_dir):  # modes, damage, consistency
             log.warning("%s", note)
+        async with startup_lock(database_url):  # replicas starting at once create the tables one by one
+            try:
+                await store.open()
+            except sqlite3.Error as exc:  # e.g. the disk filled up since the check: say so, name the file
+                if database_url is not None:
+                    raise
+                raise DataDirProblem(describe_open_failure(store.path, exc)) from exc
+            try:
+                await team.open()
+                await session_service.prepare_tables()
+            except BaseException:
+                await store.close()
+                raise
         try:
-            await store.open()
-        except sqlite3.Error as exc:  # e.g. the disk filled up since the check: say so, name the file
-            raise DataDirProblem(describe_open_failure(store.path, exc)) from exc
-        try:
-            await session_service.prepare_tables()
             report = await service.startup()
             if report:
                 log.warning(
@@ -243,20 +281,30 @@ def create_app(
                     report.messages_restored,
                 )
             await push.start()  # notifications still owed from an earlier run
-            grpc_url = await grpc_listener.start()
+            # the gRPC port checks the server's token only: a server with users serves HTTP alone
+            grpc_url = None if options.users else await grpc_listener.start()
             if grpc_url is not None:  # the card lists the gRPC interface once it listens
                 card.supported_interfaces.append(grpc_interface(grpc_url))
                 app.state.agent_card = agent_card_json(card)
             clients.start()
+            if team_turns is not None:
+                team_turns.start()  # cancels other replicas ask of this one's turns
             yield
         finally:
+            if team_turns is not None:
+                await team_turns.stop()
             await grpc_listener.stop()
             await push.close()
             await clients.stop()
             await service.shutdown()
+            if leases is not None:
+                await leases.close()
             with contextlib.suppress(Exception):
                 await runner.close()
             await session_service.close()
+            if database_url is not None:
+                await artifact_service.close()
+            await team.close()
             await store.close()
 
     async def http_error(request: Request, exc: Exception) -> Response:
@@ -270,6 +318,8 @@ def create_app(
     # inside the Guard (added first: Starlette runs the last added outermost): no body is read
     # for a client the Guard turns away
     app.add_middleware(BodyLimit, max_bytes=max_request_bytes(os.environ), jsonrpc_paths=(AGENT_PATH,))
+    if options.users:  # inside the guard: the user comes from the request's own token
+        app.add_middleware(UserTokens, team=team, store=store, public_paths=frozenset(card_paths))
     app.add_middleware(
         Guard,
         bind_host=bind_host,

@@ -251,8 +251,13 @@ class Front:
         return app
 
     async def _readable_store(self) -> Store | None:
-        """The store, open, or None when it cannot be read before recovery ran."""
-        store = Store(self.data_dir / STORE_FILE, busy_timeout_ms=self.options.busy_timeout_ms)
+        """The store, open, or None when it cannot be read before recovery ran (or the server has
+        users: who may read what is the full app's to say, team_users.py)."""
+        if self.options.users:
+            return None
+        store = Store(
+            self.data_dir / STORE_FILE, busy_timeout_ms=self.options.busy_timeout_ms, database_url=self.options.database_url
+        )
         await store.open()
         try:
             if (

@@ -50,6 +50,7 @@ from rewindtui.a2a.dialect import TERMINAL_STATES
 from rewindtui.a2a.outgoing import APPROVE, DECISION_KEY, REJECT
 from rewindtui.server.http.requests import Kind, classify
 from rewindtui.server.http.requests import Request as A2ARequest
+from rewindtui.server.http.team_turns import TeamTurns
 from rewindtui.server.http.users import InvalidUser, resolve_user
 from rewindtui.server.service.agent_service import AgentService
 from rewindtui.server.service.errors import BadRequest, Conflict, NotFound
@@ -122,6 +123,8 @@ def _check_history_length(params: Any) -> None:
 class AgentRequestHandler(RequestHandler):
     def __init__(self, service: AgentService) -> None:
         self.service = service
+        #: a team server: following and cancelling turns that run on another replica (team_turns.py)
+        self.team_turns: TeamTurns | None = None
 
     async def _request(self, user_id: str, params: pb.SendMessageRequest) -> A2ARequest:
         """The classified message; errors for a taskId that cannot take it. Only a task waiting
@@ -258,7 +261,11 @@ class AgentRequestHandler(RequestHandler):
     async def on_cancel_task(self, params: pb.CancelTaskRequest, context: ServerCallContext) -> pb.Task | None:
         user_id = _user(context)
         try:
-            data = json.loads(await self.service.cancel_task(user_id, params.id))
+            row = await self.service.owned_task(user_id, params.id)
+            if self.team_turns is not None and self.team_turns.runs_elsewhere(row.state, params.id):
+                data = json.loads(await self.team_turns.cancel(user_id, params.id))  # another replica's turn
+            else:
+                data = json.loads(await self.service.cancel_task(user_id, params.id))
         except NotFound:
             raise TaskNotFoundError from None
         except Conflict as exc:
@@ -277,6 +284,10 @@ class AgentRequestHandler(RequestHandler):
         live = self.service.live_task(params.id)
         if live is not None:
             async for event in live.follow():
+                yield event_to_proto(event)
+            return
+        if self.team_turns is not None and self.team_turns.runs_elsewhere(row.state, params.id):
+            async for event in self.team_turns.follow(user_id, params.id):  # running on another replica
                 yield event_to_proto(event)
             return
         if row.state in TERMINAL_STATES and context.state.get("method") != RESUBSCRIBE_03:

@@ -127,16 +127,29 @@ class RetryingSender(BasePushNotificationSender):
         return delivered
 
 
+#: how often a team server's replica reads whether another replica's turn has ended
+SHARED_POLL_SECONDS = 0.25
+
+
 class PushNotifications:
     """The configs, the sender, and one watcher per task that has configs. ``path``: the SQLite
     file that keeps the configs (None: in memory, as long as the process)."""
 
-    def __init__(self, service: AgentService, path: Path | None = None, screen: PushScreen | None = None) -> None:
+    def __init__(
+        self, service: AgentService, path: Path | None = None, screen: PushScreen | None = None, *,
+        database_url: str | None = None,
+    ) -> None:
         self.service = service
         self.screen = screen or PushScreen()
         self.store: PushNotificationConfigStore = (
             PushConfigStore(path, owner_resolver=_user) if path is not None else InMemoryPushNotificationConfigStore(owner_resolver=_user)
         )
+        #: a team server: the configs in its database, seen by every replica
+        self.shared = database_url is not None
+        if database_url is not None:
+            from rewindtui.server.storage.push_store_pg import PgPushConfigStore
+
+            self.store = PgPushConfigStore(database_url, owner_resolver=_user)
         # a redirect is not followed; no connection is kept (one checked per host name: a kept one
         # to the same address would carry a TLS session verified for another name)
         self._http = httpx.AsyncClient(
@@ -152,6 +165,10 @@ class PushNotifications:
             return 0
         await self.store.open()
         pending = await self.store.pending_tasks()
+        if self.shared:  # a turn still running is another replica's, which notifies when it ends
+            running = {"submitted", "working"}
+            rows = [(u, t, await self.service.store.get_task(t)) for u, t in pending]
+            pending = [(u, t) for u, t, row in rows if row is None or row.state not in running]
         for user_id, task_id in pending:
             self.watch(user_id, task_id)
         if pending:
@@ -186,6 +203,10 @@ class PushNotifications:
                 pass
         try:
             data = json.loads(await self.service.task_json(user_id, task_id))
+            while self.shared and (data.get("status") or {}).get("state") in ("submitted", "working"):
+                # a team server: the turn runs on another replica -- its end is read from the database
+                await asyncio.sleep(SHARED_POLL_SECONDS)
+                data = json.loads(await self.service.task_json(user_id, task_id))
         except NotFound:  # gone (its session deleted): nothing will ever be sent
             if isinstance(self.store, PushConfigStore):
                 for config in await self.store.get_info_for_dispatch(task_id):

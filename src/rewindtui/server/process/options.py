@@ -29,6 +29,9 @@ PUSH_ALLOW_ENV = "REWINDTUI_PUSH_ALLOW"
 #: Fault injection for tests: ``NAME=PATH`` makes the server stop at checkpoint NAME, write PATH,
 #: and wait there forever (a test then kills it with SIGKILL). See :mod:`rewindtui.server.service.faults`.
 PAUSE_ENV = "REWINDTUI_TEST_PAUSE_AT"
+#: ``postgresql+asyncpg://…``: everything the server keeps lives in that database (a team server,
+#: docs/team-server.md); unset, in SQLite files in the data directory.
+DATABASE_URL_ENV = "REWINDTUI_DATABASE_URL"
 
 DEFAULT_SESSION_CACHE = 64
 DEFAULT_BUSY_TIMEOUT_MS = 2000
@@ -51,6 +54,10 @@ class ServerOptions:
     #: non-public ranges push notifications may go to (None: not set; the app's own server on
     #: loopback then allows ``loopback``, where its receiver listens; ``rewindtui serve`` none)
     push_allow: tuple[str, ...] | None = None
+    #: the team database (``postgresql+asyncpg://…``); None: SQLite in the data directory
+    database_url: str | None = None
+    #: every request carries a user's own token (``rewindtui team token``), which says who it is
+    users: bool = False
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> ServerOptions:
@@ -70,15 +77,41 @@ class ServerOptions:
             token=env.get(TOKEN_ENV) or None,
             pause_at=pause,
             push_allow=tuple(e.strip() for e in env[PUSH_ALLOW_ENV].split(",") if e.strip()) if PUSH_ALLOW_ENV in env else None,
+            database_url=normalized_database_url(env.get(DATABASE_URL_ENV) or None),
         )
         return replace(options, **overrides) if overrides else options
 
     def for_bind(self, host: str) -> tuple[ServerOptions, bool]:
         """These options for a server bound to ``host``: beyond loopback a token is required, so one
-        is made up if none was given. Returns the options and whether the token was made up."""
-        if self.token is None and not is_loopback(host):
+        is made up if none was given (with ``users``, each user's own token is required instead). Returns the options and whether the token was made up."""
+        if self.token is None and not is_loopback(host) and not self.users:
             return replace(self, token=secrets.token_urlsafe(32)), True
         return self, False
+
+
+def normalized_database_url(url: str | None) -> str | None:
+    """``url`` with the driver this server uses: ``postgresql://`` and ``postgres://`` become
+    ``postgresql+asyncpg://`` (anything else is left for :func:`database_url_problem` to judge)."""
+    if url is None:
+        return None
+    url = url.strip()
+    for prefix in ("postgresql://", "postgres://"):
+        if url.startswith(prefix):
+            return "postgresql+asyncpg://" + url[len(prefix) :]
+    return url
+
+
+def database_url_problem(url: str | None) -> str | None:
+    """Why ``url`` cannot be the server's database, in one sentence; None when it can."""
+    if url is None:
+        return None
+    if not url.startswith("postgresql+asyncpg://"):
+        scheme = url.split(":", 1)[0] if ":" in url else url[:20]
+        return (
+            f"--database-url takes a PostgreSQL URL (postgresql+asyncpg://USER:PASSWORD@HOST/DB), not {scheme!r}; "
+            "without it the server keeps SQLite files in --data-dir"
+        )
+    return None
 
 
 LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})

@@ -46,7 +46,14 @@ from rewindtui.server.agent.model_options import (
 )
 from rewindtui.server.http.paths import AGENT_PATH, API_PATH, DATA_FILES
 from rewindtui.server.process.instance import DataDirBusy, DataDirHold, DataDirUnusable
-from rewindtui.server.process.options import TOKEN_ENV, ServerOptions, is_loopback
+from rewindtui.server.process.options import (
+    DATABASE_URL_ENV,
+    TOKEN_ENV,
+    ServerOptions,
+    database_url_problem,
+    is_loopback,
+    normalized_database_url,
+)
 from rewindtui.server.process.spawn import default_data_dir
 
 #: The shortest bearer token accepted for a server reachable beyond loopback.
@@ -103,6 +110,20 @@ def build_parser() -> argparse.ArgumentParser:
         "--demo-delay", type=float, default=0.0, help="seconds between the demo model's streamed deltas"
     )
     parser.add_argument(
+        "--database-url",
+        default=None,
+        metavar="URL",
+        help=f"keep everything in this PostgreSQL database (postgresql+asyncpg://USER:PASSWORD@HOST/DB): a team "
+        f"server, several replicas on one database (also {DATABASE_URL_ENV}, or database_url in the config "
+        "file's [server] table; default: SQLite files in --data-dir)",
+    )
+    parser.add_argument(
+        "--users",
+        action="store_true",
+        help="a server with users: every request carries its user's own bearer token (made with "
+        "'rewindtui team token NAME'), sessions are their user's, shared with 'rewindtui team share'",
+    )
+    parser.add_argument(
         "--allow-host",
         action="append",
         default=[],
@@ -137,6 +158,31 @@ def build_parser() -> argparse.ArgumentParser:
         "--stop", action="store_true", help="stop the server running on the data directory (e.g. one kept up by --keep-server), then exit"
     )
     return parser
+
+
+def config_database_url(env: dict[str, str] | None = None) -> str | None:
+    """``database_url`` of the config file's ``[server]`` table (``REWINDTUI_CONFIG`` or the
+    default config path), or None. Raises ValueError (one line) for a file that says it wrong."""
+    import tomllib
+
+    from rewindtui.base.dirs import default_config_path
+
+    env = dict(os.environ) if env is None else env
+    path = Path(env["REWINDTUI_CONFIG"]).expanduser() if env.get("REWINDTUI_CONFIG", "").strip() else default_config_path()
+    try:
+        with open(path, "rb") as fh:
+            data = tomllib.load(fh)
+    except FileNotFoundError:
+        return None
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise ValueError(f"{path}: cannot read: {exc}") from None
+    table = data.get("server", {})
+    value = table.get("database_url") if isinstance(table, dict) else None
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value.strip():
+        raise ValueError(f"{path}: server.database_url: expected a database URL, got {value!r}")
+    return normalized_database_url(value)
 
 
 def _seconds(text: str) -> float:
@@ -221,7 +267,7 @@ def main(argv: list[str] | None = None) -> int:
         retries=max(0, args.model_retries),
     )
     options, generated_token = replace(
-        ServerOptions.from_env(), allowed_hosts=tuple(args.allow_host), model=model_options
+        ServerOptions.from_env(), allowed_hosts=tuple(args.allow_host), model=model_options, users=args.users
     ).for_bind(args.host)
     if args.push_allow is not None:
         options = replace(options, push_allow=tuple(args.push_allow))
@@ -236,6 +282,19 @@ def main(argv: list[str] | None = None) -> int:
     problem = model_problem(args.model)
     if problem is not None:
         print(f"rewindtui serve: {problem}", file=sys.stderr)
+        return 2
+    try:
+        database_url = normalized_database_url(args.database_url) or options.database_url or config_database_url()
+    except ValueError as exc:
+        print(f"rewindtui serve: {exc}", file=sys.stderr)
+        return 2
+    problem = database_url_problem(database_url)
+    if problem is not None:
+        print(f"rewindtui serve: {problem}", file=sys.stderr)
+        return 2
+    options = replace(options, database_url=database_url)
+    if args.users and options.token is not None:
+        print(f"rewindtui serve: --users takes each user's own token; unset {TOKEN_ENV}", file=sys.stderr)
         return 2
     from rewindtui.server.http.control import Clients, control_routes
     from rewindtui.server.http.front import Front

@@ -50,7 +50,10 @@ class AgentService(UsesContext):
         self.reader = StoreReader(context.store)
         self.sessions = Sessions(context)
         self.recovery = Recovery(
-            store=context.store, session_service=context.session_service, app_name=context.app_name
+            store=context.store,
+            session_service=context.session_service,
+            app_name=context.app_name,
+            leases=context.jobs.leases,
         )
         flag: Callable[[str], None] = self.recovery.needs.add
         self.turns = TurnRunner(context, on_store_failure=flag)
@@ -79,7 +82,17 @@ class AgentService(UsesContext):
             refused = await self.recovery.refused(session.id, session.user_id)
             if refused is not None:  # the view shows turns the agent lacks: said, not answered without them
                 raise Conflict(refused)
-        self.jobs.claim(session.id, what)
+        if await self.jobs.claim_shared(session.id, what):
+            # a team server: this replica now holds the session, so a turn still marked running on
+            # it was left by a replica that died -- finish it (failed, with what was streamed) first
+            try:
+                page = await self.store.session_tasks_page(session.id, limit=1)
+                if page.tasks and page.tasks[-1].state in RUNNING_STATES:
+                    await self.recovery.session(session.id, session.user_id)
+            except BaseException:
+                self.jobs.release(session.id)
+                await self.jobs.release_shared(session.id)
+                raise
 
     async def _exclusive(self, session: SessionRow, what: str, work: Callable[[], Any]) -> Any:
         await self._claim(session, what)
@@ -229,6 +242,8 @@ class AgentService(UsesContext):
             log.exception("request on session %s failed", session.id)
             emit(failed_event(f"internal error: {exc}", context_id=session.id, code="internal"))
         finally:
+            # a team server: the session is free for the next request once the client has the end
+            await asyncio.shield(self.jobs.release_shared(session.id))
             emit(_END)
 
     async def _failed_turn(self, session: SessionRow) -> str | None:
@@ -242,6 +257,10 @@ class AgentService(UsesContext):
             return None
         metadata = json.loads(last.body).get("metadata") or {}
         return last.invocation_id if metadata.get(CLEAN_RETRY_KEY) else None
+
+
+#: a task in one of these states is running (on a team server: on the replica holding its session)
+RUNNING_STATES = frozenset({"submitted", "working"})
 
 
 async def _call(work: Callable[[], Any]) -> Any:

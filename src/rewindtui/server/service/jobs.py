@@ -5,25 +5,43 @@ a second one while it runs (:class:`~rewindtui.server.service.errors.Busy`). Eac
 asyncio task, so a client that disconnects mid-stream does not interrupt a turn or leave a
 rewind half done. On shutdown, turns (and forks, warm-ups) are cancelled and rewinds and
 deletes run to completion.
+
+On a team server (replicas on one PostgreSQL database) the claim also holds the session in the
+database (``leases``: :class:`~rewindtui.server.storage.session_leases.SessionLeases`, an advisory
+lock), so a job on the same session from another replica is refused too, with
+:data:`OTHER_REPLICA_BUSY`; the hold is given back inside the job, before its caller hears the
+result, so the next request of the same client finds the session free.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Coroutine
-from typing import Any
+from typing import Any, Protocol
 
-from rewindtui.server.service.errors import Busy, ShuttingDown
+from rewindtui.server.service.errors import Busy, ShuttingDown, StorageError
 
 #: jobs that shutdown lets finish (two writes that must not be cut between)
 RUN_TO_COMPLETION = frozenset({"rewind", "delete"})
+#: the refusal when another replica of a team server has the session
+OTHER_REPLICA_BUSY = "another turn on this session is running; try again when it ends"
+
+
+class SharedHolds(Protocol):
+    """Holds on sessions that every replica of a team server sees (storage/session_leases.py)."""
+
+    async def try_hold(self, session_id: str) -> bool: ...
+
+    async def release(self, session_id: str) -> None: ...
 
 
 class Jobs:
-    def __init__(self) -> None:
+    def __init__(self, leases: SharedHolds | None = None) -> None:
         self._busy: dict[str, str] = {}
         self._jobs: dict[asyncio.Task[Any], str] = {}
         self.closing = False
+        #: the database's holds (a team server), or None (one process: the claims here are enough)
+        self.leases = leases
 
     def busy_sessions(self) -> dict[str, str]:
         return dict(self._busy)
@@ -40,6 +58,32 @@ class Jobs:
             raise Busy(f"a {running} is running on session {session_id!r}; try again when it has finished")
         self._busy[session_id] = what
 
+    async def claim_shared(self, session_id: str, what: str) -> bool:
+        """:meth:`claim`, then (a team server) the session's hold in the database; refused with
+        :class:`Busy` when another replica has it. True when the database hold was taken (the
+        caller then knows no other replica is running anything on the session)."""
+        self.claim(session_id, what)
+        if self.leases is None:
+            return False
+        try:
+            held = await self.leases.try_hold(session_id)
+        except Exception as exc:  # the database is away: one sentence, nothing started
+            self.release(session_id)
+            raise StorageError(f"could not hold the session in the team database ({type(exc).__name__}: {_line(exc)}); "
+                               "try again when it is back") from exc
+        except BaseException:
+            self.release(session_id)
+            raise
+        if not held:
+            self.release(session_id)
+            raise Busy(OTHER_REPLICA_BUSY)
+        return True
+
+    async def release_shared(self, session_id: str) -> None:
+        """Give the database's hold on ``session_id`` back (nothing when none is held)."""
+        if self.leases is not None:
+            await self.leases.release(session_id)
+
     def release(self, session_id: str) -> None:
         self._busy.pop(session_id, None)
 
@@ -52,6 +96,8 @@ class Jobs:
 
     def spawn(self, session_id: str, coro: Coroutine[Any, Any, Any], kind: str) -> asyncio.Task[Any]:
         """Run ``coro`` as a job holding ``session_id`` (claimed just before) until it ends."""
+        if self.leases is not None:
+            coro = self._then_release(session_id, coro)
         try:
             job = self.track(coro, kind)
         except BaseException:
@@ -60,10 +106,16 @@ class Jobs:
         job.add_done_callback(lambda _task: self.release(session_id))
         return job
 
+    async def _then_release(self, session_id: str, coro: Coroutine[Any, Any, Any]) -> Any:
+        try:
+            return await coro
+        finally:
+            await asyncio.shield(self.release_shared(session_id))
+
     async def exclusive(self, session_id: str, what: str, factory: Callable[[], Awaitable[Any]]) -> Any:
         """Claim ``session_id``, run ``factory()`` as its job, and wait for it (a cancelled caller
         stops waiting; the job goes on)."""
-        self.claim(session_id, what)
+        await self.claim_shared(session_id, what)
         job = self.spawn(session_id, _await(factory), what)
         return await asyncio.shield(job)
 
@@ -80,3 +132,9 @@ class Jobs:
 
 async def _await(factory: Callable[[], Awaitable[Any]]) -> Any:
     return await factory()
+
+
+def _line(exc: BaseException) -> str:
+    """The first line of an error's text (a driver's may run to several)."""
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else "no detail"

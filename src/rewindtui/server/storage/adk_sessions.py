@@ -10,6 +10,11 @@ copy of what the database would return: :class:`CachedDatabaseSessionService`
 keeps that copy (LRU, a few sessions) and serves full reads from it; a session
 it creates is cached as created.
 
+On a team server (PostgreSQL, several replicas writing the same sessions) a cached copy is
+served only after one cheap read says it is still current: the session row's revision marker
+(ADK's own optimistic-concurrency marker) and the update times of the app's and the user's
+state rows, read before the copy was made, unchanged; else the session is read whole again.
+
 Writes: an event that changes no state is stored by :mod:`rewindtui.server.storage.adk_append` in one
 trip (the same rows ADK's append writes, its stale-session check in the ``UPDATE``); every other
 event, and anything that append cannot match, goes through ``DatabaseSessionService.append_event``
@@ -57,7 +62,7 @@ from sqlalchemy import func, insert, literal, make_url, select
 from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import create_async_engine
 
-from rewindtui.server.agent.internals import bulk_event_writer, has_update_marker
+from rewindtui.server.agent.internals import bulk_event_writer, has_update_marker, update_marker
 from rewindtui.server.service.errors import is_storage_failure
 from rewindtui.server.storage.adk_append import DirectAppender
 from rewindtui.server.storage.adk_damage import fill_missing_authors, is_placeholder, read_session
@@ -76,9 +81,16 @@ class CachedDatabaseSessionService(DatabaseSessionService):
 
     def __init__(self, db_url: str, *, max_sessions: int = 64) -> None:
         engine = create_async_engine(db_url)
-        sa_event.listen(engine.sync_engine, "connect", _on_connect)
-        sa_event.listen(engine.sync_engine, "begin", _on_begin)
+        if engine.dialect.name == "sqlite":
+            sa_event.listen(engine.sync_engine, "connect", _on_connect)
+            sa_event.listen(engine.sync_engine, "begin", _on_begin)
         super().__init__(db_engine=engine)
+        #: another database (PostgreSQL, a team server): other replicas write the same sessions, so
+        #: a cached copy is served only after the database says it is still current (_current)
+        self._shared = engine.dialect.name != "sqlite"
+        #: (app state, user state) revisions read before the cached copy was: the shared state
+        #: another replica may change without touching the session's own row
+        self._stamps: dict[_Key, tuple[Any, Any]] = {}
         self._engine = engine
         self._writes = asyncio.Lock()
         self._cache: OrderedDict[_Key, Session] = OrderedDict()
@@ -124,10 +136,11 @@ class CachedDatabaseSessionService(DatabaseSessionService):
         key = (app_name, user_id, session_id)
         if config is None:
             cached = self._cache.get(key)
-            if cached is not None:
+            if cached is not None and (not self._shared or await self._current(key, cached)):
                 self._cache.move_to_end(key)
                 return _snapshot(cached)
         generation = self._generation.get(key, 0)
+        stamps = await self._read_stamps(key) if self._shared and config is None else None
         try:
             session = await super().get_session(
                 app_name=app_name, user_id=user_id, session_id=session_id, config=config
@@ -146,8 +159,38 @@ class CachedDatabaseSessionService(DatabaseSessionService):
         if session is not None and any(not e.author for e in session.events):
             fill_missing_authors(session)
         if session is not None and config is None and self._generation.get(key, 0) == generation:
+            if stamps is not None:
+                self._stamps[key] = stamps[1:]
             self._remember(session)
         return session
+
+    async def _read_stamps(self, key: _Key) -> tuple[str | None, Any, Any] | None:
+        """(the session's revision marker, the app state's and the user state's update times), or
+        None when this ADK lacks what reading them needs (then nothing is cached)."""
+        writer = bulk_event_writer(self)
+        if writer is None:
+            return None
+        app_name, user_id, _ = key
+        async with writer.open_session() as sql:
+            row = await sql.get(writer.storage_session, key)
+            app = await sql.get(writer.storage_app_state, app_name)
+            user = await sql.get(writer.storage_user_state, (app_name, user_id))
+            return (
+                row.get_update_marker() if row is not None else None,
+                app.update_time if app is not None else None,
+                user.update_time if user is not None else None,
+            )
+
+    async def _current(self, key: _Key, cached: Session) -> bool:
+        """The cached copy of ``key`` is what the database holds now (a team server: one cheap
+        read of three revisions instead of the whole session; another replica's write, to the
+        session or to its app/user state, makes it stale)."""
+        stamps = await self._read_stamps(key)
+        current = stamps is not None and stamps[0] is not None and stamps[0] == update_marker(cached)
+        if current and stamps is not None and self._stamps.get(key) == stamps[1:]:
+            return True
+        self._cache.pop(key, None)
+        return False
 
     def is_cached(self, app_name: str, user_id: str, session_id: str) -> bool:
         return (app_name, user_id, session_id) in self._cache

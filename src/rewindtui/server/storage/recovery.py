@@ -24,7 +24,7 @@ import logging
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from google.adk.sessions.base_session_service import BaseSessionService
 
@@ -36,6 +36,14 @@ from rewindtui.server.storage.crosscheck import Mismatch, crosscheck
 from rewindtui.server.storage.store import Intent, Store, TaskRow
 
 log = logging.getLogger(__name__)
+
+
+class SharedHolds(Protocol):
+    """:class:`~rewindtui.server.storage.session_leases.SessionLeases`, as recovery uses it."""
+
+    async def try_hold(self, session_id: str) -> bool: ...
+
+    async def release(self, session_id: str) -> None: ...
 
 INTERRUPTED_TEXT = "The server stopped before this turn finished."
 
@@ -54,8 +62,12 @@ class Report:
 
 
 class Recovery:
-    def __init__(self, *, store: Store, session_service: BaseSessionService, app_name: str) -> None:
+    def __init__(
+        self, *, store: Store, session_service: BaseSessionService, app_name: str, leases: SharedHolds | None = None
+    ) -> None:
         self.store = store
+        #: a team server's holds on sessions (replicas on one database), or None
+        self.leases = leases
         self.session_service = session_service
         self.app_name = app_name
         #: sessions a failed write left inconsistent: recovered before new work on them
@@ -66,8 +78,13 @@ class Recovery:
         self.mismatched: dict[str, Mismatch] = {}
 
     async def startup(self) -> Report:
-        """Replay every intent and finish every unfinished turn, then check those sessions."""
+        """Replay every intent and finish every unfinished turn, then check those sessions.
+
+        A team server (``leases``: replicas on one database) touches only the sessions it can
+        hold: one another replica holds is that replica's live work, not a leftover."""
         report = self.startup_report = Report()
+        if self.leases is not None:
+            return await self._startup_shared(report)
         touched: dict[str, str] = {}
         for intent in await self.store.intents():
             touched[intent.session_id] = intent.payload["user_id"]
@@ -89,9 +106,38 @@ class Recovery:
             for mismatch in await crosscheck(self.store, adk_path, self.app_name):
                 self.mismatched[mismatch.session_id] = mismatch
                 report.problems.append(mismatch.sentence(self.store.path.parent))
-        else:
-            for session_id, user_id in touched.items():
-                report.problems += await self.check(session_id, user_id)
+            return self._said(report)
+        return await self._checked(touched, report)
+
+    async def _startup_shared(self, report: Report) -> Report:
+        assert self.leases is not None
+        touched: dict[str, str] = {}
+        for intent in await self.store.intents():
+            touched[intent.session_id] = intent.payload["user_id"]
+        for task in await self.store.unfinished_tasks():
+            touched.setdefault(task.session_id, task.user_id)
+        recovered: dict[str, str] = {}
+        for session_id, user_id in touched.items():
+            if not await self.leases.try_hold(session_id):
+                continue  # another replica is running it
+            try:
+                for intent in await self.store.intents(session_id):
+                    await self._replay(intent, report)
+                for task in await self.store.unfinished_tasks():
+                    if task.session_id == session_id:
+                        await self._finish_turn(task, report)
+                recovered[session_id] = user_id
+            finally:
+                await self.leases.release(session_id)
+        return await self._checked(recovered, report)
+
+    async def _checked(self, touched: dict[str, str], report: Report) -> Report:
+        for session_id, user_id in touched.items():
+            report.problems += await self.check(session_id, user_id)
+        return self._said(report)
+
+    @staticmethod
+    def _said(report: Report) -> Report:
         for problem in report.problems:
             log.warning("the two stores disagree: %s", problem)
         return report

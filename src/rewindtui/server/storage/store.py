@@ -86,6 +86,18 @@ class Store(TaskStore, LogStore):
     async def open(self) -> None:
         """Open (and migrate) the file. A file that is not a database, damaged or unreadable
         raises StoreOpenFailed: one line naming the file and what to do."""
+        if self.database_url is not None:
+            from rewindtui.server.storage.store_pg import prepare_pg
+
+            try:
+                await self._writer.open()
+                await self._writer.run(prepare_pg(self.database_url))
+                await self._reader.open()
+            except BaseException:
+                await self.close()
+                raise
+            self._open = True
+            return
         self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
             await self._writer.open()

@@ -74,18 +74,37 @@ class StoreBase:
     """The connections and the read/write plumbing :class:`~rewindtui.server.storage.store.Store`'s
     parts share."""
 
-    def __init__(self, path: Path, *, busy_timeout_ms: int = 2000) -> None:
+    def __init__(self, path: Path, *, busy_timeout_ms: int = 2000, database_url: str | None = None) -> None:
+        """The store in the SQLite file ``path``, or, given a ``postgresql+asyncpg://`` URL, in
+        that PostgreSQL database (:mod:`.store_pg`: the same SQL, the same connection calls)."""
         self.path = Path(path)
-        self._writer = _Connection(self.path, busy_timeout_ms, "w")
-        self._reader = _Connection(self.path, busy_timeout_ms, "r")
+        self.database_url = database_url
+        self._pg: Any = None
+        self._writer: Any
+        self._reader: Any
+        if database_url is not None:
+            from rewindtui.server.storage.store_pg import PgEngine
+
+            self._pg = PgEngine(database_url)
+            self._writer = self._pg.connection("w", dedicated=True)
+            self._reader = self._pg.connection("r", dedicated=False)
+        else:
+            self._writer = _Connection(self.path, busy_timeout_ms, "w")
+            self._reader = _Connection(self.path, busy_timeout_ms, "r")
         self._write_lock = asyncio.Lock()
         self._open = False
 
+    @property
+    def engine_name(self) -> str:
+        """``sqlite`` or ``postgresql``."""
+        return "sqlite" if self._pg is None else "postgresql"
 
     async def close(self) -> None:
         self._open = False
         for conn in (self._reader, self._writer):
             await conn.close()
+        if self._pg is not None:
+            await self._pg.dispose()
 
 
     async def _fetchall(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:

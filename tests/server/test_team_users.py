@@ -1,0 +1,137 @@
+"""A team server with users (``rewindtui serve --users``): tokens say who asks; sessions are their
+user's; a share (read or write) lets another user in. Two real replicas on one PostgreSQL, tokens
+made by the admin command (``rewindtui team token``), the headless ``rewindtui send`` using a token
+through the named-auth settings (``--bearer-env``)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from srvkit import Served
+
+from rewindtui.a2a import contract
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
+#: a replica may still be loading its agent when a test starts (requests wait for it)
+_http = httpx.Client(timeout=120)
+
+
+def _team(url: str, *args: str) -> str:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("REWINDTUI_")}
+    done = subprocess.run(
+        [sys.executable, "-m", "rewindtui", "team", "--database-url", url, *args],
+        capture_output=True, text=True, env=env, timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def _as(token: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"}
+
+
+def _send(replica: Served, token: str, session: str, text: str, **extra: Any) -> dict[str, Any]:
+    body = {"jsonrpc": "2.0", "id": 1, "method": "message/send", "params": {"message": {
+        "kind": "message", "role": "user", "messageId": str(uuid.uuid4()), "contextId": session,
+        "parts": [{"kind": "text", "text": text}], **extra}}}
+    return _http.post(replica.agent_url, json=body, headers=_as(token)).json()
+
+
+@pytest.fixture(scope="module")
+def users_pair(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    from kit.postgres import new_database
+
+    url = new_database("m")
+    alice = _team(url, "token", "alice").split()[0]
+    bob = _team(url, "token", "bob").split()[0]
+    root = tmp_path_factory.mktemp("users")
+    env = {"REWINDTUI_DATABASE_URL": url}
+    a = Served(root / "a", env=env, extra=["--users"])
+    b = Served(root / "b", env=env, extra=["--users"])
+    try:
+        yield a, b, url, alice, bob
+    finally:
+        a.close()
+        b.close()
+
+
+def test_without_a_users_token_nothing_but_the_card_is_served(users_pair: Any) -> None:
+    a, _b, _url, _alice, _bob = users_pair
+    assert _http.get(a.api_url + "/sessions").status_code == 401
+    assert _http.get(a.api_url + "/sessions", headers=_as("rwt_not-a-token")).status_code == 401
+    refused = _http.get(a.api_url + "/sessions", headers={"X-User-Id": "alice"})  # naming a user is not enough
+    assert refused.status_code == 401 and "Bearer" in refused.json()["error"]
+    assert _http.get(a.agent_url + ".well-known/agent-card.json").status_code == 200
+
+
+def test_another_user_cannot_read_or_rewind_a_session_until_it_is_shared(users_pair: Any) -> None:
+    a, b, url, alice, bob = users_pair
+    session = f"alice-{uuid.uuid4().hex[:8]}"
+    assert _send(a, alice, session, "one")["result"]["status"]["state"] == "completed"
+    assert _send(b, alice, session, "two")["result"]["status"]["state"] == "completed"
+    tasks = _http.get(b.api_url + f"/sessions/{session}/tasks", headers=_as(alice)).json()["data"]
+    invocations = [t["metadata"]["kagent_invocation_id"] for t in tasks]
+    assert len(invocations) == 2
+    # X-User-Id cannot make bob alice: the token says who he is
+    as_alice = {**_as(bob), "X-User-Id": "alice"}
+    for replica in (a, b):
+        assert _http.get(replica.api_url + f"/sessions/{session}", headers=as_alice).status_code == 404
+        assert _http.get(replica.api_url + f"/sessions/{session}/tasks", headers=_as(bob)).status_code == 404
+        rewind = _http.post(replica.api_url + contract.REST_REWIND.format(id=session), headers=_as(bob),
+                            json={contract.REST_BEFORE_FIELD: invocations[1]})
+        assert rewind.status_code == 404
+        fork = _http.post(replica.api_url + contract.REST_FORK.format(id=session), headers=_as(bob),
+                          json={contract.REST_BEFORE_FIELD: invocations[1]})
+        assert fork.status_code == 404
+    assert session not in [s["id"] for s in _http.get(a.api_url + "/sessions", headers=_as(bob)).json()["data"]]
+    refused = _send(a, bob, session, "let me in")["result"]
+    assert refused["status"]["state"] == "failed"
+    get_task = {"jsonrpc": "2.0", "id": 2, "method": "tasks/get", "params": {"id": tasks[0]["id"]}}
+    assert "error" in _http.post(a.agent_url, json=get_task, headers=_as(bob)).json()
+
+    # bob cannot share alice's session with himself; alice shares it read-only
+    assert _http.post(a.api_url + f"/sessions/{session}/shares", headers=_as(bob),
+                      json={"user": "bob", "mode": "write"}).status_code == 404
+    shared = _http.post(a.api_url + f"/sessions/{session}/shares", headers=_as(alice), json={"user": "bob", "mode": "read"})
+    assert shared.status_code == 201
+    read = _http.get(b.api_url + f"/sessions/{session}/tasks", headers=_as(bob))
+    assert read.status_code == 200 and read.content == _http.get(b.api_url + f"/sessions/{session}/tasks", headers=_as(alice)).content
+    assert "result" in _http.post(b.agent_url, json=get_task, headers=_as(bob)).json()
+    rewind = _http.post(b.api_url + contract.REST_REWIND.format(id=session), headers=_as(bob),
+                        json={contract.REST_BEFORE_FIELD: invocations[1]})
+    assert rewind.status_code == 404  # read-only: no rewind
+    assert _send(b, bob, session, "still not")["result"]["status"]["state"] == "failed"
+
+    # a writable share (the admin command): bob rewinds and sends
+    _team(url, "share", session, "bob", "--mode", "write")
+    rewind = _http.post(a.api_url + contract.REST_REWIND.format(id=session), headers=_as(bob),
+                        json={contract.REST_BEFORE_FIELD: invocations[1]})
+    assert rewind.status_code == 200, rewind.text
+    answer = _send(a, bob, session, "from bob")["result"]
+    assert answer["status"]["state"] == "completed"
+    after = _http.get(a.api_url + f"/sessions/{session}/tasks", headers=_as(alice)).json()["data"]
+    texts = [p.get("text") for t in after for m in t.get("history", []) if m["role"] == "user" for p in m["parts"]]
+    assert "two" not in texts and texts[-1] == "from bob"  # the session is still alice's, rewound by bob
+    _team(url, "unshare", session, "bob")
+    assert _http.get(a.api_url + f"/sessions/{session}", headers=_as(bob)).status_code == 404
+
+
+def test_the_headless_send_uses_a_users_token_from_the_named_auth_settings(users_pair: Any, tmp_path: Path) -> None:
+    a, _b, _url, alice, _bob = users_pair
+    env = {k: v for k, v in os.environ.items() if not k.startswith("REWINDTUI_")}
+    env.update({"ALICE_TOKEN": alice, "REWINDTUI_DATA_DIR": str(tmp_path / "client")})
+    done = subprocess.run(
+        [sys.executable, "-m", "rewindtui", "send", "--url", a.agent_url, "--bearer-env", "ALICE_TOKEN", "hi there"],
+        capture_output=True, text=True, env=env, timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    session = done.stdout.splitlines()[0].split("session: ", 1)[1].strip()
+    row = _http.get(a.api_url + f"/sessions/{session}", headers=_as(alice)).json()["data"]
+    assert row["user_id"] == "alice"
