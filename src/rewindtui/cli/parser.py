@@ -1,6 +1,6 @@
 """The ``rewindtui`` command line: the top-level parser, the options every command shares, and one
 ``add_<command>(sub)`` per headless command (its arguments). The commands themselves are in
-:mod:`rewindtui.cli.commands`; ``serve``, ``backup``, ``restore`` and ``repair`` have their own parsers."""
+:mod:`rewindtui.cli.commands`; ``serve``, ``backup``, ``restore``, ``repair`` and ``team`` have their own parsers."""
 
 from __future__ import annotations
 
@@ -135,6 +135,11 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser(
         "repair",
         help="rebuild unreadable agent state, rewind the view past turns the agent lacks (the server stopped; `repair --help`)",
+        add_help=False,
+    )
+    sub.add_parser(
+        "team",
+        help="a team server's users, tokens and shares; import/export a data directory (`team --help`)",
         add_help=False,
     )
     add_sessions(sub)
