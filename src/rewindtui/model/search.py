@@ -108,6 +108,10 @@ class SearchIndex:
         """How many items are indexed."""
         return len(self._items)
 
+    def item(self, index: int) -> Item:
+        """Item ``index`` as indexed (the list as it was at the last :meth:`sync`)."""
+        return self._items[index]
+
     # -- keeping up with the items ----------------------------------------------------------------
     def sync(self, items: Sequence[Item], touched: Iterable[Item] | None = None) -> bool:
         """Index ``items`` (the list as it is now); True if anything changed since the last call.
