@@ -166,6 +166,8 @@ async def test_esc_closes_the_search_and_the_draft_is_as_it_was():
         await pilot.press("ctrl+f")
         await pilot.pause()
         assert bar(app).shown and bar(app).input.value == "item 3" and isinstance(screen.focused, SearchInput)
+        await pilot.press("1")  # the last search is selected: typing replaces it
+        assert bar(app).input.value == "1" and screen.composer.text == "half a thought more"
 
 
 async def test_letters_typed_in_the_box_never_reach_the_composer():

@@ -55,7 +55,7 @@ class SearchBar(Horizontal):
     SearchBar { height: auto; display: none; padding: 0 1; background: $boost; }
     SearchBar.-shown { display: block; }
     SearchBar #search-label { width: auto; padding: 0 1 0 0; }
-    SearchBar SearchInput { width: 40; border: none; height: 1; padding: 0 1; }
+    SearchBar SearchInput { width: 30; border: none; height: 1; padding: 0 1; }
     SearchBar #search-count { width: 1fr; padding: 0 0 0 1; }
     """
 
@@ -94,13 +94,16 @@ class SearchBar(Horizontal):
         return str(self.query_one("#search-count", Static).render())
 
     def open(self, text: str | None = None) -> None:
-        """Show the box with the cursor in it (``text``: what it searches, else what it had)."""
+        """Show the box with the cursor in it (``text``: what it searches, else what it had,
+        selected)."""
         self.add_class("-shown")
         field = self.input
         if text is not None:
             with self.prevent(Input.Changed, SearchBar.Changed):
                 field.value = sanitize_line(text)[:MAX_QUERY]
-        field.cursor_position = len(field.value)
+            field.cursor_position = len(field.value)
+        else:
+            field.select_all()  # the last search, selected: typing replaces it, → keeps it
         field.focus()
 
     def close(self) -> None:
