@@ -188,16 +188,17 @@ def test_the_index_finds_what_a_scan_finds_through_any_changes(history, raw_quer
             assert index.count(query) == len(ref)
             assert walk_forward(index, query) == ref
             assert walk_back(index, query) == ref
-            for position, (i, _nth) in enumerate(ref):
-                hit = index.at_or_after_item(query, i)
-                assert hit is not None and (hit.index, hit.nth) == ref[next(p for p, h in enumerate(ref) if h[0] >= i)]
-                assert index.at_or_before_item(query, i) is not None
-                assert position < len(ref)
             for i, it in enumerate(items):
                 assert index.in_item(query, i) == sum(1 for h in ref if h[0] == i)
+                after = [h for h in ref if h[0] >= i]
+                before = [h for h in ref if h[0] <= i]
                 hit = index.at_or_after_item(query, i)
+                assert (None if hit is None else (hit.index, hit.nth)) == (after[0] if after else None)
+                hit = index.at_or_before_item(query, i)
+                assert (None if hit is None else (hit.index, hit.nth)) == (before[-1] if before else None)
                 if hit is not None:
                     assert hit.rewound == (items[hit.index].rewound is not None)
+                    assert index.item(hit.index) is items[hit.index] and it is items[i]
         if n == len(steps):
             break
         what, text, at = steps[n]

@@ -51,7 +51,9 @@ def searchable_text(item: Item) -> str:
     for m in (message, *item.absorbed):
         for part in raw.parts(m):
             data = part.get("data") if type(part) is dict else None
-            kind = meta.tool_type(part) if type(data) is dict else None
+            if not isinstance(data, dict):
+                continue
+            kind = meta.tool_type(part)
             if kind == meta.FUNCTION_CALL:
                 args = data.get("args")
                 lines.append(f"{data.get('name') or '?'}({_json(args) if args is not None else ''})")
