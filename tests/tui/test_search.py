@@ -90,6 +90,11 @@ async def test_hits_include_a_rewound_turn_marked_as_such(server):
         assert items[screen.search.current.index].rewound is not None
         assert "in a rewound turn" in count(app)
         assert on_screen(app, "⟲ rewound")  # the turn is shown dimmed, marked, where it was
+        # F4 hides them again, and the search says so (it does not show them again by itself)
+        await pilot.press("f4")
+        await settle(app, pilot)
+        assert not app.chat.conversation.shows_rewound
+        assert "rewound turns hidden (F4 shows them)" in count(app) and not screen.search.current.rewound
 
 
 async def test_older_and_newer_hits_wrap_around():
@@ -206,6 +211,8 @@ async def test_no_hits_says_so_and_an_empty_box_says_the_keys():
         await pilot.press("ctrl+f")
         await pilot.pause()
         assert "older hit" in count(app) and "close" in count(app)
+        # this server keeps no rewound turns a client can read: the box says they are not searched
+        assert "rewound turns not searched: this server keeps no list of rewound turns" in count(app)
         await pilot.press(*"zebra")
         await pilot.pause()
         assert count(app).startswith("No hits for “zebra”")

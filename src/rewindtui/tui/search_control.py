@@ -47,8 +47,13 @@ class SearchControl:
         #: the item the search looks back from when nothing is current (on the view's last line
         #: when the box opened; an item, not an index: items may come in front of it meanwhile)
         self.anchor: Item | None = None
-        self.note = ""  #: said after the count once ("wrapped to the newest hit")
-        self.rewound_note = ""  #: whether rewound turns are searched, and why not
+        self.note = ""  #: said after the count once ("from the newest again")
+        # whether rewound turns are searched (see rewound_words)
+        self._reading = False  #: being read from the server
+        self._reason = ""  #: why they are not searched
+        self._retry = False  #: that reason may pass (older turns loading): look again on a change
+        self._none = False  #: the server has none for this session
+        self._shown_already = False  #: shown before the search opened (not by F4's state)
         self._touched: list[Item] = []
         self._stale = True  #: the index must look at every item (changes came while closed)
         self._timer: Timer | None = None
@@ -133,7 +138,7 @@ class SearchControl:
 
     def _say(self) -> None:
         bar = self.bar()
-        notes = [n for n in (self.note, self.rewound_note, self._older_note()) if n]
+        notes = [n for n in (self.note, self.rewound_words(), self._older_note()) if n]
         tail = "".join(f" · {n}" for n in notes)
         if not self.query:
             bar.show_count(f"{bar.keys_hint(self.host.keymap)}{tail}")
@@ -176,7 +181,7 @@ class SearchControl:
         if not self.is_open:
             return
         chat = self.host.chat
-        if chat is not None and not self.rewound.showing and self.rewound_note and not chat.why_not_rewound():
+        if self._retry and chat is not None and not chat.why_not_rewound():
             self._show_rewound()  # what kept them out (older turns loading) is over
         current = self.current
         kept = self.index.item(current.index) if current is not None and current.index < self.index.size else None
@@ -214,19 +219,21 @@ class SearchControl:
     def _show_rewound(self) -> None:
         """Rewound turns shown in place for the search (as F4 shows them), where the server keeps
         them readable; else the box says why they are not searched."""
+        self._reason, self._retry, self._none, self._shown_already = "", False, False, False
         chat = self.host.chat
         if chat is None:
-            self.rewound_note = ""
+            self._reason = "not connected"
             return
         if self.rewound.showing or chat.conversation.shows_rewound:
-            self.rewound_note = "rewound turns included"
+            self._shown_already = not self.rewound.showing
             return
         reason = chat.why_not_rewound()
         if reason:
-            self.rewound_note = f"rewound turns not searched: {reason}"
+            self._reason = reason
+            self._retry = chat.conversation.older_token is not None and not chat.older_error
             return
         self.rewound.showing = True
-        self.rewound_note = "reading rewound turns…"
+        self._reading = True
         self.host.run_worker(self._read_rewound, group="rewound", exclusive=True, exit_on_error=False)
 
     async def _read_rewound(self) -> None:
@@ -237,13 +244,27 @@ class SearchControl:
             shown = await chat.show_rewound()
         except ClientError as exc:
             self.rewound.showing = False
-            self.rewound_note = f"rewound turns not searched: {user_message(exc)}"
-        else:
-            if not shown:
-                self.rewound.showing = False  # none: F4 looks again next time, as after F4
-            self.rewound_note = "rewound turns included" if shown else "no rewound turns in this session"
+            self._reason = user_message(exc)
+            shown = 0
+        finally:
+            self._reading = False
+        if not shown and not self._reason:
+            self.rewound.showing = False  # none: F4 looks again next time, as after F4
+            self._none = True
         if self.is_open:
             self.refresh()
+
+    def rewound_words(self) -> str:
+        """Whether the search covers rewound turns, in the box's words."""
+        if self._reading:
+            return "reading rewound turns…"
+        if self._reason:
+            return f"rewound turns not searched: {self._reason}"
+        if self.rewound.showing or self._shown_already:
+            return "rewound turns included"
+        if self._none:
+            return "no rewound turns in this session"
+        return "rewound turns hidden (F4 shows them)"
 
     # -- where the view is ----------------------------------------------------------------------------
     def _view_item(self) -> Item | None:
