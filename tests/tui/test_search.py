@@ -204,6 +204,22 @@ async def test_a_burst_of_keys_is_searched_in_order():
         assert total == 3 and count(app).startswith(f"{total - 2} of {total}")
 
 
+async def test_keys_right_after_ctrl_f_or_esc_in_one_burst_go_where_the_user_types():
+    """ctrl+f then text in one read (tmux, ssh, a stalled app): the text is the search's, not the
+    composer's; Esc then text: the composer's, not the hidden box's."""
+    app = synthetic_app(40)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        screen = app.chat_screen
+        screen.composer.text = "draft"
+        screen.composer.move_cursor(screen.composer.document.end)
+        burst(app, ["ctrl+f", *"item", "space", "2", "enter", "escape", "space", *"more"])
+        await pilot.pause()
+        await wait_until(pilot, lambda: screen.composer.text == "draft more")
+        assert bar(app).input.value == "item 2" and not bar(app).shown
+        assert screen.focused is screen.composer
+
+
 async def test_no_hits_says_so_and_an_empty_box_says_the_keys():
     app = synthetic_app(40)
     async with app.run_test(size=SIZE) as pilot:

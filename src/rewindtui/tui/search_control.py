@@ -84,7 +84,8 @@ class SearchControl:
         self.bar().close()
         self.host.transcript.search.clear()
         self.current = None
-        self.host.composer.focus()
+        composer = self.host.composer
+        composer.screen.set_focus(composer)  # now: the keys typed right after Esc are forwarded there
 
     def handle(self, event: SearchBar.Changed | SearchBar.Step | SearchBar.Closed) -> None:
         if isinstance(event, SearchBar.Changed):

@@ -176,7 +176,7 @@ class ChatScreen(Screen):
         yield Welcome(id="welcome")
         yield Transcript(id="transcript")
         yield ModeBanner(id="banner")
-        yield SearchBar(id="search")
+        yield SearchBar(id="search", back_to="#composer")
         yield TurnBar(id="turn-bar")
         yield AttachmentBar(id="attachments")
         yield SlashMenu(id="slash-menu")

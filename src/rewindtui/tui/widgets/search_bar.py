@@ -19,7 +19,7 @@ from textual.widgets import Input, Static
 from rewindtui.base.textsafe import sanitize_line
 from rewindtui.model.search import MAX_QUERY
 from rewindtui.tui import interaction
-from rewindtui.tui.keys import run_binding_now
+from rewindtui.tui.keys import forward_if_focus_moved, run_binding_now
 
 
 class SearchInput(Input):
@@ -30,6 +30,8 @@ class SearchInput(Input):
 
     async def _on_key(self, event: events.Key) -> None:
         typed = event.is_printable and not event.key.startswith(("alt+", "ctrl+"))
+        if forward_if_focus_moved(self, event):  # text typed right after Esc: the composer's
+            return
         if not typed and await run_binding_now(self, event):
             return
         await super()._on_key(event)
@@ -47,6 +49,13 @@ class SearchInput(Input):
         self.post_message(SearchBar.Step(direction))
 
     def action_close(self) -> None:
+        bar = self.parent
+        if isinstance(bar, SearchBar) and bar.back_to:
+            # the focus goes back now, not when the screen has heard of it: keys typed right after
+            # Esc are the composer's (forwarded there by keys.forward_if_focus_moved)
+            found = self.screen.query(bar.back_to)
+            if found:
+                self.screen.set_focus(found.first())
         self.post_message(SearchBar.Closed())
 
 
@@ -76,6 +85,11 @@ class SearchBar(Horizontal):
     class Closed(Message):
         """Esc: close the search."""
 
+    def __init__(self, *, back_to: str = "", id: str | None = None) -> None:
+        """``back_to``: the selector of the widget that gets the focus back on Esc."""
+        super().__init__(id=id)
+        self.back_to = back_to
+
     def compose(self) -> ComposeResult:
         yield Static(Text("Search", style="bold"), id="search-label")
         yield SearchInput(placeholder="text in this session", max_length=MAX_QUERY, id="search-input", compact=True, select_on_focus=False)
@@ -104,7 +118,9 @@ class SearchBar(Horizontal):
             field.cursor_position = len(field.value)
         else:
             field.select_all()  # the last search, selected: typing replaces it, → keeps it
-        field.focus()
+        # now, not after the keys already queued (focus() waits its turn): those typed right after
+        # ctrl+f are forwarded here by the composer (keys.forward_if_focus_moved)
+        self.screen.set_focus(field)
 
     def close(self) -> None:
         self.remove_class("-shown")
