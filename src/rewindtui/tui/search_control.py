@@ -139,7 +139,7 @@ class SearchControl:
 
     def _say(self) -> None:
         bar = self.bar()
-        notes = [n for n in (self.note, self.rewound_words(), self._older_note()) if n]
+        notes = [n for n in (self.note, self._older_note(), self.rewound_words()) if n]
         tail = "".join(f" · {n}" for n in notes)
         if not self.query:
             bar.show_count(f"{bar.keys_hint(self.host.keymap)}{tail}")
@@ -259,6 +259,8 @@ class SearchControl:
         """Whether the search covers rewound turns, in the box's words."""
         if self._reading:
             return "reading rewound turns…"
+        if self._retry:
+            return "rewound turns once they have"  # after "older turns are still loading"
         if self._reason:
             return f"rewound turns not searched: {self._reason}"
         if self.rewound.showing or self._shown_already:
