@@ -11,6 +11,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 
+import pytest
 from textual import events
 
 from kit.apps import make_app
@@ -124,6 +125,7 @@ async def test_older_and_newer_hits_wrap_around():
         assert count(app).startswith(f"1 of {total}")
 
 
+@pytest.mark.slow  # a 50,000-message session loaded and drawn: seconds by design
 async def test_a_hit_far_off_screen_in_a_50000_message_session_is_brought_into_view():
     app = synthetic_app(50_000)
     async with app.run_test(size=SIZE) as pilot:
@@ -148,6 +150,21 @@ async def test_a_hit_far_off_screen_in_a_50000_message_session_is_brought_into_v
         await pilot.press(*(["backspace"] * len("number 7:")), *"item 25000")
         await pilot.pause()
         assert on_screen(app, "item 25000") and count(app).startswith("1 of 1")  # turn 25000 answers by a tool call
+
+
+async def test_the_first_hit_is_the_nearest_above_the_bottom_of_the_view():
+    app = synthetic_app(400)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        transcript = app.chat_screen.transcript
+        for _ in range(40):
+            await pilot.press("pageup")
+        bottom = transcript.lines.item_at(int(transcript.scroll_y) + transcript.scrollable_content_region.height - 1)[0]
+        assert bottom < len(app.chat.conversation.items) - 20
+        await pilot.press("ctrl+f", *"message number")
+        await pilot.pause()
+        hit = app.chat_screen.search.current
+        assert hit is not None and bottom - 2 <= hit.index <= bottom  # not the newest: the one in view
 
 
 async def test_esc_closes_the_search_and_the_draft_is_as_it_was():

@@ -57,6 +57,7 @@ class SearchControl:
         self._touched: list[Item] = []
         self._stale = True  #: the index must look at every item (changes came while closed)
         self._timer: Timer | None = None
+        self._conversation: object = None  #: the conversation indexed
 
     @property
     def is_open(self) -> bool:
@@ -186,7 +187,11 @@ class SearchControl:
             self._show_rewound()  # what kept them out (older turns loading) is over
         current = self.current
         kept = self.index.item(current.index) if current is not None and current.index < self.index.size else None
+        shown = self._conversation
         self._sync()
+        if self._conversation is not shown:  # another session: searched afresh, from its end
+            self.search(self.text)
+            return
         items = self.host.transcript.conversation.items
         hit = None
         if current is not None and self.query:
@@ -206,7 +211,12 @@ class SearchControl:
         return hit if hit is not None and hit.index == index else None
 
     def _sync(self) -> None:
-        items = self.host.transcript.conversation.items
+        conversation = self.host.transcript.conversation
+        if conversation is not self._conversation:  # another session shown: nothing of the last holds
+            self._conversation = conversation
+            self.current = None
+            self._stale = True
+        items = conversation.items
         self.index.sync(items, None if self._stale else self._touched)
         self._stale = False
         self._touched.clear()

@@ -138,6 +138,7 @@ class Transcript(WindowedView, can_focus=True):
         """Show another conversation (a session opened): at its latest turn, following."""
         self.conversation = conversation
         self._cache.clear()
+        self.search.clear()  # its hits were the other conversation's (the search finds them again)
         self.cursor = None
         self.preview = False
         self.hover = None
