@@ -167,6 +167,38 @@ async def test_the_first_hit_is_the_nearest_above_the_bottom_of_the_view():
         assert hit is not None and bottom - 2 <= hit.index <= bottom  # not the newest: the one in view
 
 
+async def test_a_hit_cut_off_a_tool_line_has_the_tool_shown_whole():
+    chat = synthetic_chat(10)
+    meta = {"kagent_invocation_id": "e-tool", "kagent_author": "demo"}
+    long_result = {"report": "sunny " * 60 + "and then zanzibar"}
+    task = {
+        "kind": "task",
+        "id": "task-tool",
+        "contextId": "search-session",
+        "status": {"state": "completed"},
+        "metadata": meta,
+        "history": [
+            {"kind": "message", "messageId": "u-tool", "role": "user", "taskId": "task-tool", "parts": [{"kind": "text", "text": "weather please"}], "metadata": meta},
+            {"kind": "message", "messageId": "c-tool", "role": "agent", "taskId": "task-tool", "metadata": meta, "parts": [
+                {"kind": "data", "data": {"id": "call-x", "name": "get_weather", "args": {"city": "Oslo"}}, "metadata": {"kagent_type": "function_call"}}]},
+            {"kind": "message", "messageId": "r-tool", "role": "agent", "taskId": "task-tool", "metadata": meta, "parts": [
+                {"kind": "data", "data": {"id": "call-x", "name": "get_weather", "response": long_result}, "metadata": {"kagent_type": "function_response"}}]},
+        ],
+    }
+    chat.conversation.load_tasks([*make_tasks(10), task])
+    app = RewindApp(chat=chat)
+    app.animation_level = "none"
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        transcript = app.chat_screen.transcript
+        assert not on_screen(app, "zanzibar")  # the result is cut short on its line
+        await pilot.press("ctrl+f", *"zanzibar")
+        await pilot.pause()
+        assert count(app).startswith("1 of 1")
+        item = app.chat.conversation.items[app.chat_screen.search.current.index]
+        assert item.key in transcript.expanded and on_screen(app, "zanzibar")
+
+
 async def test_esc_closes_the_search_and_the_draft_is_as_it_was():
     app = synthetic_app(40)
     async with app.run_test(size=SIZE) as pilot:

@@ -8,7 +8,8 @@ Occurrences are found in the lines as drawn (case-insensitive, within a line, in
 bodies: not in headers or buttons). Which hit is current is said as (item, n-th occurrence in the
 item) by the search (``model/search.py``, over the items' text); a message drawn differently from
 its text (Markdown, a tool line cut short) may show fewer occurrences: the view then goes to the
-item and marks its last drawn occurrence."""
+item and marks its last drawn occurrence; one whose tool lines, cut short, show none has them
+shown whole (as alt+t does)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from rich.segment import Segment
 from rich.style import Style
 from textual.strip import Strip
 
+from rewindtui.model import ItemKind
 from rewindtui.tui.transcript_layout import START, group_role
 
 if TYPE_CHECKING:
@@ -148,6 +150,13 @@ class SearchMarks:
             return
         t._make_exact(index, index + 1)
         found = self.locate(index, nth)
+        item = t.conversation.items[index]
+        if found is None and item.key not in t.expanded and item.kind is ItemKind.MESSAGE and item.raw is not None and item.tools:
+            # the hit is in a tool call's arguments or result, cut short on its one line: shown whole
+            t.expanded.add(item.key)
+            t._remeasure(item)
+            t._make_exact(index, index + 1)
+            found = self.locate(index, nth)
         line = found[0] if found is not None else 0
         view = max(1, t._view_height)
         if not t.scroll_y <= t._starts[index] + line < t.scroll_y + view:
