@@ -35,6 +35,7 @@ class Mode(Enum):
     QUESTION = "a question waiting"
     STREAMING = "a reply streaming"
     PICKER = "turn picker (ctrl+g)"
+    SEARCH = "searching (ctrl+f)"
     SESSIONS = "sessions panel (F2)"
 
 
@@ -103,6 +104,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("chat.tasks", "f8", "app.task_browser", "Tasks", "Browse this session's tasks, rewound ones marked: state, history, artifacts, raw JSON; follow, cancel, copy, save", slash="tasks"),
     Command("chat.form", "", "app.answer_form", "Answer form", "Fill in the newest form the agent sent (a JSON schema data part); the answer is attached as a data part", slash="form"),
     Command("chat.wire", "f5", "app.wire_console", "Wire", "Show the wire console: every request, answer and frame, credentials redacted (Enter copies a request as curl)", slash="wire"),
+    Command("chat.search", "ctrl+f", "search", "Search", "Search the whole session, rewound turns included: hits highlighted, counted, and the view goes to each", slash="search", args="[text]"),
     Command("chat.help", "f1", "app.help", "Help", "Keys, slash commands and how rewind works (Esc closes it)", slash="help", show=True),
     Command("app.quit", "ctrl+q", "quit", "Quit", "Quit rewindtui (a draft is kept for next time; asks first during a reply)", owner="app", priority=True, palette=False),
     # -- lists the user opened on purpose (letters are shown on screen) --------------------------
@@ -114,6 +116,10 @@ COMMANDS: tuple[Command, ...] = (
     Command("picker.edit", "e", "choose('edit')", "Edit", "Edit this turn's message and resend it", owner="picker", show=True, palette=False),
     Command("picker.fork", "f", "choose('fork')", "Fork", "Fork a new session from before this turn; on a rewound turn: a session holding its branch", owner="picker", show=True, palette=False),
     Command("picker.close", "escape,q", "close", "Close", "Close the list; nothing changes", owner="picker", show=True, palette=False),
+    # -- the search box (ctrl+f): every printable key is text of the search --------------------
+    Command("search.older", "enter,up", "step(-1)", "Older hit", "In the search box: the hit before (older); from the first, the newest again", owner="search", show=True, palette=False),
+    Command("search.newer", "shift+enter,down", "step(1)", "Newer hit", "In the search box: the hit after (newer); from the newest, the first again", owner="search", show=True, palette=False),
+    Command("search.close", "escape", "close", "Close", "Close the search box: the view stays at the hit, the draft is as it was", owner="search", show=True, palette=False),
 )
 
 BY_ID: dict[str, Command] = {c.id: c for c in COMMANDS}
@@ -133,6 +139,7 @@ MODES: dict[Mode, tuple[tuple[str, str], ...]] = {
         ("chat.escape", "Esc Esc: clear the draft (ctrl+z brings it back); on an empty composer: preview the last turn"),
         ("chat.undo_rewind", "Undo what the status line names; else undo typing"),
         ("chat.sessions", "Sessions panel"),
+        ("chat.search", "Search the session, rewound turns included"),
         ("chat.help", "Help"),
     ),
     Mode.CHOOSING: (
@@ -177,6 +184,12 @@ MODES: dict[Mode, tuple[tuple[str, str], ...]] = {
         ("sessions.delete", "Delete the highlighted session (asks first)"),
         ("sessions.close", "Close the panel (one level)"),
         ('"other printable keys"', "Go to the composer as text"),
+    ),
+    Mode.SEARCH: (
+        (TEXT, "Text of the search (never the composer's): hits are counted, highlighted and shown as you type"),
+        ("search.older", "The hit before (older), the view goes to it; from the first hit, the newest"),
+        ("search.newer", "The hit after (newer); from the newest hit, the first"),
+        ("search.close", "Close the search: the view stays where it is, the composer's draft as it was (one level)"),
     ),
 }
 

@@ -28,3 +28,18 @@ async def run_binding_now(widget: Widget, event: events.Key) -> bool:
     event.prevent_default()
     await widget.app.run_action(active.binding.action, active.node)
     return True
+
+
+def forward_if_focus_moved(widget: Widget, event: events.Key) -> bool:
+    """A key queued for ``widget`` before the focus moved on to another text field (ctrl+f opening
+    the search box, Esc closing it, with the keys after it in the same read): it goes where the
+    user now types, after the keys forwarded before it. True if it was forwarded."""
+    from textual.widgets import Input, TextArea
+
+    focused = widget.screen.focused
+    if focused is None or focused is widget or not isinstance(focused, (Input, TextArea)):
+        return False
+    event.stop()
+    event.prevent_default()
+    focused.post_message(events.Key(event.key, event.character))
+    return True

@@ -28,6 +28,8 @@ class SlashHost(Protocol):
 
     def say(self, text: str, *, warning: bool = False) -> None: ...
 
+    def search_for(self, text: str) -> None: ...
+
 
 def parse(text: str) -> tuple[str, str] | None:
     """``"/rewind 2"`` → ``("rewind", "2")``; None if ``text`` is no command (``//`` is text)."""
@@ -72,6 +74,9 @@ def run(host: SlashHost, text: str) -> bool:
             return False
         counted[name](count)
         return True
+    if name == "search":
+        host.search_for(arg)
+        return True
     if name == "export":
         fmt = arg or "md"
         if fmt not in ("md", "json"):
@@ -98,6 +103,7 @@ class SlashActions:
         why_not_undo: Callable[[], str],
         export: Callable[[str], None],
         notify: Callable[[str, bool], None],
+        search: Callable[[str], None] = lambda text: None,
     ) -> None:
         self.items = items
         self.selected = selected  # the turn chosen in the preview, None when not choosing
@@ -108,6 +114,7 @@ class SlashActions:
         self.why_not_undo = why_not_undo
         self.export = export
         self.notify = notify
+        self.search = search
 
     def say(self, text: str, *, warning: bool = False) -> None:
         self.notify(text, warning)
@@ -146,3 +153,7 @@ class SlashActions:
 
     def export_transcript(self, fmt: str) -> None:
         self.export(fmt)
+
+    def search_for(self, text: str) -> None:
+        """/search [text]: the search box (searching ``text``)."""
+        self.search(text)

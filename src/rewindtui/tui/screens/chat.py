@@ -50,6 +50,7 @@ from rewindtui.tui.file_actions import FileActions
 from rewindtui.tui.host import finished, sentence
 from rewindtui.tui.rewind_choice import RewindChoice, RewindOutcome
 from rewindtui.tui.screen_gate import ScreenGate
+from rewindtui.tui.search_control import SearchControl
 from rewindtui.tui.sending import Sending
 from rewindtui.tui.session_switch import SessionSwitch
 from rewindtui.tui.sessions_control import SessionsControl
@@ -60,6 +61,7 @@ from rewindtui.tui.widgets.attachment_bar import AttachmentBar
 from rewindtui.tui.widgets.composer import Composer
 from rewindtui.tui.widgets.history_note import HistoryNote
 from rewindtui.tui.widgets.mode_banner import ModeBanner
+from rewindtui.tui.widgets.search_bar import SearchBar
 from rewindtui.tui.widgets.sessions_panel import SessionsPanel
 from rewindtui.tui.widgets.slash_menu import SlashMenu
 from rewindtui.tui.widgets.status_line import Status, StatusLine
@@ -103,6 +105,7 @@ class ChatScreen(Screen):
         self.branches = Branches(  # redo, undo, rewound turns, the turn picker
             self, why_not_preview=self.why_not_preview, preview=self.enter_rewind_mode, act_on_turn=self.handle_action, ask=self._ask, turn_ended=self.panel.refresh
         )
+        self.search = SearchControl(self, rewound=self.branches, bar=lambda: self.query_one(SearchBar), later=self.set_timer)  # ctrl+f
         self.gate = ScreenGate(self, can_undo=self.branches.can_undo)  # what may be done now: the chat's gate
         self.exports = CopyExport(self, ask=self._ask, clipboard=lambda text: self.app.copy_to_clipboard(text))
         self.files = FileActions(self)
@@ -125,6 +128,7 @@ class ChatScreen(Screen):
             why_not_undo=self.branches.why_not_undo,
             export=self.exports.export,
             notify=lambda text, warning: self.say(text, warning=warning),
+            search=lambda text: self.search.open(text or None),
         )
         self.escape = EscapeKey(
             self, stop_reply=self.stop_reply, leave_preview=self.leave_mode, enter_preview=self.enter_rewind_mode, restore_stash=self.memory.restore_stash, later=self.set_timer
@@ -172,6 +176,7 @@ class ChatScreen(Screen):
         yield Welcome(id="welcome")
         yield Transcript(id="transcript")
         yield ModeBanner(id="banner")
+        yield SearchBar(id="search", back_to="#composer")
         yield TurnBar(id="turn-bar")
         yield AttachmentBar(id="attachments")
         yield SlashMenu(id="slash-menu")
@@ -239,6 +244,7 @@ class ChatScreen(Screen):
 
     def _on_change(self, change: Change) -> None:
         self.view.follow(change)
+        self.search.changed(change)
 
     def refresh_status(self) -> None:
         self.view.refresh()
@@ -395,6 +401,16 @@ class ChatScreen(Screen):
 
     def action_turns(self) -> None:
         self.branches.open_picker()
+
+    # -- search (rewindtui.tui.search_control) ---------------------------------------------------
+    def action_search(self) -> None:
+        self.search.open()
+
+    @on(SearchBar.Changed)
+    @on(SearchBar.Step)
+    @on(SearchBar.Closed)
+    def _search(self, event: SearchBar.Changed | SearchBar.Step | SearchBar.Closed) -> None:
+        self.search.handle(event)
 
     # -- copy, export, files and the agent card (rewindtui.tui.copy_export, file_actions) ----------
     def action_copy(self) -> None:

@@ -15,7 +15,7 @@ from textual.widgets import TextArea
 from rewindtui.base.textsafe import sanitize_line, strip_controls
 from rewindtui.chat.prompt_history import PromptHistory
 from rewindtui.tui import interaction
-from rewindtui.tui.keys import run_binding_now
+from rewindtui.tui.keys import forward_if_focus_moved, run_binding_now
 
 PLACEHOLDER = "Message the agent — Enter sends, / commands, F1 help"
 
@@ -70,6 +70,8 @@ class Composer(TextArea):
         # bindings (Enter, the screen's Esc, alt+y, ...) run here, after the keys typed before them.
         # A terminal's alt+letter carries its letter as a printable character: a binding first.
         typed = event.is_printable and not event.key.startswith(("alt+", "ctrl+"))
+        if forward_if_focus_moved(self, event):  # e.g. text typed right after ctrl+f: the search's
+            return
         if not typed and await run_binding_now(self, event):
             return
         await super()._on_key(event)

@@ -52,11 +52,12 @@ from rewindtui.tui.widgets.transcript_cache import CACHE_ITEMS as _CACHE_ITEMS
 from rewindtui.tui.widgets.transcript_cache import DrawnItems, Lines
 from rewindtui.tui.widgets.transcript_items import _ACTION, _KEY, ItemPainter, _tooltip
 from rewindtui.tui.widgets.transcript_marks import LineMarks
+from rewindtui.tui.widgets.transcript_search import SearchMarks
 from rewindtui.tui.widgets.windowed_view import WindowedView
 
 __all__ = ["_CACHE_ITEMS", "Transcript"]
 
-_STYLES = ("user", "agent", "system", "error", "muted", "button", "quiet", "disabled", "cursor", "cursor-bar", "bar", "preview", "rewind-point", "rewound", "rewound-mark")
+_STYLES = ("user", "agent", "system", "error", "muted", "button", "quiet", "disabled", "cursor", "cursor-bar", "bar", "preview", "rewind-point", "rewound", "rewound-mark", "search-hit", "search-current")
 
 
 class Transcript(WindowedView, can_focus=True):
@@ -81,6 +82,8 @@ class Transcript(WindowedView, can_focus=True):
     Transcript > .transcript--rewind-point { color: $text-warning; text-style: bold; }
     Transcript > .transcript--rewound { color: $text-disabled; }
     Transcript > .transcript--rewound-mark { color: $text-warning; }
+    Transcript > .transcript--search-hit { background: $warning 35%; }
+    Transcript > .transcript--search-current { background: $accent; color: $text; text-style: bold; }
     """
 
     COMPONENT_CLASSES = {f"transcript--{name}" for name in _STYLES}
@@ -125,6 +128,7 @@ class Transcript(WindowedView, can_focus=True):
         self.hover: int | None = None
         self.painter = ItemPainter(self)  # how one item is drawn (transcript_items)
         self.marks = LineMarks(self)  # how a line is marked: selection, hover, preview (transcript_marks)
+        self.search = SearchMarks(self)  # the search's hits, and bringing one into view (transcript_search)
         self._line_style = None  # the base style, while a frame is drawn
         self._cache = DrawnItems()  # items drawn lately, their lines (transcript_cache)
         self._drawn = DrawnLines()
@@ -134,6 +138,7 @@ class Transcript(WindowedView, can_focus=True):
         """Show another conversation (a session opened): at its latest turn, following."""
         self.conversation = conversation
         self._cache.clear()
+        self.search.clear()  # its hits were the other conversation's (the search finds them again)
         self.cursor = None
         self.preview = False
         self.hover = None
@@ -283,7 +288,8 @@ class Transcript(WindowedView, can_focus=True):
         index, line = found
         strips = self._strips(index, self._layout_width)
         strip = strips[line] if line < len(strips) else Strip.blank(self._layout_width)
-        return self.marks.mark(strip, index, line, self._layout_width).crop_extend(scroll_x, scroll_x + width, base)
+        strip = self.search.mark(self.marks.mark(strip, index, line, self._layout_width), index, line)
+        return strip.crop_extend(scroll_x, scroll_x + width, base)
 
     def _strips(self, index: int, width: int) -> Lines:
         item = self.conversation.items[index]
