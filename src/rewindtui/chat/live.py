@@ -23,6 +23,7 @@ edit open), is the app's (:mod:`rewindtui.tui.live_view`).
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -113,9 +114,10 @@ class LiveWatch:
             return differs
         return mark != self._server
 
-    async def check(self) -> Followed | None:
+    async def check(self, ready: Callable[[], bool] = lambda: True) -> Followed | None:
         """One look at the server: None when the session did not change (or the server cannot
-        say, or the chat is busy); else the session was re-read and :class:`Followed` says how."""
+        say, or the chat is busy); else the session was re-read and :class:`Followed` says how.
+        ``ready``: asked again before the view is re-read (False: leave it for a later check)."""
         chat = self.chat
         sid = chat.session_id
         if sid is None or chat.sending or chat.rewinding or chat.edit is not None:
@@ -124,7 +126,7 @@ class LiveWatch:
         mark = await self._read(sid)
         if mark is None or sid != chat.session_id or chat.sending or chat.rewinding:
             return None  # cannot say, or the view moved while we asked: the next check sees it
-        if not self._changed(mark):
+        if not self._changed(mark) or not ready():
             return None
         log.info("session %s changed elsewhere (newest task %s, %s)", sid, *mark)
         conv = chat.conversation
