@@ -135,10 +135,10 @@ class LiveWatch:
         state = conv.turn_state
         await chat.open(sid)
         self._view, self._server = _view_mark(chat), mark
-        return Followed(sid, *_said(chat, before, asked, state))
+        return Followed(sid, *what_changed(chat, before, asked, state))
 
 
-def _said(chat: Chat, before: list[str], asked: bool, state: str) -> tuple[str, int, int]:
+def what_changed(chat: Chat, before: list[str], asked: bool, state: str) -> tuple[str, int, int]:
     """What changed, in one line (and how many turns came and went)."""
     conv = chat.conversation
     after = conv.turn_invocations()
