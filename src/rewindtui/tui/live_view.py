@@ -42,7 +42,7 @@ log = logging.getLogger(__name__)
 #: seconds between the local ticks (no request: is a check due, is the server alive)
 TICK = 1.0
 #: seconds to the first check once idle, and the longest wait between checks
-FIRST, LONGEST = 2.0, 30.0
+FIRST, LONGEST = 2.0, 10.0
 TITLE = "Live view"
 
 
