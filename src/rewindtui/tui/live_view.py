@@ -19,7 +19,9 @@ where to rewind. The change is applied once they leave.
 The embedded server's health is the child process's (:meth:`AppConnector.server_stopped
 <rewindtui.config.connection.AppConnector.server_stopped>`, a local check each tick): once it
 died, the app says so, waits for the request in flight to fail, reconnects (a fresh embedded
-server on the same data dir) and reopens the session; the composer is not touched.
+server on the same data dir) and reopens the session; the composer is not touched. A server that
+keeps dying (:data:`RESTARTS` times in :data:`RESTART_WINDOW` seconds) is not restarted again: the
+app says so and leaves it to the user (Reconnect in the command palette).
 """
 
 from __future__ import annotations
@@ -44,6 +46,8 @@ TICK = 1.0
 #: seconds to the first check once idle, and the longest wait between checks
 FIRST, LONGEST = 2.0, 10.0
 TITLE = "Live view"
+#: at most this many restarts of the embedded server in this many seconds
+RESTARTS, RESTART_WINDOW = 3, 300.0
 
 
 class LiveView:
@@ -62,6 +66,9 @@ class LiveView:
         self._draft: str | None = None
         self._busy_seen = False
         self._timer: Timer | None = None
+        #: when the embedded server was restarted (the last few), and the connection given up on
+        self._restarts: list[float] = []
+        self._given_up: Any = None
 
     def start(self) -> None:
         self._timer = self.app.set_interval(TICK, self.tick, name="live-view")
@@ -97,9 +104,7 @@ class LiveView:
         app = self.app
         stopped = self._server_stopped()
         if stopped and not self.restarting:
-            self.restarting = True
-            self._say(f"The embedded server stopped ({stopped}). Restarting it and reconnecting; your draft stays.", warning=True)
-            app.run_worker(self._restart(), group="live-restart", exclusive=True)
+            self._server_died(stopped)
             return
         if self.restarting or self._paused():
             self._busy_seen = True
@@ -155,6 +160,30 @@ class LiveView:
         if not isinstance(connector, AppConnector) or self.app.chat is None:
             return ""
         return connector.server_stopped()
+
+    def _server_died(self, stopped: str) -> None:
+        """Say so once per connection; restart it, at most :data:`RESTARTS` times in
+        :data:`RESTART_WINDOW` seconds (a server that keeps dying is left to the user)."""
+        connector = self.app.connector
+        connection = connector.connection if isinstance(connector, AppConnector) else None
+        if connection is self._given_up:
+            return
+        now = self.clock()
+        self._restarts = [t for t in self._restarts if now - t < RESTART_WINDOW]
+        if len(self._restarts) >= RESTARTS:
+            self._given_up = connection
+            self._say(
+                f"The embedded server stopped again ({stopped}); it was restarted {RESTARTS} times in "
+                f"{RESTART_WINDOW / 60:g} minutes, so it is not restarted again. Run `rewindtui serve` to see why, "
+                "then use Reconnect in the command palette (ctrl+p). Your draft stays.",
+                warning=True,
+            )
+            self.app.chat_screen.show_failure(f"the embedded server stopped ({stopped})")
+            return
+        self._restarts.append(now)
+        self.restarting = True
+        self._say(f"The embedded server stopped ({stopped}). Restarting it and reconnecting; your draft stays.", warning=True)
+        self.app.run_worker(self._restart(), group="live-restart", exclusive=True)
 
     async def _restart(self) -> None:
         app = self.app
