@@ -6,13 +6,14 @@ app on the embedded server over loopback; the other client a ``Chat`` of its own
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 
 import pytest
 
 from kit.apps import connector_for, new_app
-from kit.pilot import SIZE, ManualClock, notifications, send, server_users, settle, turns, user_texts, wait_until
+from kit.pilot import SIZE, ManualClock, notifications, send, server_users, settle, texts, turns, user_texts, wait_until
 from kit.servers import chat_for, settings_in
 from rewindtui.config.connection import AppConnector
 from rewindtui.tui.live_view import FIRST, LONGEST, RESTARTS
@@ -47,6 +48,44 @@ async def test_another_clients_rewind_turn_and_redo_are_followed_without_a_key(s
             assert user_texts(app) == ["one", "two", "three", "four"] == await server_users(server, app)
         finally:
             await other.client.aclose()
+
+
+async def test_another_clients_running_turn_is_followed_to_its_end(slow_server):
+    app = live_app(slow_server)
+    async with app.run_test(size=SIZE) as pilot:
+        await turns(app, pilot, "one")
+        other = await chat_for(slow_server, app.chat.session_id)
+        try:
+            sending = asyncio.create_task(other.send("tell me a long story"))  # streams for seconds
+            await wait_until(pilot, lambda: any("1 turn came (still running)" in n for n in notifications(app)), timeout=20)
+            await sending
+            await wait_until(pilot, lambda: app.chat.conversation.turn_state in ("completed", "idle") and not app.chat.sending, timeout=30)
+            await settle(app, pilot)
+        finally:
+            await other.client.aclose()
+        assert user_texts(app) == ["one", "tell me a long story"] == await server_users(slow_server, app)
+        assert texts(app)[-1] == texts_of(other)[-1]  # the whole reply, as the other client has it
+
+
+def texts_of(chat) -> list[tuple[str, str]]:
+    return [(it.role, it.text) for it in chat.conversation.items if it.text and it.kind.name == "MESSAGE"]
+
+
+async def test_a_question_answered_by_another_client_is_followed(server):
+    app = live_app(server)
+    async with app.run_test(size=SIZE) as pilot:
+        await turns(app, pilot, "please delete live.txt")
+        screen = app.chat_screen
+        assert screen.turn_bar.kind == "question"
+        other = await chat_for(server, app.chat.session_id)
+        try:
+            await other.confirm(True)  # as `rewindtui send --approve`
+        finally:
+            await other.client.aclose()
+        await wait_until(pilot, lambda: "Another client answered the question." in notifications(app), timeout=20)
+        await settle(app, pilot)
+        assert screen.turn_bar.kind == "" and app.chat.conversation.pending_confirmation() is None
+        assert "'status': 'deleted'" in texts(app)[-1][1]
 
 
 async def _check_now(app, pilot) -> None:
