@@ -130,7 +130,7 @@ class LiveWatch:
             return None
         log.info("session %s changed elsewhere (newest task %s, %s)", sid, *mark)
         conv = chat.conversation
-        before = conv.turn_invocations()
+        before = turn_keys(chat)
         asked = conv.pending_confirmation() is not None
         state = conv.turn_state
         await chat.open(sid)
@@ -138,10 +138,18 @@ class LiveWatch:
         return Followed(sid, *what_changed(chat, before, asked, state))
 
 
-def what_changed(chat: Chat, before: list[str], asked: bool, state: str) -> tuple[str, int, int]:
-    """What changed, in one line (and how many turns came and went)."""
+def turn_keys(chat: Chat) -> list[str]:
+    """One key per turn of the view: its invocation id, or on a server whose messages say no
+    turn (no invocation ids) its user message's key."""
     conv = chat.conversation
-    after = conv.turn_invocations()
+    return conv.turn_invocations() or [item.key for item in conv.items if item.role == "user"]
+
+
+def what_changed(chat: Chat, before: list[str], asked: bool, state: str) -> tuple[str, int, int]:
+    """What changed, in one line (and how many turns came and went); ``before``: the
+    :func:`turn_keys` of the view before it was re-read."""
+    conv = chat.conversation
+    after = turn_keys(chat)
     came = len(set(after) - set(before))
     went = len(set(before) - set(after))
     # a turn holds messages of its own task; a rewind's (a redo's) task holds none
@@ -163,6 +171,8 @@ def what_changed(chat: Chat, before: list[str], asked: bool, state: str) -> tupl
         return f"Another client rewound this session: {tail}.", came, went
     if asked and conv.pending_confirmation() is None:
         return "Another client answered the question; the turn goes on." if running else "Another client answered the question.", 0, 0
-    if conv.turn_state != state:
-        return f"The turn's state changed on the server: {conv.turn_state}.", 0, 0
+    if state in RUNNING and conv.turn_state not in RUNNING:
+        return "The turn running on the server ended.", 0, 0
+    if conv.turn_state in WAITING and state not in WAITING:
+        return "The agent asks a question in this session.", 0, 0
     return "This session changed on the server; it was read again.", 0, 0
