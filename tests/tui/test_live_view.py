@@ -196,3 +196,27 @@ async def test_a_server_that_keeps_dying_is_not_restarted_forever(tmp_path):
         await settle(app, pilot)
         assert connector.connection.server.running and user_texts(app) == ["one"]
         assert app.chat_screen.composer.text == "kept"
+
+
+async def test_a_cleared_kept_draft_does_not_come_back_when_the_view_follows(server, tmp_path):
+    first = new_app(connector_for(server.agent_url, server.api_url), data_dir=tmp_path)
+    async with first.run_test(size=SIZE) as pilot:
+        await turns(first, pilot, "one")
+        session_id = first.chat.session_id
+        first.chat_screen.composer.text = "kept for later"
+        assert first.chat_screen.keep_draft()  # as ctrl+q keeps it
+    app = new_app(connector_for(server.agent_url, server.api_url), session_id=session_id, data_dir=tmp_path, live=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        screen = app.chat_screen
+        assert screen.composer.text == "kept for later"  # back at start
+        screen.composer.text = ""  # the user clears it
+        other = await chat_for(server, session_id)
+        try:
+            await other.send("two")
+        finally:
+            await other.client.aclose()
+        await wait_until(pilot, lambda: "Another client sent a turn in this session: 1 turn came." in notifications(app), timeout=20)
+        await settle(app, pilot)
+        assert user_texts(app) == ["one", "two"]
+        assert screen.composer.text == ""  # the cleared draft stays cleared
