@@ -30,6 +30,7 @@ import logging
 import time
 from typing import TYPE_CHECKING, Any
 
+from textual.css.query import NoMatches
 from textual.timer import Timer
 
 from rewindtui.chat.live import Followed, LiveWatch, can_follow
@@ -112,7 +113,10 @@ class LiveView:
         if self._busy_seen:  # back to idle: whatever changed meanwhile is looked at soon
             self._busy_seen = False
             self.reset()
-        draft = app.chat_screen.composer.text
+        try:
+            draft = app.chat_screen.composer.text
+        except NoMatches:
+            return  # the screen is being taken down (the app quits)
         if draft != self._draft:
             self._draft = draft
             self.reset()
