@@ -220,3 +220,31 @@ async def test_a_cleared_kept_draft_does_not_come_back_when_the_view_follows(ser
         await settle(app, pilot)
         assert user_texts(app) == ["one", "two"]
         assert screen.composer.text == ""  # the cleared draft stays cleared
+
+
+async def test_no_check_while_a_turn_is_edited_or_a_turn_of_ours_runs(slow_server):
+    app = live_app(slow_server)
+    async with app.run_test(size=SIZE) as pilot:
+        await turns(app, pilot, "one", "two")
+        app.live.stop()  # the test ticks by hand
+        screen = app.chat_screen
+        await pilot.press("alt+up", "alt+e")  # edit the last turn: the composer holds its text
+        await settle(app, pilot)
+        assert app.chat.edit is not None
+        before = app.live._watch.checks if app.live._watch else 0
+        app.live.due = app.live.clock()
+        app.live.tick()
+        assert not app.live.checking and (app.live._watch.checks if app.live._watch else 0) == before
+        await pilot.press("escape")  # the edit is cancelled
+        await settle(app, pilot)
+        assert app.chat.edit is None
+        screen.composer.text = "three"
+        await pilot.press("enter")  # a turn of ours, streaming for a while
+        await wait_until(pilot, lambda: screen.replying)
+        app.live.due = app.live.clock()
+        app.live.tick()
+        assert not app.live.checking  # not during our own turn
+        await settle(app, pilot)
+        await _check_now(app, pilot)
+        assert app.live._watch is not None and app.live._watch.checks == before + 1  # idle again: it asks
+        assert not any(n.startswith("Another client") for n in notifications(app))  # our turn is ours
