@@ -40,6 +40,7 @@ CASES: dict[str, tuple[str, ...]] = {
         "cold start to first paint, embedded server",
     ),
     "bench_launch.py": ("warm  composer", "warm  connected", "fresh first_token"),
+    "bench_live.py": ("live check, ", "live check vs re-reading", "checks of an idle app"),
     "bench_server_big.py": (
         "open over REST, every task",
         "open over REST, newest page",

@@ -13,7 +13,11 @@ from rewindtui.tui.app import RewindApp
 
 
 def new_app(connector: Any = None, *, session_id: str | None = None, new_session: bool | None = None, **kw: Any) -> RewindApp:
-    """``RewindApp`` with animations off; a new session unless ``session_id`` is given."""
+    """``RewindApp`` with animations off; a new session unless ``session_id`` is given. The live
+    view (its timed checks for other clients' changes) is off unless ``live=True``: tests that
+    script another client's change at a chosen moment must not race a timer
+    (tests/tui/test_live_view.py tests it)."""
+    kw.setdefault("live", False)
     app = RewindApp(connector, session_id=session_id, new_session=session_id is None if new_session is None else new_session, **kw)
     app.animation_level = "none"
     return app

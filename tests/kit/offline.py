@@ -42,6 +42,6 @@ def offline_chat(turns: list[str] | None = None, *, rewind: bool = True) -> Chat
 
 
 def offline_app(chat: Chat | None = None) -> RewindApp:
-    app = RewindApp(chat=chat or offline_chat())
+    app = RewindApp(chat=chat or offline_chat(), live=False)  # no server to follow
     app.animation_level = "none"
     return app

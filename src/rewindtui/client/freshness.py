@@ -8,6 +8,8 @@ session's newest task id, as cheaply as the server can say it.
   offered" is not asked again (remembered per client).
 
 Both answer None when the server cannot say (the check is then skipped, never failed).
+:func:`newest_mark` reads the same task with its state, for the live view
+(:mod:`rewindtui.chat.live`): another client answering a question changes a task in place.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import logging
 from typing import Any
 from weakref import WeakKeyDictionary
 
+from rewindtui.a2a.dialect import norm_state
 from rewindtui.client.a2a_client import A2AClient, ClientError, RpcError
 
 log = logging.getLogger(__name__)
@@ -32,10 +35,34 @@ async def newest_task_id(client: A2AClient, session_id: str) -> str | None:
         return None
 
 
+async def newest_mark(client: A2AClient, session_id: str, *, listed: bool) -> tuple[str, str] | None:
+    """The session's newest task as ``(id, state)`` (state in the 0.3 spelling), read as
+    :func:`newest_task_id` does (``listed``: as :func:`newest_listed_task_id` does); None when the
+    server cannot say."""
+    if listed:
+        task = await _newest_listed(client, session_id)
+    else:
+        try:
+            task = await client.newest_task(session_id)
+        except ClientError as exc:
+            log.info("live check of session %s not possible: %s", session_id, exc)
+            return None
+    if task is None or not isinstance(task.get("id"), str):
+        return None
+    status = task.get("status")
+    return task["id"], norm_state(status.get("state") if isinstance(status, dict) else None)
+
+
 async def newest_listed_task_id(client: A2AClient, session_id: str) -> str | None:
     """The session's most recently updated task by A2A 1.0 ``ListTasks`` (one task, no history,
     no artifacts: one small answer); None when the server does not list it (remembered) or the
     check fails."""
+    first = await _newest_listed(client, session_id)
+    newest = first.get("id") if first is not None else None
+    return newest if isinstance(newest, str) else None
+
+
+async def _newest_listed(client: A2AClient, session_id: str) -> dict[str, Any] | None:
     if _unlisted.get(client):
         return None
     params = {"contextId": session_id, "pageSize": 1, "historyLength": 0, "includeArtifacts": False}
@@ -50,6 +77,5 @@ async def newest_listed_task_id(client: A2AClient, session_id: str) -> str | Non
         log.info("freshness check of session %s not possible: %s", session_id, exc)
         return None
     tasks = result.get("tasks") if isinstance(result, dict) else None
-    first = tasks[0] if isinstance(tasks, list) and tasks and isinstance(tasks[0], dict) else {}
-    newest = first.get("id")
-    return newest if isinstance(newest, str) else None
+    first = tasks[0] if isinstance(tasks, list) and tasks and isinstance(tasks[0], dict) else None
+    return first

@@ -195,6 +195,13 @@ class RestApi:
     async def newest_task_id(self, session_id: str) -> str | None:
         """The id of the session's newest task, in one small request (REST ``limit=1``); None when
         the server does not say that this is a revision (its card's ``newest_task`` param)."""
+        newest = await self.newest_task(session_id)
+        found = newest.get("id") if newest is not None else None
+        return found if isinstance(found, str) else None
+
+    async def newest_task(self, session_id: str) -> dict[str, Any] | None:
+        """The session's newest task (its id and status; the live view compares both), as
+        :meth:`newest_task_id` reads it; None when the server cannot say."""
         caps = await self.connect()
         if caps.newest_task:
             params = {contract.REST_TASKS_LIMIT: "1"}
@@ -203,8 +210,8 @@ class RestApi:
             tasks = task_list(body.get("data") if enveloped else body, session_id)
         else:
             return None  # a server that does not say so may not page, or order, as this needs
-        newest = tasks[-1].get("id") if tasks else None
-        return newest if isinstance(newest, str) else None
+        newest = tasks[-1] if tasks else None
+        return newest if isinstance(newest, dict) else None
 
 
 def _seg(value: str) -> str:

@@ -102,6 +102,10 @@ class Connection:
         return self.server is not None
 
     @property
+    def closed(self) -> bool:
+        return self._closed
+
+    @property
     def capabilities(self) -> Capabilities:
         assert self.client.capabilities is not None
         return self.client.capabilities
@@ -412,7 +416,24 @@ class AppConnector:
 
     async def __call__(self) -> tuple[A2AClient, Callable[[], Any]]:
         conn = await connect(self.settings, device_prompt=self.device_prompt)
+        self.connection = conn
         return conn.client, conn.aclose
+
+    #: the last connection made (its embedded server, when one was started for it)
+    connection: Connection | None = None
+
+    def server_stopped(self) -> str:
+        """Why the embedded server of the last connection stopped ("exit status 1", "killed by
+        signal 9"); "" while it runs, after the connection was closed, or when none was started
+        (a local check of the child process: no request)."""
+        conn = self.connection
+        server = conn.server if conn is not None and not conn.closed else None
+        if server is None or server.running:
+            return ""
+        code = getattr(getattr(server, "process", None), "returncode", None)
+        if isinstance(code, int) and code < 0:
+            return f"killed by signal {-code}"
+        return f"exit status {code}" if isinstance(code, int) else "its process is gone"
 
 
 def app_connector(settings: Settings) -> tuple[AppConnector, str]:

@@ -16,6 +16,7 @@ from textual.app import App, SystemCommand
 from textual.driver import Driver
 from textual.drivers.linux_driver import LinuxDriver
 from textual.screen import Screen
+from textual.worker import Worker
 
 from rewindtui.chat import Chat
 from rewindtui.chat.drafts import DraftStore
@@ -24,6 +25,7 @@ from rewindtui.client.a2a_client import A2AClient, ClientError
 from rewindtui.config.connection import REFUSED, AppConnector, Target
 from rewindtui.config.settings import SettingsError
 from rewindtui.tui import interaction, theme_memory
+from rewindtui.tui.live_view import LiveView
 from rewindtui.tui.paste import PasteSafeDriver
 from rewindtui.tui.push_notices import PushNotices
 from rewindtui.tui.screens.chat import ChatScreen
@@ -58,6 +60,7 @@ class RewindApp(App[int]):
         hint: str = "",
         new_session: bool = False,
         data_dir: Path | None = None,
+        live: bool = True,
     ) -> None:
         super().__init__()
         self.connector = connector
@@ -79,6 +82,8 @@ class RewindApp(App[int]):
         self._signals: list[int] = []
         #: push notifications of turns the app did not see end (set up with the chat screen)
         self.push_notices: PushNotices | None = None
+        #: follows other clients' changes and the embedded server's health (``live``: on)
+        self.live = LiveView(self) if live else None
         #: the session and "new" of the connection in progress (for a retry after a canceled sign-in)
         self._connecting: tuple[str | None, bool] = (session_id, new_session)
         #: a connect is under way (the first one starts after the first frame): False once it ended,
@@ -109,6 +114,8 @@ class RewindApp(App[int]):
         self.install_screen(screen, name="chat")
         await self.push_screen("chat")
         self.push_notices = PushNotices(self, screen)
+        if self.live is not None:
+            self.live.start()
         if self.chat is not None:
             self.chat_screen.attach(self.chat)
             self.push_notices.hook(self.chat.client)
@@ -281,18 +288,18 @@ class RewindApp(App[int]):
         else:
             self.exit(1)
 
-    def reconnect(self) -> None:
+    def reconnect(self) -> Worker[None] | None:
         """Connect again (a fresh embedded server when we started one) and reopen this session;
         for a server that died or a network that dropped, without quitting."""
         screen = self.chat_screen
         if self.connector is None:
             self.notify("This app was given its connection; it cannot reconnect by itself.", severity="warning")
-            return
+            return None
         if screen.busy:
             self.notify("Wait for the request in flight to finish (Esc stops a reply).", severity="warning")
-            return
+            return None
         session_id = self.chat.session_id if self.chat is not None else self.session_id
-        self._reconnect(session_id)
+        return self._reconnect(session_id)
 
     @work(group="connect", exclusive=True)
     async def _reconnect(self, session_id: str | None) -> None:

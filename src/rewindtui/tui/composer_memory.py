@@ -28,14 +28,16 @@ class ComposerMemory:
         self.drafts = drafts
         self.stash = DraftStash()  # the draft set aside while an edit uses the composer
         self._kept: str | None = None  # what keep_unsent last put in the composer
+        self._loaded: tuple[str, str] | None = None  # the session whose kept draft was last looked at
 
     def load(self) -> None:
         """The opened session's prompt history, and its kept draft when the composer is empty."""
         key = self.key()
         composer = self.composer()
         composer.prompts = self.prompts.load(*key) if self.prompts is not None and key is not None else PromptHistory()
-        if self.drafts is None or key is None or composer.text:
-            return
+        if self.drafts is None or key is None or composer.text or key == self._loaded:
+            return  # the same session re-read (the live view, a reload): a draft cleared stays cleared
+        self._loaded = key
         text = self.drafts.load(*key)
         if text:
             composer.set_draft(text)
