@@ -53,8 +53,9 @@ from sqlalchemy import func, insert, literal, make_url, select
 from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import create_async_engine
 
-from rewindtui.server.agent.internals import bulk_event_writer, has_update_marker
+from rewindtui.server.agent.internals import adk_rewind_session, bulk_event_writer, has_update_marker, update_marker
 from rewindtui.server.storage.adk_append import DirectAppender
+from rewindtui.server.storage.adk_rewind import RewindIndex, stand_in_events
 
 _Key = tuple[str, str, str]
 _SHARED_PREFIXES = (State.APP_PREFIX, State.USER_PREFIX)
@@ -84,6 +85,9 @@ class CachedDatabaseSessionService(DatabaseSessionService):
         #: the one-trip append of plain events (None: ADK's append for every event)
         self._direct: DirectAppender | None = None
         self._direct_checked = False
+        #: checkpoints of ADK's rewind replay (None: not on this ADK / schema; see :meth:`rewind_index`)
+        self._rewind_index: RewindIndex | None = None
+        self._rewind_checked = False
 
     # -- cache helpers -------------------------------------------------------
     def _remember(self, session: Session) -> None:
@@ -139,6 +143,9 @@ class CachedDatabaseSessionService(DatabaseSessionService):
             and (not cached.events or cached.events[-1].id == session.events[-1].id)
         )
         self._generation[key] = self._generation.get(key, 0) + 1
+        if not event.partial and self._rewind_index is not None and event.timestamp <= session.last_update_time:
+            # slots in before the session's newest events: the replay checkpoints past it are wrong
+            await self._rewind_index.invalidate_from(key, _column_time(event.timestamp))
         try:
             if event.partial:  # ADK does not store those
                 result = await super().append_event(session=session, event=event)
@@ -237,6 +244,118 @@ class CachedDatabaseSessionService(DatabaseSessionService):
         self._generation[key] = self._generation.get(key, 0) + 1
         async with self._writes:
             await super().delete_session(app_name=app_name, user_id=user_id, session_id=session_id)
+            index = await self.rewind_index()
+            if index is not None:
+                await index.forget(key)
+
+    # -- rewind and fork from checkpoints (:mod:`rewindtui.server.storage.adk_rewind`) ----
+    async def rewind_index(self) -> RewindIndex | None:
+        """The replay checkpoints of this database, or None where ADK's own rewind must run (an ADK
+        without the pieces, or a database on ADK's legacy schema, which has no ``event_data``)."""
+        if not self._rewind_checked:
+            self._rewind_checked = True
+            await self.prepare_tables()
+            writer = bulk_event_writer(self)
+            if writer is not None and adk_rewind_session() is not None and has_update_marker():
+                table = writer.storage_event.__table__
+                if "event_data" in table.c:
+                    index = RewindIndex(self._engine, table)
+                    await index.prepare()
+                    self._rewind_index = index
+        return self._rewind_index
+
+    async def rewind(
+        self, *, app_name: str, user_id: str, session_id: str, before: str, artifact_service: Any
+    ) -> Event | None:
+        """``Runner.rewind_async`` computed from the events the rewind touches: the rewind event ADK
+        appended, or None (nothing written) where only ``Runner.rewind_async`` can do it (see
+        :meth:`rewind_index`). Raises what ``rewind_async`` raises (``SessionNotFoundError``,
+        ``InvocationNotFoundError``, ``StaleSessionError``)."""
+        index = await self.rewind_index()
+        rewind_session = adk_rewind_session()
+        if index is None or rewind_session is None:
+            return None
+        key = (app_name, user_id, session_id)
+        # the session row (state, revision) first: an event stored after it makes the append stale
+        base = await super().get_session(
+            app_name=app_name, user_id=user_id, session_id=session_id, config=GetSessionConfig(num_recent_events=0)
+        )
+        if base is None:
+            raise SessionNotFoundError(f"Session not found: {session_id}")
+        cached = self._cache.get(key)
+        if cached is not None and update_marker(cached) != update_marker(base):
+            cached = None
+        point = await index.point(key, before)
+        base.events = stand_in_events(point, before)
+        await rewind_session(
+            session_service=self,
+            session=base,
+            rewind_before_invocation_id=before,
+            artifact_service=artifact_service,
+            app_name=app_name,
+        )
+        event = base.events[-1]
+        if cached is not None and key not in self._cache:
+            # the cached copy was current: it stays so with the rewind event (a full read would
+            # answer it, with the state the append left)
+            self._remember(base.model_copy(update={"events": [*cached.events, event]}))
+        return event
+
+    async def fork(
+        self, *, app_name: str, user_id: str, session_id: str, before: str, new_session_id: str
+    ) -> Session | None:
+        """A new session ``new_session_id`` holding the events of ``session_id`` before the first
+        event of ``before``, copied inside the database, and the session state they leave (as
+        :meth:`import_events` writes it); None, having written nothing, where this cannot be done
+        from checkpoints. Raises ``InvocationNotFoundError`` for an invocation the session lacks."""
+        index = await self.rewind_index()
+        writer = bulk_event_writer(self)
+        if index is None or writer is None:
+            return None
+        key = (app_name, user_id, session_id)
+        point = await index.point(key, before)
+        state = writer.session_state_delta(point.before.fork_state())
+        session = await self.create_session(app_name=app_name, user_id=user_id, session_id=new_session_id)
+        new_key = (app_name, user_id, new_session_id)
+        self._cache.pop(new_key, None)
+        self._generation[new_key] = self._generation.get(new_key, 0) + 1
+        try:
+            async with self._writes, writer.open_session() as sql:
+                row = await sql.get(writer.storage_session, new_key)
+                if row is None:
+                    raise SessionNotFoundError(f"Session {new_session_id} not found.")
+                if state:
+                    row.state.update(state)
+                if point.before.last is not None:
+                    copied = await index.copy_rows_before(await sql.connection(), key, new_key, point)
+                    assert copied == point.before.position, (copied, point.before.position)
+                    ts = point.before.last[0]  # the newest event copied (ADK's order)
+                    ts = ts if ts.tzinfo is not None else ts.replace(tzinfo=UTC)
+                    row.update_time = ts.replace(tzinfo=None) if writer.naive_datetime else ts
+                await sql.commit()
+        except BaseException:
+            with contextlib.suppress(Exception):
+                await self.delete_session(app_name=app_name, user_id=user_id, session_id=new_session_id)
+            raise
+        finally:
+            self._generation[new_key] += 1
+        return session
+
+    async def event_count(self, *, app_name: str, user_id: str, session_id: str) -> int:
+        """How many events the session has stored (an index count: no event is read)."""
+        await self.prepare_tables()
+        writer = bulk_event_writer(self)
+        cached = self._cache.get((app_name, user_id, session_id))
+        if writer is None or cached is not None:
+            session = cached or await self.get_session(app_name=app_name, user_id=user_id, session_id=session_id)
+            return len(session.events) if session is not None else 0
+        t = writer.storage_event.__table__
+        async with self._engine.connect() as conn:
+            conn = await conn.execution_options(read_only=True)
+            query = select(func.count()).select_from(t).where(
+                t.c.app_name == app_name, t.c.user_id == user_id, t.c.session_id == session_id
+            )
+            return int((await conn.execute(query)).scalar_one())
 
     async def create_session(self, **kwargs: Any) -> Session:
         """ADK's ``create_session``; the new session is cached as created (what a full read of it
@@ -283,6 +402,12 @@ async def _copy_rows(sql: Any, table: Any, source: _Key, target: Session, events
         rows = select(*columns).where(*of_source, table.c.id.in_(chunk))
         await sql.execute(insert(table).from_select([c.key for c in table.columns], rows))
     return True
+
+
+def _column_time(timestamp: float) -> datetime:
+    """An event's timestamp as ADK's ``timestamp`` column holds it (``StorageEvent.from_event``:
+    a naive UTC datetime)."""
+    return datetime.fromtimestamp(timestamp, UTC).replace(tzinfo=None)
 
 
 def _on_connect(dbapi_connection: Any, _record: Any) -> None:
