@@ -55,7 +55,7 @@ from sqlalchemy.ext.asyncio import create_async_engine
 
 from rewindtui.server.agent.internals import adk_rewind_session, bulk_event_writer, has_update_marker, update_marker
 from rewindtui.server.storage.adk_append import DirectAppender
-from rewindtui.server.storage.adk_rewind import RewindIndex, stand_in_events
+from rewindtui.server.storage.adk_rewind import EVERY, RewindIndex, stand_in_events
 
 _Key = tuple[str, str, str]
 _SHARED_PREFIXES = (State.APP_PREFIX, State.USER_PREFIX)
@@ -68,6 +68,9 @@ def sqlite_url(path: str) -> str:
 
 class CachedDatabaseSessionService(DatabaseSessionService):
     """``DatabaseSessionService`` whose full ``get_session`` reads are cached."""
+
+    #: events between two rewind replay checkpoints (:data:`rewindtui.server.storage.adk_rewind.EVERY`)
+    rewind_every = EVERY
 
     def __init__(self, db_url: str, *, max_sessions: int = 64) -> None:
         engine = create_async_engine(db_url)
@@ -259,7 +262,7 @@ class CachedDatabaseSessionService(DatabaseSessionService):
             if writer is not None and adk_rewind_session() is not None and has_update_marker():
                 table = writer.storage_event.__table__
                 if "event_data" in table.c:
-                    index = RewindIndex(self._engine, table)
+                    index = RewindIndex(self._engine, table, every=self.rewind_every)
                     await index.prepare()
                     self._rewind_index = index
         return self._rewind_index
