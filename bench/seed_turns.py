@@ -84,6 +84,9 @@ async def seed_session(parts: ServerParts, session_id: str, turns: int, *, user_
             (_INSERT_MESSAGE, message_row(session_id, task_id, agent_message)),
         ]
     await sessions.import_events(adk, events)
+    extend = getattr(sessions, "extend_checkpoints", None)
+    if extend is not None:  # what the turns would have left (a checkpoint every 200 events)
+        await extend(APP_NAME, user_id, session_id)
     statements.append(("UPDATE sessions SET updated_at = ? WHERE id = ?", (now_iso(), session_id)))
     async with store.transaction() as tx:
         await tx.execute(statements)

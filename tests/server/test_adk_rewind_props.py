@@ -223,6 +223,8 @@ async def _scenario(root: Path, initial: dict[str, Any], steps: list[Any], every
             app_name=APP, user_id=USER, session_id=sid, before=target, artifact_service=world.arts
         )
         assert ours_event is not None
+        # what the session service keeps in memory after it is what a fresh read says
+        served = await world.service.get_session(app_name=APP, user_id=USER, session_id=sid)
     finally:
         await world.service.close()
 
@@ -236,6 +238,8 @@ async def _scenario(root: Path, initial: dict[str, Any], steps: list[Any], every
     assert list(our_event.actions.state_delta) == list(adk_event.actions.state_delta)  # the same JSON, key order too
     assert our_event.actions.artifact_delta == adk_event.actions.artifact_delta
     assert mine.state == theirs.state
+    assert served is not None and served.state == mine.state
+    assert [e.id for e in served.events] == [e.id for e in mine.events]
     assert [e.id for e in mine.events[:-1]] == [e.id for e in theirs.events[:-1]]
     for name, version in our_event.actions.artifact_delta.items():
         got = await world.arts.load_artifact(app_name=APP, user_id=USER, session_id=sid, filename=name, version=version)

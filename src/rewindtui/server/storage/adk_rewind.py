@@ -42,6 +42,7 @@ session deletes its checkpoints.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
@@ -139,8 +140,12 @@ class ReadCount:
 class RewindIndex:
     """Checkpoints of ADK's replay for the sessions of one ``DatabaseSessionService`` database."""
 
-    def __init__(self, engine: AsyncEngine, events_table: Table, *, every: int = EVERY) -> None:
+    def __init__(
+        self, engine: AsyncEngine, events_table: Table, *, every: int = EVERY, write_lock: asyncio.Lock | None = None
+    ) -> None:
         self.engine = engine
+        #: held while writing (the session service's queue of writers); never while reading
+        self.write_lock = write_lock or asyncio.Lock()
         self.events = events_table
         self.every = every
         self.reads = ReadCount()
@@ -276,6 +281,19 @@ class RewindIndex:
             await self._write(key, new)
         return Point(ts=first[0], event_id=first[1], before=before, artifacts_now=now.artifacts)
 
+    async def extend(self, key: _Key) -> int:
+        """Write the checkpoints due after the newest one, reading the events after it (all of them,
+        streamed, for a session that has none yet); how many were written."""
+        await self.prepare()
+        new: list[Replay] = []
+        async with self.engine.connect() as conn:
+            conn = await conn.execution_options(read_only=True)
+            await self._replay(conn, key, await self._checkpoint(conn, key, None), None, new)
+            await conn.rollback()
+        if new:
+            await self._write(key, new)
+        return len(new)
+
     async def _write(self, key: _Key, replays: list[Replay]) -> None:
         c = self.checkpoints
         app_name, user_id, session_id = key
@@ -289,10 +307,28 @@ class RewindIndex:
                     "cleared": json.dumps(list(r.cleared)), "artifacts": json.dumps(r.artifacts),
                 }
             )
-        async with self.engine.begin() as conn:
+        async with self.write_lock, self.engine.begin() as conn:
             # the same replay of the same events: a row already written by a concurrent reader is equal
             await conn.execute(delete(c).where(self._of(key, c), c.c.position.in_([r.position for r in replays])))
             await conn.execute(insert(c), rows)
+
+    async def copy_checkpoints(self, conn: AsyncConnection, source: _Key, target: _Key, point: Point) -> None:
+        """Give ``target`` (a fork holding ``source``'s events before ``point``, in the caller's
+        transaction) the checkpoints of those events: ``source``'s up to the point, and the point."""
+        c = self.checkpoints
+        replaced = dict(zip(("app_name", "user_id", "session_id"), target, strict=True))
+        columns = [literal(replaced[col.key]).label(col.key) if col.key in replaced else col for col in c.columns]
+        rows = select(*columns).where(self._of(source, c), c.c.position < point.before.position)
+        await conn.execute(insert(c).from_select([col.key for col in c.columns], rows))
+        r = point.before
+        if r.last is not None:
+            await conn.execute(
+                insert(c).values(
+                    app_name=target[0], user_id=target[1], session_id=target[2], position=r.position,
+                    event_ts=r.last[0], event_id=r.last[1], state=json.dumps(r.state),
+                    cleared=json.dumps(list(r.cleared)), artifacts=json.dumps(r.artifacts),
+                )
+            )
 
     # -- keeping them true -------------------------------------------------------------
     async def invalidate_from(self, key: _Key, ts: Any) -> None:
@@ -300,11 +336,11 @@ class RewindIndex:
         stored at ``ts`` would slot in before them)."""
         await self.prepare()
         c = self.checkpoints
-        async with self.engine.begin() as conn:
+        async with self.write_lock, self.engine.begin() as conn:
             await conn.execute(delete(c).where(self._of(key, c), c.c.event_ts >= ts))
 
     async def forget(self, key: _Key) -> None:
-        """Drop every checkpoint of a deleted session."""
+        """Drop every checkpoint of a deleted session (the caller holds the write lock)."""
         await self.prepare()
         c = self.checkpoints
         async with self.engine.begin() as conn:

@@ -36,6 +36,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import copy
+import logging
 from collections import OrderedDict
 from collections.abc import Sequence
 from datetime import UTC, datetime
@@ -58,6 +59,7 @@ from rewindtui.server.storage.adk_append import DirectAppender
 from rewindtui.server.storage.adk_rewind import EVERY, RewindIndex, stand_in_events
 
 _Key = tuple[str, str, str]
+log = logging.getLogger(__name__)
 _SHARED_PREFIXES = (State.APP_PREFIX, State.USER_PREFIX)
 
 
@@ -91,6 +93,7 @@ class CachedDatabaseSessionService(DatabaseSessionService):
         #: checkpoints of ADK's rewind replay (None: not on this ADK / schema; see :meth:`rewind_index`)
         self._rewind_index: RewindIndex | None = None
         self._rewind_checked = False
+        self._extending: dict[_Key, asyncio.Task[int]] = {}
 
     # -- cache helpers -------------------------------------------------------
     def _remember(self, session: Session) -> None:
@@ -172,6 +175,8 @@ class CachedDatabaseSessionService(DatabaseSessionService):
             self._remember(session)
         else:
             self._cache.pop(key, None)
+        if self._rewind_index is not None and len(session.events) % self._rewind_index.every == 0:
+            self.extend_checkpoints_soon(key)
         return result
 
     async def _append_direct(self, session: Session, event: Event) -> bool:
@@ -180,6 +185,7 @@ class CachedDatabaseSessionService(DatabaseSessionService):
         if not self._direct_checked:
             self._direct_checked = True
             await self.prepare_tables()
+            await self.rewind_index()
             writer = bulk_event_writer(self) if has_update_marker() else None
             if writer is not None and self._db_path is not None:
                 with contextlib.suppress(TypeError):
@@ -240,6 +246,8 @@ class CachedDatabaseSessionService(DatabaseSessionService):
                 await sql.commit()
         finally:
             self._generation[key] += 1
+        if await self.rewind_index() is not None:
+            self.extend_checkpoints_soon(key)
 
     async def delete_session(self, *, app_name: str, user_id: str, session_id: str) -> None:  # type: ignore[override]
         key = (app_name, user_id, session_id)
@@ -262,10 +270,33 @@ class CachedDatabaseSessionService(DatabaseSessionService):
             if writer is not None and adk_rewind_session() is not None and has_update_marker():
                 table = writer.storage_event.__table__
                 if "event_data" in table.c:
-                    index = RewindIndex(self._engine, table, every=self.rewind_every)
+                    index = RewindIndex(self._engine, table, every=self.rewind_every, write_lock=self._writes)
                     await index.prepare()
                     self._rewind_index = index
         return self._rewind_index
+
+    def extend_checkpoints_soon(self, key: _Key) -> None:
+        """Bring the session's replay checkpoints up to date in the background (after a checkpoint
+        interval of turns, after an import), so a rewind reads at most one interval before its point."""
+        if key in self._extending or self._rewind_index is None:
+            return
+        task = asyncio.get_running_loop().create_task(self._extend(key))
+        self._extending[key] = task
+
+    async def _extend(self, key: _Key) -> int:
+        try:
+            index = await self.rewind_index()
+            return await index.extend(key) if index is not None else 0
+        except Exception:  # derived data: a rewind computes what is missing
+            log.warning("could not extend the rewind checkpoints of %s", key, exc_info=True)
+            return 0
+        finally:
+            self._extending.pop(key, None)
+
+    async def extend_checkpoints(self, app_name: str, user_id: str, session_id: str) -> int:
+        """Bring the session's replay checkpoints up to date now; how many were written."""
+        index = await self.rewind_index()
+        return await index.extend((app_name, user_id, session_id)) if index is not None else 0
 
     async def rewind(
         self, *, app_name: str, user_id: str, session_id: str, before: str, artifact_service: Any
@@ -330,8 +361,10 @@ class CachedDatabaseSessionService(DatabaseSessionService):
                 if state:
                     row.state.update(state)
                 if point.before.last is not None:
-                    copied = await index.copy_rows_before(await sql.connection(), key, new_key, point)
+                    conn = await sql.connection()
+                    copied = await index.copy_rows_before(conn, key, new_key, point)
                     assert copied == point.before.position, (copied, point.before.position)
+                    await index.copy_checkpoints(conn, key, new_key, point)
                     ts = point.before.last[0]  # the newest event copied (ADK's order)
                     ts = ts if ts.tzinfo is not None else ts.replace(tzinfo=UTC)
                     row.update_time = ts.replace(tzinfo=None) if writer.naive_datetime else ts
@@ -375,6 +408,10 @@ class CachedDatabaseSessionService(DatabaseSessionService):
         return session
 
     async def close(self) -> None:
+        for task in list(self._extending.values()):
+            task.cancel()
+            with contextlib.suppress(BaseException):
+                await task
         self._cache.clear()
         if self._direct is not None:
             await self._direct.close()
