@@ -31,8 +31,8 @@ import logging
 from collections.abc import Callable
 from typing import Any, cast
 
-from google.adk.events.event import Event
 from google.adk.errors.not_found_error import NotFoundError as AdkNotFoundError
+from google.adk.events.event import Event
 
 from rewindtui.a2a import contract
 from rewindtui.server.service.context import ServerContext, UsesContext
