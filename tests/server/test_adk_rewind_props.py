@@ -56,6 +56,7 @@ ops = st.lists(
         st.tuples(st.just("rewind"), st.integers(0, 10_000), st.booleans()),
         st.tuples(st.just("redo"), st.booleans()),
         st.tuples(st.just("fork"), st.integers(0, 10_000)),
+        st.tuples(st.just("late"), st.integers(0, 10_000), st.dictionaries(st.sampled_from(KEYS), values, max_size=2)),
     ),
     min_size=1,
     max_size=14,
@@ -182,6 +183,17 @@ async def _scenario(root: Path, initial: dict[str, Any], steps: list[Any], every
                 rewinds = [e for e in events if e.actions.rewind_before_invocation_id]
                 if rewinds:
                     await world.rewind(sid, rewinds[-1].invocation_id, ours=step[1])
+            elif step[0] == "late" and len(events) >= 2:
+                # an event stored after others but stamped between two of them (ADK orders by time)
+                i = step[1] % (len(events) - 1)
+                session = await world.service.get_session(app_name=APP, user_id=USER, session_id=sid)
+                assert session is not None
+                late = Event(
+                    invocation_id=events[i].invocation_id, author="agent",
+                    timestamp=(events[i].timestamp + events[i + 1].timestamp) / 2,
+                    actions=EventActions(state_delta=dict(step[2])),
+                )
+                await world.service.append_event(session, late)
             elif step[0] == "fork" and invocations:
                 new = f"s{n}-{uuid.uuid4().hex[:6]}"
                 made = await world.service.fork(

@@ -170,6 +170,8 @@ class RewindIndex:
         events_ddl = Table(events_table.name, self.metadata, *(Column(n, events_table.c[n].type) for n in names))
         self._by_invocation = Index(INVOCATION_INDEX, *(events_ddl.c[n] for n in names))
         self._ready = False
+        #: bumped when a session's checkpoints are dropped: a replay read before must not write its own
+        self._dropped: dict[_Key, int] = {}
 
     async def prepare(self) -> None:
         """Create the checkpoint table and the invocation index when missing (idempotent)."""
@@ -265,6 +267,7 @@ class RewindIndex:
         event of it), computed from the checkpoints; writes the ones it found missing."""
         await self.prepare()
         new: list[Replay] = []
+        generation = self._dropped.get(key, 0)
         async with self.engine.connect() as conn:
             conn = await conn.execution_options(read_only=True)  # a plain BEGIN (adk_sessions._on_begin)
             first = await self._first_of(conn, key, invocation_id)
@@ -278,7 +281,7 @@ class RewindIndex:
             now = await self._replay(conn, key, start, None, new)
             await conn.rollback()
         if new:
-            await self._write(key, new)
+            await self._write(key, new, generation)
         return Point(ts=first[0], event_id=first[1], before=before, artifacts_now=now.artifacts)
 
     async def extend(self, key: _Key) -> int:
@@ -286,15 +289,16 @@ class RewindIndex:
         streamed, for a session that has none yet); how many were written."""
         await self.prepare()
         new: list[Replay] = []
+        generation = self._dropped.get(key, 0)
         async with self.engine.connect() as conn:
             conn = await conn.execution_options(read_only=True)
             await self._replay(conn, key, await self._checkpoint(conn, key, None), None, new)
             await conn.rollback()
         if new:
-            await self._write(key, new)
+            await self._write(key, new, generation)
         return len(new)
 
-    async def _write(self, key: _Key, replays: list[Replay]) -> None:
+    async def _write(self, key: _Key, replays: list[Replay], generation: int) -> None:
         c = self.checkpoints
         app_name, user_id, session_id = key
         rows = []
@@ -307,7 +311,14 @@ class RewindIndex:
                     "cleared": json.dumps(list(r.cleared)), "artifacts": json.dumps(r.artifacts),
                 }
             )
-        async with self.write_lock, self.engine.begin() as conn:
+        async with self.write_lock:
+            if self._dropped.get(key, 0) != generation:
+                return  # an event slotted in before them (or the session went) while they were read
+            await self._write_rows(key, replays, rows)
+
+    async def _write_rows(self, key: _Key, replays: list[Replay], rows: list[dict[str, Any]]) -> None:
+        c = self.checkpoints
+        async with self.engine.begin() as conn:
             # the same replay of the same events: a row already written by a concurrent reader is equal
             await conn.execute(delete(c).where(self._of(key, c), c.c.position.in_([r.position for r in replays])))
             await conn.execute(insert(c), rows)
@@ -337,12 +348,14 @@ class RewindIndex:
         await self.prepare()
         c = self.checkpoints
         async with self.write_lock, self.engine.begin() as conn:
+            self._dropped[key] = self._dropped.get(key, 0) + 1
             await conn.execute(delete(c).where(self._of(key, c), c.c.event_ts >= ts))
 
     async def forget(self, key: _Key) -> None:
         """Drop every checkpoint of a deleted session (the caller holds the write lock)."""
         await self.prepare()
         c = self.checkpoints
+        self._dropped[key] = self._dropped.get(key, 0) + 1
         async with self.engine.begin() as conn:
             await conn.execute(delete(c).where(self._of(key, c)))
 

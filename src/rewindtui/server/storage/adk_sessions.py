@@ -149,8 +149,10 @@ class CachedDatabaseSessionService(DatabaseSessionService):
             and (not cached.events or cached.events[-1].id == session.events[-1].id)
         )
         self._generation[key] = self._generation.get(key, 0) + 1
-        if not event.partial and self._rewind_index is not None and event.timestamp <= session.last_update_time:
-            # slots in before the session's newest events: the replay checkpoints past it are wrong
+        # stamped before the session's newest event: a read slots it in before them (ADK orders by
+        # time), so the cached copy (in append order) and the replay checkpoints past it are wrong
+        out_of_order = not event.partial and event.timestamp <= session.last_update_time
+        if out_of_order and self._rewind_index is not None:
             await self._rewind_index.invalidate_from(key, _column_time(event.timestamp))
         try:
             if event.partial:  # ADK does not store those
@@ -171,7 +173,7 @@ class CachedDatabaseSessionService(DatabaseSessionService):
         delta = event.actions.state_delta or {}
         if any(k.startswith(_SHARED_PREFIXES) for k in delta):
             self._cache.clear()
-        elif was_current:
+        elif was_current and not out_of_order:
             self._remember(session)
         else:
             self._cache.pop(key, None)
@@ -363,7 +365,10 @@ class CachedDatabaseSessionService(DatabaseSessionService):
                 if point.before.last is not None:
                     conn = await sql.connection()
                     copied = await index.copy_rows_before(conn, key, new_key, point)
-                    assert copied == point.before.position, (copied, point.before.position)
+                    if copied != point.before.position:  # the checkpoints do not describe these events
+                        raise RuntimeError(
+                            f"fork: {copied} events before the point, the replay counted {point.before.position}"
+                        )
                     await index.copy_checkpoints(conn, key, new_key, point)
                     ts = point.before.last[0]  # the newest event copied (ADK's order)
                     ts = ts if ts.tzinfo is not None else ts.replace(tzinfo=UTC)
