@@ -53,6 +53,7 @@ TARGET = 2.0
 #: targets other than TARGET (issue: a turn within 1.2x, the server's memory within 1.5x)
 TARGETS = {"a turn (A2A 1.0 stream, read to the end)": 1.2}
 RSS_TARGET = 1.5
+REDO = "redo of that rewind"
 
 
 def rss_kib(pid: int) -> int:
@@ -230,7 +231,6 @@ def main(argv: list[str] | None = None) -> int:
             ]
             changes: list[tuple[str, Callable[[str], Any]]] = [
                 ("rewind before the last turn (REST, newest 200)", lambda sid: rewind(http, server, sid, last[int(sid[1:])])),
-                ("redo of that rewind", lambda sid: redo(http, server, sid)),
                 ("rewind, whole effective history answered", lambda sid: rewind(http, server, sid, last[int(sid[1:])], None)),
                 ("fork before the last turn (REST)", lambda sid: fork(http, server, sid, last[int(sid[1:])])),
                 ("a turn (A2A 1.0 stream, read to the end)", lambda sid: turn(http, server, sid)),
@@ -246,7 +246,12 @@ def main(argv: list[str] | None = None) -> int:
                         peaks.setdefault((label, n), []).append(peak_kib(server.pid))
                         samples.setdefault((label, n), []).append(ms)
                         sizes[(label, n)] = out
-                        if label.startswith("rewind, whole"):
+                        if label.startswith("rewind before"):  # the redo brings the turn back: timed too
+                            reset_peak(server.pid)
+                            ms, out = timed(lambda sid: redo(http, server, sid), sid)
+                            peaks.setdefault((REDO, n), []).append(peak_kib(server.pid))
+                            samples.setdefault((REDO, n), []).append(ms)
+                        elif label.startswith("rewind, whole"):
                             redo(http, server, sid)
                         elif label.startswith("fork"):
                             http.delete(f"{server.api_url}/sessions/{out}").raise_for_status()
@@ -260,7 +265,7 @@ def main(argv: list[str] | None = None) -> int:
         a, b = statistics.median(samples[(label, mid)]), statistics.median(samples[(label, big)])
         ratio = b / a
         target = TARGETS.get(label, TARGET)
-        what = sizes[(label, big)]
+        what = sizes.get((label, big))
         detail = f"{what} items" if isinstance(what, int) and not label.startswith("a turn") else ""
         huge = ""
         if args.huge and (label, args.huge) in samples:
@@ -276,7 +281,7 @@ def main(argv: list[str] | None = None) -> int:
         f"{rss[big] / 1024:7.1f} MB  {'':>14}  {ratio:5.2f}x  target <= {RSS_TARGET:g}x  "
         f"{'ok' if ratio <= RSS_TARGET else 'short'}"
     )
-    change_labels = [label for label, _ in changes]
+    change_labels = [label for label, _ in changes] + [REDO]
     peak_mid = max(max(peaks[(label, mid)]) for label in change_labels)
     peak_big = max(max(peaks[(label, big)]) for label in change_labels)
     ratio = peak_big / peak_mid
