@@ -46,7 +46,7 @@ from rewindtui.server.service.errors import (
     storage_error,
 )
 from rewindtui.server.service.faults import FORK_AFTER_AGENT, REWIND_AFTER_AGENT
-from rewindtui.server.service.session_log import REWIND_KINDS, NotInLog, Plan
+from rewindtui.server.service.session_log import REWIND_KINDS, NotInLog, Plan, SessionLog
 from rewindtui.server.service.wire import EFFECTIVE_HISTORY_KEY, kagent_metadata, new_id, now_iso, v1_dumps
 from rewindtui.server.storage.store import Intent, SessionRow
 
@@ -121,9 +121,11 @@ class RewindService(UsesContext):
         super().__init__(context)
         self._on_store_failure = on_store_failure
 
-    async def _plan(self, session: SessionRow, invocation_id: str, *, current_only: bool = True) -> Plan:
+    async def _plan(
+        self, session: SessionRow, invocation_id: str, *, current_only: bool = True, log: SessionLog | None = None
+    ) -> Plan:
         try:
-            return await self.store.plan_rewind(session.id, invocation_id, current_only=current_only)
+            return await self.store.plan_rewind(session.id, invocation_id, current_only=current_only, log=log)
         except NotInLog as exc:
             raise InvalidInvocation(str(exc)) from None
 
@@ -171,13 +173,20 @@ class RewindService(UsesContext):
         if not target.invocation_id:
             raise Conflict(f"rewind {target.id!r} cannot be redone: the agent's record of it is not known")
         return await self._go_back(
-            session, target.invocation_id, redo_of=target.id, v1=v1, history_length=history_length
+            session, target.invocation_id, redo_of=target.id, v1=v1, history_length=history_length, log=log
         )
 
     async def _go_back(
-        self, session: SessionRow, invocation_id: str, *, redo_of: str | None, v1: bool, history_length: int | None
+        self,
+        session: SessionRow,
+        invocation_id: str,
+        *,
+        redo_of: str | None,
+        v1: bool,
+        history_length: int | None,
+        log: SessionLog | None = None,
     ) -> tuple[dict[str, Any], list[str]]:
-        plan = await self._plan(session, invocation_id, current_only=redo_of is None)
+        plan = await self._plan(session, invocation_id, current_only=redo_of is None, log=log)
         events_before = await self._event_count(session)
         task = rewind_task(
             task_id=new_id(),
