@@ -299,7 +299,6 @@ class RewindIndex:
         return len(new)
 
     async def _write(self, key: _Key, replays: list[Replay], generation: int) -> None:
-        c = self.checkpoints
         app_name, user_id, session_id = key
         rows = []
         for r in replays:
