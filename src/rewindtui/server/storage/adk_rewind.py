@@ -78,8 +78,8 @@ INVOCATION_INDEX = "rewindtui_events_by_invocation"
 #: ADK's replay skips these (``_rewind_utils._NON_SESSION_STATE_PREFIXES``)
 _NON_SESSION = (State.APP_PREFIX, State.USER_PREFIX, State.TEMP_PREFIX)
 #: the invocation id of the stand-in event that carries the replayed state (never a real one:
-#: ADK's invocation ids are ``e-<uuid>``)
-_STAND_IN = "rewindtui-replay-before"
+#: ADK's invocation ids are ``e-<uuid>``; a rewind before an invocation of this name is left to ADK)
+STAND_IN = "rewindtui-replay-before"
 
 _Key = tuple[str, str, str]
 
@@ -378,7 +378,7 @@ def stand_in_events(point: Point, invocation_id: str) -> list[Event]:
     after every event (a superset: versions are only ever set, never removed)."""
     return [
         Event(
-            invocation_id=_STAND_IN,
+            invocation_id=STAND_IN,
             author="user",
             actions=EventActions(state_delta=dict(point.before.state), artifact_delta=dict(point.before.artifacts)),
         ),

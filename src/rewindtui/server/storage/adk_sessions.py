@@ -56,7 +56,7 @@ from sqlalchemy.ext.asyncio import create_async_engine
 
 from rewindtui.server.agent.internals import adk_rewind_session, bulk_event_writer, has_update_marker, update_marker
 from rewindtui.server.storage.adk_append import DirectAppender
-from rewindtui.server.storage.adk_rewind import EVERY, RewindIndex, stand_in_events
+from rewindtui.server.storage.adk_rewind import EVERY, STAND_IN, RewindIndex, stand_in_events
 
 _Key = tuple[str, str, str]
 log = logging.getLogger(__name__)
@@ -309,7 +309,7 @@ class CachedDatabaseSessionService(DatabaseSessionService):
         ``InvocationNotFoundError``, ``StaleSessionError``)."""
         index = await self.rewind_index()
         rewind_session = adk_rewind_session()
-        if index is None or rewind_session is None:
+        if index is None or rewind_session is None or before == STAND_IN:
             return None
         key = (app_name, user_id, session_id)
         # the session row (state, revision) first: an event stored after it makes the append stale
