@@ -70,14 +70,15 @@ def main(argv: list[str] | None = None) -> int:
                 inv = newest_invocation(http, server, sid)
                 wait_warm(http, server, server.pid)
                 row = {"opened": rss_kib(server.pid)}
-                for label, op in (
-                    ("rewind", lambda: rewind(http, server, sid, inv)),
-                    ("redo", lambda: redo(http, server, sid)),
-                    ("fork", lambda: http.delete(f"{server.api_url}/sessions/{fork(http, server, sid, inv)}")),
-                ):
+                for label in ("rewind", "redo", "fork"):
                     reset_peak(server.pid)
                     start = time.perf_counter()
-                    op()
+                    if label == "rewind":
+                        rewind(http, server, sid, inv)
+                    elif label == "redo":
+                        redo(http, server, sid)
+                    else:
+                        http.delete(f"{server.api_url}/sessions/{fork(http, server, sid, inv)}").raise_for_status()
                     row[label] = peak_kib(server.pid)
                     row[label + " ms"] = int((time.perf_counter() - start) * 1000)
                 rows[n] = row
