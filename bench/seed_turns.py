@@ -3,7 +3,7 @@
 A real turn on the demo model writes two ADK events (the user's message and the agent's answer,
 one invocation) and, in the store, a ``turn`` task (completed, with an artifact) owning two
 messages (0.3 JSON plus their 1.0 rendering). This writes exactly those, for ``turns`` turns,
-through the server's own services: the events with ``CachedDatabaseSessionService.import_events``
+through the server's own services, a transaction per 10,000 turns: the events with ``CachedDatabaseSessionService.import_events``
 (one transaction) and the store rows with the store's own statements in one transaction -- seconds
 for 10,000 turns where real turns would take an hour (ADK rebuilds the model's context from every
 event on each turn). Used by ``bench_server_big.py`` and the large-session server tests.
@@ -26,6 +26,9 @@ from rewindtui.server.storage.store import _INSERT_MESSAGE, _INSERT_TASK, Statem
 USER = "local"
 
 
+BATCH = 10_000  # turns written per transaction (a 100,000-turn session is ten)
+
+
 async def seed_session(parts: ServerParts, session_id: str, turns: int, *, user_id: str = USER) -> list[str]:
     """A new session ``session_id`` holding ``turns`` completed turns; returns their invocation ids."""
     service, store, sessions = parts.service, parts.store, parts.session_service
@@ -38,6 +41,9 @@ async def seed_session(parts: ServerParts, session_id: str, turns: int, *, user_
     invocations: list[str] = []
     seen: list[str] = []
     for i in range(turns):
+        if events and i % BATCH == 0:
+            await _write(parts, adk, events, statements)
+            events, statements = [], []
         inv = f"e-{uuid.uuid4()}"
         invocations.append(inv)
         text = f"message number {i}: some words to make it look like a chat line"
@@ -83,9 +89,17 @@ async def seed_session(parts: ServerParts, session_id: str, turns: int, *, user_
             (_INSERT_MESSAGE, message_row(session_id, task_id, user_message)),
             (_INSERT_MESSAGE, message_row(session_id, task_id, agent_message)),
         ]
-    await sessions.import_events(adk, events)
-    statements.append(("UPDATE sessions SET updated_at = ? WHERE id = ?", (now_iso(), session_id)))
+    await _write(parts, adk, events, statements)
     async with store.transaction() as tx:
-        await tx.execute(statements)
+        await tx.execute([("UPDATE sessions SET updated_at = ? WHERE id = ?", (now_iso(), session_id))])
+    extend = getattr(sessions, "extend_checkpoints", None)
+    if extend is not None:  # what the turns would have left (a checkpoint every 200 events)
+        await extend(APP_NAME, user_id, session_id)
     sessions.forget(APP_NAME, user_id, session_id)
     return invocations
+
+
+async def _write(parts: ServerParts, adk: Any, events: list[Event], statements: list[Statement]) -> None:
+    await parts.session_service.import_events(adk, events)
+    async with parts.store.transaction() as tx:
+        await tx.execute(statements)

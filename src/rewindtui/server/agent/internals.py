@@ -16,6 +16,11 @@ private name                                                       used for
                                                                    (``append_event`` without
                                                                    ADK's three reads); without
                                                                    it: ADK's own append
+``google.adk.sessions._rewind_utils.rewind_session``                 rewind from checkpoints
+                                                                   (``adk_rewind``): ADK's own
+                                                                   rewind on a session of
+                                                                   stand-in events; without
+                                                                   it: ``Runner.rewind_async``
 =================================================================  ============================
 
 ``Session._storage_update_marker`` is the stored revision (``update_time``) a session object
@@ -46,6 +51,7 @@ PRIVATE_NAMES: tuple[tuple[str, str], ...] = (
     ("google.adk.artifacts.artifact_util", "_MAX_ARTIFACT_REFERENCE_DEPTH"),
     ("google.adk.artifacts.artifact_util", "_is_rewind_tombstone"),
     ("google.adk.artifacts.artifact_util", "_new_rewind_tombstone"),
+    ("google.adk.sessions._rewind_utils", "rewind_session"),
 )
 _MARKER = "_storage_update_marker"
 
@@ -87,6 +93,15 @@ def bulk_event_writer(service: DatabaseSessionService) -> BulkEventWriter | None
         )
     except (AttributeError, ImportError, KeyError, TypeError):
         return None
+
+
+def adk_rewind_session() -> Callable[..., Any] | None:
+    """ADK's ``rewind_session`` (what ``Runner.rewind_async`` runs on the session it read), or None."""
+    try:
+        fn = resolve("google.adk.sessions._rewind_utils", "rewind_session")
+    except (AttributeError, ImportError):
+        return None
+    return fn if callable(fn) else None
 
 
 def has_update_marker() -> bool:

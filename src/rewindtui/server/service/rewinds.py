@@ -29,9 +29,10 @@ import contextlib
 import json
 import logging
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 from google.adk.errors.not_found_error import NotFoundError as AdkNotFoundError
+from google.adk.events.event import Event
 
 from rewindtui.a2a import contract
 from rewindtui.server.service.context import ServerContext, UsesContext
@@ -45,7 +46,7 @@ from rewindtui.server.service.errors import (
     storage_error,
 )
 from rewindtui.server.service.faults import FORK_AFTER_AGENT, REWIND_AFTER_AGENT
-from rewindtui.server.service.session_log import REWIND_KINDS, NotInLog, Plan
+from rewindtui.server.service.session_log import REWIND_KINDS, NotInLog, Plan, SessionLog
 from rewindtui.server.service.wire import EFFECTIVE_HISTORY_KEY, kagent_metadata, new_id, now_iso, v1_dumps
 from rewindtui.server.storage.store import Intent, SessionRow
 
@@ -120,9 +121,11 @@ class RewindService(UsesContext):
         super().__init__(context)
         self._on_store_failure = on_store_failure
 
-    async def _plan(self, session: SessionRow, invocation_id: str, *, current_only: bool = True) -> Plan:
+    async def _plan(
+        self, session: SessionRow, invocation_id: str, *, current_only: bool = True, log: SessionLog | None = None
+    ) -> Plan:
         try:
-            return await self.store.plan_rewind(session.id, invocation_id, current_only=current_only)
+            return await self.store.plan_rewind(session.id, invocation_id, current_only=current_only, log=log)
         except NotInLog as exc:
             raise InvalidInvocation(str(exc)) from None
 
@@ -170,16 +173,21 @@ class RewindService(UsesContext):
         if not target.invocation_id:
             raise Conflict(f"rewind {target.id!r} cannot be redone: the agent's record of it is not known")
         return await self._go_back(
-            session, target.invocation_id, redo_of=target.id, v1=v1, history_length=history_length
+            session, target.invocation_id, redo_of=target.id, v1=v1, history_length=history_length, log=log
         )
 
     async def _go_back(
-        self, session: SessionRow, invocation_id: str, *, redo_of: str | None, v1: bool, history_length: int | None
+        self,
+        session: SessionRow,
+        invocation_id: str,
+        *,
+        redo_of: str | None,
+        v1: bool,
+        history_length: int | None,
+        log: SessionLog | None = None,
     ) -> tuple[dict[str, Any], list[str]]:
-        plan = await self._plan(session, invocation_id, current_only=redo_of is None)
-        adk = await self.session_service.get_session(
-            app_name=self.app_name, user_id=session.user_id, session_id=session.id
-        )
+        plan = await self._plan(session, invocation_id, current_only=redo_of is None, log=log)
+        events_before = await self._event_count(session)
         task = rewind_task(
             task_id=new_id(),
             session=session,
@@ -198,7 +206,7 @@ class RewindService(UsesContext):
                 "task": task,
                 "before": invocation_id,
                 "current_only": redo_of is None,
-                "events_before": len(adk.events) if adk else 0,
+                "events_before": events_before,
             },
             created_at=now_iso(),
         )
@@ -208,17 +216,15 @@ class RewindService(UsesContext):
         try:
             async with self.store.transaction() as tx:
                 try:
-                    await self.runner.rewind_async(
-                        user_id=session.user_id, session_id=session.id, rewind_before_invocation_id=invocation_id
-                    )
+                    event = await self._agent_rewind(session, invocation_id)
                 except AdkNotFoundError as exc:  # InvocationNotFoundError / SessionNotFoundError
                     raise InvalidInvocation(
                         f"the agent session has no invocation {invocation_id!r}: {exc}"
                     ) from None
                 agent_done = True
                 await self.checkpoints.reach(REWIND_AFTER_AGENT)
-                task["metadata"][contract.REWIND_INVOCATION_KEY] = await self._rewind_invocation(
-                    session, invocation_id
+                task["metadata"][contract.REWIND_INVOCATION_KEY] = (
+                    event.invocation_id if event is not None else await self._rewind_invocation(session, invocation_id)
                 )
                 await tx.execute(
                     [
@@ -250,6 +256,36 @@ class RewindService(UsesContext):
         bodies = await self.store.message_bodies([m.seq for m in answered], v1=v1)
         return task, bodies
 
+    async def _event_count(self, session: SessionRow) -> int:
+        """How many events ADK holds for the session (recovery looks for the rewind after them)."""
+        count = getattr(self.session_service, "event_count", None)
+        if count is not None:
+            return int(await count(app_name=self.app_name, user_id=session.user_id, session_id=session.id))
+        adk = await self.session_service.get_session(
+            app_name=self.app_name, user_id=session.user_id, session_id=session.id
+        )
+        return len(adk.events) if adk else 0
+
+    async def _agent_rewind(self, session: SessionRow, invocation_id: str) -> Event | None:
+        """ADK's rewind: computed from checkpoints where the session service can
+        (:mod:`rewindtui.server.storage.adk_rewind`; the event it appended), else
+        ``Runner.rewind_async`` (None)."""
+        rewind = getattr(self.session_service, "rewind", None)
+        if rewind is not None:
+            event = await rewind(
+                app_name=self.app_name,
+                user_id=session.user_id,
+                session_id=session.id,
+                before=invocation_id,
+                artifact_service=self.runner.artifact_service,
+            )
+            if event is not None:
+                return cast(Event, event)
+        await self.runner.rewind_async(
+            user_id=session.user_id, session_id=session.id, rewind_before_invocation_id=invocation_id
+        )
+        return None
+
     async def _rewind_invocation(self, session: SessionRow, invocation_id: str) -> str | None:
         """The invocation id of the rewind event ADK just appended."""
         adk = await self.session_service.get_session(
@@ -267,13 +303,6 @@ class RewindService(UsesContext):
         turn's, a rewound turn's (a branch kept on the server), or a rewind's own (the branch that
         rewind took away, whole)."""
         plan = await self._plan(session, invocation_id, current_only=False)
-        adk = await self.session_service.get_session(
-            app_name=self.app_name, user_id=session.user_id, session_id=session.id
-        )
-        events = adk.events if adk is not None else []
-        cut = next((i for i, e in enumerate(events) if e.invocation_id == invocation_id), None)
-        if cut is None:
-            raise InvalidInvocation(f"the agent session has no invocation {invocation_id!r}")
         new_sid, fork_task_id = new_id(), new_id()
         messages, v1_texts = [], []
         for body, v1_body in await self.store.message_pairs([m.seq for m in plan.effective]):
@@ -313,17 +342,39 @@ class RewindService(UsesContext):
         await self._journal(intent, "fork the session")
         created = False
         try:
-            new_adk = await self.session_service.create_session(
-                app_name=self.app_name, user_id=session.user_id, session_id=new_sid
-            )
-            created = True
-            import_events = getattr(self.session_service, "import_events", None)
-            if import_events is not None:
-                # reads the events, changes none; copies their stored rows
-                await import_events(new_adk, events[:cut], copied_from=(self.app_name, session.user_id, session.id))
-            else:  # append_event changes the event it is given (temp state): copies
-                for event in events[:cut]:
-                    await self.session_service.append_event(new_adk, event.model_copy(deep=True))
+            fork_fast = getattr(self.session_service, "fork", None)
+            try:
+                done = fork_fast is not None and await fork_fast(
+                    app_name=self.app_name,
+                    user_id=session.user_id,
+                    session_id=session.id,
+                    before=invocation_id,
+                    new_session_id=new_sid,
+                )
+            except AdkNotFoundError:  # InvocationNotFoundError: nothing was written
+                raise InvalidInvocation(f"the agent session has no invocation {invocation_id!r}") from None
+            created = bool(done)
+            if not done:
+                adk = await self.session_service.get_session(
+                    app_name=self.app_name, user_id=session.user_id, session_id=session.id
+                )
+                events = adk.events if adk is not None else []
+                cut = next((i for i, e in enumerate(events) if e.invocation_id == invocation_id), None)
+                if cut is None:
+                    raise InvalidInvocation(f"the agent session has no invocation {invocation_id!r}")
+                new_adk = await self.session_service.create_session(
+                    app_name=self.app_name, user_id=session.user_id, session_id=new_sid
+                )
+                created = True
+                import_events = getattr(self.session_service, "import_events", None)
+                if import_events is not None:
+                    # reads the events, changes none; copies their stored rows
+                    await import_events(
+                        new_adk, events[:cut], copied_from=(self.app_name, session.user_id, session.id)
+                    )
+                else:  # append_event changes the event it is given (temp state): copies
+                    for event in events[:cut]:
+                        await self.session_service.append_event(new_adk, event.model_copy(deep=True))
             await self.checkpoints.reach(FORK_AFTER_AGENT)
             async with self.store.transaction() as tx:
                 await tx.execute(

@@ -45,6 +45,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import copy
+import logging
 from collections import OrderedDict
 from collections.abc import Sequence
 from datetime import UTC, datetime
@@ -62,12 +63,14 @@ from sqlalchemy import func, insert, literal, make_url, select
 from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import create_async_engine
 
-from rewindtui.server.agent.internals import bulk_event_writer, has_update_marker, update_marker
+from rewindtui.server.agent.internals import adk_rewind_session, bulk_event_writer, has_update_marker, update_marker
 from rewindtui.server.service.errors import is_storage_failure
 from rewindtui.server.storage.adk_append import DirectAppender
 from rewindtui.server.storage.adk_damage import fill_missing_authors, is_placeholder, read_session
+from rewindtui.server.storage.adk_rewind import EVERY, STAND_IN, RewindIndex, stand_in_events
 
 _Key = tuple[str, str, str]
+log = logging.getLogger(__name__)
 _SHARED_PREFIXES = (State.APP_PREFIX, State.USER_PREFIX)
 
 
@@ -78,6 +81,9 @@ def sqlite_url(path: str) -> str:
 
 class CachedDatabaseSessionService(DatabaseSessionService):
     """``DatabaseSessionService`` whose full ``get_session`` reads are cached."""
+
+    #: events between two rewind replay checkpoints (:data:`rewindtui.server.storage.adk_rewind.EVERY`)
+    rewind_every = EVERY
 
     def __init__(self, db_url: str, *, max_sessions: int = 64) -> None:
         engine = create_async_engine(db_url)
@@ -102,6 +108,10 @@ class CachedDatabaseSessionService(DatabaseSessionService):
         #: the one-trip append of plain events (None: ADK's append for every event)
         self._direct: DirectAppender | None = None
         self._direct_checked = False
+        #: checkpoints of ADK's rewind replay (None: not on this ADK / schema; see :meth:`rewind_index`)
+        self._rewind_index: RewindIndex | None = None
+        self._rewind_checked = False
+        self._extending: dict[_Key, asyncio.Task[int]] = {}
 
     @property
     def db_path(self) -> Path | None:
@@ -207,6 +217,11 @@ class CachedDatabaseSessionService(DatabaseSessionService):
             and (not cached.events or cached.events[-1].id == session.events[-1].id)
         )
         self._generation[key] = self._generation.get(key, 0) + 1
+        # stamped before the session's newest event: a read slots it in before them (ADK orders by
+        # time), so the cached copy (in append order) and the replay checkpoints past it are wrong
+        out_of_order = not event.partial and event.timestamp <= session.last_update_time
+        if out_of_order and self._rewind_index is not None:
+            await self._rewind_index.invalidate_from(key, _column_time(event.timestamp))
         try:
             if event.partial:  # ADK does not store those
                 result = await super().append_event(session=session, event=event)
@@ -226,10 +241,12 @@ class CachedDatabaseSessionService(DatabaseSessionService):
         delta = event.actions.state_delta or {}
         if any(k.startswith(_SHARED_PREFIXES) for k in delta):
             self._cache.clear()
-        elif was_current:
+        elif was_current and not out_of_order:
             self._remember(session)
         else:
             self._cache.pop(key, None)
+        if self._rewind_index is not None and len(session.events) % self._rewind_index.every == 0:
+            self.extend_checkpoints_soon(key)
         return result
 
     async def _append_direct(self, session: Session, event: Event) -> bool:
@@ -238,6 +255,7 @@ class CachedDatabaseSessionService(DatabaseSessionService):
         if not self._direct_checked:
             self._direct_checked = True
             await self.prepare_tables()
+            await self.rewind_index()
             writer = bulk_event_writer(self) if has_update_marker() else None
             if writer is not None and self._db_path is not None:
                 with contextlib.suppress(TypeError):
@@ -298,6 +316,8 @@ class CachedDatabaseSessionService(DatabaseSessionService):
                 await sql.commit()
         finally:
             self._generation[key] += 1
+        if await self.rewind_index() is not None:
+            self.extend_checkpoints_soon(key)
 
     async def delete_session(self, *, app_name: str, user_id: str, session_id: str) -> None:  # type: ignore[override]
         key = (app_name, user_id, session_id)
@@ -305,6 +325,146 @@ class CachedDatabaseSessionService(DatabaseSessionService):
         self._generation[key] = self._generation.get(key, 0) + 1
         async with self._writes:
             await super().delete_session(app_name=app_name, user_id=user_id, session_id=session_id)
+            index = await self.rewind_index()
+            if index is not None:
+                await index.forget(key)
+
+    # -- rewind and fork from checkpoints (:mod:`rewindtui.server.storage.adk_rewind`) ----
+    async def rewind_index(self) -> RewindIndex | None:
+        """The replay checkpoints of this database, or None where ADK's own rewind must run (an ADK
+        without the pieces, or a database on ADK's legacy schema, which has no ``event_data``)."""
+        if not self._rewind_checked:
+            self._rewind_checked = True
+            await self.prepare_tables()
+            writer = bulk_event_writer(self)
+            if writer is not None and adk_rewind_session() is not None and has_update_marker():
+                table = writer.storage_event.__table__
+                if "event_data" in table.c:
+                    index = RewindIndex(self._engine, table, every=self.rewind_every, write_lock=self._writes)
+                    await index.prepare()
+                    self._rewind_index = index
+        return self._rewind_index
+
+    def extend_checkpoints_soon(self, key: _Key) -> None:
+        """Bring the session's replay checkpoints up to date in the background (after a checkpoint
+        interval of turns, after an import), so a rewind reads at most one interval before its point."""
+        if key in self._extending or self._rewind_index is None:
+            return
+        task = asyncio.get_running_loop().create_task(self._extend(key))
+        self._extending[key] = task
+
+    async def _extend(self, key: _Key) -> int:
+        try:
+            index = await self.rewind_index()
+            return await index.extend(key) if index is not None else 0
+        except Exception:  # derived data: a rewind computes what is missing
+            log.warning("could not extend the rewind checkpoints of %s", key, exc_info=True)
+            return 0
+        finally:
+            self._extending.pop(key, None)
+
+    async def extend_checkpoints(self, app_name: str, user_id: str, session_id: str) -> int:
+        """Bring the session's replay checkpoints up to date now; how many were written."""
+        index = await self.rewind_index()
+        return await index.extend((app_name, user_id, session_id)) if index is not None else 0
+
+    async def rewind(
+        self, *, app_name: str, user_id: str, session_id: str, before: str, artifact_service: Any
+    ) -> Event | None:
+        """``Runner.rewind_async`` computed from the events the rewind touches: the rewind event ADK
+        appended, or None (nothing written) where only ``Runner.rewind_async`` can do it (see
+        :meth:`rewind_index`). Raises what ``rewind_async`` raises (``SessionNotFoundError``,
+        ``InvocationNotFoundError``, ``StaleSessionError``)."""
+        index = await self.rewind_index()
+        rewind_session = adk_rewind_session()
+        if index is None or rewind_session is None or before == STAND_IN:
+            return None
+        key = (app_name, user_id, session_id)
+        # the session row (state, revision) first: an event stored after it makes the append stale
+        base = await super().get_session(
+            app_name=app_name, user_id=user_id, session_id=session_id, config=GetSessionConfig(num_recent_events=0)
+        )
+        if base is None:
+            raise SessionNotFoundError(f"Session not found: {session_id}")
+        cached = self._cache.get(key)
+        if cached is not None and update_marker(cached) != update_marker(base):
+            cached = None
+        point = await index.point(key, before)
+        base.events = stand_in_events(point, before)
+        await rewind_session(
+            session_service=self,
+            session=base,
+            rewind_before_invocation_id=before,
+            artifact_service=artifact_service,
+            app_name=app_name,
+        )
+        event = base.events[-1]
+        if cached is not None and key not in self._cache:
+            # the cached copy was current: it stays so with the rewind event (a full read would
+            # answer it, with the state the append left)
+            self._remember(base.model_copy(update={"events": [*cached.events, event]}))
+        return event
+
+    async def fork(
+        self, *, app_name: str, user_id: str, session_id: str, before: str, new_session_id: str
+    ) -> Session | None:
+        """A new session ``new_session_id`` holding the events of ``session_id`` before the first
+        event of ``before``, copied inside the database, and the session state they leave (as
+        :meth:`import_events` writes it); None, having written nothing, where this cannot be done
+        from checkpoints. Raises ``InvocationNotFoundError`` for an invocation the session lacks."""
+        index = await self.rewind_index()
+        writer = bulk_event_writer(self)
+        if index is None or writer is None:
+            return None
+        key = (app_name, user_id, session_id)
+        point = await index.point(key, before)
+        state = writer.session_state_delta(point.before.fork_state())
+        session = await self.create_session(app_name=app_name, user_id=user_id, session_id=new_session_id)
+        new_key = (app_name, user_id, new_session_id)
+        self._cache.pop(new_key, None)
+        self._generation[new_key] = self._generation.get(new_key, 0) + 1
+        try:
+            async with self._writes, writer.open_session() as sql:
+                row = await sql.get(writer.storage_session, new_key)
+                if row is None:
+                    raise SessionNotFoundError(f"Session {new_session_id} not found.")
+                if state:
+                    row.state.update(state)
+                if point.before.last is not None:
+                    conn = await sql.connection()
+                    copied = await index.copy_rows_before(conn, key, new_key, point)
+                    if copied != point.before.position:  # the checkpoints do not describe these events
+                        raise RuntimeError(
+                            f"fork: {copied} events before the point, the replay counted {point.before.position}"
+                        )
+                    await index.copy_checkpoints(conn, key, new_key, point)
+                    ts = point.before.last[0]  # the newest event copied (ADK's order)
+                    ts = ts if ts.tzinfo is not None else ts.replace(tzinfo=UTC)
+                    row.update_time = ts.replace(tzinfo=None) if writer.naive_datetime else ts
+                await sql.commit()
+        except BaseException:
+            with contextlib.suppress(Exception):
+                await self.delete_session(app_name=app_name, user_id=user_id, session_id=new_session_id)
+            raise
+        finally:
+            self._generation[new_key] += 1
+        return session
+
+    async def event_count(self, *, app_name: str, user_id: str, session_id: str) -> int:
+        """How many events the session has stored (an index count: no event is read)."""
+        await self.prepare_tables()
+        writer = bulk_event_writer(self)
+        cached = self._cache.get((app_name, user_id, session_id))
+        if writer is None or cached is not None:
+            session = cached or await self.get_session(app_name=app_name, user_id=user_id, session_id=session_id)
+            return len(session.events) if session is not None else 0
+        t = writer.storage_event.__table__
+        async with self._engine.connect() as conn:
+            conn = await conn.execution_options(read_only=True)
+            query = select(func.count()).select_from(t).where(
+                t.c.app_name == app_name, t.c.user_id == user_id, t.c.session_id == session_id
+            )
+            return int((await conn.execute(query)).scalar_one())
 
     async def create_session(self, **kwargs: Any) -> Session:
         """ADK's ``create_session``; the new session is cached as created (what a full read of it
@@ -321,6 +481,10 @@ class CachedDatabaseSessionService(DatabaseSessionService):
         return session
 
     async def close(self) -> None:
+        for task in list(self._extending.values()):
+            task.cancel()
+            with contextlib.suppress(BaseException):
+                await task
         self._cache.clear()
         if self._direct is not None:
             await self._direct.close()
@@ -356,6 +520,12 @@ async def _copy_rows(sql: Any, table: Any, source: _Key, target: Session, events
 def _undecodable(exc: BaseException) -> bool:
     """sqlite3's failure to decode a TEXT value as UTF-8 (a damaged row, not a failing database)."""
     return "could not decode" in str(getattr(exc, "orig", None) or exc).lower()
+
+
+def _column_time(timestamp: float) -> datetime:
+    """An event's timestamp as ADK's ``timestamp`` column holds it (``StorageEvent.from_event``:
+    a naive UTC datetime)."""
+    return datetime.fromtimestamp(timestamp, UTC).replace(tzinfo=None)
 
 
 def _on_connect(dbapi_connection: Any, _record: Any) -> None:

@@ -85,7 +85,13 @@ class LogStore(StoreBase):
 
 
     async def plan_rewind(
-        self, session_id: str, invocation_id: str, tx: Tx | None = None, *, current_only: bool = True
+        self,
+        session_id: str,
+        invocation_id: str,
+        tx: Tx | None = None,
+        *,
+        current_only: bool = True,
+        log: SessionLog | None = None,
     ) -> Plan:
         """Going back to just before ``invocation_id``: the effective history then, and the tasks
         whose rewound mark changes.
@@ -93,8 +99,11 @@ class LogStore(StoreBase):
         With ``current_only`` (a rewind) the invocation must be in the session's effective history;
         otherwise (redo, fork) it may be any invocation of the session, a rewound one or a rewind's
         own. Raises :class:`~.session_log.NotInLog` when it is not one (unknown, or rewound).
+        ``log``: the session's log as :meth:`session_log` (``lazy``) just read it, not read again.
         """
-        log = await self._read_refs(await self.session_log(session_id, tx, lazy=True), invocation_id, tx)
+        if log is None:
+            log = await self.session_log(session_id, tx, lazy=True)
+        log = await self._read_refs(log, invocation_id, tx)
         return log.plan(invocation_id, current_only=current_only)
 
     @staticmethod
