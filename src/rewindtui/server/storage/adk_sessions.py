@@ -380,8 +380,9 @@ class CachedDatabaseSessionService(DatabaseSessionService):
         if index is None or rewind_session is None or before == STAND_IN:
             return None
         key = (app_name, user_id, session_id)
-        # the session row (state, revision) first: an event stored after it makes the append stale
-        base = await super().get_session(
+        # the session row (state, revision) first: an event stored after it makes the append stale;
+        # read through this class, so an unreadable state is the one-line DamagedAgentState
+        base = await self.get_session(
             app_name=app_name, user_id=user_id, session_id=session_id, config=GetSessionConfig(num_recent_events=0)
         )
         if base is None:
