@@ -119,7 +119,7 @@ class SlashActions:
         if command.owner == "transcript":
             self.act_on_turn_back(command.action.split("'")[1], 1)
             return
-        self.run_action(command.action)
+        self.run_action(f"app.{command.action}" if command.owner == "app" else command.action)
 
     def _turn_back(self, count: int) -> int | None:
         starts = turn_starts(self.items())

@@ -48,6 +48,7 @@ from rewindtui.tui.drafts import DraftKeeper
 from rewindtui.tui.escape_key import EscapeKey
 from rewindtui.tui.file_actions import FileActions
 from rewindtui.tui.host import finished, sentence
+from rewindtui.tui.interrupt_key import InterruptKey
 from rewindtui.tui.rewind_choice import RewindChoice, RewindOutcome
 from rewindtui.tui.screen_gate import ScreenGate
 from rewindtui.tui.sending import Sending
@@ -128,6 +129,9 @@ class ChatScreen(Screen):
         )
         self.escape = EscapeKey(
             self, stop_reply=self.stop_reply, leave_preview=self.leave_mode, enter_preview=self.enter_rewind_mode, restore_stash=self.memory.restore_stash, later=self.set_timer
+        )
+        self.interrupt = InterruptKey(  # ctrl+c: stop, back out, clear the draft, or quit on a second press
+            self, stop_reply=self.stop_reply, back_out=self.action_escape_mode, quit=self._quit, later=self.set_timer
         )
         self.sending = Sending(
             self,
@@ -372,6 +376,17 @@ class ChatScreen(Screen):
     def action_escape_mode(self) -> bool:
         return self.escape.back_out()
 
+    # -- ctrl+c, ctrl+d, /quit (rewindtui.tui.interrupt_key) --------------------------------------
+    def action_interrupt(self) -> None:
+        self.interrupt.press()
+
+    @on(Composer.EndOfInput)
+    def _end_of_input(self) -> None:
+        self.interrupt.end_of_input()
+
+    def _quit(self) -> None:
+        self.call_later(self.app.run_action, "quit")
+
     # -- a turn's actions (rewindtui.tui.turn_actions), branches (rewindtui.tui.branches) ----------
     def handle_action(self, action: str, item: Item) -> None:
         """A message's button (rewind: the preview), a chord while choosing, /edit, /fork."""
@@ -452,6 +467,19 @@ class ChatScreen(Screen):
 
     def action_new_session(self) -> None:
         self.request_switch(None)
+
+    def action_clear_session(self) -> None:
+        """/clear: a new, empty session; the one left stays on the server (F2 lists it)."""
+        chat = self.chat
+        left = (self.status.session_name or (chat.session_id or "")[:8]) if chat is not None else ""
+        if not left or chat is None or not chat.conversation.items:
+            self.request_switch(None)
+            return
+
+        def said() -> None:
+            self.say(f"Started a new session; “{left}” is kept (F2 lists it).")
+
+        self.switching.request(None, then=said)
 
     def request_switch(self, session_id: str | None) -> None:
         self.switching.request(session_id)

@@ -21,7 +21,11 @@ PLACEHOLDER = "Message the agent — Enter sends, / commands, F1 help"
 
 
 class Composer(TextArea):
-    BINDINGS = interaction.bindings("composer")
+    BINDINGS = [
+        *interaction.bindings("composer"),
+        # ctrl+c is the screen's (clear / stop / quit), not the TextArea's copy
+        *interaction.bindings("screen", only=("chat.interrupt",), namespace="screen"),
+    ]
 
     DEFAULT_CSS = """
     Composer { height: auto; min-height: 3; max-height: 10; }
@@ -39,6 +43,9 @@ class Composer(TextArea):
         def __init__(self, direction: int) -> None:
             super().__init__()
             self.direction = direction
+
+    class EndOfInput(Message):
+        """ctrl+d on an empty composer (the screen quits)."""
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id, soft_wrap=True, show_line_numbers=False, tab_behavior="focus")
@@ -122,6 +129,13 @@ class Composer(TextArea):
             while not name.startswith(common):
                 common = common[:-1]
         self.set_draft(f"/{common}" + (" " if len(names) == 1 else ""))
+
+    def action_end_of_input(self) -> None:
+        """ctrl+d: on an empty composer the screen quits; else delete the character after the cursor."""
+        if self.text:
+            self.action_delete_right()
+            return
+        self.post_message(self.EndOfInput())
 
     def action_newline(self) -> None:
         self.insert("\n")
