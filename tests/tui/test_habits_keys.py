@@ -9,7 +9,6 @@ from kit.offline import offline_app
 from kit.pilot import SIZE, ManualClock, notifications, send, settle, wait_until
 from rewindtui.tui.app import RewindApp
 
-
 LONG = " ".join(["and tell it at length"] * 8)  # the demo model echoes it slowly: seconds of streaming
 
 
@@ -30,7 +29,9 @@ def hold_interrupt_clock(app: RewindApp) -> ManualClock:
 def record_exit(app: RewindApp) -> list[int]:
     """Replace ``app.exit`` with a recorder: the test sees the quit and the app keeps running."""
     exits: list[int] = []
-    app.exit = lambda result=None, return_code=0, message=None: exits.append(result if result is not None else return_code)  # type: ignore[method-assign]
+    app.exit = lambda result=None, return_code=0, message=None: exits.append(
+        result if result is not None else return_code
+    )  # type: ignore[method-assign]
     return exits
 
 
@@ -136,7 +137,7 @@ async def test_slash_exit_and_quit_quit():
             exits = record_exit(app)
             app.chat_screen.composer.text = word
             await pilot.press("enter")
-            await wait_until(pilot, lambda: bool(exits))
+            await wait_until(pilot, lambda exits=exits: bool(exits))
             assert app.chat_screen.composer.text == ""
 
 
@@ -159,3 +160,122 @@ async def test_slash_clear_starts_a_new_session_and_keeps_the_old(server):
         assert any("is kept (F2 lists it)" in n for n in notifications(app))
         sessions = await app.chat.client.list_sessions()
         assert old in {s.id for s in sessions}
+
+
+# -- queued messages --------------------------------------------------------------------------------
+
+
+async def test_enter_during_a_reply_queues_and_the_queue_is_sent_in_order(slow_server):
+    app = make_app(slow_server)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        screen = app.chat_screen
+        await start_reply(app, pilot, "first")
+        for text in ("second", "third"):
+            screen.composer.text = text
+            await pilot.press("enter")
+            await pilot.pause()
+        assert screen.queue.texts == ["second", "third"]
+        assert screen.composer.text == ""
+        bar = screen.query_one("#queued")
+        assert "⏳ 1. second" in str(bar.render()) and "⏳ 2. third" in str(bar.render())
+        assert "take back the last queued message" in screen.status.undo
+        await wait_until(pilot, lambda: len([t for r, t in texts_of(app) if r == "user"]) == 3, timeout=60)
+        await settle(app, pilot)
+        assert [t.split(" and tell")[0] for r, t in texts_of(app) if r == "user"] == ["first", "second", "third"]
+        assert not screen.queue and not bar.has_class("-shown")
+
+
+async def test_ctrl_z_and_up_take_a_queued_message_back(slow_server):
+    app = make_app(slow_server)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        screen = app.chat_screen
+        await start_reply(app, pilot, "first")
+        for text in ("second", "third"):
+            screen.composer.text = text
+            await pilot.press("enter")
+        await pilot.pause()
+        await pilot.press("ctrl+z")
+        await pilot.pause()
+        assert screen.composer.text == "third" and screen.queue.texts == ["second"]
+        screen.composer.text = ""
+        await pilot.press("up")
+        await pilot.pause()
+        assert screen.composer.text == "second" and not screen.queue
+        await pilot.press("ctrl+c")  # the reply: stopped; the taken-back text stays
+        await settle(app, pilot)
+        assert screen.composer.text == "second"
+        assert [t.split(" and tell")[0] for r, t in texts_of(app) if r == "user"] == ["first"]
+
+
+async def test_a_stopped_turn_asks_whether_to_send_the_queue(slow_server):
+    from rewindtui.tui.screens.confirm import ConfirmScreen
+
+    app = make_app(slow_server)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        screen = app.chat_screen
+        await start_reply(app, pilot, "first")
+        screen.composer.text = "queued one"
+        await pilot.press("enter")
+        await pilot.pause()
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        assert "1 queued message wait" in app.screen.title_text
+        await answer(app, pilot, False)  # back to the composer
+        await settle(app, pilot)
+        assert screen.composer.text == "queued one" and not screen.queue
+        # again, and this time send it
+        screen.composer.text = ""
+        await start_reply(app, pilot, "again")
+        screen.composer.text = "queued two"
+        await pilot.press("enter")
+        await pilot.pause()
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        await answer(app, pilot, True)
+        await wait_until(pilot, lambda: any(t == "queued two" for r, t in texts_of(app) if r == "user"), timeout=60)
+        await settle(app, pilot)
+
+
+async def test_the_queue_survives_a_restart(slow_server, tmp_path):
+    from rewindtui.tui.screens.confirm import ConfirmScreen
+
+    app = make_app(slow_server, data_dir=tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await start_reply(app, pilot, "first")
+        app.chat_screen.composer.text = "after the restart"
+        await pilot.press("enter")
+        await pilot.pause()
+        session = app.chat.session_id
+        app.chat_screen.stop_reply()
+        await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        await settle(app, pilot)
+        assert "1 queued message wait" in app.screen.title_text  # not answered: the app quits
+    again = make_app(slow_server, session_id=session, data_dir=tmp_path)
+    async with again.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: isinstance(again.screen, ConfirmScreen), timeout=30)
+        assert "from before the app closed" in again.screen.title_text
+        await answer(again, pilot, True)
+        await wait_until(
+            pilot, lambda: any(t == "after the restart" for r, t in texts_of(again) if r == "user"), timeout=60
+        )
+        await settle(again, pilot)
+        assert not again.chat_screen.queue
+
+
+async def answer(app: RewindApp, pilot, go: bool) -> None:
+    """Press a button of the confirm screen on top, once it is drawn."""
+    asking = app.screen
+    await wait_until(pilot, lambda: bool(asking.query("#confirm-go")))
+    await pilot.pause()
+    await pilot.press("y" if go else "n")
+    await wait_until(pilot, lambda: app.screen is not asking)
+
+
+def texts_of(app: RewindApp) -> list[tuple[str, str]]:
+    from kit.pilot import texts
+
+    return texts(app) if app.chat is not None else []

@@ -40,6 +40,7 @@ Connector = Callable[[], Awaitable[tuple[A2AClient, Closer]]]
 EXIT_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
 PROMPTS_DIR = "prompts"
 DRAFTS_DIR = "drafts"
+QUEUED_DIR = "queued"
 
 
 class RewindApp(App[int]):
@@ -69,6 +70,8 @@ class RewindApp(App[int]):
         self.prompt_store = PromptStore(data_dir / PROMPTS_DIR) if data_dir is not None else None
         # drafts per session across restarts (the core's store), kept only with a data dir
         self.draft_store = DraftStore(data_dir / DRAFTS_DIR) if data_dir is not None else None
+        #: messages queued during a reply, per session across restarts (the same store, its own folder)
+        self.queued_store = DraftStore(data_dir / QUEUED_DIR) if data_dir is not None else None
         self.data_dir = data_dir
         #: what drafts and prompt histories are keyed by when the address is not stable ("": the URL)
         target = connector.target if isinstance(connector, AppConnector) else None
@@ -102,7 +105,7 @@ class RewindApp(App[int]):
 
     async def on_mount(self) -> None:
         self._catch_signals()
-        screen = ChatScreen(self.prompt_store, self.draft_store)
+        screen = ChatScreen(self.prompt_store, self.draft_store, self.queued_store)
         if self.data_dir is not None:
             screen.exports.files_dir = self.data_dir  # a copy's fallback file stays in the data dir
         self.install_screen(screen, name="chat")

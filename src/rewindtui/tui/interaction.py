@@ -168,7 +168,8 @@ MODES: dict[Mode, tuple[tuple[str, str], ...]] = {
         (TEXT, "Text in the composer (your next message)"),
         ("chat.escape", "Stop the reply: what came stays, marked stopped"),
         ("chat.interrupt", "Stop the reply, as Esc does (your draft stays)"),
-        ("composer.send", "Refused while the reply comes in; the draft is kept"),
+        ("composer.send", "Queue the message: queued messages are sent in order when the reply ends; a stopped reply asks first"),
+        ("chat.undo_rewind", "Take the last queued message back into the composer (↑ on an empty composer too)"),
     ),
     Mode.PICKER: (
         ("picker.rewind", "Rewind to before the highlighted turn (a preview first)"),

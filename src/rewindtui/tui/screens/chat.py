@@ -31,6 +31,7 @@ from typing import Any
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
+from textual.css.query import NoMatches
 from textual.screen import Screen
 from textual.widgets import Footer, TextArea
 from textual.worker import Worker
@@ -49,6 +50,7 @@ from rewindtui.tui.escape_key import EscapeKey
 from rewindtui.tui.file_actions import FileActions
 from rewindtui.tui.host import finished, sentence
 from rewindtui.tui.interrupt_key import InterruptKey
+from rewindtui.tui.message_queue import MessageQueue
 from rewindtui.tui.rewind_choice import RewindChoice, RewindOutcome
 from rewindtui.tui.screen_gate import ScreenGate
 from rewindtui.tui.sending import Sending
@@ -61,6 +63,7 @@ from rewindtui.tui.widgets.attachment_bar import AttachmentBar
 from rewindtui.tui.widgets.composer import Composer
 from rewindtui.tui.widgets.history_note import HistoryNote
 from rewindtui.tui.widgets.mode_banner import ModeBanner
+from rewindtui.tui.widgets.queued_bar import QueuedBar
 from rewindtui.tui.widgets.sessions_panel import SessionsPanel
 from rewindtui.tui.widgets.slash_menu import SlashMenu
 from rewindtui.tui.widgets.status_line import Status, StatusLine
@@ -81,7 +84,7 @@ class ChatScreen(Screen):
         Binding("alt+up", "rewind_unavailable", "Rewind…", show=False, id="chat.rewind_mode", tooltip=interaction.BY_ID["chat.rewind_mode"].help),
     ]
 
-    def __init__(self, prompt_store: PromptStore | None = None, drafts: DraftKeeper | None = None) -> None:
+    def __init__(self, prompt_store: PromptStore | None = None, drafts: DraftKeeper | None = None, queued: DraftKeeper | None = None) -> None:
         super().__init__()
         self.chat: Chat | None = None
         self.rewind_mode = False
@@ -99,12 +102,15 @@ class ChatScreen(Screen):
             prompts=prompt_store,
             drafts=drafts,
         )
+        # messages sent during a reply wait here, kept on disk like drafts (rewindtui.tui.message_queue)
+        self.queue = MessageQueue(self._history_key, store=queued, changed=self._queue_changed, say=lambda text: self.say(text, warning=True))
+        self.memory.loaded = self._queue_loaded
         self.switching = SessionSwitch(self, stop_reply=self.stop_reply, set_aside=lambda: self.sending.set_aside(), ask=self._ask, panel_refresh=self._load_sessions)
         self.panel = SessionsControl(self, ask=self._ask, switch=self.request_switch)  # the sessions panel (F2)
         self.branches = Branches(  # redo, undo, rewound turns, the turn picker
             self, why_not_preview=self.why_not_preview, preview=self.enter_rewind_mode, act_on_turn=self.handle_action, ask=self._ask, turn_ended=self.panel.refresh
         )
-        self.gate = ScreenGate(self, can_undo=self.branches.can_undo)  # what may be done now: the chat's gate
+        self.gate = ScreenGate(self, can_undo=lambda: bool(self.queue) or self.branches.can_undo())  # what may be done now: the chat's gate
         self.exports = CopyExport(self, ask=self._ask, clipboard=lambda text: self.app.copy_to_clipboard(text))
         self.files = FileActions(self)
         self.turns = TurnControl(self)  # stop, reattach, answer, the turn bar
@@ -142,6 +148,8 @@ class ChatScreen(Screen):
             take_attachments=lambda: self.files.bar.take(),
             restore_attachments=lambda parts: self.files.bar.restore(parts),
             hide_banner=lambda: self.banner.hide(),
+            queue=self.queue,
+            ask=self._ask,
         )
         self.actions = TurnActions(  # a turn's buttons and chords: rewind, edit, fork, restore
             self,
@@ -158,7 +166,7 @@ class ChatScreen(Screen):
             on_change=self._on_change,
             previewed=self.choice.moved,
             changed=self.branches.changed,
-            undo_label=self.branches.undo_label,
+            undo_label=lambda: "take back the last queued message" if self.queue else self.branches.undo_label(),
             show_turn=lambda: self.turns.show(self.refresh_bindings),
             reattach=self.reattach,
             status_line=lambda: self.query_one(StatusLine),
@@ -175,6 +183,7 @@ class ChatScreen(Screen):
         yield HistoryNote(id="history-note")
         yield Welcome(id="welcome")
         yield Transcript(id="transcript")
+        yield QueuedBar(id="queued")
         yield ModeBanner(id="banner")
         yield TurnBar(id="turn-bar")
         yield AttachmentBar(id="attachments")
@@ -184,6 +193,7 @@ class ChatScreen(Screen):
 
     def on_mount(self) -> None:
         self.query_one(StatusLine).show(self.status)
+        self.composer.take_queued = self._take_queued
         self.composer.focus()
 
     # -- parts ---------------------------------------------------------------------------------
@@ -400,7 +410,33 @@ class ChatScreen(Screen):
             self.handle_action(event.action, event.item)
 
     def action_undo_rewind(self) -> None:
+        if self.sending.take_back_queued():  # a queued message first: the newest thing done
+            return
         self.branches.undo()
+
+    # -- queued messages (rewindtui.tui.message_queue) ----------------------------------------------
+    def _queue_changed(self) -> None:
+        try:
+            self.query_one(QueuedBar).show_queue(self.queue.texts, waiting=self.replying)
+        except NoMatches:
+            return  # not composed yet, or being taken down
+        self.refresh_bindings()
+        if self.chat is not None:
+            self.refresh_status()  # the status names what ctrl+z does now
+
+    def _queue_loaded(self) -> None:
+        """A session's memory was loaded: its queue as kept; one kept from before a restart is
+        not sent unasked."""
+        self.queue.load()
+        if self.queue and not self.replying:
+            self.call_later(lambda: self.sending.queue_left("", restored=True))
+
+    def _take_queued(self) -> str | None:
+        """↑ on an empty composer with messages queued: the last one back to edit."""
+        text = self.queue.take_last()
+        if text is not None:
+            self.notify("Taken out of the queue: edit it and press Enter, or ctrl+c to drop it.", title="Queued", timeout=4)
+        return text
 
     def action_redo(self) -> None:
         self.branches.redo()

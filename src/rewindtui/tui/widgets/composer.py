@@ -8,6 +8,8 @@ terminal escape sequences or control characters.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from textual import events
 from textual.message import Message
 from textual.widgets import TextArea
@@ -55,6 +57,8 @@ class Composer(TextArea):
         self.prompts = PromptHistory()
         #: files or data wait to be sent: Enter sends even with no text
         self.attachments_pending = False
+        #: ↑ on an empty composer takes back the last queued message first (None: no queue here)
+        self.take_queued: Callable[[], str | None] | None = None
 
     def read_only_because(self, reason: str) -> None:
         """Disable typing with ``reason`` shown in its place ("" enables it again): a session that
@@ -153,6 +157,11 @@ class Composer(TextArea):
         if not (recalling and at_edge):
             self.action_cursor_up() if step < 0 else self.action_cursor_down()
             return
+        if step < 0 and not text and self.take_queued is not None:
+            queued = self.take_queued()
+            if queued is not None:
+                self.set_draft(queued)
+                return
         recalled = self.prompts.older(text) if step < 0 else self.prompts.newer()
         if recalled is None:
             if step < 0 and not self.prompts.prompts:
