@@ -24,6 +24,7 @@ from rewindtui.client.a2a_client import A2AClient, ClientError
 from rewindtui.config.connection import REFUSED, AppConnector, Target
 from rewindtui.config.settings import SettingsError
 from rewindtui.tui import interaction
+from rewindtui.tui.last_session import LastSession
 from rewindtui.tui.paste import PasteSafeDriver
 from rewindtui.tui.push_notices import PushNotices
 from rewindtui.tui.screens.chat import ChatScreen
@@ -73,6 +74,8 @@ class RewindApp(App[int]):
         #: messages queued during a reply, per session across restarts (the same store, its own folder)
         self.queued_store = DraftStore(data_dir / QUEUED_DIR) if data_dir is not None else None
         self.data_dir = data_dir
+        #: the session open when the app ended, per server: a restart opens it again
+        self.last_session = LastSession(data_dir)
         #: what drafts and prompt histories are keyed by when the address is not stable ("": the URL)
         target = connector.target if isinstance(connector, AppConnector) else None
         self.server_key = "embedded" if target is not None and target.kind == "embedded" else ""
@@ -108,6 +111,7 @@ class RewindApp(App[int]):
         screen = ChatScreen(self.prompt_store, self.draft_store, self.queued_store)
         if self.data_dir is not None:
             screen.exports.files_dir = self.data_dir  # a copy's fallback file stays in the data dir
+        screen.opened = self.remember_session
         self.install_screen(screen, name="chat")
         await self.push_screen("chat")
         self.push_notices = PushNotices(self, screen)
@@ -219,6 +223,8 @@ class RewindApp(App[int]):
                 await client.connect()
                 await chat.open(None)
             else:
+                if session_id is None:
+                    session_id = await self._remembered(chat)
                 await chat.connect_and_open(session_id)
         except ClientError as exc:
             await self._release()
@@ -231,6 +237,24 @@ class RewindApp(App[int]):
         self.chat_screen.attach(chat)
         if self.push_notices is not None:
             self.push_notices.hook(client)
+
+    def _server_key(self, chat: Chat) -> str:
+        return self.server_key or chat.client.config.url
+
+    async def _remembered(self, chat: Chat) -> str | None:
+        """The session that was open when the app last ended on this server, if it still has it."""
+        remembered = self.last_session.load(self._server_key(chat))
+        if remembered is None:
+            return None
+        await chat.client.connect()
+        live = {s.id for s in await chat.list_sessions() if not s.gone}
+        return remembered if remembered in live else None
+
+    def remember_session(self) -> None:
+        """The open session is the one a restart opens (called as each session is shown)."""
+        chat = self.chat
+        if chat is not None and chat.session_id:
+            self.last_session.save(self._server_key(chat), chat.session_id)
 
     def _connect_failed(self, error: str, part: str, session_id: str | None, new: bool) -> None:
         self.chat_screen.show_failure(error)
@@ -311,6 +335,7 @@ class RewindApp(App[int]):
             await closer()
 
     async def on_unmount(self) -> None:
+        self.remember_session()
         loop = asyncio.get_running_loop()
         for signum in self._signals:
             loop.remove_signal_handler(signum)

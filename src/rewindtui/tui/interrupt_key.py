@@ -34,6 +34,7 @@ class InterruptKey:
         back_out: Callable[[], bool],
         quit: Callable[[], object],
         later: Callable[[float, Callable[[], None]], object],
+        cleared: Callable[[], None] = lambda: None,
         clock: Callable[[], float] = time.monotonic,
         window: float = QUIT_WINDOW_SECONDS,
     ) -> None:
@@ -42,6 +43,7 @@ class InterruptKey:
         self.back_out = back_out
         self.quit = quit
         self.later = later
+        self.cleared = cleared  # the draft kept on disk goes too (it must not come back later)
         self.clock = clock
         self.window = window
         self.armed = _LONG_AGO  # when ctrl+c last asked "again to quit"
@@ -58,6 +60,7 @@ class InterruptKey:
             return "back"
         if host.composer.text:
             host.composer.clear_draft()  # an edit of the composer: ctrl+z brings the text back
+            self.cleared()
             self.armed = _LONG_AGO
             host.notify("Draft cleared; ctrl+z brings it back.", timeout=3)
             return "clear"

@@ -144,6 +144,7 @@ class Sending:
             host.refresh_status()
             host.rewind_worker = host.run_worker(partial(self._resend, text), group="rewind")
             return
+        host.follow_new_turn()  # scrolled up to read: the new turn is followed all the same
         # a turn that has just ended may still be closing its stream: this send waits for it
         host.turn_worker = host.run_worker(partial(self._send, text, host.turn_worker, self.take_attachments()), group="turn")
 

@@ -26,6 +26,7 @@ cancels another unseen: a switch during a reply asks first, during a rewind it w
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from textual import on
@@ -63,6 +64,7 @@ from rewindtui.tui.widgets.attachment_bar import AttachmentBar
 from rewindtui.tui.widgets.composer import Composer
 from rewindtui.tui.widgets.history_note import HistoryNote
 from rewindtui.tui.widgets.mode_banner import ModeBanner
+from rewindtui.tui.widgets.new_below import NewBelow
 from rewindtui.tui.widgets.queued_bar import QueuedBar
 from rewindtui.tui.widgets.sessions_panel import SessionsPanel
 from rewindtui.tui.widgets.slash_menu import SlashMenu
@@ -105,6 +107,8 @@ class ChatScreen(Screen):
         # messages sent during a reply wait here, kept on disk like drafts (rewindtui.tui.message_queue)
         self.queue = MessageQueue(self._history_key, store=queued, changed=self._queue_changed, say=lambda text: self.say(text, warning=True))
         self.memory.loaded = self._queue_loaded
+        #: a session was shown (the app remembers it: a restart opens it again)
+        self.opened: Callable[[], None] = lambda: None
         self.switching = SessionSwitch(self, stop_reply=self.stop_reply, set_aside=lambda: self.sending.set_aside(), ask=self._ask, panel_refresh=self._load_sessions)
         self.panel = SessionsControl(self, ask=self._ask, switch=self.request_switch)  # the sessions panel (F2)
         self.branches = Branches(  # redo, undo, rewound turns, the turn picker
@@ -134,10 +138,16 @@ class ChatScreen(Screen):
             notify=lambda text, warning: self.say(text, warning=warning),
         )
         self.escape = EscapeKey(
-            self, stop_reply=self.stop_reply, leave_preview=self.leave_mode, enter_preview=self.enter_rewind_mode, restore_stash=self.memory.restore_stash, later=self.set_timer
+            self,
+            stop_reply=self.stop_reply,
+            leave_preview=self.leave_mode,
+            enter_preview=self.enter_rewind_mode,
+            restore_stash=self.memory.restore_stash,
+            later=self.set_timer,
+            cleared=self.memory.forget_kept_draft,
         )
         self.interrupt = InterruptKey(  # ctrl+c: stop, back out, clear the draft, or quit on a second press
-            self, stop_reply=self.stop_reply, back_out=self.action_escape_mode, quit=self._quit, later=self.set_timer
+            self, stop_reply=self.stop_reply, back_out=self.action_escape_mode, quit=self._quit, later=self.set_timer, cleared=self.memory.forget_kept_draft
         )
         self.sending = Sending(
             self,
@@ -183,6 +193,7 @@ class ChatScreen(Screen):
         yield HistoryNote(id="history-note")
         yield Welcome(id="welcome")
         yield Transcript(id="transcript")
+        yield NewBelow(id="new-below")
         yield QueuedBar(id="queued")
         yield ModeBanner(id="banner")
         yield TurnBar(id="turn-bar")
@@ -247,12 +258,26 @@ class ChatScreen(Screen):
     def attach(self, chat: Chat) -> None:
         """Show a connected chat (its session already opened)."""
         self.view.attach(chat)
+        if self.panel.shown:
+            self.panel.load()  # F2 pressed while connecting: the list fills now
 
     def show_conversation(self) -> None:
         self.view.show()
 
     def _on_change(self, change: Change) -> None:
         self.view.follow(change)
+        if not self.transcript.follow and not change.prepended and (change.first is not None or change.updated):
+            self.query_one(NewBelow).show_marker(True)  # the user scrolled up: say there is more
+
+    @on(Transcript.Following)
+    def _following(self, event: Transcript.Following) -> None:
+        if event.following:
+            self.query_one(NewBelow).show_marker(False)
+
+    def follow_new_turn(self) -> None:
+        """A message was sent: the view goes to the bottom and follows the reply."""
+        self.transcript.follow_bottom()
+        self.query_one(NewBelow).show_marker(False)
 
     def refresh_status(self) -> None:
         self.view.refresh()
@@ -367,6 +392,7 @@ class ChatScreen(Screen):
     @on(Transcript.Moved)
     def _moved(self) -> None:
         self.choice.moved()
+        self.refresh_bindings()  # Enter reads Rewind or Restore as the turn chosen is
 
     @on(Transcript.Leave)
     def _leave_transcript(self) -> None:
@@ -427,6 +453,7 @@ class ChatScreen(Screen):
     def _queue_loaded(self) -> None:
         """A session's memory was loaded: its queue as kept; one kept from before a restart is
         not sent unasked."""
+        self.opened()
         self.queue.load()
         if self.queue and not self.replying:
             self.call_later(lambda: self.sending.queue_left("", restored=True))
