@@ -8,6 +8,7 @@ reply stays in flight) and drives it with the bytes a terminal sends.
 from __future__ import annotations
 
 import re
+import time
 
 import pytest
 
@@ -32,22 +33,48 @@ LONG = " ".join(["and tell it at length"] * 10)
 def composer(screen: str) -> str:
     """The composer's text as drawn (between its top and bottom borders, frame characters off)."""
     lines = screen.split("\n")
-    top = max(i for i, line in enumerate(lines) if line.startswith("▊▔"))
-    body = lines[top + 1 :]
-    end = next(i for i, line in enumerate(body) if line.startswith("▊▁"))
+    tops = [i for i, line in enumerate(lines) if line.startswith("▊▔")]
+    if not tops:
+        return "<no composer on screen>"
+    body = lines[tops[-1] + 1 :]
+    end = next((i for i, line in enumerate(body) if line.startswith("▊▁")), len(body))
     text = "\n".join(line.strip("▊▎ ").rstrip() for line in body[:end]).strip()
     return "" if text.startswith(PLACEHOLDER) else text
 
 
 def transcript(screen: str) -> str:
     lines = screen.split("\n")
-    top = max(i for i, line in enumerate(lines) if line.startswith("▊▔"))
+    top = max((i for i, line in enumerate(lines) if line.startswith("▊▔")), default=len(lines))
     return "\n".join(lines[1:top])
 
 
 @pytest.fixture
 def home(tmp_path):
     return tmp_path
+
+
+def preview(term: Terminal, *keys: str, shows: str) -> str:
+    """alt+↑ until the preview can rewind, then ``keys`` until it ``shows``. Right after a turn, an
+    undo or a rewind the app may still be closing that request: the preview then says "Wait for
+    the current turn to finish" (Esc, and again, as a user would)."""
+    deadline = time.monotonic() + 30
+    while True:
+        term.press("alt+up")
+        try:
+            screen = term.wait_for(lambda s: "Rewind mode" in s, 3)
+        except AssertionError:
+            if time.monotonic() > deadline:
+                raise
+            continue  # not taken (the app was busy with the request before): press it again
+        if ") go, on the" in screen:  # what would go, not a reason to wait (the line may wrap after it)
+            break
+        if time.monotonic() > deadline:
+            raise AssertionError(f"the preview never could rewind\n{screen}")
+        term.press("escape")
+        term.wait_for(lambda s: "Rewind mode" not in s)
+        time.sleep(0.2)  # a person's pause before trying again
+    term.press(*keys)
+    return term.wait_for(shows, 10)
 
 
 def start(home, *args: str, lines: int = 30) -> Terminal:
@@ -120,10 +147,7 @@ def test_stop_with_esc_then_rewind_and_undo(home):
         term.wait_for("You said: gamma")
         term.press("escape")  # stop
         term.wait_for(turn_is("canceled"), 30)
-        term.press("alt+up")  # the preview of the last turn
-        term.wait_for("Enter rewinds")
-        term.press("up")  # the turn before: beta
-        term.wait_for(lambda s: "2 turns" in s)
+        preview(term, "up", shows="2 turns (")  # the turn before the last: beta
         term.press("enter")
         screen = term.wait_for("ctrl+z: undo the rewind", 30)
         assert "You said: beta" not in transcript(screen) and "You said: alpha" in transcript(screen)
@@ -151,5 +175,83 @@ def test_quit_and_restart_into_the_same_session_with_the_draft(home):
     try:
         screen = again.wait_for(lambda s: composer(s) == "half-written", 30)
         assert "the session to come back to" in transcript(screen)
+    finally:
+        again.close()
+
+
+def test_the_readme_first_five_minutes_step_by_step(home):
+    """README "The first five minutes", steps 1-5, as written (the demo model, not the paced one)."""
+    term = Terminal(app_argv(home / "data"), env=app_env(home), columns=120, lines=40)
+    try:
+        # 1. start: the status line says when it is connected to its embedded agent
+        screen = term.wait_for(READY, 90)
+        assert "agent demo" in status(screen)
+        # 2. three messages; the replies count the turns and the weather calls
+        for text, shows in (("hello", "(turn 1;"), ("what is the weather in Tokyo", "(weather_calls=1)"), ("third message", "(turn 3;")):
+            term.type(text)
+            term.press("enter")
+            term.wait_for(shows, 60)
+            term.wait_for(turn_is("completed"), 60)
+        assert "weather_calls=1" in term.text()
+        # 3. alt+↑: the last turn under a rewind point; ↑ moves it; Esc backs out; a letter goes to the composer
+        preview(term, "up", shows="2 turns (")
+        term.press("escape")
+        term.wait_for(lambda s: "Rewind mode" not in s)
+        term.press("alt+up")
+        term.wait_for("Rewind mode")
+        term.type("x")
+        screen = term.wait_for(lambda s: composer(s) == "x" and "Rewind mode" not in s)
+        assert "You said: third message" in transcript(screen)  # nothing rewound
+        term.press("ctrl+c")  # clears the draft
+        term.wait_for(lambda s: composer(s) == "")
+        # 4. the point on the weather turn, Enter: gone; ctrl+z brings them back
+        preview(term, "up", shows="2 turns (")
+        term.press("enter")
+        screen = term.wait_for("ctrl+z: undo the rewind", 30)
+        assert "weather in Tokyo" not in transcript(screen)
+        term.press("ctrl+z")
+        screen = term.wait_for(lambda s: "You said: third message" in transcript(s), 30)
+        # 5. rewind again and send: the agent no longer sees them, its weather count is back
+        preview(term, "up", shows="2 turns (")
+        term.press("enter")
+        term.wait_for("ctrl+z: undo the rewind", 30)
+        term.type("what do you remember?")
+        term.press("enter")
+        screen = term.wait_for(lambda s: "You said: what do you remember? (turn 2;" in s and "weather_calls=" in s, 60)
+        reply = " ".join(line.strip("▏ ") for line in transcript(screen).split("\n"))
+        assert "weather_calls=0" in reply
+        assert "(turn 2;" in reply  # the agent sees two turns: hello and this one (toasts may cover the rest)
+        term.press("f4")  # rewound turns where they were
+        term.wait_for(lambda s: "weather in Tokyo" in transcript(s), 30)
+    finally:
+        term.close()
+
+
+def test_restart_opens_the_session_that_was_open_not_the_newest(home):
+    term = start(home)
+    try:
+        term.type("older session")
+        term.press("enter")
+        term.wait_for(turn_is("completed"), 60)
+        term.type("/new")
+        term.press("enter")
+        term.wait_for(READY, 30)
+        term.type("newer session")
+        term.press("enter")
+        term.wait_for(turn_is("completed"), 60)
+        term.press("f2")  # the sessions panel: the older one is second (newest first)
+        term.wait_for("older session", 30)
+        term.press("down", "enter")
+        term.wait_for(lambda s: "You said: older session" in transcript(s) and "newer session" not in transcript(s), 30)
+        term.type("draft for later")
+        term.wait_for(lambda s: composer(s) == "draft for later")
+        term.press("ctrl+q")
+        assert term.wait_exit(30) == 0
+    finally:
+        term.close()
+    again = start(home)
+    try:
+        screen = again.wait_for(lambda s: composer(s) == "draft for later", 30)
+        assert "You said: older session" in transcript(screen)
     finally:
         again.close()

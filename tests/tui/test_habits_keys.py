@@ -279,3 +279,45 @@ def texts_of(app: RewindApp) -> list[tuple[str, str]]:
     from kit.pilot import texts
 
     return texts(app) if app.chat is not None else []
+
+
+async def test_enter_reads_restore_on_a_rewound_turn_and_rewind_elsewhere(server):
+    from tui.test_f4_keys import rewound_shown
+
+    app = make_app(server)
+    async with app.run_test(size=(160, 40)) as pilot:
+        await rewound_shown(app, pilot)
+        screen = app.chat_screen
+        await pilot.press("alt+up")  # the last current turn
+        await pilot.pause()
+        assert screen.transcript.selected().rewound is None
+        assert screen.active_bindings["enter"].binding.description == "Rewind"
+        await pilot.press("alt+down")  # the rewound turn after it
+        await pilot.pause()
+        assert screen.transcript.selected().rewound is not None
+        assert screen.active_bindings["enter"].binding.description == "Restore"
+        shown = {b.description for (_, b, enabled, _) in screen.active_bindings.values() if b.show and enabled}
+        assert "Edit" not in shown  # edit does nothing on a rewound turn: not offered
+
+
+async def test_a_server_that_cannot_restore_shows_no_restore_on_a_rewound_turn():
+    from tui.test_branches_snapshots import chat_with_a_rewound_turn
+
+    app = offline_app(chat_with_a_rewound_turn())  # its server keeps no list of rewound turns
+    async with app.run_test(size=(160, 40)) as pilot:
+        await pilot.pause()
+        await pilot.press("alt+up", "alt+down")
+        await pilot.pause()
+        screen = app.chat_screen
+        assert screen.transcript.selected().rewound is not None
+        shown = {b.description for (_, b, enabled, _) in screen.active_bindings.values() if b.show and enabled}
+        assert "Restore" not in shown and "Rewind" not in shown
+
+
+def test_unknown_commands_suggest_what_people_meant():
+    from rewindtui.tui import interaction
+
+    assert interaction.slash_suggestions("reset")[0] == "/new"
+    assert interaction.slash_suggestions("exti")[0] == "/exit"
+    assert interaction.slash_suggestions("clera") == ["/clear"]
+    assert interaction.SLASH["exit"].id == "app.quit"

@@ -76,6 +76,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("transcript.page_up", "pageup", "page(-1)", "Page up", "Scroll up a page", owner="transcript", palette=False),
     Command("transcript.page_down", "pagedown", "page(1)", "Page down", "Scroll down a page", owner="transcript", palette=False),
     Command("transcript.confirm", "enter", "confirm", "Rewind", "While choosing: rewind to before the turn the preview shows", owner="transcript", show=True, palette=False),
+    Command("transcript.confirm_restore", "enter", "confirm_restore", "Restore", "On a rewound turn (F4): restore its branch", owner="transcript", show=True, palette=False),
     Command("transcript.edit", "alt+e", "act('edit')", "Edit", "Edit a turn's message and resend it (while choosing: the selected turn; else the last)", owner="transcript", slash="edit", args="[N]", show=True),
     Command("transcript.fork", "alt+shift+f,alt+f", "act('fork')", "Fork", "Fork a new session from before a turn (while choosing: the selected turn; else the last; many terminals send alt+f as ctrl+→: alt+shift+f always arrives)", owner="transcript", slash="fork", args="[N]", show=True),
     Command("transcript.tools", "alt+t", "act('tools')", "Tools", "While choosing: show or hide the selected turn's tool calls", owner="transcript", palette=False),
@@ -147,6 +148,7 @@ MODES: dict[Mode, tuple[tuple[str, str], ...]] = {
         ("transcript.fork", "Fork a new session from before it"),
         ("chat.copy", "Copy the selected turn"),
         ("transcript.tools", "Show or hide its tool calls"),
+        ("transcript.confirm_restore", "On a rewound turn (F4): restore its branch (the footer says Restore)"),
         ("transcript.rewound_act", "On a rewound turn (F4): restore its branch (so does Enter there)"),
         ("transcript.fork_branch", "On a rewound turn (F4): fork its branch"),
         ("transcript.leave", "Leave the preview; nothing changes (one level)"),
@@ -232,6 +234,38 @@ def row_key(ref: str, keymap: Mapping[str, str] | None = None) -> str:
 def slash_matches(prefix: str) -> list[Command]:
     """Slash commands whose name starts with ``prefix`` (without the ``/``), in table order."""
     return [c for c in COMMANDS if c.slash and c.slash.startswith(prefix)]
+
+
+#: what people type from other tools, and the command that does it here
+SLASH_HABITS: dict[str, str] = {
+    "reset": "new",
+    "bye": "quit",
+    "q": "quit",
+    "undo-rewind": "undo",
+    "checkpoint": "fork",
+    "branch": "fork",
+    "history": "rewind",
+    "keys": "help",
+    "?": "help",
+}
+
+
+def slash_suggestions(name: str, limit: int = 3) -> list[str]:
+    """What an unknown ``/name`` may have meant (``/reset`` → ``/new``): a habit from another tool,
+    then names that read alike, then names that start alike."""
+    import difflib
+
+    names = [n for c in COMMANDS for n in (c.slash, *c.aliases) if n]
+    out: list[str] = []
+    if name in SLASH_HABITS:
+        out.append(SLASH_HABITS[name])
+    out += difflib.get_close_matches(name, names, n=limit, cutoff=0.6)
+    out += [n for n in names if name and n.startswith(name[:2])]
+    seen: list[str] = []
+    for n in out:
+        if n not in seen:
+            seen.append(n)
+    return [f"/{n}" for n in seen[:limit]]
 
 
 def bindings(owner: str, *, only: tuple[str, ...] = (), namespace: str = "") -> list[Any]:

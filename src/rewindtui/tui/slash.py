@@ -56,7 +56,7 @@ def run(host: SlashHost, text: str) -> bool:
     name, arg = parsed
     command = interaction.SLASH.get(name)
     if command is None:
-        close = [f"/{c.slash}" for c in interaction.slash_matches(name[:1])] if name else []
+        close = interaction.slash_suggestions(name)
         hint = f" Did you mean {', '.join(close)}?" if close else ""
         host.say(f"No command /{name}; your text is kept (// sends a literal /).{hint}", warning=True)
         return False

@@ -266,7 +266,7 @@ class ChatScreen(Screen):
 
     def _on_change(self, change: Change) -> None:
         self.view.follow(change)
-        if not self.transcript.follow and not change.prepended and (change.first is not None or change.updated):
+        if not (self.transcript.follow or self.rewind_mode) and not change.prepended and (change.first is not None or change.updated):
             self.query_one(NewBelow).show_marker(True)  # the user scrolled up: say there is more
 
     @on(Transcript.Following)
@@ -443,7 +443,7 @@ class ChatScreen(Screen):
     # -- queued messages (rewindtui.tui.message_queue) ----------------------------------------------
     def _queue_changed(self) -> None:
         try:
-            self.query_one(QueuedBar).show_queue(self.queue.texts, waiting=self.replying)
+            self.query_one(QueuedBar).show_queue(self.queue.texts)
         except NoMatches:
             return  # not composed yet, or being taken down
         self.refresh_bindings()
