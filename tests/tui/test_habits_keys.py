@@ -4,6 +4,8 @@ and quits on a second press on an empty composer; ctrl+d on an empty composer qu
 
 from __future__ import annotations
 
+import pytest
+
 from kit.apps import make_app
 from kit.offline import offline_app
 from kit.pilot import SIZE, ManualClock, notifications, send, settle, wait_until
@@ -86,6 +88,7 @@ async def test_ctrl_c_after_clearing_asks_before_it_quits():
         assert not exits and app.chat_screen.banner.kind == "hint"
 
 
+@pytest.mark.slow  # streams a paced reply or restarts the app: seconds
 async def test_ctrl_c_during_a_reply_stops_it_and_keeps_what_came_and_the_draft(slow_server):
     app = make_app(slow_server)
     async with app.run_test(size=SIZE) as pilot:
@@ -165,6 +168,7 @@ async def test_slash_clear_starts_a_new_session_and_keeps_the_old(server):
 # -- queued messages --------------------------------------------------------------------------------
 
 
+@pytest.mark.slow  # streams a paced reply or restarts the app: seconds
 async def test_enter_during_a_reply_queues_and_the_queue_is_sent_in_order(slow_server):
     app = make_app(slow_server)
     async with app.run_test(size=SIZE) as pilot:
@@ -186,6 +190,7 @@ async def test_enter_during_a_reply_queues_and_the_queue_is_sent_in_order(slow_s
         assert not screen.queue and not bar.has_class("-shown")
 
 
+@pytest.mark.slow  # streams a paced reply or restarts the app: seconds
 async def test_ctrl_z_and_up_take_a_queued_message_back(slow_server):
     app = make_app(slow_server)
     async with app.run_test(size=SIZE) as pilot:
@@ -209,6 +214,7 @@ async def test_ctrl_z_and_up_take_a_queued_message_back(slow_server):
         assert [t.split(" and tell")[0] for r, t in texts_of(app) if r == "user"] == ["first"]
 
 
+@pytest.mark.slow  # streams a paced reply or restarts the app: seconds
 async def test_a_stopped_turn_asks_whether_to_send_the_queue(slow_server):
     from rewindtui.tui.screens.confirm import ConfirmScreen
 
@@ -239,6 +245,7 @@ async def test_a_stopped_turn_asks_whether_to_send_the_queue(slow_server):
         await settle(app, pilot)
 
 
+@pytest.mark.slow  # streams a paced reply or restarts the app: seconds
 async def test_the_queue_survives_a_restart(slow_server, tmp_path):
     from rewindtui.tui.screens.confirm import ConfirmScreen
 

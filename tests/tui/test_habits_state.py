@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 from kit.apps import connector_for, make_app, new_app
 from kit.pilot import hold_escape_clock, send, settle, wait_until
 from kit.servers import chat_for
@@ -11,6 +13,7 @@ from kit.servers import chat_for
 SIZE = (100, 24)
 
 
+@pytest.mark.slow  # streams a paced reply or restarts the app: seconds
 async def test_1_a_restart_opens_the_session_that_was_open_not_the_newest(server, tmp_path):
     app = make_app(server, data_dir=tmp_path)
     async with app.run_test(size=SIZE) as pilot:
@@ -101,6 +104,7 @@ async def test_4_f2_highlights_the_open_session_after_a_new_one_and_a_fork(serve
         assert panel.highlighted_session.id == app.chat.session_id
 
 
+@pytest.mark.slow  # streams a paced reply or restarts the app: seconds
 async def test_5_a_cleared_draft_does_not_come_back_after_a_fork(server, tmp_path):
     app = make_app(server, data_dir=tmp_path)
     async with app.run_test(size=SIZE) as pilot:
@@ -128,6 +132,7 @@ async def test_5_a_cleared_draft_does_not_come_back_after_a_fork(server, tmp_pat
         assert third.chat_screen.composer.text == ""
 
 
+@pytest.mark.slow  # streams a paced reply or restarts the app: seconds
 async def test_6_sending_while_scrolled_up_follows_the_new_turn_and_new_content_is_marked(slow_server):
     app = make_app(slow_server)
     async with app.run_test(size=(80, 16)) as pilot:
