@@ -328,3 +328,29 @@ def test_unknown_commands_suggest_what_people_meant():
     assert interaction.slash_suggestions("exti")[0] == "/exit"
     assert interaction.slash_suggestions("clera") == ["/clear"]
     assert interaction.SLASH["exit"].id == "app.quit"
+
+
+async def test_the_edit_banner_says_it_for_one_turn_and_them_for_several():
+    app = offline_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        chat = app.chat
+        last = chat.conversation.turn_invocations()[-1]
+        item = next(it for it in chat.conversation.items if it.invocation_id == last and it.role == "user")
+        app.chat_screen.handle_action("edit", item)
+        await pilot.pause()
+        assert "set aside; sending replaces it." in app.chat_screen.banner.text
+
+
+async def test_the_rename_box_selects_the_old_name_so_typing_replaces_it():
+    from rewindtui.tui.screens.rename import RenameScreen
+
+    app = offline_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        names: list[str | None] = []
+        app.push_screen(RenameScreen("old name"), names.append)
+        await pilot.pause()
+        await pilot.press(*"new", "enter")
+        await wait_until(pilot, lambda: bool(names))
+        assert names == ["new"]
