@@ -354,3 +354,20 @@ async def test_the_rename_box_selects_the_old_name_so_typing_replaces_it():
         await pilot.press(*"new", "enter")
         await wait_until(pilot, lambda: bool(names))
         assert names == ["new"]
+
+
+def test_the_status_line_keeps_the_session_name_at_any_width():
+    from rewindtui.tui.widgets.status_line import Status, status_text
+
+    status = Status(
+        server="127.0.0.1:43125",
+        agent="demo",
+        dialect="1.0",
+        session="1a2b3c4d-5e6f-7a8b-9c0d-112233445566",
+        session_name="weather questions for the trip",
+        turn="completed",
+        rewind="a2a",
+    )
+    for width in (80, 60, 50):
+        text = status_text(status, width).plain
+        assert len(text) <= width and "weather" in text and "1a2b3c4d" in text, text
