@@ -105,10 +105,7 @@ async def switch_time(messages: int) -> float:
 
 async def show(app: RewindApp, pilot: Any, chat: Chat) -> None:
     """Show ``chat``'s conversation in the running app, as its session screen does on open."""
-    screen = app.chat_screen
-    screen.chat = chat
-    chat.listener = screen._on_change
-    screen._show_conversation()
+    app.chat_screen.attach(chat)  # the public entry point: what the app calls once a session is open
     await pilot.pause()
 
 
