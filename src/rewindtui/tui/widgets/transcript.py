@@ -50,7 +50,7 @@ from rewindtui.tui.turn_buttons import TurnButtons
 from rewindtui.tui.widgets.part_view import has_more
 from rewindtui.tui.widgets.transcript_cache import CACHE_ITEMS as _CACHE_ITEMS
 from rewindtui.tui.widgets.transcript_cache import DrawnItems, Lines
-from rewindtui.tui.widgets.transcript_items import _ACTION, _KEY, ItemPainter, _tooltip
+from rewindtui.tui.widgets.transcript_items import _ACTION, _KEY, ItemPainter, _tooltip, is_big_paste
 from rewindtui.tui.widgets.transcript_marks import LineMarks
 from rewindtui.tui.widgets.windowed_view import WindowedView
 
@@ -343,6 +343,7 @@ class Transcript(WindowedView, can_focus=True):
             for it in items
             if it.raw is not None
             and ((it.kind is ItemKind.MESSAGE and it.tools) or (it.kind in (ItemKind.MESSAGE, ItemKind.ARTIFACT) and has_more(it.other_parts)))
+            or (it.role == "user" and is_big_paste(it.text))
         ]
         if not with_tools:
             self.app.bell()
