@@ -120,6 +120,9 @@ REST_TASKS_LIMIT = "limit"
 #: "" on the oldest page).
 REST_TASKS_BEFORE = "before"
 REST_NEXT_PAGE_FIELD = "next_page_token"
+#: Task metadata of the first task of a fork (the embedded server's fork marker: the history it was
+#: copied with): the session it was forked from. It is no rewind of this session: nothing to undo.
+FORK_TASK_FORKED_FROM_KEY = "rewindtui_forked_from"
 #: Session fields (``GET {api}/sessions``): where a fork came from (a session id) ...
 SESSION_FORKED_FROM_FIELD = "forked_from"
 #: ... and at which of that session's turns it branched off (1-based: the turn it was forked before);

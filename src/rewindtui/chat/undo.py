@@ -80,6 +80,8 @@ def undo_point(session_id: str, tasks: Sequence[Any], *, whole: bool = True) -> 
             if len(after) > 1:
                 return None
             continue
+        if raw.metadata(task).get(contract.FORK_TASK_FORKED_FROM_KEY):
+            return None  # where a fork began: a copy of another session's turns, no rewind of this one
         if _is_redo(task):
             if after:
                 return None  # a turn came after an undo: nothing to undo

@@ -25,6 +25,7 @@ from rewindtui.client.a2a_client import A2AClient, ClientError
 from rewindtui.config.connection import REFUSED, AppConnector, Target
 from rewindtui.config.settings import SettingsError
 from rewindtui.tui import interaction, theme_memory
+from rewindtui.tui.last_session import LastSession
 from rewindtui.tui.live_view import LiveView
 from rewindtui.tui.paste import PasteSafeDriver
 from rewindtui.tui.push_notices import PushNotices
@@ -42,6 +43,7 @@ Connector = Callable[[], Awaitable[tuple[A2AClient, Closer]]]
 EXIT_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
 PROMPTS_DIR = "prompts"
 DRAFTS_DIR = "drafts"
+QUEUED_DIR = "queued"
 
 
 class RewindApp(App[int]):
@@ -72,7 +74,11 @@ class RewindApp(App[int]):
         self.prompt_store = PromptStore(data_dir / PROMPTS_DIR) if data_dir is not None else None
         # drafts per session across restarts (the core's store), kept only with a data dir
         self.draft_store = DraftStore(data_dir / DRAFTS_DIR) if data_dir is not None else None
+        #: messages queued during a reply, per session across restarts (the same store, its own folder)
+        self.queued_store = DraftStore(data_dir / QUEUED_DIR) if data_dir is not None else None
         self.data_dir = data_dir
+        #: the session open when the app ended, per server: a restart opens it again
+        self.last_session = LastSession(data_dir)
         #: what drafts and prompt histories are keyed by when the address is not stable ("": the URL)
         target = connector.target if isinstance(connector, AppConnector) else None
         self.server_key = "embedded" if target is not None and target.kind == "embedded" else ""
@@ -108,9 +114,10 @@ class RewindApp(App[int]):
     async def on_mount(self) -> None:
         self._catch_signals()
         theme_memory.start(self)  # a theme picked from now on is saved in the config file
-        screen = ChatScreen(self.prompt_store, self.draft_store)
+        screen = ChatScreen(self.prompt_store, self.draft_store, self.queued_store)
         if self.data_dir is not None:
             screen.exports.files_dir = self.data_dir  # a copy's fallback file stays in the data dir
+        screen.opened = self.remember_session
         self.install_screen(screen, name="chat")
         await self.push_screen("chat")
         self.push_notices = PushNotices(self, screen)
@@ -224,6 +231,8 @@ class RewindApp(App[int]):
                 await client.connect()
                 await chat.open(None)
             else:
+                if session_id is None:
+                    session_id = await self._remembered(chat)
                 await chat.connect_and_open(session_id)
         except ClientError as exc:
             await self._release()
@@ -236,6 +245,24 @@ class RewindApp(App[int]):
         self.chat_screen.attach(chat)
         if self.push_notices is not None:
             self.push_notices.hook(client)
+
+    def _server_key(self, chat: Chat) -> str:
+        return self.server_key or chat.client.config.url
+
+    async def _remembered(self, chat: Chat) -> str | None:
+        """The session that was open when the app last ended on this server, if it still has it."""
+        remembered = self.last_session.load(self._server_key(chat))
+        if remembered is None:
+            return None
+        await chat.client.connect()
+        live = {s.id for s in await chat.list_sessions() if not s.gone}
+        return remembered if remembered in live else None
+
+    def remember_session(self) -> None:
+        """The open session is the one a restart opens (called as each session is shown)."""
+        chat = self.chat
+        if chat is not None and chat.session_id:
+            self.last_session.save(self._server_key(chat), chat.session_id)
 
     def _connect_failed(self, error: str, part: str, session_id: str | None, new: bool) -> None:
         self.chat_screen.show_failure(error)
@@ -316,6 +343,7 @@ class RewindApp(App[int]):
             await closer()
 
     async def on_unmount(self) -> None:
+        self.remember_session()
         loop = asyncio.get_running_loop()
         for signum in self._signals:
             loop.remove_signal_handler(signum)

@@ -29,9 +29,16 @@ class ComposerMemory:
         self.stash = DraftStash()  # the draft set aside while an edit uses the composer
         self._kept: str | None = None  # what keep_unsent last put in the composer
         self._loaded: tuple[str, str] | None = None  # the session whose kept draft was last looked at
+        self.loaded: Callable[[], None] | None = None  # after a session's memory was loaded
 
     def load(self) -> None:
-        """The opened session's prompt history, and its kept draft when the composer is empty."""
+        """The opened session's prompt history, and its kept draft when the composer is empty;
+        then ``loaded`` (what else is kept per session: the queued messages)."""
+        self._load()
+        if self.loaded is not None:
+            self.loaded()
+
+    def _load(self) -> None:
         key = self.key()
         composer = self.composer()
         composer.prompts = self.prompts.load(*key) if self.prompts is not None and key is not None else PromptHistory()

@@ -30,6 +30,7 @@ class EscapeKey:
         enter_preview: Callable[[], object],
         restore_stash: Callable[[], None],
         later: Callable[[float, Callable[[], None]], object],
+        cleared: Callable[[], None] = lambda: None,
         clock: Callable[[], float] = time.monotonic,
         window: float = DOUBLE_ESCAPE_SECONDS,
     ) -> None:
@@ -39,6 +40,7 @@ class EscapeKey:
         self.enter_preview = enter_preview
         self.restore_stash = restore_stash
         self.later = later
+        self.cleared = cleared  # the draft kept on disk goes too (it must not come back later)
         self.clock = clock
         self.window = window
         self.last = _LONG_AGO  # when the last press that counts was
@@ -71,6 +73,7 @@ class EscapeKey:
             host.banner.hide()
         if host.composer.text:
             self.cleared_draft = host.composer.clear_draft()  # kept: ctrl+z brings it back
+            self.cleared()
             host.notify("Draft cleared; ctrl+z brings it back.", timeout=3)
         else:
             self.enter_preview()

@@ -54,6 +54,7 @@ class Command:
     show: bool = False  #: in the footer
     priority: bool = False
     palette: bool = True
+    aliases: tuple[str, ...] = ()  #: other slash names that run it (``/exit`` for ``/quit``)
 
 
 COMMANDS: tuple[Command, ...] = (
@@ -65,6 +66,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("composer.complete", "tab", "complete", "Complete", "Complete the slash command being typed", owner="composer", palette=False),
     Command("composer.page_up", "pageup", "page(-1)", "Page up", "Scroll the conversation up a page (typing stays in the composer)", owner="composer", palette=False),
     Command("composer.page_down", "pagedown", "page(1)", "Page down", "Scroll the conversation down a page", owner="composer", palette=False),
+    Command("composer.end_of_input", "ctrl+d", "end_of_input", "Quit (empty)", "On an empty composer: quit (else delete the character after the cursor)", owner="composer", palette=False),
     # -- rewind ----------------------------------------------------------------------------------
     Command("chat.rewind_mode", "alt+up", "rewind_mode(-1)", "Rewind…", "Choose a rewind point: preview the last turn (again: the turn before); nothing changes until Enter", slash="rewind", args="[N]", show=True),
     Command("chat.rewind_mode_next", "alt+down", "rewind_mode(1)", "Next turn", "While choosing: the turn after", palette=False),
@@ -75,6 +77,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("transcript.page_up", "pageup", "page(-1)", "Page up", "Scroll up a page", owner="transcript", palette=False),
     Command("transcript.page_down", "pagedown", "page(1)", "Page down", "Scroll down a page", owner="transcript", palette=False),
     Command("transcript.confirm", "enter", "confirm", "Rewind", "While choosing: rewind to before the turn the preview shows", owner="transcript", show=True, palette=False),
+    Command("transcript.confirm_restore", "enter", "confirm_restore", "Restore", "On a rewound turn (F4): restore its branch", owner="transcript", show=True, palette=False),
     Command("transcript.edit", "alt+e", "act('edit')", "Edit", "Edit a turn's message and resend it (while choosing: the selected turn; else the last)", owner="transcript", slash="edit", args="[N]", show=True),
     Command("transcript.fork", "alt+shift+f,alt+f", "act('fork')", "Fork", "Fork a new session from before a turn (while choosing: the selected turn; else the last; many terminals send alt+f as ctrl+→: alt+shift+f always arrives)", owner="transcript", slash="fork", args="[N]", show=True),
     Command("transcript.tools", "alt+t", "act('tools')", "Tools", "While choosing: show or hide the selected turn's tool calls", owner="transcript", palette=False),
@@ -87,6 +90,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("chat.turns", "ctrl+g", "turns", "Turns…", "Pick a turn from a list: rewind to it, edit or fork it"),
     # -- the running turn ----------------------------------------------------------------------
     Command("chat.escape", "escape", "escape", "Stop / back", "Stop a reply; leave a preview or an edit; Esc Esc clears a draft (ctrl+z brings it back) or, on an empty composer, previews the last turn", show=True, palette=False),
+    Command("chat.interrupt", "ctrl+c", "interrupt", "Clear/stop/quit", "Stop a reply; leave a preview or an edit; clear the draft (ctrl+z brings it back); on an empty composer, ctrl+c twice quits", show=True, palette=False),
     Command("chat.stop", "", "stop_reply", "Stop the reply", "Ask the server to cancel the turn streaming in (what came stays, marked stopped)", slash="stop"),
     Command("chat.retry", "", "retry", "Retry", "Send the failed last turn again as one clean turn (the model sees it once)", slash="retry"),
     Command("chat.approve", "alt+y", "answer(True)", "Approve", "Approve the tool call the agent asks about", show=True),
@@ -94,6 +98,7 @@ COMMANDS: tuple[Command, ...] = (
     # -- sessions, files, views ----------------------------------------------------------------
     Command("chat.sessions", "f2", "toggle_sessions", "Sessions", "Show or hide the sessions panel", slash="sessions", show=True),
     Command("chat.new_session", "ctrl+n", "new_session", "New", "Start a new session", slash="new", show=True),
+    Command("chat.clear", "", "clear_session", "Clear (new session)", "Start a new, empty session; the one you leave is kept (F2 lists it)", slash="clear"),
     Command("chat.rename", "", "rename_session", "Rename session", "Rename this session", slash="rename"),
     Command("chat.export", "", "export('md')", "Export…", "Export the transcript (asks where; never overwrites without asking)", slash="export", args="[md|json]"),
     Command("chat.copy", "alt+c", "copy", "Copy", "Copy the selected turn (while choosing), else the last reply", slash="copy"),
@@ -106,7 +111,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("chat.wire", "f5", "app.wire_console", "Wire", "Show the wire console: every request, answer and frame, credentials redacted (Enter copies a request as curl)", slash="wire"),
     Command("chat.search", "ctrl+f", "search", "Search", "Search the whole session, rewound turns included: hits highlighted, counted, and the view goes to each", slash="search", args="[text]"),
     Command("chat.help", "f1", "app.help", "Help", "Keys, slash commands and how rewind works (Esc closes it)", slash="help", show=True),
-    Command("app.quit", "ctrl+q", "quit", "Quit", "Quit rewindtui (a draft is kept for next time; asks first during a reply)", owner="app", priority=True, palette=False),
+    Command("app.quit", "ctrl+q", "quit", "Quit", "Quit rewindtui (a draft is kept for next time; asks first during a reply)", owner="app", slash="quit", show=True, priority=True, palette=False, aliases=("exit",)),
     # -- lists the user opened on purpose (letters are shown on screen) --------------------------
     Command("sessions.new", "n", "new", "New session", "Start a new session", owner="sessions", show=True, palette=False),
     Command("sessions.rename", "r", "rename", "Rename", "Rename the highlighted session", owner="sessions", show=True, palette=False),
@@ -123,7 +128,7 @@ COMMANDS: tuple[Command, ...] = (
 )
 
 BY_ID: dict[str, Command] = {c.id: c for c in COMMANDS}
-SLASH: dict[str, Command] = {c.slash: c for c in COMMANDS if c.slash}
+SLASH: dict[str, Command] = {name: c for c in COMMANDS for name in (c.slash, *c.aliases) if name}
 
 #: what a key does, per mode: (command id, or a literal key text in quotes, what happens)
 TEXT = '"printable keys"'
@@ -137,10 +142,13 @@ MODES: dict[Mode, tuple[tuple[str, str], ...]] = {
         ("composer.page_up", "Scroll the conversation (PgDn: back down); typing stays in the composer"),
         ("chat.rewind_mode", "Choose a rewind point (a preview; nothing changes yet)"),
         ("chat.escape", "Esc Esc: clear the draft (ctrl+z brings it back); on an empty composer: preview the last turn"),
+        ("chat.interrupt", "Clear the draft (ctrl+z brings it back); on an empty composer: “ctrl+c again to quit”, a second press within 3 s quits"),
+        ("composer.end_of_input", "On an empty composer: quit"),
         ("chat.undo_rewind", "Undo what the status line names; else undo typing"),
         ("chat.sessions", "Sessions panel"),
         ("chat.search", "Search the session, rewound turns included"),
         ("chat.help", "Help"),
+        ("app.quit", "Quit (the draft is kept for next time)"),
     ),
     Mode.CHOOSING: (
         (TEXT, "Leave the preview; the text goes to the composer (nothing rewound)"),
@@ -151,14 +159,17 @@ MODES: dict[Mode, tuple[tuple[str, str], ...]] = {
         ("transcript.fork", "Fork a new session from before it"),
         ("chat.copy", "Copy the selected turn"),
         ("transcript.tools", "Show or hide its tool calls"),
+        ("transcript.confirm_restore", "On a rewound turn (F4): restore its branch (the footer says Restore)"),
         ("transcript.rewound_act", "On a rewound turn (F4): restore its branch (so does Enter there)"),
         ("transcript.fork_branch", "On a rewound turn (F4): fork its branch"),
         ("transcript.leave", "Leave the preview; nothing changes (one level)"),
+        ("chat.interrupt", "Leave the preview; nothing changes"),
     ),
     Mode.EDITING: (
         (TEXT, "Text of the edited message"),
         ("composer.send", "Resend: the turns set aside are rewound (ctrl+z brings them back)"),
         ("chat.escape", "Cancel the edit: the turns and your earlier draft come back"),
+        ("chat.interrupt", "Cancel the edit, as Esc does"),
     ),
     Mode.QUESTION: (
         (TEXT, "Text in the composer (send it after answering)"),
@@ -169,7 +180,9 @@ MODES: dict[Mode, tuple[tuple[str, str], ...]] = {
     Mode.STREAMING: (
         (TEXT, "Text in the composer (your next message)"),
         ("chat.escape", "Stop the reply: what came stays, marked stopped"),
-        ("composer.send", "Refused while the reply comes in; the draft is kept"),
+        ("chat.interrupt", "Stop the reply, as Esc does (your draft stays)"),
+        ("composer.send", "Queue the message: queued messages are sent in order when the reply ends; a stopped reply asks first"),
+        ("chat.undo_rewind", "Take the last queued message back into the composer (↑ on an empty composer too)"),
     ),
     Mode.PICKER: (
         ("picker.rewind", "Rewind to before the highlighted turn (a preview first)"),
@@ -240,14 +253,48 @@ def slash_matches(prefix: str) -> list[Command]:
     return [c for c in COMMANDS if c.slash and c.slash.startswith(prefix)]
 
 
-def bindings(owner: str) -> list[Any]:
-    """The Textual bindings of ``owner`` (a class's ``BINDINGS``), from the table."""
+#: what people type from other tools, and the command that does it here
+SLASH_HABITS: dict[str, str] = {
+    "reset": "new",
+    "bye": "quit",
+    "q": "quit",
+    "undo-rewind": "undo",
+    "checkpoint": "fork",
+    "branch": "fork",
+    "history": "rewind",
+    "keys": "help",
+    "?": "help",
+}
+
+
+def slash_suggestions(name: str, limit: int = 3) -> list[str]:
+    """What an unknown ``/name`` may have meant (``/reset`` → ``/new``): a habit from another tool,
+    then names that read alike, then names that start alike."""
+    import difflib
+
+    names = [n for c in COMMANDS for n in (c.slash, *c.aliases) if n]
+    out: list[str] = []
+    if name in SLASH_HABITS:
+        out.append(SLASH_HABITS[name])
+    out += difflib.get_close_matches(name, names, n=limit, cutoff=0.6)
+    out += [n for n in names if name and n.startswith(name[:2])]
+    seen: list[str] = []
+    for n in out:
+        if n not in seen:
+            seen.append(n)
+    return [f"/{n}" for n in seen[:limit]]
+
+
+def bindings(owner: str, *, only: tuple[str, ...] = (), namespace: str = "") -> list[Any]:
+    """The Textual bindings of ``owner`` (a class's ``BINDINGS``), from the table; ``only`` those
+    ids, their actions run on ``namespace`` (``"screen"``: a widget's binding for a screen action)."""
     from textual.binding import Binding
 
+    prefix = f"{namespace}." if namespace else ""
     return [
-        Binding(c.keys, c.action, c.title, show=c.show, id=c.id, tooltip=c.help, priority=c.priority)
+        Binding(c.keys, prefix + c.action, c.title, show=c.show, id=c.id, tooltip=c.help, priority=c.priority)
         for c in COMMANDS
-        if c.owner == owner and c.keys
+        if c.owner == owner and c.keys and (not only or c.id in only)
     ]
 
 
@@ -278,7 +325,7 @@ def render_markdown(keymap: Mapping[str, str] | None = None) -> str:
     out += ["## Slash commands", "", "| command | key | what it does |", "|---|---|---|"]
     for c in COMMANDS:
         if c.slash:
-            name = f"/{c.slash}" + (f" {c.args}" if c.args else "")
+            name = " · ".join(f"/{n}" for n in (c.slash, *c.aliases)) + (f" {c.args}" if c.args else "")
             out.append(f"| `{name}` | {_md_cell(keys_of(c.id, keymap))} | {_md_cell(c.help)} |")
     out += ["", "`//text` sends `/text` to the agent. An unknown command says so and keeps the draft.", ""]
     out += ["## Binding ids (for `[keymap]`)", "", "| id | default keys | what it does |", "|---|---|---|"]

@@ -17,7 +17,9 @@ from rewindtui.client.errors import user_message
 from rewindtui.tui import slash
 from rewindtui.tui.composer_memory import ComposerMemory
 from rewindtui.tui.host import ScreenHost, finished, wait_for
+from rewindtui.tui.message_queue import MessageQueue
 from rewindtui.tui.rewind_choice import plural
+from rewindtui.tui.screens.confirm import ConfirmScreen
 
 
 def reconnect_hint(exc: ClientError) -> str:
@@ -39,6 +41,8 @@ class Sending:
         take_attachments: Callable[[], list[Attachment]],
         restore_attachments: Callable[[list[Attachment]], None],
         hide_banner: Callable[[], None],
+        queue: MessageQueue | None = None,
+        ask: Callable[[Any, Callable[[bool | None], None]], Any] | None = None,
     ) -> None:
         self.host = host
         self.memory = memory
@@ -48,6 +52,9 @@ class Sending:
         self.take_attachments = take_attachments
         self.restore_attachments = restore_attachments
         self.hide_banner = hide_banner
+        self.queue = queue  # Enter during a reply queues the message (sent when the turn ends)
+        self.ask = ask
+        self.asking = False  # the queue's question is on screen: asked once
         self.edit_turns = 0  # turns an edit in progress has set aside
 
     def set_aside(self) -> None:
@@ -59,6 +66,7 @@ class Sending:
             host.composer.clear_draft()
             host.banner.hide()
             self.memory.restore_stash()
+        self.unqueue_all()  # queued messages go back to the composer: they stay with the draft
         self.memory.keep_draft()
 
     def edit_started(self, text: str, turns: int) -> None:
@@ -118,6 +126,11 @@ class Sending:
         if host.rewinding or not finished(host.switch_worker):
             return self._refuse(text, "Wait for the rewind or session switch to finish; your draft is kept.")
         if host.replying:
+            if self.queue is not None and chat.edit is None and not self.host.composer.attachments_pending:
+                if self.queue.add(text):
+                    host.notify("Queued: it is sent when the reply ends (ctrl+z or ↑ takes it back).", title="Queued", timeout=3)
+                    return None
+                return self._refuse(text, "Too many messages queued; this one stays in the composer.")
             return self._refuse(text, "A reply is still coming in (Esc stops it); your draft is kept.")
         if chat.edit is not None and not text.strip():
             return self._refuse(text, "An edited turn needs its text (attachments go with the next new message).")
@@ -131,28 +144,112 @@ class Sending:
             host.refresh_status()
             host.rewind_worker = host.run_worker(partial(self._resend, text), group="rewind")
             return
+        host.follow_new_turn()  # scrolled up to read: the new turn is followed all the same
         # a turn that has just ended may still be closing its stream: this send waits for it
         host.turn_worker = host.run_worker(partial(self._send, text, host.turn_worker, self.take_attachments()), group="turn")
 
     async def _send(self, text: str, after: Worker[Any] | None, attachments: list[Attachment]) -> None:
+        """Send ``text``; then, while each turn ends completed, the queued messages in order, one
+        turn each. A turn that ends otherwise leaves the rest of the queue to the user."""
+        host = self.host
+        chat = host.chat
+        assert chat is not None
+        await wait_for(after)
+        session = chat.session_id
+        while await self._send_one(text, attachments):
+            if self.queue is None or not self.queue or (session is not None and chat.session_id != session):
+                return
+            queued = self.queue.pop_first()
+            if queued is None:
+                return
+            text, attachments = queued, []
+            self.memory.remember_prompt(text)
+            session = chat.session_id
+        self.queue_left(chat.conversation.turn_state)
+
+    async def _send_one(self, text: str, attachments: list[Attachment]) -> bool:
+        """One turn; True if it ended completed (the queue may follow it)."""
         host = self.host
         assert host.chat is not None
-        await wait_for(after)
         try:
             await host.chat.send(text, attachments)
         except TurnInterrupted as exc:
             self.interrupted(exc)  # the server has the message: no draft to give back
+            return False
         except QuestionWaiting as exc:  # nothing was sent: the draft comes back, no "failed"
             self.memory.keep_unsent(text)
             self.restore_attachments(attachments)
             host.notify(user_message(exc), title="A question waits", severity="warning", timeout=8)
+            return False
         except ClientError as exc:
             host.outcome = "not sent" if isinstance(exc, TurnRefused) else "failed"  # refused: nothing happened
             self.memory.keep_unsent(text)
             self.restore_attachments(attachments)
             host.notify(f"{user_message(exc)}{reconnect_hint(exc)}", title="Send failed", severity="error", timeout=8)
+            return False
         finally:
             host.refresh_status()
+        return host.chat.conversation.turn_state == "completed"
+
+    # -- the queue (rewindtui.tui.message_queue) ---------------------------------------------------
+    def queue_left(self, why: str, *, restored: bool = False) -> None:
+        """Messages wait in the queue and no turn will send them (the turn was stopped, failed or
+        asks a question; or they were kept from before a restart): ask whether to send them."""
+        queue = self.queue
+        if queue is None or not queue or self.asking:
+            return
+        if self.ask is None:
+            self.unqueue_all()
+            return
+        self.asking = True
+        count = len(queue)
+        what = f"{count} queued message{'s' if count != 1 else ''}"
+        title = f"{what} from before the app closed" if restored else f"The reply ended {why}; {what} wait"
+        self.ask(
+            ConfirmScreen(
+                f"{title}. Send {'it' if count == 1 else 'them'} now?",
+                "Send: in order, one turn each. Back to the composer: nothing is sent, the text comes back "
+                "to edit or clear (ctrl+c).",
+                go="Send",
+                stay="Back to the composer",
+                purpose="queue",
+            ),
+            self._queue_answered,
+        )
+
+    def _queue_answered(self, go: bool | None) -> None:
+        self.asking = False
+        host = self.host
+        queue = self.queue
+        if queue is None or not queue:
+            return
+        if not go or host.chat is None or host.rewinding:
+            self.unqueue_all()
+            return
+        first = queue.pop_first()
+        assert first is not None
+        self.memory.remember_prompt(first)
+        # a turn still running (followed again after a restart) ends first
+        host.turn_worker = host.run_worker(partial(self._send, first, host.turn_worker, []), group="turn")
+
+    def unqueue_all(self) -> None:
+        """Every queued message back in the composer, in order (nothing is sent, nothing lost)."""
+        if self.queue is None:
+            return
+        for text in self.queue.take_all():
+            self.memory.keep_unsent(text)
+
+    def take_back_queued(self) -> bool:
+        """ctrl+z / ↑ with a queue: the last queued message back into the composer (to edit it, or
+        clear it to cancel). True if there was one."""
+        if self.queue is None:
+            return False
+        text = self.queue.take_last()
+        if text is None:
+            return False
+        self.memory.keep_unsent(text)
+        self.host.notify("Taken out of the queue: edit it and press Enter, or ctrl+c to drop it.", title="Queued", timeout=4)
+        return True
 
     async def _resend(self, text: str) -> None:
         host = self.host

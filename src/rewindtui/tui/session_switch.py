@@ -32,21 +32,21 @@ class SessionSwitch:
         self.ask = ask
         self.panel_refresh = panel_refresh
 
-    def request(self, session_id: str | None) -> None:
-        """Open another session (None: a new one)."""
+    def request(self, session_id: str | None, then: Callable[[], None] | None = None) -> None:
+        """Open another session (None: a new one); ``then`` runs once it is open."""
         host = self.host
         if host.chat is None:
             return
         if host.rewinding:
             host.notify("Opening it once the rewind in flight is done.", title="Sessions")
-            host.switch_worker = self._start(session_id, host.rewind_worker)
+            host.switch_worker = self._start(session_id, host.rewind_worker, then)
             return
         if host.replying:
 
             def answered(go: bool | None) -> None:
                 if go:
                     self.stop_reply()
-                    host.switch_worker = self._start(session_id, host.turn_worker)
+                    host.switch_worker = self._start(session_id, host.turn_worker, then)
 
             self.ask(
                 ConfirmScreen(
@@ -59,12 +59,12 @@ class SessionSwitch:
                 answered,
             )
             return
-        host.switch_worker = self._start(session_id, host.turn_worker)
+        host.switch_worker = self._start(session_id, host.turn_worker, then)
 
-    def _start(self, session_id: str | None, after: Worker[Any] | None) -> Worker[Any]:
-        return self.host.run_worker(partial(self._switch, session_id, after), group="session", exclusive=True)
+    def _start(self, session_id: str | None, after: Worker[Any] | None, then: Callable[[], None] | None = None) -> Worker[Any]:
+        return self.host.run_worker(partial(self._switch, session_id, after, then), group="session", exclusive=True)
 
-    async def _switch(self, session_id: str | None, after: Worker[Any] | None = None) -> None:
+    async def _switch(self, session_id: str | None, after: Worker[Any] | None = None, then: Callable[[], None] | None = None) -> None:
         host = self.host
         chat = host.chat
         if chat is None:
@@ -86,6 +86,8 @@ class SessionSwitch:
         if not host.sessions.has_class("hidden"):
             self.panel_refresh()
         host.composer.focus()
+        if then is not None:
+            then()
 
     def reload(self) -> None:
         """Re-read this session from the server (what it holds is the truth)."""

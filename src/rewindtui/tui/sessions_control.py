@@ -72,7 +72,8 @@ class SessionsControl:
         chat = self.host.chat
         panel = self.host.sessions
         if chat is None:
-            return
+            panel.show_note("Connecting… the list shows once connected.")
+            return  # the screen loads the list again when the chat is attached
         try:
             sessions = await chat.list_sessions()
         except ClientError as exc:

@@ -58,7 +58,7 @@ def run(host: SlashHost, text: str) -> bool:
     name, arg = parsed
     command = interaction.SLASH.get(name)
     if command is None:
-        close = [f"/{c.slash}" for c in interaction.slash_matches(name[:1])] if name else []
+        close = interaction.slash_suggestions(name)
         hint = f" Did you mean {', '.join(close)}?" if close else ""
         host.say(f"No command /{name}; your text is kept (// sends a literal /).{hint}", warning=True)
         return False
@@ -126,7 +126,7 @@ class SlashActions:
         if command.owner == "transcript":
             self.act_on_turn_back(command.action.split("'")[1], 1)
             return
-        self.run_action(command.action)
+        self.run_action(f"app.{command.action}" if command.owner == "app" else command.action)
 
     def _turn_back(self, count: int) -> int | None:
         starts = turn_starts(self.items())

@@ -52,7 +52,7 @@ from rewindtui.server.storage.store import Intent, SessionRow
 
 log = logging.getLogger(__name__)
 
-FORKED_FROM_KEY = "rewindtui_forked_from"
+FORKED_FROM_KEY = contract.FORK_TASK_FORKED_FROM_KEY
 FORK_BEFORE_KEY = "rewindtui_fork_before_invocation_id"
 
 

@@ -26,11 +26,13 @@ cancels another unseen: a switch during a reply asks first, during a rewind it w
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
+from textual.css.query import NoMatches
 from textual.screen import Screen
 from textual.widgets import Footer, TextArea
 from textual.worker import Worker
@@ -48,6 +50,8 @@ from rewindtui.tui.drafts import DraftKeeper
 from rewindtui.tui.escape_key import EscapeKey
 from rewindtui.tui.file_actions import FileActions
 from rewindtui.tui.host import finished, sentence
+from rewindtui.tui.interrupt_key import InterruptKey
+from rewindtui.tui.message_queue import MessageQueue
 from rewindtui.tui.rewind_choice import RewindChoice, RewindOutcome
 from rewindtui.tui.screen_gate import ScreenGate
 from rewindtui.tui.search_control import SearchControl
@@ -61,6 +65,8 @@ from rewindtui.tui.widgets.attachment_bar import AttachmentBar
 from rewindtui.tui.widgets.composer import Composer
 from rewindtui.tui.widgets.history_note import HistoryNote
 from rewindtui.tui.widgets.mode_banner import ModeBanner
+from rewindtui.tui.widgets.new_below import NewBelow
+from rewindtui.tui.widgets.queued_bar import QueuedBar
 from rewindtui.tui.widgets.search_bar import SearchBar
 from rewindtui.tui.widgets.sessions_panel import SessionsPanel
 from rewindtui.tui.widgets.slash_menu import SlashMenu
@@ -82,7 +88,7 @@ class ChatScreen(Screen):
         Binding("alt+up", "rewind_unavailable", "Rewind…", show=False, id="chat.rewind_mode", tooltip=interaction.BY_ID["chat.rewind_mode"].help),
     ]
 
-    def __init__(self, prompt_store: PromptStore | None = None, drafts: DraftKeeper | None = None) -> None:
+    def __init__(self, prompt_store: PromptStore | None = None, drafts: DraftKeeper | None = None, queued: DraftKeeper | None = None) -> None:
         super().__init__()
         self.chat: Chat | None = None
         self.rewind_mode = False
@@ -100,13 +106,18 @@ class ChatScreen(Screen):
             prompts=prompt_store,
             drafts=drafts,
         )
+        # messages sent during a reply wait here, kept on disk like drafts (rewindtui.tui.message_queue)
+        self.queue = MessageQueue(self._history_key, store=queued, changed=self._queue_changed, say=lambda text: self.say(text, warning=True))
+        self.memory.loaded = self._queue_loaded
+        #: a session was shown (the app remembers it: a restart opens it again)
+        self.opened: Callable[[], None] = lambda: None
         self.switching = SessionSwitch(self, stop_reply=self.stop_reply, set_aside=lambda: self.sending.set_aside(), ask=self._ask, panel_refresh=self._load_sessions)
         self.panel = SessionsControl(self, ask=self._ask, switch=self.request_switch)  # the sessions panel (F2)
         self.branches = Branches(  # redo, undo, rewound turns, the turn picker
             self, why_not_preview=self.why_not_preview, preview=self.enter_rewind_mode, act_on_turn=self.handle_action, ask=self._ask, turn_ended=self.panel.refresh
         )
         self.search = SearchControl(self, rewound=self.branches, bar=lambda: self.query_one(SearchBar), later=self.set_timer)  # ctrl+f
-        self.gate = ScreenGate(self, can_undo=self.branches.can_undo)  # what may be done now: the chat's gate
+        self.gate = ScreenGate(self, can_undo=lambda: bool(self.queue) or self.branches.can_undo())  # what may be done now: the chat's gate
         self.exports = CopyExport(self, ask=self._ask, clipboard=lambda text: self.app.copy_to_clipboard(text))
         self.files = FileActions(self)
         self.turns = TurnControl(self)  # stop, reattach, answer, the turn bar
@@ -131,7 +142,16 @@ class ChatScreen(Screen):
             search=lambda text: self.search.open(text or None),
         )
         self.escape = EscapeKey(
-            self, stop_reply=self.stop_reply, leave_preview=self.leave_mode, enter_preview=self.enter_rewind_mode, restore_stash=self.memory.restore_stash, later=self.set_timer
+            self,
+            stop_reply=self.stop_reply,
+            leave_preview=self.leave_mode,
+            enter_preview=self.enter_rewind_mode,
+            restore_stash=self.memory.restore_stash,
+            later=self.set_timer,
+            cleared=self.memory.forget_kept_draft,
+        )
+        self.interrupt = InterruptKey(  # ctrl+c: stop, back out, clear the draft, or quit on a second press
+            self, stop_reply=self.stop_reply, back_out=self.action_escape_mode, quit=self._quit, later=self.set_timer, cleared=self.memory.forget_kept_draft
         )
         self.sending = Sending(
             self,
@@ -142,6 +162,8 @@ class ChatScreen(Screen):
             take_attachments=lambda: self.files.bar.take(),
             restore_attachments=lambda parts: self.files.bar.restore(parts),
             hide_banner=lambda: self.banner.hide(),
+            queue=self.queue,
+            ask=self._ask,
         )
         self.actions = TurnActions(  # a turn's buttons and chords: rewind, edit, fork, restore
             self,
@@ -158,7 +180,7 @@ class ChatScreen(Screen):
             on_change=self._on_change,
             previewed=self.choice.moved,
             changed=self.branches.changed,
-            undo_label=self.branches.undo_label,
+            undo_label=lambda: "take back the last queued message" if self.queue else self.branches.undo_label(),
             show_turn=lambda: self.turns.show(self.refresh_bindings),
             reattach=self.reattach,
             status_line=lambda: self.query_one(StatusLine),
@@ -175,6 +197,8 @@ class ChatScreen(Screen):
         yield HistoryNote(id="history-note")
         yield Welcome(id="welcome")
         yield Transcript(id="transcript")
+        yield NewBelow(id="new-below")
+        yield QueuedBar(id="queued")
         yield ModeBanner(id="banner")
         yield SearchBar(id="search", back_to="#composer")
         yield TurnBar(id="turn-bar")
@@ -185,6 +209,7 @@ class ChatScreen(Screen):
 
     def on_mount(self) -> None:
         self.query_one(StatusLine).show(self.status)
+        self.composer.take_queued = self._take_queued
         self.composer.focus()
 
     # -- parts ---------------------------------------------------------------------------------
@@ -238,6 +263,8 @@ class ChatScreen(Screen):
     def attach(self, chat: Chat) -> None:
         """Show a connected chat (its session already opened)."""
         self.view.attach(chat)
+        if self.panel.shown:
+            self.panel.load()  # F2 pressed while connecting: the list fills now
 
     def show_conversation(self) -> None:
         self.view.show()
@@ -245,6 +272,18 @@ class ChatScreen(Screen):
     def _on_change(self, change: Change) -> None:
         self.view.follow(change)
         self.search.changed(change)
+        if not (self.transcript.follow or self.rewind_mode) and not change.prepended and (change.first is not None or change.updated):
+            self.query_one(NewBelow).show_marker(True)  # the user scrolled up: say there is more
+
+    @on(Transcript.Following)
+    def _following(self, event: Transcript.Following) -> None:
+        if event.following:
+            self.query_one(NewBelow).show_marker(False)
+
+    def follow_new_turn(self) -> None:
+        """A message was sent: the view goes to the bottom and follows the reply."""
+        self.transcript.follow_bottom()
+        self.query_one(NewBelow).show_marker(False)
 
     def refresh_status(self) -> None:
         self.view.refresh()
@@ -359,6 +398,7 @@ class ChatScreen(Screen):
     @on(Transcript.Moved)
     def _moved(self) -> None:
         self.choice.moved()
+        self.refresh_bindings()  # Enter reads Rewind or Restore as the turn chosen is
 
     @on(Transcript.Leave)
     def _leave_transcript(self) -> None:
@@ -378,6 +418,17 @@ class ChatScreen(Screen):
     def action_escape_mode(self) -> bool:
         return self.escape.back_out()
 
+    # -- ctrl+c, ctrl+d, /quit (rewindtui.tui.interrupt_key) --------------------------------------
+    def action_interrupt(self) -> None:
+        self.interrupt.press()
+
+    @on(Composer.EndOfInput)
+    def _end_of_input(self) -> None:
+        self.interrupt.end_of_input()
+
+    def _quit(self) -> None:
+        self.call_later(self.app.run_action, "quit")
+
     # -- a turn's actions (rewindtui.tui.turn_actions), branches (rewindtui.tui.branches) ----------
     def handle_action(self, action: str, item: Item) -> None:
         """A message's button (rewind: the preview), a chord while choosing, /edit, /fork."""
@@ -391,7 +442,34 @@ class ChatScreen(Screen):
             self.handle_action(event.action, event.item)
 
     def action_undo_rewind(self) -> None:
+        if self.sending.take_back_queued():  # a queued message first: the newest thing done
+            return
         self.branches.undo()
+
+    # -- queued messages (rewindtui.tui.message_queue) ----------------------------------------------
+    def _queue_changed(self) -> None:
+        try:
+            self.query_one(QueuedBar).show_queue(self.queue.texts)
+        except NoMatches:
+            return  # not composed yet, or being taken down
+        self.refresh_bindings()
+        if self.chat is not None:
+            self.refresh_status()  # the status names what ctrl+z does now
+
+    def _queue_loaded(self) -> None:
+        """A session's memory was loaded: its queue as kept; one kept from before a restart is
+        not sent unasked."""
+        self.opened()
+        self.queue.load()
+        if self.queue and not self.replying:
+            self.call_later(lambda: self.sending.queue_left("", restored=True))
+
+    def _take_queued(self) -> str | None:
+        """↑ on an empty composer with messages queued: the last one back to edit."""
+        text = self.queue.take_last()
+        if text is not None:
+            self.notify("Taken out of the queue: edit it and press Enter, or ctrl+c to drop it.", title="Queued", timeout=4)
+        return text
 
     def action_redo(self) -> None:
         self.branches.redo()
@@ -473,6 +551,19 @@ class ChatScreen(Screen):
 
     def action_new_session(self) -> None:
         self.request_switch(None)
+
+    def action_clear_session(self) -> None:
+        """/clear: a new, empty session; the one left stays on the server (F2 lists it)."""
+        chat = self.chat
+        left = (self.status.session_name or (chat.session_id or "")[:8]) if chat is not None else ""
+        if not left or chat is None or not chat.conversation.items:
+            self.request_switch(None)
+            return
+
+        def said() -> None:
+            self.say(f"Started a new session; “{left}” is kept (F2 lists it).")
+
+        self.switching.request(None, then=said)
 
     def request_switch(self, session_id: str | None) -> None:
         self.switching.request(session_id)

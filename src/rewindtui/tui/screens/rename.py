@@ -31,7 +31,9 @@ class RenameScreen(ModalScreen[str | None]):
                 yield Button("Cancel", id="rename-cancel", tooltip="Keep the name (Esc)")
 
     def on_mount(self) -> None:
-        self.query_one(Input).focus()
+        box = self.query_one(Input)
+        box.focus()
+        box.select_all()  # typing replaces the old name; an arrow key keeps it to edit
 
     def _done(self) -> None:
         name = " ".join(self.query_one(Input).value.split())

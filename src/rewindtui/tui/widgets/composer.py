@@ -8,6 +8,8 @@ terminal escape sequences or control characters.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from textual import events
 from textual.message import Message
 from textual.widgets import TextArea
@@ -21,7 +23,11 @@ PLACEHOLDER = "Message the agent — Enter sends, / commands, F1 help"
 
 
 class Composer(TextArea):
-    BINDINGS = interaction.bindings("composer")
+    BINDINGS = [
+        *interaction.bindings("composer"),
+        # ctrl+c is the screen's (clear / stop / quit), not the TextArea's copy
+        *interaction.bindings("screen", only=("chat.interrupt",), namespace="screen"),
+    ]
 
     DEFAULT_CSS = """
     Composer { height: auto; min-height: 3; max-height: 10; }
@@ -40,6 +46,9 @@ class Composer(TextArea):
             super().__init__()
             self.direction = direction
 
+    class EndOfInput(Message):
+        """ctrl+d on an empty composer (the screen quits)."""
+
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id, soft_wrap=True, show_line_numbers=False, tab_behavior="focus")
         self.placeholder = PLACEHOLDER
@@ -48,6 +57,8 @@ class Composer(TextArea):
         self.prompts = PromptHistory()
         #: files or data wait to be sent: Enter sends even with no text
         self.attachments_pending = False
+        #: ↑ on an empty composer takes back the last queued message first (None: no queue here)
+        self.take_queued: Callable[[], str | None] | None = None
 
     def read_only_because(self, reason: str) -> None:
         """Disable typing with ``reason`` shown in its place ("" enables it again): a session that
@@ -125,6 +136,13 @@ class Composer(TextArea):
                 common = common[:-1]
         self.set_draft(f"/{common}" + (" " if len(names) == 1 else ""))
 
+    def action_end_of_input(self) -> None:
+        """ctrl+d: on an empty composer the screen quits; else delete the character after the cursor."""
+        if self.text:
+            self.action_delete_right()
+            return
+        self.post_message(self.EndOfInput())
+
     def action_newline(self) -> None:
         self.insert("\n")
 
@@ -141,6 +159,11 @@ class Composer(TextArea):
         if not (recalling and at_edge):
             self.action_cursor_up() if step < 0 else self.action_cursor_down()
             return
+        if step < 0 and not text and self.take_queued is not None:
+            queued = self.take_queued()
+            if queued is not None:
+                self.set_draft(queued)
+                return
         recalled = self.prompts.older(text) if step < 0 else self.prompts.newer()
         if recalled is None:
             if step < 0 and not self.prompts.prompts:

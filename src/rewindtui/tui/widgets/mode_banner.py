@@ -99,7 +99,7 @@ class ModeBanner(Horizontal):
         text.append("✎ Editing", style="bold reverse")
         later = turns - 1
         after = f" and {later} later turn{'s' if later != 1 else ''}" if later > 0 else ""
-        text.append(f" “{excerpt(first_text, 30)}”{after} set aside; sending replaces them.")
+        text.append(f" “{excerpt(first_text, 30)}”{after} set aside; sending replaces {'them' if later > 0 else 'it'}.")
         text.append(" Enter resends, Esc cancels.", style="italic")
         self._show("edit", text)
 

@@ -126,11 +126,16 @@ class SessionsPanel(OptionList):
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
         self.sessions: list[Session] = []
+        self.current: str | None = None  # the open session when the list was last shown
 
     def show_sessions(self, sessions: list[Session], current: str | None) -> None:
         """List ``sessions`` (newest first), keeping the highlight on the same session if it is
         still there, else on the open one."""
-        keep = self.highlighted_session.id if self.highlighted_session is not None else current
+        # the open session changed since the last listing (a new one, a fork): highlight it, so r,
+        # d and Enter act on the session the user is in, not the one they left
+        moved = current != self.current
+        keep = self.highlighted_session.id if self.highlighted_session is not None and not moved else current
+        self.current = current
         self.clear_options()
         self.sessions = sorted(sessions, key=lambda s: s.updated_at or s.created_at or "", reverse=True)
         titles = {s.id: sanitize_line(s.name) or "(untitled)" for s in self.sessions}

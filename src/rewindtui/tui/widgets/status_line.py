@@ -92,7 +92,12 @@ def status_text(status: Status, width: int) -> Text:
         if level < 2:
             field("agent", sanitize_line(status.agent), "bold")
             field("A2A", sanitize_line(status.dialect))
-        field("session", session if level < 2 else sid)
+        # the session's name stays at any width, shortened (issue 33): which session is open is
+        # what a narrow pane needs most after the server
+        room = 12 if level == 2 else 8
+        brief = name if len(name) <= room else name[: room - 1].rstrip() + "…"
+        named = f"{brief} ({sid})" if name and sid else (brief or sid)
+        field("session", session if level < 2 else (named if level < 4 else sid))
         field("turn", turn, _TURN_STYLES.get(turn, ""))
         field("rewind", rewind if labels else f"⟲ {rewind}")
         if status.undo:
@@ -101,14 +106,18 @@ def status_text(status: Status, width: int) -> Text:
             text.append("  " + note, style="bold italic")
         return text
 
-    for level in (0, 1, 2):
+    for level in (0, 1, 2, 3):  # 2, 3: the session's name shortened, never dropped
         text = build(level)
         if text.cell_len - (len(note) + 2 if note else 0) <= width:
             break
     else:
-        # still too wide: shorten the server's address in the middle, never drop it
-        essentials = build(2).cell_len - len(server) - (len(note) + 2 if note else 0)
-        text = build(2, server_width=max(6, width - essentials))
+        # still too wide: shorten the server's address in the middle, never drop it; the session's
+        # name goes only when the turn state and rewind would not fit with it
+        for level in (3, 4):
+            essentials = build(level).cell_len - len(server) - (len(note) + 2 if note else 0)
+            text = build(level, server_width=max(6, width - essentials))
+            if text.cell_len - (len(note) + 2 if note else 0) <= width:
+                break
     text.truncate(width, overflow="ellipsis")
     return text
 

@@ -50,7 +50,7 @@ from rewindtui.tui.turn_buttons import TurnButtons
 from rewindtui.tui.widgets.part_view import has_more
 from rewindtui.tui.widgets.transcript_cache import CACHE_ITEMS as _CACHE_ITEMS
 from rewindtui.tui.widgets.transcript_cache import DrawnItems, Lines
-from rewindtui.tui.widgets.transcript_items import _ACTION, _KEY, ItemPainter, _tooltip
+from rewindtui.tui.widgets.transcript_items import _ACTION, _KEY, ItemPainter, _tooltip, is_big_paste
 from rewindtui.tui.widgets.transcript_marks import LineMarks
 from rewindtui.tui.widgets.transcript_search import SearchMarks
 from rewindtui.tui.widgets.windowed_view import WindowedView
@@ -144,6 +144,9 @@ class Transcript(WindowedView, can_focus=True):
         self.hover = None
         self._relayout(0)
         self.follow_bottom()
+        # a session of the same height as the one before leaves size and scroll as they were:
+        # without a repaint the lines of the session left stay on screen (seen in a terminal)
+        self.refresh()
 
     def set_buttons(self, buttons: TurnButtons) -> None:
         if buttons == self.buttons:
@@ -346,6 +349,7 @@ class Transcript(WindowedView, can_focus=True):
             for it in items
             if it.raw is not None
             and ((it.kind is ItemKind.MESSAGE and it.tools) or (it.kind in (ItemKind.MESSAGE, ItemKind.ARTIFACT) and has_more(it.other_parts)))
+            or (it.role == "user" and is_big_paste(it.text))
         ]
         if not with_tools:
             self.app.bell()
@@ -372,8 +376,24 @@ class Transcript(WindowedView, can_focus=True):
         await super()._on_key(event)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action in ("confirm", "act", "cursor_home", "cursor_end"):
-            return self.preview and self.cursor is not None
+        if action in ("confirm", "confirm_restore", "act", "cursor_home", "cursor_end"):
+            if not (self.preview and self.cursor is not None):
+                return False
+            if action in ("confirm", "confirm_restore", "act"):
+                # what Enter and the chords do depends on the turn: the footer shows only what acts
+                item = self.selected()
+                rewound = item is not None and item.rewound is not None
+                buttons = self.buttons  # what the chat's gate allows (TurnButtons.of)
+                if action == "act":
+                    what = parameters[0] if parameters else ""
+                    if what in ("fork", "fork_branch"):
+                        return (buttons.fork or buttons.fork_soon) and (rewound or what == "fork")
+                    if what == "restore":
+                        return rewound and buttons.restore
+                    return not rewound
+                if action == "confirm_restore":
+                    return rewound and buttons.restore
+                return not rewound
         return True
 
     def action_cursor(self, step: int) -> None:
@@ -403,6 +423,10 @@ class Transcript(WindowedView, can_focus=True):
         self.follow = self.scroll_y >= self.max_scroll_y
 
     def action_confirm(self) -> None:
+        self.post_message(self.Confirm())
+
+    def action_confirm_restore(self) -> None:
+        """Enter on a rewound turn: the screen restores its branch (what the footer says)."""
         self.post_message(self.Confirm())
 
     def action_act(self, action: str) -> None:

@@ -137,6 +137,8 @@ class ItemPainter:
     def _body(self, item: Item, width: int = 80) -> RenderableType | None:
         parts: list[RenderableType] = []
         text = sanitize(item.text)
+        if item.role == "user" and is_big_paste(text) and item.key not in self.t.expanded:
+            return self._collapsed(item, text)
         if item.kind is ItemKind.ERROR:
             parts.append(Text(text, style=self.t.get_component_rich_style("transcript--error")))
         elif item.kind is ItemKind.UNKNOWN:
@@ -161,6 +163,15 @@ class ItemPainter:
             return None
         return Group(*parts)
 
+    def _collapsed(self, item: Item, text: str) -> RenderableType:
+        """A big paste: its first lines and how many there are (click, or alt+t while choosing,
+        shows it whole). What was sent is the whole text; only the view is short."""
+        lines = text.split("\n")
+        muted = self.t.get_component_rich_style("transcript--muted")
+        toggle = muted + Style.from_meta({_ACTION: "tools", _KEY: item.key})
+        head = Text("\n".join(lines[:PASTE_HEAD_LINES]))
+        return Group(head, Text(f"[pasted {len(lines):,} lines — click to show all; alt+t while choosing]", style=toggle))
+
     def _part_lines(self, item: Item) -> list[RenderableType]:
         """Its files and data (see ``part_view``), with their save and show-more actions."""
         other = item.other_parts
@@ -174,6 +185,15 @@ class ItemPainter:
             toggle=muted + Style.from_meta({_ACTION: "tools", _KEY: item.key}),
         )
         return render_parts(other, styles, expanded=item.key in self.t.expanded, savable=item.role != "user")
+
+
+#: a message of more lines than this is shown collapsed (a paste): its first lines and the count
+PASTE_COLLAPSE_LINES = 40
+PASTE_HEAD_LINES = 3
+
+
+def is_big_paste(text: str) -> bool:
+    return text.count("\n") >= PASTE_COLLAPSE_LINES
 
 
 def _rewound_label(item: Item) -> str:

@@ -16,15 +16,23 @@ from contextlib import contextmanager
 
 from textual import events
 from textual.geometry import Size
+from textual.message import Message
 from textual.scroll_view import ScrollView
 
 from rewindtui.tui.transcript_layout import LineLayout
 
 
 class WindowedView(ScrollView):
+    class Following(Message):
+        """The view started or stopped following the bottom."""
+
+        def __init__(self, following: bool) -> None:
+            super().__init__()
+            self.following = following
+
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
-        self.follow = True  # keep the bottom in view (until the user scrolls away)
+        self._follow = True  # keep the bottom in view (until the user scrolls away)
         self.lines = LineLayout()  # the pure part: line offsets, windowing (transcript_layout)
         self._moving = 0  # > 0 while we scroll (not the user)
 
@@ -47,6 +55,16 @@ class WindowedView(ScrollView):
         """What was drawn at the old width is no longer of use."""
 
     # -- following the bottom ------------------------------------------------------------------
+    @property
+    def follow(self) -> bool:
+        return self._follow
+
+    @follow.setter
+    def follow(self, value: bool) -> None:
+        if value != self._follow:
+            self._follow = value
+            self.post_message(self.Following(value))
+
     @contextmanager
     def _scrolling(self) -> Iterator[None]:
         self._moving += 1
