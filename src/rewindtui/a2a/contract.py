@@ -59,6 +59,13 @@ REWIND_INVOCATION_KEY = "rewindtui_rewind_invocation_id"
 #: Task metadata on a redo's Task (a rewind that undid an earlier one): the id of the rewind Task
 #: it undid. Its ``REWOUND_BEFORE_KEY`` is that rewind's own invocation id (ADK's rewind event).
 REDO_OF_KEY = "rewindtui_redo_of"
+#: A tool call's data part (its ``metadata``): what running the tool does besides answering, as the
+#: server that ran it declares it. ``"outside"``: it acts outside the agent (a file, a mail, a
+#: ticket), which a rewind does not undo; ``"session"``: it changes nothing or only the session's
+#: own state, which a rewind takes back. A call without the key may have had outside effects.
+TOOL_EFFECTS_KEY = "rewindtui_tool_effects"
+EFFECTS_OUTSIDE = "outside"
+EFFECTS_SESSION = "session"
 #: Status/event metadata on a refused request: a short machine-readable reason code.
 ERROR_CODE_KEY = "rewindtui_error"
 #: The reason codes (``ERROR_CODE_KEY``) of the embedded server's refusals and failures; the
