@@ -28,6 +28,7 @@ from textual.reactive import reactive
 from textual.strip import Strip
 
 from rewindtui.model import Change, Conversation, Item, ItemKind
+from rewindtui.output.pasted import fold
 from rewindtui.tui import interaction
 from rewindtui.tui.gc_policy import DrawnLines
 from rewindtui.tui.keys import run_binding_now
@@ -340,6 +341,7 @@ class Transcript(WindowedView, can_focus=True):
             for it in items
             if it.raw is not None
             and ((it.kind is ItemKind.MESSAGE and it.tools) or (it.kind in (ItemKind.MESSAGE, ItemKind.ARTIFACT) and has_more(it.other_parts)))
+            or (it.role == "user" and fold(it.text) is not None)  # a big paste (output/pasted.py)
         ]
         if not with_tools:
             self.app.bell()

@@ -17,6 +17,7 @@ from textual.strip import Strip
 from rewindtui.base.textsafe import sanitize
 from rewindtui.model import Item, ItemKind
 from rewindtui.output.export import local_time
+from rewindtui.output.pasted import fold
 from rewindtui.tui.transcript_layout import CONTINUATION, START, turn_has_user
 from rewindtui.tui.turn_buttons import TurnButtons
 from rewindtui.tui.widgets.part_view import PartStyles, render_parts
@@ -142,7 +143,10 @@ class ItemPainter:
         elif item.kind is ItemKind.UNKNOWN:
             parts.append(Text(text, style=self.t.get_component_rich_style("transcript--muted")))
         elif text:
-            if item.role == "user" or item.streaming:
+            folded = fold(text) if item.role == "user" and item.key not in self.t.expanded else None
+            if folded is not None:  # a big paste: its first lines and a fold line that opens it
+                parts.extend(_folded_paste(folded.head, folded.label, self.t.get_component_rich_style("transcript--muted"), item.key))
+            elif item.role == "user" or item.streaming:
                 parts.append(Text(text))
             else:
                 parts.append(Markdown(text))
@@ -176,6 +180,13 @@ class ItemPainter:
         return render_parts(other, styles, expanded=item.key in self.t.expanded, savable=item.role != "user")
 
 
+def _folded_paste(head: str, label: str, muted: Style, key: str) -> list[RenderableType]:
+    toggle = Style.from_meta({_ACTION: "tools", _KEY: key})
+    line = Text(f"▸ {label}", style=muted + toggle)
+    line.append(" click (or alt+t while choosing) shows it all", style=muted)
+    return [Text(head), line]
+
+
 def _rewound_label(item: Item) -> str:
     """``⟲ rewound 14:05``: when the turn was rewound (local time)."""
     when = local_time(item.rewound.at)[11:] if item.rewound is not None else ""
@@ -193,7 +204,7 @@ def _tooltip(action: str, buttons: TurnButtons) -> str:
         "rewind": "Rewind to here: shows what would go (this turn and everything after it); Enter confirms",
         "edit": "Edit this turn's message and resend it; the turn and everything after it are replaced",
         "fork": "Fork a new session holding what came before this turn; this one stays as it is",
-        "tools": "Show or hide tool details",
+        "tools": "Show or hide tool details (or a big paste)",
         "save": "Save this message's files and data to disk (ctrl+s)",
     }.get(action, action)
 
