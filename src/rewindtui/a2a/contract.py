@@ -32,6 +32,9 @@ PARAM_NEWEST_TASK = "newest_task"
 #: loading (its front, ``rewindtui.server.http.front``): the first turn waits for it, so a client
 #: says "starting the agent…" until that turn's first event. Absent once the agent is loaded.
 PARAM_STARTING = "starting"
+#: ``params.state``: true when ``GET {api}/sessions/{id}/state`` answers the agent's session state
+#: and what a rewind to before each turn would change in it (:data:`REST_STATE`).
+PARAM_STATE = "state"
 
 #: The ways rewind can travel.
 MODE_A2A = "a2a"
@@ -120,6 +123,13 @@ REST_HISTORY_LENGTH_FIELD = "history_length"
 REST_REDO_FIELD = "rewind_task_id"
 #: Query parameter of ``GET {api}/sessions/{id}/tasks`` that includes rewound tasks.
 REST_INCLUDE_REWOUND = "include_rewound"
+#: The session-state route (:data:`PARAM_STATE`). Its ``data``: ``{"state": {key: value}, "rewind_changes":
+#: {invocation id: {key: value, or null for a key the rewind removes}}}`` -- for each of the newest
+#: turns, the state delta ADK's rewind to before that turn would apply (keys it leaves alone are
+#: not listed; ``app:``, ``user:`` and ``temp:`` keys, which a rewind leaves, are not either).
+REST_STATE = "/sessions/{id}/state"
+STATE_FIELD = "state"
+REWIND_CHANGES_FIELD = "rewind_changes"
 #: Query parameters of ``GET {api}/sessions/{id}/tasks`` that page it (without them: every task):
 #: at most ``limit`` of the newest tasks (still oldest first in ``data``) ...
 REST_TASKS_LIMIT = "limit"
