@@ -56,3 +56,13 @@ def test_a_card_without_the_param_does_not_offer_it():
     assert not offers_state({}) and not offers_state(None)
     ext["params"][contract.PARAM_STATE] = True
     assert offers_state({"capabilities": {"extensions": [ext]}})
+
+
+def test_the_start_up_front_has_no_state_route():
+    """The server's front serves the store's GET routes while the agent loads (a store reader,
+    no runner): the state route is left out there, not broken."""
+    from rewindtui.server.http.rest import build_rest_routes
+    from rewindtui.server.storage.store_reader import StoreReader
+
+    routes = build_rest_routes(StoreReader(store=None))  # type: ignore[arg-type]
+    assert routes and not any(route.path.endswith("/state") for route in routes)

@@ -24,6 +24,7 @@ def test_fold_is_pure_and_bounded():
     assert folded is not None and folded.lines == 5000 and folded.label == "[pasted 5,000 lines]"
     assert folded.head == "row 0000\nrow 0001\nrow 0002"
     assert fold("one line") is None
+    assert fold(PASTE + "\n").lines == 5000  # a final newline ends the last line, it adds none
 
 
 @pytest.mark.slow  # the demo model echoes the 5,000 lines back: ~30 s here, before this change too

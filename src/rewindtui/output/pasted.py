@@ -27,6 +27,8 @@ def fold(text: str, *, limit: int = FOLD_LINES, head: int = HEAD_LINES) -> Fold 
     if text.count("\n") < limit:  # at most ``limit`` lines: no need to split it
         return None
     lines = text.split("\n")
+    if lines[-1] == "":  # a paste that ends with a newline: no line after it
+        lines.pop()
     if len(lines) <= limit:
         return None
     return Fold("\n".join(lines[:head]), len(lines))
