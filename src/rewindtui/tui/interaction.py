@@ -99,6 +99,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("chat.attach", "ctrl+o", "attach", "Attach", "Attach a file to the next message", slash="attach"),
     Command("chat.save", "ctrl+s", "save_parts", "Save", "Save the files and data of the latest reply (while choosing: of the selected turn)", slash="save"),
     Command("chat.card", "f3", "show_card", "Card", "Show the agent card", slash="card"),
+    Command("chat.compact", "", "compact", "Compact", "Summarize the turns so far into one turn (the agent writes the summary; ctrl+z brings the turns back)", slash="compact"),
     Command("chat.state", "", "show_state", "State", "The agent's session state, and what a rewind to a turn would change in it", slash="state"),
     Command("chat.kagent", "", "kagent", "kagent…", "kagent 1.0: this session's checkpoints (rename, delete, fork from any) and shares (revoke)", slash="kagent"),
     Command("chat.help", "f1", "app.help", "Help", "Keys, slash commands and how rewind works (Esc closes it)", slash="help", show=True),

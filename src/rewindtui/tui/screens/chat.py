@@ -417,6 +417,11 @@ class ChatScreen(Screen):
 
         open_state(self)
 
+    def action_compact(self) -> None:
+        from rewindtui.tui.compact import start_compact  # the turns so far into one summary turn
+
+        start_compact(self)
+
     def action_kagent(self) -> None:
         from rewindtui.tui.screens.kagent import open_kagent  # kagent 1.0's checkpoints and shares
 
