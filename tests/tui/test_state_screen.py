@@ -4,6 +4,7 @@ rewind then leaves. "Not offered" elsewhere: tests/a2a_servers/test_state_not_of
 
 from __future__ import annotations
 
+from textual.command import CommandList, CommandPalette
 from textual.css.query import NoMatches
 
 from kit.apps import make_app
@@ -78,7 +79,12 @@ async def test_the_preview_turn_is_the_one_shown(server):
         await send(app, pilot, "second")
         await pilot.press("alt+up", "alt+up")  # the preview on turn 1
         await pilot.pause()
-        app.chat_screen.action_show_state()
+        await pilot.press("ctrl+p", *"state")  # the palette keeps the preview (typing /state leaves it)
+        await wait_until(pilot, lambda: any(
+            "State" in str(option.prompt) for option in app.screen.query_one(CommandList).options
+        ) if isinstance(app.screen, CommandPalette) else False, timeout=5)
+        assert app.chat_screen.rewind_mode
+        await pilot.press("enter")
         await wait_until(pilot, lambda: isinstance(app.screen, StateScreen))
         await wait_until(pilot, lambda: "Reading" not in shown(app, "#state-now"))
         assert "turn 1 of 2 “weather in Oslo” would change:" in shown(app, "#state-change")
