@@ -77,6 +77,7 @@ def test_agent_card(tmp_path: Path) -> None:
         "api": srv.api_url,
         "metadata_key": "kagent_rewind_before_invocation_id",
         "newest_task": True,
+        "state": True,
     }
     *http, grpc = card["supportedInterfaces"]
     assert http == [

@@ -5,7 +5,6 @@ and quits on a second press on an empty composer; ctrl+d on an empty composer qu
 from __future__ import annotations
 
 import pytest
-from textual import events
 
 from kit.apps import make_app
 from kit.offline import offline_app
@@ -372,28 +371,3 @@ def test_the_status_line_keeps_the_session_name_at_any_width():
     for width in (80, 60, 50):
         text = status_text(status, width).plain
         assert len(text) <= width and "weather" in text and "1a2b3c4d" in text, text
-
-
-async def test_a_big_paste_is_collapsed_in_the_transcript_sent_whole_and_expandable(server):
-    from kit.pilot import screen_lines, server_users
-
-    pasted = "\n".join(f"line {n} of the log" for n in range(600))
-    app = make_app(server)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(app, pilot)
-        screen = app.chat_screen
-        await pilot.pause()
-        screen.composer.post_message(events.Paste(pasted))
-        await wait_until(pilot, lambda: screen.composer.text == pasted)
-        await pilot.press("enter")
-        await settle(app, pilot)
-        assert (await server_users(server, app)) == [pasted]  # sent whole
-        transcript = screen.transcript
-        transcript.scroll_home(animate=False)
-        await pilot.pause()
-        shown = "\n".join(screen_lines(transcript))
-        assert "[pasted 600 lines — click to show all" in shown and "line 599 of the log" not in shown
-        user = next(it for it in app.chat.conversation.items if it.role == "user")
-        transcript._act("tools", user.key)  # what a click on the count does
-        await pilot.pause()
-        assert user.key in transcript.expanded

@@ -32,6 +32,9 @@ PARAM_NEWEST_TASK = "newest_task"
 #: loading (its front, ``rewindtui.server.http.front``): the first turn waits for it, so a client
 #: says "starting the agent…" until that turn's first event. Absent once the agent is loaded.
 PARAM_STARTING = "starting"
+#: ``params.state``: true when ``GET {api}/sessions/{id}/state`` answers the agent's session state
+#: and what a rewind to before each turn would change in it (:data:`REST_STATE`).
+PARAM_STATE = "state"
 
 #: The ways rewind can travel.
 MODE_A2A = "a2a"
@@ -59,6 +62,13 @@ REWIND_INVOCATION_KEY = "rewindtui_rewind_invocation_id"
 #: Task metadata on a redo's Task (a rewind that undid an earlier one): the id of the rewind Task
 #: it undid. Its ``REWOUND_BEFORE_KEY`` is that rewind's own invocation id (ADK's rewind event).
 REDO_OF_KEY = "rewindtui_redo_of"
+#: A tool call's data part (its ``metadata``): what running the tool does besides answering, as the
+#: server that ran it declares it. ``"outside"``: it acts outside the agent (a file, a mail, a
+#: ticket), which a rewind does not undo; ``"session"``: it changes nothing or only the session's
+#: own state, which a rewind takes back. A call without the key may have had outside effects.
+TOOL_EFFECTS_KEY = "rewindtui_tool_effects"
+EFFECTS_OUTSIDE = "outside"
+EFFECTS_SESSION = "session"
 #: Status/event metadata on a refused request: a short machine-readable reason code.
 ERROR_CODE_KEY = "rewindtui_error"
 #: The reason codes (``ERROR_CODE_KEY``) of the embedded server's refusals and failures; the
@@ -113,6 +123,13 @@ REST_HISTORY_LENGTH_FIELD = "history_length"
 REST_REDO_FIELD = "rewind_task_id"
 #: Query parameter of ``GET {api}/sessions/{id}/tasks`` that includes rewound tasks.
 REST_INCLUDE_REWOUND = "include_rewound"
+#: The session-state route (:data:`PARAM_STATE`). Its ``data``: ``{"state": {key: value}, "rewind_changes":
+#: {invocation id: {key: value, or null for a key the rewind removes}}}`` -- for each of the newest
+#: turns, the state delta ADK's rewind to before that turn would apply (keys it leaves alone are
+#: not listed; ``app:``, ``user:`` and ``temp:`` keys, which a rewind leaves, are not either).
+REST_STATE = "/sessions/{id}/state"
+STATE_FIELD = "state"
+REWIND_CHANGES_FIELD = "rewind_changes"
 #: Query parameters of ``GET {api}/sessions/{id}/tasks`` that page it (without them: every task):
 #: at most ``limit`` of the newest tasks (still oldest first in ``data``) ...
 REST_TASKS_LIMIT = "limit"

@@ -13,6 +13,7 @@ from rewindtui.chat import Action, RewindOutcomeUnknown
 from rewindtui.client.a2a_client import ClientError
 from rewindtui.client.errors import user_message
 from rewindtui.model import Item
+from rewindtui.model.effects import effect_lines, effects
 from rewindtui.tui import interaction
 from rewindtui.tui.host import ScreenHost, sentence
 
@@ -136,6 +137,7 @@ class RewindChoice:
             chat.conversation.user_text_of(item.rewind_target or "") or item.text,
             blocked=host.why_not(Action.REWIND),
             preview=preview,
+            effects=effect_lines(effects(chat.conversation.items[index:])),  # what it cannot undo
         )
 
     def show_rewound_banner(self, item: Item) -> None:

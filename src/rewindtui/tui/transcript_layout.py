@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from itertools import accumulate, islice
 
 from rewindtui.model import Item, ItemKind
+from rewindtui.output.pasted import fold
 
 
 class LineLayout:
@@ -279,6 +280,8 @@ def estimate_height(item: Item, width: int, expanded: bool) -> int:
     inner = max(10, width - 4)
     lines = 2  # separator or button line, and header
     text = item.text
+    if item.role == "user" and not expanded and (folded := fold(text)) is not None:
+        text = f"{folded.head}\n{folded.label}"  # a big paste shows folded (output/pasted.py)
     if len(text) < inner:  # no line can wrap: one line per line (most messages; asked for every item on open)
         lines += text.count("\n") + 1 if text else 0
     else:

@@ -73,12 +73,21 @@ async def cmd_rewind(conn: Any, args: argparse.Namespace, out: Output) -> int:
     await open_session(chat, args.session)
     before = resolve_invocation(chat, args.before)
     require_invocation(chat, before)
+    from rewindtui.model.effects import effect_lines, effects_from
+
+    not_undone = effect_lines(effects_from(chat.conversation.items, before), limit=20)  # read before they go
     await chat.rewind(before, args.text or None)
     sid = chat.session_id or args.session
     point = chat.undo_point()
     undo = f"rewindtui redo --session {sid[:8]}" + (f" --rewind-task {point.rewind_task_id[:8]}" if point else "")
-    out.header(f"session: {sanitize_line(sid)}", {"session": sid, "rewound_before": before, "undo": undo if point else None})
+    record: dict[str, Any] = {"session": sid, "rewound_before": before, "undo": undo if point else None}
+    if not_undone:
+        record["not_undone"] = not_undone  # what the rewind did not take back (model/effects.py)
+    out.header(f"session: {sanitize_line(sid)}", record)
     out.items(chat.conversation.items)
+    if not out.as_json:
+        for line in not_undone:
+            say(line, kind="note")
     if point is not None and not out.as_json:
         say(f"to undo this rewind: {undo}", kind="note")
     failure = turn_failure(chat) if args.text else None

@@ -63,6 +63,7 @@ def build_agent_card(
             contract.PARAM_API: api_url,
             contract.PARAM_METADATA_KEY: REWIND_KEY,
             contract.PARAM_NEWEST_TASK: True,
+            contract.PARAM_STATE: True,
         }
     )
     card = pb.AgentCard(

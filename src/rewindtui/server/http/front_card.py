@@ -56,6 +56,7 @@ def plain_agent_card(*, agent_url: str, api_url: str, name: str, model: str, nee
                         contract.PARAM_REWIND: list(contract.MODES),
                         contract.PARAM_METADATA_KEY: contract.REWIND_METADATA_KEY,
                         contract.PARAM_NEWEST_TASK: True,
+                        contract.PARAM_STATE: True,
                     },
                     "required": False,
                 }

@@ -45,6 +45,7 @@ from rewindtui.server.http.paths import AGENT_REF, API_PATH
 from rewindtui.server.http.requests import check_id
 from rewindtui.server.http.users import InvalidUser, resolve_user
 from rewindtui.server.service.errors import BadRequest, NotFound, ServiceError
+from rewindtui.server.service.state_view import StateView
 from rewindtui.server.service.wire import dumps
 from rewindtui.server.storage.store import InvalidPageToken
 
@@ -211,7 +212,18 @@ def build_rest_routes(service: AgentService) -> list[Route]:
         row = await service.fork(user_id, request.path_params["session_id"], body.get(contract.REST_BEFORE_FIELD))
         return ok(row.to_json(), "Session forked", 201)
 
+    # the agent's session state needs the runner: not on the start-up front's store reader
+    context = getattr(service, "context", None)
+    state_view = StateView(context) if context is not None else None
+
+    async def session_state(request: Request, user_id: str) -> Response:
+        assert state_view is not None
+        session = await service.sessions.owned(user_id, request.path_params["session_id"])
+        return ok(await state_view.state(session), "Successfully retrieved state")
+
+    state_route = Route(API + contract.REST_STATE.format(id="{session_id}"), endpoint(session_state), methods=["GET"])
     return [
+        *([state_route] if state_view is not None else []),
         Route("/api/sessions", endpoint(list_sessions), methods=["GET"]),
         Route("/api/sessions", endpoint(create_session), methods=["POST"]),
         Route("/api/sessions/agent/{namespace}/{name}", endpoint(list_agent_sessions), methods=["GET"]),

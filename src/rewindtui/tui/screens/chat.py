@@ -506,6 +506,16 @@ class ChatScreen(Screen):
     def action_show_card(self) -> None:
         self.files.show_card()
 
+    def action_show_state(self) -> None:
+        from rewindtui.tui.screens.state import open_state  # the agent's session state (/state)
+
+        open_state(self)
+
+    def action_compact(self) -> None:
+        from rewindtui.tui.compact import start_compact  # the turns so far into one summary turn
+
+        start_compact(self)
+
     def action_kagent(self) -> None:
         from rewindtui.tui.screens.kagent import open_kagent  # kagent 1.0's checkpoints and shares
 

@@ -4,6 +4,8 @@ how to resend or cancel; a short hint explains a first Esc."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Horizontal
@@ -52,9 +54,12 @@ class ModeBanner(Horizontal):
         self.set_classes(f"-shown -{kind}")
         self.query_one("#banner-text", Static).update(text)
 
-    def show_rewind(self, turns: int, messages: int, first_text: str, *, blocked: str = "", preview: str = "") -> None:
+    def show_rewind(
+        self, turns: int, messages: int, first_text: str, *, blocked: str = "", preview: str = "", effects: Sequence[str] = ()
+    ) -> None:
         """``preview``: what the rewind does when the server does not rewind in place (the
-        chat's words, e.g. kagent 1.0's fork), said instead of "N turns go, on the server too"."""
+        chat's words, e.g. kagent 1.0's fork), said instead of "N turns go, on the server too".
+        ``effects``: what it cannot undo (``model.effects``), one line each under the rest."""
         text = Text()
         text.append("⟲ Rewind mode", style="bold reverse")
         if blocked:
@@ -70,6 +75,8 @@ class ModeBanner(Horizontal):
             text.append(what, style="bold")
             text.append(f": {turns} turn{'s' if turns != 1 else ''} ({messages} message{'s' if messages != 1 else ''}) go, on the server too.")
         text.append(" Enter rewinds, Esc leaves.", style="italic")
+        for line in effects:
+            text.append(f"\n⚠ {line}.", style="bold")
         self._confirm_label("⟲ Rewind", "Rewind to before the selected turn (Enter)")
         self._show("rewind", text)
 

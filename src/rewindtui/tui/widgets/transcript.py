@@ -28,6 +28,7 @@ from textual.reactive import reactive
 from textual.strip import Strip
 
 from rewindtui.model import Change, Conversation, Item, ItemKind
+from rewindtui.output.pasted import fold
 from rewindtui.tui import interaction
 from rewindtui.tui.gc_policy import DrawnLines
 from rewindtui.tui.keys import run_binding_now
@@ -50,7 +51,7 @@ from rewindtui.tui.turn_buttons import TurnButtons
 from rewindtui.tui.widgets.part_view import has_more
 from rewindtui.tui.widgets.transcript_cache import CACHE_ITEMS as _CACHE_ITEMS
 from rewindtui.tui.widgets.transcript_cache import DrawnItems, Lines
-from rewindtui.tui.widgets.transcript_items import _ACTION, _KEY, ItemPainter, _tooltip, is_big_paste
+from rewindtui.tui.widgets.transcript_items import _ACTION, _KEY, ItemPainter, _tooltip
 from rewindtui.tui.widgets.transcript_marks import LineMarks
 from rewindtui.tui.widgets.transcript_search import SearchMarks
 from rewindtui.tui.widgets.windowed_view import WindowedView
@@ -349,7 +350,7 @@ class Transcript(WindowedView, can_focus=True):
             for it in items
             if it.raw is not None
             and ((it.kind is ItemKind.MESSAGE and it.tools) or (it.kind in (ItemKind.MESSAGE, ItemKind.ARTIFACT) and has_more(it.other_parts)))
-            or (it.role == "user" and is_big_paste(it.text))
+            or (it.role == "user" and fold(it.text) is not None)  # a big paste (output/pasted.py)
         ]
         if not with_tools:
             self.app.bell()

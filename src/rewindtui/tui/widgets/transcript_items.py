@@ -17,6 +17,7 @@ from textual.strip import Strip
 from rewindtui.base.textsafe import sanitize
 from rewindtui.model import Item, ItemKind
 from rewindtui.output.export import local_time
+from rewindtui.output.pasted import fold
 from rewindtui.tui.transcript_layout import CONTINUATION, START, turn_has_user
 from rewindtui.tui.turn_buttons import TurnButtons
 from rewindtui.tui.widgets.part_view import PartStyles, render_parts
@@ -137,14 +138,15 @@ class ItemPainter:
     def _body(self, item: Item, width: int = 80) -> RenderableType | None:
         parts: list[RenderableType] = []
         text = sanitize(item.text)
-        if item.role == "user" and is_big_paste(text) and item.key not in self.t.expanded:
-            return self._collapsed(item, text)
         if item.kind is ItemKind.ERROR:
             parts.append(Text(text, style=self.t.get_component_rich_style("transcript--error")))
         elif item.kind is ItemKind.UNKNOWN:
             parts.append(Text(text, style=self.t.get_component_rich_style("transcript--muted")))
         elif text:
-            if item.role == "user" or item.streaming:
+            folded = fold(text) if item.role == "user" and item.key not in self.t.expanded else None
+            if folded is not None:  # a big paste: its first lines and a fold line that opens it
+                parts.extend(_folded_paste(folded.head, folded.label, self.t.get_component_rich_style("transcript--muted"), item.key))
+            elif item.role == "user" or item.streaming:
                 parts.append(Text(text))
             else:
                 parts.append(Markdown(text))
@@ -163,15 +165,6 @@ class ItemPainter:
             return None
         return Group(*parts)
 
-    def _collapsed(self, item: Item, text: str) -> RenderableType:
-        """A big paste: its first lines and how many there are (click, or alt+t while choosing,
-        shows it whole). What was sent is the whole text; only the view is short."""
-        lines = text.split("\n")
-        muted = self.t.get_component_rich_style("transcript--muted")
-        toggle = muted + Style.from_meta({_ACTION: "tools", _KEY: item.key})
-        head = Text("\n".join(lines[:PASTE_HEAD_LINES]))
-        return Group(head, Text(f"[pasted {len(lines):,} lines — click to show all; alt+t while choosing]", style=toggle))
-
     def _part_lines(self, item: Item) -> list[RenderableType]:
         """Its files and data (see ``part_view``), with their save and show-more actions."""
         other = item.other_parts
@@ -187,13 +180,11 @@ class ItemPainter:
         return render_parts(other, styles, expanded=item.key in self.t.expanded, savable=item.role != "user")
 
 
-#: a message of more lines than this is shown collapsed (a paste): its first lines and the count
-PASTE_COLLAPSE_LINES = 40
-PASTE_HEAD_LINES = 3
-
-
-def is_big_paste(text: str) -> bool:
-    return text.count("\n") >= PASTE_COLLAPSE_LINES
+def _folded_paste(head: str, label: str, muted: Style, key: str) -> list[RenderableType]:
+    toggle = Style.from_meta({_ACTION: "tools", _KEY: key})
+    line = Text(f"▸ {label}", style=muted + toggle)
+    line.append(" click (or alt+t while choosing) shows it all", style=muted)
+    return [Text(head), line]
 
 
 def _rewound_label(item: Item) -> str:
@@ -213,7 +204,7 @@ def _tooltip(action: str, buttons: TurnButtons) -> str:
         "rewind": "Rewind to here: shows what would go (this turn and everything after it); Enter confirms",
         "edit": "Edit this turn's message and resend it; the turn and everything after it are replaced",
         "fork": "Fork a new session holding what came before this turn; this one stays as it is",
-        "tools": "Show or hide tool details",
+        "tools": "Show or hide tool details (or a big paste)",
         "save": "Save this message's files and data to disk (ctrl+s)",
     }.get(action, action)
 
