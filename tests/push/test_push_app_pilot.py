@@ -42,7 +42,9 @@ def _app(slow, proxy: FaultProxy, tmp_path: Path, push: bool) -> RewindApp:
         {"url": proxy.rewrite(slow.agent_url), "api": proxy.rewrite(slow.api_url)},
         {"REWINDTUI_CONFIG": str(config)},
     )
-    app = RewindApp(AppConnector(settings), new_session=True)
+    # the live view off: with it, the app re-reads the session by itself once the network is back,
+    # which is another way to the same end (tests/tui/test_live_view.py); this test is the push's
+    app = RewindApp(AppConnector(settings), new_session=True, live=False)
     app.animation_level = "none"
     return app
 

@@ -301,7 +301,9 @@ def slow_pair(tmp_path_factory: pytest.TempPathFactory) -> Any:
     """Two replicas whose demo model streams slowly (a turn runs for seconds)."""
     from kit.postgres import new_database
 
-    a, b = _replicas(tmp_path_factory.mktemp("pair"), new_database("m"), "--demo-delay", "0.3")
+    # --push-allow loopback: the push test's receiver listens on loopback, which a server refuses
+    # unless told (server/http/push_screen.py)
+    a, b = _replicas(tmp_path_factory.mktemp("pair"), new_database("m"), "--demo-delay", "0.3", "--push-allow", "loopback")
     try:
         yield a, b
     finally:

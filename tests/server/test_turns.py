@@ -6,6 +6,8 @@ import uuid
 
 from srvkit import Turn, texts
 
+from rewindtui.a2a import contract
+
 #: also on a team server's PostgreSQL (tests/server/conftest.py)
 ENGINES = ("sqlite", "postgresql")
 
@@ -82,7 +84,11 @@ def test_tool_turn_data_parts(server, make_a2a, dialect):
     turn = Turn(a2a.stream("what is the weather in New York", sid))
     call, response, answer = turn.full_messages
     (call_part,) = call["parts"]
-    assert call_part["kind"] == "data" and call_part["metadata"] == {"kagent_type": "function_call"}
+    # kagent's part type, and the embedded server's own mark of what the tool touches (a2a/contract.py)
+    assert call_part["kind"] == "data" and call_part["metadata"] == {
+        "kagent_type": "function_call",
+        contract.TOOL_EFFECTS_KEY: "session",
+    }
     assert call_part["data"]["name"] == "get_weather" and call_part["data"]["args"] == {"city": "New York"}
     (resp_part,) = response["parts"]
     assert resp_part["metadata"] == {"kagent_type": "function_response"}

@@ -114,6 +114,9 @@ REST_REDO = "/sessions/{id}/redo"
 #: The JSON body key of the rewind and fork routes. Fork also takes an invocation that was
 #: rewound, or a rewind's own invocation: the new session is the original as it was just before it.
 REST_BEFORE_FIELD = "rewind_before_invocation_id"
+#: google-adk's own field of a rewind event (``EventActions.rewind_before_invocation_id``, google-adk
+#: 2.13 ``events/event_actions.py``): the same name as the REST field, read from ADK's stored events
+ADK_REWIND_ACTION = REST_BEFORE_FIELD
 #: The JSON body key of the rewind and redo routes (optional): answer with at most this many of the
 #: effective history's newest messages (a whole number, 0 or more; see
 #: :data:`EFFECTIVE_HISTORY_TOTAL_KEY`).

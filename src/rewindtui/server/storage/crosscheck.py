@@ -152,7 +152,7 @@ def agent_invocations(adk_path: Path, app_name: str) -> tuple[dict[tuple[str, st
 
 
 class _Actions:
-    __slots__ = ("rewind_before_invocation_id",)
+    __slots__ = (contract.ADK_REWIND_ACTION,)
 
     def __init__(self, target: str | None) -> None:
         self.rewind_before_invocation_id = target

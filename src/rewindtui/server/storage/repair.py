@@ -29,6 +29,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+from rewindtui.a2a import contract
 from rewindtui.server.http.paths import ADK_FILE, APP_NAME, STORE_FILE
 from rewindtui.server.service.rewinds import rewind_task
 from rewindtui.server.service.wire import effective_events, new_id
@@ -157,7 +158,7 @@ def _state_from_events(conn: sqlite3.Connection, app_name: str, user_id: str, se
             data = {}
         found = data.get("actions")
         actions: dict[str, Any] = found if isinstance(found, dict) else {}
-        target = actions.get("rewind_before_invocation_id")
+        target = actions.get(contract.ADK_REWIND_ACTION)
         delta = actions.get("state_delta")
         events.append(
             SimpleNamespace(
