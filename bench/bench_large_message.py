@@ -8,6 +8,7 @@ and the data directory's size on disk as a multiple of what was sent.
 
     python bench/bench_large_message.py                 # 50 MB, two turns
     python bench/bench_large_message.py --mb 20 --turns 1
+    python bench/bench_large_message.py --quick         # a smoke run: one 1 MB message
     REWINDTUI_SERVER_MAX_REQUEST_MB=100 python bench/bench_large_message.py   # with a higher limit
 """
 
@@ -42,7 +43,10 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mb", type=float, default=50.0, help="size of each message in MB (default 50)")
     parser.add_argument("--turns", type=int, default=2, help="messages sent (default 2)")
+    parser.add_argument("--quick", action="store_true", help="a smoke run (the figures mean nothing): one 1 MB message")
     args = parser.parse_args()
+    if args.quick:
+        args.mb, args.turns = 1.0, 1
     if not Path("/proc/self/status").exists():
         print("needs Linux (/proc/PID/status)")
         return 1

@@ -37,6 +37,7 @@ sys.path.insert(0, str(HERE))
 
 from textual.geometry import Region  # noqa: E402
 
+from rewindtui.a2a.classify import StreamEvent, classify  # noqa: E402
 from rewindtui.a2a.dialect import Dialect  # noqa: E402
 from rewindtui.chat import Chat  # noqa: E402
 from rewindtui.client.a2a_client import A2AClient, Capabilities, ServerConfig  # noqa: E402
@@ -128,8 +129,17 @@ async def in_app(messages: int) -> dict[str, float]:
     return out
 
 
+def delta(text: str, n: int) -> StreamEvent:
+    """A streamed delta of the agent's reply (a partial status update), as the stream brings it."""
+    message = {"kind": "message", "role": "agent", "messageId": f"bench-delta-{n}", "taskId": "bench-live",
+               "parts": [{"kind": "text", "text": text}], "metadata": {"adk_partial": True}}
+    return classify({"kind": "status-update", "taskId": "bench-live", "contextId": "bench-session",
+                     "status": {"state": "working", "message": message}, "final": False})
+
+
 def in_model(messages: int) -> dict[str, float]:
-    items = loaded_chat(messages).conversation.items
+    conversation = loaded_chat(messages).conversation
+    items = conversation.items
     out: dict[str, float] = {}
     gc.collect()
     start = time.perf_counter()
@@ -144,9 +154,13 @@ def in_model(messages: int) -> dict[str, float]:
     index.ordinal(query, hit)
     index.before(query, hit.at)
     out["query"] = time.perf_counter() - start
-    items[-1]._set_text(items[-1].text + " streamed more")  # a delta of a reply
+    conversation.apply(delta("a reply begins", 1))  # the live reply's first delta: a new item
+    items = conversation.items
+    index.sync(items)
+    change = conversation.apply(delta(" streamed more", 2))  # the next: that item's text grows in place
+    assert change.updated, "the delta did not update the live reply"
     start = time.perf_counter()
-    index.sync(items, [items[-1]])
+    index.sync(conversation.items, change.updated)
     out["delta"] = time.perf_counter() - start
     return out
 
@@ -189,7 +203,7 @@ async def main(quick: bool) -> int:
         report(f"model: {what} ({big:,})", f"{model_big[name] * 1000:.2f} ms ({small}: {model_small[name] * 1000:.3f} ms)", f"<= {target:g} ms", model_big[name] * 1000 <= target)
     short = [r for r in rows if not r[3]]
     print(f"\n{len(rows) - len(short)} of {len(rows)} met", flush=True)
-    return 1 if short else 0
+    return 1 if short and not quick else 0  # a smoke run's figures mean nothing
 
 
 if __name__ == "__main__":

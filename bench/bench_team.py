@@ -15,6 +15,7 @@ and real ``rewindtui serve`` processes; everything measured in one run, reported
    alternating rounds; the ratio of the medians, and the hold + release round trip alone.
 
     python bench/bench_team.py [--turns 120] [--concurrency 20] [--repeat 7] [--sizes 1000,10000]
+    python bench/bench_team.py --quick   # a smoke run: every part once, a few turns (the figures mean nothing)
 """
 
 from __future__ import annotations
@@ -176,7 +177,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=7)
     parser.add_argument("--sizes", default="1000,10000")
     parser.add_argument("--skip", default="", help="comma-separated parts to leave out: replicas,rewind,lock")
+    parser.add_argument("--quick", action="store_true",
+                        help="a smoke run (the figures mean nothing): every part once, 4 turns by 2 users, rewind at 20 turns")
     args = parser.parse_args(argv)
+    if args.quick:
+        args.turns, args.concurrency, args.repeat, args.sizes = 4, 2, 1, "20"
+    lock_rounds, lock_turns = (1, 2) if args.quick else (3, 10)
     skip = set(filter(None, args.skip.split(",")))
     root = Path(tempfile.mkdtemp(prefix="rwt-bench-"))
     server, socket_dir = postgres(root)
@@ -204,7 +210,7 @@ def main(argv: list[str] | None = None) -> int:
                   f"PostgreSQL {pg_ms:.0f} ms -> {pg_ms / sqlite_ms:.2f}x")
 
     if "lock" not in skip:
-        locked, unlocked, hold = lock_cost(root / "lock", new_db(server, socket_dir), 3, 10)
+        locked, unlocked, hold = lock_cost(root / "lock", new_db(server, socket_dir), lock_rounds, lock_turns)
         print(f"a turn with the per-session lock {locked:.0f} ms, without {unlocked:.0f} ms -> {locked / unlocked:.2f}x; "
               f"hold + release alone {hold:.2f} ms")
     server.cleanup()

@@ -5,6 +5,7 @@ has it (the recording transport attached, no log active: it passes through), and
 active (each frame parsed, redacted and kept, bounded). Prints the ratios against the bare client.
 
     python bench/bench_wire_log.py [--frames N]
+    python bench/bench_wire_log.py --quick   # a smoke run: 500 frames (the figures mean nothing)
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 from captures import load
 from rewindtui.client import wire_log
-from rewindtui.client.transport import sse_frames
+from rewindtui.client.transports.http import sse_frames
 
 
 def events(frames: int) -> list[bytes]:
@@ -72,4 +73,6 @@ async def main(frames: int) -> None:
 if __name__ == "__main__":
     parser = argparse.ArgumentParser()
     parser.add_argument("--frames", type=int, default=20_000)
-    asyncio.run(main(parser.parse_args().frames))
+    parser.add_argument("--quick", action="store_true", help="a smoke run (the figures mean nothing): 500 frames")
+    args = parser.parse_args()
+    asyncio.run(main(500 if args.quick else args.frames))

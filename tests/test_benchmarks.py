@@ -39,8 +39,20 @@ CASES: dict[str, tuple[str, ...]] = {
         "cold start to first paint, server already running",
         "cold start to first paint, embedded server",
     ),
+    "bench_large_message.py": ("turn 1: 1 MB in", "server memory idle", "data directory after 1 turn(s)"),
     "bench_launch.py": ("warm  composer", "warm  connected", "fresh first_token"),
     "bench_live.py": ("live check, ", "live check vs re-reading", "checks of an idle app"),
+    "bench_search.py": (
+        "app: a key in the box, hit found, shown",
+        "app: that key's own work: search, jump, frame",
+        "app: Enter, the hit before, shown",
+        "app: a one-letter query (every e counted)",
+        "app: ctrl+f, the session indexed (first search)",
+        "app: a frame with hits vs without",
+        "model: index the session",
+        "model: count and find a query's hits",
+        "model: follow a streamed delta",
+    ),
     "bench_server_big.py": (
         "open over REST, every task",
         "open over REST, newest page",
@@ -60,8 +72,17 @@ CASES: dict[str, tuple[str, ...]] = {
         "A2A 0.3, ADK session cache off",
         "A2A 1.0, cache off + no fast path (before)",
     ),
+    "bench_server_rss.py": ("server memory by session size", "turns: opened", "rewind peak", "redo peak", "fork peak"),
+    "bench_team.py": (
+        "(pgserver)",
+        "turns/s, 2 users: 1 replica",
+        "rewind at 20 turns (median of 1): SQLite",
+        "a turn with the per-session lock",
+        "hold + release alone",
+    ),
     "bench_throughput.py": ("embedded ", "a2a-sdk echo ", "throughput: embedded / echo", "p99 latency"),
     "bench_wire.py": ("json.loads(bytes)", "app path: parse_json", "merge alone", "cyclic GC runs during the merge"),
+    "bench_wire_log.py": ("SSE frames, best of 3", "  bare ", "  inactive ", "  active ", "targets: recording attached"),
 }
 
 #: scripts allowed private names, and why
