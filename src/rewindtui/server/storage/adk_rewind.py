@@ -66,6 +66,7 @@ from sqlalchemy import (
     literal,
     or_,
     select,
+    text,
 )
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
@@ -182,6 +183,11 @@ class RewindIndex:
         self._ready = True
 
     def _create(self, sync_conn: Any) -> None:
+        if sync_conn.dialect.name == "postgresql":
+            # replicas on one database create these at once: PostgreSQL's "IF NOT EXISTS" is not safe
+            # against a concurrent CREATE (a unique violation on pg_type), so one at a time, by a lock
+            # held to the end of this transaction (the key: this table's name, hashed by PostgreSQL)
+            sync_conn.execute(text("SELECT pg_advisory_xact_lock(hashtext('rewindtui_replay_checkpoints'))"))
         self.checkpoints.create(sync_conn, checkfirst=True)
         self._by_invocation.create(sync_conn, checkfirst=True)
 
