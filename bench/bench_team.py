@@ -46,7 +46,8 @@ def postgres(root: Path) -> tuple[Any, str]:
         warnings.simplefilter("ignore")
         import pgserver
 
-        server = pgserver.get_server(root / "pg", cleanup_mode="delete")
+        # a short path: a unix socket's path is limited to ~107 bytes (a test's tmp dir is longer)
+        server = pgserver.get_server(Path(tempfile.mkdtemp(prefix="rtpg-")) / "pg", cleanup_mode="delete")
     socket_dir = server.get_uri().split("host=", 1)[1].split("&", 1)[0]
     return server, socket_dir
 

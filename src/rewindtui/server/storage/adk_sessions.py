@@ -400,9 +400,11 @@ class CachedDatabaseSessionService(DatabaseSessionService):
             app_name=app_name,
         )
         event = base.events[-1]
-        if cached is not None and key not in self._cache:
+        times = [e.timestamp for e in cached.events] + [event.timestamp] if cached is not None else []
+        if cached is not None and key not in self._cache and all(a < b for a, b in zip(times, times[1:], strict=False)):
             # the cached copy was current: it stays so with the rewind event (a full read would
-            # answer it, with the state the append left)
+            # answer it, with the state the append left); not where two events share a time or one
+            # came late, whose order a fresh read (by time) may answer differently
             self._remember(base.model_copy(update={"events": [*cached.events, event]}))
         return event
 
@@ -435,7 +437,7 @@ class CachedDatabaseSessionService(DatabaseSessionService):
                     conn = await sql.connection()
                     copied = await index.copy_rows_before(conn, key, new_key, point)
                     if copied != point.before.position:  # the checkpoints do not describe these events
-                        raise RuntimeError(
+                        raise _NotDescribed(
                             f"fork: {copied} events before the point, the replay counted {point.before.position}"
                         )
                     await index.copy_checkpoints(conn, key, new_key, point)
@@ -443,9 +445,12 @@ class CachedDatabaseSessionService(DatabaseSessionService):
                     ts = ts if ts.tzinfo is not None else ts.replace(tzinfo=UTC)
                     row.update_time = ts.replace(tzinfo=None) if writer.naive_datetime else ts
                 await sql.commit()
-        except BaseException:
+        except BaseException as exc:
             with contextlib.suppress(Exception):
                 await self.delete_session(app_name=app_name, user_id=user_id, session_id=new_session_id)
+            if isinstance(exc, _NotDescribed):  # events stored out of time order: the full fork does it
+                log.warning("%s; forking from the whole session instead", exc)
+                return None
             raise
         finally:
             self._generation[new_key] += 1
@@ -516,6 +521,11 @@ async def _copy_rows(sql: Any, table: Any, source: _Key, target: Session, events
         rows = select(*columns).where(*of_source, table.c.id.in_(chunk))
         await sql.execute(insert(table).from_select([c.key for c in table.columns], rows))
     return True
+
+
+class _NotDescribed(Exception):
+    """The replay checkpoints do not describe the events a fork would copy (events stored out of
+    time order): nothing is kept, and the fork is made from the whole session."""
 
 
 def _undecodable(exc: BaseException) -> bool:
