@@ -401,10 +401,10 @@ class CachedDatabaseSessionService(DatabaseSessionService):
         )
         event = base.events[-1]
         times = [e.timestamp for e in cached.events] + [event.timestamp] if cached is not None else []
-        if cached is not None and key not in self._cache and all(a < b for a, b in zip(times, times[1:], strict=False)):
+        if cached is not None and key not in self._cache and all(a <= b for a, b in zip(times, times[1:], strict=False)):
             # the cached copy was current: it stays so with the rewind event (a full read would
-            # answer it, with the state the append left); not where two events share a time or one
-            # came late, whose order a fresh read (by time) may answer differently
+            # answer it, with the state the append left); not where an event came late (stamped
+            # before one stored ahead of it), whose place a fresh read (by time) answers differently
             self._remember(base.model_copy(update={"events": [*cached.events, event]}))
         return event
 
