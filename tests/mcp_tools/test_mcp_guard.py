@@ -51,8 +51,9 @@ def test_paths_are_judged_after_symlinks_and_dotdot(tmp_path: Path):
     assert allowed_path("files", "https://example.org/a.png", []) == "https://example.org/a.png"
 
 
-def test_only_local_file_roots_are_directories():
-    assert roots_to_dirs(["file:///home/u/my%20project", "https://x/y", "file://otherhost/z"]) == [Path("/home/u/my project")]
+def test_only_local_file_roots_are_directories(tmp_path):
+    project = tmp_path / "my project"  # a space: escaped in the URI, back in the path
+    assert roots_to_dirs([project.as_uri(), "https://x/y", "file://otherhost/z"]) == [project]
 
 
 def test_data_nested_past_the_bound_is_refused_not_a_recursion_error():
