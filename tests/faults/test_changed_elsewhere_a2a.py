@@ -14,22 +14,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "a2a_servers"))
 
 from a2a_servers import sdk_app
 from asgi_thread import ServeInThread
+from kit.a2a_chats import connected_client as _client
+from kit.a2a_chats import user_texts_of as _users
 from rewindtui.chat import Chat, TurnRefused
 from rewindtui.client import freshness
-from rewindtui.client.a2a_client import A2AClient, ServerConfig
-from rewindtui.model import ItemKind
 
 pytestmark = pytest.mark.timeout(60)
-
-
-def _users(chat: Chat) -> list[str]:
-    return [i.text for i in chat.conversation.items if i.role == "user" and i.kind is ItemKind.MESSAGE]
-
-
-async def _client(served: ServeInThread, store: Path) -> A2AClient:
-    client = A2AClient(ServerConfig(url=served.url + "/", local_store=store, timeout=10))
-    await client.connect()
-    return client
 
 
 async def test_another_clients_turn_on_an_a2a_server_is_seen_before_a_send(tmp_path, monkeypatch):
