@@ -35,7 +35,7 @@ USER = {"X-User-Id": "team"}
 REFUSALS = (
     re.escape(OTHER_REPLICA_BUSY),
     r"a (turn|rewind|fork|delete) is running on session '[^']+'; try again when it has finished",
-    r".*(not in|no longer in|not an invocation|is not|nothing to redo|no rewind|cannot).*",
+    r".*(not in|no longer in|not an invocation|is not|nothing to redo|no rewind|cannot|already rewound).*",
 )
 
 
