@@ -291,7 +291,12 @@ def first_paint(argv: list[str], marker: str = "Message the agent", timeout: flo
 
 def ratio_row(name: str, big: float, small: float, target: float, unit: str = "ms", scale: float = 1000) -> None:
     ratio = big / small
-    report(name, f"{big*scale:.2f} {unit} vs {small*scale:.2f} {unit} = {ratio:.2f}x", f"<= {target:g}x", ratio <= target)
+    report(
+        name,
+        f"{big * scale:.2f} {unit} vs {small * scale:.2f} {unit} = {ratio:.2f}x",
+        f"<= {target:g}x",
+        ratio <= target,
+    )
 
 
 async def interleaved(fn: Any, small: int, big: int, rounds: int, *args: Any) -> tuple[list, list]:
@@ -312,7 +317,12 @@ async def main(quick: bool, big_run: bool) -> int:
     o_small, o_big = await interleaved(open_time, small, big, reps)
     ratio_row(f"open {big} messages vs {small} (app start to first frame)", min(o_big), min(o_small), 2)
     s_small, s_big = await interleaved(switch_time, small, big, reps)
-    report(f"show a loaded session in a running app, {big} vs {small}", f"{min(s_big)*1000:.0f} ms vs {min(s_small)*1000:.0f} ms", "(for reference)", True)
+    report(
+        f"show a loaded session in a running app, {big} vs {small}",
+        f"{min(s_big) * 1000:.0f} ms vs {min(s_small) * 1000:.0f} ms",
+        "(for reference)",
+        True,
+    )
 
     deltas = 50 if quick else 100
     st_small, st_big = await interleaved(streaming, small, big, 1 if quick else 2, deltas)
@@ -320,12 +330,17 @@ async def main(quick: bool, big_run: bool) -> int:
     rate_big, backlog = max(r[2] for r in st_big), min(r[3] for r in st_big)
     ratio_row(f"per-delta UI cost at {big} vs {small} (apply + draw view, CPU)", pd_big, pd_small, 1.2)
     wall_small, wall_big = min(r[1] for r in st_small), min(r[1] for r in st_big)
-    report("  the same in wall time", f"{wall_big*1000:.2f} ms vs {wall_small*1000:.2f} ms = {wall_big/wall_small:.2f}x", "(for reference)", True)
+    report(
+        "  the same in wall time",
+        f"{wall_big * 1000:.2f} ms vs {wall_small * 1000:.2f} ms = {wall_big / wall_small:.2f}x",
+        "(for reference)",
+        True,
+    )
     report(f"sustained deltas/s at {big} messages (burst)", f"{rate_big:.0f}/s", ">= 1000/s", rate_big >= 1000)
     report("backlog: 2nd half vs 1st half of the burst", f"{backlog:.2f}x", "no growth (<= 1.5x)", backlog <= 1.5)
 
     r_small, r_big = await interleaved(rewind_paint, small, big, 1, 5 if quick else 15)
-    report(f"rewind -> truncated view painted at {big}", f"{r_big[0]*1000:.1f} ms", "<= 50 ms", r_big[0] <= 0.05)
+    report(f"rewind -> truncated view painted at {big}", f"{r_big[0] * 1000:.1f} ms", "<= 50 ms", r_big[0] <= 0.05)
     ratio_row(f"rewind paint {big} vs {small}", r_big[0], r_small[0], 2)
 
     top = await scroll_top_check(big)
@@ -338,7 +353,7 @@ async def main(quick: bool, big_run: bool) -> int:
         worst = max(cpu_big)
         report(
             f"scroll {big} top to bottom by page: slowest of {len(cpu_big)} frames (CPU)",
-            f"{worst*1000:.1f} ms vs {frame*1000:.1f} ms = {worst/frame:.2f}x",
+            f"{worst * 1000:.1f} ms vs {frame * 1000:.1f} ms = {worst / frame:.2f}x",
             "< 2x the 50-msg frame",
             worst < 2 * frame,
         )
@@ -346,26 +361,31 @@ async def main(quick: bool, big_run: bool) -> int:
         q = statistics.quantiles(cpu_big, n=100)
         report(
             "  its frames: median / p99 (CPU); frames at 2x or over",
-            f"{statistics.median(cpu_big)*1000:.1f} / {q[98]*1000:.1f} ms; {over}",
+            f"{statistics.median(cpu_big) * 1000:.1f} / {q[98] * 1000:.1f} ms; {over}",
             "(for reference)",
             True,
         )
         report(
             "  the 50-message session's own slowest frame (CPU), for scale",
-            f"{max(cpu_small)*1000:.1f} ms = {max(cpu_small)/frame:.2f}x its median",
+            f"{max(cpu_small) * 1000:.1f} ms = {max(cpu_small) / frame:.2f}x its median",
             "(for reference)",
             True,
         )
         wq = statistics.quantiles(wall_big, n=100)
         report(
             "  the same in wall time: median / p99 / max (50-msg median)",
-            f"{statistics.median(wall_big)*1000:.1f} / {wq[98]*1000:.1f} / {max(wall_big)*1000:.1f} ms ({statistics.median(wall_small)*1000:.1f})",
+            f"{statistics.median(wall_big) * 1000:.1f} / {wq[98] * 1000:.1f} / {max(wall_big) * 1000:.1f} ms ({statistics.median(wall_small) * 1000:.1f})",
             "(for reference)",
             True,
         )
 
     empty, full = rss_of(0), rss_of(rss_size)
-    report(f"RSS with {rss_size:,} messages vs empty app", f"{full/1024:.0f} MB vs {empty/1024:.0f} MB = {full/empty:.2f}x", "<= 2x", full / empty <= 2)
+    report(
+        f"RSS with {rss_size:,} messages vs empty app",
+        f"{full / 1024:.0f} MB vs {empty / 1024:.0f} MB = {full / empty:.2f}x",
+        "<= 2x",
+        full / empty <= 2,
+    )
 
     try:
         from rewindtui.server import EmbeddedServer
@@ -377,9 +397,16 @@ async def main(quick: bool, big_run: bool) -> int:
         with tempfile.TemporaryDirectory() as tmp:
             with EmbeddedServer(Path(tmp) / "running") as server:
                 running = min(first_paint(["--url", server.agent_url, "--api", server.api_url]) for _ in range(reps))
-            report("cold start to first paint, server already running", f"{running*1000:.0f} ms", "<= 500 ms", running <= 0.5)
+            report(
+                "cold start to first paint, server already running",
+                f"{running * 1000:.0f} ms",
+                "<= 500 ms",
+                running <= 0.5,
+            )
             embedded = min(first_paint(["--data-dir", str(Path(tmp) / f"embedded{i}")]) for i in range(reps))
-            report("cold start to first paint, embedded server", f"{embedded*1000:.0f} ms", "<= 1500 ms", embedded <= 1.5)
+            report(
+                "cold start to first paint, embedded server", f"{embedded * 1000:.0f} ms", "<= 1500 ms", embedded <= 1.5
+            )
     short = [r for r in rows if not r[3]]
     print(f"\n{len(rows) - len(short)} ok, {len(short)} short")
     return 0

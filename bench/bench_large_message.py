@@ -53,7 +53,9 @@ def main() -> int:
     data = Path(tempfile.mkdtemp(prefix="rewindtui-bench-large-"))
     proc = subprocess.Popen(
         [sys.executable, "-m", "rewindtui.server.process.serve", "--port", "0", "--data-dir", str(data)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     try:
         first = proc.stdout.readline() if proc.stdout else ""
@@ -64,18 +66,38 @@ def main() -> int:
         size = int(args.mb * 1024 * 1024)
         http = httpx.Client(timeout=600)
         session = str(uuid.uuid4())
-        warm = {"jsonrpc": "2.0", "id": "warm", "method": "message/send",
-                "params": {"message": {"kind": "message", "role": "user", "messageId": str(uuid.uuid4()),
-                                       "contextId": session, "parts": [{"kind": "text", "text": "hello"}]}}}
+        warm = {
+            "jsonrpc": "2.0",
+            "id": "warm",
+            "method": "message/send",
+            "params": {
+                "message": {
+                    "kind": "message",
+                    "role": "user",
+                    "messageId": str(uuid.uuid4()),
+                    "contextId": session,
+                    "parts": [{"kind": "text", "text": "hello"}],
+                }
+            },
+        }
         http.post(base + AGENT_PATH, json=warm).raise_for_status()  # the agent loaded, one turn taken
         idle_kb = status_kb(proc.pid, "VmRSS")
         sent = 0
         for turn in range(args.turns):
             text = (f"turn {turn} " + "x" * size)[:size]
             body = {
-                "jsonrpc": "2.0", "id": str(turn), "method": "message/send",
-                "params": {"message": {"kind": "message", "role": "user", "messageId": str(uuid.uuid4()),
-                                       "contextId": session, "parts": [{"kind": "text", "text": text}]}},
+                "jsonrpc": "2.0",
+                "id": str(turn),
+                "method": "message/send",
+                "params": {
+                    "message": {
+                        "kind": "message",
+                        "role": "user",
+                        "messageId": str(uuid.uuid4()),
+                        "contextId": session,
+                        "parts": [{"kind": "text", "text": text}],
+                    }
+                },
             }
             started = time.monotonic()
             resp = http.post(base + AGENT_PATH, json=body)
@@ -89,9 +111,11 @@ def main() -> int:
             print(f"turn {turn + 1}: {args.mb:g} MB in {seconds:.1f} s: {said}")
         peak_kb = status_kb(proc.pid, "VmHWM")
         total = args.mb * args.turns
-        print(f"server memory idle {idle_kb / 1024:.0f} MB, peak {peak_kb / 1024:.0f} MB: "
-              f"{(peak_kb - idle_kb) / 1024:.0f} MB above idle = {(peak_kb - idle_kb) / 1024 / args.mb:.1f}x one "
-              f"message ({args.mb:g} MB)")
+        print(
+            f"server memory idle {idle_kb / 1024:.0f} MB, peak {peak_kb / 1024:.0f} MB: "
+            f"{(peak_kb - idle_kb) / 1024:.0f} MB above idle = {(peak_kb - idle_kb) / 1024 / args.mb:.1f}x one "
+            f"message ({args.mb:g} MB)"
+        )
     finally:
         proc.terminate()
         try:
@@ -101,7 +125,9 @@ def main() -> int:
     on_disk = disk_bytes(data)
     shutil.rmtree(data, ignore_errors=True)
     stored = f" = {on_disk / sent:.1f}x what was stored ({sent / 1024 / 1024:.0f} MB)" if sent else ""
-    print(f"data directory after {args.turns} turn(s) of {total:g} MB sent: {on_disk / 1024 / 1024:.0f} MB on disk{stored}")
+    print(
+        f"data directory after {args.turns} turn(s) of {total:g} MB sent: {on_disk / 1024 / 1024:.0f} MB on disk{stored}"
+    )
     return 0
 
 

@@ -127,7 +127,11 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--baseline", default=None, metavar="SRC", help="another tree, run alternately with --src")
     parser.add_argument("--json", action="store_true")
-    parser.add_argument("--quick", action="store_true", help="a smoke run: every case once at a small size (the figures mean nothing): one run each")
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="a smoke run: every case once at a small size (the figures mean nothing): one run each",
+    )
     args = parser.parse_args()
     if args.quick:
         args.runs = 1

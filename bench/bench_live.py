@@ -71,7 +71,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--turns", type=int, default=1000)
     parser.add_argument("--repeat", type=int, default=21)
-    parser.add_argument("--quick", action="store_true", help="a smoke run (the figures mean nothing): 20 turns, 3 checks")
+    parser.add_argument(
+        "--quick", action="store_true", help="a smoke run (the figures mean nothing): 20 turns, 3 checks"
+    )
     args = parser.parse_args(argv)
     if args.quick:
         args.turns, args.repeat = 20, 3
@@ -92,12 +94,18 @@ def main(argv: list[str] | None = None) -> int:
     med = {key: statistics.median(values) for key, values in figures.items()}
     ratio = med[f"check {big}"] / med[f"check {small}"]
     mark = "met" if ratio <= TARGET_RATIO else "NOT met"
-    print(f"live check, {big} vs {small} turns: {med[f'check {big}']:.1f} vs {med[f'check {small}']:.1f} ms = {ratio:.2f}x (target <= {TARGET_RATIO}x: {mark})")
+    print(
+        f"live check, {big} vs {small} turns: {med[f'check {big}']:.1f} vs {med[f'check {small}']:.1f} ms = {ratio:.2f}x (target <= {TARGET_RATIO}x: {mark})"
+    )
     saved = med[f"open {big}"] / med[f"check {big}"]
-    print(f"live check vs re-reading {big} turns: {med[f'check {big}']:.1f} vs {med[f'open {big}']:.1f} ms = the check is {saved:.0f}x cheaper")
+    print(
+        f"live check vs re-reading {big} turns: {med[f'check {big}']:.1f} vs {med[f'open {big}']:.1f} ms = the check is {saved:.0f}x cheaper"
+    )
     first = schedule(60)
     later = schedule(120) - first
-    print(f"checks of an idle app: {first} in its first minute, {later} in each minute after (back-off {FIRST:g} s to {LONGEST:g} s)")
+    print(
+        f"checks of an idle app: {first} in its first minute, {later} in each minute after (back-off {FIRST:g} s to {LONGEST:g} s)"
+    )
     return 0
 
 

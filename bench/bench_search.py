@@ -131,10 +131,23 @@ async def in_app(messages: int) -> dict[str, float]:
 
 def delta(text: str, n: int) -> StreamEvent:
     """A streamed delta of the agent's reply (a partial status update), as the stream brings it."""
-    message = {"kind": "message", "role": "agent", "messageId": f"bench-delta-{n}", "taskId": "bench-live",
-               "parts": [{"kind": "text", "text": text}], "metadata": {"adk_partial": True}}
-    return classify({"kind": "status-update", "taskId": "bench-live", "contextId": "bench-session",
-                     "status": {"state": "working", "message": message}, "final": False})
+    message = {
+        "kind": "message",
+        "role": "agent",
+        "messageId": f"bench-delta-{n}",
+        "taskId": "bench-live",
+        "parts": [{"kind": "text", "text": text}],
+        "metadata": {"adk_partial": True},
+    }
+    return classify(
+        {
+            "kind": "status-update",
+            "taskId": "bench-live",
+            "contextId": "bench-session",
+            "status": {"state": "working", "message": message},
+            "final": False,
+        }
+    )
 
 
 def in_model(messages: int) -> dict[str, float]:
@@ -165,7 +178,12 @@ def in_model(messages: int) -> dict[str, float]:
     return out
 
 
-async def best_of(fn: Callable[[int], Awaitable[dict[str, float]]] | Callable[[int], dict[str, float]], small: int, big: int, rounds: int) -> tuple[dict[str, float], dict[str, float]]:
+async def best_of(
+    fn: Callable[[int], Awaitable[dict[str, float]]] | Callable[[int], dict[str, float]],
+    small: int,
+    big: int,
+    rounds: int,
+) -> tuple[dict[str, float], dict[str, float]]:
     """``fn`` on the small and the large session in turn, ``rounds`` times: the best of each figure."""
     a: dict[str, float] = {}
     b: dict[str, float] = {}
@@ -200,7 +218,12 @@ async def main(quick: bool) -> int:
         ("query", "count and find a query's hits", 60.0),
         ("delta", "follow a streamed delta", 60.0),
     ):
-        report(f"model: {what} ({big:,})", f"{model_big[name] * 1000:.2f} ms ({small}: {model_small[name] * 1000:.3f} ms)", f"<= {target:g} ms", model_big[name] * 1000 <= target)
+        report(
+            f"model: {what} ({big:,})",
+            f"{model_big[name] * 1000:.2f} ms ({small}: {model_small[name] * 1000:.3f} ms)",
+            f"<= {target:g} ms",
+            model_big[name] * 1000 <= target,
+        )
     short = [r for r in rows if not r[3]]
     print(f"\n{len(rows) - len(short)} of {len(rows)} met", flush=True)
     return 1 if short and not quick else 0  # a smoke run's figures mean nothing

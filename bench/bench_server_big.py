@@ -73,7 +73,9 @@ def rewind(http: httpx.Client, server: Any, sid: str, inv: str, tail: int | None
 
 
 def redo(http: httpx.Client, server: Any, sid: str) -> None:
-    http.post(f"{server.api_url}/sessions/{sid}/redo", json={contract.REST_HISTORY_LENGTH_FIELD: ANSWER_TAIL}).raise_for_status()
+    http.post(
+        f"{server.api_url}/sessions/{sid}/redo", json={contract.REST_HISTORY_LENGTH_FIELD: ANSWER_TAIL}
+    ).raise_for_status()
 
 
 def turn(http: httpx.Client, server: Any, sid: str) -> int:
@@ -81,8 +83,14 @@ def turn(http: httpx.Client, server: Any, sid: str) -> int:
         "jsonrpc": "2.0",
         "id": 1,
         "method": "SendStreamingMessage",
-        "params": {"message": {"role": "ROLE_USER", "messageId": uuid.uuid4().hex, "contextId": sid,
-                               "parts": [{"text": "one more line"}]}},
+        "params": {
+            "message": {
+                "role": "ROLE_USER",
+                "messageId": uuid.uuid4().hex,
+                "contextId": sid,
+                "parts": [{"text": "one more line"}],
+            }
+        },
     }
     headers = {"A2A-Version": "1.0", "Accept": "text/event-stream"}
     frames = 0
@@ -181,9 +189,15 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--turns", type=int, default=10_000)
     parser.add_argument("--repeat", type=int, default=5)
-    parser.add_argument("--huge", type=int, default=0, help="also a session this long (e.g. 100000): rewind, redo, fork, turn")
+    parser.add_argument(
+        "--huge", type=int, default=0, help="also a session this long (e.g. 100000): rewind, redo, fork, turn"
+    )
     parser.add_argument("--data-dir", type=Path, default=None, help="default: a temporary directory")
-    parser.add_argument("--quick", action="store_true", help="a smoke run: every case once at a small size (the figures mean nothing): 100 turns, once")
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="a smoke run: every case once at a small size (the figures mean nothing): 100 turns, once",
+    )
     args = parser.parse_args(argv)
     if args.quick:
         args.turns, args.repeat = 100, 1
@@ -200,8 +214,11 @@ def main(argv: list[str] | None = None) -> int:
             last[n] = seeder.call(seed_session(parts, f"s{n}", n), timeout=3600)[-1]
     finally:
         seeder.stop()
-    print(f"seeded {small}, {mid}, {big} turns{f' and {args.huge}' if args.huge else ''} in "
-          f"{time.perf_counter() - t0:.1f} s ({data_dir})", file=sys.stderr)
+    print(
+        f"seeded {small}, {mid}, {big} turns{f' and {args.huge}' if args.huge else ''} in "
+        f"{time.perf_counter() - t0:.1f} s ({data_dir})",
+        file=sys.stderr,
+    )
 
     samples: dict[tuple[str, int], list[float]] = {}
     peaks: dict[tuple[str, int], list[int]] = {}
@@ -233,8 +250,14 @@ def main(argv: list[str] | None = None) -> int:
                 ("open over A2A ListTasks, every page", lambda sid: open_a2a_all(http, server, sid)),
             ]
             changes: list[tuple[str, Callable[[str], Any]]] = [
-                ("rewind before the last turn (REST, newest 200)", lambda sid: rewind(http, server, sid, last[int(sid[1:])])),
-                ("rewind, whole effective history answered", lambda sid: rewind(http, server, sid, last[int(sid[1:])], None)),
+                (
+                    "rewind before the last turn (REST, newest 200)",
+                    lambda sid: rewind(http, server, sid, last[int(sid[1:])]),
+                ),
+                (
+                    "rewind, whole effective history answered",
+                    lambda sid: rewind(http, server, sid, last[int(sid[1:])], None),
+                ),
                 ("fork before the last turn (REST)", lambda sid: fork(http, server, sid, last[int(sid[1:])])),
                 ("a turn (A2A 1.0 stream, read to the end)", lambda sid: turn(http, server, sid)),
             ]
@@ -261,8 +284,10 @@ def main(argv: list[str] | None = None) -> int:
         finally:
             server.stop()
 
-    print(f"server, {big}-turn session vs {mid}-turn (memory after opening: vs {small}-turn); loopback HTTP, "
-          f"server in a child process, median of {args.repeat}")
+    print(
+        f"server, {big}-turn session vs {mid}-turn (memory after opening: vs {small}-turn); loopback HTTP, "
+        f"server in a child process, median of {args.repeat}"
+    )
     labels = list(dict.fromkeys(label for label, _ in samples))
     for label in labels:
         a, b = statistics.median(samples[(label, mid)]), statistics.median(samples[(label, big)])
@@ -298,9 +323,7 @@ def main(argv: list[str] | None = None) -> int:
         f"{'ok' if ratio <= RSS_TARGET else 'short'}{huge}"
     )
     for label in change_labels:
-        line = "  ".join(
-            f"{n}: {max(peaks[(label, n)]) / 1024:.0f} MB" for n in sizes_changed if (label, n) in peaks
-        )
+        line = "  ".join(f"{n}: {max(peaks[(label, n)]) / 1024:.0f} MB" for n in sizes_changed if (label, n) in peaks)
         print(f"    peak RSS, {label:<44} {line}")
     return 0
 

@@ -145,7 +145,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--turns", type=int, default=1000)
     parser.add_argument("--repeat", type=int, default=11)
     parser.add_argument("--data-dir", type=Path, default=None, help="default: a temporary directory")
-    parser.add_argument("--quick", action="store_true", help="a smoke run: every case once at a small size (the figures mean nothing): 20 turns, once")
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="a smoke run: every case once at a small size (the figures mean nothing): 20 turns, once",
+    )
     args = parser.parse_args(argv)
     if args.quick:
         args.turns, args.repeat = 20, 1
@@ -196,8 +200,14 @@ def main(argv: list[str] | None = None) -> int:
 
         for label, overrides in (
             ("A2A 0.3, ADK session cache off", {"REWINDTUI_SESSION_CACHE": "0"}),
-            ("A2A 0.3, cache off + no fast path (before)", {"REWINDTUI_SESSION_CACHE": "0", "REWINDTUI_FAST_REWIND": "0"}),
-            ("A2A 1.0, cache off + no fast path (before)", {"REWINDTUI_SESSION_CACHE": "0", "REWINDTUI_FAST_REWIND": "0"}),
+            (
+                "A2A 0.3, cache off + no fast path (before)",
+                {"REWINDTUI_SESSION_CACHE": "0", "REWINDTUI_FAST_REWIND": "0"},
+            ),
+            (
+                "A2A 1.0, cache off + no fast path (before)",
+                {"REWINDTUI_SESSION_CACHE": "0", "REWINDTUI_FAST_REWIND": "0"},
+            ),
         ):
             server = spawned(http, data_dir, env=dict(os.environ, **overrides))
             try:
@@ -207,7 +217,9 @@ def main(argv: list[str] | None = None) -> int:
             finally:
                 server.stop()
 
-    print(f"rewind latency on a {args.turns}-turn session (rewind before the last turn, loopback HTTP, server in a child process)")
+    print(
+        f"rewind latency on a {args.turns}-turn session (rewind before the last turn, loopback HTTP, server in a child process)"
+    )
     print("\n".join(lines))
     return 0
 

@@ -45,7 +45,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data-dir", type=Path, default=None)
     parser.add_argument("--turns", type=int, nargs="*", default=[])
-    parser.add_argument("--quick", action="store_true", help="a smoke run (the figures mean nothing): one 20-turn session, seeded")
+    parser.add_argument(
+        "--quick", action="store_true", help="a smoke run (the figures mean nothing): one 20-turn session, seeded"
+    )
     args = parser.parse_args(argv)
     if args.quick:
         args.turns = [20]
@@ -91,8 +93,10 @@ def main(argv: list[str] | None = None) -> int:
                 server.stop()
             print(f"measured {n} turns", file=sys.stderr)
     base = rows[sizes[0]]
-    print(f"server memory by session size, one fresh server per size (MB; peak = VmHWM around the operation; "
-          f"ratio to {sizes[0]} turns)")
+    print(
+        f"server memory by session size, one fresh server per size (MB; peak = VmHWM around the operation; "
+        f"ratio to {sizes[0]} turns)"
+    )
     for n in sizes:
         row = rows[n]
         cells = [f"opened {row['opened'] / 1024:6.1f}"]

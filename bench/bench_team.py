@@ -64,7 +64,10 @@ class Replica:
         env["REWINDTUI_DATABASE_URL"] = url
         self.process = subprocess.Popen(
             [sys.executable, "-m", "rewindtui", "serve", "--port", "0", "--data-dir", str(data_dir)],
-            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+            env=env,
         )
         first = self.process.stdout.readline() if self.process.stdout else ""
         if not first.startswith("serving on "):
@@ -79,9 +82,20 @@ class Replica:
 
 
 async def one_turn(http: httpx.AsyncClient, url: str, session: str, text: str) -> float:
-    body = {"jsonrpc": "2.0", "id": 1, "method": "message/stream", "params": {"message": {
-        "kind": "message", "role": "user", "messageId": str(uuid.uuid4()), "contextId": session,
-        "parts": [{"kind": "text", "text": text}]}}}
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "message/stream",
+        "params": {
+            "message": {
+                "kind": "message",
+                "role": "user",
+                "messageId": str(uuid.uuid4()),
+                "contextId": session,
+                "parts": [{"kind": "text", "text": text}],
+            }
+        },
+    }
     start = time.perf_counter()
     async with http.stream("POST", url, json=body) as resp:
         last = None
@@ -125,9 +139,20 @@ def rewind_latency(data_dir: Path, url: str | None, turns: int, repeat: int) -> 
 
 
 async def _last_turn(agent_url: str, session: str) -> str:
-    body = {"jsonrpc": "2.0", "id": 1, "method": "message/stream", "params": {"message": {
-        "kind": "message", "role": "user", "messageId": str(uuid.uuid4()), "contextId": session,
-        "parts": [{"kind": "text", "text": "one more"}]}}}
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "message/stream",
+        "params": {
+            "message": {
+                "kind": "message",
+                "role": "user",
+                "messageId": str(uuid.uuid4()),
+                "contextId": session,
+                "parts": [{"kind": "text", "text": "one more"}],
+            }
+        },
+    }
     frames = []
     async with httpx.AsyncClient(timeout=300) as http, http.stream("POST", agent_url, json=body) as resp:
         async for line in resp.aiter_lines():  # to the end: the turn has finished
@@ -178,8 +203,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=7)
     parser.add_argument("--sizes", default="1000,10000")
     parser.add_argument("--skip", default="", help="comma-separated parts to leave out: replicas,rewind,lock")
-    parser.add_argument("--quick", action="store_true",
-                        help="a smoke run (the figures mean nothing): every part once, 4 turns by 2 users, rewind at 20 turns")
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="a smoke run (the figures mean nothing): every part once, 4 turns by 2 users, rewind at 20 turns",
+    )
     args = parser.parse_args(argv)
     if args.quick:
         args.turns, args.concurrency, args.repeat, args.sizes = 4, 2, 1, "20"
@@ -201,19 +229,25 @@ def main(argv: list[str] | None = None) -> int:
                 two[1].stop()
         finally:
             one[0].stop()
-        print(f"turns/s, {args.concurrency} users: 1 replica {single:.1f}, 2 replicas {double:.1f} -> {double / single:.2f}x")
+        print(
+            f"turns/s, {args.concurrency} users: 1 replica {single:.1f}, 2 replicas {double:.1f} -> {double / single:.2f}x"
+        )
 
     if "rewind" not in skip:
         for size in (int(s) for s in args.sizes.split(",")):
             sqlite_ms = rewind_latency(root / f"sqlite-{size}", None, size, args.repeat)
             pg_ms = rewind_latency(root / f"pg-{size}", new_db(server, socket_dir), size, args.repeat)
-            print(f"rewind at {size} turns (median of {args.repeat}): SQLite {sqlite_ms:.0f} ms, "
-                  f"PostgreSQL {pg_ms:.0f} ms -> {pg_ms / sqlite_ms:.2f}x")
+            print(
+                f"rewind at {size} turns (median of {args.repeat}): SQLite {sqlite_ms:.0f} ms, "
+                f"PostgreSQL {pg_ms:.0f} ms -> {pg_ms / sqlite_ms:.2f}x"
+            )
 
     if "lock" not in skip:
         locked, unlocked, hold = lock_cost(root / "lock", new_db(server, socket_dir), lock_rounds, lock_turns)
-        print(f"a turn with the per-session lock {locked:.0f} ms, without {unlocked:.0f} ms -> {locked / unlocked:.2f}x; "
-              f"hold + release alone {hold:.2f} ms")
+        print(
+            f"a turn with the per-session lock {locked:.0f} ms, without {unlocked:.0f} ms -> {locked / unlocked:.2f}x; "
+            f"hold + release alone {hold:.2f} ms"
+        )
     server.cleanup()
     return 0
 

@@ -146,7 +146,11 @@ def main() -> int:
     parser.add_argument("--turns", type=int, default=200)
     parser.add_argument("--concurrency", type=int, default=50)
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--quick", action="store_true", help="a smoke run: every case once at a small size (the figures mean nothing): 10 turns by 3 users, one round")
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="a smoke run: every case once at a small size (the figures mean nothing): 10 turns by 3 users, one round",
+    )
     args = parser.parse_args()
     if args.quick:
         args.turns, args.concurrency, args.rounds = 10, 3, 1
@@ -173,7 +177,9 @@ def main() -> int:
         f"{args.rounds} rounds of {args.turns} streaming turns by {args.concurrency} users at once, "
         "A2A 1.0 over loopback"
     )
-    print(f"{'server':<14} {'turns/s':>8} {'p50 ms':>8} {'p99 ms':>8} {'alone ms':>9} {'p99/alone':>10} {'CPU ms/turn':>12}")
+    print(
+        f"{'server':<14} {'turns/s':>8} {'p50 ms':>8} {'p99 ms':>8} {'alone ms':>9} {'p99/alone':>10} {'CPU ms/turn':>12}"
+    )
     for name, r in results.items():
         print(
             f"{name:<14} {r['turns_per_s']:>8.1f} {r['p50'] * 1000:>8.0f} {r['p99'] * 1000:>8.0f} "
@@ -182,7 +188,9 @@ def main() -> int:
     ours_r, echo_r = results["embedded"], results["a2a-sdk echo"]
     ratio = ours_r["turns_per_s"] / echo_r["turns_per_s"]
     p99x = ours_r["p99"] / ours_r["alone"]
-    print(f"throughput: embedded / echo = {ratio:.2f}x   (goal >= {THROUGHPUT_GOAL}x: {'met' if ratio >= THROUGHPUT_GOAL else 'NOT met'})")
+    print(
+        f"throughput: embedded / echo = {ratio:.2f}x   (goal >= {THROUGHPUT_GOAL}x: {'met' if ratio >= THROUGHPUT_GOAL else 'NOT met'})"
+    )
     print(f"p99 latency: {p99x:.1f}x one turn alone   (goal < {P99_GOAL}x: {'met' if p99x < P99_GOAL else 'NOT met'})")
     return 0
 

@@ -58,7 +58,11 @@ def _meta(invocation: str, usage: int | None) -> dict[str, Any]:
         "kagent_author": "k8s_agent",
     }
     if usage is not None:
-        meta["kagent_usage_metadata"] = {"candidatesTokenCount": 40 + usage % 200, "promptTokenCount": 900 + usage, "totalTokenCount": 940 + usage % 200 + usage}
+        meta["kagent_usage_metadata"] = {
+            "candidatesTokenCount": 40 + usage % 200,
+            "promptTokenCount": 900 + usage,
+            "totalTokenCount": 940 + usage % 200 + usage,
+        }
     return meta
 
 
@@ -97,17 +101,36 @@ def make_tasks(count: int = TASKS) -> list[dict[str, Any]]:
         tool = t % TOOL_EVERY == 0
         for i in range(PER_TASK - 2):
             if tool and i == 0:
-                call = {"id": f"adk-{_uid(3 * 10**9 + t)}", "name": "k8s_get_pod_logs", "args": {"pod": f"web-{t}", "namespace": "default"}}
-                history.append(message("agent", [{"data": call, "kind": "data", "metadata": {"kagent_type": "function_call"}}]))
+                call = {
+                    "id": f"adk-{_uid(3 * 10**9 + t)}",
+                    "name": "k8s_get_pod_logs",
+                    "args": {"pod": f"web-{t}", "namespace": "default"},
+                }
+                history.append(
+                    message("agent", [{"data": call, "kind": "data", "metadata": {"kagent_type": "function_call"}}])
+                )
             elif tool and i == 1:
-                response = {"id": call["id"], "name": "k8s_get_pod_logs", "response": {"result": f"OOMKilled: container web-{t} exceeded 512Mi"}}
-                history.append(message("agent", [{"data": response, "kind": "data", "metadata": {"kagent_type": "function_response"}}]))
+                response = {
+                    "id": call["id"],
+                    "name": "k8s_get_pod_logs",
+                    "response": {"result": f"OOMKilled: container web-{t} exceeded 512Mi"},
+                }
+                history.append(
+                    message(
+                        "agent", [{"data": response, "kind": "data", "metadata": {"kagent_type": "function_response"}}]
+                    )
+                )
             else:
                 text = f"Step {i}: web-{t} was OOMKilled; raise its memory limit."
                 history.append(message("agent", [{"kind": "text", "text": text}], usage=i == PER_TASK - 3))
         tasks.append(
             {
-                "artifacts": [{"artifactId": _uid(4 * 10**9 + t), "parts": [{"kind": "text", "text": history[-1]["parts"][0]["text"]}]}],
+                "artifacts": [
+                    {
+                        "artifactId": _uid(4 * 10**9 + t),
+                        "parts": [{"kind": "text", "text": history[-1]["parts"][0]["text"]}],
+                    }
+                ],
                 "contextId": SESSION,
                 "history": history,
                 "id": task_id,
@@ -143,7 +166,9 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--tasks", type=int, default=TASKS, help=f"tasks in the session (default {TASKS:,})")
     parser.add_argument("--profile", action="store_true", help="profile the merge and print the top functions")
-    parser.add_argument("--quick", action="store_true", help="a smoke run: every case once at a small size (the figures mean nothing)")
+    parser.add_argument(
+        "--quick", action="store_true", help="a smoke run: every case once at a small size (the figures mean nothing)"
+    )
     args = parser.parse_args()
     if args.quick:
         args.tasks, args.rounds, args.profile = 100, 1, True
@@ -179,7 +204,9 @@ def main() -> int:
         f"{pairs} tool call/response pairs -> {len(items)} items; best of {args.rounds}, interleaved"
     )
     print(f"  {'json.loads(bytes)  [the baseline]':<58} {base * 1e3:7.1f} ms  1.00x")
-    line("app path: parse_json (pydantic-core) + extract, GC paused, every text read", "app parse + extract + text", True)
+    line(
+        "app path: parse_json (pydantic-core) + extract, GC paused, every text read", "app parse + extract + text", True
+    )
     line("  the same without reading the texts", "app parse + extract", False)
     line("  the same with the cyclic GC left on", "parse + extract, GC on", False)
     line("  the same with json.loads as the parser (GC on)", "json.loads + extract", False)

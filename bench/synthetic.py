@@ -19,22 +19,34 @@ def _meta(invocation: str, session: str) -> dict[str, Any]:
     }
 
 
-def make_tasks(messages: int, *, session: str = "bench-session", per_turn: int = 2, tool_every: int = 10) -> list[dict[str, Any]]:
+def make_tasks(
+    messages: int, *, session: str = "bench-session", per_turn: int = 2, tool_every: int = 10
+) -> list[dict[str, Any]]:
     """About ``messages`` messages in turns of ``per_turn`` (user + agent replies)."""
     turns = -(-messages // per_turn)
-    return [make_turn(t, min(per_turn, messages - (t - 1) * per_turn), session, tool_every, per_turn) for t in range(1, turns + 1)]
+    return [
+        make_turn(t, min(per_turn, messages - (t - 1) * per_turn), session, tool_every, per_turn)
+        for t in range(1, turns + 1)
+    ]
 
 
-def task_pages(messages: int, page: int, *, session: str = "bench-session", per_turn: int = 2, tool_every: int = 10) -> Iterator[list[dict[str, Any]]]:
+def task_pages(
+    messages: int, page: int, *, session: str = "bench-session", per_turn: int = 2, tool_every: int = 10
+) -> Iterator[list[dict[str, Any]]]:
     """The tasks of ``make_tasks(messages)`` a page of ``page`` tasks at a time, newest page first
     (each oldest first), as a server pages them -- made a page at a time."""
     turns = -(-messages // per_turn)
     for last in range(turns, 0, -page):
         first = max(1, last - page + 1)
-        yield [make_turn(t, min(per_turn, messages - (t - 1) * per_turn), session, tool_every, per_turn) for t in range(first, last + 1)]
+        yield [
+            make_turn(t, min(per_turn, messages - (t - 1) * per_turn), session, tool_every, per_turn)
+            for t in range(first, last + 1)
+        ]
 
 
-def make_turn(turn: int, count: int, session: str = "bench-session", tool_every: int = 10, per_turn: int = 2) -> dict[str, Any]:
+def make_turn(
+    turn: int, count: int, session: str = "bench-session", tool_every: int = 10, per_turn: int = 2
+) -> dict[str, Any]:
     """Turn ``turn`` (1-based) of a synthetic session: a task with ``count`` messages."""
     made = 0
     task_id = f"task-{turn}"

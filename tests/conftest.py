@@ -56,7 +56,9 @@ def pytest_configure(config: pytest.Config) -> None:
     if config.getoption("--snapshot-update", default=False) and (
         any("::" in arg for arg in config.args) or config.getoption("keyword", default="")
     ):
-        raise pytest.UsageError("--snapshot-update deletes the snapshots of deselected tests: update whole modules (no :: or -k)")
+        raise pytest.UsageError(
+            "--snapshot-update deletes the snapshots of deselected tests: update whole modules (no :: or -k)"
+        )
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

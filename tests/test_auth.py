@@ -48,7 +48,9 @@ def test_bearer_from_an_environment_variable(tmp_path):
 
 def test_api_key_and_basic_from_files_and_config(tmp_path):
     (tmp_path / "key").write_text("k-123456\n")
-    s = settings({"url": "http://a.test/", "api_key_file": str(tmp_path / "key"), "api_key_header": "X-Key"}, tmp_path=tmp_path)
+    s = settings(
+        {"url": "http://a.test/", "api_key_file": str(tmp_path / "key"), "api_key_header": "X-Key"}, tmp_path=tmp_path
+    )
     assert s.credentials == {"X-Key": "k-123456"}
     config = tmp_path / "config.toml"
     (tmp_path / "pw").write_text("pa55word\n")
@@ -62,7 +64,11 @@ def test_environment_names_the_option(tmp_path):
     s = settings({"url": "http://a.test/"}, {"REWINDTUI_API_KEY_ENV": "K", "K": "abcdef"}, tmp_path=tmp_path)
     assert s.credentials == {"X-API-Key": "abcdef"}
     # a flag's option replaces the environment's as a whole
-    s = settings({"url": "http://a.test/", "bearer_env": "T"}, {"REWINDTUI_API_KEY_ENV": "K", "K": "abcdef", "T": "tttt"}, tmp_path=tmp_path)
+    s = settings(
+        {"url": "http://a.test/", "bearer_env": "T"},
+        {"REWINDTUI_API_KEY_ENV": "K", "K": "abcdef", "T": "tttt"},
+        tmp_path=tmp_path,
+    )
     assert s.credentials == {"Authorization": "Bearer tttt"}
 
 
@@ -148,7 +154,9 @@ def _guarded_app(card: dict) -> Starlette:
         given = request.headers.get("authorization", "")
         return JSONResponse({"error": f"bad credentials {given}"}, status_code=401)
 
-    return Starlette(routes=[Route("/.well-known/agent-card.json", card_endpoint), Route("/", refuse, methods=["POST"])])
+    return Starlette(
+        routes=[Route("/.well-known/agent-card.json", card_endpoint), Route("/", refuse, methods=["POST"])]
+    )
 
 
 async def test_a_refusal_names_the_wanted_scheme_and_hides_the_secret(tmp_path, caplog):
@@ -168,7 +176,10 @@ async def test_a_refusal_names_the_wanted_scheme_and_hides_the_secret(tmp_path, 
                 await chat.send("hello")
     text = str(info.value)
     assert "HTTP 401" in text and "bad credentials ***" in text and SECRET not in text
-    assert "the agent card asks for corp: API key in header X-Corp-Key (give --api-key-env VAR --api-key-header X-Corp-Key)" in text
+    assert (
+        "the agent card asks for corp: API key in header X-Corp-Key (give --api-key-env VAR --api-key-header X-Corp-Key)"
+        in text
+    )
     assert "sent: bearer token from $TOK" in text
     assert chat.conversation.items == []  # nothing shown that the server did not take
     with caplog.at_level(logging.INFO):

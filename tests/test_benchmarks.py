@@ -82,7 +82,13 @@ CASES: dict[str, tuple[str, ...]] = {
     ),
     "bench_throughput.py": ("embedded ", "a2a-sdk echo ", "throughput: embedded / echo", "p99 latency"),
     "bench_wire.py": ("json.loads(bytes)", "app path: parse_json", "merge alone", "cyclic GC runs during the merge"),
-    "bench_wire_log.py": ("SSE frames, best of 3", "  bare ", "  inactive ", "  active ", "targets: recording attached"),
+    "bench_wire_log.py": (
+        "SSE frames, best of 3",
+        "  bare ",
+        "  inactive ",
+        "  active ",
+        "targets: recording attached",
+    ),
 }
 
 #: scripts allowed private names, and why

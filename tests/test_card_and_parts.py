@@ -19,7 +19,14 @@ HERE = "http://agent.test/a2a/"
 
 
 def card_03(preferred: str = "JSONRPC", additional: list | None = None, url: str = HERE) -> dict:
-    card = {"name": "x", "description": "d", "version": "1", "protocolVersion": "0.3.0", "url": url, "preferredTransport": preferred}
+    card = {
+        "name": "x",
+        "description": "d",
+        "version": "1",
+        "protocolVersion": "0.3.0",
+        "url": url,
+        "preferredTransport": preferred,
+    }
     if additional is not None:
         card["additionalInterfaces"] = additional
     return card
@@ -52,7 +59,9 @@ def test_1_0_cards_order_versions_and_origins():
     only_grpc = {"supportedInterfaces": [{"url": "g:1", "protocolBinding": "GRPC", "protocolVersion": "1.0"}]}
     assert (choose_interface(only_grpc, HERE).binding, choose_interface(only_grpc, HERE).url) == ("GRPC", "g:1")
     with pytest.raises(NoUsableInterface, match="offers no interface rewindtui can use"):
-        choose_interface({"supportedInterfaces": [{"url": "s:1", "protocolBinding": "SOAP", "protocolVersion": "1.0"}]}, HERE)
+        choose_interface(
+            {"supportedInterfaces": [{"url": "s:1", "protocolBinding": "SOAP", "protocolVersion": "1.0"}]}, HERE
+        )
     # no interfaces at all: JSON-RPC where the card was read (what older agents expect)
     assert choose_interface({"name": "old"}, HERE).url == HERE
 
@@ -72,13 +81,29 @@ def test_schemes_and_warnings():
     del card["security"]
     assert [s.kind for s in wanted_schemes(card)] == ["api-key", "basic", "mtls"]
     warnings = card_warnings(card, HERE)
-    for expected in ("no name", "no skills", "no defaultInputModes", "streaming is claimed but no interface is given to stream on"):
+    for expected in (
+        "no name",
+        "no skills",
+        "no defaultInputModes",
+        "streaming is claimed but no interface is given to stream on",
+    ):
         assert expected in warnings
     other = {
-        "name": "n", "description": "d", "version": "1", "skills": [{"id": "s", "name": "s"}],
-        "defaultInputModes": ["text"], "defaultOutputModes": ["text"],
+        "name": "n",
+        "description": "d",
+        "version": "1",
+        "skills": [{"id": "s", "name": "s"}],
+        "defaultInputModes": ["text"],
+        "defaultOutputModes": ["text"],
         "supportedInterfaces": [{"url": HERE, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}],
-        "capabilities": {"extensions": [{"uri": "urn:rewindtui:ext:rewind:v1", "params": {"rewind": ["rest"], "api": "http://elsewhere.test/api"}}]},
+        "capabilities": {
+            "extensions": [
+                {
+                    "uri": "urn:rewindtui:ext:rewind:v1",
+                    "params": {"rewind": ["rest"], "api": "http://elsewhere.test/api"},
+                }
+            ]
+        },
     }
     assert card_warnings(other, HERE) == [
         "rewind extension api http://elsewhere.test/api is on another origin: your credentials are not sent there"
@@ -90,7 +115,13 @@ def test_file_and_data_parts_in_both_dialects():
         inline = file_part(dialect=dialect, name="a.bin", media_type="application/x", data=b"\x00\x01\x02\x03\x04")
         linked = file_part(dialect=dialect, name="b.pdf", media_type="application/pdf", url="https://x.test/b.pdf")
         info = part_info(inline)
-        assert (info.kind, info.name, info.media_type, info.size, info.inline) == ("file", "a.bin", "application/x", 5, True)
+        assert (info.kind, info.name, info.media_type, info.size, info.inline) == (
+            "file",
+            "a.bin",
+            "application/x",
+            5,
+            True,
+        )
         assert part_bytes(inline) == b"\x00\x01\x02\x03\x04"
         assert part_info(linked).url == "https://x.test/b.pdf" and part_info(linked).size is None
         assert part_bytes(linked) is None
@@ -123,7 +154,14 @@ def test_names_from_senders_are_made_safe(tmp_path):
 def test_segments_and_rest_errors():
     assert segment("../../x") == "..%2F..%2Fx" and segment("..") == "%2E%2E" and segment(".") == "%2E"
     assert segment("a b/c?d#e") == "a%20b%2Fc%3Fd%23e"
-    body = {"error": {"code": 404, "status": "NOT_FOUND", "message": "Task not found", "details": [{"reason": "TASK_NOT_FOUND"}]}}
+    body = {
+        "error": {
+            "code": 404,
+            "status": "NOT_FOUND",
+            "message": "Task not found",
+            "details": [{"reason": "TASK_NOT_FOUND"}],
+        }
+    }
     assert rest_error(body, 404)["code"] == -32001
     assert rest_error({"error": {"message": "x"}}, 400)["code"] == -32602
     assert rest_error({"error": "plain"}, 500) is None

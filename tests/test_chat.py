@@ -33,7 +33,9 @@ def card(*, extension: dict | None = None, streaming: bool = True) -> dict:
     return {"name": "helper", "protocolVersion": "0.3.0", "capabilities": caps}
 
 
-def msg(mid: str, role: str, text: str, *, task: str | None = None, inv: str | None = None, parts: list | None = None) -> dict:
+def msg(
+    mid: str, role: str, text: str, *, task: str | None = None, inv: str | None = None, parts: list | None = None
+) -> dict:
     m: dict = {"kind": "message", "messageId": mid, "role": role, "parts": parts or [{"kind": "text", "text": text}]}
     if task:
         m["taskId"] = task
@@ -70,7 +72,9 @@ async def connected(server: FakeServer, **config) -> Chat:
 
 
 def sent_messages(server: FakeServer) -> list[dict]:
-    return [r.json["params"]["message"] for r in server.requests_to("POST", "/") if r.json.get("method") == "message/stream"]
+    return [
+        r.json["params"]["message"] for r in server.requests_to("POST", "/") if r.json.get("method") == "message/stream"
+    ]
 
 
 # -- input-required: the next send resumes the waiting task ---------------------------------------
@@ -83,8 +87,16 @@ async def test_send_after_input_required_resumes_that_task(server):
     first = chat.client.build_message("deploy it", session_id="s1")
     replies = [
         turn("t-wait", first, "Sure? (yes/no)", end="input-required"),
-        turn("t-wait", {"kind": "message", "messageId": "x1", "role": "user", "parts": [{"kind": "text", "text": "yes"}]}, "done"),
-        turn("t-next", {"kind": "message", "messageId": "x2", "role": "user", "parts": [{"kind": "text", "text": "thanks"}]}, "welcome"),
+        turn(
+            "t-wait",
+            {"kind": "message", "messageId": "x1", "role": "user", "parts": [{"kind": "text", "text": "yes"}]},
+            "done",
+        ),
+        turn(
+            "t-next",
+            {"kind": "message", "messageId": "x2", "role": "user", "parts": [{"kind": "text", "text": "thanks"}]},
+            "welcome",
+        ),
     ]
     server.route("POST", "/", *[Reply.sse(r) for r in replies])
     await chat.send("deploy it")
@@ -103,7 +115,11 @@ async def test_opening_a_session_that_waits_for_input_resumes_it(server):
     server.route("GET", CARD, Reply.json(card()))
     server.route("GET", "/api/sessions", Reply.json({"error": False, "data": [{"id": "s1", "name": "deploy"}]}))
     # kagent's answer shape: {"session": ..., "events": [...]}
-    server.route("GET", "/api/sessions/s1", Reply.json({"error": False, "data": {"session": {"id": "s1", "name": "deploy"}, "events": []}}))
+    server.route(
+        "GET",
+        "/api/sessions/s1",
+        Reply.json({"error": False, "data": {"session": {"id": "s1", "name": "deploy"}, "events": []}}),
+    )
     waiting = {
         "id": "t-wait",
         "contextId": "s1",
@@ -132,18 +148,32 @@ async def test_confirm_answers_the_approval_question(server):
         "data": {
             "name": "adk_request_confirmation",
             "id": "c1",
-            "args": {"originalFunctionCall": {"name": "delete_pod", "args": {"pod": "web-1"}, "id": "f1"}, "toolConfirmation": {"hint": "Delete web-1?"}},
+            "args": {
+                "originalFunctionCall": {"name": "delete_pod", "args": {"pod": "web-1"}, "id": "f1"},
+                "toolConfirmation": {"hint": "Delete web-1?"},
+            },
         },
         "metadata": {"kagent_type": "function_call"},
     }
     question = msg("q1", "agent", "", task="t-ask", inv="e-t-ask", parts=[call])
-    asking = sse_body([status("t-ask", "submitted", msg("u", "user", "clean up")), status("t-ask", "working", question), status("t-ask", "input-required", final=True)])
+    asking = sse_body(
+        [
+            status("t-ask", "submitted", msg("u", "user", "clean up")),
+            status("t-ask", "working", question),
+            status("t-ask", "input-required", final=True),
+        ]
+    )
     server.route("POST", "/", Reply.sse(asking), Reply.sse(turn("t-ask", msg("x", "user", "Approved"), "deleted")))
     assert not chat.permissions().can_confirm
     await chat.send("clean up")
     pending = chat.pending_confirmation()
     assert pending is not None
-    assert (pending.tool, pending.args, pending.hint, pending.task_id) == ("delete_pod", {"pod": "web-1"}, "Delete web-1?", "t-ask")
+    assert (pending.tool, pending.args, pending.hint, pending.task_id) == (
+        "delete_pod",
+        {"pod": "web-1"},
+        "Delete web-1?",
+        "t-ask",
+    )
     assert chat.permissions().can_confirm
     await chat.confirm(True)
     message = sent_messages(server)[-1]
@@ -175,7 +205,11 @@ async def test_rewind_answer_from_a_server_that_does_not_set_our_flag(server):
     """A server whose card does not advertise our extension (rewind forced to a2a by config):
     its completed Task with a history is the rewind answer."""
     server.route("GET", CARD, Reply.json(card()))
-    server.route("POST", "/", Reply.sse(rewind_answer(None, [msg("u1", "user", "one", inv="e-1"), msg("a1", "agent", "r1", inv="e-1")])))
+    server.route(
+        "POST",
+        "/",
+        Reply.sse(rewind_answer(None, [msg("u1", "user", "one", inv="e-1"), msg("a1", "agent", "r1", inv="e-1")])),
+    )
     chat = await connected(server, rewind="a2a")
     seeded(chat)
     await chat.rewind("e-2")
@@ -220,7 +254,9 @@ async def test_an_empty_history_task_is_never_the_rewind_answer(server):
 
 # -- the capability gate --------------------------------------------------------------------------
 async def test_permissions_say_why(server):
-    server.route("GET", CARD, Reply.json(card(extension={"rewind": ["a2a", "rest"], "fork": True, "api": server.url + "/api"})))
+    server.route(
+        "GET", CARD, Reply.json(card(extension={"rewind": ["a2a", "rest"], "fork": True, "api": server.url + "/api"}))
+    )
     chat = await connected(server, rewind="off")
     seeded(chat)
     perms = chat.permissions()
@@ -269,8 +305,16 @@ async def test_a_new_session_is_created_by_its_first_message_only(server):
 async def test_on_kagent_the_session_is_created_with_agent_ref_and_dropped_if_the_send_fails(server):
     api = server.url + "/api"
     server.route("GET", CARD, Reply.json(card()))
-    server.route("POST", "/api/sessions", Reply.json({"error": False, "data": {"id": "k1", "user_id": "u"}, "message": "ok"}, status=201))
-    server.route("DELETE", "/api/sessions/k1", Reply.json({"error": False, "data": {}, "message": "Session deleted successfully"}))
+    server.route(
+        "POST",
+        "/api/sessions",
+        Reply.json({"error": False, "data": {"id": "k1", "user_id": "u"}, "message": "ok"}, status=201),
+    )
+    server.route(
+        "DELETE",
+        "/api/sessions/k1",
+        Reply.json({"error": False, "data": {}, "message": "Session deleted successfully"}),
+    )
     server.route("POST", "/", Reply(status=404, body=b"Agent sandboxes/ns/a not found\n", content_type="text/plain"))
     chat = await connected(server, api=api, agent_ref="ns/a", user_id="u")
     await chat.open(None)
@@ -290,7 +334,9 @@ async def test_session_id_prefixes(server):
     listing = [{"id": "0f3a-1111"}, {"id": "0f3a-2222"}, {"id": "9bc0-3333"}]
     server.route("GET", "/api/sessions", Reply.json({"error": False, "data": listing}))
     server.route("GET", "/api/sessions/9bc0-3333", Reply.json({"error": False, "data": {"id": "9bc0-3333"}}))
-    server.route("GET", "/api/sessions/9bc0-3333/tasks", Reply.json({"error": False, "message": "no tasks: data omitted"}))
+    server.route(
+        "GET", "/api/sessions/9bc0-3333/tasks", Reply.json({"error": False, "message": "no tasks: data omitted"})
+    )
     server.route("GET", "/api/sessions/nope", Reply.json({"error": "Session not found: no rows"}, status=404))
     chat = await connected(server, api=api)
     await chat.open("9b")

@@ -71,7 +71,12 @@ async def test_rewound_turns_shown_restored_and_forked(server):
     assert shown == 5  # the weather turn: question, tool call (its result folded in), answer; then 2
     rewound = [i for i in chat.conversation.items if i.rewound is not None]
     assert [i.text for i in rewound if i.role == "user"] == ["weather in Oslo", "third"]
-    assert [i.text for i in chat.conversation.items if i.role == "user"] == ["hello", "weather in Oslo", "third", "other"]
+    assert [i.text for i in chat.conversation.items if i.role == "user"] == [
+        "hello",
+        "weather in Oslo",
+        "third",
+        "other",
+    ]
     assert users(chat) == ["hello", "other"]
     by = rewound[0].rewound.by
     assert by and all(i.rewound.by == by for i in rewound)
@@ -117,15 +122,35 @@ def _card(redo: bool, api: str) -> dict:
     params = {contract.PARAM_REWIND: [contract.MODE_REST], contract.PARAM_FORK: True, contract.PARAM_API: api}
     if redo:
         params[contract.PARAM_REDO] = True
-    return {"name": "helper", "protocolVersion": "0.3.0", "capabilities": {"extensions": [{"uri": REWIND_EXTENSION, "params": params}]}}
+    return {
+        "name": "helper",
+        "protocolVersion": "0.3.0",
+        "capabilities": {"extensions": [{"uri": REWIND_EXTENSION, "params": params}]},
+    }
 
 
 async def _fake_chat(fake: FakeServer, *, redo: bool) -> Chat:
     fake.route("GET", CARD, Reply.json(_card(redo, fake.url + "/api")))
     fake.route("GET", "/api/sessions/s1", Reply.json({"error": False, "data": {"id": "s1", "name": "x"}}))
-    tasks = {"error": False, "data": [{"kind": "task", "id": "t1", "status": {"state": "completed"}, "history": [
-        {"kind": "message", "messageId": "m1", "role": "user", "parts": [{"kind": "text", "text": "hi"}],
-         "metadata": {"kagent_invocation_id": "e-1"}}]}]}
+    tasks = {
+        "error": False,
+        "data": [
+            {
+                "kind": "task",
+                "id": "t1",
+                "status": {"state": "completed"},
+                "history": [
+                    {
+                        "kind": "message",
+                        "messageId": "m1",
+                        "role": "user",
+                        "parts": [{"kind": "text", "text": "hi"}],
+                        "metadata": {"kagent_invocation_id": "e-1"},
+                    }
+                ],
+            }
+        ],
+    }
     fake.route("GET", "/api/sessions/s1/tasks", Reply.json(tasks))
     client = A2AClient(ServerConfig(url=fake.url + "/"))
     await client.connect()
@@ -163,9 +188,13 @@ async def test_a_refused_redo_changes_nothing_and_a_lost_answer_rereads():
         with pytest.raises(RewindOutcomeUnknown, match="server's view is shown"):
             await chat.redo("r-1")
         assert json.loads(_redo_requests(fake)[-1].body) == {
-            contract.REST_REDO_FIELD: "r-1", contract.REST_HISTORY_LENGTH_FIELD: ANSWER_TAIL
+            contract.REST_REDO_FIELD: "r-1",
+            contract.REST_HISTORY_LENGTH_FIELD: ANSWER_TAIL,
         }
-        assert len([r for r in fake.requests if r.path.endswith("/tasks") and "include_rewound" not in r.query]) == reads + 1  # re-read (the undo page aside)
+        assert (
+            len([r for r in fake.requests if r.path.endswith("/tasks") and "include_rewound" not in r.query])
+            == reads + 1
+        )  # re-read (the undo page aside)
         assert not chat.rewinding
         await chat.client.aclose()
 
@@ -183,7 +212,9 @@ async def test_export_markdown_and_json(server):
     assert '- tool `get_weather({"city": "Oslo"})`' in md
     assert "### You — rewound" in md and "(not part of the conversation)" in md
     assert md.count("\n---\n") == 3  # three turns shown: two current, one rewound
-    doc = json.loads(json_document(items, session_id=chat.session_id, title="Weather", times=chat.conversation.task_times))
+    doc = json.loads(
+        json_document(items, session_id=chat.session_id, title="Weather", times=chat.conversation.task_times)
+    )
     assert doc["session"] == {"id": chat.session_id, "name": "Weather"}
     assert [m["text"] for m in doc["messages"] if m["role"] == "user"] == ["hello", "weather in Oslo", "third"]
     assert [("rewound" in m) for m in doc["messages"] if m["role"] == "user"] == [False, False, True]
@@ -195,8 +226,23 @@ def test_export_is_terminal_safe():
     from rewindtui.model import Conversation
 
     conversation = Conversation("s")
-    conversation.load_tasks([{"kind": "task", "id": "t", "status": {"state": "completed"}, "history": [
-        {"kind": "message", "messageId": "m", "role": "agent", "parts": [{"kind": "text", "text": "hi \x1b]52;c;ZXZpbA==\x07 there\x1b[2J"}]}]}])
+    conversation.load_tasks(
+        [
+            {
+                "kind": "task",
+                "id": "t",
+                "status": {"state": "completed"},
+                "history": [
+                    {
+                        "kind": "message",
+                        "messageId": "m",
+                        "role": "agent",
+                        "parts": [{"kind": "text", "text": "hi \x1b]52;c;ZXZpbA==\x07 there\x1b[2J"}],
+                    }
+                ],
+            }
+        ]
+    )
     md = markdown(conversation.items, session_id="s")
     assert "\x1b" not in md and "hi  there" in md
     assert "\\u001b" in json_document(conversation.items, session_id="s")
@@ -213,7 +259,9 @@ def test_cli_redo_history_include_rewound_and_export(run, tmp_path: Path):
     first = run("send", "--json", "hello")
     sid = first.records()[0]["session"]
     run("send", "--session", sid, "weather in Oslo")
-    invocations = [line.split()[2] for line in run("history", "--session", sid).lines if line.startswith("--- invocation")]
+    invocations = [
+        line.split()[2] for line in run("history", "--session", sid).lines if line.startswith("--- invocation")
+    ]
     assert run("rewind", "--session", sid, "--before", invocations[1]).rc == 0
 
     history = run("history", "--session", sid, "--include-rewound")
@@ -238,7 +286,10 @@ def test_cli_redo_history_include_rewound_and_export(run, tmp_path: Path):
     assert exported.rc == 0 and exported.out == "" and str(out) in exported.err
     assert "### You\n\nweather in Oslo" in out.read_text()
     as_json = run("export", "--session", sid, "--format", "json")
-    assert [m["text"] for m in json.loads(as_json.out)["messages"] if m["role"] == "user"] == ["hello", "weather in Oslo"]
+    assert [m["text"] for m in json.loads(as_json.out)["messages"] if m["role"] == "user"] == [
+        "hello",
+        "weather in Oslo",
+    ]
 
 
 def test_cli_redo_on_a_server_without_redo_sends_nothing(capsys, tmp_path, monkeypatch):

@@ -328,7 +328,9 @@ def test_known_refusals_are_said_in_the_apps_words():
         'waits for approval of a tool call: answer it with a data part {"decision_type": "approve"}'
     )
     assert user_message(ClientError(raw)) == "Answer the question first: alt+y approves, alt+n rejects."
-    redo = RedoFailed("redo refused: nothing to redo: no rewind is the last thing done on this session; the conversation is unchanged")
+    redo = RedoFailed(
+        "redo refused: nothing to redo: no rewind is the last thing done on this session; the conversation is unchanged"
+    )
     said = user_message(redo, APP)
     assert "F4 shows rewound turns; Restore brings one back" in said and "task id" not in said
     other = user_message(ClientError("JSON-RPC error -32001: Task ac267c16-0b2e-4c1d-9a3f-1b2c3d4e5f60 is completed"))

@@ -20,7 +20,18 @@ from rewindtui.client.a2a_client import A2AClient, ServerConfig
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "kagent-0.10.4"
-MESSAGE_KEYS = {"kind", "message_id", "role", "author", "text", "invocation_id", "task_id", "tools", "parts", "other_parts"}
+MESSAGE_KEYS = {
+    "kind",
+    "message_id",
+    "role",
+    "author",
+    "text",
+    "invocation_id",
+    "task_id",
+    "tools",
+    "parts",
+    "other_parts",
+}
 
 
 server = embedded_fixture("server-data", scope="module")
@@ -234,7 +245,10 @@ def test_usage_errors_exit_2(run) -> None:
     r = run("rewind", "--session", "s", connect=False)
     assert r.rc == 2 and "required: --before" in r.err
     r = run("send", "--rewind", "sometimes", "hi", connect=False)
-    assert r.rc == 2 and r.err == "rewindtui: error: --rewind: rewind mode must be one of a2a, rest, off, auto, got 'sometimes'\n"
+    assert (
+        r.rc == 2
+        and r.err == "rewindtui: error: --rewind: rewind mode must be one of a2a, rest, off, auto, got 'sometimes'\n"
+    )
     r = run("frobnicate", connect=False)
     assert r.rc == 2 and "invalid choice" in r.err
     assert run("--version", connect=False).rc == 0
@@ -262,7 +276,11 @@ def test_unexpected_error_is_one_line(run, monkeypatch) -> None:
 
     monkeypatch.setattr(cli, "run_command", broken)
     r = run("sessions")
-    assert r.rc == 1 and r.err == "rewindtui: error: unexpected RuntimeError: boom second line (set REWINDTUI_DEBUG=1 for the traceback)\n"
+    assert (
+        r.rc == 1
+        and r.err
+        == "rewindtui: error: unexpected RuntimeError: boom second line (set REWINDTUI_DEBUG=1 for the traceback)\n"
+    )
 
 
 def _stock_kagent(request: httpx.Request) -> httpx.Response:
@@ -284,7 +302,10 @@ def test_send_exits_1_when_the_turn_fails(run, monkeypatch) -> None:
     assert r.err == "rewindtui: error: the turn failed: No parts in the new_message.\n"
     # and a stock server is never asked to rewind: the reason is its card, said before anything is sent
     r = run("rewind", "--url", "http://stock.test/", "--session", "s1", "--before", "e-1", connect=False)
-    assert r.rc == 1 and r.err == "rewindtui: error: echo_agent does not support rewind (its agent card does not advertise it)\n"
+    assert (
+        r.rc == 1
+        and r.err == "rewindtui: error: echo_agent does not support rewind (its agent card does not advertise it)\n"
+    )
 
 
 # -- dispatch ----------------------------------------------------------------------------------
@@ -294,7 +315,12 @@ def test_no_command_runs_the_app(run, monkeypatch) -> None:
     r = run("--url", "http://a.test/x/", "--session", "S1", "--theme", "nord", "--header", "A: b", connect=False)
     assert r.rc == 0
     (settings,) = seen
-    assert (settings.url, settings.session, settings.theme, settings.headers) == ("http://a.test/x/", "S1", "nord", {"A": "b"})
+    assert (settings.url, settings.session, settings.theme, settings.headers) == (
+        "http://a.test/x/",
+        "S1",
+        "nord",
+        {"A": "b"},
+    )
 
 
 def test_serve_passes_its_arguments_on(run, monkeypatch) -> None:

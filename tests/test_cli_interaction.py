@@ -151,8 +151,13 @@ def _tool_item(args: dict) -> Item:
         "kind": "message",
         "messageId": "m1",
         "role": "agent",
-        "parts": [{"kind": "data", "data": {"id": "c1", "name": "write_file", "args": args},
-                   "metadata": {"kagent_type": "function_call"}}],
+        "parts": [
+            {
+                "kind": "data",
+                "data": {"id": "c1", "name": "write_file", "args": args},
+                "metadata": {"kagent_type": "function_call"},
+            }
+        ],
         "metadata": {"kagent_author": "demo", "kagent_invocation_id": "e-1"},
     }
     return Item.from_message(message)
@@ -176,7 +181,9 @@ def test_send_approve_answers_a_question_brought_back_by_redo(run):
     session, turns = new_session(run, "hello", "delete temp.txt")
     assert run("rewind", "--session", session, "--before", turns[1]).rc == 0
     r = run("send", "--json", "--session", session, "--approve")
-    assert r.rc == 1 and "no question is waiting" in json.loads(r.out.splitlines()[-1])["error"]["message"]  # send streams its session line first; the error ends it
+    assert (
+        r.rc == 1 and "no question is waiting" in json.loads(r.out.splitlines()[-1])["error"]["message"]
+    )  # send streams its session line first; the error ends it
     assert run("redo", "--session", session).rc == 0  # the question's turn is back ...
     r = run("send", "--json", "--session", session, "--approve")  # ... and it can be answered
     assert r.rc == 0, r.out

@@ -247,8 +247,12 @@ async def test_forced_a2a_rewind_on_a_stock_server_sends_the_control_message(ser
 async def test_rest_rewind_and_fork(server):
     api = server.url + "/api"
     server.route("GET", CARD_PATH, Reply.json(rewind_card({"rewind": ["rest"], "fork": True, "api": api})))
-    server.route("POST", "/api/sessions/s1/rewind", Reply.json({"error": False, "data": {"id": "s1"}, "message": "rewound"}))
-    server.route("POST", "/api/sessions/s1/fork", Reply.json({"error": False, "data": {"id": "s2", "name": "s1 (fork)"}}))
+    server.route(
+        "POST", "/api/sessions/s1/rewind", Reply.json({"error": False, "data": {"id": "s1"}, "message": "rewound"})
+    )
+    server.route(
+        "POST", "/api/sessions/s1/fork", Reply.json({"error": False, "data": {"id": "s2", "name": "s1 (fork)"}})
+    )
     async with make_client(server, user_id="u1") as client:
         assert await client.rewind_rest("s1", "e-1") == {"id": "s1"}
         session = await client.fork("s1", "e-1")
@@ -279,15 +283,27 @@ KAGENT_STREAMS = {
         True,
         [(kind, role, text, "e-8327c228-45b1-4147-ae39-48303bce8a80", tools) for kind, role, text, _, tools in TURN_03],
     ),
-    "07_failed_no_parts.txt": (False, [("message", "user", "", None, ()), ("error", "system", "No parts in the new_message.", None, ())]),
+    "07_failed_no_parts.txt": (
+        False,
+        [("message", "user", "", None, ()), ("error", "system", "No parts in the new_message.", None, ())],
+    ),
     "11_continue_completed_task_error.txt": (
         True,
         [
             ("message", "user", "follow-up same task", None, ()),
-            ("error", "system", "JSON-RPC error -32602: Task 36af6b91-36cc-446c-b644-5f9c4e8529ca is in terminal state: completed", None, ()),
+            (
+                "error",
+                "system",
+                "JSON-RPC error -32602: Task 36af6b91-36cc-446c-b644-5f9c4e8529ca is in terminal state: completed",
+                None,
+                (),
+            ),
         ],
     ),
-    "12_rewind_key_ignored_by_stock_server.txt": (False, [("message", "user", "", INV_12, ()), ("message", "agent", REPLY_04, INV_12, ())]),
+    "12_rewind_key_ignored_by_stock_server.txt": (
+        False,
+        [("message", "user", "", INV_12, ()), ("message", "agent", REPLY_04, INV_12, ())],
+    ),
 }
 
 
@@ -439,7 +455,10 @@ async def test_json_rpc_error_frame_with_http_200(server):
         events = [e async for e in client.stream(cap.request["params"]["message"])]
     (event,) = events
     assert event.kind is EventKind.ERROR
-    assert event.body == {"code": -32602, "message": "Task 36af6b91-36cc-446c-b644-5f9c4e8529ca is in terminal state: completed"}
+    assert event.body == {
+        "code": -32602,
+        "message": "Task 36af6b91-36cc-446c-b644-5f9c4e8529ca is in terminal state: completed",
+    }
 
 
 async def test_json_rpc_error_answered_as_plain_json(server):
@@ -482,7 +501,9 @@ async def test_timeout_is_a_one_line_connect_failed(server):
         with pytest.raises(ConnectFailed) as info:
             await client.connect()
     hold.set()
-    assert one_line(info.value).startswith(f"timed out waiting for {server.url}/.well-known/agent-card.json after sending")
+    assert one_line(info.value).startswith(
+        f"timed out waiting for {server.url}/.well-known/agent-card.json after sending"
+    )
 
 
 async def test_config_timeout_applies_to_the_agent_card(server):
@@ -498,7 +519,11 @@ async def test_config_timeout_applies_to_the_agent_card(server):
 
 async def test_http_500_with_json_body(server):
     server.route("GET", CARD_PATH, Reply.json(kagent_card()))
-    server.route("POST", "/", Reply.json({"jsonrpc": "2.0", "id": "1", "error": {"code": -32603, "message": "internal boom"}}, status=500))
+    server.route(
+        "POST",
+        "/",
+        Reply.json({"jsonrpc": "2.0", "id": "1", "error": {"code": -32603, "message": "internal boom"}}, status=500),
+    )
     async with make_client(server) as client:
         with pytest.raises(HTTPStatusFailed) as info:
             async for _ in client.stream(client.build_message("x", session_id="s1")):
@@ -568,9 +593,23 @@ def rest_client(server: FakeServer, **kw) -> A2AClient:
 
 
 async def test_sessions_list_create_get(server):
-    s1 = {"id": "s1", "name": "first", "user_id": "u1", "created_at": "2026-01-01T00:00:00Z", "updated_at": "2026-01-02T00:00:00Z"}
-    server.route("GET", "/api/sessions", Reply.json({"error": False, "data": [s1, {"id": "s2"}], "message": "Successfully listed sessions"}))
-    server.route("POST", "/api/sessions", Reply.json({"error": False, "data": {"id": "s3", "name": "new one"}, "message": "created"}, status=201))
+    s1 = {
+        "id": "s1",
+        "name": "first",
+        "user_id": "u1",
+        "created_at": "2026-01-01T00:00:00Z",
+        "updated_at": "2026-01-02T00:00:00Z",
+    }
+    server.route(
+        "GET",
+        "/api/sessions",
+        Reply.json({"error": False, "data": [s1, {"id": "s2"}], "message": "Successfully listed sessions"}),
+    )
+    server.route(
+        "POST",
+        "/api/sessions",
+        Reply.json({"error": False, "data": {"id": "s3", "name": "new one"}, "message": "created"}, status=201),
+    )
     server.route("GET", "/api/sessions/s1", Reply.json({"error": False, "data": s1}))
     async with rest_client(server) as client:
         sessions = await client.list_sessions()
@@ -650,7 +689,13 @@ async def test_extra_headers_go_on_card_stream_and_rest(server):
         (Reply.json({"error": "session not found"}, status=404), 404, "session not found"),
         (Reply.json({"error": "user_id is required"}, status=400), 400, "user_id is required"),
         (Reply.json({"error": "quota exceeded"}, status=200), 200, "quota exceeded"),  # error in a 200 envelope
-        (Reply(status=500, body=b"<html><body><h1>Internal Server Error</h1></body></html>", content_type="text/html"), 500, "Internal Server Error"),
+        (
+            Reply(
+                status=500, body=b"<html><body><h1>Internal Server Error</h1></body></html>", content_type="text/html"
+            ),
+            500,
+            "Internal Server Error",
+        ),
     ],
 )
 async def test_rest_errors_are_one_line(server, reply, status, words):

@@ -73,7 +73,16 @@ def snapshot(conv: Conversation) -> tuple:
             i.rev,
             i.streaming,
             tuple(i.message_ids),
-            tuple((t.call_id, t.name, json.dumps(t.args, sort_keys=True), json.dumps(t.result, sort_keys=True), t.has_result) for t in i.tools),
+            tuple(
+                (
+                    t.call_id,
+                    t.name,
+                    json.dumps(t.args, sort_keys=True),
+                    json.dumps(t.result, sort_keys=True),
+                    t.has_result,
+                )
+                for t in i.tools
+            ),
         )
         for i in conv.items
     )
@@ -195,14 +204,20 @@ def test_agent_text_next_to_a_tool_call_is_kept():
                     "metadata": {"kagent_invocation_id": "e-x"},
                     "parts": [
                         {"kind": "text", "text": "Let me check the weather."},
-                        {"kind": "data", "data": {"id": "c1", "name": "get_weather", "args": {"city": "Oslo"}}, "metadata": {"kagent_type": "function_call"}},
+                        {
+                            "kind": "data",
+                            "data": {"id": "c1", "name": "get_weather", "args": {"city": "Oslo"}},
+                            "metadata": {"kagent_type": "function_call"},
+                        },
                     ],
                 },
             },
         },
     }
     conv.apply(classify_frame(frame))
-    assert view(conv) == [("message", "agent", "Let me check the weather.", "e-x", (("get_weather", {"city": "Oslo"}, None),))]
+    assert view(conv) == [
+        ("message", "agent", "Let me check the weather.", "e-x", (("get_weather", {"city": "Oslo"}, None),))
+    ]
 
 
 def test_failed_without_ids_gives_an_error_item():
@@ -235,7 +250,13 @@ def test_http_200_json_rpc_error_frame_ends_the_turn_with_an_error_item():
     replay(conv, K + "11_continue_completed_task_error.txt")
     assert view(conv) == TURN_02 + [
         ("message", "user", "follow-up same task", None, ()),
-        ("error", "system", "JSON-RPC error -32602: Task 36af6b91-36cc-446c-b644-5f9c4e8529ca is in terminal state: completed", None, ()),
+        (
+            "error",
+            "system",
+            "JSON-RPC error -32602: Task 36af6b91-36cc-446c-b644-5f9c4e8529ca is in terminal state: completed",
+            None,
+            (),
+        ),
     ]
     assert conv.turn_state == "failed"
 
@@ -317,7 +338,11 @@ def test_artifact_id_reused_by_a_later_task_is_that_task_s_own_artifact():
     cap = load(A + "a2a-sdk-1.3.0_SendStreamingMessage_v1.0.txt")
     conv = Conversation("s1")
     for _ in range(2):
-        replay(conv, A + "a2a-sdk-1.3.0_SendStreamingMessage_v1.0.txt", lines=_fresh_ids(cap.data_lines, keep_artifact_ids=True))
+        replay(
+            conv,
+            A + "a2a-sdk-1.3.0_SendStreamingMessage_v1.0.txt",
+            lines=_fresh_ids(cap.data_lines, keep_artifact_ids=True),
+        )
     assert view(conv) == ECHO_TURN * 2
 
 
@@ -382,7 +407,13 @@ def test_tool_result_after_a_task_snapshot_is_still_shown():
     for line in lines[:3]:  # submitted, working, function_call
         conv.apply(parse_frame(line))
     echo = json.loads(lines[0])["result"]["status"]["message"]
-    snapshot_task = {"kind": "task", "id": echo["taskId"], "contextId": "s1", "status": {"state": "working"}, "history": [echo]}
+    snapshot_task = {
+        "kind": "task",
+        "id": echo["taskId"],
+        "contextId": "s1",
+        "status": {"state": "working"},
+        "history": [echo],
+    }
     conv.apply(_task_event(snapshot_task))
     for line in lines[3:]:
         conv.apply(parse_frame(line))
@@ -396,14 +427,27 @@ def test_user_message_of_a_failed_send_does_not_take_the_next_turn_s_invocation(
     conv = Conversation("s1")
     replay(conv, K + "02_turn_plain_text.txt")
     # a send that never reached the server: shown locally, then the connection error
-    conv.add_user_message({"kind": "message", "messageId": "m-lost", "role": "user", "contextId": "s1", "parts": [{"kind": "text", "text": "are you there?"}]})
+    conv.add_user_message(
+        {
+            "kind": "message",
+            "messageId": "m-lost",
+            "role": "user",
+            "contextId": "s1",
+            "parts": [{"kind": "text", "text": "are you there?"}],
+        }
+    )
     conv.add_error("cannot connect to http://127.0.0.1:9/: connection refused")
     conv.end_turn("failed")
     replay(conv, K + "04_turn_three.txt")
-    assert view(conv) == TURN_02 + [
-        ("message", "user", "are you there?", None, ()),
-        ("error", "system", "cannot connect to http://127.0.0.1:9/: connection refused", None, ()),
-    ] + TURN_04
+    assert (
+        view(conv)
+        == TURN_02
+        + [
+            ("message", "user", "are you there?", None, ()),
+            ("error", "system", "cannot connect to http://127.0.0.1:9/: connection refused", None, ()),
+        ]
+        + TURN_04
+    )
     assert conv.user_text_of(INV_04) == "third message"
 
 
@@ -464,14 +508,31 @@ def test_rewind_and_send_keeps_the_new_user_message_after_the_effective_history(
     history arrives before the new turn's echo; the new message stays, after that history."""
     conv = kagent_session()
     conv.truncate_before(INV_04)
-    new = {"kind": "message", "messageId": "m-edit", "role": "user", "contextId": "s1", "parts": [{"kind": "text", "text": "third message, edited"}]}
+    new = {
+        "kind": "message",
+        "messageId": "m-edit",
+        "role": "user",
+        "contextId": "s1",
+        "parts": [{"kind": "text", "text": "third message, edited"}],
+    }
     conv.add_user_message(new)
     t08 = load(K + "08_tasks_get.txt").json_body["result"]
     conv.apply(_task_event(t08), effective=True)
     assert view(conv) == TURN_03 + [("message", "user", "third message, edited", None, ())]
     # the echo of the new message does not show it twice
     echo = dict(new, taskId="t-new")
-    conv.apply(classify_frame({"result": {"kind": "status-update", "taskId": "t-new", "contextId": "s1", "status": {"state": "submitted", "message": echo}}}))
+    conv.apply(
+        classify_frame(
+            {
+                "result": {
+                    "kind": "status-update",
+                    "taskId": "t-new",
+                    "contextId": "s1",
+                    "status": {"state": "submitted", "message": echo},
+                }
+            }
+        )
+    )
     assert [r[2] for r in view(conv)].count("third message, edited") == 1
     assert conv.items[-1].task_id == "t-new"
 
@@ -511,7 +572,9 @@ def test_rollback_after_further_events_restores_the_pre_truncate_view():
     conv = kagent_session()
     before = snapshot(conv)
     token, _ = conv.truncate_before(INV_03)
-    conv.add_user_message({"kind": "message", "messageId": "m-new", "role": "user", "parts": [{"kind": "text", "text": "again"}]})
+    conv.add_user_message(
+        {"kind": "message", "messageId": "m-new", "role": "user", "parts": [{"kind": "text", "text": "again"}]}
+    )
     conv.add_error("connection dropped")
     conv.rollback(token)
     assert snapshot(conv) == before
@@ -559,7 +622,14 @@ def test_every_capture_replays_without_unknown_items():
             "11_continue_completed_task_error.txt",
             "12_rewind_key_ignored_by_stock_server.txt",
         )
-    ] + [A + f for f in ("a2a-sdk-0.3.26_message_stream.txt", "a2a-sdk-1.3.0_message_stream_v0.3_compat.txt", "a2a-sdk-1.3.0_SendStreamingMessage_v1.0.txt")]:
+    ] + [
+        A + f
+        for f in (
+            "a2a-sdk-0.3.26_message_stream.txt",
+            "a2a-sdk-1.3.0_message_stream_v0.3_compat.txt",
+            "a2a-sdk-1.3.0_SendStreamingMessage_v1.0.txt",
+        )
+    ]:
         conv = Conversation("s1")
         replay(conv, name)
         assert conv.items, name
@@ -586,7 +656,9 @@ def _task_first(lines: list[str], *, v10: bool = False) -> list[str]:
     return [json.dumps({"jsonrpc": "2.0", "id": 1, "result": task})] + lines
 
 
-@pytest.mark.parametrize("name", ["02_turn_plain_text.txt", "03_turn_with_tool_call.txt", "06_turn_streaming_with_tool.txt"])
+@pytest.mark.parametrize(
+    "name", ["02_turn_plain_text.txt", "03_turn_with_tool_call.txt", "06_turn_streaming_with_tool.txt"]
+)
 @pytest.mark.parametrize("v10", [False, True])
 def test_both_stream_orders_give_the_same_view(name, v10):
     """A Task first (spec §3.1.2) or a status first (kagent): one and the same transcript."""
@@ -633,10 +705,18 @@ def _msg(mid: str, role: str, text: str) -> dict:
 def test_dedupe_keeps_the_first_position_and_the_first_copy():
     tasks = [
         {"id": "t1", "history": [_msg("a", "user", "one"), _msg("b", "agent", "reply one")]},
-        {"id": "t2", "history": [_msg("c", "user", "two"), _msg("a", "user", "one AGAIN"), _msg("d", "agent", "reply two")]},
+        {
+            "id": "t2",
+            "history": [_msg("c", "user", "two"), _msg("a", "user", "one AGAIN"), _msg("d", "agent", "reply two")],
+        },
     ]
     items = extract_messages_from_tasks(tasks)
-    assert [(i.message_ids[0], i.text) for i in items] == [("a", "one"), ("b", "reply one"), ("c", "two"), ("d", "reply two")]
+    assert [(i.message_ids[0], i.text) for i in items] == [
+        ("a", "one"),
+        ("b", "reply one"),
+        ("c", "two"),
+        ("d", "reply two"),
+    ]
     conv = Conversation("s")
     conv.load_tasks(tasks)
     assert [i.message_ids[0] for i in conv.items] == ["a", "b", "c", "d"]
@@ -661,7 +741,11 @@ def test_an_effective_history_task_in_a_loaded_session_resets_what_came_before()
 
     t1 = {"id": "t1", "history": [_msg("a", "user", "one"), _msg("b", "agent", "r1")]}
     t2 = {"id": "t2", "history": [_msg("c", "user", "two"), _msg("d", "agent", "r2")]}
-    rewind = {"id": "t3", "metadata": {contract.EFFECTIVE_HISTORY_KEY: True}, "history": [_msg("a", "user", "one"), _msg("b", "agent", "r1")]}
+    rewind = {
+        "id": "t3",
+        "metadata": {contract.EFFECTIVE_HISTORY_KEY: True},
+        "history": [_msg("a", "user", "one"), _msg("b", "agent", "r1")],
+    }
     t4 = {"id": "t4", "history": [_msg("e", "user", "three"), _msg("f", "agent", "r3")]}
     conv = Conversation("s")
     conv.load_tasks([t1, t2, rewind, t4])
@@ -684,9 +768,19 @@ def test_loading_a_session_whose_last_task_runs_or_waits():
 def test_tool_numbers_a_protobuf_struct_made_floats_read_as_the_integers_they_were():
     # a2a-sdk 1.x carries data parts as protobuf Struct: every number is a double on the wire
     conv = Conversation("s1")
-    call = {"kind": "data", "data": {"id": "c1", "name": "get_weather", "args": {"city": "Oslo", "days": 2.0}}, "metadata": {"kagent_type": meta.FUNCTION_CALL}}
-    result = {"kind": "data", "data": {"id": "c1", "name": "get_weather", "response": {"temp_c": 21.0, "call_no": 1.0, "rain_mm": 0.5}}, "metadata": {"kagent_type": meta.FUNCTION_RESPONSE}}
-    conv.add_user_message({"kind": "message", "messageId": "u1", "role": "agent", "contextId": "s1", "parts": [call, result]})
+    call = {
+        "kind": "data",
+        "data": {"id": "c1", "name": "get_weather", "args": {"city": "Oslo", "days": 2.0}},
+        "metadata": {"kagent_type": meta.FUNCTION_CALL},
+    }
+    result = {
+        "kind": "data",
+        "data": {"id": "c1", "name": "get_weather", "response": {"temp_c": 21.0, "call_no": 1.0, "rain_mm": 0.5}},
+        "metadata": {"kagent_type": meta.FUNCTION_RESPONSE},
+    }
+    conv.add_user_message(
+        {"kind": "message", "messageId": "u1", "role": "agent", "contextId": "s1", "parts": [call, result]}
+    )
     (tool,) = conv.items[0].tools
     assert tool.args == {"city": "Oslo", "days": 2} and type(tool.args["days"]) is int
     assert tool.result == {"temp_c": 21, "call_no": 1, "rain_mm": 0.5}
@@ -695,12 +789,19 @@ def test_tool_numbers_a_protobuf_struct_made_floats_read_as_the_integers_they_we
 
 def _canceled_task(reply_metadata: dict) -> dict:
     return {
-        "kind": "task", "id": "t1", "contextId": "c1",
+        "kind": "task",
+        "id": "t1",
+        "contextId": "c1",
         "status": {"state": "canceled"},
         "history": [
             {"kind": "message", "role": "user", "messageId": "u1", "parts": [{"kind": "text", "text": "tell a story"}]},
-            {"kind": "message", "role": "agent", "messageId": "a1", "metadata": reply_metadata,
-             "parts": [{"kind": "text", "text": "Once upon"}]},
+            {
+                "kind": "message",
+                "role": "agent",
+                "messageId": "a1",
+                "metadata": reply_metadata,
+                "parts": [{"kind": "text", "text": "Once upon"}],
+            },
         ],
     }
 

@@ -28,7 +28,17 @@ TASKS = ["t1", "t2", "t3"]
 MIDS = [f"m{i}" for i in range(8)]
 INVOCATIONS = ["e-1", "e-2", "e-3", "header_update"]
 CALLS = ["c1", "c2"]
-STATES = ["submitted", "working", "input-required", "completed", "canceled", "failed", "rejected", "auth-required", "unknown-state"]
+STATES = [
+    "submitted",
+    "working",
+    "input-required",
+    "completed",
+    "canceled",
+    "failed",
+    "rejected",
+    "auth-required",
+    "unknown-state",
+]
 #: Weighted towards what a turn mostly consists of.
 COMMON_STATES = ["working"] * 6 + ["submitted", "completed", "completed"] + STATES
 STATES_10 = {
@@ -52,7 +62,12 @@ def _part(draw, kind: str) -> dict[str, Any]:
     if kind == "call":
         return {"t": "call", "id": draw(st.sampled_from(CALLS)), "name": "get_weather", "args": {"city": draw(texts)}}
     if kind == "response":
-        return {"t": "response", "id": draw(st.sampled_from(CALLS)), "name": "get_weather", "response": {"v": draw(st.integers(0, 3))}}
+        return {
+            "t": "response",
+            "id": draw(st.sampled_from(CALLS)),
+            "name": "get_weather",
+            "response": {"v": draw(st.integers(0, 3))},
+        }
     if kind == "file":
         return {"t": "file", "url": "https://example.invalid/f", "mime": "text/plain"}
     if kind == "data":
@@ -68,7 +83,9 @@ def parts(draw) -> list[dict[str, Any]]:
         return []
     if flavour != "mixed":
         return [_part(draw, flavour)]
-    kinds = draw(st.lists(st.sampled_from(["text", "call", "response", "file", "data", "weird"]), min_size=1, max_size=3))
+    kinds = draw(
+        st.lists(st.sampled_from(["text", "call", "response", "file", "data", "weird"]), min_size=1, max_size=3)
+    )
     return [_part(draw, k) for k in kinds]
 
 
@@ -99,7 +116,9 @@ def universes(draw) -> dict[str, dict[str, Any]]:
 
 def pick(draw, universe: dict[str, dict[str, Any]], role: str | None = None, task: str | None = None) -> dict[str, Any]:
     """A message of the universe (matching role / task when asked), or now and then an id-less one."""
-    choices = [m for m in universe.values() if (role is None or m["role"] == role) and (task is None or m["task"] == task)]
+    choices = [
+        m for m in universe.values() if (role is None or m["role"] == role) and (task is None or m["task"] == task)
+    ]
     if not choices or draw(st.integers(0, 5)) == 0:
         return draw(message_bodies(None, role=role, task=task))
     return draw(st.sampled_from(choices))
@@ -107,7 +126,9 @@ def pick(draw, universe: dict[str, dict[str, Any]], role: str | None = None, tas
 
 @st.composite
 def events(draw, universe: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    kind = draw(st.sampled_from(["status", "status", "status", "artifact", "message", "task", "task", "error", "unknown"]))
+    kind = draw(
+        st.sampled_from(["status", "status", "status", "artifact", "message", "task", "task", "error", "unknown"])
+    )
     task = draw(st.sampled_from(TASKS))
     if kind == "status":
         event_meta = {}
@@ -156,7 +177,10 @@ def events(draw, universe: dict[str, dict[str, Any]]) -> dict[str, Any]:
         }
     if kind == "error":
         return {"k": "error", "code": draw(st.sampled_from([-32602, -32001, None])), "message": draw(texts)}
-    return {"k": "unknown", "body": draw(st.sampled_from([{"kind": "hologram"}, {"weird": [1, 2]}, None, 7, "text", {"task": "x"}]))}
+    return {
+        "k": "unknown",
+        "body": draw(st.sampled_from([{"kind": "hologram"}, {"weird": [1, 2]}, None, 7, "text", {"task": "x"}])),
+    }
 
 
 def wire_part(p: dict[str, Any], v10: bool) -> Any:
@@ -225,7 +249,11 @@ def wire(e: dict[str, Any], v10: bool) -> dict[str, Any]:
             body["final"] = e["final"]
         result = {"statusUpdate": body} if v10 else {**body, "kind": "status-update"}
     elif k == "artifact":
-        body = {"taskId": e["task"], "contextId": "s1", "artifact": {"artifactId": e["id"], "parts": [wire_part(p, v10) for p in e["parts"]]}}
+        body = {
+            "taskId": e["task"],
+            "contextId": "s1",
+            "artifact": {"artifactId": e["id"], "parts": [wire_part(p, v10) for p in e["parts"]]},
+        }
         if e["append"] is not None:
             body["append"] = e["append"]
         result = {"artifactUpdate": body} if v10 else {**body, "kind": "artifact-update"}
@@ -238,7 +266,10 @@ def wire(e: dict[str, Any], v10: bool) -> dict[str, Any]:
             "contextId": "s1",
             "status": {"state": state(e["state"])},
             "history": [wire_message(m, v10) for m in e["history"]],
-            "artifacts": [{"artifactId": f"ta{i}", "parts": [wire_part(p, v10) for p in ps]} for i, ps in enumerate(e["artifacts"])],
+            "artifacts": [
+                {"artifactId": f"ta{i}", "parts": [wire_part(p, v10) for p in ps]}
+                for i, ps in enumerate(e["artifacts"])
+            ],
         }
         if e["meta"]:
             body["metadata"] = dict(e["meta"])
@@ -297,7 +328,16 @@ def snapshot(conv: Conversation) -> tuple:
             item.rev,
             item.streaming,
             tuple(item.message_ids),
-            tuple((t.call_id, t.name, json.dumps(t.args, sort_keys=True), json.dumps(t.result, sort_keys=True), t.has_result) for t in item.tools),
+            tuple(
+                (
+                    t.call_id,
+                    t.name,
+                    json.dumps(t.args, sort_keys=True),
+                    json.dumps(t.result, sort_keys=True),
+                    t.has_result,
+                )
+                for t in item.tools
+            ),
         )
         for item in conv.items
     )

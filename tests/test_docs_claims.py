@@ -74,7 +74,9 @@ def spans(path: Path) -> list[tuple[int, str]]:
             continue
         if fenced:
             continue
-        out += [(number, m.group(1)) for m in re.finditer(r"`([^`]+)`(?!@[0-9a-f]{6,})", line) if not foreign(m.group(1))]
+        out += [
+            (number, m.group(1)) for m in re.finditer(r"`([^`]+)`(?!@[0-9a-f]{6,})", line) if not foreign(m.group(1))
+        ]
     return out
 
 
@@ -153,7 +155,10 @@ def resolve(claim: str) -> str | None:
 
 def defines(file: Path, name: str) -> bool:
     text = file.read_text(encoding="utf-8")
-    return re.search(rf"^\s*(class|def|async def)\s+{re.escape(name)}\b|^\s*{re.escape(name)}\s*[:=]", text, re.M) is not None
+    return (
+        re.search(rf"^\s*(class|def|async def)\s+{re.escape(name)}\b|^\s*{re.escape(name)}\s*[:=]", text, re.M)
+        is not None
+    )
 
 
 def check_path(claim: str) -> str | None:
@@ -266,7 +271,9 @@ def subcommands(command: str) -> list[str]:
     found = re.findall(r"(?<![\w-] )\{([a-z][\w,-]*)\}", usage)  # not an option's choices (--flow {a,b})
     subs = [sub for group in found for sub in group.split(",")]
     if re.search(r"\bACTION \.\.\.", usage):  # a metavar hides the list: read it from "positional arguments"
-        subs += re.findall(r"^ {4}([a-z][\w-]*)\s", text.split("positional arguments:", 1)[-1].split("\n\n", 1)[0], re.M)
+        subs += re.findall(
+            r"^ {4}([a-z][\w-]*)\s", text.split("positional arguments:", 1)[-1].split("\n\n", 1)[0], re.M
+        )
     return subs
 
 
@@ -376,7 +383,11 @@ def claims_of(path: Path) -> list[str]:
         claim = path_claim(text)
         if claim is not None and (page, claim) not in NOT_OURS and (why := check_path(claim)):
             wrong.append(f"{where(path, line)}: `{text}`: {why}")
-        if MODULE.match(text.strip()) and text.strip().rsplit(".", 1)[1] not in FILE_ENDINGS and (why := check_module(text.strip())):
+        if (
+            MODULE.match(text.strip())
+            and text.strip().rsplit(".", 1)[1] not in FILE_ENDINGS
+            and (why := check_module(text.strip()))
+        ):
             wrong.append(f"{where(path, line)}: `{text}`: {why}")
     for line, folder, files in package_listings(path):
         found = resolve(folder + "/")

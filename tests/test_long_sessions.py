@@ -31,15 +31,31 @@ def _message(mid: str, parts: list[dict[str, Any]], role: str = "agent") -> dict
 
 
 def _call(call_id: str) -> dict[str, Any]:
-    return {"kind": "data", "data": {"id": call_id, "name": "get_weather", "args": {"city": "Oslo"}}, "metadata": {"kagent_type": "function_call"}}
+    return {
+        "kind": "data",
+        "data": {"id": call_id, "name": "get_weather", "args": {"city": "Oslo"}},
+        "metadata": {"kagent_type": "function_call"},
+    }
 
 
 def _result(call_id: str, result: str) -> dict[str, Any]:
-    return {"kind": "data", "data": {"id": call_id, "name": "get_weather", "response": {"result": result}}, "metadata": {"kagent_type": "function_response"}}
+    return {
+        "kind": "data",
+        "data": {"id": call_id, "name": "get_weather", "response": {"result": result}},
+        "metadata": {"kagent_type": "function_response"},
+    }
 
 
 def _event(m: dict[str, Any]) -> Any:
-    return classify({"kind": "status-update", "taskId": "t1", "contextId": "s1", "final": False, "status": {"state": "working", "message": m}})
+    return classify(
+        {
+            "kind": "status-update",
+            "taskId": "t1",
+            "contextId": "s1",
+            "final": False,
+            "status": {"state": "working", "message": m},
+        }
+    )
 
 
 def test_a_tool_result_that_arrives_after_the_call_was_read_is_seen():
@@ -51,9 +67,14 @@ def test_a_tool_result_that_arrives_after_the_call_was_read_is_seen():
     conv.apply(_event(_message("m2", [_result("c1", "rain")])))
     assert conv.items == [item]  # folded into the call's item
     after = item.tools
-    assert [(c.call_id, c.has_result, c.result) for c in after] == [("c1", True, {"result": "rain"}), ("c2", False, None)]
+    assert [(c.call_id, c.has_result, c.result) for c in after] == [
+        ("c1", True, {"result": "rain"}),
+        ("c2", False, None),
+    ]
     # read again: the same answer
-    assert [(c.call_id, c.has_result, c.result) for c in item.tools] == [(c.call_id, c.has_result, c.result) for c in after]
+    assert [(c.call_id, c.has_result, c.result) for c in item.tools] == [
+        (c.call_id, c.has_result, c.result) for c in after
+    ]
 
 
 def test_text_only_messages_have_no_tools_and_their_text_equals_the_lazy_reading():
@@ -67,7 +88,9 @@ def test_text_only_messages_have_no_tools_and_their_text_equals_the_lazy_reading
     mixed = [[{"kind": "text", "text": "see "}, _call("c9")], [{"kind": "file", "file": {"uri": "x"}}]]
     messages = [_message(f"m{i}", parts) for i, parts in enumerate(texts + mixed)]
     conv = Conversation("s1")
-    conv.load_tasks([{"kind": "task", "id": "t1", "contextId": "s1", "history": messages, "status": {"state": "completed"}}])
+    conv.load_tasks(
+        [{"kind": "task", "id": "t1", "contextId": "s1", "history": messages, "status": {"state": "completed"}}]
+    )
     assert len(conv.items) == len(messages)
     for item, m in zip(conv.items, messages, strict=True):
         assert item.text == raw.text_of(m)
@@ -81,7 +104,13 @@ def test_has_turns_agrees_with_turn_invocations():
     assert conv.has_turns() and conv.turn_invocations()
     # a server that names no invocations: messages, but no turn to rewind to
     bare = [
-        {"kind": "task", "id": "t1", "contextId": "s1", "history": [_message("m1", [{"kind": "text", "text": "hi"}], "user")], "status": {"state": "completed"}}
+        {
+            "kind": "task",
+            "id": "t1",
+            "contextId": "s1",
+            "history": [_message("m1", [{"kind": "text", "text": "hi"}], "user")],
+            "status": {"state": "completed"},
+        }
     ]
     conv.load_tasks(bare)
     assert conv.items and not conv.has_turns() and conv.turn_invocations() == []
@@ -161,7 +190,15 @@ def test_the_permissions_ask_for_turns_only_when_there_are_messages():
     chat.conversation.load_tasks(make_tasks(6))
     assert chat.permissions().can_rewind
     chat.conversation.load_tasks(
-        [{"kind": "task", "id": "t1", "contextId": "s1", "history": [_message("m1", [{"kind": "text", "text": "hi"}], "user")], "status": {"state": "completed"}}]
+        [
+            {
+                "kind": "task",
+                "id": "t1",
+                "contextId": "s1",
+                "history": [_message("m1", [{"kind": "text", "text": "hi"}], "user")],
+                "status": {"state": "completed"},
+            }
+        ]
     )
     perms = chat.permissions()
     assert not perms.can_rewind and not perms.can_fork and "no invocation ids" in perms.rewind_reason

@@ -37,15 +37,30 @@ def text(t: str) -> dict[str, Any]:
 
 
 def call(call_id: str) -> dict[str, Any]:
-    return {"kind": "data", "data": {"id": call_id, "name": "get_weather", "args": {"city": "Oslo"}}, "metadata": {"kagent_type": "function_call"}}
+    return {
+        "kind": "data",
+        "data": {"id": call_id, "name": "get_weather", "args": {"city": "Oslo"}},
+        "metadata": {"kagent_type": "function_call"},
+    }
 
 
 def response(call_id: str) -> dict[str, Any]:
-    return {"kind": "data", "data": {"id": call_id, "name": "get_weather", "response": {"temp_c": 3}}, "metadata": {"kagent_type": "function_response"}}
+    return {
+        "kind": "data",
+        "data": {"id": call_id, "name": "get_weather", "response": {"temp_c": 3}},
+        "metadata": {"kagent_type": "function_response"},
+    }
 
 
 def task(tid: str, history: list[dict[str, Any]], **extra: Any) -> dict[str, Any]:
-    return {"kind": "task", "id": tid, "contextId": "s", "status": {"state": "completed", "timestamp": f"2026-01-01T00:00:{tid[-2:]}Z"}, "history": history, **extra}
+    return {
+        "kind": "task",
+        "id": tid,
+        "contextId": "s",
+        "status": {"state": "completed", "timestamp": f"2026-01-01T00:00:{tid[-2:]}Z"},
+        "history": history,
+        **extra,
+    }
 
 
 def mixed_session() -> list[dict[str, Any]]:
@@ -143,7 +158,11 @@ def test_a_plain_prepend_says_how_many_items_went_in_front():
 
 def test_a_rewind_task_in_a_newer_page_makes_the_older_pages_moot():
     tasks = mixed_session()[:6]
-    effective = task("t-99", [message("u0", "user", [text("question 0")], "t-99", "e-0")], metadata={contract.EFFECTIVE_HISTORY_KEY: True})
+    effective = task(
+        "t-99",
+        [message("u0", "user", [text("question 0")], "t-99", "e-0")],
+        metadata={contract.EFFECTIVE_HISTORY_KEY: True},
+    )
     conv = Conversation("s")
     conv.load_tasks([*tasks[4:], effective], "older")
     assert conv.older_token is None  # the rewind's Task holds the whole conversation

@@ -27,22 +27,39 @@ TOTAL = contract.EFFECTIVE_HISTORY_TOTAL_KEY
 
 
 def msg(mid: str, role: str, text: str, inv: str, parts: list | None = None) -> dict[str, Any]:
-    return {"kind": "message", "messageId": mid, "role": role, "parts": parts or [{"kind": "text", "text": text}],
-            "metadata": {"kagent_invocation_id": inv}}
+    return {
+        "kind": "message",
+        "messageId": mid,
+        "role": role,
+        "parts": parts or [{"kind": "text", "text": text}],
+        "metadata": {"kagent_invocation_id": inv},
+    }
 
 
 def turns(n: int) -> list[dict[str, Any]]:
-    return [{"id": f"t{i}", "kind": "task", "status": {"state": "completed"},
-             "history": [msg(f"u{i}", "user", f"q{i}", f"e-{i}"), msg(f"a{i}", "agent", f"r{i}", f"e-{i}")]}
-            for i in range(1, n + 1)]
+    return [
+        {
+            "id": f"t{i}",
+            "kind": "task",
+            "status": {"state": "completed"},
+            "history": [msg(f"u{i}", "user", f"q{i}", f"e-{i}"), msg(f"a{i}", "agent", f"r{i}", f"e-{i}")],
+        }
+        for i in range(1, n + 1)
+    ]
 
 
 def answer(history: list[dict[str, Any]], total: int | None) -> dict[str, Any]:
     meta: dict[str, Any] = {contract.EFFECTIVE_HISTORY_KEY: True}
     if total is not None:
         meta[TOTAL] = total
-    return {"kind": "task", "id": "t-rw", "contextId": "s1", "status": {"state": "completed"}, "history": history,
-            "metadata": meta}
+    return {
+        "kind": "task",
+        "id": "t-rw",
+        "contextId": "s1",
+        "status": {"state": "completed"},
+        "history": history,
+        "metadata": meta,
+    }
 
 
 def event(body: dict[str, Any]) -> StreamEvent:
@@ -104,12 +121,36 @@ def test_a_tail_that_does_not_join_changes_nothing(why: str, tail: list[str], to
 
 
 def test_a_join_inside_a_tool_call_and_its_folded_result_is_refused() -> None:
-    call = msg("c1", "agent", "", "e-1", parts=[{"kind": "data", "data": {"id": "k1", "name": "f", "args": {}},
-                                                 "metadata": {"kagent_type": "function_call"}}])
-    result = msg("c2", "agent", "", "e-1", parts=[{"kind": "data", "data": {"id": "k1", "name": "f", "response": {}},
-                                                   "metadata": {"kagent_type": "function_response"}}])
-    tasks = [{"id": "t1", "history": [msg("u1", "user", "q1", "e-1"), call, result, msg("a1", "agent", "r1", "e-1")]},
-             *turns(3)[1:]]
+    call = msg(
+        "c1",
+        "agent",
+        "",
+        "e-1",
+        parts=[
+            {
+                "kind": "data",
+                "data": {"id": "k1", "name": "f", "args": {}},
+                "metadata": {"kagent_type": "function_call"},
+            }
+        ],
+    )
+    result = msg(
+        "c2",
+        "agent",
+        "",
+        "e-1",
+        parts=[
+            {
+                "kind": "data",
+                "data": {"id": "k1", "name": "f", "response": {}},
+                "metadata": {"kagent_type": "function_response"},
+            }
+        ],
+    )
+    tasks = [
+        {"id": "t1", "history": [msg("u1", "user", "q1", "e-1"), call, result, msg("a1", "agent", "r1", "e-1")]},
+        *turns(3)[1:],
+    ]
     conv = Conversation("s1")
     conv.load_tasks(tasks)
     assert conv.items[1].message_ids == ["c1", "c2"]  # folded into one item
@@ -179,7 +220,10 @@ async def test_a_tail_that_does_not_join_rereads_the_server(server, monkeypatch)
     the server's, re-read -- never a guess."""
     monkeypatch.setattr(chat_module, "ANSWER_TAIL", 2)
     tasks = turns(4)
-    on_server = [*tasks[:2], {**tasks[2], "history": [msg("u3", "user", "q3", "e-3"), msg("a3x", "agent", "r3 (server)", "e-3")]}]
+    on_server = [
+        *tasks[:2],
+        {**tasks[2], "history": [msg("u3", "user", "q3", "e-3"), msg("a3x", "agent", "r3 (server)", "e-3")]},
+    ]
     server.route("GET", CARD, Reply.json(card()))
     server.route("GET", "/api/sessions/s1/tasks", Reply.json({"error": False, "data": on_server}))
     for history, total in ((history_of(tasks[:3])[-2:], None), (history_of(on_server)[-2:], 6)):

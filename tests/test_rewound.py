@@ -42,7 +42,10 @@ def turn(n: int, *, rewound_by: str | None = None, at: str = "2026-11-20T10:00:0
         "contextId": "s",
         "status": {"state": "completed", "timestamp": f"2026-11-20T09:0{n}:00Z"},
         "metadata": meta,
-        "history": [message(f"u{n}", "user", f"question {n}", f"i{n}", task), message(f"a{n}", "agent", f"answer {n}", f"i{n}", task)],
+        "history": [
+            message(f"u{n}", "user", f"question {n}", f"i{n}", task),
+            message(f"a{n}", "agent", f"answer {n}", f"i{n}", task),
+        ],
     }
 
 
@@ -50,7 +53,14 @@ def rewind_task(task_id: str, own: str, history: list[dict], *, rewound_by: str 
     meta: dict = {contract.EFFECTIVE_HISTORY_KEY: True, contract.REWIND_INVOCATION_KEY: own}
     if rewound_by:
         meta.update({contract.REWOUND_KEY: True, contract.REWOUND_BY_TASK_KEY: rewound_by})
-    return {"kind": "task", "id": task_id, "contextId": "s", "status": {"state": "completed"}, "metadata": meta, "history": history}
+    return {
+        "kind": "task",
+        "id": task_id,
+        "contextId": "s",
+        "status": {"state": "completed"},
+        "metadata": meta,
+        "history": history,
+    }
 
 
 def session_after_rewind() -> tuple[list[dict], list[dict]]:
@@ -87,8 +97,17 @@ def test_the_kagent_addon_keeps_rewound_messages_in_the_task() -> None:
     t1 = turn(1)
     t2 = turn(2)
     rewound = t2["history"]
-    t2 = {**t2, "history": [], "metadata": {**t2["metadata"], kagent.ADDON_REWOUND_HISTORY: rewound, kagent.ADDON_REWOUND_BY: ["rw"]}}
-    rewind = {"kind": "task", "id": "rw", "status": {"state": "completed", "timestamp": "2026-11-20T11:00:00Z"}, "metadata": {}}
+    t2 = {
+        **t2,
+        "history": [],
+        "metadata": {**t2["metadata"], kagent.ADDON_REWOUND_HISTORY: rewound, kagent.ADDON_REWOUND_BY: ["rw"]},
+    }
+    rewind = {
+        "kind": "task",
+        "id": "rw",
+        "status": {"state": "completed", "timestamp": "2026-11-20T11:00:00Z"},
+        "metadata": {},
+    }
     (group,) = rewound_groups([t1, t2, rewind])
     assert group.position == 1 and group.task["history"] == rewound
     assert group.mark.at == "2026-11-20T11:00:00Z" and group.mark.by is None and group.mark.fork_before is None
@@ -139,8 +158,16 @@ def test_showing_again_replaces_what_was_shown() -> None:
 
 def test_a_rewound_message_still_in_the_conversation_is_not_shown_twice() -> None:
     # a fork's task cut in the middle: rewound as a task, its first turn still in the history
-    fork = {"kind": "task", "id": "f", "status": {"state": "completed"}, "metadata": {
-        contract.EFFECTIVE_HISTORY_KEY: True, contract.REWOUND_KEY: True, contract.REWOUND_BY_TASK_KEY: "r"}}
+    fork = {
+        "kind": "task",
+        "id": "f",
+        "status": {"state": "completed"},
+        "metadata": {
+            contract.EFFECTIVE_HISTORY_KEY: True,
+            contract.REWOUND_KEY: True,
+            contract.REWOUND_BY_TASK_KEY: "r",
+        },
+    }
     t1, t2 = turn(1), turn(2)
     fork_task = {**fork, "history": t1["history"] + t2["history"]}
     fork_task["metadata"] = {k: v for k, v in fork["metadata"].items() if k != contract.EFFECTIVE_HISTORY_KEY}
@@ -179,8 +206,16 @@ def test_show_then_hide_gives_back_the_same_view(rewound_flags: list[bool]) -> N
 def test_turn_entries_newest_first_with_tools_and_state() -> None:
     everything, current = session_after_rewind()
     weather = turn(4)
-    call = {"kind": "data", "data": {"id": "c1", "name": "get_weather", "args": {"city": "Oslo"}}, "metadata": {"kagent_type": "function_call"}}
-    result = {"kind": "data", "data": {"id": "c1", "name": "get_weather", "response": {"ok": 1}}, "metadata": {"kagent_type": "function_response"}}
+    call = {
+        "kind": "data",
+        "data": {"id": "c1", "name": "get_weather", "args": {"city": "Oslo"}},
+        "metadata": {"kagent_type": "function_call"},
+    }
+    result = {
+        "kind": "data",
+        "data": {"id": "c1", "name": "get_weather", "response": {"ok": 1}},
+        "metadata": {"kagent_type": "function_response"},
+    }
     weather["history"] = [
         weather["history"][0],
         {**message("c", "agent", "", "i4", "t4"), "parts": [call]},

@@ -33,7 +33,12 @@ def test_add_list_show_remove_keep_the_rest_of_the_file(tmp_path, monkeypatch, c
     config = isolate(tmp_path, monkeypatch)
     config.write_text(HEAD)
     run = runner(capsys)
-    assert run("agents", "add", "prod", "--url", "http://127.0.0.1:1/a2a/", "--binding", "grpc", "--auth-profile", "prod").rc == 0
+    assert (
+        run(
+            "agents", "add", "prod", "--url", "http://127.0.0.1:1/a2a/", "--binding", "grpc", "--auth-profile", "prod"
+        ).rc
+        == 0
+    )
     assert run("agents", "add", "dev", "--url", "http://127.0.0.1:2/").rc == 0
     assert run("agents", "add", "dev", "--url", "http://127.0.0.1:3/").rc == 1  # exists: --replace
     assert run("agents", "add", "dev", "--url", "http://127.0.0.1:3/", "--replace").rc == 0

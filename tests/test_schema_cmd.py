@@ -53,7 +53,9 @@ def test_the_records_are_what_the_code_writes():
     item = Item(ItemKind.MESSAGE, "k", role="agent", text="hi")
     assert set(item_record(item)) == set(RECORDS["message"])
     assert set(session_record(Session("s"))) == set(RECORDS["session"])
-    config = flat_config({"taskId": "t", "id": "c", "url": "http://h/", "token": "x", "authentication": {"scheme": "Bearer"}})
+    config = flat_config(
+        {"taskId": "t", "id": "c", "url": "http://h/", "token": "x", "authentication": {"scheme": "Bearer"}}
+    )
     assert set(config or {}) == set(RECORDS["push_config"])
     agent = SavedAgent("n", "http://h/", "GRPC", "1.0", "p")
     assert set(agent.record()) == set(RECORDS["saved_agent"])

@@ -12,7 +12,9 @@ from rewindtui.model import Conversation, Item, ItemKind
 from rewindtui.model.search import MAX_QUERY, SearchIndex, fold, searchable_text
 from test_rewound import session_after_rewind
 
-SETTINGS = settings(max_examples=150, deadline=None, derandomize=True, database=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(
+    max_examples=150, deadline=None, derandomize=True, database=None, suppress_health_check=[HealthCheck.too_slow]
+)
 
 
 def item(key: str, text: str, *, rewound: bool = False) -> Item:
@@ -94,8 +96,16 @@ def test_tool_calls_are_searched_by_name_arguments_and_result():
         "role": "agent",
         "parts": [
             {"kind": "text", "text": "Let me look."},
-            {"kind": "data", "data": {"id": "c1", "name": "delete_file", "args": {"path": "Temp.txt"}}, "metadata": {"kagent_type": "function_call"}},
-            {"kind": "data", "data": {"id": "c1", "name": "delete_file", "response": {"ok": "Deleted"}}, "metadata": {"kagent_type": "function_response"}},
+            {
+                "kind": "data",
+                "data": {"id": "c1", "name": "delete_file", "args": {"path": "Temp.txt"}},
+                "metadata": {"kagent_type": "function_call"},
+            },
+            {
+                "kind": "data",
+                "data": {"id": "c1", "name": "delete_file", "response": {"ok": "Deleted"}},
+                "metadata": {"kagent_type": "function_response"},
+            },
         ],
     }
     it = Item.from_message(call)
@@ -167,7 +177,12 @@ def histories(draw):
     """A list of items and the changes made to it (the view's life: deltas, turns, pages, rewinds)."""
     count = draw(st.integers(0, 6))
     items = [item(f"k{i}", draw(texts), rewound=draw(st.booleans())) for i in range(count)]
-    steps = draw(st.lists(st.tuples(st.sampled_from(["set", "append", "prepend", "cut", "drop"]), texts, st.integers(0, 10)), max_size=6))
+    steps = draw(
+        st.lists(
+            st.tuples(st.sampled_from(["set", "append", "prepend", "cut", "drop"]), texts, st.integers(0, 10)),
+            max_size=6,
+        )
+    )
     return items, steps
 
 

@@ -235,7 +235,11 @@ def test_debug_switch_is_read_through_settings(tmp_path):
     from rewindtui.config.settings import debug_enabled
 
     assert debug_enabled({"REWINDTUI_DEBUG": "1"}) and debug_enabled({"REWINDTUI_DEBUG": "yes"})
-    assert not debug_enabled({}) and not debug_enabled({"REWINDTUI_DEBUG": "0"}) and not debug_enabled({"REWINDTUI_DEBUG": "off"})
+    assert (
+        not debug_enabled({})
+        and not debug_enabled({"REWINDTUI_DEBUG": "0"})
+        and not debug_enabled({"REWINDTUI_DEBUG": "off"})
+    )
     config = tmp_path / "c.toml"
     config.write_text("")
     assert load_settings({"config": str(config)}, env={"REWINDTUI_DEBUG": "1"}).debug

@@ -52,7 +52,11 @@ def test_03_status_update_with_tool_call():
     (part,) = raw.parts(message)
     assert raw.part_kind(part) == "data"
     assert meta.tool_type(part) == "function_call"
-    assert part["data"] == {"id": "adk-7b612f6e-9c4e-4ec5-8c77-123c58dd65a5", "args": {"city": "Tokyo"}, "name": "get_weather"}
+    assert part["data"] == {
+        "id": "adk-7b612f6e-9c4e-4ec5-8c77-123c58dd65a5",
+        "args": {"city": "Tokyo"},
+        "name": "get_weather",
+    }
     assert raw.text_of(message) == ""
     item = Item.from_message(message)
     assert [(t.name, t.args, t.has_result) for t in item.tools] == [("get_weather", {"city": "Tokyo"}, False)]
@@ -62,7 +66,12 @@ def test_03_function_response_part_and_artifact_update():
     cap = load(KAGENT + "03_turn_with_tool_call.txt")
     response = _result(cap.data_lines[3])["status"]["message"]
     assert meta.tool_type(raw.parts(response)[0]) == "function_response"
-    assert raw.parts(response)[0]["data"]["response"] == {"city": "Tokyo", "forecast": "sunny", "temp_c": 21, "call_no": 1}
+    assert raw.parts(response)[0]["data"]["response"] == {
+        "city": "Tokyo",
+        "forecast": "sunny",
+        "temp_c": 21,
+        "call_no": 1,
+    }
     # kagent_adk_partial is null here: not partial
     assert meta.is_partial(response) is False
 
@@ -91,7 +100,10 @@ def test_partial_delta_from_capture_05():
     delta = _result(cap.data_lines[2])["status"]["message"]
     full = _result(cap.data_lines[10])["status"]["message"]
     assert (meta.is_partial(delta), raw.text_of(delta)) == (True, "You ")
-    assert (meta.is_partial(full), raw.text_of(full)) == (False, "You said: hello (turn 1; history: ['hello']; weather_calls=0)")
+    assert (meta.is_partial(full), raw.text_of(full)) == (
+        False,
+        "You said: hello (turn 1; history: ['hello']; weather_calls=0)",
+    )
 
 
 # -- A2A 1.0 -----------------------------------------------------------------------------------
@@ -139,7 +151,9 @@ def test_states_normalise(wire, norm):
     assert conv.turn_state == norm
 
 
-@pytest.mark.parametrize("wire, norm", [("ROLE_USER", "user"), ("ROLE_AGENT", "agent"), ("user", "user"), ("agent", "agent")])
+@pytest.mark.parametrize(
+    "wire, norm", [("ROLE_USER", "user"), ("ROLE_AGENT", "agent"), ("user", "user"), ("agent", "agent")]
+)
 def test_roles_normalise(wire, norm):
     assert norm_role(wire) == norm
     assert Item.from_message({"messageId": "m", "role": wire, "parts": []}).role == norm
@@ -176,7 +190,13 @@ def test_snake_case_and_camel_case_read_the_same():
         "final": True,
         "status": {
             "state": "completed",
-            "message": {"messageId": "m1", "role": "agent", "contextId": "c1", "taskId": "t1", "parts": [{"kind": "text", "text": "ok"}]},
+            "message": {
+                "messageId": "m1",
+                "role": "agent",
+                "contextId": "c1",
+                "taskId": "t1",
+                "parts": [{"kind": "text", "text": "ok"}],
+            },
         },
     }
     snake = {
@@ -185,7 +205,13 @@ def test_snake_case_and_camel_case_read_the_same():
         "final": True,
         "status": {
             "state": "completed",
-            "message": {"message_id": "m1", "role": "agent", "context_id": "c1", "task_id": "t1", "parts": [{"kind": "text", "text": "ok"}]},
+            "message": {
+                "message_id": "m1",
+                "role": "agent",
+                "context_id": "c1",
+                "task_id": "t1",
+                "parts": [{"kind": "text", "text": "ok"}],
+            },
         },
     }
     assert classify(camel).kind is classify(snake).kind is EventKind.STATUS
@@ -257,7 +283,10 @@ def test_http_200_sse_error_frame_is_an_error_event():
     (line,) = cap.data_lines
     event = classify_frame(json.loads(line))
     assert event.kind is EventKind.ERROR
-    assert event.body == {"code": -32602, "message": "Task 36af6b91-36cc-446c-b644-5f9c4e8529ca is in terminal state: completed"}
+    assert event.body == {
+        "code": -32602,
+        "message": "Task 36af6b91-36cc-446c-b644-5f9c4e8529ca is in terminal state: completed",
+    }
     assert event.rpc_id == "13"
 
 
@@ -290,14 +319,21 @@ def test_classify_message_in_both_dialects():
     e03, e10 = classify(m03), classify(m10)
     assert e03.kind is e10.kind is EventKind.MESSAGE
     one, other = Item.from_message(e03.body), Item.from_message(e10.body)
-    assert (one.role, one.text, one.message_ids) == (other.role, other.text, other.message_ids) == ("agent", "hi", ["m"])
+    assert (
+        (one.role, one.text, one.message_ids) == (other.role, other.text, other.message_ids) == ("agent", "hi", ["m"])
+    )
     # the 1.0 wrapper is unwrapped
     assert e10.body == m10["message"]
 
 
 def test_classify_status_artifact_wrappers_and_bare_10_objects():
-    assert classify({"statusUpdate": {"taskId": "t", "status": {"state": "TASK_STATE_WORKING"}}}).kind is EventKind.STATUS
-    assert classify({"artifactUpdate": {"taskId": "t", "artifact": {"artifactId": "a", "parts": []}}}).kind is EventKind.ARTIFACT
+    assert (
+        classify({"statusUpdate": {"taskId": "t", "status": {"state": "TASK_STATE_WORKING"}}}).kind is EventKind.STATUS
+    )
+    assert (
+        classify({"artifactUpdate": {"taskId": "t", "artifact": {"artifactId": "a", "parts": []}}}).kind
+        is EventKind.ARTIFACT
+    )
     assert classify({"taskId": "t", "status": {"state": "TASK_STATE_WORKING"}}).kind is EventKind.STATUS
     assert classify({"taskId": "t", "artifact": {"artifactId": "a", "parts": []}}).kind is EventKind.ARTIFACT
 
@@ -324,7 +360,9 @@ def test_classify_unknown(payload):
 
 
 def test_classify_frame_error_shapes():
-    assert classify_frame({"jsonrpc": "2.0", "id": 1, "error": {"code": -32600, "message": "bad"}}).kind is EventKind.ERROR
+    assert (
+        classify_frame({"jsonrpc": "2.0", "id": 1, "error": {"code": -32600, "message": "bad"}}).kind is EventKind.ERROR
+    )
     text_error = classify_frame({"error": "plain text"})
     assert text_error.kind is EventKind.ERROR and text_error.body == {"message": "plain text"}
     assert classify_frame({"jsonrpc": "2.0", "id": 1, "result": None}).kind is EventKind.UNKNOWN
@@ -332,7 +370,14 @@ def test_classify_frame_error_shapes():
 
 # -- metadata helpers --------------------------------------------------------------------------
 def test_adk_prefix_is_read_before_kagent():
-    m = {"metadata": {"adk_invocation_id": "e-adk", "kagent_invocation_id": "e-kagent", "adk_author": "a", "kagent_author": "k"}}
+    m = {
+        "metadata": {
+            "adk_invocation_id": "e-adk",
+            "kagent_invocation_id": "e-kagent",
+            "adk_author": "a",
+            "kagent_author": "k",
+        }
+    }
     assert meta.invocation_id(m) == "e-adk"
     assert meta.author(m) == "a"
     only_kagent = {"metadata": {"adk_invocation_id": None, "kagent_invocation_id": "e-kagent"}}
@@ -351,7 +396,9 @@ def test_user_message_inherits_invocation_id_from_task():
     own = dict(user, metadata={"adk_invocation_id": "e-own"})
     assert meta.invocation_id(own, task["metadata"]) == "e-own"
     # an empty id does not count
-    assert meta.invocation_id({"metadata": {"kagent_invocation_id": ""}}, {"kagent_invocation_id": "e-task"}) == "e-task"
+    assert (
+        meta.invocation_id({"metadata": {"kagent_invocation_id": ""}}, {"kagent_invocation_id": "e-task"}) == "e-task"
+    )
 
 
 def test_header_update_is_never_a_rewind_target():
@@ -478,7 +525,9 @@ def test_outgoing_new_message_id_each_call_and_task_id_only_when_given():
     b = outgoing.user_message("x", dialect=Dialect.V03, context_id="s1")
     assert a["messageId"] != b["messageId"]
     assert "taskId" not in a
-    resumed = outgoing.user_message(None, dialect=Dialect.V03, context_id="s1", task_id="t-wait", data=[{"decision_type": "reject"}])
+    resumed = outgoing.user_message(
+        None, dialect=Dialect.V03, context_id="s1", task_id="t-wait", data=[{"decision_type": "reject"}]
+    )
     assert resumed["taskId"] == "t-wait"
     assert resumed["parts"] == [{"kind": "data", "data": {"decision_type": "reject"}}]
     no_session = outgoing.user_message("x", dialect=Dialect.V10, context_id=None)
@@ -502,7 +551,15 @@ def test_outgoing_rewind_metadata_is_copied():
 
 @pytest.mark.parametrize(
     "text, dialect",
-    [("0.3", Dialect.V03), ("0.3.0", Dialect.V03), ("1.0", Dialect.V10), ("v1", Dialect.V10), ("", None), (None, None), ("x", None)],
+    [
+        ("0.3", Dialect.V03),
+        ("0.3.0", Dialect.V03),
+        ("1.0", Dialect.V10),
+        ("v1", Dialect.V10),
+        ("", None),
+        (None, None),
+        ("x", None),
+    ],
 )
 def test_dialect_parse(text, dialect):
     assert Dialect.parse(text) is dialect

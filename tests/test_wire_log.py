@@ -25,9 +25,16 @@ SECRET = "wire-secret-token-0042"
 
 
 def test_secrets_in_bodies_and_headers_are_redacted():
-    body = json.dumps({"url": "http://h/", "token": "abc", "nested": [{"pushNotificationConfig": {"token": "def"}}], "n": 1})
+    body = json.dumps(
+        {"url": "http://h/", "token": "abc", "nested": [{"pushNotificationConfig": {"token": "def"}}], "n": 1}
+    )
     shown = json.loads(redact_body(body))
-    assert shown == {"url": "http://h/", "token": "***", "nested": [{"pushNotificationConfig": {"token": "***"}}], "n": 1}
+    assert shown == {
+        "url": "http://h/",
+        "token": "***",
+        "nested": [{"pushNotificationConfig": {"token": "***"}}],
+        "n": 1,
+    }
     headers = wire_log.redact_headers({"Authorization": "Bearer x", "X-API-Key": "k", "Accept": "a"})
     assert headers == {"Authorization": "***", "X-API-Key": "***", "Accept": "a"}
     big = redact_body(b"x" * (wire_log.MAX_BODY + 10))
@@ -48,10 +55,21 @@ def test_the_log_is_bounded_and_keeps_the_newest(tmp_path):
 
 
 def test_curl_repeats_the_request():
-    line = curl_of("POST", "http://h/a b", {"Content-Type": "application/json", "Authorization": "***", "Host": "h"}, '{"a": 1}')
+    line = curl_of(
+        "POST", "http://h/a b", {"Content-Type": "application/json", "Authorization": "***", "Host": "h"}, '{"a": 1}'
+    )
     assert shlex.split(line) == [
-        "curl", "-sS", "-X", "POST", "http://h/a b", "-H", "Content-Type: application/json", "-H", "Authorization: ***",
-        "--data-raw", '{"a": 1}',
+        "curl",
+        "-sS",
+        "-X",
+        "POST",
+        "http://h/a b",
+        "-H",
+        "Content-Type: application/json",
+        "-H",
+        "Authorization: ***",
+        "--data-raw",
+        '{"a": 1}',
     ]
 
 
@@ -98,12 +116,16 @@ def test_send_with_a_wire_log(binding, sdk, tmp_path, monkeypatch, capsys):
     assert [e["t"] for e in entries] == sorted(e["t"] for e in entries)
     card = [e for e in entries if e["kind"] == "request" and e["url"].endswith("/.well-known/agent-card.json")]
     assert card and card[0]["headers"].get("authorization") == "***" and "authorization: ***" in card[0]["curl"]
-    turn = next(e for e in entries if e["kind"] == "request" and e is not card[0] and "four words" in (e.get("body") or ""))
+    turn = next(
+        e for e in entries if e["kind"] == "request" and e is not card[0] and "four words" in (e.get("body") or "")
+    )
     frames = [e for e in entries if e["kind"] == "frame" and e["id"] == turn["id"]]
     words = "".join(
         p.get("text", "")
         for f in frames
-        for p in (json.loads(f["body"]).get("result", json.loads(f["body"])).get("artifactUpdate") or {}).get("artifact", {}).get("parts", [])
+        for p in (json.loads(f["body"]).get("result", json.loads(f["body"])).get("artifactUpdate") or {})
+        .get("artifact", {})
+        .get("parts", [])
     )
     assert words == "You said: four words come back (turn 1)"  # every frame of the stream, in order
     assert entries[-1]["kind"] == "end" or any(e["kind"] == "end" and e["id"] == turn["id"] for e in entries)

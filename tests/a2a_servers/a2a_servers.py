@@ -75,7 +75,11 @@ class EchoExecutor(AgentExecutor):
             await asyncio.sleep(delay)
             chunk = word if i == 0 else " " + word
             await updater.add_artifact(
-                [new_text_part(chunk)], artifact_id=artifact_id, name="answer", append=i > 0, last_chunk=i == len(words) - 1
+                [new_text_part(chunk)],
+                artifact_id=artifact_id,
+                name="answer",
+                append=i > 0,
+                last_chunk=i == len(words) - 1,
             )
         await updater.complete()
 
@@ -116,7 +120,9 @@ def card(url: str, *, only_03: bool) -> pb.AgentCard:
         name="echo-sdk-03" if only_03 else "echo-sdk",
         description="an a2a-sdk echo agent (test server)",
         version="1.0.0",
-        supported_interfaces=[pb.AgentInterface(url=url, protocol_binding="JSONRPC", protocol_version=v) for v in versions],
+        supported_interfaces=[
+            pb.AgentInterface(url=url, protocol_binding="JSONRPC", protocol_version=v) for v in versions
+        ],
         capabilities=pb.AgentCapabilities(streaming=True, push_notifications=False),
         default_input_modes=["text"],
         default_output_modes=["text"],

@@ -75,7 +75,9 @@ class PartsExecutor(EchoExecutor):
         linked = pb.Part(url="https://files.example/chart.png", filename="chart.png", media_type="image/png")
         data = pb.Part(data=ParseDict({"received": summary, "count": len(summary)}, struct_pb2.Value()))
         await updater.add_artifact(
-            [new_text_part(f"Got {len(summary)} part(s)."), report, linked, data], artifact_id=str(uuid.uuid4()), name="files"
+            [new_text_part(f"Got {len(summary)} part(s)."), report, linked, data],
+            artifact_id=str(uuid.uuid4()),
+            name="files",
         )
         await updater.complete()
 
@@ -86,7 +88,9 @@ def card(url: str, order: tuple[str, ...]) -> pb.AgentCard:
         name="both-bindings",
         description="an a2a-sdk echo agent on JSON-RPC and HTTP+JSON (test server)",
         version="1.0.0",
-        supported_interfaces=[pb.AgentInterface(url=where[b], protocol_binding=b, protocol_version="1.0") for b in order],
+        supported_interfaces=[
+            pb.AgentInterface(url=where[b], protocol_binding=b, protocol_version="1.0") for b in order
+        ],
         capabilities=pb.AgentCapabilities(streaming=True, push_notifications=False),
         default_input_modes=["text", "*/*"],
         default_output_modes=["text", "*/*"],
@@ -96,7 +100,9 @@ def card(url: str, order: tuple[str, ...]) -> pb.AgentCard:
 
 def both_bindings_app(url: str, *, order: tuple[str, ...] = ("JSONRPC", "HTTP+JSON")) -> Starlette:
     agent_card = card(url, order)
-    handler = DefaultRequestHandler(agent_executor=PartsExecutor(), task_store=InMemoryTaskStore(), agent_card=agent_card)
+    handler = DefaultRequestHandler(
+        agent_executor=PartsExecutor(), task_store=InMemoryTaskStore(), agent_card=agent_card
+    )
     (rpc,) = create_jsonrpc_routes(handler, "/", enable_v0_3_compat=True)
     rest = [r for r in create_rest_routes(handler, path_prefix=REST_PREFIX) if not isinstance(r, Mount)]
     return Starlette(routes=[rpc, *rest, *create_agent_card_routes(agent_card)])
@@ -112,10 +118,14 @@ class Seen:
 
 def _seen(request: Request) -> Seen:
     raw = request.scope.get("raw_path") or request.url.path.encode()
-    return Seen(request.method, request.url.path, {k.lower(): v for k, v in request.headers.items()}, raw.decode("latin-1"))
+    return Seen(
+        request.method, request.url.path, {k.lower(): v for k, v in request.headers.items()}, raw.decode("latin-1")
+    )
 
 
-def card_json_10(url: str, *, binding: str = "JSONRPC", extensions: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+def card_json_10(
+    url: str, *, binding: str = "JSONRPC", extensions: list[dict[str, Any]] | None = None
+) -> dict[str, Any]:
     """A plain A2A 1.0 card (JSON) with one interface."""
     return {
         "name": "plain",

@@ -111,7 +111,10 @@ def full_app(url: str, *, only_03: bool = False, executor: EchoExecutor | None =
         async def card_endpoint(request: Request) -> Response:
             return JSONResponse(data)
 
-        routes: list[Any] = [Route("/", endpoint_03, methods=["POST"]), Route("/.well-known/agent-card.json", card_endpoint)]
+        routes: list[Any] = [
+            Route("/", endpoint_03, methods=["POST"]),
+            Route("/.well-known/agent-card.json", card_endpoint),
+        ]
         return Starlette(routes=routes, lifespan=lifespan)
     rest = [r for r in create_rest_routes(handler, path_prefix=REST_PREFIX) if not isinstance(r, Mount)]
     return Starlette(routes=[rpc, *rest, *create_agent_card_routes(card)], lifespan=lifespan)

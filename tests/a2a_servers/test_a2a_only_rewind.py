@@ -134,7 +134,10 @@ def test_fork_needs_rest_and_says_so(run, a2a_only):
     before = len(proxy.seen)
     r = run("fork", "--session", session, "--before", turns[1])
     assert r.rc == 1 and r.out == ""
-    assert r.err == "rewindtui: error: demo does not offer fork (it needs the server's REST API: POST /sessions/{id}/fork)\n"
+    assert (
+        r.err
+        == "rewindtui: error: demo does not offer fork (it needs the server's REST API: POST /sessions/{id}/fork)\n"
+    )
     assert not [x for x in proxy.seen[before:] if x.method == "POST"]
 
 
@@ -145,4 +148,6 @@ def test_a_plain_a2a_server_cannot_rewind_and_says_why(serve, capsys, tmp_path):
     session = json.loads(capsys.readouterr().out.splitlines()[0])["session"]
     rc = cli.main(["rewind", "--url", server.url + "/", "--session", session, "--before", "e-x"])
     _, err = capsys.readouterr()
-    assert rc == 1 and err == "rewindtui: error: echo-sdk does not support rewind (its agent card does not advertise it)\n"
+    assert (
+        rc == 1 and err == "rewindtui: error: echo-sdk does not support rewind (its agent card does not advertise it)\n"
+    )

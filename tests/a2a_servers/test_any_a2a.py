@@ -26,7 +26,9 @@ def users(chat: Chat) -> list[str]:
 
 def agents(chat: Chat) -> list[str]:
     """What the agent said: messages and artifacts (these servers answer in artifacts)."""
-    return [i.text for i in chat.conversation.items if i.role == "agent" and i.kind in (ItemKind.MESSAGE, ItemKind.ARTIFACT)]
+    return [
+        i.text for i in chat.conversation.items if i.role == "agent" and i.kind in (ItemKind.MESSAGE, ItemKind.ARTIFACT)
+    ]
 
 
 async def streaming(chat: Chat, text: str) -> asyncio.Future[None]:
@@ -38,7 +40,11 @@ async def streaming(chat: Chat, text: str) -> asyncio.Future[None]:
 
 
 def shown(chat: Chat) -> list[tuple[str, str, str]]:
-    return [(i.kind.value, i.role, i.text) for i in chat.conversation.items if i.kind in (ItemKind.MESSAGE, ItemKind.ARTIFACT)]
+    return [
+        (i.kind.value, i.role, i.text)
+        for i in chat.conversation.items
+        if i.kind in (ItemKind.MESSAGE, ItemKind.ARTIFACT)
+    ]
 
 
 async def truth(server, tmp_path: Path, session_id: str) -> list[tuple[str, str, str]]:
@@ -132,7 +138,11 @@ async def test_approve_and_reject(sdk_server, tmp_path):
         await chat.send("please delete build-cache")
         question = chat.pending_confirmation()
         assert question is not None and chat.conversation.turn_state == "input-required"
-        assert (question.tool, question.args, question.hint) == ("delete_thing", {"thing": "build-cache"}, "Delete build-cache?")
+        assert (question.tool, question.args, question.hint) == (
+            "delete_thing",
+            {"thing": "build-cache"},
+            "Delete build-cache?",
+        )
         await chat.confirm(True)
         assert chat.conversation.turn_state == "completed" and agents(chat)[-1] == "Deleted build-cache."
         await chat.send("and delete logs")
@@ -174,7 +184,9 @@ async def test_a_dropped_stream_is_resumed(serve, tmp_path, only_03):
     server = serve(only_03=only_03)
     with FaultProxy(server.url) as proxy:
         proxy.add(Fault(is_turn, live=True, cut_after=3, how="chunked"))
-        async with A2AClient(ServerConfig(url=proxy.url + "/", local_store=tmp_path / "sessions.db", local_store_key=server.url + "/")) as client:
+        async with A2AClient(
+            ServerConfig(url=proxy.url + "/", local_store=tmp_path / "sessions.db", local_store_key=server.url + "/")
+        ) as client:
             chat = Chat(client)
             await chat.open(None)
             await chat.send("a slow one that will be cut")
@@ -185,7 +197,6 @@ async def test_a_dropped_stream_is_resumed(serve, tmp_path, only_03):
             live = shown(chat)
     assert sid and live[-1][2] == "You said: a slow one that will be cut (turn 1)"
     assert await truth(server, tmp_path, sid) == live
-
 
 
 class _SilentOnCancel(EchoExecutor):

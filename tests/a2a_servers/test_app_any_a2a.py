@@ -23,7 +23,11 @@ SLOW = "a slow answer " + " ".join(["with many many words to say"] * 3)
 
 def agent_texts(app: RewindApp) -> list[str]:
     assert app.chat is not None
-    return [i.text for i in app.chat.conversation.items if i.role == "agent" and i.kind in (ItemKind.MESSAGE, ItemKind.ARTIFACT)]
+    return [
+        i.text
+        for i in app.chat.conversation.items
+        if i.role == "agent" and i.kind in (ItemKind.MESSAGE, ItemKind.ARTIFACT)
+    ]
 
 
 async def task_state(server, tmp_path: Path, app: RewindApp) -> list[str]:
@@ -31,7 +35,10 @@ async def task_state(server, tmp_path: Path, app: RewindApp) -> list[str]:
     assert app.chat is not None
     async with A2AClient(ServerConfig(url=server.url + "/")) as client:
         await client.connect()
-        return [norm_state((await client.get_task(t))["status"]["state"]) for t in app.chat.history.store.task_ids(app.chat.session_id)]
+        return [
+            norm_state((await client.get_task(t))["status"]["state"])
+            for t in app.chat.history.store.task_ids(app.chat.session_id)
+        ]
 
 
 async def test_no_rewind_offered_and_the_keys_say_why(sdk_server, tmp_path):
@@ -120,7 +127,9 @@ async def test_f2_lists_the_sessions_used_here_and_marks_those_the_server_lost(s
 
     def app_on(server) -> RewindApp:
         async def connect():
-            config = ServerConfig(url=server.url + "/", local_store=tmp_path / "sessions.db", local_store_key="one-server")
+            config = ServerConfig(
+                url=server.url + "/", local_store=tmp_path / "sessions.db", local_store_key="one-server"
+            )
             client = A2AClient(config)
             return client, client.aclose
 
@@ -129,7 +138,10 @@ async def test_f2_lists_the_sessions_used_here_and_marks_those_the_server_lost(s
         return app
 
     def entries(panel: SessionsPanel) -> list[str]:
-        return ["\n".join(getattr(r, "renderable", r).plain for r in panel.get_option(s.id).prompt.renderables) for s in panel.sessions]
+        return [
+            "\n".join(getattr(r, "renderable", r).plain for r in panel.get_option(s.id).prompt.renderables)
+            for s in panel.sessions
+        ]
 
     server = serve()  # a2a-sdk 1.x: no REST API at all
     app = app_on(server)

@@ -97,7 +97,10 @@ async def test_files_and_data_round_trip(both, tmp_path, binding):
     async with A2AClient(config(both.url + "/", tmp_path, binding=binding)) as client:
         again = Chat(client)
         await again.open(sid)
-        assert [part_info(p).name for p in user_parts(again) if part_info(p).kind == "file"] == ["notes.md", "paper.pdf"]
+        assert [part_info(p).name for p in user_parts(again) if part_info(p).kind == "file"] == [
+            "notes.md",
+            "paper.pdf",
+        ]
         assert part_bytes(user_parts(again)[0]) == ("# notes\n" * 50).encode()
         assert [part_info(p).label() for p in agent_parts(again)] == [part_info(p).label() for p in agent_parts(chat)]
 
@@ -252,9 +255,13 @@ async def test_the_embedded_server_takes_a2a_json_and_still_refuses_pages(embedd
     body = {"message": {"messageId": "m-a2a-json", "role": "ROLE_USER", "parts": [{"text": "hi"}]}}
     async with httpx.AsyncClient() as http:
         ok = await http.post(
-            embedded.agent_url + "message:send", json=body, headers={"A2A-Version": "1.0", "Content-Type": "application/a2a+json"}
+            embedded.agent_url + "message:send",
+            json=body,
+            headers={"A2A-Version": "1.0", "Content-Type": "application/a2a+json"},
         )
         assert ok.status_code == 200, ok.text
         assert ok.json()["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
-        page = await http.post(embedded.agent_url + "message:send", content=b"{}", headers={"Content-Type": "text/plain"})
+        page = await http.post(
+            embedded.agent_url + "message:send", content=b"{}", headers={"Content-Type": "text/plain"}
+        )
         assert page.status_code == 415

@@ -54,7 +54,9 @@ async def test_stop_a_running_turn_on_the_embedded_server(slow):
         assert again.conversation.turn_state == "idle"
         tasks = await client.session_tasks(sid)
     assert tasks[-1]["status"]["state"] == "canceled"  # stored as canceled, nothing lost
-    assert [t for r, t in shown(again) if r == "user"] == [t for r, t in live if r == "user"] == ["a long answer to stop"]
+    assert (
+        [t for r, t in shown(again) if r == "user"] == [t for r, t in live if r == "user"] == ["a long answer to stop"]
+    )
 
 
 async def test_reattach_to_a_turn_still_running(slow):

@@ -113,7 +113,10 @@ async def test_resubscribe_follows_a_running_task_to_its_end(lane, run):
     last = records[-1]["event"]
     assert state(last) == "completed"
     pieces = "".join(
-        p.get("text", "") for r in records if r["kind"] == "artifact-update" for p in r["event"]["artifact"].get("parts", [])
+        p.get("text", "")
+        for r in records
+        if r["kind"] == "artifact-update"
+        for p in r["event"]["artifact"].get("parts", [])
     )
     assert "(turn 1)" in pieces  # the words streamed while we followed, to the last one
 
@@ -137,10 +140,14 @@ async def test_push_configs_set_get_list_remove_and_receive(lane, run, monkeypat
             pass
 
     got = Lines()
-    args = SimpleNamespace(host="127.0.0.1", port=0, path="/hook", token_env="HOOK_TOKEN", forward=None, count=None, until_done=True)
+    args = SimpleNamespace(
+        host="127.0.0.1", port=0, path="/hook", token_env="HOOK_TOKEN", forward=None, count=None, until_done=True
+    )
 
     def receiving() -> None:
-        asyncio.run(tasks_cmd.receive(args, Output(True, stream=got), ready=lambda r: (holder.update(r=r), ready.set())))
+        asyncio.run(
+            tasks_cmd.receive(args, Output(True, stream=got), ready=lambda r: (holder.update(r=r), ready.set()))
+        )
 
     thread = threading.Thread(target=receiving, daemon=True)
     thread.start()
@@ -153,7 +160,17 @@ async def test_push_configs_set_get_list_remove_and_receive(lane, run, monkeypat
 
     task_id, _, reading = await start_turn(lane, "slow " * 12)
     made = await asyncio.to_thread(
-        run, "push", "set", task_id, "--push-url", receiver.url, "--token-env", "HOOK_TOKEN", "--config-id", "c1", "--json"
+        run,
+        "push",
+        "set",
+        task_id,
+        "--push-url",
+        receiver.url,
+        "--token-env",
+        "HOOK_TOKEN",
+        "--config-id",
+        "c1",
+        "--json",
     )
     assert made.rc == 0, made.err
     (config,) = made.records()
@@ -170,7 +187,9 @@ async def test_push_configs_set_get_list_remove_and_receive(lane, run, monkeypat
     delivered = [json.loads(line) for line in got.lines]
     assert {d["event"]["taskId"] for d in delivered if d["kind"] != "task"} == {task_id}
     assert delivered[-1]["kind"] == "status-update" and state(delivered[-1]["event"]) == "completed"
-    words = "".join(p["text"] for d in delivered if d["kind"] == "artifact-update" for p in d["event"]["artifact"]["parts"])
+    words = "".join(
+        p["text"] for d in delivered if d["kind"] == "artifact-update" for p in d["event"]["artifact"]["parts"]
+    )
     assert words.endswith("(turn 1)")  # every word after the config was set came by push
     assert receiver.rejected == 1
     removed = await asyncio.to_thread(run, "push", "remove", task_id, "--config-id", "c1", "--json")
@@ -181,8 +200,17 @@ async def test_push_configs_set_get_list_remove_and_receive(lane, run, monkeypat
 def test_a_config_is_shown_without_its_secrets_unless_asked():
     from rewindtui.cli.tasks_cmd import shown_config
 
-    config = {"id": "c", "url": "http://h/", "token": "t0k", "authentication": {"scheme": "Bearer", "credentials": "s3"}}
-    assert shown_config(config, False) == {**config, "token": "***", "authentication": {"scheme": "Bearer", "credentials": "***"}}
+    config = {
+        "id": "c",
+        "url": "http://h/",
+        "token": "t0k",
+        "authentication": {"scheme": "Bearer", "credentials": "s3"},
+    }
+    assert shown_config(config, False) == {
+        **config,
+        "token": "***",
+        "authentication": {"scheme": "Bearer", "credentials": "***"},
+    }
     assert shown_config(config, True) == config
 
 
@@ -206,7 +234,9 @@ async def test_push_receive_forwards_what_it_accepts_and_stops_at_count():
 
     ready = asyncio.Event()
     holder: dict = {}
-    args = SimpleNamespace(host="127.0.0.1", port=0, path="/in", token_env=None, forward=target.url + "/out", count=2, until_done=False)
+    args = SimpleNamespace(
+        host="127.0.0.1", port=0, path="/in", token_env=None, forward=target.url + "/out", count=2, until_done=False
+    )
     try:
         running = asyncio.ensure_future(
             tasks_cmd.receive(args, Output(True, stream=Lines()), ready=lambda r: (holder.update(r=r), ready.set()))

@@ -106,7 +106,12 @@ class AuthServer(AuthorizationServer):
         self.devices: dict[str, DeviceCredentialDict] = {}
         self.grants_by_user_code: dict[str, tuple[str, bool]] = {}
         self.seen: list[tuple[str, dict[str, str], str | None]] = []  # (path, form, Authorization)
-        self.register_token_generator("default", BearerTokenGenerator(lambda *a, **k: os.urandom(16).hex(), lambda *a, **k: os.urandom(16).hex(), lambda *a, **k: expires_in))
+        self.register_token_generator(
+            "default",
+            BearerTokenGenerator(
+                lambda *a, **k: os.urandom(16).hex(), lambda *a, **k: os.urandom(16).hex(), lambda *a, **k: expires_in
+            ),
+        )
         outer = self
 
         class Device(DeviceCodeGrant):
@@ -128,7 +133,9 @@ class AuthServer(AuthorizationServer):
                 return outer.base + "/activate"
 
             def save_device_credential(self, client_id: str, scope: str, data: dict[str, Any]) -> None:
-                outer.devices[data["device_code"]] = DeviceCredentialDict(client_id=client_id, scope=scope, expires_at=time.time() + 120, **data)
+                outer.devices[data["device_code"]] = DeviceCredentialDict(
+                    client_id=client_id, scope=scope, expires_at=time.time() + 120, **data
+                )
 
         class Refresh(RefreshTokenGrant):
             INCLUDE_NEW_REFRESH_TOKEN = True
@@ -186,7 +193,9 @@ class AuthServer(AuthorizationServer):
 
     # -- for the tests ------------------------------------------------------------------------------
     def valid(self, access_token: str) -> bool:
-        return any(t.get("access_token") == access_token and not t.is_expired() and not t.is_revoked() for t in self.tokens)
+        return any(
+            t.get("access_token") == access_token and not t.is_expired() and not t.is_revoked() for t in self.tokens
+        )
 
     def approve(self, user_code: str, allow: bool = True) -> None:
         self.grants_by_user_code[user_code] = ("someone", allow)
@@ -221,7 +230,11 @@ class AuthServer(AuthorizationServer):
                     "token_endpoint": self.base + "/token",
                     "device_authorization_endpoint": self.base + "/device_authorization",
                     "revocation_endpoint": self.base + "/revoke",
-                    "grant_types_supported": ["client_credentials", "refresh_token", "urn:ietf:params:oauth:grant-type:device_code"],
+                    "grant_types_supported": [
+                        "client_credentials",
+                        "refresh_token",
+                        "urn:ietf:params:oauth:grant-type:device_code",
+                    ],
                     "token_endpoint_auth_methods_supported": [self.client_auth, "none"],
                 }
             )

@@ -22,13 +22,17 @@ class Stack:
         self.auth, self.issuer, self.agent, self.guard = auth, issuer, agent, guard
 
 
-def start_stack(expires_in: int = 3600, client_auth: str = "client_secret_basic", **card: Any) -> tuple[Stack, list[ServeInThread]]:
+def start_stack(
+    expires_in: int = 3600, client_auth: str = "client_secret_basic", **card: Any
+) -> tuple[Stack, list[ServeInThread]]:
     holder: dict[str, AuthServer] = {}
 
     def make_auth(url: str) -> Any:
         auth = AuthServer(url, expires_in=expires_in, client_auth=client_auth)
         auth.clients[CC_ID] = Client(CC_ID, CC_SECRET, ("client_credentials",))
-        auth.clients[DEVICE_ID] = Client(DEVICE_ID, None, ("urn:ietf:params:oauth:grant-type:device_code", "refresh_token"))
+        auth.clients[DEVICE_ID] = Client(
+            DEVICE_ID, None, ("urn:ietf:params:oauth:grant-type:device_code", "refresh_token")
+        )
         holder["auth"] = auth
         return auth.app()
 
@@ -43,5 +47,3 @@ def start_stack(expires_in: int = 3600, client_auth: str = "client_secret_basic"
 
     agent = ServeInThread(factory=make_agent).start()
     return Stack(auth, issuer, agent, guards[0]), [agent, issuer]
-
-

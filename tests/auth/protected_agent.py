@@ -38,7 +38,9 @@ def protected_card(url: str, issuer: str, *, oidc: bool = True, flows: bool = Tr
         device.device_authorization_url = issuer + "/device_authorization"
         device.scopes["agent"] = "use the agent"
     if oidc:
-        agent_card.security_schemes["oidc"].open_id_connect_security_scheme.open_id_connect_url = issuer + "/.well-known/openid-configuration"
+        agent_card.security_schemes["oidc"].open_id_connect_security_scheme.open_id_connect_url = (
+            issuer + "/.well-known/openid-configuration"
+        )
     return agent_card
 
 
@@ -46,7 +48,9 @@ def extended_card(public: pb.AgentCard) -> pb.AgentCard:
     extended = pb.AgentCard()
     extended.CopyFrom(public)
     extended.description = "the extended card: for signed-in users only"
-    extended.skills.append(pb.AgentSkill(id="secret-skill", name="secret skill", description="only for members", tags=["x"]))
+    extended.skills.append(
+        pb.AgentSkill(id="secret-skill", name="secret skill", description="only for members", tags=["x"])
+    )
     return extended
 
 
@@ -66,7 +70,13 @@ class Guard:
         if scope["path"] != CARD_PATH:
             token = auth[7:] if auth and auth.startswith("Bearer ") else ""
             if not self.valid(token):
-                await send({"type": "http.response.start", "status": 401, "headers": [(b"content-type", b"application/json"), (b"www-authenticate", b"Bearer")]})
+                await send(
+                    {
+                        "type": "http.response.start",
+                        "status": 401,
+                        "headers": [(b"content-type", b"application/json"), (b"www-authenticate", b"Bearer")],
+                    }
+                )
                 await send({"type": "http.response.body", "body": b'{"error": "invalid_token"}'})
                 return None
         return await self.app(scope, receive, send)
@@ -75,7 +85,9 @@ class Guard:
 def protected_app(url: str, issuer: str, valid: Any, agent_card: pb.AgentCard | None = None, **kw: Any) -> Guard:
     agent_card = agent_card or protected_card(url, issuer, **kw)
     handler = DefaultRequestHandler(
-        agent_executor=EchoExecutor(), task_store=InMemoryTaskStore(), agent_card=agent_card,
+        agent_executor=EchoExecutor(),
+        task_store=InMemoryTaskStore(),
+        agent_card=agent_card,
         extended_agent_card=extended_card(agent_card),
     )
     (rpc,) = create_jsonrpc_routes(handler, "/", enable_v0_3_compat=True)

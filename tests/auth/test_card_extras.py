@@ -48,7 +48,10 @@ def _signed_app(url: str, key: Any, *, jku: str | None = None, tamper: bool = Fa
         create_agent_card_signer(key, header)(agent_card)  # type: ignore[arg-type]
     if tamper:
         agent_card.description = "an agent that was changed after it was signed"
-    routes = [*create_agent_card_routes(agent_card), Route("/.well-known/jwks.json", lambda request: JSONResponse(_jwks(key, "test-key")))]
+    routes = [
+        *create_agent_card_routes(agent_card),
+        Route("/.well-known/jwks.json", lambda request: JSONResponse(_jwks(key, "test-key"))),
+    ]
     return Starlette(routes=routes)
 
 
@@ -63,7 +66,9 @@ def _signature(cli, url: str, *flags: str) -> dict[str, Any]:
     return result.records()[0]["signature"]
 
 
-def test_a_card_signed_with_its_own_origins_keys_is_self_signed_until_the_issuer_is_pinned(cli, key, monkeypatch) -> None:
+def test_a_card_signed_with_its_own_origins_keys_is_self_signed_until_the_issuer_is_pinned(
+    cli, key, monkeypatch
+) -> None:
     """(Issue 30, item 7: this read "verified" -- anyone on the path of a plain-HTTP card can
     serve both the card and the keys beside it.)"""
     with ServeInThread(factory=lambda url: _signed_app(url + "/", key)) as served:
@@ -96,7 +101,9 @@ def test_keys_on_another_origin_are_not_trusted_unless_given(cli, key, tmp_path:
         assert _signature(cli, served.url + "/", "--card-keys", str(tmp_path / "keys.json"))["status"] == "verified"
         other = ec.generate_private_key(ec.SECP256R1())
         (tmp_path / "other.json").write_text(json.dumps(_jwks(other, "test-key")))
-        assert _signature(cli, served.url + "/", "--card-keys", str(tmp_path / "other.json"))["status"] == "bad signature"
+        assert (
+            _signature(cli, served.url + "/", "--card-keys", str(tmp_path / "other.json"))["status"] == "bad signature"
+        )
 
 
 def test_the_extended_card_for_an_authenticated_user(stack: Stack, cli) -> None:
@@ -107,7 +114,16 @@ def test_the_extended_card_for_an_authenticated_user(stack: Stack, cli) -> None:
     assert "extended card: the agent has one for authenticated users" in anonymous.out
     assert "secret skill" not in anonymous.out
 
-    flags = ["--url", url, "--oauth-client-id", CC_ID, "--oauth-client-secret-env", "CC_SECRET", "--oidc-issuer", stack.issuer.url]
+    flags = [
+        "--url",
+        url,
+        "--oauth-client-id",
+        CC_ID,
+        "--oauth-client-secret-env",
+        "CC_SECRET",
+        "--oidc-issuer",
+        stack.issuer.url,
+    ]
     signed_in = cli("card", "--extended", "--json", *flags)
     assert signed_in.rc == 0, signed_in.err
     record = signed_in.records()[0]

@@ -68,7 +68,10 @@ def _signed_protected_app(url: str, key: Any, *, tamper: bool = False) -> Any:
     del extended.signatures[:]
     create_agent_card_signer(key, header)(extended)  # type: ignore[arg-type]
     handler = DefaultRequestHandler(
-        agent_executor=EchoExecutor(), task_store=InMemoryTaskStore(), agent_card=agent_card, extended_agent_card=extended
+        agent_executor=EchoExecutor(),
+        task_store=InMemoryTaskStore(),
+        agent_card=agent_card,
+        extended_agent_card=extended,
     )
     (rpc,) = create_jsonrpc_routes(handler, "/", enable_v0_3_compat=True)
     guarded = Guard(Starlette(routes=[rpc, *create_agent_card_routes(agent_card)]), lambda token: token == TOKEN)
@@ -91,7 +94,9 @@ class ServeOnSocket:
     def __enter__(self) -> ServeOnSocket:
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         sock.bind(str(self.path))
-        server = uvicorn.Server(uvicorn.Config(self.app, log_level="warning", lifespan="off", timeout_graceful_shutdown=2))
+        server = uvicorn.Server(
+            uvicorn.Config(self.app, log_level="warning", lifespan="off", timeout_graceful_shutdown=2)
+        )
         self._server = server
         self._thread = threading.Thread(target=lambda: asyncio.run(server.serve(sockets=[sock])), daemon=True)
         self._thread.start()
@@ -154,7 +159,9 @@ def test_f3_shows_a_verified_signature_and_the_extended_card(snap_compare, key, 
             caps = await client.connect()
             # the screen F3 opens, with the keys the card was signed with given as trusted (as
             # ``rewindtui card --card-keys`` gives them: the socket's host has no key set to fetch)
-            screen = CardScreen(caps.card, url=client.url, choice=caps.choice, client=client, keys=_jwks(key, "test-key"))
+            screen = CardScreen(
+                caps.card, url=client.url, choice=caps.choice, client=client, keys=_jwks(key, "test-key")
+            )
             await app.push_screen(screen)
             await _checked(pilot, screen)
             seen["extras"] = screen.extras

@@ -35,7 +35,9 @@ def key() -> Any:
     return ec.generate_private_key(ec.SECP256R1())
 
 
-def test_a_pinned_issuer_on_another_origin_and_configured_keys_are_trusted(cli, key, tmp_path: Path, monkeypatch) -> None:
+def test_a_pinned_issuer_on_another_origin_and_configured_keys_are_trusted(
+    cli, key, tmp_path: Path, monkeypatch
+) -> None:
     keys = Starlette(routes=[Route("/k/jwks.json", lambda request: JSONResponse(_jwks(key, "test-key")))])
     with ServeInThread(keys) as issuer:
         jku = issuer.url + "/k/jwks.json"

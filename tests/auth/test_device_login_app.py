@@ -24,7 +24,9 @@ DEVICE_GRANT = "urn:ietf:params:oauth:grant-type:device_code"
 def _app(stack: Stack, tmp_path) -> RewindApp:
     config = tmp_path / "config.toml"
     config.write_text("", encoding="utf-8")
-    settings = load_settings({"url": stack.agent.url + "/", "oauth_client_id": DEVICE_ID}, {"REWINDTUI_CONFIG": str(config)})
+    settings = load_settings(
+        {"url": stack.agent.url + "/", "oauth_client_id": DEVICE_ID}, {"REWINDTUI_CONFIG": str(config)}
+    )
     app = RewindApp(AppConnector(settings), new_session=True)
     app.animation_level = "none"
     return app
@@ -59,7 +61,10 @@ async def test_the_app_signs_in_with_the_device_code_then_talks(stack: Stack, tm
         composer.focus()
         composer.text = "hello after signing in"
         await pilot.press("enter")
-        await _wait(pilot, lambda: any("You said: hello after signing in" in (i.text or "") for i in app.chat.conversation.items))
+        await _wait(
+            pilot,
+            lambda: any("You said: hello after signing in" in (i.text or "") for i in app.chat.conversation.items),
+        )
         # every request past the card carried a token the server issued
         agent_calls = [auth for path, auth in stack.guard.seen if path == "/"]
         assert agent_calls and all(a and stack.auth.valid(a[7:]) for a in agent_calls)

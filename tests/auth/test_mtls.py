@@ -26,7 +26,9 @@ def _name(cn: str) -> x509.Name:
     return x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, cn)])
 
 
-def _cert(subject: str, key, issuer_name: x509.Name, issuer_key, *, ca: bool = False, server: bool = False) -> x509.Certificate:
+def _cert(
+    subject: str, key, issuer_name: x509.Name, issuer_key, *, ca: bool = False, server: bool = False
+) -> x509.Certificate:
     now = datetime.datetime.now(datetime.UTC)
     builder = (
         x509.CertificateBuilder()
@@ -39,7 +41,9 @@ def _cert(subject: str, key, issuer_name: x509.Name, issuer_key, *, ca: bool = F
         .add_extension(x509.BasicConstraints(ca=ca, path_length=None), critical=True)
     )
     if server:
-        builder = builder.add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), critical=False)
+        builder = builder.add_extension(
+            x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), critical=False
+        )
     return builder.sign(issuer_key, hashes.SHA256())
 
 
@@ -49,7 +53,11 @@ def _pem(tmp: Path, name: str, cert: x509.Certificate, key=None) -> tuple[Path, 
     key_path = None
     if key is not None:
         key_path = tmp / f"{name}.key"
-        key_path.write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()))
+        key_path.write_bytes(
+            key.private_bytes(
+                serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+            )
+        )
     return cert_path, key_path
 
 
@@ -64,10 +72,16 @@ def pki(tmp_path: Path) -> dict[str, Path]:
     paths: dict[str, Path] = {}
     paths["ca"], _ = _pem(tmp_path, "ca", ca)
     paths["other_ca"], _ = _pem(tmp_path, "other-ca", other_ca)
-    paths["server"], paths["server_key"] = _pem(tmp_path, "server", _cert("127.0.0.1", server_key, ca.subject, ca_key, server=True), server_key)  # type: ignore[assignment]
-    paths["client"], paths["client_key"] = _pem(tmp_path, "client", _cert("rewindtui user", client_key, ca.subject, ca_key), client_key)  # type: ignore[assignment]
+    paths["server"], paths["server_key"] = _pem(
+        tmp_path, "server", _cert("127.0.0.1", server_key, ca.subject, ca_key, server=True), server_key
+    )  # type: ignore[assignment]
+    paths["client"], paths["client_key"] = _pem(
+        tmp_path, "client", _cert("rewindtui user", client_key, ca.subject, ca_key), client_key
+    )  # type: ignore[assignment]
     stranger_key = ec.generate_private_key(ec.SECP256R1())
-    paths["stranger"], paths["stranger_key"] = _pem(tmp_path, "stranger", _cert("stranger", stranger_key, other_ca.subject, other_key), stranger_key)  # type: ignore[assignment]
+    paths["stranger"], paths["stranger_key"] = _pem(
+        tmp_path, "stranger", _cert("stranger", stranger_key, other_ca.subject, other_key), stranger_key
+    )  # type: ignore[assignment]
     return paths
 
 
@@ -93,7 +107,9 @@ def cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureF
 def test_mutual_tls_with_a_client_certificate(tls_agent: ServeInThread, pki: dict[str, Path], cli) -> None:
     assert tls_agent.url.startswith("https://")
     flags = ["--url", tls_agent.url + "/", "--tls-ca", str(pki["ca"])]
-    ok = cli("send", "over mTLS", "--json", *flags, "--tls-cert", str(pki["client"]), "--tls-key", str(pki["client_key"]))
+    ok = cli(
+        "send", "over mTLS", "--json", *flags, "--tls-cert", str(pki["client"]), "--tls-key", str(pki["client_key"])
+    )
     assert ok.rc == 0, ok.err
     assert any("You said: over mTLS" in r.get("text", "") for r in ok.records()[1:])
 
@@ -109,7 +125,18 @@ def test_mutual_tls_with_a_client_certificate(tls_agent: ServeInThread, pki: dic
 
 
 def test_the_server_is_verified_with_the_given_ca_bundle(tls_agent: ServeInThread, pki: dict[str, Path], cli) -> None:
-    wrong = cli("send", "hello", "--url", tls_agent.url + "/", "--tls-ca", str(pki["other_ca"]), "--tls-cert", str(pki["client"]), "--tls-key", str(pki["client_key"]))
+    wrong = cli(
+        "send",
+        "hello",
+        "--url",
+        tls_agent.url + "/",
+        "--tls-ca",
+        str(pki["other_ca"]),
+        "--tls-cert",
+        str(pki["client"]),
+        "--tls-key",
+        str(pki["client_key"]),
+    )
     assert wrong.rc == 1 and "CERTIFICATE_VERIFY_FAILED" in wrong.err
 
 
@@ -128,7 +155,9 @@ def encrypted_key(pki: dict[str, Path], tmp_path: Path) -> Path:
     path = tmp_path / "client-encrypted.key"
     path.write_bytes(
         key.private_bytes(
-            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.BestAvailableEncryption(PASSPHRASE.encode())
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.BestAvailableEncryption(PASSPHRASE.encode()),
         )
     )
     assert b"ENCRYPTED" in path.read_bytes()
@@ -136,9 +165,23 @@ def encrypted_key(pki: dict[str, Path], tmp_path: Path) -> Path:
 
 
 def test_an_encrypted_key_with_its_passphrase_from_a_variable_or_a_file(
-    tls_agent: ServeInThread, pki: dict[str, Path], encrypted_key: Path, cli, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    tls_agent: ServeInThread,
+    pki: dict[str, Path],
+    encrypted_key: Path,
+    cli,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
 ) -> None:
-    flags = ["--url", tls_agent.url + "/", "--tls-ca", str(pki["ca"]), "--tls-cert", str(pki["client"]), "--tls-key", str(encrypted_key)]
+    flags = [
+        "--url",
+        tls_agent.url + "/",
+        "--tls-ca",
+        str(pki["ca"]),
+        "--tls-cert",
+        str(pki["client"]),
+        "--tls-key",
+        str(encrypted_key),
+    ]
     monkeypatch.setenv("KEY_PASS", PASSPHRASE)
     ok = cli("send", "over mTLS with a passphrase", "--json", *flags, "--tls-key-password-env", "KEY_PASS")
     assert ok.rc == 0, ok.err
@@ -159,7 +202,16 @@ def test_an_encrypted_key_with_its_passphrase_from_a_variable_or_a_file(
 def test_an_encrypted_key_without_or_with_a_wrong_passphrase_is_said_and_redacted(
     tls_agent: ServeInThread, pki: dict[str, Path], encrypted_key: Path, cli, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    flags = ["--url", tls_agent.url + "/", "--tls-ca", str(pki["ca"]), "--tls-cert", str(pki["client"]), "--tls-key", str(encrypted_key)]
+    flags = [
+        "--url",
+        tls_agent.url + "/",
+        "--tls-ca",
+        str(pki["ca"]),
+        "--tls-cert",
+        str(pki["client"]),
+        "--tls-key",
+        str(encrypted_key),
+    ]
     missing = cli("send", "hello", *flags)  # no prompt on the terminal: one line saying what to give
     assert missing.rc == 2 and "is encrypted" in missing.err and "--tls-key-password-env" in missing.err
 

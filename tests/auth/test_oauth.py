@@ -32,7 +32,16 @@ def _agent_tokens(stack: Stack) -> list[str | None]:
 
 
 def test_client_credentials_by_oidc_discovery(stack: Stack, cli) -> None:
-    flags = ["--url", stack.agent.url + "/", "--oauth-client-id", CC_ID, "--oauth-client-secret-env", "CC_SECRET", "--oidc-issuer", stack.issuer.url]
+    flags = [
+        "--url",
+        stack.agent.url + "/",
+        "--oauth-client-id",
+        CC_ID,
+        "--oauth-client-secret-env",
+        "CC_SECRET",
+        "--oidc-issuer",
+        stack.issuer.url,
+    ]
     result = cli("send", "hello", "--json", *flags)
     assert result.rc == 0, result.err
     assert any("You said: hello" in r.get("text", "") for r in result.records()[1:])
@@ -54,7 +63,16 @@ def test_client_credentials_by_oidc_discovery(stack: Stack, cli) -> None:
 def test_a_card_cannot_send_the_client_secret_to_another_origin(stack: Stack, cli) -> None:
     """The card names a token endpoint on another origin (the issuer's port): with a client secret,
     rewindtui refuses to post it there unless the user names that endpoint or issuer."""
-    result = cli("send", "hello", "--url", stack.agent.url + "/", "--oauth-client-id", CC_ID, "--oauth-client-secret-env", "CC_SECRET")
+    result = cli(
+        "send",
+        "hello",
+        "--url",
+        stack.agent.url + "/",
+        "--oauth-client-id",
+        CC_ID,
+        "--oauth-client-secret-env",
+        "CC_SECRET",
+    )
     assert result.rc == 1
     assert "not the agent's origin" in result.err and "--oauth-token-url" in result.err
     assert stack.auth.seen == [] or all(path != "/token" for path, _, _ in stack.auth.seen)
@@ -92,7 +110,9 @@ def _login(stack: Stack, settings_flags: list[str], deny: bool = False) -> tuple
         auth_command.show_device_prompt = real
 
 
-def test_device_code_login_then_commands_use_and_refresh_the_token_and_logout_revokes(short_stack: Stack, cli, capsys) -> None:
+def test_device_code_login_then_commands_use_and_refresh_the_token_and_logout_revokes(
+    short_stack: Stack, cli, capsys
+) -> None:
     stack = short_stack
     flags = ["--url", stack.agent.url + "/", "--oauth-client-id", DEVICE_ID]
     # before any login, commands say what to do
@@ -133,7 +153,10 @@ def test_a_denied_device_login_is_said(stack: Stack, cli) -> None:
     with pytest.raises(AuthError, match="denied"):
         rc_shown = _login(stack, ["--url", stack.agent.url + "/", "--oauth-client-id", DEVICE_ID], deny=True)
     assert rc_shown is None
-    assert not (default_data_dir() / TOKENS_FILE).exists() or DEVICE_ID not in (default_data_dir() / TOKENS_FILE).read_text()
+    assert (
+        not (default_data_dir() / TOKENS_FILE).exists()
+        or DEVICE_ID not in (default_data_dir() / TOKENS_FILE).read_text()
+    )
 
 
 def test_a_server_that_takes_the_secret_in_the_form_only(cli) -> None:
@@ -142,7 +165,16 @@ def test_a_server_that_takes_the_secret_in_the_form_only(cli) -> None:
 
     stack, running = start_stack(client_auth="client_secret_post")
     try:
-        flags = ["--url", stack.agent.url + "/", "--oauth-client-id", CC_ID, "--oauth-client-secret-env", "CC_SECRET", "--oidc-issuer", stack.issuer.url]
+        flags = [
+            "--url",
+            stack.agent.url + "/",
+            "--oauth-client-id",
+            CC_ID,
+            "--oauth-client-secret-env",
+            "CC_SECRET",
+            "--oidc-issuer",
+            stack.issuer.url,
+        ]
         result = cli("send", "hello", *flags)
         assert result.rc == 0, result.err
         (token_request,) = [(form, auth) for path, form, auth in stack.auth.seen if path == "/token"]

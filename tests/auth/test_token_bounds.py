@@ -59,7 +59,9 @@ class TokenEndpoint:
         return JSONResponse({"token_type": "Bearer", "expires_in": 3600, "access_token": "good-token"})
 
     def app(self) -> Starlette:
-        return Starlette(routes=[Route(f"/{name}", getattr(self, name), methods=["POST"]) for name in ("huge", "long", "ok")])
+        return Starlette(
+            routes=[Route(f"/{name}", getattr(self, name), methods=["POST"]) for name in ("huge", "long", "ok")]
+        )
 
 
 @pytest.fixture
@@ -109,7 +111,9 @@ async def test_a_huge_token_cached_by_an_older_version_is_never_sent(endpoint, t
     url, server = endpoint
     store = TokenStore(tmp_path / "oauth-tokens.json")
     key = TokenStore.key(url + "/ok", "client-1", None)
-    store.path.write_text(json.dumps({key: {"access_token": "C" * (MAX_TOKEN_CHARS * 4), "expires_at": time.time() + 3600}}))
+    store.path.write_text(
+        json.dumps({key: {"access_token": "C" * (MAX_TOKEN_CHARS * 4), "expires_at": time.time() + 3600}})
+    )
     assert store.get(key) is None
     assert await session(url + "/ok", store, monkeypatch).token() == "good-token"  # a new grant instead
     assert server.calls == 1
@@ -132,21 +136,33 @@ async def test_a_device_answer_naming_odd_times_is_held_to_bounds(tmp_path):
     seconds would have held it open for ever. Both are bounded; the login completes."""
     from rewindtui.client.oauth import DEVICE, MAX_POLL_INTERVAL
 
-    device = {"device_code": "d-1", "user_code": "U-1", "verification_uri": "http://verify", "expires_in": "soon", "interval": 1e9}
+    device = {
+        "device_code": "d-1",
+        "user_code": "U-1",
+        "verification_uri": "http://verify",
+        "expires_in": "soon",
+        "interval": 1e9,
+    }
     token = {"token_type": "Bearer", "expires_in": 3600, "access_token": "device-token"}
-    app = Starlette(routes=[
-        Route("/device", lambda request: JSONResponse(device), methods=["POST"]),
-        Route("/token", lambda request: JSONResponse(token), methods=["POST"]),
-    ])
+    app = Starlette(
+        routes=[
+            Route("/device", lambda request: JSONResponse(device), methods=["POST"]),
+            Route("/token", lambda request: JSONResponse(token), methods=["POST"]),
+        ]
+    )
     waits: list[float] = []
 
     async def sleep(seconds: float) -> None:
         waits.append(seconds)
 
     with ServeInThread(app) as served:
-        config = OAuthConfig("public-client", flow=DEVICE, token_url=served.url + "/token", device_url=served.url + "/device")
+        config = OAuthConfig(
+            "public-client", flow=DEVICE, token_url=served.url + "/token", device_url=served.url + "/device"
+        )
         oauth = OAuthSession(
-            config, Endpoints(served.url + "/token", served.url + "/device"), TokenStore(tmp_path / "t.json"),
+            config,
+            Endpoints(served.url + "/token", served.url + "/device"),
+            TokenStore(tmp_path / "t.json"),
             lambda: httpx.AsyncClient(timeout=10),
         )
         got = await oauth._device_flow(None, sleep=sleep)

@@ -68,7 +68,9 @@ async def make_chat(server: EmbeddedServer, proxy: FaultProxy) -> AsyncIterator[
 def truth(make_chat: Callable[..., Any]) -> Callable[..., Any]:
     """``await truth(session_id)``: the session's view as the server holds it (read directly)."""
 
-    async def read(session_id: str, user: str | None = None, srv: Any = None) -> list[tuple[str, str, str, tuple[str, ...]]]:
+    async def read(
+        session_id: str, user: str | None = None, srv: Any = None
+    ) -> list[tuple[str, str, str, tuple[str, ...]]]:
         chat = await make_chat(direct=True, user=user, srv=srv)
         await chat.open(session_id)
         return view(chat.conversation)

@@ -189,7 +189,9 @@ def hostile_app(url: str, lies: Lies) -> Starlette:
         if first or lies.pages_carry_data:
             body = _task(f"t-{len(lies.requests)}", sid, lies)
         token = json.dumps(lies.page_token)
-        return Response(f'{{"error": false, "data": [{body}], "next_page_token": {token}}}', media_type="application/json")
+        return Response(
+            f'{{"error": false, "data": [{body}], "next_page_token": {token}}}', media_type="application/json"
+        )
 
     return Starlette(
         routes=[

@@ -254,12 +254,18 @@ class FaultProxy:
     async def _forward(self, req: Seen) -> _Answer:
         headers = {k: v for k, v in req.headers.items() if k not in _HOP}
         response = await self._http.request(req.method, self.upstream + req.path, headers=headers, content=req.body)
-        out = {k.lower(): v for k, v in response.headers.items() if k.lower() not in _HOP and k.lower() != "content-encoding"}
+        out = {
+            k.lower(): v
+            for k, v in response.headers.items()
+            if k.lower() not in _HOP and k.lower() != "content-encoding"
+        }
         return _Answer(response.status_code, response.reason_phrase, out, response.content)
 
     async def _relay_live(self, req: Seen, fault: Fault, writer: asyncio.StreamWriter) -> None:
         headers = {k: v for k, v in req.headers.items() if k not in _HOP}
-        async with self._http.stream(req.method, self.upstream + req.path, headers=headers, content=req.body) as response:
+        async with self._http.stream(
+            req.method, self.upstream + req.path, headers=headers, content=req.body
+        ) as response:
             head = [f"HTTP/1.1 {response.status_code} {response.reason_phrase}"]
             head += [f"content-type: {response.headers.get('content-type', 'text/event-stream')}"]
             head += ["transfer-encoding: chunked", "connection: close", "", ""]

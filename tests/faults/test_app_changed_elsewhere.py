@@ -37,9 +37,9 @@ async def test_the_app_sees_another_clients_rewind(server):
             await send(app, pilot, "four")
             assert user_texts(app) == ["one"]  # reloaded: the server's view, "four" not sent
             said = CHANGED.split(":")[0].lower()  # the app says it as a sentence
-            assert said in _said(app).lower() or any(
-                said in str(n.message).lower() for n in app._notifications
-            ), _said(app)
+            assert said in _said(app).lower() or any(said in str(n.message).lower() for n in app._notifications), _said(
+                app
+            )
             assert app.chat_screen.composer.text == "four"  # the draft is kept
             await send(app, pilot, "four")
             assert user_texts(app) == ["one", "four"]

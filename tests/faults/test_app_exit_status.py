@@ -15,7 +15,9 @@ pytestmark = pytest.mark.timeout(60)
 @pytest.fixture
 def headless(monkeypatch):
     real_run = app_module.RewindApp.run
-    monkeypatch.setattr(app_module.RewindApp, "run", lambda self, **kw: real_run(self, headless=True, size=(80, 24), **kw))
+    monkeypatch.setattr(
+        app_module.RewindApp, "run", lambda self, **kw: real_run(self, headless=True, size=(80, 24), **kw)
+    )
 
 
 def _settings(tmp_path) -> Settings:

@@ -85,7 +85,7 @@ async def _frames(pieces: list[bytes], limit: int = MB) -> list[tuple[str, str]]
 BODY = (
     b": keep-alive\r\n\r\n"
     b"data: one\r\ndata: two\r\n\r\n"
-    b"event: error\ndata: {\"a\":\ndata:  1}\n\n"
+    b'event: error\ndata: {"a":\ndata:  1}\n\n'
     b"id: 7\rretry: 10\rdata:three\r\r"
     b"data: \xc3\xa9t\xc3\xa9\n\n"
     b"data: unfinished"

@@ -50,8 +50,15 @@ def _send(srv: EmbeddedServer, sid: str, text: str) -> dict[str, Any]:
         "jsonrpc": "2.0",
         "id": "1",
         "method": "message/send",
-        "params": {"message": {"kind": "message", "role": "user", "messageId": f"m-{text}", "contextId": sid,
-                               "parts": [{"kind": "text", "text": text}]}},
+        "params": {
+            "message": {
+                "kind": "message",
+                "role": "user",
+                "messageId": f"m-{text}",
+                "contextId": sid,
+                "parts": [{"kind": "text", "text": text}],
+            }
+        },
     }
     resp = httpx.post(srv.agent_url, json=body, headers={"X-User-Id": "local"}, timeout=60)
     return resp.json()

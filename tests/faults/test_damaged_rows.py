@@ -112,12 +112,20 @@ async def test_a_damaged_adk_state_is_said_in_one_line_and_repair_rebuilds_it(tm
         finally:
             await chat.client.aclose()
         first = _rest_tasks(srv, sid)[0]["metadata"]["kagent_invocation_id"]
-        rewind = httpx.post(f"{srv.api_url}/sessions/{sid}/rewind", json={"rewind_before_invocation_id": first},
-                            headers={"X-User-Id": "local"}, timeout=60)
+        rewind = httpx.post(
+            f"{srv.api_url}/sessions/{sid}/rewind",
+            json={"rewind_before_invocation_id": first},
+            headers={"X-User-Id": "local"},
+            timeout=60,
+        )
     assert rewind.status_code == 409 and f"rewindtui repair --data-dir {tmp_path} {sid}" in rewind.json()["error"]
     text = str(refused.value)
     assert "second words" in shown
-    assert f"rewindtui repair --data-dir {tmp_path} {sid}" in text and "adk_sessions.db" in text and "nothing was sent" in text
+    assert (
+        f"rewindtui repair --data-dir {tmp_path} {sid}" in text
+        and "adk_sessions.db" in text
+        and "nothing was sent" in text
+    )
     assert "SELECT" not in text and "sqlalchemy" not in text.lower() and "\n" not in text
     assert _count(tmp_path / "rewindtui.db", "tasks") == 2  # nothing stored
 
@@ -143,7 +151,9 @@ def _count(db: Path, table: str) -> int:
 def _drop_turn_from_adk(data_dir: Path, words: str) -> None:
     """The agent's database loses one turn's events (as a cut write-ahead log loses its last commits)."""
     with sqlite3.connect(data_dir / "adk_sessions.db") as conn:
-        (inv,) = conn.execute("SELECT invocation_id FROM events WHERE event_data LIKE ? LIMIT 1", (f"%{words}%",)).fetchone()
+        (inv,) = conn.execute(
+            "SELECT invocation_id FROM events WHERE event_data LIKE ? LIMIT 1", (f"%{words}%",)
+        ).fetchone()
         conn.execute("DELETE FROM events WHERE invocation_id = ?", (inv,))
     conn.close()
 
@@ -214,7 +224,9 @@ def test_cut_write_ahead_logs_after_kill_9_are_never_silent(tmp_path):
         api = Api(http, again.api_url)
         shown = [m["messageId"] for m in api.merged("S1")]
         a2a = A2A(http, again.agent_url, "0.3")
-        frames = a2a.post_stream(a2a.rpc("message/stream", "SendStreamingMessage", {"message": a2a.message("w4", "S1")}))
+        frames = a2a.post_stream(
+            a2a.rpc("message/stream", "SendStreamingMessage", {"message": a2a.message("w4", "S1")})
+        )
     finally:
         again.process.kill()
         again.process.wait(30)
@@ -245,9 +257,12 @@ async def test_repair_takes_the_data_dir_before_or_after_the_command(tmp_path, c
 async def test_a_damaged_journal_entry_is_said_and_the_server_serves(tmp_path, caplog):
     sid = await session_on_disk(tmp_path, "first words")
     with sqlite3.connect(tmp_path / "rewindtui.db") as conn:
-        conn.execute("INSERT INTO intents (id, kind, session_id, payload, created_at) VALUES "
-                     "('i-1', 'rewind', ?, '{not json', '2026-01-01'), "
-                     "('i-2', 'rewind', ?, '{\"user_id\": \"local\"}', '2026-01-02')", (sid, sid))
+        conn.execute(
+            "INSERT INTO intents (id, kind, session_id, payload, created_at) VALUES "
+            "('i-1', 'rewind', ?, '{not json', '2026-01-01'), "
+            "('i-2', 'rewind', ?, '{\"user_id\": \"local\"}', '2026-01-02')",
+            (sid, sid),
+        )
     conn.close()
     caplog.set_level(logging.WARNING)
     with EmbeddedServer(tmp_path) as srv:

@@ -20,14 +20,15 @@ from rewindtui.server.storage.integrity import DataDirProblem
 pytestmark = pytest.mark.timeout(90)
 
 
-
 def _garble(db: Path, contains: str) -> int:
     """Put invalid UTF-8 into the stored message whose body contains ``contains`` (both columns)."""
     conn = sqlite3.connect(db)
     try:
         seq, body = conn.execute("SELECT seq, body FROM messages WHERE body LIKE ?", (f"%{contains}%",)).fetchone()
         raw = body.encode().replace(contains.encode(), b"\xff\xfe\x80" + contains.encode()[3:])
-        conn.execute("UPDATE messages SET body = CAST(? AS TEXT), body_v1 = CAST(? AS TEXT) WHERE seq = ?", (raw, raw, seq))
+        conn.execute(
+            "UPDATE messages SET body = CAST(? AS TEXT), body_v1 = CAST(? AS TEXT) WHERE seq = ?", (raw, raw, seq)
+        )
         conn.commit()
         assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
         return seq
@@ -74,7 +75,10 @@ async def test_a_missing_adk_database_refuses_to_start(tmp_path):
     await session_on_disk(tmp_path, "hello")
     for side in ("", "-wal", "-shm"):
         Path(str(tmp_path / "adk_sessions.db") + side).unlink(missing_ok=True)
-    with pytest.raises(DataDirProblem, match=r"adk_sessions\.db is missing while .*rewindtui\.db holds 1 session.*restore both databases"):
+    with pytest.raises(
+        DataDirProblem,
+        match=r"adk_sessions\.db is missing while .*rewindtui\.db holds 1 session.*restore both databases",
+    ):
         EmbeddedServer(tmp_path).start()
 
 

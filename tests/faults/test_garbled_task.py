@@ -18,7 +18,6 @@ from rewindtui.server.storage.store import task_json, task_row
 pytestmark = pytest.mark.timeout(90)
 
 
-
 #: how a task row's body is damaged: bytes that are not UTF-8 between two keys (so not JSON
 #: either), the body cut in half (UTF-8, not JSON), the body stored as a BLOB
 DAMAGE = {
@@ -65,7 +64,9 @@ async def test_a_garbled_task_reads_as_a_placeholder_and_the_session_goes_on(tmp
     assert got["id"] == task_id and (got.get("metadata") or {}).get("rewindtui_unreadable")
     assert task_id in {t["id"] for t in listed.tasks}
     assert "fourth words" in after and "third words" in after
-    assert any(f"stored task {task_id}" in r.getMessage() and "cannot be read" in r.getMessage() for r in caplog.records)
+    assert any(
+        f"stored task {task_id}" in r.getMessage() and "cannot be read" in r.getMessage() for r in caplog.records
+    )
 
 
 GOOD = '{"kind": "task", "id": "t-3", "contextId": "s-1", "status": {"state": "completed"}}'
@@ -104,16 +105,32 @@ def test_a_task_row_reads_as_stored_or_as_a_placeholder_with_the_reason(body, re
 @pytest.mark.parametrize(
     "body, v1, why",
     [
-        ('{"kind": "message", "messageId": "m", "role": "agent", "parts": [{"kind": "text", "text": "hi"}]}', False, None),
+        (
+            '{"kind": "message", "messageId": "m", "role": "agent", "parts": [{"kind": "text", "text": "hi"}]}',
+            False,
+            None,
+        ),
         ('{"messageId": "m", "role": "ROLE_USER", "parts": [{"text": "hi"}]}', True, None),
         ('{"kind": "message", "messageId": "m", "role": "agent"zzzarts": []}', False, "not JSON"),
         ('{"kind": "message", "messageId": "m", "ro', False, "not JSON"),
-        ('{"kind": "message", "messageId": "m", "role": "agent", "parts": 5}', False, "parts are missing or not a list"),
-        ('{"kind": "message", "messageId": "m", "role": "agent", "parts": [5]}', False, "parts are missing or not a list"),
+        (
+            '{"kind": "message", "messageId": "m", "role": "agent", "parts": 5}',
+            False,
+            "parts are missing or not a list",
+        ),
+        (
+            '{"kind": "message", "messageId": "m", "role": "agent", "parts": [5]}',
+            False,
+            "parts are missing or not a list",
+        ),
         ('{"kind": "message", "role": "agent", "parts": []}', False, "messageId is missing"),
         ('{"kind": "message", "messageId": "m", "role": "robot", "parts": []}', False, "role is missing or not one of"),
         ('{"kind": "task", "messageId": "m", "role": "agent", "parts": []}', False, "kind is not 'message'"),
-        ('{"messageId": "m", "role": "agent", "parts": []}', True, "role is missing or not one of ROLE_AGENT/ROLE_USER"),
+        (
+            '{"messageId": "m", "role": "agent", "parts": []}',
+            True,
+            "role is missing or not one of ROLE_AGENT/ROLE_USER",
+        ),
         ('{"kind": "message", "messageId": "m", "role": "agent", "parts": [], "metadata": 1}', False, "metadata"),
         ("[]", False, "not a JSON object"),
     ],
@@ -142,13 +159,27 @@ def test_sqlite_and_python_agree_on_which_bodies_are_sound():
     zero_three = '{"kind": "message", "messageId": "m", "role": "agent", "parts": [{"kind": "text", "text": "hi"}]}'
     one = '{"messageId": "m", "role": "ROLE_USER", "parts": [{"text": "hi"}]}'
     bodies = [
-        zero_three, one, zero_three[:40], zero_three.replace(',"p', "zzz"), zero_three.replace(', "p', "zzz"),
-        "[]", '"x"', "", "{}", '{"messageId": "m", "role": "agent", "parts": [1]}',
-        '{"messageId": "m", "role": "agent", "parts": {}}', '{"messageId": 5, "role": "agent", "parts": []}',
-        '{"messageId": "", "role": "agent", "parts": []}', '{"kind": "task", "messageId": "m", "role": "agent", "parts": []}',
+        zero_three,
+        one,
+        zero_three[:40],
+        zero_three.replace(',"p', "zzz"),
+        zero_three.replace(', "p', "zzz"),
+        "[]",
+        '"x"',
+        "",
+        "{}",
+        '{"messageId": "m", "role": "agent", "parts": [1]}',
+        '{"messageId": "m", "role": "agent", "parts": {}}',
+        '{"messageId": 5, "role": "agent", "parts": []}',
+        '{"messageId": "", "role": "agent", "parts": []}',
+        '{"kind": "task", "messageId": "m", "role": "agent", "parts": []}',
         '{"messageId": "m", "role": "agent", "parts": [], "metadata": 3}',
-        '{"messageId": "m", "role": "agent", "parts": [], "metadata": null}', '{"messageId": "m", "parts": []}',
-        '{"messageId": "m", "role": "ROLE_AGENT", "parts": []}', None, 5, b'{"a\xff": 1}',
+        '{"messageId": "m", "role": "agent", "parts": [], "metadata": null}',
+        '{"messageId": "m", "parts": []}',
+        '{"messageId": "m", "role": "ROLE_AGENT", "parts": []}',
+        None,
+        5,
+        b'{"a\xff": 1}',
     ]
     conn = sqlite3.connect(":memory:")
     conn.text_factory = decode_text

@@ -28,7 +28,14 @@ pytestmark = [
 
 SID = "loop"
 #: what is done to the -wal files after each kill: (store's, agent's)
-DAMAGE = [("cut", "cut"), ("remove", "remove"), ("keep", "cut"), ("cut", "keep"), ("keep", "remove"), ("remove", "keep")]
+DAMAGE = [
+    ("cut", "cut"),
+    ("remove", "remove"),
+    ("keep", "cut"),
+    ("cut", "keep"),
+    ("keep", "remove"),
+    ("remove", "keep"),
+]
 
 
 def _damage_wal(data: Path, store: str, agent: str) -> None:
@@ -61,8 +68,13 @@ def _last_invocation(api: Api, session_id: str) -> str | None:
     resp = api.get(f"/sessions/{session_id}/tasks")
     if resp.status_code != 200:
         return None
-    turns = [t for t in resp.json()["data"] if t["metadata"].get("kagent_invocation_id") and t["id"] and
-             not t["metadata"].get("rewindtui_effective_history")]
+    turns = [
+        t
+        for t in resp.json()["data"]
+        if t["metadata"].get("kagent_invocation_id")
+        and t["id"]
+        and not t["metadata"].get("rewindtui_effective_history")
+    ]
     return turns[-1]["metadata"]["kagent_invocation_id"] if turns else None
 
 
@@ -107,7 +119,9 @@ def test_kill_9_loop_with_cut_and_removed_wal_is_never_silent(tmp_path):
                 shown = _view_words(api, SID)
                 frames = a2a.post_stream(a2a.rpc("message/stream", "", {"message": a2a.message(f"probe{n}", SID)}))
                 final = frames[-1]["result"]
-                task = a2a.get_task(final.get("taskId") or final.get("id")) if final["status"]["state"] != "failed" else {}
+                task = (
+                    a2a.get_task(final.get("taskId") or final.get("id")) if final["status"]["state"] != "failed" else {}
+                )
             except httpx.HTTPError as exc:
                 again.process.kill()
                 raise AssertionError(f"round {n}: the server ended: {again.process.stderr.read()[-3000:]}") from exc
@@ -120,7 +134,13 @@ def test_kill_9_loop_with_cut_and_removed_wal_is_never_silent(tmp_path):
         reply = texts(final["status"].get("message") or {}) if final.get("kind") == "status-update" else ""
         if final.get("kind") == "status-update" and final["status"]["state"] == "failed":
             # refused: only because the view shows turns the agent lacks, and said at start too
-            assert said and "nothing was sent" in reply and "rewindtui repair" in reply, (op, store_wal, agent_wal, reply, err)
+            assert said and "nothing was sent" in reply and "rewindtui repair" in reply, (
+                op,
+                store_wal,
+                agent_wal,
+                reply,
+                err,
+            )
         else:
             answer = texts(task["history"][-1]) if task.get("history") else reply
             model_saw = answer.split("history: ", 1)[1].split("; weather_calls", 1)[0]

@@ -154,9 +154,10 @@ async def test_a_card_naming_another_host_for_its_api_gets_nothing_sent_there():
     """The card's rewind extension names a REST API on a second loopback server: sessions,
     history, rewind and fork never reach it (the user id would go there in ?user_id=)."""
     other = Recorder()
-    with ServeInThread(other) as elsewhere, ServeInThread(
-        factory=lambda url: hostile_app(url, Lies(api=elsewhere.url + "/api"))
-    ) as served:
+    with (
+        ServeInThread(other) as elsewhere,
+        ServeInThread(factory=lambda url: hostile_app(url, Lies(api=elsewhere.url + "/api"))) as served,
+    ):
         chat = await _chat(served, headers={"X-Team": "blue"})
         try:
             caps = chat.client.capabilities
@@ -193,7 +194,9 @@ async def test_a_turn_redirected_to_another_origin_is_not_followed(liar):
 
 def _resumable(state: str, artifact_text: str) -> str:
     artifact = f'{{"artifactId": "a1", "name": "answer", "parts": [{{"text": "{artifact_text}"}}]}}'
-    user = '{"role": "ROLE_USER", "messageId": "u1", "contextId": "ctx-1", "taskId": "t-run", "parts": [{"text": "hi"}]}'
+    user = (
+        '{"role": "ROLE_USER", "messageId": "u1", "contextId": "ctx-1", "taskId": "t-run", "parts": [{"text": "hi"}]}'
+    )
     return (
         f'{{"id": "t-run", "contextId": "ctx-1", "status": {{"state": "{state}", "timestamp": "2026-01-01T00:00:00Z"}}, '
         f'"history": [{user}], "artifacts": [{artifact}]}}'

@@ -46,7 +46,9 @@ def test_the_inline_limit_is_per_message(tmp_path):
         path = tmp_path / f"f{n}.bin"
         path.write_bytes(b"x" * third)
         files.append(path)
-    taken = [attach(str(files[0])), ]
+    taken = [
+        attach(str(files[0])),
+    ]
     taken.append(attach(str(files[1]), already=taken))
     with pytest.raises(AttachmentError, match="already attached"):
         attach(str(files[2]), already=taken)
@@ -87,7 +89,15 @@ def test_serve_beyond_loopback_refuses_a_short_token(tmp_path, monkeypatch, caps
 
 def test_serve_beyond_loopback_says_where_it_listens(tmp_path):
     proc = subprocess.Popen(
-        [sys.executable, "-m", "rewindtui.server.process.serve", "--host", "0.0.0.0", "--data-dir", str(tmp_path / "d")],
+        [
+            sys.executable,
+            "-m",
+            "rewindtui.server.process.serve",
+            "--host",
+            "0.0.0.0",
+            "--data-dir",
+            str(tmp_path / "d"),
+        ],
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         text=True,

@@ -26,7 +26,11 @@ from rewindtui.tui.widgets.part_view import PartStyles, render_parts
 pytestmark = pytest.mark.timeout(300)
 
 leaves = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False), st.text(max_size=30))
-values = st.recursive(leaves, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4), max_leaves=40)
+values = st.recursive(
+    leaves,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    max_leaves=40,
+)
 STYLES = PartStyles(Style(), Style(), Style(), Style())
 
 
@@ -59,7 +63,11 @@ def answer(draw) -> str:
     role = draw(st.sampled_from(['"ROLE_AGENT"', '"agent"', "7", "null"]))
     message = f'{{"role": {role}, "messageId": "m{draw(st.integers(0, 9))}", "parts": [{parts}]}}'
     history = draw(st.sampled_from([f"[{message}]", f'[{message}, "junk"]', "{}", "null", f"[{message}, {message}]"]))
-    status = draw(st.sampled_from(['{"state": "TASK_STATE_COMPLETED"}', '"done"', f'{{"state": "working", "message": {message}}}']))
+    status = draw(
+        st.sampled_from(
+            ['{"state": "TASK_STATE_COMPLETED"}', '"done"', f'{{"state": "working", "message": {message}}}']
+        )
+    )
     task = f'{{"id": "t1", "contextId": "c1", "status": {status}, "history": {history}}}'
     return draw(st.sampled_from([task, f'{{"task": {task}}}', message, f"[{task}]", draw(values).__repr__()]))
 
@@ -69,7 +77,9 @@ def _render(conversation: Conversation) -> None:
     options = console.options.update(width=78)
     for item in conversation.items:
         assert isinstance(format_item(item), str)
-        renderables: list[Any] = [Markdown(item.text)] + render_parts(item.other_parts, STYLES, expanded=True, savable=True)
+        renderables: list[Any] = [Markdown(item.text)] + render_parts(
+            item.other_parts, STYLES, expanded=True, savable=True
+        )
         for renderable in renderables:
             console.render_lines(renderable, options)
 

@@ -36,7 +36,9 @@ def liar() -> Iterator[tuple[ServeInThread, Lies]]:
 
 def _task(state: str, text: str) -> str:
     artifact = f'{{"artifactId": "a1", "name": "answer", "parts": [{{"text": "{text}"}}]}}'
-    user = '{"role": "ROLE_USER", "messageId": "u1", "contextId": "ctx-1", "taskId": "t-run", "parts": [{"text": "hi"}]}'
+    user = (
+        '{"role": "ROLE_USER", "messageId": "u1", "contextId": "ctx-1", "taskId": "t-run", "parts": [{"text": "hi"}]}'
+    )
     return (
         f'{{"id": "t-run", "contextId": "ctx-1", "status": {{"state": "{state}", "timestamp": "2026-01-01T00:00:00Z"}}, '
         f'"history": [{user}], "artifacts": [{artifact}]}}'
@@ -61,8 +63,13 @@ def reattaches(draw) -> tuple[list[str], int, int, int]:
     return chunks, seen, held, repeated
 
 
-@settings(max_examples=25, deadline=None, derandomize=True, database=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=25,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
 @given(case=reattaches())
 def test_a_reattached_turn_ends_with_each_chunk_once(liar, tmp_path_factory, case):
     served, lies = liar

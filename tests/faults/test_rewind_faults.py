@@ -68,7 +68,11 @@ async def test_lost_rest_answer_rereads_the_server(make_chat, proxy, truth):
 # -- a clear refusal: roll back -------------------------------------------------------------------
 @pytest.mark.parametrize(
     "status, body",
-    [(409, b'{"error": "a turn is running on session"}'), (400, b'{"error": "bad invocation"}'), (404, b'{"error": "Session not found"}')],
+    [
+        (409, b'{"error": "a turn is running on session"}'),
+        (400, b'{"error": "bad invocation"}'),
+        (404, b'{"error": "Session not found"}'),
+    ],
 )
 async def test_rest_refusal_rolls_back_exactly(make_chat, proxy, truth, status, body):
     sid, turns = await three_turns(make_chat)
@@ -120,7 +124,9 @@ async def test_stale_view_rewind_is_refused_exactly(make_chat, truth, monkeypatc
     monkeypatch.setattr(freshness, "ensure_fresh", no_check)
     with pytest.raises(RewindFailed, match="rewind refused") as info:
         await b.rewind(turns[2])
-    assert str(info.value).count("rewind refused") == 1 and str(info.value).endswith("the server's conversation is shown now")
+    assert str(info.value).count("rewind refused") == 1 and str(info.value).endswith(
+        "the server's conversation is shown now"
+    )
     assert users(b) == users(a) == ["one"]
     assert view(b.conversation) == view(a.conversation) == await truth(sid)
 

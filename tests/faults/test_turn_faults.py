@@ -82,7 +82,9 @@ async def test_cut_while_the_server_still_runs_the_turn(make_chat, slow_server, 
         slow_proxy.add(Fault(is_turn, live=True, cut_after=3, how="chunked"))
         from rewindtui.client.a2a_client import A2AClient, ServerConfig
 
-        config = ServerConfig(url=slow_proxy.rewrite(slow_server.agent_url), api=slow_proxy.rewrite(slow_server.api_url))
+        config = ServerConfig(
+            url=slow_proxy.rewrite(slow_server.agent_url), api=slow_proxy.rewrite(slow_server.api_url)
+        )
         async with A2AClient(config) as client:
             chat = Chat(client)
             await chat.open(None)
@@ -161,7 +163,15 @@ async def test_failed_status_without_ids_after_acceptance_is_a_failed_turn(make_
         "result": {
             "kind": "status-update",
             "final": True,
-            "status": {"state": "failed", "message": {"kind": "message", "messageId": "x", "role": "agent", "parts": [{"kind": "text", "text": "model quota exceeded"}]}},
+            "status": {
+                "state": "failed",
+                "message": {
+                    "kind": "message",
+                    "messageId": "x",
+                    "role": "agent",
+                    "parts": [{"kind": "text", "text": "model quota exceeded"}],
+                },
+            },
         },
     }
 
@@ -183,7 +193,12 @@ async def test_failed_status_without_ids_after_acceptance_is_a_failed_turn(make_
     "status, body, content_type, words",
     [
         (500, b'{"error": "database is locked"}', "application/json", "database is locked"),
-        (502, b"<html><head><style>p{}</style></head><body><h1>502 Bad Gateway</h1></body></html>", "text/html", "502 Bad Gateway"),
+        (
+            502,
+            b"<html><head><style>p{}</style></head><body><h1>502 Bad Gateway</h1></body></html>",
+            "text/html",
+            "502 Bad Gateway",
+        ),
         (400, b'{"error": true, "message": "agent_ref is required"}', "application/json", "HTTP 400"),
         (401, b"", "text/plain", "HTTP 401"),
     ],
@@ -204,7 +219,9 @@ async def test_http_errors_refuse_the_send(make_chat, proxy, truth, server, stat
 
 async def test_json_rpc_error_first_refuses_the_send(make_chat, proxy, truth):
     sid = await seeded(make_chat, "first")
-    body = json.dumps({"jsonrpc": "2.0", "id": 1, "error": {"code": -32602, "message": "Task x is in terminal state"}}).encode()
+    body = json.dumps(
+        {"jsonrpc": "2.0", "id": 1, "error": {"code": -32602, "message": "Task x is in terminal state"}}
+    ).encode()
     proxy.add(Fault(is_turn, status=200, body=body))
     chat = await make_chat()
     await chat.open(sid)
@@ -221,9 +238,10 @@ async def test_refused_by_a_turn_running_elsewhere(tmp_path_factory, make_chat, 
     from rewindtui.server import EmbeddedServer
 
     with EmbeddedServer(tmp_path_factory.mktemp("slow"), demo_delay=0.3) as slow:
-        async with A2AClient(ServerConfig(url=slow.agent_url, api=slow.api_url)) as a, A2AClient(
-            ServerConfig(url=slow.agent_url, api=slow.api_url)
-        ) as b:
+        async with (
+            A2AClient(ServerConfig(url=slow.agent_url, api=slow.api_url)) as a,
+            A2AClient(ServerConfig(url=slow.agent_url, api=slow.api_url)) as b,
+        ):
             first = Chat(a)
             await first.open(None)
             await first.send("hello")
@@ -232,7 +250,9 @@ async def test_refused_by_a_turn_running_elsewhere(tmp_path_factory, make_chat, 
             second = Chat(b)
             await second.open(sid)
             assert b.capabilities is not None
-            monkeypatch.setattr(freshness, "ensure_fresh", no_check)  # the server's own refusal (the client's check: freshness)
+            monkeypatch.setattr(
+                freshness, "ensure_fresh", no_check
+            )  # the server's own refusal (the client's check: freshness)
             before = [(i.role, i.text) for i in second.conversation.items]
             import asyncio
 
@@ -245,7 +265,10 @@ async def test_refused_by_a_turn_running_elsewhere(tmp_path_factory, make_chat, 
             assert [(i.role, i.text) for i in second.conversation.items] == before
             await running
             await second.refresh()
-            assert [t for r, t in ((i.role, i.text) for i in second.conversation.items) if r == "user"] == ["hello", "a long one"]
+            assert [t for r, t in ((i.role, i.text) for i in second.conversation.items) if r == "user"] == [
+                "hello",
+                "a long one",
+            ]
 
 
 async def test_connection_reset_after_the_server_took_the_message(make_chat, proxy, truth, no_resubscribe):
@@ -335,8 +358,25 @@ def test_headless_output_neutralises_escapes_and_markup(server, proxy, capsys, m
 def test_headless_history_with_an_html_500(server, proxy, capsys, monkeypatch, tmp_path):
     monkeypatch.setenv("REWINDTUI_CONFIG", str(tmp_path / "none.toml"))
     (tmp_path / "none.toml").write_text("")
-    proxy.add(Fault(is_rest("GET", "/api/sessions"), status=500, body=b"<html><body><h1>Internal Server Error</h1></body></html>", content_type="text/html"))
-    rc = cli.main(["history", "--session", "abc", "--url", proxy.rewrite(server.agent_url), "--api", proxy.rewrite(server.api_url)])
+    proxy.add(
+        Fault(
+            is_rest("GET", "/api/sessions"),
+            status=500,
+            body=b"<html><body><h1>Internal Server Error</h1></body></html>",
+            content_type="text/html",
+        )
+    )
+    rc = cli.main(
+        [
+            "history",
+            "--session",
+            "abc",
+            "--url",
+            proxy.rewrite(server.agent_url),
+            "--api",
+            proxy.rewrite(server.api_url),
+        ]
+    )
     out, err = capsys.readouterr()
     assert rc == 1 and out == ""
     assert err.startswith("rewindtui: error: HTTP 500") and "Internal Server Error" in err and "<" not in err

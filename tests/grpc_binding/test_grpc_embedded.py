@@ -26,7 +26,9 @@ def embedded(tmp_path_factory):
     from rewindtui.server import EmbeddedServer
     from rewindtui.server.process.options import ServerOptions
 
-    with EmbeddedServer(tmp_path_factory.mktemp("grpc-data"), demo_delay=0.02, options=ServerOptions(token=TOKEN)) as srv:
+    with EmbeddedServer(
+        tmp_path_factory.mktemp("grpc-data"), demo_delay=0.02, options=ServerOptions(token=TOKEN)
+    ) as srv:
         yield srv
 
 
@@ -77,9 +79,9 @@ async def test_send_stop_history_rewind_redo_over_grpc(embedded, tmp_path):
         session = embedded.call(
             parts.session_service.get_session(app_name=parts.runner.app_name, user_id="local", session_id=sid)
         )
-        assert [e.actions.rewind_before_invocation_id for e in session.events if e.actions.rewind_before_invocation_id] == [
-            second
-        ]
+        assert [
+            e.actions.rewind_before_invocation_id for e in session.events if e.actions.rewind_before_invocation_id
+        ] == [second]
         # redo brings the rewound turn back
         await chat.redo()
         assert chat.conversation.turn_invocations() == [first, second]
@@ -150,7 +152,9 @@ async def test_a_large_file_goes_over_grpc_both_ways(embedded, tmp_path):
     async with Client(config(embedded.agent_url, tmp_path, binding="grpc")) as client:
         chat = Chat(client)
         await chat.open(None)
-        await chat.send("a big file", [FileAttachment(name="big.bin", media_type="application/octet-stream", data=payload)])
+        await chat.send(
+            "a big file", [FileAttachment(name="big.bin", media_type="application/octet-stream", data=payload)]
+        )
         assert chat.conversation.turn_state == "completed"
         task_id = next(i.task_id for i in chat.conversation.items if i.role == "user")
         task = await client.get_task(task_id)  # and back: the stored task holds it

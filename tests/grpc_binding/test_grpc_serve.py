@@ -32,12 +32,18 @@ def test_serve_prints_its_grpc_address_and_send_uses_it(tmp_path):
         cli_env = {**env, "REWINDTUI_CONFIG": str(config), "REWINDTUI_DATA_DIR": str(tmp_path / "client")}
         card = subprocess.run(
             [sys.executable, "-m", "rewindtui", "card", "--url", agent_url, "--binding", "grpc"],
-            capture_output=True, text=True, env=cli_env, timeout=60,
+            capture_output=True,
+            text=True,
+            env=cli_env,
+            timeout=60,
         )
         assert f"rewindtui uses   GRPC (A2A 1.0) at {grpc_address}" in card.stdout, card.stdout + card.stderr
         sent = subprocess.run(
             [sys.executable, "-m", "rewindtui", "send", "--url", agent_url, "--binding", "grpc", "hello over grpc"],
-            capture_output=True, text=True, env=cli_env, timeout=60,
+            capture_output=True,
+            text=True,
+            env=cli_env,
+            timeout=60,
         )
         assert sent.returncode == 0, sent.stderr
         assert "demo: You said: hello over grpc (turn 1" in sent.stdout
@@ -58,7 +64,10 @@ def test_send_over_grpc_on_the_embedded_default_waits_for_the_agent_to_start(tmp
     env = {**env, "REWINDTUI_CONFIG": str(config)}
     sent = subprocess.run(
         [sys.executable, "-m", "rewindtui", "send", "--data-dir", str(tmp_path / "d"), "--binding", "grpc", "hi grpc"],
-        capture_output=True, text=True, env=env, timeout=100,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=100,
     )
     assert sent.returncode == 0, sent.stderr
     assert "demo: You said: hi grpc (turn 1" in sent.stdout

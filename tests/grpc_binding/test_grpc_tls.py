@@ -73,7 +73,9 @@ def tls_server():
     def run() -> None:
         async def main() -> None:
             card = grpc_only_card()
-            handler = DefaultRequestHandler(agent_executor=WordsExecutor(), task_store=InMemoryTaskStore(), agent_card=card)
+            handler = DefaultRequestHandler(
+                agent_executor=WordsExecutor(), task_store=InMemoryTaskStore(), agent_card=card
+            )
             server = grpc.aio.server()
             a2a_pb2_grpc.add_A2AServiceServicer_to_server(GrpcHandler(handler), server)
             state["port"] = server.add_secure_port("127.0.0.1:0", grpc.ssl_server_credentials([(key_pem, cert_pem)]))

@@ -20,7 +20,9 @@ def agent_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedS
 def start_controller(agent_server: EmbeddedServer, flavor: str) -> tuple[KagentController, ServeInThread]:
     agents = {
         "kagent/helper": Agent("kagent/helper", agent_server.agent_url, agent_server.api_url, rewind_addon=True),
-        "kagent/stock-agent": Agent("kagent/stock-agent", agent_server.agent_url, agent_server.api_url, rewind_addon=False),
+        "kagent/stock-agent": Agent(
+            "kagent/stock-agent", agent_server.agent_url, agent_server.api_url, rewind_addon=False
+        ),
     }
     controller = KagentController(agents, flavor=flavor)
     return controller, ServeInThread(controller.app()).start()

@@ -231,7 +231,13 @@ class KagentController:
             )
         session_id = body.get("id") or str(uuid.uuid4())
         now = _now()
-        row: dict[str, Any] = {"id": session_id, "user_id": user, "created_at": now, "updated_at": now, "agent_id": agent.id}
+        row: dict[str, Any] = {
+            "id": session_id,
+            "user_id": user,
+            "created_at": now,
+            "updated_at": now,
+            "agent_id": agent.id,
+        }
         if body.get("name") is not None:
             row["name"] = body["name"]
         if body.get("source") is not None:
@@ -246,7 +252,11 @@ class KagentController:
         if agent is None:
             return respond_error(404, "Agent not found", "failed to get agent: not found")
         user = self.user(request)
-        rows = [r for r in self.sessions.values() if r["user_id"] == user and r.get("agent_id") == agent.id and "deleted_at" not in r]
+        rows = [
+            r
+            for r in self.sessions.values()
+            if r["user_id"] == user and r.get("agent_id") == agent.id and "deleted_at" not in r
+        ]
         rows.sort(key=lambda r: (r["updated_at"], r["created_at"]), reverse=True)
         return respond(rows, "Successfully listed sessions")
 
@@ -265,8 +275,14 @@ class KagentController:
         for task in await self._agent_tasks(agent, session_id, user) if agent else []:
             for message in task.get("history") or []:
                 events.append(
-                    {"id": message.get("messageId"), "session_id": session_id, "user_id": user,
-                     "created_at": row["created_at"], "updated_at": row["updated_at"], "data": json.dumps(message)}
+                    {
+                        "id": message.get("messageId"),
+                        "session_id": session_id,
+                        "user_id": user,
+                        "created_at": row["created_at"],
+                        "updated_at": row["updated_at"],
+                        "data": json.dumps(message),
+                    }
                 )
         return respond({"session": row, "events": events}, "Successfully retrieved session")
 
@@ -276,7 +292,9 @@ class KagentController:
         user = self.user(request)
         row = self._session(session_id, user)
         if row is None:
-            return respond_error(404, "Session not found for given ID", f"failed to get session {session_id}: not found")
+            return respond_error(
+                404, "Session not found for given ID", f"failed to get session {session_id}: not found"
+            )
         wire = self._wire(request)
         if self.flavor != "ae5a948" and wire is None:
             version = request.headers.get("A2A-Version", "")
@@ -340,7 +358,9 @@ class KagentController:
             return JSONResponse(await self._card(agent, request))
         wire = self._wire(request)
         if wire is None:
-            return PlainTextResponse(f"unsupported A2A version {request.headers.get('A2A-Version')!r}\n", status_code=400)
+            return PlainTextResponse(
+                f"unsupported A2A version {request.headers.get('A2A-Version')!r}\n", status_code=400
+            )
         if self.flavor == "ae5a948" and wire != _V10:
             return PlainTextResponse("unsupported negotiated A2A wire version\n", status_code=400)
         body = await request.body()
@@ -393,7 +413,9 @@ class KagentController:
                     ext["params"] = {k: v for k, v in ext["params"].items() if k in ("rewind", "metadata_key")}
                     ext["params"]["rewind"] = ["a2a"]
         else:
-            capabilities["extensions"] = [e for e in extensions if not str(e.get("uri", "")).startswith("urn:rewindtui:")]
+            capabilities["extensions"] = [
+                e for e in extensions if not str(e.get("uri", "")).startswith("urn:rewindtui:")
+            ]
         return card
 
     # -- the app ---------------------------------------------------------------------------------

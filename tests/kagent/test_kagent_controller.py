@@ -37,7 +37,10 @@ def test_send_creates_the_session_with_agent_ref_and_talks_through_the_proxy(run
     assert r.rc == 0, r.err
     header, *records = r.records()
     session = header["session"]
-    assert [(x["role"], x["text"].split(" (")[0]) for x in records] == [("user", "hello kagent"), ("agent", "You said: hello kagent")]
+    assert [(x["role"], x["text"].split(" (")[0]) for x in records] == [
+        ("user", "hello kagent"),
+        ("agent", "You said: hello kagent"),
+    ]
     row = double.sessions[session]
     assert row["agent_id"] == "kagent__NS__helper" and row["user_id"] == "alice" and row["name"] == "hello kagent"
     created = [p for m, p in double.requests if m == "POST" and p == "/api/sessions"]
@@ -119,7 +122,14 @@ async def test_the_controllers_shapes_as_the_client_reads_them(controller):
     from rewindtui.client.a2a_client import A2AClient, HTTPStatusFailed, ServerConfig
 
     double, base = controller
-    async with A2AClient(ServerConfig(url=base + "/api/a2a-sandboxes/kagent/helper/", api=base + "/api", user_id="carol", agent_ref="kagent/helper")) as client:
+    async with A2AClient(
+        ServerConfig(
+            url=base + "/api/a2a-sandboxes/kagent/helper/",
+            api=base + "/api",
+            user_id="carol",
+            agent_ref="kagent/helper",
+        )
+    ) as client:
         assert await client.list_sessions() == []
         created = await client.create_session(name="by hand")
         assert created.name == "by hand" and double.sessions[created.id]["agent_id"] == "kagent__NS__helper"
@@ -147,7 +157,9 @@ def test_tasks_are_asked_for_with_a2a_version_1_0(run, controller):
     double.versions.clear()
     h = run("history", "--json", "--session", session)
     assert h.rc == 0, h.err
-    asked = [v for (m, p), v in zip(double.requests, double.versions, strict=True) if p == f"/api/sessions/{session}/tasks"]
+    asked = [
+        v for (m, p), v in zip(double.requests, double.versions, strict=True) if p == f"/api/sessions/{session}/tasks"
+    ]
     assert asked and set(asked) == {"1.0"}
 
 
@@ -175,7 +187,11 @@ async def test_the_release_branch_negotiates_the_tasks_wire(controller):
     if double.flavor == "ae5a948":
         pytest.skip("ae5a948 does not negotiate")
     async with httpx.AsyncClient() as http:
-        made = await http.post(f"{base}/api/sessions", json={"agent_ref": "kagent/helper"}, headers={"X-User-Id": "dave"})
+        made = await http.post(
+            f"{base}/api/sessions", json={"agent_ref": "kagent/helper"}, headers={"X-User-Id": "dave"}
+        )
         sid = made.json()["data"]["id"]
         bad = await http.get(f"{base}/api/sessions/{sid}/tasks", headers={"X-User-Id": "dave", "A2A-Version": "2.0"})
-        assert bad.status_code == 400 and bad.json() == {"error": 'Unsupported A2A version: unsupported A2A version "2.0"'}
+        assert bad.status_code == 400 and bad.json() == {
+            "error": 'Unsupported A2A version: unsupported A2A version "2.0"'
+        }

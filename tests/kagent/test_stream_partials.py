@@ -64,13 +64,19 @@ def controller() -> Iterator[tuple[str, dict[str, list[dict[str, Any]]]]]:
         yield served.url, tasks
 
 
-@pytest.mark.parametrize("capture", ["kagent-0.10.4/05_turn_streaming_partials.txt", "kagent-0.10.4/06_turn_streaming_with_tool.txt"])
+@pytest.mark.parametrize(
+    "capture", ["kagent-0.10.4/05_turn_streaming_partials.txt", "kagent-0.10.4/06_turn_streaming_with_tool.txt"]
+)
 async def test_stored_deltas_are_dropped_when_history_is_built(controller, capture):
     base, tasks = controller
     task = stored_task(capture)
     deltas = [m for m in task["history"] if is_partial(m)]
     assert len(deltas) >= 2  # the capture's stored history does hold the deltas
-    full = [m for m in task["history"] if m["role"] == "agent" and not is_partial(m) and any(p.get("kind") == "text" for p in m["parts"])]
+    full = [
+        m
+        for m in task["history"]
+        if m["role"] == "agent" and not is_partial(m) and any(p.get("kind") == "text" for p in m["parts"])
+    ]
     tasks["s1"] = [task]
     async with A2AClient(ServerConfig(url=base + "/api/a2a/ns/a/", api=base + "/api")) as client:
         read = await client.session_tasks("s1")

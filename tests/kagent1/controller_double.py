@@ -45,13 +45,25 @@ from starlette.routing import Route
 
 from rewindtui.kagent1 import grpcweb
 
-TERMINAL = {"completed", "failed", "canceled", "rejected", "TASK_STATE_COMPLETED", "TASK_STATE_FAILED", "TASK_STATE_CANCELED", "TASK_STATE_REJECTED"}
+TERMINAL = {
+    "completed",
+    "failed",
+    "canceled",
+    "rejected",
+    "TASK_STATE_COMPLETED",
+    "TASK_STATE_FAILED",
+    "TASK_STATE_CANCELED",
+    "TASK_STATE_REJECTED",
+}
 CODE = {name: number for number, name in grpcweb.CODES.items()}
 K = KAGENT.message
 SESSION_STATE = {v.name: v.number for v in KAGENT.enum("SessionState").values}
 PERMISSION = {v.name: v.number for v in KAGENT.enum("SessionSharePermission").values}
 CHECKPOINT_STATE = {v.name: v.number for v in KAGENT.enum("CheckpointState").values}
-READ_ONLY, READ_WRITE = PERMISSION["SESSION_SHARE_PERMISSION_READ_ONLY"], PERMISSION["SESSION_SHARE_PERMISSION_READ_WRITE"]
+READ_ONLY, READ_WRITE = (
+    PERMISSION["SESSION_SHARE_PERMISSION_READ_ONLY"],
+    PERMISSION["SESSION_SHARE_PERMISSION_READ_WRITE"],
+)
 DELETED = SESSION_STATE["SESSION_STATE_DELETED"]
 
 
@@ -79,8 +91,10 @@ def _now() -> datetime:
 #: the methods this double serves, by path: (service, method); request and answer types are kagent's
 METHODS: dict[str, tuple[str, str]] = {
     f"kagent.api.v1alpha1.{service}/{method}": (service, method)
-    for service, methods in (("SessionService", KAGENT.services()["kagent.api.v1alpha1.SessionService"]),
-                             ("CheckpointService", KAGENT.services()["kagent.api.v1alpha1.CheckpointService"]))
+    for service, methods in (
+        ("SessionService", KAGENT.services()["kagent.api.v1alpha1.SessionService"]),
+        ("CheckpointService", KAGENT.services()["kagent.api.v1alpha1.CheckpointService"]),
+    )
     for method in methods
 }
 
@@ -108,8 +122,12 @@ class Kagent1Double:
     owners: dict[str, str] = field(default_factory=dict)  # session id -> user
     created_by_request: dict[tuple[str, str], str] = field(default_factory=dict)
     checkpoints: dict[str, Any] = field(default_factory=dict)  # id -> Checkpoint (unverified numbers)
-    checkpoint_requests: dict[tuple[str, str], tuple[str, str, str]] = field(default_factory=dict)  # (user, request) -> (session, task, checkpoint)
-    fork_requests: dict[tuple[str, str], tuple[str, str]] = field(default_factory=dict)  # (user, request) -> (checkpoint, session)
+    checkpoint_requests: dict[tuple[str, str], tuple[str, str, str]] = field(
+        default_factory=dict
+    )  # (user, request) -> (session, task, checkpoint)
+    fork_requests: dict[tuple[str, str], tuple[str, str]] = field(
+        default_factory=dict
+    )  # (user, request) -> (checkpoint, session)
     forked_from: dict[str, str] = field(default_factory=dict)  # fork session -> checkpoint
     shares: dict[str, Share] = field(default_factory=dict)  # token -> share
     calls: list[str] = field(default_factory=list)
@@ -195,8 +213,15 @@ class Kagent1Double:
             return K("CreateSessionResponse")(session=self.sessions[self.created_by_request[key]])
         sid = str(uuid.uuid4())
         session = K("Session")(
-            id=sid, creator=user, agent=req.agent, state=SESSION_STATE["SESSION_STATE_CREATING"],
-            operation=1, created_at=_now(), updated_at=_now(), name=req.name, context_id=sid,
+            id=sid,
+            creator=user,
+            agent=req.agent,
+            state=SESSION_STATE["SESSION_STATE_CREATING"],
+            operation=1,
+            created_at=_now(),
+            updated_at=_now(),
+            name=req.name,
+            context_id=sid,
         )
         self.sessions[sid] = session
         self.owners[sid] = user
@@ -227,8 +252,10 @@ class Kagent1Double:
 
     async def ListSessions(self, req: Any, user: str, share: Share | None) -> Message:
         rows = [
-            s for s in self.sessions.values()
-            if s.state != DELETED and (self.owners[s.id] == user if share is None else s.id == share.session_id)
+            s
+            for s in self.sessions.values()
+            if s.state != DELETED
+            and (self.owners[s.id] == user if share is None else s.id == share.session_id)
             and (not req.agent.name or (s.agent.namespace, s.agent.name) == (req.agent.namespace, req.agent.name))
         ]
         rows.sort(key=lambda s: (s.created_at.seconds, s.created_at.nanos, s.id), reverse=True)
@@ -267,11 +294,15 @@ class Kagent1Double:
         return K("CreateSessionShareResponse")(share=self._share_message(made), token=token)
 
     def _share_message(self, share: Share) -> Any:
-        return K("SessionShare")(id=share.id, session_id=share.session_id, permission=share.permission, created_at=share.created_at)
+        return K("SessionShare")(
+            id=share.id, session_id=share.session_id, permission=share.permission, created_at=share.created_at
+        )
 
     async def ListSessionShares(self, req: Any, user: str, share: Share | None) -> Message:
         self._owned(req.session_id, user)
-        rows = [self._share_message(s) for s in self.shares.values() if s.session_id == req.session_id and not s.revoked]
+        rows = [
+            self._share_message(s) for s in self.shares.values() if s.session_id == req.session_id and not s.revoked
+        ]
         shown, token = self._page(rows, req.page)
         return K("ListSessionSharesResponse")(shares=shown, page=K("PageResponse")(next_page_token=token))
 
@@ -302,14 +333,26 @@ class Kagent1Double:
         tasks = await self._tasks(session.context_id, user)
         head = tasks[-1] if tasks else {}
         if head.get("id") != req.expected_head_task_id:
-            raise Refuse("FAILED_PRECONDITION", "conversation advanced beyond the expected task", "KAGENT_CHECKPOINT_CONVERSATION_ADVANCED")
+            raise Refuse(
+                "FAILED_PRECONDITION",
+                "conversation advanced beyond the expected task",
+                "KAGENT_CHECKPOINT_CONVERSATION_ADVANCED",
+            )
         state = (head.get("status") or {}).get("state")
         if state not in TERMINAL:  # ErrFailedPrecondition: no ErrorInfo
-            raise Refuse("FAILED_PRECONDITION", f"task {head.get('id')} is not terminal ({state}): paused input is not checkpointable")
+            raise Refuse(
+                "FAILED_PRECONDITION",
+                f"task {head.get('id')} is not terminal ({state}): paused input is not checkpointable",
+            )
         cid = str(uuid.uuid4())
         checkpoint = K("Checkpoint")(
-            id=cid, session_id=session.id, head_task_id=head["id"], history_sequence=len(tasks),
-            state=CHECKPOINT_STATE["CHECKPOINT_STATE_READY"], created_at=_now(), name=f"After turn {len(tasks)}",
+            id=cid,
+            session_id=session.id,
+            head_task_id=head["id"],
+            history_sequence=len(tasks),
+            state=CHECKPOINT_STATE["CHECKPOINT_STATE_READY"],
+            created_at=_now(),
+            name=f"After turn {len(tasks)}",
         )
         self.checkpoints[cid] = checkpoint
         self.checkpoint_requests[key] = (session.id, head["id"], cid)
@@ -360,21 +403,31 @@ class Kagent1Double:
         tasks = await self._tasks(source.context_id, user)
         agent = self._agent_of(source.id)
         if cp.history_sequence >= len(tasks):
-            raise Refuse("FAILED_PRECONDITION", "the checkpoint is the session's head: nothing to fork away (not modeled by this double)")
+            raise Refuse(
+                "FAILED_PRECONDITION",
+                "the checkpoint is the session's head: nothing to fork away (not modeled by this double)",
+            )
         after = tasks[cp.history_sequence]
         meta = after.get("metadata") or {}
         invocation = meta.get("adk_invocation_id") or meta.get("kagent_invocation_id")
         async with httpx.AsyncClient(timeout=60) as http:
             r = await http.post(
                 f"{agent.api}/sessions/{source.context_id}/fork",
-                json={"rewind_before_invocation_id": invocation}, headers={"X-User-Id": user},
+                json={"rewind_before_invocation_id": invocation},
+                headers={"X-User-Id": user},
             )
         if r.status_code >= 400:
             raise Refuse("UNAVAILABLE", f"Failed to create fork Session: HTTP {r.status_code}")
         fork_id = r.json()["data"]["id"]
         fork = K("Session")(
-            id=fork_id, creator=user, agent=source.agent, state=SESSION_STATE["SESSION_STATE_READY"],
-            created_at=_now(), updated_at=_now(), name=cp.name, context_id=fork_id,
+            id=fork_id,
+            creator=user,
+            agent=source.agent,
+            state=SESSION_STATE["SESSION_STATE_READY"],
+            created_at=_now(),
+            updated_at=_now(),
+            name=cp.name,
+            context_id=fork_id,
         )
         self.sessions[fork_id] = fork
         self.owners[fork_id] = user
@@ -435,7 +488,9 @@ class Kagent1Double:
                 iface["url"] = here
             card["url"] = here
             caps = card.setdefault("capabilities", {})
-            caps["extensions"] = [e for e in caps.get("extensions") or [] if not str(e.get("uri", "")).startswith("urn:rewindtui:")]
+            caps["extensions"] = [
+                e for e in caps.get("extensions") or [] if not str(e.get("uri", "")).startswith("urn:rewindtui:")
+            ]
             return JSONResponse(card)
         body = await request.body()
         try:
@@ -448,7 +503,13 @@ class Kagent1Double:
         if isinstance(context, str) and context:
             session = self.sessions.get(context)
             if session is None or session.state == DELETED:
-                return JSONResponse({"jsonrpc": "2.0", "id": rpc.get("id"), "error": {"code": -32001, "message": f"session {context} not found"}})
+                return JSONResponse(
+                    {
+                        "jsonrpc": "2.0",
+                        "id": rpc.get("id"),
+                        "error": {"code": -32001, "message": f"session {context} not found"},
+                    }
+                )
             if self.owners.get(context) != user:
                 if share is None or share.session_id != context:
                     return PlainTextResponse("permission denied\n", status_code=403)
@@ -457,7 +518,13 @@ class Kagent1Double:
                     return PlainTextResponse("permission denied: this share link is read-only\n", status_code=403)
                 user = self.owners[context]
             if session.state == SESSION_STATE["SESSION_STATE_SUSPENDED"] and method.startswith("Send"):
-                return JSONResponse({"jsonrpc": "2.0", "id": rpc.get("id"), "error": {"code": -32603, "message": "session is suspended"}})
+                return JSONResponse(
+                    {
+                        "jsonrpc": "2.0",
+                        "id": rpc.get("id"),
+                        "error": {"code": -32603, "message": "session is suspended"},
+                    }
+                )
         forward = {k: v for k, v in request.headers.items() if k.lower() in ("content-type", "accept", "a2a-version")}
         forward["X-User-Id"] = user
         http = httpx.AsyncClient(timeout=httpx.Timeout(60.0, read=None))

@@ -37,7 +37,9 @@ class KagentTypes:
     def load(self) -> KagentTypes:
         self._load_kagent()
         self.pool.Add(_unverified_checkpoints())
-        self.sources["unverified/checkpoints.proto"] = "names: go/core/internal/grpcserver/checkpoint.go@105cc5d7; numbers: unverified"
+        self.sources["unverified/checkpoints.proto"] = (
+            "names: go/core/internal/grpcserver/checkpoint.go@105cc5d7; numbers: unverified"
+        )
         return self
 
     def _load_kagent(self) -> None:
@@ -80,18 +82,37 @@ _S, _M, _E, _U64, _REP, _ONE = (
     descriptor_pb2.FieldDescriptorProto.LABEL_OPTIONAL,
 )
 UNVERIFIED_CHECKPOINTS: list[tuple[str, list[tuple[str, int, int, int, str]]]] = [
-    ("Checkpoint", [
-        ("id", 1, _S, _ONE, ""), ("session_id", 2, _S, _ONE, ""), ("head_task_id", 3, _S, _ONE, ""),
-        ("history_sequence", 4, _U64, _ONE, ""), ("state", 5, _E, _ONE, ".kagent.api.v1alpha1.CheckpointState"),
-        ("created_at", 6, _M, _ONE, ".google.protobuf.Timestamp"), ("failure", 7, _M, _ONE, ".kagent.api.v1alpha1.Failure"),
-        ("name", 8, _S, _ONE, ""),
-    ]),
-    ("CreateCheckpointRequest", [("session_id", 1, _S, _ONE, ""), ("request_id", 2, _S, _ONE, ""), ("expected_head_task_id", 3, _S, _ONE, "")]),
+    (
+        "Checkpoint",
+        [
+            ("id", 1, _S, _ONE, ""),
+            ("session_id", 2, _S, _ONE, ""),
+            ("head_task_id", 3, _S, _ONE, ""),
+            ("history_sequence", 4, _U64, _ONE, ""),
+            ("state", 5, _E, _ONE, ".kagent.api.v1alpha1.CheckpointState"),
+            ("created_at", 6, _M, _ONE, ".google.protobuf.Timestamp"),
+            ("failure", 7, _M, _ONE, ".kagent.api.v1alpha1.Failure"),
+            ("name", 8, _S, _ONE, ""),
+        ],
+    ),
+    (
+        "CreateCheckpointRequest",
+        [("session_id", 1, _S, _ONE, ""), ("request_id", 2, _S, _ONE, ""), ("expected_head_task_id", 3, _S, _ONE, "")],
+    ),
     ("CreateCheckpointResponse", [("checkpoint", 1, _M, _ONE, ".kagent.api.v1alpha1.Checkpoint")]),
     ("GetCheckpointRequest", [("checkpoint_id", 1, _S, _ONE, "")]),
     ("GetCheckpointResponse", [("checkpoint", 1, _M, _ONE, ".kagent.api.v1alpha1.Checkpoint")]),
-    ("ListCheckpointsRequest", [("session_id", 1, _S, _ONE, ""), ("page", 2, _M, _ONE, ".kagent.api.v1alpha1.PageRequest")]),
-    ("ListCheckpointsResponse", [("checkpoints", 1, _M, _REP, ".kagent.api.v1alpha1.Checkpoint"), ("page", 2, _M, _ONE, ".kagent.api.v1alpha1.PageResponse")]),
+    (
+        "ListCheckpointsRequest",
+        [("session_id", 1, _S, _ONE, ""), ("page", 2, _M, _ONE, ".kagent.api.v1alpha1.PageRequest")],
+    ),
+    (
+        "ListCheckpointsResponse",
+        [
+            ("checkpoints", 1, _M, _REP, ".kagent.api.v1alpha1.Checkpoint"),
+            ("page", 2, _M, _ONE, ".kagent.api.v1alpha1.PageResponse"),
+        ],
+    ),
     ("DeleteCheckpointRequest", [("checkpoint_id", 1, _S, _ONE, "")]),
     ("DeleteCheckpointResponse", []),
     ("UpdateCheckpointNameRequest", [("checkpoint_id", 1, _S, _ONE, ""), ("name", 2, _S, _ONE, "")]),
@@ -111,8 +132,14 @@ UNVERIFIED_METHODS = [
 
 def _unverified_checkpoints() -> descriptor_pb2.FileDescriptorProto:
     fd = descriptor_pb2.FileDescriptorProto(
-        name="unverified/checkpoints.proto", package=PACKAGE, syntax="proto3",
-        dependency=["google/protobuf/timestamp.proto", "kagent/api/v1alpha1/common.proto", "kagent/api/v1alpha1/sessions.proto"],
+        name="unverified/checkpoints.proto",
+        package=PACKAGE,
+        syntax="proto3",
+        dependency=[
+            "google/protobuf/timestamp.proto",
+            "kagent/api/v1alpha1/common.proto",
+            "kagent/api/v1alpha1/sessions.proto",
+        ],
     )
     state = fd.enum_type.add(name="CheckpointState")  # values as checkpoints.proto@2235f496
     for number, value in enumerate(("UNSPECIFIED", "CREATING", "READY", "FAILED", "DELETING")):

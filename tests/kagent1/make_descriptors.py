@@ -70,14 +70,16 @@ def binpb(name: str) -> Path:
 def from_ts(path: Path) -> str:
     match = re.search(r'fileDesc\("([A-Za-z0-9+/=_-]+)"', path.read_text())
     if match is None:
-        raise SystemExit(f"{path}: no fileDesc(\"...\") in it")
+        raise SystemExit(f'{path}: no fileDesc("...") in it')
     return match.group(1)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--check", action="store_true", help="compare with the committed .binpb files")
-    parser.add_argument("--from-ts", nargs=2, metavar=("FILE", "NAME"), help="update entry NAME from a kagent _pb.ts file")
+    parser.add_argument(
+        "--from-ts", nargs=2, metavar=("FILE", "NAME"), help="update entry NAME from a kagent _pb.ts file"
+    )
     args = parser.parse_args(argv)
     source = json.loads(SOURCE.read_text())
     if args.from_ts:

@@ -37,13 +37,17 @@ def grpc_web_app(answers: dict[str, int]) -> Starlette:
     async def handle(request: Request) -> Response:
         path = request.url.path.removeprefix("/api/")
         status = answers.get(path, 12)
-        body = (grpcweb.frame(b"") if status == 0 else b"") + grpcweb.trailers(status, "" if status == 0 else f"unknown service {path}")
+        body = (grpcweb.frame(b"") if status == 0 else b"") + grpcweb.trailers(
+            status, "" if status == 0 else f"unknown service {path}"
+        )
         return Response(body, media_type=grpcweb.CONTENT_TYPE)
 
     async def not_found(request: Request) -> Response:
         return PlainTextResponse("404 page not found\n", status_code=404)
 
-    return Starlette(routes=[Route("/api/{service}/{method}", handle, methods=["POST"]), Route("/api/sessions", not_found)])
+    return Starlette(
+        routes=[Route("/api/{service}/{method}", handle, methods=["POST"]), Route("/api/sessions", not_found)]
+    )
 
 
 async def refused(base: str, part: str = "kagent_api") -> str:

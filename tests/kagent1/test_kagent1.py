@@ -54,7 +54,9 @@ async def agent_texts(client: A2AClient, context_id: str) -> list[str]:
     return [i.text for i in items if i.role == "agent" and i.text]
 
 
-async def conversation(controller: Kagent1Controller, client: A2AClient, rewind: Kagent1Rewind, texts: list[str]) -> str:
+async def conversation(
+    controller: Kagent1Controller, client: A2AClient, rewind: Kagent1Rewind, texts: list[str]
+) -> str:
     made = await controller.create_session(AGENT, request_id=str(uuid.uuid4()))
     made = await controller.open(made.id)
     for n, text in enumerate(texts, 1):
@@ -115,13 +117,17 @@ async def test_rewind_is_a_fork_from_the_checkpoint_and_undo_goes_back(kagent1):
         assert fork.id != iid and fork.context_id != iid and branch.original == iid
         # the agent's next answer on the fork shows the history from before turn 3
         await turn(client, fork.context_id, "again")
-        assert (await agent_texts(client, fork.context_id))[-1].startswith("You said: again (turn 3; history: ['one', 'two', 'again']")
+        assert (await agent_texts(client, fork.context_id))[-1].startswith(
+            "You said: again (turn 3; history: ['one', 'two', 'again']"
+        )
         fork_task_ids = {t["id"] for t in await tasks_of(client, fork.context_id)}
         assert not fork_task_ids & {t["id"] for t in await tasks_of(client, iid)}  # new task ids
         # undo: back to the original, which kept all three turns
         assert rewind.fork_of(fork.id) is not None and rewind.undo(fork.id) == iid
         assert rewind.fork_of(fork.id) is None  # undone: the record went (the fork stays)
-        assert (await agent_texts(client, iid))[-1].startswith("You said: three (turn 3; history: ['one', 'two', 'three']")
+        assert (await agent_texts(client, iid))[-1].startswith(
+            "You said: three (turn 3; history: ['one', 'two', 'three']"
+        )
         assert "checkpoint" in rewind.costs() and "fork" in rewind.costs()
 
 
@@ -152,7 +158,9 @@ async def test_a_checkpoint_is_refused_while_a_question_waits(kagent1):
         # the controller itself refuses it too (the head task is not terminal)
         with pytest.raises(GrpcError) as info:
             await c.checkpoint(iid, "by-hand", task_id)
-        assert info.value.code == "FAILED_PRECONDITION" and "not terminal" in info.value.message and not info.value.reason
+        assert (
+            info.value.code == "FAILED_PRECONDITION" and "not terminal" in info.value.message and not info.value.reason
+        )
         off = Kagent1Rewind(c, AGENT, auto_checkpoints=False)
         assert (await off.after_turn(iid, 2, "completed")).note == "auto-checkpoints are off"
 
@@ -166,7 +174,9 @@ async def test_a_failed_fork_leaves_everything_as_it_was(kagent1):
         double.fail_next_fork = "out of sandbox capacity"
         with pytest.raises(RewindRefused) as info:
             await rewind.rewind(iid, 2)
-        assert str(info.value).startswith("the fork failed: out of sandbox capacity") and str(info.value).endswith("; nothing changed")
+        assert str(info.value).startswith("the fork failed: out of sandbox capacity") and str(info.value).endswith(
+            "; nothing changed"
+        )
         assert set(double.sessions) == before
         with pytest.raises(RewindRefused, match="before the first turn"):
             await rewind.rewind(iid, 1)
@@ -178,7 +188,10 @@ async def test_a_read_only_share_reads_but_cannot_send(kagent1):
         iid = await conversation(c, client, Kagent1Rewind(c, AGENT), ["one", "two"])
         share, token = await c.share(iid, read_only=True)
         assert token and share.session_id == iid
-    async with Kagent1Controller(base, user_id="carol", share_token=token) as shared, a2a(base, "carol", token) as reader:
+    async with (
+        Kagent1Controller(base, user_id="carol", share_token=token) as shared,
+        a2a(base, "carol", token) as reader,
+    ):
         assert (await shared.get_session(iid)).id == iid
         assert len(await tasks_of(reader, iid)) == 2
         from rewindtui.client.errors import ClientError
@@ -190,14 +203,16 @@ async def test_a_read_only_share_reads_but_cannot_send(kagent1):
         assert len(await tasks_of(owner, iid)) == 2  # nothing was sent
 
 
-
 async def test_native_grpc_and_grpc_web_reach_the_same_controller(kagent1):
     """A deployment exposing the gRPC port: the same calls over native gRPC (grpcio)."""
     from controller_double import NativeGrpc
 
     double, base = kagent1
     with NativeGrpc(double) as native:
-        async with Kagent1Controller(f"grpc://127.0.0.1:{native.port}", user_id="erin") as grpc_c, Kagent1Controller(base, user_id="erin") as web:
+        async with (
+            Kagent1Controller(f"grpc://127.0.0.1:{native.port}", user_id="erin") as grpc_c,
+            Kagent1Controller(base, user_id="erin") as web,
+        ):
             made = await grpc_c.create_session(AGENT, name="over grpc")
             assert (await web.get_session(made.id)).name == "over grpc"
             assert made.id in {i.id for i in await grpc_c.all_sessions(AGENT)}
@@ -227,7 +242,9 @@ async def test_a_pending_snapshot_is_retried_with_the_same_request(kagent1):
         before = len(double.received)
         checkpoint = await c.checkpoint(iid, "retry-me", head)
         sent = [m for name, _, m in double.received[before:] if name == "CreateCheckpoint"]
-        assert len(sent) == 3 and {(m.session_id, m.request_id, m.expected_head_task_id) for m in sent} == {(iid, "retry-me", head)}
+        assert len(sent) == 3 and {(m.session_id, m.request_id, m.expected_head_task_id) for m in sent} == {
+            (iid, "retry-me", head)
+        }
         assert checkpoint.head_task_id == head and c.costs[-1][0] == "checkpoint" and c.costs[-1][2] == 3
         double.pending_snapshots = 5
         with pytest.raises(GrpcError) as info:  # bounded: at most `tries`, then the refusal itself

@@ -95,7 +95,9 @@ async def test_a_failed_fork_leaves_the_view_unchanged_with_the_reason(kagent1):
         double.fail_next_fork = "out of sandbox capacity"
         with pytest.raises(RewindFailed) as info:
             await chat.rewind(chat.conversation.turn_invocations()[1])
-        assert "out of sandbox capacity" in str(info.value) and str(info.value).endswith("the conversation is unchanged")
+        assert "out of sandbox capacity" in str(info.value) and str(info.value).endswith(
+            "the conversation is unchanged"
+        )
         assert chat.session_id == sid and [(i.key, i.text) for i in chat.conversation.items] == shown
     finally:
         await conn.aclose()
@@ -126,7 +128,9 @@ async def test_a_read_only_share_opens_read_only(kagent1):
         token = (await conn.client.kagent1.share(sid, read_only=True))[1]
     finally:
         await conn.aclose()
-    client = await kagent1_client(load_settings({"kagent": base, "agent": AGENT, "user_id": "carol"}), share_token=token)
+    client = await kagent1_client(
+        load_settings({"kagent": base, "agent": AGENT, "user_id": "carol"}), share_token=token
+    )
     assert client is not None
     try:
         assert isinstance(client, Kagent1Client) and client.read_only
@@ -269,12 +273,20 @@ def test_headless_rewind_then_redo_in_another_process_goes_back_to_the_original(
     first = run(capsys, "send", "--json", "one", base=base)
     sid = first.records()[0]["session"]
     assert run(capsys, "send", "--json", "--session", sid, "two", base=base).rc == 0
-    turns = [r["invocation_id"] for r in run(capsys, "history", "--json", "--session", sid, base=base).records() if r["role"] == "user"]
+    turns = [
+        r["invocation_id"]
+        for r in run(capsys, "history", "--json", "--session", sid, base=base).records()
+        if r["role"] == "user"
+    ]
     rewound = run(capsys, "rewind", "--json", "--session", sid, "--before", turns[1], base=base)
     assert rewound.rc == 0, rewound.err
     header = rewound.records()[0]
     fork, undo = header["session"], header["undo"]
-    assert fork != sid and fork in double.sessions and undo.startswith(f"rewindtui redo --session {fork[:8]} --rewind-task {sid[:8]}")
+    assert (
+        fork != sid
+        and fork in double.sessions
+        and undo.startswith(f"rewindtui redo --session {fork[:8]} --rewind-task {sid[:8]}")
+    )
     again = run(capsys, "redo", *undo.split()[2:], base=base)  # the printed undo, as given
     assert again.rc == 0, again.err
     assert f"session: {sid}" in again.out and "to undo this redo" not in again.err
@@ -304,7 +316,10 @@ def test_kagent_command_lists_renames_forks_deletes_checkpoints_and_manages_shar
     listed = run(capsys, "kagent", "checkpoints", "--session", sid, "--json", base=base)
     assert listed.rc == 0, listed.err
     rows = listed.records()
-    assert [(r["after_turn"], r["name"], r["state"]) for r in rows] == [(1, "After turn 1", "ready"), (2, "After turn 2", "ready")]
+    assert [(r["after_turn"], r["name"], r["state"]) for r in rows] == [
+        (1, "After turn 1", "ready"),
+        (2, "After turn 2", "ready"),
+    ]
     first = rows[0]["id"]
     renamed = run(capsys, "kagent", "rename-checkpoint", first[:8], "before the detour", "--session", sid, base=base)
     assert renamed.rc == 0 and renamed.out.strip() == f"checkpoint {first[:8]} is now named 'before the detour'"

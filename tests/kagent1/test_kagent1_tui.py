@@ -26,7 +26,13 @@ def settings_for(base: str, tmp_path: Path, **more: str) -> Settings:
     tmp_path.mkdir(parents=True, exist_ok=True)
     config = tmp_path / "config.toml"
     config.write_text("")
-    values = {"kagent": base, "agent": AGENT, "user_id": "tess", "config": str(config), "data_dir": str(tmp_path / "data")}
+    values = {
+        "kagent": base,
+        "agent": AGENT,
+        "user_id": "tess",
+        "config": str(config),
+        "data_dir": str(tmp_path / "data"),
+    }
     return load_settings({**values, **more}, env={})
 
 
@@ -165,15 +171,22 @@ async def test_a_read_only_share_opens_with_the_composer_disabled_and_why(kagent
         assert app.chat.session_id == sid and users(app) == ["one"]
         composer = screen.composer
         assert composer.read_only and composer.has_class("-read-only")
-        assert composer.placeholder == "Read-only: this session was opened from a read-only share: it can be read, not written to"
+        assert (
+            composer.placeholder
+            == "Read-only: this session was opened from a read-only share: it can be read, not written to"
+        )
         composer.focus()
         await pilot.pause()
-        assert not any(b.binding.action == "submit" and b.enabled for b in app.active_bindings.values())  # no "Send" offered
+        assert not any(
+            b.binding.action == "submit" and b.enabled for b in app.active_bindings.values()
+        )  # no "Send" offered
         await pilot.press(*"hi", "enter")
         await settle(app, pilot)
         assert composer.text == "" and users(app) == ["one"]
         assert not screen.chat.permissions().can_rewind and screen.status.rewind == "fork · not on a read-only share"
-        assert app.chat.why_not_rewind_to(app.chat.conversation.items[0]).startswith("this session was opened from a read-only share")
+        assert app.chat.why_not_rewind_to(app.chat.conversation.items[0]).startswith(
+            "this session was opened from a read-only share"
+        )
     owner = await connect(settings_for(base, tmp_path / "owner"))
     try:
         assert len(await owner.client.session_tasks(sid)) == 1  # nothing was sent
@@ -230,7 +243,11 @@ async def test_kagent_screen_lists_checkpoints_renames_deletes_forks_and_revokes
         assert isinstance(screen, KagentScreen)
         await settle(app, pilot)
         shown = kagent_text(app.screen)
-        assert "after turn 1 After turn 1 · ready" in shown and "after turn 3 After turn 3 · ready" in shown and "read-only" in shown
+        assert (
+            "after turn 1 After turn 1 · ready" in shown
+            and "after turn 3 After turn 3 · ready" in shown
+            and "read-only" in shown
+        )
         assert "3 checkpoint(s), 1 share(s)" in shown
         # rename the first
         await pilot.press("r")
@@ -274,5 +291,9 @@ def kagent_text(screen) -> str:
     """What the kagent screen shows: its two lists' lines and the line under them."""
     from textual.widgets import OptionList, Static
 
-    lines = [str(o.prompt) for which in ("#kagent-checkpoints", "#kagent-shares") for o in screen.query_one(which, OptionList).options]
+    lines = [
+        str(o.prompt)
+        for which in ("#kagent-checkpoints", "#kagent-shares")
+        for o in screen.query_one(which, OptionList).options
+    ]
     return "\n".join([*lines, str(screen.query_one("#kagent-said", Static).render())])

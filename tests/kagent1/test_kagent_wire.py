@@ -40,7 +40,10 @@ def differences(theirs: Descriptor, mine: Descriptor | None, where: str, seen: s
         at = f"{theirs.name}.{field.name} = {field.number}"
         if other is None:
             named = mine.fields_by_name.get(field.name)
-            out.append(f"{at}: rewindtui has no field {field.number}" + (f" (its {field.name} is {named.number})" if named else ""))
+            out.append(
+                f"{at}: rewindtui has no field {field.number}"
+                + (f" (its {field.name} is {named.number})" if named else "")
+            )
             continue
         if other.name != field.name:
             out.append(f"{at}: rewindtui's field {field.number} is {other.name}")
@@ -103,10 +106,16 @@ def test_the_comparison_fails_on_a_shifted_field() -> None:
 
     theirs = KAGENT.pool.FindMessageTypeByName("kagent.api.v1alpha1.Failure")
     shifted = descriptor_pb2.FileDescriptorProto(name="shifted.proto", package="kagent.api.v1alpha1", syntax="proto3")
-    shifted.message_type.add(name="Failure").field.extend([
-        descriptor_pb2.FieldDescriptorProto(name="reason", number=2, type=FieldDescriptor.TYPE_STRING, label=FieldDescriptor.LABEL_OPTIONAL),
-        descriptor_pb2.FieldDescriptorProto(name="message", number=3, type=FieldDescriptor.TYPE_STRING, label=FieldDescriptor.LABEL_OPTIONAL),
-    ])
+    shifted.message_type.add(name="Failure").field.extend(
+        [
+            descriptor_pb2.FieldDescriptorProto(
+                name="reason", number=2, type=FieldDescriptor.TYPE_STRING, label=FieldDescriptor.LABEL_OPTIONAL
+            ),
+            descriptor_pb2.FieldDescriptorProto(
+                name="message", number=3, type=FieldDescriptor.TYPE_STRING, label=FieldDescriptor.LABEL_OPTIONAL
+            ),
+        ]
+    )
     pool = descriptor_pool.DescriptorPool()
     pool.Add(shifted)
     problems = differences(theirs, pool.FindMessageTypeByName("kagent.api.v1alpha1.Failure"), "shifted")
@@ -165,7 +174,9 @@ class Wire:
         request_type, answer_type = KAGENT.method(service.rpartition(".")[2], method)
         body = grpcweb.parse(request.content).messages[0]
         decoded = request_type.FromString(body)
-        assert decoded.SerializeToString(deterministic=True) == body or body == b"", "kagent's type does not read every byte"
+        assert decoded.SerializeToString(deterministic=True) == body or body == b"", (
+            "kagent's type does not read every byte"
+        )
         from google.protobuf import unknown_fields
 
         unknown = [f.field_number for f in unknown_fields.UnknownFieldSet(decoded)]
@@ -190,23 +201,60 @@ def _session_calls() -> list[tuple[str, Any, dict[str, Any], Any]]:
     """(method, the client call, the request kagent must read, the part of kagent's answer the
     client returns)."""
     return [
-        ("ListSessions", lambda c: c.list_sessions("ns1/agent-a", limit=7, page_token="tok"),
-         {"agent": {"namespace": "ns1", "name": "agent-a"}, "page": {"limit": 7, "page_token": "tok"}},
-         lambda got, answer: ([_dict(s) for s in got.sessions], [_dict(s) for s in answer.sessions])),
-        ("CreateSession", lambda c: c.create_session("ns1/agent-a", name="a name", request_id="req-1"),
-         {"agent": {"namespace": "ns1", "name": "agent-a"}, "request_id": "req-1", "name": "a name"},
-         lambda got, answer: (_dict(got), _dict(answer.session))),
-        ("GetSession", lambda c: c.get_session(SID), {"session_id": SID}, lambda got, answer: (_dict(got), _dict(answer.session))),
-        ("UpdateSessionName", lambda c: c.rename(SID, "new"), {"session_id": SID, "name": "new"},
-         lambda got, answer: (_dict(got), _dict(answer.session))),
-        ("SuspendSession", lambda c: c.suspend(SID), {"session_id": SID}, lambda got, answer: (_dict(got), _dict(answer.session))),
-        ("ResumeSession", lambda c: c.resume(SID), {"session_id": SID}, lambda got, answer: (_dict(got), _dict(answer.session))),
-        ("DeleteSession", lambda c: c.delete(SID), {"session_id": SID}, lambda got, answer: (_dict(got), _dict(answer.session))),
-        ("CreateSessionShare", lambda c: c.share(SID, read_only=True),
-         {"session_id": SID, "permission": "SESSION_SHARE_PERMISSION_READ_ONLY"},
-         lambda got, answer: ((_dict(got[0]), got[1]), (_dict(answer.share), answer.token))),
-        ("ListSessionShares", lambda c: c.shares(SID, pages=2), {"session_id": SID, "page": {"limit": 100}},
-         lambda got, answer: ([_dict(s) for s in got], [_dict(s) for s in answer.shares] * 2)),
+        (
+            "ListSessions",
+            lambda c: c.list_sessions("ns1/agent-a", limit=7, page_token="tok"),
+            {"agent": {"namespace": "ns1", "name": "agent-a"}, "page": {"limit": 7, "page_token": "tok"}},
+            lambda got, answer: ([_dict(s) for s in got.sessions], [_dict(s) for s in answer.sessions]),
+        ),
+        (
+            "CreateSession",
+            lambda c: c.create_session("ns1/agent-a", name="a name", request_id="req-1"),
+            {"agent": {"namespace": "ns1", "name": "agent-a"}, "request_id": "req-1", "name": "a name"},
+            lambda got, answer: (_dict(got), _dict(answer.session)),
+        ),
+        (
+            "GetSession",
+            lambda c: c.get_session(SID),
+            {"session_id": SID},
+            lambda got, answer: (_dict(got), _dict(answer.session)),
+        ),
+        (
+            "UpdateSessionName",
+            lambda c: c.rename(SID, "new"),
+            {"session_id": SID, "name": "new"},
+            lambda got, answer: (_dict(got), _dict(answer.session)),
+        ),
+        (
+            "SuspendSession",
+            lambda c: c.suspend(SID),
+            {"session_id": SID},
+            lambda got, answer: (_dict(got), _dict(answer.session)),
+        ),
+        (
+            "ResumeSession",
+            lambda c: c.resume(SID),
+            {"session_id": SID},
+            lambda got, answer: (_dict(got), _dict(answer.session)),
+        ),
+        (
+            "DeleteSession",
+            lambda c: c.delete(SID),
+            {"session_id": SID},
+            lambda got, answer: (_dict(got), _dict(answer.session)),
+        ),
+        (
+            "CreateSessionShare",
+            lambda c: c.share(SID, read_only=True),
+            {"session_id": SID, "permission": "SESSION_SHARE_PERMISSION_READ_ONLY"},
+            lambda got, answer: ((_dict(got[0]), got[1]), (_dict(answer.share), answer.token)),
+        ),
+        (
+            "ListSessionShares",
+            lambda c: c.shares(SID, pages=2),
+            {"session_id": SID, "page": {"limit": 100}},
+            lambda got, answer: ([_dict(s) for s in got], [_dict(s) for s in answer.shares] * 2),
+        ),
         ("RevokeSessionShare", lambda c: c.revoke_share(SID), {"share_id": SID}, lambda got, answer: (got, None)),
     ]
 
@@ -262,10 +310,16 @@ def test_error_info_is_read_from_a_status_and_bounded() -> None:
     from rewindtui.kagent1 import grpcweb
 
     status = status_pb2.Status(code=9, message="snapshot pending")
-    status.details.add().Pack(error_details_pb2.ErrorInfo(domain="kagent.dev", reason="KAGENT_CHECKPOINT_SNAPSHOT_PENDING"))
+    status.details.add().Pack(
+        error_details_pb2.ErrorInfo(domain="kagent.dev", reason="KAGENT_CHECKPOINT_SNAPSHOT_PENDING")
+    )
     body = grpcweb.trailers(9, "snapshot pending", status.SerializeToString())
     with pytest.raises(grpcweb.GrpcError) as info:
         grpcweb.check(grpcweb.parse(body))
-    assert (info.value.code, info.value.reason, info.value.domain) == ("FAILED_PRECONDITION", "KAGENT_CHECKPOINT_SNAPSHOT_PENDING", "kagent.dev")
+    assert (info.value.code, info.value.reason, info.value.domain) == (
+        "FAILED_PRECONDITION",
+        "KAGENT_CHECKPOINT_SNAPSHOT_PENDING",
+        "kagent.dev",
+    )
     assert grpcweb.error_info(b"\xff\x00garbage") == ("", "")
     assert grpcweb.error_info(b"x" * (grpcweb.MAX_DETAILS + 1)) == ("", "")

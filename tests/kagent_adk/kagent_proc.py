@@ -134,17 +134,25 @@ def ensure_overlay_venv(version: str) -> Path:
         venv.EnvBuilder(with_pip=True, clear=True).create(where)
         site = subprocess.run(
             [str(base), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-            capture_output=True, text=True, check=True, timeout=60,
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=60,
         ).stdout.strip()
         mine = subprocess.run(
             [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-            capture_output=True, text=True, check=True, timeout=60,
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=60,
         ).stdout.strip()
         Path(mine, "zz_addon_venv.pth").write_text(f"import site; site.addsitedir({site!r})\n")
         wanted = [f"{name}=={version}" for name in ("kagent-adk", "kagent-core", "kagent-skills")]
         result = subprocess.run(
             [str(python), "-m", "pip", "install", "-q", "--no-deps", *wanted],
-            capture_output=True, text=True, timeout=BUILD_TIMEOUT,
+            capture_output=True,
+            text=True,
+            timeout=BUILD_TIMEOUT,
         )
         if result.returncode != 0:
             pytest.fail(f"building {where} failed:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}")

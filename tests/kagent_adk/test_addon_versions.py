@@ -22,7 +22,10 @@ def test_kagent_adk_0_10_3_forced_rewinds(capsys: pytest.CaptureFixture[str], tm
     python = ensure_overlay_venv("0.10.3")
     have = subprocess.run(
         [str(python), "-c", "import importlib.metadata as m; print(m.version('kagent-adk'))"],
-        capture_output=True, text=True, check=True, timeout=60,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
     ).stdout.strip()
     assert have == "0.10.3"
     with kagent_agent(python, tmp_path / "requests.jsonl") as agent:

@@ -15,7 +15,9 @@ SIZE = (120, 40)
 
 
 def texts(app: RewindApp, role: str) -> list[str]:
-    return [it.text for it in app.chat.conversation.items if it.kind is ItemKind.MESSAGE and it.role == role and it.text]
+    return [
+        it.text for it in app.chat.conversation.items if it.kind is ItemKind.MESSAGE and it.role == role and it.text
+    ]
 
 
 async def test_click_rewind_on_turn_two(with_addon: KagentAgent, tmp_path: Path) -> None:
@@ -80,7 +82,9 @@ async def test_reopening_the_session_shows_the_rewound_view(with_addon: KagentAg
         assert texts(again, "user") == ["first"]
 
 
-async def test_without_the_add_on_rewind_is_shown_disabled_and_nothing_is_sent(without_addon: KagentAgent, tmp_path: Path) -> None:
+async def test_without_the_add_on_rewind_is_shown_disabled_and_nothing_is_sent(
+    without_addon: KagentAgent, tmp_path: Path
+) -> None:
     app = app_at(without_addon.url, local_store=tmp_path / "sessions.db")
     received = len(without_addon.requests())
     async with app.run_test(size=SIZE) as pilot:

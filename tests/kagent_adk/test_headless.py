@@ -55,9 +55,13 @@ def test_headless_send_three_turns(capsys: pytest.CaptureFixture[str], with_addo
     assert len(with_addon.control_messages()) == control
 
 
-def test_headless_rewind_history_and_rewind_and_send(capsys: pytest.CaptureFixture[str], with_addon: KagentAgent) -> None:
+def test_headless_rewind_history_and_rewind_and_send(
+    capsys: pytest.CaptureFixture[str], with_addon: KagentAgent
+) -> None:
     session, invocations, _ = three_turns_headless(capsys, with_addon.url)
-    code, records, err = run_cli(capsys, "rewind", "--url", with_addon.url, "--session", session, "--before", invocations[1], "--json")
+    code, records, err = run_cli(
+        capsys, "rewind", "--url", with_addon.url, "--session", session, "--before", invocations[1], "--json"
+    )
     assert code == 0, err
     assert [r["text"] for r in records[1:] if r["role"] == "user"] == ["first"]
     _, turn = send(capsys, with_addon.url, "again", session)
@@ -65,8 +69,17 @@ def test_headless_rewind_history_and_rewind_and_send(capsys: pytest.CaptureFixtu
     code, records, err = run_cli(capsys, "history", "--url", with_addon.url, "--session", session, "--json")
     assert code == 0 and [r["text"] for r in records if r["role"] == "user"] == ["first", "again"], err
     code, records, err = run_cli(
-        capsys, "rewind", "--url", with_addon.url, "--session", session, "--before", turn[-1]["invocation_id"],
-        "--text", "weather in Lima", "--json",
+        capsys,
+        "rewind",
+        "--url",
+        with_addon.url,
+        "--session",
+        session,
+        "--before",
+        turn[-1]["invocation_id"],
+        "--text",
+        "weather in Lima",
+        "--json",
     )
     assert code == 0, err
     assert "'city': 'Lima'" in records[-1]["text"] and "weather_calls=1" in records[-1]["text"]
@@ -76,7 +89,9 @@ def test_headless_rewind_without_the_add_on_sends_nothing(
     capsys: pytest.CaptureFixture[str], without_addon: KagentAgent
 ) -> None:
     session, invocations, _ = three_turns_headless(capsys, without_addon.url)
-    code, _, err = run_cli(capsys, "rewind", "--url", without_addon.url, "--session", session, "--before", invocations[1])
+    code, _, err = run_cli(
+        capsys, "rewind", "--url", without_addon.url, "--session", session, "--before", invocations[1]
+    )
     assert code == 1 and err.startswith("rewindtui: error:")
     assert without_addon.control_messages() == []
     _, turn = send(capsys, without_addon.url, "again", session)

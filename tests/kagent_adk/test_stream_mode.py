@@ -33,7 +33,9 @@ async def test_stored_deltas_are_not_shown_again(addon_python: Path, tmp_path: P
             assert task_id is not None
             stored = await client.rpc("get_task", {"id": task_id})
             body = stored.get("task", stored) if isinstance(stored, dict) else {}
-            partial = [m for m in body.get("history") or [] if (m.get("metadata") or {}).get("kagent_adk_partial") is True]
+            partial = [
+                m for m in body.get("history") or [] if (m.get("metadata") or {}).get("kagent_adk_partial") is True
+            ]
             assert partial, "kagent-adk stored no deltas: the capture's behaviour changed"
         async with A2AClient(config) as client:
             reopened = Chat(client)
@@ -46,7 +48,9 @@ async def test_stored_deltas_are_not_shown_again(addon_python: Path, tmp_path: P
 
 @pytest.mark.slow
 @pytest.mark.parametrize("stream", [True, False], ids=["STREAM=1", "STREAM=0"])
-def test_redo_from_a_new_process_after_a_rewind(addon_python: Path, tmp_path: Path, monkeypatch, capsys, stream: bool) -> None:
+def test_redo_from_a_new_process_after_a_rewind(
+    addon_python: Path, tmp_path: Path, monkeypatch, capsys, stream: bool
+) -> None:
     """The report, from outside: stock kagent-adk 0.10.4 with the add-on; `rewindtui send` two
     turns, `rewindtui rewind --before` turn 2 (exits 0), then `rewindtui redo` -- each its own
     client, sharing only the data dir (what a new process has) -- brings turn 2 back; a second redo
@@ -83,8 +87,12 @@ def test_redo_from_a_new_process_after_a_rewind(addon_python: Path, tmp_path: Pa
         rc, out, err = run("redo", "--session", session)
         assert rc != 0 and "Nothing to redo" in err
         rc, out, err = run("send", "--json", "--session", session, "third")
-        agent_says = [r["text"] for r in map(json.loads, out.splitlines()) if r.get("role") == "agent" and r.get("text")]
-        assert agent_says[-1].startswith("You said: third (turn 3; history: ['hello there', 'weather in Oslo', 'third']")
+        agent_says = [
+            r["text"] for r in map(json.loads, out.splitlines()) if r.get("role") == "agent" and r.get("text")
+        ]
+        assert agent_says[-1].startswith(
+            "You said: third (turn 3; history: ['hello there', 'weather in Oslo', 'third']"
+        )
 
 
 @pytest.mark.slow
@@ -109,4 +117,6 @@ async def test_redo_in_the_app_after_a_restart(addon_python: Path, tmp_path: Pat
             assert again.chat.why_not_redo() == ""
             await pilot.press("ctrl+shift+z")
             await settle(again, pilot)
-            assert [i.text for i in again.chat.conversation.items if i.kind is ItemKind.MESSAGE and i.role == "user"] == ["first", "weather in Oslo"]
+            assert [
+                i.text for i in again.chat.conversation.items if i.kind is ItemKind.MESSAGE and i.role == "user"
+            ] == ["first", "weather in Oslo"]

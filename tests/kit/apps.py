@@ -12,13 +12,17 @@ from rewindtui.client.a2a_client import A2AClient, ServerConfig
 from rewindtui.tui.app import RewindApp
 
 
-def new_app(connector: Any = None, *, session_id: str | None = None, new_session: bool | None = None, **kw: Any) -> RewindApp:
+def new_app(
+    connector: Any = None, *, session_id: str | None = None, new_session: bool | None = None, **kw: Any
+) -> RewindApp:
     """``RewindApp`` with animations off; a new session unless ``session_id`` is given. The live
     view (its timed checks for other clients' changes) is off unless ``live=True``: tests that
     script another client's change at a chosen moment must not race a timer
     (tests/tui/test_live_view.py tests it)."""
     kw.setdefault("live", False)
-    app = RewindApp(connector, session_id=session_id, new_session=session_id is None if new_session is None else new_session, **kw)
+    app = RewindApp(
+        connector, session_id=session_id, new_session=session_id is None if new_session is None else new_session, **kw
+    )
     app.animation_level = "none"
     return app
 
@@ -47,7 +51,13 @@ def connector_for(
 
 
 def make_app(
-    server, session_id: str | None = None, *, transport=None, data_dir: Path | None = None, keymap=None, dialect: Dialect | None = None
+    server,
+    session_id: str | None = None,
+    *,
+    transport=None,
+    data_dir: Path | None = None,
+    keymap=None,
+    dialect: Dialect | None = None,
 ) -> RewindApp:
     """The app on the embedded ``server`` (its A2A and REST URLs)."""
     return new_app(

@@ -63,7 +63,9 @@ class HoldStreamEnd(httpx.AsyncBaseTransport):
             async def aclose(self) -> None:
                 await response.stream.aclose()
 
-        return httpx.Response(response.status_code, headers=response.headers, stream=Stream(), extensions=response.extensions)
+        return httpx.Response(
+            response.status_code, headers=response.headers, stream=Stream(), extensions=response.extensions
+        )
 
     async def aclose(self) -> None:
         await self.inner.aclose()

@@ -100,7 +100,6 @@ def notifications(app: RewindApp) -> list[str]:
     return [n.message for n in app._notifications]
 
 
-
 class ManualClock:
     """A clock that moves only when the test moves it: given to the Esc key (``escape.clock``), two
     Escs pressed without :meth:`advance` between them are one Esc Esc however slowly a loaded

@@ -35,7 +35,9 @@ def _agent_texts(records: list[dict[str, Any]]) -> list[str]:
 
 
 @pytest.mark.parametrize("answer", ["approve", "reject"])
-async def test_send_with_only_approve_or_reject_answers_the_waiting_question(server, tmp_path: Path, answer: str) -> None:
+async def test_send_with_only_approve_or_reject_answers_the_waiting_question(
+    server, tmp_path: Path, answer: str
+) -> None:
     ops = Operations(settings_in(tmp_path, url=server.agent_url, api=server.api_url))
     mcp = build_server(ops)
     try:

@@ -86,8 +86,20 @@ async def test_every_tool_says_what_it_changes_and_takes_any_agent(tmp_path, emb
     finally:
         await ops.aclose()
     names = {t.name for t in tools}
-    assert {"task_get", "task_list", "task_cancel", "task_resubscribe", "push_set", "push_get", "push_list",
-            "push_remove", "card_validate", "undo", "restore", "rewound_branches"} <= names
+    assert {
+        "task_get",
+        "task_list",
+        "task_cancel",
+        "task_resubscribe",
+        "push_set",
+        "push_get",
+        "push_list",
+        "push_remove",
+        "card_validate",
+        "undo",
+        "restore",
+        "rewound_branches",
+    } <= names
     for tool in tools:
         assert "Changes" in (tool.description or ""), tool.name
         params = set(tool.input_schema["properties"])
@@ -109,8 +121,13 @@ async def test_tasks_push_and_card_of_another_agent_by_url(tmp_path, embedded, s
         listed = await call(server, "task_list", context_id=task["contextId"], url=other)
         assert [t["id"] for t in listed] == [task["id"]]
         (made,) = await call(
-            server, "push_set", task_id=task["id"], push_url="http://127.0.0.1:9/hook", token_env="HOOK_TOKEN",
-            config_id="c1", url=other,
+            server,
+            "push_set",
+            task_id=task["id"],
+            push_url="http://127.0.0.1:9/hook",
+            token_env="HOOK_TOKEN",
+            config_id="c1",
+            url=other,
         )
         assert made["id"] == "c1" and made["token"] == "***"
         assert [c["id"] for c in await call(server, "push_list", task_id=task["id"], url=other)] == ["c1"]
@@ -178,7 +195,9 @@ async def test_over_stdio_a_second_agent_by_url(tmp_path, embedded, sdk):
     env = {k: v for k, v in os.environ.items() if not k.startswith("REWINDTUI_")}
     env.update({"REWINDTUI_CONFIG": str(config), "REWINDTUI_DATA_DIR": str(tmp_path / "data")})
     env["PYTHONPATH"] = str(Path(__file__).resolve().parents[2] / "src") + os.pathsep + env.get("PYTHONPATH", "")
-    params = StdioServerParameters(command=sys.executable, args=["-m", "rewindtui", "mcp", "--url", embedded.agent_url], env=env)
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "rewindtui", "mcp", "--url", embedded.agent_url], env=env
+    )
     async with stdio_client(params) as (read, write), ClientSession(read, write) as mcp:
         await mcp.initialize()
         result = await mcp.call_tool("agents", {"url": sdk.url + "/"})
@@ -189,7 +208,9 @@ async def test_over_stdio_a_second_agent_by_url(tmp_path, embedded, sdk):
         assert result.structured_content["result"][0]["rewind"] is True
 
 
-@pytest.mark.parametrize(("binding", "dialect"), [("JSONRPC", "1.0"), ("HTTP+JSON", "1.0"), ("GRPC", "1.0"), ("JSONRPC", "0.3")])
+@pytest.mark.parametrize(
+    ("binding", "dialect"), [("JSONRPC", "1.0"), ("HTTP+JSON", "1.0"), ("GRPC", "1.0"), ("JSONRPC", "0.3")]
+)
 async def test_task_and_push_tools_on_every_binding_and_dialect(binding, dialect, tmp_path, embedded, monkeypatch):
     """The tools reach a saved agent on the binding it names (its config table), in its dialect."""
     from rewindtui.a2a.dialect import Dialect
@@ -199,7 +220,9 @@ async def test_task_and_push_tools_on_every_binding_and_dialect(binding, dialect
     try:
         url = served.url + "/"
         config = f'[agents.lane]\nurl = "{url}"\nbinding = "{binding}"\ndialect = "{dialect}"\n'
-        config_for_client = ServerConfig(url=url, binding=binding if dialect == "1.0" else None, dialect=Dialect.parse(dialect))
+        config_for_client = ServerConfig(
+            url=url, binding=binding if dialect == "1.0" else None, dialect=Dialect.parse(dialect)
+        )
         async with A2AClient(config_for_client) as client:
             await client.connect()
             events = [e async for e in client.stream(client.build_message("hi lane", session_id=None))]
@@ -208,12 +231,26 @@ async def test_task_and_push_tools_on_every_binding_and_dialect(binding, dialect
         try:
             (got,) = await call(server, "task_get", task_id=task["id"], agent="lane")
             assert got["id"] == task["id"]
-            listed = await call(server, "task_list", context_id=task["contextId"], agent="lane") if dialect == "1.0" else None
+            listed = (
+                await call(server, "task_list", context_id=task["contextId"], agent="lane")
+                if dialect == "1.0"
+                else None
+            )
             if listed is not None:
                 assert [t["id"] for t in listed] == [task["id"]]
             else:
-                assert "A2A 0.3 has no tasks/list" in await fails(server, "task_list", context_id=task["contextId"], agent="lane")
-            await call(server, "push_set", task_id=task["id"], push_url="http://127.0.0.1:9/h", token_env="HOOK_TOKEN", config_id="c", agent="lane")
+                assert "A2A 0.3 has no tasks/list" in await fails(
+                    server, "task_list", context_id=task["contextId"], agent="lane"
+                )
+            await call(
+                server,
+                "push_set",
+                task_id=task["id"],
+                push_url="http://127.0.0.1:9/h",
+                token_env="HOOK_TOKEN",
+                config_id="c",
+                agent="lane",
+            )
             assert [c["id"] for c in await call(server, "push_list", task_id=task["id"], agent="lane")] == ["c"]
             await call(server, "push_remove", task_id=task["id"], config_id="c", agent="lane")
             assert await call(server, "push_list", task_id=task["id"], agent="lane") == []

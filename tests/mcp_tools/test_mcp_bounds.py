@@ -60,12 +60,16 @@ async def test_empty_and_blank_ids_are_refused_and_nothing_is_rewound(tmp_path: 
             assert "`before` is empty" in text
         assert "`session` is empty" in _error_text(await mcp.call_tool("rewind", {"session": "", "before": "e-"}))
         assert "`session` is empty" in _error_text(await mcp.call_tool("history", {"session": " "}))
-        assert "`rewind_task` is empty" in _error_text(await mcp.call_tool("redo", {"session": session, "rewind_task": ""}))
+        assert "`rewind_task` is empty" in _error_text(
+            await mcp.call_tool("redo", {"session": session, "rewind_task": ""})
+        )
         # the one turn is still there, and only one session exists (no fork was made)
         assert _users(_records(await mcp.call_tool("history", {"session": session}))) == ["the only turn"]
         assert [r["id"] for r in _records(await mcp.call_tool("sessions", {}))] == [session]
         # an id that matches nothing is refused by the command (its own message)
-        assert "no invocation 'e-nope'" in _error_text(await mcp.call_tool("rewind", {"session": session, "before": "e-nope"}))
+        assert "no invocation 'e-nope'" in _error_text(
+            await mcp.call_tool("rewind", {"session": session, "before": "e-nope"})
+        )
 
 
 async def test_files_outside_the_allowed_directories_are_refused(tmp_path: Path) -> None:
@@ -85,7 +89,10 @@ async def test_files_outside_the_allowed_directories_are_refused(tmp_path: Path)
         assert "no directory is allowed for local files" in text and "--mcp-files-dir" in text
         assert _records(await mcp.call_tool("sessions", {})) == []  # nothing was sent
 
-    async with stdio_client(_params(tmp_path, "--mcp-files-dir", str(allowed))) as (read, write), ClientSession(read, write) as mcp:
+    async with (
+        stdio_client(_params(tmp_path, "--mcp-files-dir", str(allowed))) as (read, write),
+        ClientSession(read, write) as mcp,
+    ):
         await mcp.initialize()
         for path in (str(secret), str(allowed / "link"), str(allowed / ".." / "home" / ".ssh" / "id_rsa")):
             text = _error_text(await mcp.call_tool("send", {"text": "here", "files": [path]}))
@@ -108,7 +115,10 @@ async def test_the_clients_roots_allow_their_files(tmp_path: Path) -> None:
     async def roots(context: Any) -> types.ListRootsResult:
         return types.ListRootsResult(roots=[types.Root(uri=root.as_uri(), name="project")])
 
-    async with stdio_client(_params(tmp_path)) as (read, write), ClientSession(read, write, list_roots_callback=roots) as mcp:
+    async with (
+        stdio_client(_params(tmp_path)) as (read, write),
+        ClientSession(read, write, list_roots_callback=roots) as mcp,
+    ):
         await mcp.initialize()
         text = _error_text(await mcp.call_tool("send", {"text": "x", "files": [str(outside)]}))
         assert "outside the directories allowed" in text and str(root) in text

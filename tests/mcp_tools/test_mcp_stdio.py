@@ -62,7 +62,9 @@ async def test_a_coding_agent_tries_rewinds_and_tries_again(tmp_path: Path) -> N
         agent = _records(await mcp.call_tool("agents", {}))[0]
         assert agent["rewind"] and agent["fork"]
 
-        first = _records(await mcp.call_tool("send", {"text": "remember the word apple"}, progress_callback=on_progress))
+        first = _records(
+            await mcp.call_tool("send", {"text": "remember the word apple"}, progress_callback=on_progress)
+        )
         session = first[0]["session"]
         assert any("remember the word apple" in (message or "") for _, message in progress), progress
         second = _records(await mcp.call_tool("send", {"text": "what was the word?", "session": session}))
@@ -73,7 +75,10 @@ async def test_a_coding_agent_tries_rewinds_and_tries_again(tmp_path: Path) -> N
         assert [r["text"] for r in before if r["role"] == "user"] == ["remember the word apple", "what was the word?"]
 
         rewound = _records(await mcp.call_tool("rewind", {"session": session, "before": turn2, "text": "try again"}))
-        assert {k: rewound[0][k] for k in ("session", "rewound_before")} == {"session": session, "rewound_before": turn2}
+        assert {k: rewound[0][k] for k in ("session", "rewound_before")} == {
+            "session": session,
+            "rewound_before": turn2,
+        }
         assert rewound[0]["undo"].startswith(f"rewindtui redo --session {session[:8]}")  # how to undo it
         after = _records(await mcp.call_tool("history", {"session": session}))
         assert [r["text"] for r in after if r["role"] == "user"] == ["remember the word apple", "try again"]
@@ -84,7 +89,9 @@ async def test_a_coding_agent_tries_rewinds_and_tries_again(tmp_path: Path) -> N
         error = _error(bad)
         assert "no invocation 'e-nope'" in error["message"]
 
-        forked = _records(await mcp.call_tool("fork", {"session": session, "before": _agent_turns(after)[-1]["invocation_id"]}))
+        forked = _records(
+            await mcp.call_tool("fork", {"session": session, "before": _agent_turns(after)[-1]["invocation_id"]})
+        )
         assert forked[0]["forked_from"] == session and forked[0]["session"] != session
         listed = _records(await mcp.call_tool("sessions", {}))
         assert {session, forked[0]["session"]} <= {r["id"] for r in listed}
@@ -92,9 +99,13 @@ async def test_a_coding_agent_tries_rewinds_and_tries_again(tmp_path: Path) -> N
         # rewind without new text, then redo: the turn comes back
         last = _agent_turns(after)[-1]["invocation_id"]
         _records(await mcp.call_tool("rewind", {"session": session, "before": last}))
-        assert [r["text"] for r in _records(await mcp.call_tool("history", {"session": session})) if r["role"] == "user"] == ["remember the word apple"]
+        assert [
+            r["text"] for r in _records(await mcp.call_tool("history", {"session": session})) if r["role"] == "user"
+        ] == ["remember the word apple"]
         _records(await mcp.call_tool("redo", {"session": session}))
-        assert [r["text"] for r in _records(await mcp.call_tool("history", {"session": session})) if r["role"] == "user"] == ["remember the word apple", "try again"]
+        assert [
+            r["text"] for r in _records(await mcp.call_tool("history", {"session": session})) if r["role"] == "user"
+        ] == ["remember the word apple", "try again"]
 
         exported = await mcp.call_tool("export", {"session": session})
         assert not exported.is_error and "try again" in exported.content[0].text
@@ -108,7 +119,10 @@ async def test_no_rewind_is_sent_to_a_server_without_it(tmp_path: Path) -> None:
     from asgi_thread import ServeInThread
 
     with ServeInThread(factory=sdk_app) as served:
-        async with stdio_client(_params(tmp_path, "--url", served.url)) as (read, write), ClientSession(read, write) as mcp:
+        async with (
+            stdio_client(_params(tmp_path, "--url", served.url)) as (read, write),
+            ClientSession(read, write) as mcp,
+        ):
             await mcp.initialize()
             agent = _records(await mcp.call_tool("agents", {}))[0]
             assert agent["rewind"] is False and agent["why_no_rewind"]

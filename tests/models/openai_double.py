@@ -172,7 +172,9 @@ class OpenAIDouble:
             chunks = self._chunks(body.get("model", "test-model"), reply.text, None, hang=True)
             return StreamingResponse(chunks, media_type="text/event-stream")
         if reply is not None and reply.kind == "hang":
-            return StreamingResponse(self._hang(), media_type="text/event-stream") if stream else await self._hang_plain()
+            return (
+                StreamingResponse(self._hang(), media_type="text/event-stream") if stream else await self._hang_plain()
+            )
         text, call = (reply.text, None) if reply is not None else self._answer(body)
         model = body.get("model", "test-model")
         if stream:
@@ -186,7 +188,9 @@ class OpenAIDouble:
                 "object": "chat.completion",
                 "created": int(time.time()),
                 "model": model,
-                "choices": [{"index": 0, "message": message, "finish_reason": "stop" if call is None else "tool_calls"}],
+                "choices": [
+                    {"index": 0, "message": message, "finish_reason": "stop" if call is None else "tool_calls"}
+                ],
                 "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
             }
         )

@@ -46,7 +46,9 @@ async def test_slash_retry_sends_the_failed_turns_file_again(server, double, htt
         await settle(app, pilot)
     last_user = [m for m in double.requests[-1]["messages"] if m["role"] == "user"][-1]
     assert "summarize the file" in json.dumps(last_user) and "seven blue herons" in json.dumps(last_user)
-    turns = [t for t in Api(http, server.api_url).tasks(session) if not t["metadata"].get("rewindtui_effective_history")]
+    turns = [
+        t for t in Api(http, server.api_url).tasks(session) if not t["metadata"].get("rewindtui_effective_history")
+    ]
     users = [m for t in turns for m in t["history"] if m["role"] == "user"]
     assert [p["kind"] for p in users[-1]["parts"]] == ["text", "file"]
     assert [m["parts"][0]["text"] for m in users] == ["baseline turn", "summarize the file"]

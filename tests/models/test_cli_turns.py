@@ -161,13 +161,25 @@ def test_readable_send_prints_each_line_once(run):
 
 def test_the_embedded_server_with_model_flags(double, tmp_path):
     proc = _cli(
-        "send", "--data-dir", str(tmp_path / "data"), "--model", MODEL, "--model-base-url", double.url,
-        "--model-timeout", "20", "hello through litellm",
+        "send",
+        "--data-dir",
+        str(tmp_path / "data"),
+        "--model",
+        MODEL,
+        "--model-base-url",
+        double.url,
+        "--model-timeout",
+        "20",
+        "hello through litellm",
         env=_env(tmp_path),
     )
     out, err = proc.communicate(timeout=120)
     assert proc.returncode == 0, err
     assert "demo: Echo: hello through litellm (users=['hello through litellm'])" in out.splitlines()
     assert double.requests[-1]["model"] == "test-model"
-    state = json.loads((tmp_path / "data" / "server.json").read_text()) if (tmp_path / "data" / "server.json").exists() else None
+    state = (
+        json.loads((tmp_path / "data" / "server.json").read_text())
+        if (tmp_path / "data" / "server.json").exists()
+        else None
+    )
     assert state is None  # the server stopped with the command

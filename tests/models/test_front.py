@@ -34,7 +34,9 @@ def test_the_front_answers_before_the_agent_is_loaded(tmp_path: Path) -> None:
 
     def card() -> dict:
         return agent_card_json(
-            build_agent_card(agent_url=urls["base"] + AGENT_PATH, api_url=urls["base"] + API_PATH, name="demo", model="demo")
+            build_agent_card(
+                agent_url=urls["base"] + AGENT_PATH, api_url=urls["base"] + API_PATH, name="demo", model="demo"
+            )
         )
 
     def build():
@@ -70,7 +72,9 @@ def test_the_front_answers_before_the_agent_is_loaded(tmp_path: Path) -> None:
             # a turn waits for the agent, then runs on the full app
             result: list = []
             worker = threading.Thread(
-                target=lambda: result.append(A2A(httpx.Client(timeout=60), base + AGENT_PATH, "0.3").stream("after", "s-front-1"))
+                target=lambda: result.append(
+                    A2A(httpx.Client(timeout=60), base + AGENT_PATH, "0.3").stream("after", "s-front-1")
+                )
             )
             worker.start()
             worker.join(0.5)
@@ -86,7 +90,9 @@ def test_the_front_answers_before_the_agent_is_loaded(tmp_path: Path) -> None:
             # ... and without the front's word that the agent is still starting (contract.PARAM_STARTING)
             (params,) = [e["params"] for e in early["capabilities"]["extensions"] if e["uri"] == contract.EXTENSION_URI]
             assert params.pop(contract.PARAM_STARTING) is True
-            (full_params,) = [e["params"] for e in full["capabilities"]["extensions"] if e["uri"] == contract.EXTENSION_URI]
+            (full_params,) = [
+                e["params"] for e in full["capabilities"]["extensions"] if e["uri"] == contract.EXTENSION_URI
+            ]
             assert contract.PARAM_STARTING not in full_params
             assert full == early
     finally:

@@ -96,6 +96,9 @@ def test_a_hang_fails_the_turn_after_the_stall_timeout(double, tmp_path):
         _cli(tmp_path, double, "send", "--model-timeout", "60", "--stall-timeout", "1", "are you stuck?")
     )
     assert rc == 1, err
-    assert "the turn failed: The model sent nothing for 1 s, so the turn was stopped; try again, or raise stall_timeout." in err
+    assert (
+        "the turn failed: The model sent nothing for 1 s, so the turn was stopped; try again, or raise stall_timeout."
+        in err
+    )
     assert out.splitlines()[0].startswith("session: ") and "user: are you stuck?" in out.splitlines()
     assert time.monotonic() - started < 60  # not the model timeout

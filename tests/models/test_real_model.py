@@ -33,8 +33,10 @@ def test_a_turn_streams(a2a, double):
     assert turn.final["status"]["state"] == "completed"
     assert turn.answer == "Echo: hello model world (users=['hello model world'])"
     partials = [
-        e for e in events
-        if e["kind"] == "status-update" and "message" in e["status"]
+        e
+        for e in events
+        if e["kind"] == "status-update"
+        and "message" in e["status"]
         and e["status"]["message"]["metadata"].get("kagent_adk_partial")
     ]
     assert len(partials) >= 3  # the answer arrived in pieces
@@ -98,7 +100,9 @@ def test_network_failure_is_one_sentence(tmp_path, double, http, _api_key):
     options = ServerOptions(model=ModelOptions(base_url=dead, retries=0, timeout=5.0))
     with EmbeddedServer(tmp_path / "data", model=MODEL, options=options) as srv:
         said = failure(A2A(http, srv.agent_url, "0.3").stream("anyone there?", sid()))
-    assert said.startswith("Cannot reach the model provider (") and said.endswith("check the network or the model's base URL.")
+    assert said.startswith("Cannot reach the model provider (") and said.endswith(
+        "check the network or the model's base URL."
+    )
 
 
 def test_a_failed_message_is_no_stray_in_the_next_request(a2a, api, double):

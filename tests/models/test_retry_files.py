@@ -58,7 +58,10 @@ def test_retry_sends_the_failed_turns_files_and_data_again(run, server, double, 
     assert sum("read the file" in json.dumps(m) for m in double.requests[-1]["messages"]) == 1
     # the view: one copy of the message, the failed turn among the rewound branches
     history = run("history", "--session", session)
-    assert [line for line in history.lines if line.startswith("user: ")] == ["user: baseline turn", "user: read the file"]
+    assert [line for line in history.lines if line.startswith("user: ")] == [
+        "user: baseline turn",
+        "user: read the file",
+    ]
     assert texts(retried) == "read the file"
 
 
@@ -66,8 +69,14 @@ def test_attachments_of_a_sent_message() -> None:
     message = {
         "parts": [
             {"kind": "text", "text": "hi"},
-            {"kind": "file", "file": {"name": "a.bin", "mimeType": "application/x", "bytes": base64.b64encode(b"\0\1").decode()}},
-            {"kind": "file", "file": {"name": "b.pdf", "mimeType": "application/pdf", "uri": "https://example.com/b.pdf"}},
+            {
+                "kind": "file",
+                "file": {"name": "a.bin", "mimeType": "application/x", "bytes": base64.b64encode(b"\0\1").decode()},
+            },
+            {
+                "kind": "file",
+                "file": {"name": "b.pdf", "mimeType": "application/pdf", "uri": "https://example.com/b.pdf"},
+            },
             {"kind": "data", "data": {"k": [1, 2]}},
             {"kind": "mystery"},
         ]
@@ -77,5 +86,10 @@ def test_attachments_of_a_sent_message() -> None:
         FileAttachment("b.pdf", "application/pdf", url="https://example.com/b.pdf"),
         DataAttachment({"k": [1, 2]}),
     )
-    v1 = {"parts": [{"text": "hi"}, {"raw": base64.b64encode(b"xyz").decode(), "filename": "c.txt", "mediaType": "text/plain"}]}
+    v1 = {
+        "parts": [
+            {"text": "hi"},
+            {"raw": base64.b64encode(b"xyz").decode(), "filename": "c.txt", "mediaType": "text/plain"},
+        ]
+    }
     assert attachments_of(v1) == (FileAttachment("c.txt", "text/plain", data=b"xyz"),)

@@ -35,15 +35,23 @@ async def test_the_receiver_takes_its_token_only():
             wrong = await http.post(receiver.url, json={"task": task}, headers={"X-A2A-Notification-Token": "guess"})
             missing = await http.post(receiver.url, json={"task": task})
             elsewhere = await http.post(
-                receiver.url.rsplit("/", 1)[0] + "/other", json={"task": task},
+                receiver.url.rsplit("/", 1)[0] + "/other",
+                json={"task": task},
                 headers={"X-A2A-Notification-Token": receiver.token},
             )
             garbled = await http.post(
                 receiver.url, content=b"{not json", headers={"X-A2A-Notification-Token": receiver.token}
             )
-            assert (wrong.status_code, missing.status_code, elsewhere.status_code, garbled.status_code) == (401, 401, 404, 400)
+            assert (wrong.status_code, missing.status_code, elsewhere.status_code, garbled.status_code) == (
+                401,
+                401,
+                404,
+                400,
+            )
             assert receiver.rejected == 4 and receiver.tasks == [] and seen == []
-            ok = await http.post(receiver.url, json={"task": task}, headers={"X-A2A-Notification-Token": receiver.token})
+            ok = await http.post(
+                receiver.url, json={"task": task}, headers={"X-A2A-Notification-Token": receiver.token}
+            )
             assert ok.status_code == 200
         assert await receiver.wait_for("t-1", timeout=5) == task
         assert seen == [task]
@@ -109,7 +117,6 @@ async def test_config_methods_keep_to_the_callers_tasks(slow):
         assert listed["result"].get("configs", []) == []
 
 
-
 async def test_nothing_is_left_watching_after_delivery(slow):
     push = slow.app.state.push
     async with PushReceiver() as receiver:
@@ -132,7 +139,9 @@ async def test_the_receiver_keeps_the_newest_notifications_only():
         async with httpx.AsyncClient() as http:
             for n in range(MAX_KEPT + 5):
                 task = {"id": f"t-{n}", "contextId": "c", "status": {"state": "TASK_STATE_COMPLETED"}}
-                answer = await http.post(receiver.url, json={"task": task}, headers={"X-A2A-Notification-Token": receiver.token})
+                answer = await http.post(
+                    receiver.url, json={"task": task}, headers={"X-A2A-Notification-Token": receiver.token}
+                )
                 assert answer.status_code == 200
         assert len(receiver.tasks) == MAX_KEPT
         assert receiver.tasks[0]["id"] == "t-5" and receiver.tasks[-1]["id"] == f"t-{MAX_KEPT + 4}"

@@ -51,7 +51,9 @@ def _app(slow, proxy: FaultProxy, tmp_path: Path, push: bool) -> RewindApp:
 
 def _agent_texts(app: RewindApp) -> str:
     assert app.chat is not None
-    return " ".join(i.text for i in app.chat.conversation.items if i.kind is ItemKind.MESSAGE and i.role == "agent" and i.text)
+    return " ".join(
+        i.text for i in app.chat.conversation.items if i.kind is ItemKind.MESSAGE and i.role == "agent" and i.text
+    )
 
 
 @pytest.mark.parametrize("network_back", [True, False])
@@ -64,7 +66,9 @@ async def test_a_cut_turn_is_shown_finished_when_its_push_arrives(slow, proxy, t
         assert app.push_notices is not None and app.push_notices.on
         # the turn's stream is cut after a few frames; the resume and the re-read get 503
         turn = proxy.add(Fault(is_turn, live=True, cut_after=3, how="chunked"))
-        down = proxy.add(Fault(lambda req: turn.hits > 0 and not is_turn(req), times=10_000, status=503, body=b'{"error": "down"}'))
+        down = proxy.add(
+            Fault(lambda req: turn.hits > 0 and not is_turn(req), times=10_000, status=503, body=b'{"error": "down"}')
+        )
         await send(app, pilot, words)
         assert app.chat is not None
         await wait_until(pilot, lambda: app.chat.conversation.turn_state == "interrupted", 30)
@@ -76,7 +80,9 @@ async def test_a_cut_turn_is_shown_finished_when_its_push_arrives(slow, proxy, t
         await wait_until(pilot, lambda: bool(app.push_notices.shown), 60)
         await settle(app, pilot)
         task_id, toast = app.push_notices.shown[0]
-        how = "re-read from the server" if network_back else "shown from the notification (the server could not be read)"
+        how = (
+            "re-read from the server" if network_back else "shown from the notification (the server could not be read)"
+        )
         assert f"finished on the server while its stream was cut: it ended completed; {how}" in toast
         assert any(toast == str(n) for n in notifications(app))
         assert words.strip() in _agent_texts(app)

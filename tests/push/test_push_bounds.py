@@ -41,7 +41,9 @@ async def test_a_body_just_within_the_depth_bound_is_taken():
     task = {**TASK, "history": [{"messageId": "m", "role": "ROLE_AGENT", "parts": [{"data": data}]}]}
     async with PushReceiver() as receiver:
         async with httpx.AsyncClient(timeout=20) as http:
-            ok = await http.post(receiver.url, json={"task": task}, headers={"X-A2A-Notification-Token": receiver.token})
+            ok = await http.post(
+                receiver.url, json={"task": task}, headers={"X-A2A-Notification-Token": receiver.token}
+            )
         assert ok.status_code == 200 and len(receiver.tasks) == 1
 
 
@@ -65,7 +67,9 @@ async def test_a_body_over_the_size_bound_is_answered_413_before_it_is_read():
             writer.close()
             assert head.startswith(b"HTTP/1.1 413") and b"too large" in head
             try:
-                chunked = await http.post(receiver.url, content=endless(), headers={"X-A2A-Notification-Token": receiver.token})
+                chunked = await http.post(
+                    receiver.url, content=endless(), headers={"X-A2A-Notification-Token": receiver.token}
+                )
             except httpx.HTTPError:  # the receiver answered and closed while we were still sending
                 pass
             else:

@@ -25,7 +25,9 @@ def proxy(slow):
 
 def cut_and_unreachable(proxy: FaultProxy) -> None:
     turn = proxy.add(Fault(is_turn, live=True, cut_after=3, how="chunked"))
-    proxy.add(Fault(lambda req: turn.hits > 0 and not is_turn(req), times=10_000, status=503, body=b'{"error": "down"}'))
+    proxy.add(
+        Fault(lambda req: turn.hits > 0 and not is_turn(req), times=10_000, status=503, body=b'{"error": "down"}')
+    )
 
 
 @pytest.mark.parametrize("push", [True, False])

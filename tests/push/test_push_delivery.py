@@ -43,7 +43,9 @@ class Webhook:
             body = await request.json()
             with self._lock:
                 status = self.statuses[min(len(self.hits), len(self.statuses) - 1)]
-                self.hits.append({"status": status, "token": request.headers.get("x-a2a-notification-token"), "body": body})
+                self.hits.append(
+                    {"status": status, "token": request.headers.get("x-a2a-notification-token"), "body": body}
+                )
             return JSONResponse({"status": status}, status_code=status)
 
         return Starlette(routes=[Route("/hook", take, methods=["POST"])])

@@ -62,7 +62,10 @@ async def test_configs_to_internal_addresses_are_refused(served):
         }
         for url, kind in cases.items():
             answer = await asyncio.to_thread(
-                rpc, served, "CreateTaskPushNotificationConfig", {"taskId": task_id, "url": url, "token": receiver.token}
+                rpc,
+                served,
+                "CreateTaskPushNotificationConfig",
+                {"taskId": task_id, "url": url, "token": receiver.token},
             )
             assert answer["error"]["code"] == -32602, (url, answer)
             assert kind in answer["error"]["message"] and "--push-allow" in answer["error"]["message"], answer

@@ -58,7 +58,7 @@ def normalize_result(result: dict[str, Any]) -> dict[str, Any]:
     """A stream/RPC result of either dialect in the 0.3 shape."""
     if "kind" in result:
         return result
-    (key, value), = result.items()
+    ((key, value),) = result.items()
     kind = _V1_KINDS[key]
     out = dict(value)
     out["kind"] = kind
@@ -108,7 +108,12 @@ class A2A:
     ) -> dict[str, Any]:
         mid = message_id or str(uuid.uuid4())
         if self.dialect == "0.3":
-            msg: dict[str, Any] = {"kind": "message", "role": "user", "messageId": mid, "parts": [{"kind": "text", "text": text}]}
+            msg: dict[str, Any] = {
+                "kind": "message",
+                "role": "user",
+                "messageId": mid,
+                "parts": [{"kind": "text", "text": text}],
+            }
         else:
             msg = {"role": "ROLE_USER", "messageId": mid, "parts": [{"text": text}]}
         if context_id:
@@ -264,7 +269,16 @@ class Served:
         child_env = {k: v for k, v in os.environ.items() if not k.startswith("REWINDTUI_")}
         child_env.update(env or {})
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "rewindtui.server.process.serve", "--port", "0", "--data-dir", str(data_dir), *(extra or [])],
+            [
+                sys.executable,
+                "-m",
+                "rewindtui.server.process.serve",
+                "--port",
+                "0",
+                "--data-dir",
+                str(data_dir),
+                *(extra or []),
+            ],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
@@ -273,7 +287,9 @@ class Served:
         first = self.process.stdout.readline() if self.process.stdout else ""
         if not first.startswith("serving on "):
             self.process.kill()
-            raise RuntimeError(f"server did not start: {first!r} {self.process.stderr.read() if self.process.stderr else ''}")
+            raise RuntimeError(
+                f"server did not start: {first!r} {self.process.stderr.read() if self.process.stderr else ''}"
+            )
         self.base_url = first.split("serving on ", 1)[1].strip()
         self.agent_url = self.base_url + "/api/a2a/local/demo/"
         self.api_url = self.base_url + "/api"

@@ -23,8 +23,12 @@ APP, USER, SID = "app", "u", "s"
 
 def _event(n: int, author: str, ts: float) -> Event:
     role = "user" if author == "user" else "model"
-    return Event(author=author, invocation_id=f"inv-{n // 2}", timestamp=ts,
-                 content=types.Content(role=role, parts=[types.Part(text=f"text {n}")]))
+    return Event(
+        author=author,
+        invocation_id=f"inv-{n // 2}",
+        timestamp=ts,
+        content=types.Content(role=role, parts=[types.Part(text=f"text {n}")]),
+    )
 
 
 async def _written(db: Path) -> list[Event]:
@@ -48,7 +52,7 @@ def test_a_damaged_event_reads_as_a_placeholder_in_full_and_partial_reads(tmp_pa
         events = await _written(db)
         damaged = events[3]
         with sqlite3.connect(db) as conn:
-            conn.execute("UPDATE events SET event_data = '{\"content\": {\"par' WHERE id = ?", (damaged.id,))
+            conn.execute('UPDATE events SET event_data = \'{"content": {"par\' WHERE id = ?', (damaged.id,))
         conn.close()
         service = CachedDatabaseSessionService(sqlite_url(str(db)))
         try:
@@ -56,7 +60,7 @@ def test_a_damaged_event_reads_as_a_placeholder_in_full_and_partial_reads(tmp_pa
         finally:
             await service.close()
         assert session is not None and session.state == {"k": 1}
-        expected = events if config is None else events[len(events) - (config.num_recent_events or 0):]
+        expected = events if config is None else events[len(events) - (config.num_recent_events or 0) :]
         if config is not None and config.num_recent_events == 0:
             expected = []
         assert [e.id for e in session.events] == [e.id for e in expected]

@@ -101,7 +101,10 @@ class World:
         if spec["tool"]:
             call = types.Part(function_call=types.FunctionCall(id=f"c{n}", name="weather", args={"n": n}))
             await self.append(
-                sid, invocation_id=inv, author="agent", content=types.Content(role="model", parts=[call]),
+                sid,
+                invocation_id=inv,
+                author="agent",
+                content=types.Content(role="model", parts=[call]),
                 actions=EventActions(state_delta=dict(spec["tool_state"])),
             )
             done = types.Part(function_response=types.FunctionResponse(id=f"c{n}", name="weather", response={"ok": n}))
@@ -124,7 +127,10 @@ class World:
             )
         answer = types.Content(role="model", parts=[types.Part(text=f"answer {n}")])
         await self.append(
-            sid, invocation_id=inv, author="agent", content=answer,
+            sid,
+            invocation_id=inv,
+            author="agent",
+            content=answer,
             actions=EventActions(state_delta=dict(spec["state"]), artifact_delta=versions),
         )
 
@@ -189,7 +195,8 @@ async def _scenario(root: Path, initial: dict[str, Any], steps: list[Any], every
                 session = await world.service.get_session(app_name=APP, user_id=USER, session_id=sid)
                 assert session is not None
                 late = Event(
-                    invocation_id=events[i].invocation_id, author="agent",
+                    invocation_id=events[i].invocation_id,
+                    author="agent",
                     timestamp=(events[i].timestamp + events[i + 1].timestamp) / 2,
                     actions=EventActions(state_delta=dict(step[2])),
                 )
@@ -197,14 +204,18 @@ async def _scenario(root: Path, initial: dict[str, Any], steps: list[Any], every
             elif step[0] == "fork" and invocations:
                 new = f"s{n}-{uuid.uuid4().hex[:6]}"
                 made = await world.service.fork(
-                    app_name=APP, user_id=USER, session_id=sid, before=invocations[step[1] % len(invocations)],
+                    app_name=APP,
+                    user_id=USER,
+                    session_id=sid,
+                    before=invocations[step[1] % len(invocations)],
                     new_session_id=new,
                 )
                 assert made is not None
                 sid = new
         n += 1
-        await world.turn(sid, {"state": {"z": n}, "tool_state": {}, "artifacts": ["f1.txt"], "tool": False,
-                               "approval": False}, n)
+        await world.turn(
+            sid, {"state": {"z": n}, "tool_state": {}, "artifacts": ["f1.txt"], "tool": False, "approval": False}, n
+        )
         events = await world.events(sid)
         target = _invocations(events)[pick % len(_invocations(events))]
 
@@ -229,7 +240,9 @@ async def _scenario(root: Path, initial: dict[str, Any], steps: list[Any], every
             await adk_service.close()
 
         # ours on the original
-        made = await world.service.fork(app_name=APP, user_id=USER, session_id=sid, before=target, new_session_id="fork")
+        made = await world.service.fork(
+            app_name=APP, user_id=USER, session_id=sid, before=target, new_session_id="fork"
+        )
         if made is None:  # events stored out of time order: declined, so the service forks the whole session
             whole = await world.service.get_session(app_name=APP, user_id=USER, session_id=sid)
             assert whole is not None
@@ -285,7 +298,10 @@ async def _scenario(root: Path, initial: dict[str, Any], steps: list[Any], every
     initial={},
     steps=[
         ("turn", {"approval": False, "tool": False, "artifacts": ["f1.txt", "f1.txt"], "tool_state": {}, "state": {}}),
-        ("redo", True), ("late", 6298, {"c": 3, "b": 2}), ("late", 6298, {"c": 3, "b": 2}), ("late", 4388, {}),
+        ("redo", True),
+        ("late", 6298, {"c": 3, "b": 2}),
+        ("late", 6298, {"c": 3, "b": 2}),
+        ("late", 4388, {}),
     ],
     every=2,
     pick=243,
@@ -294,7 +310,8 @@ async def _scenario(root: Path, initial: dict[str, Any], steps: list[Any], every
     initial={},
     steps=[
         ("turn", {"state": {}, "tool_state": {}, "artifacts": [], "tool": False, "approval": False}),
-        ("late", 0, {}), ("late", 1, {}),
+        ("late", 0, {}),
+        ("late", 1, {}),
     ],
     every=1,
     pick=0,
@@ -321,10 +338,22 @@ def test_rewind_near_the_end_reads_a_bounded_number_of_events(tmp_path: Path):
         for i in range(2000):
             inv = f"e-{uuid.uuid4()}"
             invocations.append(inv)
-            batch.append(Event(invocation_id=inv, author="user", timestamp=world.tick(),
-                               content=types.Content(role="user", parts=[types.Part(text=f"q{i}")])))
-            batch.append(Event(invocation_id=inv, author="agent", timestamp=world.tick(),
-                               actions=EventActions(state_delta={"turn": i, f"k{i % 7}": i})))
+            batch.append(
+                Event(
+                    invocation_id=inv,
+                    author="user",
+                    timestamp=world.tick(),
+                    content=types.Content(role="user", parts=[types.Part(text=f"q{i}")]),
+                )
+            )
+            batch.append(
+                Event(
+                    invocation_id=inv,
+                    author="agent",
+                    timestamp=world.tick(),
+                    actions=EventActions(state_delta={"turn": i, f"k{i % 7}": i}),
+                )
+            )
         await world.service.import_events(session, batch)
         try:
             index = await world.service.rewind_index()

@@ -26,7 +26,9 @@ def _history_ids(tasks: list[dict[str, Any]], task_id: str) -> list[str]:
     return [m["messageId"] for m in task.get("history") or []]
 
 
-def _two_redos_then_answer(server: EmbeddedServer, make_a2a, make_api) -> tuple[Any, str, str, str, list[str], list[str]]:
+def _two_redos_then_answer(
+    server: EmbeddedServer, make_a2a, make_api
+) -> tuple[Any, str, str, str, list[str], list[str]]:
     """(api, session, first redo id, second redo id, the first redo's history before the answer,
     the answer's message id)."""
     a2a, api = make_a2a(server, "1.0"), make_api(server)
@@ -62,6 +64,8 @@ def test_an_answer_after_two_redos_joins_the_current_redo(server: EmbeddedServer
     strict=True,
     reason="the first redo is not marked rewound by the second rewind, so the answer joins its history too",
 )
-def test_an_answer_after_two_redos_leaves_the_earlier_redos_history_alone(server: EmbeddedServer, make_a2a, make_api) -> None:
+def test_an_answer_after_two_redos_leaves_the_earlier_redos_history_alone(
+    server: EmbeddedServer, make_a2a, make_api
+) -> None:
     api, sid, first_id, _second_id, before, _answer = _two_redos_then_answer(server, make_a2a, make_api)
     assert _history_ids(api.tasks(sid, include_rewound=True), first_id) == before, "the answer joined an earlier redo"

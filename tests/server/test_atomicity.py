@@ -300,7 +300,9 @@ def test_read_only_data_dir_at_start(tmp_path: Path) -> None:
     try:
         proc = subprocess.run(
             [sys.executable, "-m", "rewindtui.server.process.serve", "--data-dir", str(data)],
-            capture_output=True, text=True, timeout=120,
+            capture_output=True,
+            text=True,
+            timeout=120,
         )
     finally:
         data.chmod(0o700)
@@ -342,7 +344,10 @@ def test_two_rewinds_at_once(tmp_path: Path, http: httpx.Client) -> None:
         assert sorted(results)[0] == 200 and sorted(results)[1] in (400, 409)
         api = Api(http, srv.api_url)
         assert api.merged_ids(SID) == turns[0].message_ids
-        assert len([t for t in api.tasks(SID, include_rewound=True) if t["metadata"].get("rewindtui_effective_history")]) == 1
+        assert (
+            len([t for t in api.tasks(SID, include_rewound=True) if t["metadata"].get("rewindtui_effective_history")])
+            == 1
+        )
         assert check(srv) == []
 
 

@@ -160,7 +160,11 @@ def test_jsonrpc_errors(server, make_api, http):
     url = server.agent_url
 
     def call(content: bytes | str, headers: dict | None = None) -> dict:
-        resp = http.post(url, content=content, headers={"Content-Type": "application/json", "X-User-Id": "rpc-user", **(headers or {})})
+        resp = http.post(
+            url,
+            content=content,
+            headers={"Content-Type": "application/json", "X-User-Id": "rpc-user", **(headers or {})},
+        )
         assert resp.status_code == 200
         if resp.headers["content-type"].startswith("text/event-stream"):
             frames = [json.loads(line[5:]) for line in resp.text.splitlines() if line.startswith("data:")]
@@ -211,7 +215,9 @@ def test_busy_session_is_refused_and_not_corrupted(slow_server, make_a2a, make_a
             refused = api.post(f"/sessions/{sid}/{action}", {"rewind_before_invocation_id": first.invocation_id})
             assert refused.status_code == 409 and "is running" in refused.json()["error"]
         assert api.delete(f"/sessions/{sid}").status_code == 409
-        assert api.get(f"/sessions/{sid}/tasks", params={"include_rewound": "true"}).json()["data"][:1] == tasks_during[:1]
+        assert (
+            api.get(f"/sessions/{sid}/tasks", params={"include_rewound": "true"}).json()["data"][:1] == tasks_during[:1]
+        )
 
         for line in lines:
             if line.startswith("data:"):
@@ -260,7 +266,9 @@ def test_cancel_a_running_turn(slow_server, make_a2a, make_api, http):
                 break
         assert events[0]["kind"] == "task"
         task_id = events[0]["id"]
-        cancel = http.post(slow_server.agent_url, json={"jsonrpc": "2.0", "id": 2, "method": "tasks/cancel", "params": {"id": task_id}})
+        cancel = http.post(
+            slow_server.agent_url, json={"jsonrpc": "2.0", "id": 2, "method": "tasks/cancel", "params": {"id": task_id}}
+        )
         assert cancel.json()["result"]["status"]["state"] == "canceled"
         for line in lines:
             if line.startswith("data:"):
@@ -268,7 +276,9 @@ def test_cancel_a_running_turn(slow_server, make_a2a, make_api, http):
     assert events[-1]["status"]["state"] == "canceled"
     (task,) = api.tasks(sid)
     assert task["status"]["state"] == "canceled" and task["id"] == task_id
-    again = http.post(slow_server.agent_url, json={"jsonrpc": "2.0", "id": 3, "method": "tasks/cancel", "params": {"id": task_id}})
+    again = http.post(
+        slow_server.agent_url, json={"jsonrpc": "2.0", "id": 3, "method": "tasks/cancel", "params": {"id": task_id}}
+    )
     assert again.json()["error"]["code"] == -32002  # not cancelable any more
     # the session is free again
     assert Turn(a2a.stream("next", sid)).final["status"]["state"] == "completed"

@@ -94,8 +94,9 @@ def _visible_invocations(srv: EmbeddedServer) -> list[str]:
     session = srv.call(
         srv.app.state.parts.session_service.get_session(app_name=APP_NAME, user_id="local", session_id=SID)
     )
-    return list(dict.fromkeys(e.invocation_id for e in _apply_rewinds(session.events) if e.author != "user"
-                              or e.content))
+    return list(
+        dict.fromkeys(e.invocation_id for e in _apply_rewinds(session.events) if e.author != "user" or e.content)
+    )
 
 
 def test_rewind_and_fork_of_a_long_session_keep_store_and_adk_in_step(big, http):

@@ -22,9 +22,18 @@ MB = 1024 * 1024
 
 def _message(text: str, session: str) -> dict:
     return {
-        "jsonrpc": "2.0", "id": "1", "method": "message/send",
-        "params": {"message": {"kind": "message", "role": "user", "messageId": str(uuid.uuid4()),
-                               "contextId": session, "parts": [{"kind": "text", "text": text}]}},
+        "jsonrpc": "2.0",
+        "id": "1",
+        "method": "message/send",
+        "params": {
+            "message": {
+                "kind": "message",
+                "role": "user",
+                "messageId": str(uuid.uuid4()),
+                "contextId": session,
+                "parts": [{"kind": "text", "text": text}],
+            }
+        },
     }
 
 
@@ -50,11 +59,21 @@ def test_above_the_limit_is_refused_with_413_and_nothing_stored(tmp_path, small_
                 yield b"y" * (64 * 1024)
             yield b'"}}}'
 
-        streamed = httpx.post(srv.agent_url, content=chunks(), headers={"X-User-Id": "local",
-                              "Content-Type": "application/json"}, timeout=60)
-        rest = httpx.post(f"{srv.api_url}/sessions", content=b"{" + b" " * (2 * MB) + b"}",
-                          headers={"X-User-Id": "local", "Content-Type": "application/json"}, timeout=60)
-        fine = httpx.post(srv.agent_url, json=_message("z" * (MB // 2), "s2"), headers={"X-User-Id": "local"}, timeout=60)
+        streamed = httpx.post(
+            srv.agent_url,
+            content=chunks(),
+            headers={"X-User-Id": "local", "Content-Type": "application/json"},
+            timeout=60,
+        )
+        rest = httpx.post(
+            f"{srv.api_url}/sessions",
+            content=b"{" + b" " * (2 * MB) + b"}",
+            headers={"X-User-Id": "local", "Content-Type": "application/json"},
+            timeout=60,
+        )
+        fine = httpx.post(
+            srv.agent_url, json=_message("z" * (MB // 2), "s2"), headers={"X-User-Id": "local"}, timeout=60
+        )
     assert big.status_code == 413 and streamed.status_code == 413 and rest.status_code == 413
     error = big.json()["error"]
     assert error["code"] == -32600 and big.json()["id"] is None

@@ -38,8 +38,12 @@ def test_rest_rewind_and_redo_answer_the_newest_messages_and_the_whole_count(
     sid = "bounded-rest"
     turns = [Turn(a2a.stream(text, sid)) for text in ("one", "two", "three", "four")]
     kept = ids(turns[:3])
-    rewound = post(api, contract.REST_REWIND, sid, {contract.REST_BEFORE_FIELD: turns[3].invocation_id,
-                                                    contract.REST_HISTORY_LENGTH_FIELD: 2})
+    rewound = post(
+        api,
+        contract.REST_REWIND,
+        sid,
+        {contract.REST_BEFORE_FIELD: turns[3].invocation_id, contract.REST_HISTORY_LENGTH_FIELD: 2},
+    )
     assert history_ids(rewound) == kept[-2:]
     assert rewound["metadata"][TOTAL] == len(kept)
     assert rewound["metadata"][contract.EFFECTIVE_HISTORY_KEY] is True
@@ -50,13 +54,21 @@ def test_rest_rewind_and_redo_answer_the_newest_messages_and_the_whole_count(
     assert redone["metadata"][TOTAL] == len(ids(turns))
 
     # more than there is: the whole history; without the field: the whole history, and the count
-    again = post(api, contract.REST_REWIND, sid, {contract.REST_BEFORE_FIELD: turns[1].invocation_id,
-                                                  contract.REST_HISTORY_LENGTH_FIELD: 1000})
+    again = post(
+        api,
+        contract.REST_REWIND,
+        sid,
+        {contract.REST_BEFORE_FIELD: turns[1].invocation_id, contract.REST_HISTORY_LENGTH_FIELD: 1000},
+    )
     assert history_ids(again) == ids(turns[:1]) and again["metadata"][TOTAL] == len(ids(turns[:1]))
     whole = post(api, contract.REST_REDO, sid, {})
     assert history_ids(whole) == ids(turns) and whole["metadata"][TOTAL] == len(ids(turns))
-    none = post(api, contract.REST_REWIND, sid, {contract.REST_BEFORE_FIELD: turns[2].invocation_id,
-                                                 contract.REST_HISTORY_LENGTH_FIELD: 0})
+    none = post(
+        api,
+        contract.REST_REWIND,
+        sid,
+        {contract.REST_BEFORE_FIELD: turns[2].invocation_id, contract.REST_HISTORY_LENGTH_FIELD: 0},
+    )
     assert history_ids(none) == [] and none["metadata"][TOTAL] == len(ids(turns[:2]))
 
 
@@ -65,8 +77,10 @@ def test_a_bad_history_length_is_refused_and_changes_nothing(server: EmbeddedSer
     sid = "bounded-bad"
     turns = [Turn(a2a.stream(text, sid)) for text in ("one", "two")]
     for bad in (-1, "3", 2.5, True):
-        resp = api.post(contract.REST_REWIND.format(id=sid), {contract.REST_BEFORE_FIELD: turns[1].invocation_id,
-                                                              contract.REST_HISTORY_LENGTH_FIELD: bad})
+        resp = api.post(
+            contract.REST_REWIND.format(id=sid),
+            {contract.REST_BEFORE_FIELD: turns[1].invocation_id, contract.REST_HISTORY_LENGTH_FIELD: bad},
+        )
         assert resp.status_code == 400 and contract.REST_HISTORY_LENGTH_FIELD in resp.json()["error"], resp.text
     assert api.merged_ids(sid) == ids(turns)
 
@@ -79,7 +93,9 @@ def test_a2a_rewind_answers_the_newest_history_length_messages(
     sid = f"bounded-a2a-{dialect}"
     turns = [Turn(a2a.stream(text, sid)) for text in ("one", "two", "three")]
     message = a2a.message("", sid, metadata={REWIND_KEY: turns[2].invocation_id})
-    body = a2a.rpc("message/stream", "SendStreamingMessage", {"message": message, "configuration": {"historyLength": 3}})
+    body = a2a.rpc(
+        "message/stream", "SendStreamingMessage", {"message": message, "configuration": {"historyLength": 3}}
+    )
     frames = a2a.post_stream(body)
     assert len(frames) == 1 and "result" in frames[0], frames
     task = normalize_result(frames[0]["result"])

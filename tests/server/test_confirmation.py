@@ -26,7 +26,10 @@ def answer_message(a2a, task_id: str, context_id: str | None, decision: str) -> 
     """The answer as rewindtui (and kagent's web UI) sends it: the decision, then a few words."""
     words = "Approved" if decision == "approve" else "Rejected"
     if a2a.dialect == "0.3":
-        parts: list[dict[str, Any]] = [{"kind": "data", "data": {"decision_type": decision}}, {"kind": "text", "text": words}]
+        parts: list[dict[str, Any]] = [
+            {"kind": "data", "data": {"decision_type": decision}},
+            {"kind": "text", "text": words},
+        ]
         message = {"kind": "message", "role": "user", "messageId": str(uuid.uuid4()), "parts": parts, "taskId": task_id}
     else:
         parts = [{"data": {"decision_type": decision}}, {"text": words}]
@@ -64,7 +67,9 @@ def tool_answer(events: list[dict[str, Any]]) -> str:
     full = [
         e["status"]["message"]
         for e in events
-        if e["kind"] == "status-update" and "message" in e["status"] and not e["status"]["message"]["metadata"].get("kagent_adk_partial")
+        if e["kind"] == "status-update"
+        and "message" in e["status"]
+        and not e["status"]["message"]["metadata"].get("kagent_adk_partial")
     ]
     return texts(full[-1]) if full else ""
 
@@ -115,7 +120,11 @@ def test_the_answer_resumes_the_same_task_and_invocation(server, make_a2a, diale
     assert opening["history"][-1]["metadata"]["kagent_invocation_id"] == turn.invocation_id
     assert events[-1]["kind"] == "status-update" and events[-1]["status"]["state"] == "completed"
     assert all(e.get("taskId", e.get("id")) == turn.task_id for e in events)
-    invocations = {e["status"]["message"]["metadata"]["kagent_invocation_id"] for e in events[1:] if "message" in e.get("status", {})}
+    invocations = {
+        e["status"]["message"]["metadata"]["kagent_invocation_id"]
+        for e in events[1:]
+        if "message" in e.get("status", {})
+    }
     assert invocations == {turn.invocation_id}  # one turn, one invocation
     done = "deleted" if decision == "approve" else "rejected"
     reply = tool_answer(events)
@@ -137,11 +146,17 @@ def test_a_waiting_task_takes_only_an_answer_and_nothing_is_stored_otherwise(ser
     error = stream_error(a2a, a2a.message("yes, go ahead", sid, task_id=turn.task_id))
     assert error["code"] == -32602 and "decision_type" in error["message"]
     bad = answer_message(a2a, turn.task_id, sid, "approve")
-    bad["parts"][0] = {"kind": "data", "data": {"decision_type": "batch"}} if a2a.dialect == "0.3" else {"data": {"decision_type": "batch"}}
+    bad["parts"][0] = (
+        {"kind": "data", "data": {"decision_type": "batch"}}
+        if a2a.dialect == "0.3"
+        else {"data": {"decision_type": "batch"}}
+    )
     error = stream_error(a2a, bad)
     assert error["code"] == -32602 and "approve" in error["message"]
     # an answer without the task's id names no question
-    error = stream_error(a2a, {k: v for k, v in answer_message(a2a, turn.task_id, sid, "approve").items() if k != "taskId"})
+    error = stream_error(
+        a2a, {k: v for k, v in answer_message(a2a, turn.task_id, sid, "approve").items() if k != "taskId"}
+    )
     assert error["code"] == -32602 and "taskId" in error["message"]
     task = a2a.get_task(turn.task_id)
     assert task["status"]["state"] == "input-required"

@@ -22,7 +22,7 @@ def test_send_then_answer(run, dialect, decision) -> None:
     session = asked.lines[0].split()[1]
     assert "user: please delete report.pdf" in asked.lines
     assert any("delete_file" in line and "report.pdf" in line for line in asked.lines), asked.out
-    assert "the agent asks: Delete report.pdf? (delete_file {\"name\": \"report.pdf\"})" in asked.err
+    assert 'the agent asks: Delete report.pdf? (delete_file {"name": "report.pdf"})' in asked.err
     assert f"send --session {session} --approve" in asked.err
 
     answered = run("send", "--dialect", dialect, "--session", session, f"--{decision}")
@@ -31,12 +31,18 @@ def test_send_then_answer(run, dialect, decision) -> None:
     words = "Approved" if decision == "approve" else "Rejected"
     status = "deleted" if decision == "approve" else "rejected"
     assert f"user: {words}" in answered.lines
-    assert any(line.startswith("demo: Tool delete_file returned: {") and f"'status': '{status}'" in line for line in answered.lines), answered.out
+    assert any(
+        line.startswith("demo: Tool delete_file returned: {") and f"'status': '{status}'" in line
+        for line in answered.lines
+    ), answered.out
     assert answered.err == ""
 
     history = run("history", "--session", session)
     assert history.rc == 0
-    assert [line for line in history.lines if line.startswith("user:")] == ["user: please delete report.pdf", f"user: {words}"]
+    assert [line for line in history.lines if line.startswith("user:")] == [
+        "user: please delete report.pdf",
+        f"user: {words}",
+    ]
     # answered: nothing is waiting any more
     again = run("send", "--session", session, "--approve")
     assert again.rc == 1 and "nothing to answer" in again.err and "no question is waiting" in again.err

@@ -48,12 +48,16 @@ def subscribe(http: httpx.Client, url: str, task_id: str, dialect: str) -> list[
 @pytest.mark.parametrize("dialect", ["1.0", "0.3"])
 def test_subscribe_follows_a_running_turn(slow_server, http, dialect):
     a2a = A2A(http, slow_server.agent_url, dialect)
-    body = a2a.rpc("message/stream", "SendStreamingMessage", {"message": a2a.message("tell me a long story now", sid())})
+    body = a2a.rpc(
+        "message/stream", "SendStreamingMessage", {"message": a2a.message("tell me a long story now", sid())}
+    )
     with http.stream("POST", slow_server.agent_url, json=body, headers=a2a.headers()) as resp:
         lines = resp.iter_lines()
         first = next(json.loads(line[5:]) for line in lines if line.startswith("data:"))
         opening = normalize_result(first["result"])
-        followed = [normalize_result(f["result"]) for f in subscribe(http, slow_server.agent_url, opening["id"], dialect)]
+        followed = [
+            normalize_result(f["result"]) for f in subscribe(http, slow_server.agent_url, opening["id"], dialect)
+        ]
         rest = [normalize_result(json.loads(line[5:])["result"]) for line in lines if line.startswith("data:")]
     # the subscription opens with the Task as it is now: running, the user's message in its history
     assert followed[0]["kind"] == "task" and followed[0]["id"] == opening["id"]
@@ -63,8 +67,13 @@ def test_subscribe_follows_a_running_turn(slow_server, http, dialect):
     assert followed[1:] == rest[len(rest) - len(followed) + 1 :]
     assert followed[-1]["kind"] == "status-update" and followed[-1]["status"]["state"] == "completed"
     # what the subscriber saw as history plus the messages since is the whole turn
-    full_since = [e["status"]["message"]["messageId"] for e in followed[1:] if e["kind"] == "status-update"
-                  and "message" in e["status"] and e["status"]["message"]["metadata"].get("kagent_adk_partial") is False]
+    full_since = [
+        e["status"]["message"]["messageId"]
+        for e in followed[1:]
+        if e["kind"] == "status-update"
+        and "message" in e["status"]
+        and e["status"]["message"]["metadata"].get("kagent_adk_partial") is False
+    ]
     seen = [m["messageId"] for m in followed[0]["history"]] + full_since
     stored = a2a.get_task(opening["id"])
     assert [m["messageId"] for m in stored["history"]] == seen
@@ -122,7 +131,10 @@ def test_list_tasks_newest_first_with_cursor_pages(server, http):
     assert [t["id"] for t in first["tasks"]] == newest_first[:2]
     assert first["totalSize"] == 3 and first["pageSize"] == 2 and first["nextPageToken"]  # pageSize: this page's
     second = rpc(
-        http, server.agent_url, "ListTasks", {"contextId": context, "pageSize": 2, "pageToken": first["nextPageToken"]},
+        http,
+        server.agent_url,
+        "ListTasks",
+        {"contextId": context, "pageSize": 2, "pageToken": first["nextPageToken"]},
         headers,
     )["result"]
     assert [t["id"] for t in second["tasks"]] == newest_first[2:] and second["pageSize"] == 1
@@ -134,7 +146,10 @@ def test_list_tasks_newest_first_with_cursor_pages(server, http):
     # artifacts only on request, history cut to historyLength
     assert all("artifacts" not in t for t in again["tasks"])
     with_parts = rpc(
-        http, server.agent_url, "ListTasks", {"contextId": context, "includeArtifacts": True, "historyLength": 1},
+        http,
+        server.agent_url,
+        "ListTasks",
+        {"contextId": context, "includeArtifacts": True, "historyLength": 1},
         headers,
     )["result"]
     assert all(t["artifacts"] for t in with_parts["tasks"])

@@ -24,7 +24,9 @@ TURN = {
     "jsonrpc": "2.0",
     "id": 1,
     "method": "message/send",
-    "params": {"message": {"kind": "message", "role": "user", "messageId": "m", "parts": [{"kind": "text", "text": "hi"}]}},
+    "params": {
+        "message": {"kind": "message", "role": "user", "messageId": "m", "parts": [{"kind": "text", "text": "hi"}]}
+    },
 }
 
 
@@ -99,7 +101,12 @@ def test_token_required_when_set(tmp_path: Path, http):
         assert card.status_code == 200
         assert card.json()["securitySchemes"]["bearer"]["httpAuthSecurityScheme"]["scheme"] == "Bearer"
         # ...nothing else is, without the token
-        for headers in ({}, {"Authorization": "Bearer wrong"}, {"Authorization": token}, {"Authorization": f"Basic {token}"}):
+        for headers in (
+            {},
+            {"Authorization": "Bearer wrong"},
+            {"Authorization": token},
+            {"Authorization": f"Basic {token}"},
+        ):
             assert http.get(srv.api_url + "/sessions", headers=headers).status_code == 401
             resp = http.post(srv.agent_url, json=TURN, headers=headers)
             assert resp.status_code == 401 and resp.headers["www-authenticate"].startswith("Bearer")
@@ -121,7 +128,15 @@ def test_binding_beyond_loopback_always_needs_a_token(tmp_path: Path, http):
 
 def test_serve_beyond_loopback_prints_its_token(tmp_path: Path):
     proc = subprocess.Popen(
-        [sys.executable, "-m", "rewindtui.server.process.serve", "--host", "0.0.0.0", "--data-dir", str(tmp_path / "d")],
+        [
+            sys.executable,
+            "-m",
+            "rewindtui.server.process.serve",
+            "--host",
+            "0.0.0.0",
+            "--data-dir",
+            str(tmp_path / "d"),
+        ],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

@@ -263,13 +263,18 @@ def test_effective_events_agree_with_adk(tmp_path: Path):
     apply_rewinds = resolve("google.adk.events._rewind_events", "_apply_rewinds")
 
     def rewind(target: str) -> Event:
-        return Event(invocation_id=f"r-{target}", author="user", actions=EventActions(rewind_before_invocation_id=target))
+        return Event(
+            invocation_id=f"r-{target}", author="user", actions=EventActions(rewind_before_invocation_id=target)
+        )
 
     timeline = [
-        _event("e-1", "user", "a"), _event("e-1", "demo", "A"),
-        _event("e-2", "user", "b"), _event("e-2", "demo", "B"),
+        _event("e-1", "user", "a"),
+        _event("e-1", "demo", "A"),
+        _event("e-2", "user", "b"),
+        _event("e-2", "demo", "B"),
         rewind("e-2"),
-        _event("e-3", "user", "c"), _event("e-3", "demo", "C"),
+        _event("e-3", "user", "c"),
+        _event("e-3", "demo", "C"),
         _event("e-4", "user", "d"),
         rewind("e-3"),
         rewind("e-9"),  # an unknown target drops only itself
@@ -306,7 +311,11 @@ def _v1_file(path: Path, rows: list[tuple[str, str, str]]) -> None:
 async def test_store_migrates_an_unversioned_file_and_rerenders_it(tmp_path: Path):
     path = tmp_path / "rewindtui.db"
     message = {
-        "kind": "message", "messageId": "m-1", "role": "user", "contextId": "s", "taskId": "t",
+        "kind": "message",
+        "messageId": "m-1",
+        "role": "user",
+        "contextId": "s",
+        "taskId": "t",
         "parts": [{"kind": "text", "text": "héllo"}, {"kind": "data", "data": {"n": 1}}],
         "metadata": {"kagent_invocation_id": "e-1"},
     }

@@ -14,7 +14,11 @@ from rewindtui.server.http.paths import AGENT_REF
 def test_sessions_of_the_agent_and_a_create_body_in_kagent_s_shape(server: EmbeddedServer, http: httpx.Client) -> None:
     api = server.api_url
     user = {"X-User-Id": "kagent-shapes"}
-    made = http.post(api + "/sessions", json={"agent_ref": AGENT_REF, "user_id": "kagent-shapes", "name": "from kagent's body"}, headers=user)
+    made = http.post(
+        api + "/sessions",
+        json={"agent_ref": AGENT_REF, "user_id": "kagent-shapes", "name": "from kagent's body"},
+        headers=user,
+    )
     assert made.status_code == 201, made.text
     sid = made.json()["data"]["id"]
     listed = http.get(api + f"/sessions/agent/{AGENT_REF}", headers=user)

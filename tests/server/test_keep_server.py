@@ -80,7 +80,9 @@ def test_rewindtui_serve_stop_from_the_command_line(tmp_path: Path) -> None:
     server.stop()
     done = subprocess.run(
         [sys.executable, "-m", "rewindtui", "serve", "--stop", "--data-dir", str(data)],
-        capture_output=True, text=True, timeout=60,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert done.returncode == 0, done.stderr
     assert f"(pid {pid})" in done.stdout

@@ -89,7 +89,9 @@ def test_adk_rewinding_before_a_rewind_event_restores_history_and_state() -> Non
         async def turn(text: str) -> str:
             answer = ""
             message = types.Content(role="user", parts=[types.Part(text=text)])
-            async for event in runner.run_async(user_id="u", session_id="s", new_message=message, yield_user_message=True):
+            async for event in runner.run_async(
+                user_id="u", session_id="s", new_message=message, yield_user_message=True
+            ):
                 if event.author == "user":
                     invocations.append(event.invocation_id)
                 elif event.content and event.content.parts and event.content.parts[0].text:
@@ -294,7 +296,9 @@ def test_sessions_say_fork_turn_and_rewound_branches(server, make_a2a, make_api)
     turns = turns_of(a2a, sid, "one", "two", "three")
     rewind(api, sid, turns[2].invocation_id)
     rewind(api, sid, turns[1].invocation_id)
-    fork = api.post(contract.REST_FORK.format(id=sid), {contract.REST_BEFORE_FIELD: turns[1].invocation_id}).json()["data"]
+    fork = api.post(contract.REST_FORK.format(id=sid), {contract.REST_BEFORE_FIELD: turns[1].invocation_id}).json()[
+        "data"
+    ]
     listed = {s["id"]: s for s in api.get("/sessions").json()["data"]}
     assert listed[sid][contract.SESSION_BRANCHES_FIELD] == 2
     assert contract.SESSION_FORKED_FROM_FIELD not in listed[sid]

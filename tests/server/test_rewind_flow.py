@@ -50,7 +50,9 @@ def after_rewind_answer(text: str, turn: int, seen: list[str]) -> str:
     return f"You said: {text} (turn {turn}; history: {seen!r}; weather_calls=0)"
 
 
-def test_a2a_rewind_control_message(data_dir: Path, engine_options: ServerOptions, dialect: str, http: httpx.Client) -> None:
+def test_a2a_rewind_control_message(
+    data_dir: Path, engine_options: ServerOptions, dialect: str, http: httpx.Client
+) -> None:
     with EmbeddedServer(data_dir, options=engine_options) as srv:
         a2a, api = A2A(http, srv.agent_url, dialect), Api(http, srv.api_url)
         turns = three_turns(a2a)
@@ -167,7 +169,9 @@ def test_fork(data_dir: Path, engine_options: ServerOptions, dialect: str, http:
         assert len(api.merged_ids(SID)) == sum(len(t.message_ids) for t in turns) + len(in_original.message_ids)
 
 
-def test_repeated_rewinds_keep_state_consistent(data_dir: Path, engine_options: ServerOptions, http: httpx.Client) -> None:
+def test_repeated_rewinds_keep_state_consistent(
+    data_dir: Path, engine_options: ServerOptions, http: httpx.Client
+) -> None:
     """Rewind, chat, rewind again further back, chat: history and state follow every step."""
     with EmbeddedServer(data_dir, options=engine_options) as srv:
         a2a, api = A2A(http, srv.agent_url, "0.3"), Api(http, srv.api_url)

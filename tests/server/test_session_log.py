@@ -42,7 +42,9 @@ class Model:
         plan = self.log().plan(before, current_only=redo_of is None)
         seq = self._next()
         inv = f"r{seq}"
-        self.events.append(Event(invocation_id=inv, author="user", actions=EventActions(rewind_before_invocation_id=before)))
+        self.events.append(
+            Event(invocation_id=inv, author="user", actions=EventActions(rewind_before_invocation_id=before))
+        )
         task_id = f"t{seq}"
         marks = {s: task_id for s in plan.hide} | {s: None for s in plan.restore}
         self.tasks = [t._replace(rewound_by=marks.get(t.seq, t.rewound_by)) for t in self.tasks]

@@ -109,7 +109,9 @@ def test_a_second_server_on_the_same_dir_is_refused(tmp_path: Path) -> None:
             EmbeddedServer(data).start()
         proc = subprocess.run(
             [sys.executable, "-m", "rewindtui.server.process.serve", "--data-dir", str(data)],
-            capture_output=True, text=True, timeout=120,
+            capture_output=True,
+            text=True,
+            timeout=120,
         )
         assert proc.returncode == 1 and "Traceback" not in proc.stderr
         assert f"is already served by pid {os.getpid()} at {srv.agent_url}" in proc.stderr

@@ -26,7 +26,9 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
 
 def _team(*args: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("REWINDTUI_")}
-    return subprocess.run([sys.executable, "-m", "rewindtui", "team", *args], capture_output=True, text=True, env=env, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "rewindtui", "team", *args], capture_output=True, text=True, env=env, timeout=120
+    )
 
 
 def _view(srv: EmbeddedServer, http: httpx.Client, sid: str) -> Any:
@@ -41,7 +43,12 @@ def _artifacts(srv: EmbeddedServer, sid: str) -> list[Any]:
     async def read() -> list[Any]:
         versions = await service.list_versions(app_name=APP_NAME, user_id="local", filename="notes.txt", session_id=sid)
         return [
-            (v, await service.load_artifact(app_name=APP_NAME, user_id="local", filename="notes.txt", session_id=sid, version=v))
+            (
+                v,
+                await service.load_artifact(
+                    app_name=APP_NAME, user_id="local", filename="notes.txt", session_id=sid, version=v
+                ),
+            )
             for v in versions
         ]
 
@@ -62,8 +69,16 @@ def test_a_solo_data_dir_moves_into_the_team_database_and_back(tmp_path: Path, p
         fork_id = fork.json()["data"]["id"]
         service = srv.app.state.parts.runner.artifact_service
         for text in ("v0", "v1"):
-            srv.call(service.save_artifact(app_name=APP_NAME, user_id="local", filename="notes.txt", session_id=sid,
-                                           artifact=types.Part(text=text)), timeout=30)
+            srv.call(
+                service.save_artifact(
+                    app_name=APP_NAME,
+                    user_id="local",
+                    filename="notes.txt",
+                    session_id=sid,
+                    artifact=types.Part(text=text),
+                ),
+                timeout=30,
+            )
         before = {s: _view(srv, http, s) for s in (sid, fork_id)}
         artifacts = _artifacts(srv, sid)
         assert [v for v, _ in artifacts] == [0, 1]

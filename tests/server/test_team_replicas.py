@@ -71,7 +71,10 @@ class Client:
 
     async def stream(self, session: str, text: str, metadata: dict[str, Any] | None = None) -> None:
         message: dict[str, Any] = {
-            "kind": "message", "role": "user", "messageId": str(uuid.uuid4()), "contextId": session,
+            "kind": "message",
+            "role": "user",
+            "messageId": str(uuid.uuid4()),
+            "contextId": session,
             "parts": [{"kind": "text", "text": text}],
         }
         if metadata:
@@ -215,11 +218,24 @@ def test_twenty_clients_on_two_replicas_lose_nothing_and_interleave_nothing(tmp_
                 assert _not_interleaved(merged), [(m["role"], _text(m)) for m in merged]
                 # ADK's view agrees with the store's: the model is shown exactly the stored history
                 users = [_text(m) for m in merged if m["role"] == "user"]
-                body = {"jsonrpc": "2.0", "id": 1, "method": "message/send", "params": {"message": {
-                    "kind": "message", "role": "user", "messageId": str(uuid.uuid4()), "contextId": s,
-                    "parts": [{"kind": "text", "text": "final"}]}}}
+                body = {
+                    "jsonrpc": "2.0",
+                    "id": 1,
+                    "method": "message/send",
+                    "params": {
+                        "message": {
+                            "kind": "message",
+                            "role": "user",
+                            "messageId": str(uuid.uuid4()),
+                            "contextId": s,
+                            "parts": [{"kind": "text", "text": "final"}],
+                        }
+                    },
+                }
                 answer = http.post(b.agent_url, json=body, headers=USER).json()["result"]
-                reply = _text(answer["status"]["message"]) if "status" in answer and answer["status"].get("message") else ""
+                reply = (
+                    _text(answer["status"]["message"]) if "status" in answer and answer["status"].get("message") else ""
+                )
                 if not reply:
                     reply = _text(answer["history"][-1])
                 seen = ast.literal_eval(re.search(r"history: (\[.*?\]);", reply).group(1))  # type: ignore[union-attr]
@@ -237,8 +253,13 @@ def test_a_replica_killed_mid_turn_leaves_the_turn_failed_and_the_session_to_the
     try:
         with httpx.Client(timeout=60) as http:
             assert http.post(a.api_url + "/sessions", json={"id": session}, headers=USER).status_code == 201
-            message = {"kind": "message", "role": "user", "messageId": "m-1", "contextId": session,
-                       "parts": [{"kind": "text", "text": "a long answer please"}]}
+            message = {
+                "kind": "message",
+                "role": "user",
+                "messageId": "m-1",
+                "contextId": session,
+                "parts": [{"kind": "text", "text": "a long answer please"}],
+            }
             body = {"jsonrpc": "2.0", "id": 1, "method": "message/stream", "params": {"message": message}}
             streamed = threading.Event()
             got: list[dict[str, Any]] = []
@@ -276,10 +297,15 @@ def test_a_replica_killed_mid_turn_leaves_the_turn_failed_and_the_session_to_the
             assert followed[0]["status"]["state"] in ("submitted", "working")  # as A left it
             assert followed[-1]["final"] is True and followed[-1]["status"]["state"] == "failed"
             # B takes the session over: the cut turn is failed, the next turn runs
-            third = {**second, "params": {"message": {**message, "messageId": "m-3", "parts": [{"kind": "text", "text": "again"}]}}}
+            third = {
+                **second,
+                "params": {"message": {**message, "messageId": "m-3", "parts": [{"kind": "text", "text": "again"}]}},
+            }
             done = http.post(b.agent_url, json={**third, "method": "message/send"}, headers=USER).json()["result"]
             assert done["status"]["state"] in ("completed", "TASK_STATE_COMPLETED"), done
-            tasks = http.get(b.api_url + f"/sessions/{session}/tasks?{contract.REST_INCLUDE_REWOUND}=true", headers=USER).json()["data"]
+            tasks = http.get(
+                b.api_url + f"/sessions/{session}/tasks?{contract.REST_INCLUDE_REWOUND}=true", headers=USER
+            ).json()["data"]
             states = [t["status"]["state"] for t in tasks if t.get("kind") == "task"]
             assert states[0] == "failed" and states[-1] == "completed", states
             cut = tasks[0]
@@ -303,7 +329,9 @@ def slow_pair(tmp_path_factory: pytest.TempPathFactory) -> Any:
 
     # --push-allow loopback: the push test's receiver listens on loopback, which a server refuses
     # unless told (server/http/push_screen.py)
-    a, b = _replicas(tmp_path_factory.mktemp("pair"), new_database("m"), "--demo-delay", "0.3", "--push-allow", "loopback")
+    a, b = _replicas(
+        tmp_path_factory.mktemp("pair"), new_database("m"), "--demo-delay", "0.3", "--push-allow", "loopback"
+    )
     try:
         yield a, b
     finally:
@@ -313,8 +341,13 @@ def slow_pair(tmp_path_factory: pytest.TempPathFactory) -> Any:
 
 def _start_turn_on(replica: Served, session: str, text: str) -> tuple[threading.Thread, list[dict[str, Any]], str]:
     """A streaming turn on ``replica`` in a thread; returns once its Task has come (its id)."""
-    message = {"kind": "message", "role": "user", "messageId": str(uuid.uuid4()), "contextId": session,
-               "parts": [{"kind": "text", "text": text}]}
+    message = {
+        "kind": "message",
+        "role": "user",
+        "messageId": str(uuid.uuid4()),
+        "contextId": session,
+        "parts": [{"kind": "text", "text": text}],
+    }
     body = {"jsonrpc": "2.0", "id": 1, "method": "message/stream", "params": {"message": message}}
     frames: list[dict[str, Any]] = []
     started = threading.Event()
@@ -352,12 +385,15 @@ def test_a_turn_on_one_replica_is_followed_from_the_other(slow_pair: Any) -> Non
     a_final = [f["result"] for f in frames if f.get("result", {}).get("final")][0]
     assert a_final["status"]["state"] == "completed"
     whole_on_a = [
-        _text(r["status"]["message"]) for r in (f["result"] for f in frames)
-        if r.get("kind") == "status-update" and r["status"].get("message")
-        and r["status"]["message"]["role"] == "agent" and not (r.get("metadata") or {}).get("kagent_adk_partial")
+        _text(r["status"]["message"])
+        for r in (f["result"] for f in frames)
+        if r.get("kind") == "status-update"
+        and r["status"].get("message")
+        and r["status"]["message"]["role"] == "agent"
+        and not (r.get("metadata") or {}).get("kagent_adk_partial")
     ]
     streamed_on_b = [_text(e["status"]["message"]) for e in followed[1:] if e.get("status", {}).get("message")]
-    assert whole_on_a and streamed_on_b[-len(whole_on_a):] == whole_on_a  # B saw A's whole messages
+    assert whole_on_a and streamed_on_b[-len(whole_on_a) :] == whole_on_a  # B saw A's whole messages
 
 
 def test_a_turn_on_one_replica_is_cancelled_from_the_other(slow_pair: Any) -> None:
@@ -374,10 +410,24 @@ def test_a_turn_on_one_replica_is_cancelled_from_the_other(slow_pair: Any) -> No
     for replica in (a, b):
         got = httpx.post(replica.agent_url, json={**body, "method": "tasks/get"}, headers=USER, timeout=60).json()
         assert got["result"]["status"]["state"] == "canceled"
-    next_body = {"jsonrpc": "2.0", "id": 4, "method": "message/send", "params": {"message": {
-        "kind": "message", "role": "user", "messageId": str(uuid.uuid4()), "contextId": session,
-        "parts": [{"kind": "text", "text": "next"}]}}}
-    assert httpx.post(b.agent_url, json=next_body, headers=USER, timeout=120).json()["result"]["status"]["state"] == "completed"
+    next_body = {
+        "jsonrpc": "2.0",
+        "id": 4,
+        "method": "message/send",
+        "params": {
+            "message": {
+                "kind": "message",
+                "role": "user",
+                "messageId": str(uuid.uuid4()),
+                "contextId": session,
+                "parts": [{"kind": "text", "text": "next"}],
+            }
+        },
+    }
+    assert (
+        httpx.post(b.agent_url, json=next_body, headers=USER, timeout=120).json()["result"]["status"]["state"]
+        == "completed"
+    )
 
 
 def test_a_push_config_registered_on_one_replica_is_notified_when_the_turn_on_the_other_ends(slow_pair: Any) -> None:
@@ -389,15 +439,24 @@ def test_a_push_config_registered_on_one_replica_is_notified_when_the_turn_on_th
 
     async def run() -> dict[str, Any]:
         async with PushReceiver() as receiver:
-            body = {"jsonrpc": "2.0", "id": 5, "method": "CreateTaskPushNotificationConfig",
-                    "params": {"taskId": task_id, "id": "cfg-b", **receiver.config()}}
+            body = {
+                "jsonrpc": "2.0",
+                "id": 5,
+                "method": "CreateTaskPushNotificationConfig",
+                "params": {"taskId": task_id, "id": "cfg-b", **receiver.config()},
+            }
             created = await asyncio.to_thread(
                 lambda: httpx.post(b.agent_url, json=body, headers={**USER, "A2A-Version": "1.0"}, timeout=60).json()
             )
             assert created["result"]["id"] == "cfg-b", created
-            listed = await asyncio.to_thread(lambda: httpx.post(a.agent_url, json={
-                **body, "method": "ListTaskPushNotificationConfigs", "params": {"taskId": task_id}},
-                headers={**USER, "A2A-Version": "1.0"}, timeout=60).json())
+            listed = await asyncio.to_thread(
+                lambda: httpx.post(
+                    a.agent_url,
+                    json={**body, "method": "ListTaskPushNotificationConfigs", "params": {"taskId": task_id}},
+                    headers={**USER, "A2A-Version": "1.0"},
+                    timeout=60,
+                ).json()
+            )
             assert [c["id"] for c in listed["result"]["configs"]] == ["cfg-b"]  # A sees B's config
             return await receiver.wait_for(task_id, timeout=120)
 

@@ -27,7 +27,10 @@ def _team(url: str, *args: str) -> str:
     env = {k: v for k, v in os.environ.items() if not k.startswith("REWINDTUI_")}
     done = subprocess.run(
         [sys.executable, "-m", "rewindtui", "team", "--database-url", url, *args],
-        capture_output=True, text=True, env=env, timeout=120,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
     )
     assert done.returncode == 0, done.stderr
     return done.stdout
@@ -38,9 +41,21 @@ def _as(token: str) -> dict[str, str]:
 
 
 def _send(replica: Served, token: str, session: str, text: str, **extra: Any) -> dict[str, Any]:
-    body = {"jsonrpc": "2.0", "id": 1, "method": "message/send", "params": {"message": {
-        "kind": "message", "role": "user", "messageId": str(uuid.uuid4()), "contextId": session,
-        "parts": [{"kind": "text", "text": text}], **extra}}}
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "message/send",
+        "params": {
+            "message": {
+                "kind": "message",
+                "role": "user",
+                "messageId": str(uuid.uuid4()),
+                "contextId": session,
+                "parts": [{"kind": "text", "text": text}],
+                **extra,
+            }
+        },
+    }
     return _http.post(replica.agent_url, json=body, headers=_as(token)).json()
 
 
@@ -84,11 +99,17 @@ def test_another_user_cannot_read_or_rewind_a_session_until_it_is_shared(users_p
     for replica in (a, b):
         assert _http.get(replica.api_url + f"/sessions/{session}", headers=as_alice).status_code == 404
         assert _http.get(replica.api_url + f"/sessions/{session}/tasks", headers=_as(bob)).status_code == 404
-        rewind = _http.post(replica.api_url + contract.REST_REWIND.format(id=session), headers=_as(bob),
-                            json={contract.REST_BEFORE_FIELD: invocations[1]})
+        rewind = _http.post(
+            replica.api_url + contract.REST_REWIND.format(id=session),
+            headers=_as(bob),
+            json={contract.REST_BEFORE_FIELD: invocations[1]},
+        )
         assert rewind.status_code == 404
-        fork = _http.post(replica.api_url + contract.REST_FORK.format(id=session), headers=_as(bob),
-                          json={contract.REST_BEFORE_FIELD: invocations[1]})
+        fork = _http.post(
+            replica.api_url + contract.REST_FORK.format(id=session),
+            headers=_as(bob),
+            json={contract.REST_BEFORE_FIELD: invocations[1]},
+        )
         assert fork.status_code == 404
     assert session not in [s["id"] for s in _http.get(a.api_url + "/sessions", headers=_as(bob)).json()["data"]]
     refused = _send(a, bob, session, "let me in")["result"]
@@ -97,22 +118,37 @@ def test_another_user_cannot_read_or_rewind_a_session_until_it_is_shared(users_p
     assert "error" in _http.post(a.agent_url, json=get_task, headers=_as(bob)).json()
 
     # bob cannot share alice's session with himself; alice shares it read-only
-    assert _http.post(a.api_url + f"/sessions/{session}/shares", headers=_as(bob),
-                      json={"user": "bob", "mode": "write"}).status_code == 404
-    shared = _http.post(a.api_url + f"/sessions/{session}/shares", headers=_as(alice), json={"user": "bob", "mode": "read"})
+    assert (
+        _http.post(
+            a.api_url + f"/sessions/{session}/shares", headers=_as(bob), json={"user": "bob", "mode": "write"}
+        ).status_code
+        == 404
+    )
+    shared = _http.post(
+        a.api_url + f"/sessions/{session}/shares", headers=_as(alice), json={"user": "bob", "mode": "read"}
+    )
     assert shared.status_code == 201
     read = _http.get(b.api_url + f"/sessions/{session}/tasks", headers=_as(bob))
-    assert read.status_code == 200 and read.content == _http.get(b.api_url + f"/sessions/{session}/tasks", headers=_as(alice)).content
+    assert (
+        read.status_code == 200
+        and read.content == _http.get(b.api_url + f"/sessions/{session}/tasks", headers=_as(alice)).content
+    )
     assert "result" in _http.post(b.agent_url, json=get_task, headers=_as(bob)).json()
-    rewind = _http.post(b.api_url + contract.REST_REWIND.format(id=session), headers=_as(bob),
-                        json={contract.REST_BEFORE_FIELD: invocations[1]})
+    rewind = _http.post(
+        b.api_url + contract.REST_REWIND.format(id=session),
+        headers=_as(bob),
+        json={contract.REST_BEFORE_FIELD: invocations[1]},
+    )
     assert rewind.status_code == 404  # read-only: no rewind
     assert _send(b, bob, session, "still not")["result"]["status"]["state"] == "failed"
 
     # a writable share (the admin command): bob rewinds and sends
     _team(url, "share", session, "bob", "--mode", "write")
-    rewind = _http.post(a.api_url + contract.REST_REWIND.format(id=session), headers=_as(bob),
-                        json={contract.REST_BEFORE_FIELD: invocations[1]})
+    rewind = _http.post(
+        a.api_url + contract.REST_REWIND.format(id=session),
+        headers=_as(bob),
+        json={contract.REST_BEFORE_FIELD: invocations[1]},
+    )
     assert rewind.status_code == 200, rewind.text
     answer = _send(a, bob, session, "from bob")["result"]
     assert answer["status"]["state"] == "completed"
@@ -129,7 +165,10 @@ def test_the_headless_send_uses_a_users_token_from_the_named_auth_settings(users
     env.update({"ALICE_TOKEN": alice, "REWINDTUI_DATA_DIR": str(tmp_path / "client")})
     done = subprocess.run(
         [sys.executable, "-m", "rewindtui", "send", "--url", a.agent_url, "--bearer-env", "ALICE_TOKEN", "hi there"],
-        capture_output=True, text=True, env=env, timeout=120,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
     )
     assert done.returncode == 0, done.stderr
     session = done.stdout.splitlines()[0].split("session: ", 1)[1].strip()

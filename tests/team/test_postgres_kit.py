@@ -16,7 +16,9 @@ async def _tables_and_version(url: str) -> tuple[int, str]:
     engine = create_async_engine(url)
     try:
         async with engine.connect() as conn:
-            count = (await conn.execute(text("SELECT count(*) FROM pg_tables WHERE schemaname = 'public'"))).scalar_one()
+            count = (
+                await conn.execute(text("SELECT count(*) FROM pg_tables WHERE schemaname = 'public'"))
+            ).scalar_one()
             version = (await conn.execute(text("SHOW server_version"))).scalar_one()
             await conn.execute(text("CREATE TABLE mark (x int)"))
             await conn.commit()

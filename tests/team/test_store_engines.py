@@ -34,7 +34,11 @@ def store_args(request: pytest.FixtureRequest, tmp_path: Path) -> dict[str, obje
 
 def _turn(task_id: str, session_id: str, text: str) -> tuple[dict, dict]:
     message = {
-        "kind": "message", "messageId": f"m-{task_id}", "role": "user", "contextId": session_id, "taskId": task_id,
+        "kind": "message",
+        "messageId": f"m-{task_id}",
+        "role": "user",
+        "contextId": session_id,
+        "taskId": task_id,
         "parts": [{"kind": "text", "text": text}],
     }
     task = {"kind": "task", "id": task_id, "contextId": session_id, "status": {"state": "submitted"}}

@@ -17,6 +17,7 @@ from terminal.ptyterm import Terminal, app_argv, app_env
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(240)]
 
+
 def status(screen: str) -> str:
     return screen.split("\n", 1)[0]
 
@@ -187,7 +188,11 @@ def test_the_readme_first_five_minutes_step_by_step(home):
         screen = term.wait_for(READY, 90)
         assert "agent demo" in status(screen)
         # 2. three messages; the replies count the turns and the weather calls
-        for text, shows in (("hello", "(turn 1;"), ("what is the weather in Tokyo", "(weather_calls=1)"), ("third message", "(turn 3;")):
+        for text, shows in (
+            ("hello", "(turn 1;"),
+            ("what is the weather in Tokyo", "(weather_calls=1)"),
+            ("third message", "(turn 3;"),
+        ):
             term.type(text)
             term.press("enter")
             term.wait_for(shows, 60)

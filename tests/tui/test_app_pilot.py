@@ -139,7 +139,9 @@ async def test_edit_cancel_restores_view(server):
     async with app.run_test(size=SIZE) as pilot:
         invocations = await three_turns(app, pilot)
         before = [(it.key, it.text) for it in app.chat.conversation.items]
-        item = next(it for it in app.chat.conversation.items if it.invocation_id == invocations[0] and it.role == "user")
+        item = next(
+            it for it in app.chat.conversation.items if it.invocation_id == invocations[0] and it.role == "user"
+        )
         app.chat_screen.handle_action("edit", item)
         await pilot.pause()
         assert app.chat.conversation.items == []

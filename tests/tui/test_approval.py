@@ -44,18 +44,24 @@ async def test_approve_by_key_and_reject_by_button(server, dialect):
         await pilot.press("alt+y")
         await settle(app, pilot)
         assert app.chat.conversation.turn_state == "completed" and screen.turn_bar.kind == ""
-        assert "'status': 'deleted'" in agent_texts(app)[-1] and "'deleted_files': ['notes.txt']" in agent_texts(app)[-1]
+        assert (
+            "'status': 'deleted'" in agent_texts(app)[-1] and "'deleted_files': ['notes.txt']" in agent_texts(app)[-1]
+        )
         assert not {"alt+y", "alt+n"} & footer_keys(app)  # nothing to answer: the keys are gone
 
         await ask(app, pilot, "report.pdf")
         await pilot.click("#turn-reject")
         await settle(app, pilot)
-        assert "'status': 'rejected'" in agent_texts(app)[-1] and "'deleted_files': ['notes.txt']" in agent_texts(app)[-1]
+        assert (
+            "'status': 'rejected'" in agent_texts(app)[-1] and "'deleted_files': ['notes.txt']" in agent_texts(app)[-1]
+        )
         assert screen.focused is screen.composer
         # the view is the server's record: both turns completed, each with its answer
         tasks = await server_tasks(server, app.chat.session_id)
         assert [t["status"]["state"] for t in tasks] == ["completed", "completed"]
-        answers = [m for t in tasks for m in t["history"] if m["role"] == "user" and m["parts"][0].get("kind") == "data"]
+        answers = [
+            m for t in tasks for m in t["history"] if m["role"] == "user" and m["parts"][0].get("kind") == "data"
+        ]
         assert [m["parts"][0]["data"] for m in answers] == [{"decision_type": "approve"}, {"decision_type": "reject"}]
 
 
@@ -132,6 +138,8 @@ async def test_a_question_answered_by_another_client_is_said_once_and_the_view_f
         await pilot.press("alt+y")
         await settle(app, pilot)
         said = [n for n in notifications(app) if "answered" in n]
-        assert said == ["The question was already answered elsewhere: the turn is completed on the server, as shown now."]
+        assert said == [
+            "The question was already answered elsewhere: the turn is completed on the server, as shown now."
+        ]
         assert screen.turn_bar.kind == "" and not {"alt+y", "alt+n"} & footer_keys(app)
         assert "'status': 'deleted'" in agent_texts(app)[-1]

@@ -141,7 +141,12 @@ async def test_rewound_turns_are_shown_dimmed_in_place_and_restored_by_their_but
         await settle(app, pilot)
         transcript = app.chat_screen.transcript
         assert rewound_users(app) == ["weather in Oslo", "third"]
-        assert [i.text for i in app.chat.conversation.items if i.role == "user"] == ["first", "weather in Oslo", "third", "other"]
+        assert [i.text for i in app.chat.conversation.items if i.role == "user"] == [
+            "first",
+            "weather in Oslo",
+            "third",
+            "other",
+        ]
         items = app.chat.conversation.items
         # the branch's last turn: the whole branch comes back
         index = next(n for n, i in enumerate(items) if i.rewound is not None and i.role == "user" and i.text == "third")

@@ -35,7 +35,9 @@ def chat_with_a_rewound_turn():
     third = conversation.turn_invocations()[2]
     cut = conversation.index_of_invocation(third)
     rewound = conversation.items[cut:]
-    tasks = [{"kind": "task", "id": item.task_id, "status": {"state": "completed"}} for item in conversation.items[:cut]]
+    tasks = [
+        {"kind": "task", "id": item.task_id, "status": {"state": "completed"}} for item in conversation.items[:cut]
+    ]
     tasks.append(
         {
             "kind": "task",
@@ -82,7 +84,9 @@ def test_fork_origin_in_the_sessions_panel(snap_compare):
         fork = {contract.SESSION_FORKED_FROM_FIELD: "s1", contract.SESSION_FORK_TURN_FIELD: 2}
         screen.sessions.show_sessions(
             [
-                Session("s1", "weather chat", updated_at="2026-11-20T10:05:00Z", raw={contract.SESSION_BRANCHES_FIELD: 2}),
+                Session(
+                    "s1", "weather chat", updated_at="2026-11-20T10:05:00Z", raw={contract.SESSION_BRANCHES_FIELD: 2}
+                ),
                 Session("s2", "Fork of weather chat @ turn 2", updated_at="2026-11-20T11:00:00Z", raw=fork),
                 Session("s3", "old questions", updated_at="2026-11-19T09:30:00Z", gone=True),
             ],

@@ -44,8 +44,15 @@ def test_question_bar_at_60_columns_with_the_sessions_panel(snap_compare):
         screen.sessions.remove_class("hidden")
         screen.sessions.show_sessions(
             [
-                Session("s1", "please delete notes.txt", created_at="2026-11-20T10:00:00Z", updated_at="2026-11-20T10:05:00Z"),
-                Session("s2", "weather questions", created_at="2026-11-19T09:00:00Z", updated_at="2026-11-19T09:30:00Z"),
+                Session(
+                    "s1",
+                    "please delete notes.txt",
+                    created_at="2026-11-20T10:00:00Z",
+                    updated_at="2026-11-20T10:05:00Z",
+                ),
+                Session(
+                    "s2", "weather questions", created_at="2026-11-19T09:00:00Z", updated_at="2026-11-19T09:30:00Z"
+                ),
             ],
             "s1",
         )

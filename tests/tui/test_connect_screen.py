@@ -57,7 +57,9 @@ async def test_a_wrong_agent_is_named_and_corrected_in_place(controller, tmp_pat
         await settle(app, pilot)
         assert app.chat is not None and app.chat.client.capabilities is not None
         assert app.chat.client.config.agent_ref == "kagent/helper"
-        assert isinstance(app.connector, AppConnector) and app.connector.target == Target(kagent=base, agent="kagent/helper")
+        assert isinstance(app.connector, AppConnector) and app.connector.target == Target(
+            kagent=base, agent="kagent/helper"
+        )
         app.chat_screen.composer.text = "hello again"
         await pilot.press("enter")
         await settle(app, pilot)
@@ -108,7 +110,10 @@ def test_retargeting_keeps_the_rest_of_the_settings_and_refuses_bad_values(tmp_p
     assert (moved.settings.url, moved.settings.api, moved.settings.user_id) == ("http://new:2/agent/", None, "dana")
     assert moved.settings.headers == {"X-Team": "blue"} and moved.settings.data_dir == settings.data_dir
     on_kagent = connector.retarget(Target(kagent="http://ctl:8083/", agent="ns/helper"))
-    assert on_kagent.settings.url == "http://ctl:8083/api/a2a/ns/helper/" and on_kagent.settings.api == "http://ctl:8083/api"
+    assert (
+        on_kagent.settings.url == "http://ctl:8083/api/a2a/ns/helper/"
+        and on_kagent.settings.api == "http://ctl:8083/api"
+    )
     assert on_kagent.target == Target(kagent="http://ctl:8083", agent="ns/helper")
     assert connector.retarget(connector.target) is connector
     for bad in (Target(url="ftp://x"), Target(kagent="http://ctl", agent="helper"), Target(kagent="", agent="ns/a")):

@@ -56,11 +56,21 @@ async def test_a_rewound_turn_in_the_chooser_says_what_it_is_and_enter_restores_
         await to_rewound_turn(app, pilot)
         text = banner_text(app)
         assert text.startswith("⟲ Rewound branch “weather in Oslo”"), text
-        assert "Enter or alt+Enter restores it" in text and "alt+shift+b / alt+b forks it" in text and "rewind" not in text.lower().replace("rewound", ""), text
+        assert (
+            "Enter or alt+Enter restores it" in text
+            and "alt+shift+b / alt+b forks it" in text
+            and "rewind" not in text.lower().replace("rewound", "")
+        ), text
         await pilot.press("enter")
         await settle(app, pilot)
         # restored up to the turn chosen: "third" (after it in the branch) stays rewound
-        await wait_until(pilot, lambda: [i.text for i in app.chat.conversation.items if i.rewound is None and i.role == "user"] == ["first", "weather in Oslo"])
+        await wait_until(
+            pilot,
+            lambda: (
+                [i.text for i in app.chat.conversation.items if i.rewound is None and i.role == "user"]
+                == ["first", "weather in Oslo"]
+            ),
+        )
         tasks = await server_tasks(server, app.chat.session_id)
         assert user_texts_of(tasks) == ["first", "weather in Oslo"]
 

@@ -63,7 +63,9 @@ async def test_attach_remove_send_and_save(both, tmp_path, monkeypatch):
         app.screen.input.value = str(tmp_path / "missing.txt")
         await pilot.press("enter")
         await pilot.pause()
-        assert isinstance(app.screen, PathPrompt) and "no such file" in str(app.screen.query_one("#prompt-error").render())
+        assert isinstance(app.screen, PathPrompt) and "no such file" in str(
+            app.screen.query_one("#prompt-error").render()
+        )
         app.screen.input.value = str(tmp_path / "other.txt")
         await pilot.press("enter")
         await wait_until(pilot, lambda: not isinstance(app.screen, PathPrompt))

@@ -68,7 +68,10 @@ def files_chat(extra_agent_parts: list[dict]):
             {
                 "messageId": "u1",
                 "role": "ROLE_USER",
-                "parts": [{"text": "what is in this picture?"}, {"raw": picture, "filename": "pixel.png", "mediaType": "image/png"}],
+                "parts": [
+                    {"text": "what is in this picture?"},
+                    {"raw": picture, "filename": "pixel.png", "mediaType": "image/png"},
+                ],
             },
             {
                 "messageId": "a1",

@@ -53,19 +53,27 @@ async def test_a_form_is_answered_as_a_data_part(tmp_path):
             def field(name: str):
                 return screen.query_one(f"#form-field-{names.index(name)}")
 
-            assert field("request_id").value == "request_id_1234567" and field("date").placeholder == "<transaction date>"
+            assert (
+                field("request_id").value == "request_id_1234567" and field("date").placeholder == "<transaction date>"
+            )
             field("date").value = "2026-11-28"
             field("purpose").value = "taxi"
             screen.attach()  # amount is missing: refused, said on the form
             await pilot.pause()
-            assert isinstance(app.screen, FormAnswerScreen) and "Amount: required" in str(screen.query_one("#form-problems").render())
+            assert isinstance(app.screen, FormAnswerScreen) and "Amount: required" in str(
+                screen.query_one("#form-problems").render()
+            )
             field("amount").value = "42.50"
             await pilot.click("#form-attach")
             await wait_until(pilot, lambda: not isinstance(app.screen, FormAnswerScreen))
             assert executor.received == []  # attached, not sent
             await send(app, pilot, "here it is")
             await wait_until(pilot, lambda: bool(executor.received))
-            assert executor.received == [{"date": "2026-11-28", "amount": "42.50", "purpose": "taxi", "request_id": "request_id_1234567"}]
-            await wait_until(pilot, lambda: any("Reimbursed 42.50 for taxi" in i.text for i in app.chat.conversation.items))
+            assert executor.received == [
+                {"date": "2026-11-28", "amount": "42.50", "purpose": "taxi", "request_id": "request_id_1234567"}
+            ]
+            await wait_until(
+                pilot, lambda: any("Reimbursed 42.50 for taxi" in i.text for i in app.chat.conversation.items)
+            )
     finally:
         served.stop()

@@ -44,7 +44,23 @@ def test_slash_parsing_literal_and_completion():
     assert slash.parse("//etc/hosts") is None and slash.literal("//etc/hosts") == "/etc/hosts"
     assert slash.parse("hello /x") is None
     assert [c.slash for c in interaction.slash_matches("re")] == ["rewind", "redo", "retry", "rename"]
-    expected = {"rewind", "undo", "redo", "edit", "fork", "new", "sessions", "rename", "export", "copy", "attach", "save", "card", "stop", "help"}
+    expected = {
+        "rewind",
+        "undo",
+        "redo",
+        "edit",
+        "fork",
+        "new",
+        "sessions",
+        "rename",
+        "export",
+        "copy",
+        "attach",
+        "save",
+        "card",
+        "stop",
+        "help",
+    }
     assert expected <= set(interaction.SLASH)
 
 

@@ -146,7 +146,9 @@ async def test_8_slash_commands_complete_run_and_are_never_sent(server):
             if isinstance(app.screen, HelpScreen):
                 await pilot.press("escape")
         (undo_note,) = [n for n in notifications(app) if "undo" in n.lower()]
-        assert undo_note.count("othing to undo") == 1, undo_note  # one sentence, not "Nothing to undo here: Nothing to undo."
+        assert undo_note.count("othing to undo") == 1, (
+            undo_note
+        )  # one sentence, not "Nothing to undo here: Nothing to undo."
         screen.composer.text = "/frobnicate now"
         await pilot.press("enter")
         await settle(app, pilot)
@@ -300,7 +302,9 @@ async def test_16_welcome_help_says_esc_and_wide_tool_lines(server):
         assert welcome.has_class("-shown") and "F1" in str(welcome.render()) and "/" in str(welcome.render())
         await pilot.press("f1")
         await pilot.pause()
-        assert isinstance(app.screen, HelpScreen) and "Esc closes it" in str(app.screen.query_one("#help-title").render())
+        assert isinstance(app.screen, HelpScreen) and "Esc closes it" in str(
+            app.screen.query_one("#help-title").render()
+        )
         await pilot.press("escape")
         await send(app, pilot, "weather in Reykjavik please, and in full detail")
         assert not welcome.has_class("-shown")

@@ -28,7 +28,9 @@ async def _start(app, pilot, mode: str) -> None:
     await settle(app, pilot)
     await send(app, pilot, "one")
     await send(app, pilot, "please delete x.txt" if mode == "question" else "two")
-    keys = {"choosing": ["alt+up"], "editing": ["alt+up", "alt+e"], "picker": ["ctrl+g"], "sessions": ["f2"]}.get(mode, [])
+    keys = {"choosing": ["alt+up"], "editing": ["alt+up", "alt+e"], "picker": ["ctrl+g"], "sessions": ["f2"]}.get(
+        mode, []
+    )
     for key in keys:
         await pilot.press(key)
         await settle(app, pilot)
@@ -62,11 +64,14 @@ async def _scenario(server, mode: str, keys: list[str]) -> None:
         chat.rewind = recording_rewind  # type: ignore[method-assign]
         typed: list[str] = []
         for key in keys:
-            in_list = isinstance(app.screen, RewindPicker) or (screen.sessions.has_focus and not screen.sessions.has_class("hidden"))
+            in_list = isinstance(app.screen, RewindPicker) or (
+                screen.sessions.has_focus and not screen.sessions.has_class("hidden")
+            )
             armed["key"] = key
             # a preview the user sees: the rewind banner over the dimmed turns, or an edit's banner
             armed["now"] = key == "enter" and (
-                (screen.rewind_mode and screen.banner.kind == "rewind" and app.screen is screen) or chat.edit is not None
+                (screen.rewind_mode and screen.banner.kind == "rewind" and app.screen is screen)
+                or chat.edit is not None
             )
             text_undo = key == "ctrl+z" and not screen.branches.can_undo() and app.screen is screen
             await pilot.press(key)
@@ -83,11 +88,19 @@ async def _scenario(server, mode: str, keys: list[str]) -> None:
             assert was_armed, f"a rewind without an Enter on a visible preview (key {key!r}, keys {keys})"
         kept = screen.composer.text + screen.memory.stash.peek() + screen.escape.cleared_draft + "".join(sent)
         missing = Counter(c for c in typed if c != " ") - Counter(kept)
-        assert not missing, f"typed and lost: {dict(missing)} (keys {keys}, composer {screen.composer.text!r}, sent {sent})"
+        assert not missing, (
+            f"typed and lost: {dict(missing)} (keys {keys}, composer {screen.composer.text!r}, sent {sent})"
+        )
 
 
 # bounded and deterministic: a few dozen examples of real app + server, no shrinking (each is seconds)
-@settings(max_examples=16, deadline=None, derandomize=True, phases=[Phase.explicit, Phase.generate], suppress_health_check=list(HealthCheck))
+@settings(
+    max_examples=16,
+    deadline=None,
+    derandomize=True,
+    phases=[Phase.explicit, Phase.generate],
+    suppress_health_check=list(HealthCheck),
+)
 @given(mode=st.sampled_from(MODES), keys=st.lists(st.sampled_from(LETTERS + COMMANDS), min_size=1, max_size=12))
 def test_no_rewind_without_enter_on_a_preview_and_no_typed_character_lost(server, mode, keys):
     asyncio.run(_scenario(server, mode, keys))

@@ -57,12 +57,18 @@ async def test_another_clients_running_turn_is_followed_to_its_end(slow_server):
         other = await chat_for(slow_server, app.chat.session_id)
         try:
             sending = asyncio.create_task(other.send("tell me a long story"))  # streams for seconds
-            await wait_until(pilot, lambda: any(it.role != "user" and it.text for it in other.conversation.items[2:]), timeout=60)
+            await wait_until(
+                pilot, lambda: any(it.role != "user" and it.text for it in other.conversation.items[2:]), timeout=60
+            )
             app.live.due = app.live.clock()  # the reply is streaming: the next tick checks (not after a back-off)
             # "(still running)" when the check lands mid-reply, as it does unless the machine is slow
             await wait_until(pilot, lambda: any("1 turn came" in n for n in notifications(app)), timeout=60)
             await sending
-            await wait_until(pilot, lambda: app.chat.conversation.turn_state in ("completed", "idle") and not app.chat.sending, timeout=30)
+            await wait_until(
+                pilot,
+                lambda: app.chat.conversation.turn_state in ("completed", "idle") and not app.chat.sending,
+                timeout=30,
+            )
             await settle(app, pilot)
         finally:
             await other.client.aclose()
@@ -160,7 +166,11 @@ async def test_a_killed_embedded_server_is_restarted_and_the_draft_kept(tmp_path
         screen.composer.text = "a draft half typed"
         first = connector.connection.server
         os.kill(first.pid, signal.SIGKILL)  # the child dies, as under the OOM killer
-        await wait_until(pilot, lambda: any("The embedded server stopped (killed by signal 9)" in n for n in notifications(app)), timeout=20)
+        await wait_until(
+            pilot,
+            lambda: any("The embedded server stopped (killed by signal 9)" in n for n in notifications(app)),
+            timeout=20,
+        )
         restarted = "The embedded server was restarted and the app is connected again."
         await wait_until(pilot, lambda: restarted in app.live.said, timeout=60)
         await settle(app, pilot)
@@ -217,7 +227,9 @@ async def test_a_cleared_kept_draft_does_not_come_back_when_the_view_follows(ser
             await other.send("two")
         finally:
             await other.client.aclose()
-        await wait_until(pilot, lambda: "Another client sent a turn in this session: 1 turn came." in notifications(app), timeout=20)
+        await wait_until(
+            pilot, lambda: "Another client sent a turn in this session: 1 turn came." in notifications(app), timeout=20
+        )
         await settle(app, pilot)
         assert user_texts(app) == ["one", "two"]
         assert screen.composer.text == ""  # the cleared draft stays cleared

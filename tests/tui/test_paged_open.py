@@ -133,7 +133,12 @@ async def test_a_page_that_cannot_be_read_is_re_read_then_said_never_passed_off_
     proxy.add(Fault(lambda req: older_page(req, fresh), status=500, body=b'{"error": "database is locked"}', times=2))
     app = proxied_app(proxy, srv, fresh)
     async with app.run_test(size=SIZE) as pilot:
-        await wait_until(pilot, lambda: app.chat is not None and app.chat.older_error != "" and app.chat.conversation.older_token is not None)
+        await wait_until(
+            pilot,
+            lambda: (
+                app.chat is not None and app.chat.older_error != "" and app.chat.conversation.older_token is not None
+            ),
+        )
         await settle(app, pilot)
         chat = app.chat
         # the first failure: re-read from the newest page; the second: said, and the view is partial
@@ -158,7 +163,11 @@ async def test_a_page_that_fails_once_is_re_read_and_the_session_completes(seede
     proxy.add(Fault(lambda req: older_page(req, fresh), reset=True, times=1))
     app = proxied_app(proxy, srv, fresh)
     async with app.run_test(size=SIZE) as pilot:
-        await wait_until(pilot, lambda: app.chat is not None and app.chat.session_id == fresh and app.chat.conversation.older_token is None, timeout=30)
+        await wait_until(
+            pilot,
+            lambda: app.chat is not None and app.chat.session_id == fresh and app.chat.conversation.older_token is None,
+            timeout=30,
+        )
         await settle(app, pilot)
         assert app.chat.older_error == ""
         assert shown(app) == whole_view(await server_tasks(srv, fresh))

@@ -40,7 +40,13 @@ def test_the_parser_is_still_built_and_fed_as_paste_py_assumes() -> None:
     assert list(inspect.signature(parser_cls.tick).parameters) == ["self"]
     assert "self._debug = debug" in inspect.getsource(Driver.__init__)
     upstream = inspect.getsource(LinuxDriver.run_input_thread)
-    for step in ("XTermParser(self._debug)", "parser.feed", "parser.tick", "self.process_message(event)", "self.exit_event"):
+    for step in (
+        "XTermParser(self._debug)",
+        "parser.feed",
+        "parser.tick",
+        "self.process_message(event)",
+        "self.exit_event",
+    ):
         assert step in upstream, f"LinuxDriver.run_input_thread no longer has {step!r}: see rewindtui/tui/paste.py"
     assert PasteSafeDriver.run_input_thread is not LinuxDriver.run_input_thread
 

@@ -84,7 +84,9 @@ async def test_the_selected_turn_is_highlighted_and_fully_in_view_header_include
 async def test_user_streaming_and_final_text_are_literal_in_their_own_lines():
     chat = offline_chat([])
     conv = chat.conversation
-    conv.add_user_message({"kind": "message", "role": "user", "messageId": "u1", "parts": [{"kind": "text", "text": MARKUP}]})
+    conv.add_user_message(
+        {"kind": "message", "role": "user", "messageId": "u1", "parts": [{"kind": "text", "text": MARKUP}]}
+    )
     delta = {
         "kind": "status-update",
         "taskId": "t1",
@@ -102,7 +104,13 @@ async def test_user_streaming_and_final_text_are_literal_in_their_own_lines():
         },
     }
     conv.apply(classify(delta))
-    final = {"kind": "message", "role": "agent", "messageId": "f1", "taskId": "t2", "parts": [{"kind": "text", "text": MARKUP}]}
+    final = {
+        "kind": "message",
+        "role": "agent",
+        "messageId": "f1",
+        "taskId": "t2",
+        "parts": [{"kind": "text", "text": MARKUP}],
+    }
     conv.apply(classify(final))
     app = offline_app(chat)
     async with app.run_test(size=SIZE) as pilot:
@@ -150,7 +158,14 @@ def test_status_line_keeps_the_essentials_at_60_columns():
     for width in (60, 50):
         text = status_text(status, width).plain
         assert len(text) <= width
-        assert "127" in text and "125" in text and "1a2b3c4d" in text and "completed" in text and "a2a" in text and "REWIND" in text, text
+        assert (
+            "127" in text
+            and "125" in text
+            and "1a2b3c4d" in text
+            and "completed" in text
+            and "a2a" in text
+            and "REWIND" in text
+        ), text
     # a long host is shortened in the middle, not cut at the end
     status.server = "very-long-host-name.internal.example.com:8443"
     text = status_text(status, 60).plain
@@ -217,8 +232,23 @@ async def test_whole_messages_from_a_server_that_does_not_stream_stay_in_view():
         for n in range(8):
             # a whole answer in one event, with Markdown whose drawn height differs from its estimate
             text = f"# Answer {n}\n\n- point one\n- point two\n\n```\ncode {n}\n```\nlast line {n}"
-            screen._on_change(conv.add_user_message({"kind": "message", "role": "user", "messageId": f"u{n}", "parts": [{"kind": "text", "text": f"q{n}"}]}))
-            message = {"kind": "message", "role": "agent", "messageId": f"a{n}", "taskId": f"t{n}", "parts": [{"kind": "text", "text": text}]}
+            screen._on_change(
+                conv.add_user_message(
+                    {
+                        "kind": "message",
+                        "role": "user",
+                        "messageId": f"u{n}",
+                        "parts": [{"kind": "text", "text": f"q{n}"}],
+                    }
+                )
+            )
+            message = {
+                "kind": "message",
+                "role": "agent",
+                "messageId": f"a{n}",
+                "taskId": f"t{n}",
+                "parts": [{"kind": "text", "text": text}],
+            }
             screen._on_change(conv.apply(classify(message)))
             await pilot.pause()
             assert any(f"last line {n}" in line for line in screen_lines(transcript)), n

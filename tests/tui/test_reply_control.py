@@ -193,7 +193,15 @@ async def test_reloaded_failed_and_canceled_turns_show_their_reason():
         "id": "t1",
         "contextId": "s1",
         "history": [user],
-        "status": {"state": "failed", "message": {"kind": "message", "role": "agent", "messageId": "f1", "parts": [{"kind": "text", "text": "model quota exceeded"}]}},
+        "status": {
+            "state": "failed",
+            "message": {
+                "kind": "message",
+                "role": "agent",
+                "messageId": "f1",
+                "parts": [{"kind": "text", "text": "model quota exceeded"}],
+            },
+        },
     }
     canceled = {"kind": "task", "id": "t2", "contextId": "s1", "history": [user2], "status": {"state": "canceled"}}
     with FakeServer() as api:

@@ -81,7 +81,10 @@ async def test_a_rewind_whose_answer_is_lost_says_the_view_was_reread(server):
             await pilot.press("alt+up", "alt+up", "enter")
             await settle(app, pilot)
             (said,) = [n for n in notifications(app) if "re-read from the server" in n]
-            assert said.startswith("The view was re-read from the server and shows what it holds:") and "is rewound" in said
+            assert (
+                said.startswith("The view was re-read from the server and shows what it holds:")
+                and "is rewound" in said
+            )
             assert [it.text for it in app.chat.conversation.items if it.role == "user"] == ["one"]
             assert await server_users(server, app) == ["one"]
 
@@ -90,11 +93,29 @@ def chat_without_invocation_ids() -> Chat:
     """A conversation from a server that says nothing about turns (no invocation ids anywhere)."""
     chat = offline_chat([])
     conv = chat.conversation
-    conv.add_user_message({"kind": "message", "role": "user", "messageId": "u1", "parts": [{"kind": "text", "text": "hi"}]})
+    conv.add_user_message(
+        {"kind": "message", "role": "user", "messageId": "u1", "parts": [{"kind": "text", "text": "hi"}]}
+    )
     reply = {"kind": "message", "role": "agent", "messageId": "a1", "parts": [{"kind": "text", "text": "hello"}]}
     from rewindtui.client.a2a_client import parse_frame
 
-    conv.apply(parse_frame(json.dumps({"jsonrpc": "2.0", "id": 1, "result": {"kind": "status-update", "taskId": "t1", "contextId": "s1", "status": {"state": "completed", "message": reply}, "final": True}})))
+    conv.apply(
+        parse_frame(
+            json.dumps(
+                {
+                    "jsonrpc": "2.0",
+                    "id": 1,
+                    "result": {
+                        "kind": "status-update",
+                        "taskId": "t1",
+                        "contextId": "s1",
+                        "status": {"state": "completed", "message": reply},
+                        "final": True,
+                    },
+                }
+            )
+        )
+    )
     return chat
 
 

@@ -178,11 +178,42 @@ async def test_a_hit_cut_off_a_tool_line_has_the_tool_shown_whole():
         "status": {"state": "completed"},
         "metadata": meta,
         "history": [
-            {"kind": "message", "messageId": "u-tool", "role": "user", "taskId": "task-tool", "parts": [{"kind": "text", "text": "weather please"}], "metadata": meta},
-            {"kind": "message", "messageId": "c-tool", "role": "agent", "taskId": "task-tool", "metadata": meta, "parts": [
-                {"kind": "data", "data": {"id": "call-x", "name": "get_weather", "args": {"city": "Oslo"}}, "metadata": {"kagent_type": "function_call"}}]},
-            {"kind": "message", "messageId": "r-tool", "role": "agent", "taskId": "task-tool", "metadata": meta, "parts": [
-                {"kind": "data", "data": {"id": "call-x", "name": "get_weather", "response": long_result}, "metadata": {"kagent_type": "function_response"}}]},
+            {
+                "kind": "message",
+                "messageId": "u-tool",
+                "role": "user",
+                "taskId": "task-tool",
+                "parts": [{"kind": "text", "text": "weather please"}],
+                "metadata": meta,
+            },
+            {
+                "kind": "message",
+                "messageId": "c-tool",
+                "role": "agent",
+                "taskId": "task-tool",
+                "metadata": meta,
+                "parts": [
+                    {
+                        "kind": "data",
+                        "data": {"id": "call-x", "name": "get_weather", "args": {"city": "Oslo"}},
+                        "metadata": {"kagent_type": "function_call"},
+                    }
+                ],
+            },
+            {
+                "kind": "message",
+                "messageId": "r-tool",
+                "role": "agent",
+                "taskId": "task-tool",
+                "metadata": meta,
+                "parts": [
+                    {
+                        "kind": "data",
+                        "data": {"id": "call-x", "name": "get_weather", "response": long_result},
+                        "metadata": {"kagent_type": "function_response"},
+                    }
+                ],
+            },
         ],
     }
     chat.conversation.load_tasks([*make_tasks(10), task])
@@ -309,7 +340,16 @@ async def test_the_count_follows_the_conversation_without_moving_the_view():
         assert count(app).startswith("1 of 1")
         y = screen.transcript.scroll_y
         conversation = app.chat.conversation
-        screen._on_change(conversation.add_user_message({"kind": "message", "messageId": "new-1", "role": "user", "parts": [{"kind": "text", "text": "about number 3: again"}]}))
+        screen._on_change(
+            conversation.add_user_message(
+                {
+                    "kind": "message",
+                    "messageId": "new-1",
+                    "role": "user",
+                    "parts": [{"kind": "text", "text": "about number 3: again"}],
+                }
+            )
+        )
         await pilot.pause()
         assert count(app).startswith("1 of 2") and screen.transcript.scroll_y == y
         assert "number 3:" in current_text(app) and current_text(app).startswith("message")
@@ -318,4 +358,3 @@ async def test_the_count_follows_the_conversation_without_moving_the_view():
         item._set_text("about number 3: again, and number 3: once more")
         screen._on_change(Change(updated=[item]))
         await wait_until(pilot, lambda: count(app).startswith("1 of 3"))
-

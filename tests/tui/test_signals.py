@@ -88,7 +88,9 @@ def _start_app(tmp_path: Path, **env_extra: str) -> tuple[int, int, list[int]]:
     config = tmp_path / "config.toml"
     config.write_text("")
     data_dir = tmp_path / "data"
-    env = dict(os.environ, REWINDTUI_DATA_DIR=str(data_dir), REWINDTUI_CONFIG=str(config), TERM="xterm-256color", **env_extra)
+    env = dict(
+        os.environ, REWINDTUI_DATA_DIR=str(data_dir), REWINDTUI_CONFIG=str(config), TERM="xterm-256color", **env_extra
+    )
     pid, fd = pty.fork()
     if pid == 0:  # the child
         os.execve(sys.executable, [sys.executable, "-m", "rewindtui"], env)

@@ -137,7 +137,9 @@ def test_sessions_panel(snap_compare):
             [
                 Session("s1", "hello", created_at="2026-11-20T10:00:00Z", updated_at="2026-11-20T10:05:00Z"),
                 Session("s2", "Fork of hello", created_at="2026-11-20T11:00:00Z", updated_at="2026-11-20T11:00:00Z"),
-                Session("s3", "weather questions", created_at="2026-11-19T09:00:00Z", updated_at="2026-11-19T09:30:00Z"),
+                Session(
+                    "s3", "weather questions", created_at="2026-11-19T09:00:00Z", updated_at="2026-11-19T09:30:00Z"
+                ),
             ],
             "s1",
         )

@@ -25,18 +25,37 @@ def frame(result: dict[str, Any]) -> Any:
     return parse_frame(json.dumps({"jsonrpc": "2.0", "id": 1, "result": result}))
 
 
-def status(task_id: str, state: str, message: dict[str, Any] | None = None, *, final: bool = False, invocation: str = "e-ask") -> Any:
+def status(
+    task_id: str, state: str, message: dict[str, Any] | None = None, *, final: bool = False, invocation: str = "e-ask"
+) -> Any:
     body: dict[str, Any] = {"state": state}
     if message is not None:
         body["message"] = message
     return frame(
-        {"kind": "status-update", "taskId": task_id, "contextId": "s1", "status": body, "final": final, "metadata": {**META, "kagent_invocation_id": invocation}}
+        {
+            "kind": "status-update",
+            "taskId": task_id,
+            "contextId": "s1",
+            "status": body,
+            "final": final,
+            "metadata": {**META, "kagent_invocation_id": invocation},
+        }
     )
 
 
-def agent_message(message_id: str, parts: list[dict[str, Any]], *, invocation: str = "e-ask", task_id: str = "t-ask") -> dict[str, Any]:
+def agent_message(
+    message_id: str, parts: list[dict[str, Any]], *, invocation: str = "e-ask", task_id: str = "t-ask"
+) -> dict[str, Any]:
     meta = {**META, "kagent_invocation_id": invocation, "kagent_author": "demo", "kagent_adk_partial": False}
-    return {"kind": "message", "role": "agent", "messageId": message_id, "taskId": task_id, "contextId": "s1", "parts": parts, "metadata": meta}
+    return {
+        "kind": "message",
+        "role": "agent",
+        "messageId": message_id,
+        "taskId": task_id,
+        "contextId": "s1",
+        "parts": parts,
+        "metadata": meta,
+    }
 
 
 def test_stopped_turn(snap_compare):
@@ -48,13 +67,22 @@ def test_stopped_turn(snap_compare):
     task_id, invocation = conv.current_task_id, conv.turn_invocations()[-1]
     assert task_id is not None
     # the embedded server's final status for a cancelled turn (turns.py ``_finish``)
-    canceled = {"kind": "message", "role": "agent", "messageId": "m-cancel", "taskId": task_id, "contextId": "s1", "parts": [{"kind": "text", "text": "The turn was canceled."}]}
+    canceled = {
+        "kind": "message",
+        "role": "agent",
+        "messageId": "m-cancel",
+        "taskId": task_id,
+        "contextId": "s1",
+        "parts": [{"kind": "text", "text": "The turn was canceled."}],
+    }
     conv.apply(status(task_id, "canceled", canceled, final=True, invocation=invocation))
     app = offline_app(chat)
 
     async def stopped(pilot):
         await pilot.pause()
-        app.chat_screen.notify("Stopped: the turn is canceled; what came before the stop stays, marked stopped.", title="Stopped")
+        app.chat_screen.notify(
+            "Stopped: the turn is canceled; what came before the stop stays, marked stopped.", title="Stopped"
+        )
         await pilot.pause()
 
     assert snap_compare(app, terminal_size=SIZE, run_before=stopped)
@@ -67,7 +95,9 @@ def test_interrupted_turn(snap_compare):
     replay(chat, "05_turn_streaming_partials", limit=7)
     conv = chat.conversation
     conv.end_turn(INTERRUPTED)
-    conv.add_error("Interrupted: the connection was lost (server disconnected); the turn is still running on the server.")
+    conv.add_error(
+        "Interrupted: the connection was lost (server disconnected); the turn is still running on the server."
+    )
     chat.interrupted_task_id = conv.current_task_id
     assert chat.interrupted_task_id is not None
     assert snap_compare(offline_app(chat), terminal_size=SIZE)
@@ -77,7 +107,14 @@ def question_chat():
     """A conversation whose last turn waits for approval (kagent's adk_request_confirmation)."""
     chat = offline_chat(["02_turn_plain_text"])
     conv = chat.conversation
-    conv.add_user_message({"kind": "message", "role": "user", "messageId": "u-ask", "parts": [{"kind": "text", "text": "please delete notes.txt"}]})
+    conv.add_user_message(
+        {
+            "kind": "message",
+            "role": "user",
+            "messageId": "u-ask",
+            "parts": [{"kind": "text", "text": "please delete notes.txt"}],
+        }
+    )
     call = {"id": "adk-call-1", "name": "delete_file", "args": {"name": "notes.txt"}}
     question = {
         "id": "adk-confirm-1",
@@ -87,8 +124,23 @@ def question_chat():
             "toolConfirmation": {"hint": "Delete notes.txt?", "confirmed": False, "payload": {"name": "notes.txt"}},
         },
     }
-    asked = agent_message("m-question", [{"kind": "data", "data": question, "metadata": {"kagent_type": "function_call", "kagent_is_long_running": True}}])
-    conv.apply(status("t-ask", "working", agent_message("m-call", [{"kind": "data", "data": call, "metadata": {"kagent_type": "function_call"}}])))
+    asked = agent_message(
+        "m-question",
+        [
+            {
+                "kind": "data",
+                "data": question,
+                "metadata": {"kagent_type": "function_call", "kagent_is_long_running": True},
+            }
+        ],
+    )
+    conv.apply(
+        status(
+            "t-ask",
+            "working",
+            agent_message("m-call", [{"kind": "data", "data": call, "metadata": {"kagent_type": "function_call"}}]),
+        )
+    )
     conv.apply(status("t-ask", "working", asked))
     conv.apply(status("t-ask", "input-required", asked, final=True))
     assert chat.pending_confirmation() is not None

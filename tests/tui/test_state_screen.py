@@ -80,9 +80,15 @@ async def test_the_preview_turn_is_the_one_shown(server):
         await pilot.press("alt+up", "alt+up")  # the preview on turn 1
         await pilot.pause()
         await pilot.press("ctrl+p", *"state")  # the palette keeps the preview (typing /state leaves it)
-        await wait_until(pilot, lambda: any(
-            "State" in str(option.prompt) for option in app.screen.query_one(CommandList).options
-        ) if isinstance(app.screen, CommandPalette) else False, timeout=5)
+        await wait_until(
+            pilot,
+            lambda: (
+                any("State" in str(option.prompt) for option in app.screen.query_one(CommandList).options)
+                if isinstance(app.screen, CommandPalette)
+                else False
+            ),
+            timeout=5,
+        )
         assert app.chat_screen.rewind_mode
         await pilot.press("enter")
         await wait_until(pilot, lambda: isinstance(app.screen, StateScreen))

@@ -60,7 +60,9 @@ async def test_the_browser_shows_rewound_tasks_marked(server, tmp_path):
         saved = tmp_path / "tasks" / f"{screen.tasks[rewound_at]['id']}.json"
         await wait_until(pilot, saved.exists)
         assert json.loads(saved.read_text())["id"] == screen.tasks[rewound_at]["id"]
-        assert [t for t in ("second", "third") if t in [i.text for i in app.chat.conversation.items if i.role == "user"]] == []
+        assert [
+            t for t in ("second", "third") if t in [i.text for i in app.chat.conversation.items if i.role == "user"]
+        ] == []
 
 
 @pytest.fixture
@@ -97,7 +99,9 @@ async def test_cancel_a_running_task_after_a_yes(sdk, tmp_path):
 
 def test_labels_and_details():
     task = {
-        "id": "abcdef0123", "contextId": "c", "status": {"state": "TASK_STATE_COMPLETED"},
+        "id": "abcdef0123",
+        "contextId": "c",
+        "status": {"state": "TASK_STATE_COMPLETED"},
         "history": [{"role": "ROLE_USER", "parts": [{"text": "hi"}]}],
         "metadata": {contract.REWOUND_KEY: True, contract.REWOUND_BY_TASK_KEY: "r-1", contract.REWOUND_AT_KEY: "2026"},
     }
@@ -115,7 +119,11 @@ def test_snapshot_of_the_task_browser(snap_compare):
     rewound = copy.deepcopy(task)
     rewound["id"] = "rewound-task-0001"
     rewound.setdefault("metadata", {}).update(
-        {contract.REWOUND_KEY: True, contract.REWOUND_BY_TASK_KEY: "rewind-task-0001", contract.REWOUND_AT_KEY: "2026-11-28T10:00:00Z"}
+        {
+            contract.REWOUND_KEY: True,
+            contract.REWOUND_BY_TASK_KEY: "rewind-task-0001",
+            contract.REWOUND_AT_KEY: "2026-11-28T10:00:00Z",
+        }
     )
     chat = offline_chat([])
     chat.client.config.api = "http://127.0.0.1:9/api"

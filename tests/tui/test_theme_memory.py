@@ -26,7 +26,7 @@ def test_remember_replaces_or_adds_the_line_and_keeps_the_rest(tmp_path):
     path.write_text(FILE)
     remember(path, "theme", "nord")
     assert path.read_text() == FILE.replace('theme = "textual-dark"', 'theme = "nord"')
-    path.write_text("[headers]\nX = \"y\"\n")
+    path.write_text('[headers]\nX = "y"\n')
     remember(path, "theme", "gruvbox")
     assert path.read_text() == 'theme = "gruvbox"\n[headers]\nX = "y"\n'
     empty = tmp_path / "new" / "config.toml"

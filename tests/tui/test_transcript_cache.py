@@ -42,7 +42,11 @@ def _with_results(tasks: list[dict[str, Any]]) -> list[dict[str, Any]]:
                             "parts": [
                                 {
                                     "kind": "data",
-                                    "data": {"id": call["id"], "name": call["name"], "response": {"result": f"sunny in {call['args']['city']}"}},
+                                    "data": {
+                                        "id": call["id"],
+                                        "name": call["name"],
+                                        "response": {"result": f"sunny in {call['args']['city']}"},
+                                    },
                                     "metadata": {"kagent_type": "function_response"},
                                 }
                             ],

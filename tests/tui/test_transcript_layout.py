@@ -73,9 +73,15 @@ def test_prepend_keeps_the_total_and_marks_the_next_item_for_remeasure():
 def _conversation(*texts: str) -> Conversation:
     conv = Conversation()
     for n, text in enumerate(texts):
-        conv.add_user_message({"kind": "message", "role": "user", "messageId": f"u{n}", "parts": [{"kind": "text", "text": text}]})
+        conv.add_user_message(
+            {"kind": "message", "role": "user", "messageId": f"u{n}", "parts": [{"kind": "text", "text": text}]}
+        )
         frame = {
-            "kind": "message", "role": "agent", "messageId": f"a{n}", "taskId": f"t{n}", "contextId": "s",
+            "kind": "message",
+            "role": "agent",
+            "messageId": f"a{n}",
+            "taskId": f"t{n}",
+            "contextId": "s",
             "parts": [{"kind": "text", "text": f"re {text}"}],
             "metadata": {"kagent_invocation_id": f"e-{n}", "adk_invocation_id": f"e-{n}"},
         }

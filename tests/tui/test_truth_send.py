@@ -71,7 +71,10 @@ async def test_refused_while_another_clients_turn_runs(server, proxy, monkeypatc
             assert app.chat_screen.composer.text == "me too"
             assert shown(app) == before
             await running
-        assert [t for r, t in ((i.role, i.text) for i in other.conversation.items) if r == "user"] == ["hello", "a long one"]
+        assert [t for r, t in ((i.role, i.text) for i in other.conversation.items) if r == "user"] == [
+            "hello",
+            "a long one",
+        ]
 
 
 async def no_check(chat, error) -> None:

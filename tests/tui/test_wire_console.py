@@ -74,12 +74,18 @@ async def test_the_console_shows_the_wire_without_the_token(sdk, tmp_path, monke
         text = console_text(screen)
         assert "→ POST " + sdk.url + "/" in text and "⋯ frame" in text and "SendStreamingMessage" in text
         assert TOKEN not in text and all(TOKEN not in str(e) for e in screen.wire.entries)
-        request = next(i for i, e in enumerate(screen.shown) if e["kind"] == "request" and "SendStreamingMessage" in (e.get("body") or ""))
+        request = next(
+            i
+            for i, e in enumerate(screen.shown)
+            if e["kind"] == "request" and "SendStreamingMessage" in (e.get("body") or "")
+        )
         assert screen.shown[request]["headers"]["authorization"] == "***"
         screen.query_one("#wire-list").highlighted = request
         await pilot.press("enter")
         await wait_until(pilot, lambda: bool(copied))
-        assert copied[-1].startswith("curl -sS -X POST") and "authorization: ***" in copied[-1] and TOKEN not in copied[-1]
+        assert (
+            copied[-1].startswith("curl -sS -X POST") and "authorization: ***" in copied[-1] and TOKEN not in copied[-1]
+        )
 
 
 def test_snapshot_of_the_wire_console(snap_compare):

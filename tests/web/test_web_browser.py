@@ -26,8 +26,13 @@ from rewindtui.config.settings import load_settings
 
 CHROMIUM = os.environ.get("REWINDTUI_TEST_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
 FLAGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync", "--no-first-run",
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
 ]
 SRC = str(Path(__file__).resolve().parents[2] / "src")
 
@@ -54,7 +59,9 @@ def agent(tmp_path: Path) -> Iterator[Any]:
         server.stop()
 
 
-def _web(tmp_path: Path, agent: Any, *flags: str, env: dict[str, str] | None = None) -> tuple[subprocess.Popen[str], str]:
+def _web(
+    tmp_path: Path, agent: Any, *flags: str, env: dict[str, str] | None = None
+) -> tuple[subprocess.Popen[str], str]:
     """``rewindtui web`` on a free loopback port, pointed at ``agent``; (process, base URL)."""
     port = _free_port()
     config = tmp_path / "config.toml"
@@ -67,7 +74,19 @@ def _web(tmp_path: Path, agent: Any, *flags: str, env: dict[str, str] | None = N
         PYTHONPATH=SRC + os.pathsep + os.environ.get("PYTHONPATH", ""),
         **(env or {}),
     )
-    argv = [sys.executable, "-m", "rewindtui", "web", "--port", str(port), "--url", agent.agent_url, "--bearer-env", "AGENT_TOKEN", *flags]
+    argv = [
+        sys.executable,
+        "-m",
+        "rewindtui",
+        "web",
+        "--port",
+        str(port),
+        "--url",
+        agent.agent_url,
+        "--bearer-env",
+        "AGENT_TOKEN",
+        *flags,
+    ]
     proc = subprocess.Popen(argv, env=clean, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     assert proc.stderr is not None
     line = proc.stderr.readline()
@@ -189,7 +208,10 @@ async def test_with_a_token_only_its_holder_gets_in_and_other_sites_are_refused(
                 # the websocket carried the cookie the page set: the app starts
                 await page.wait_for_selector("body.-first-byte", state="attached", timeout=60_000)
                 cookies = {c["name"]: c for c in await page.context.cookies()}
-                assert cookies["rewindtui_web_token"]["httpOnly"] and cookies["rewindtui_web_token"]["sameSite"] == "Strict"
+                assert (
+                    cookies["rewindtui_web_token"]["httpOnly"]
+                    and cookies["rewindtui_web_token"]["sameSite"] == "Strict"
+                )
             finally:
                 await browser.close()
         # a page on another site cannot open the app's websocket, even with the token

@@ -9,7 +9,18 @@ import pytest
 from rewindtui.cli.web import COOKIE, allowed, app_command, is_loopback, resolve_token
 
 
-@pytest.mark.parametrize(("host", "loopback"), [("127.0.0.1", True), ("localhost", True), ("::1", True), ("[::1]", True), ("0.0.0.0", False), ("192.168.1.5", False), ("example.com", False)])
+@pytest.mark.parametrize(
+    ("host", "loopback"),
+    [
+        ("127.0.0.1", True),
+        ("localhost", True),
+        ("::1", True),
+        ("[::1]", True),
+        ("0.0.0.0", False),
+        ("192.168.1.5", False),
+        ("example.com", False),
+    ],
+)
 def test_loopback(host: str, loopback: bool) -> None:
     assert is_loopback(host) is loopback
 

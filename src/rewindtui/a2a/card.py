@@ -90,14 +90,20 @@ def interfaces(card: dict[str, Any]) -> list[Interface]:
             d = _dict(item)
             url = _text(d.get("url"))
             if url:
-                binding = norm_binding(d.get("protocolBinding") or d.get("protocol_binding") or d.get("transport") or JSONRPC)
+                binding = norm_binding(
+                    d.get("protocolBinding") or d.get("protocol_binding") or d.get("transport") or JSONRPC
+                )
                 version = _text(d.get("protocolVersion") or d.get("protocol_version"))
                 out.append(Interface(url, binding, version))
         return out
     version = _text(card.get("protocolVersion") or card.get("protocol_version"))
     url = _text(card.get("url"))
     if url:
-        out.append(Interface(url, norm_binding(card.get("preferredTransport") or card.get("preferred_transport") or JSONRPC), version))
+        out.append(
+            Interface(
+                url, norm_binding(card.get("preferredTransport") or card.get("preferred_transport") or JSONRPC), version
+            )
+        )
     for item in _list(card.get("additionalInterfaces") or card.get("additional_interfaces")):
         d = _dict(item)
         found = Interface(_text(d.get("url")), norm_binding(d.get("transport") or JSONRPC), version)
@@ -131,8 +137,12 @@ def choose_interface(
     listed = interfaces(card)
     if not listed:
         if wanted not in (None, JSONRPC):
-            raise NoUsableInterface(f"the agent card lists no {wanted} interface (it lists none: JSON-RPC at {card_url} is assumed)")
-        found = dialect or Dialect.parse(_text(card.get("protocolVersion") or card.get("protocol_version"))) or Dialect.V03
+            raise NoUsableInterface(
+                f"the agent card lists no {wanted} interface (it lists none: JSON-RPC at {card_url} is assumed)"
+            )
+        found = (
+            dialect or Dialect.parse(_text(card.get("protocolVersion") or card.get("protocol_version"))) or Dialect.V03
+        )
         return Choice(JSONRPC, found, card_url, None)
 
     def speaks(i: Interface) -> bool:
@@ -284,8 +294,13 @@ def card_warnings(card: dict[str, Any], card_url: str | None = None) -> list[str
     additional = _list(card.get("additionalInterfaces") or card.get("additional_interfaces"))
     if preferred and additional and _text(card.get("url")):
         main = Interface(_text(card.get("url")), norm_binding(preferred), "")
-        if not any(norm_binding(_dict(a).get("transport")) == main.binding and _dict(a).get("url") == main.url for a in additional):
-            out.append(f"preferredTransport {preferred} at {main.url} is not repeated in additionalInterfaces (0.3 asks for it)")
+        if not any(
+            norm_binding(_dict(a).get("transport")) == main.binding and _dict(a).get("url") == main.url
+            for a in additional
+        ):
+            out.append(
+                f"preferredTransport {preferred} at {main.url} is not repeated in additionalInterfaces (0.3 asks for it)"
+            )
     if caps.get("streaming") is True and listed and not any(i.binding in (JSONRPC, HTTP_JSON, GRPC) for i in listed):
         out.append("streaming is claimed but no interface can stream")
     if caps.get("streaming") is True and not listed:
@@ -360,8 +375,17 @@ def card_sections(card: dict[str, Any], *, card_url: str | None = None, choice: 
     about.rows.append(("version", _text(card.get("version")) or "-"))
     provider = _dict(card.get("provider"))
     if provider:
-        about.rows.append(("provider", " ".join(x for x in (_text(provider.get("organization")), _text(provider.get("url"))) if x) or "-"))
-    for key, label in (("documentationUrl", "documentation"), ("iconUrl", "icon"), ("protocolVersion", "protocol version")):
+        about.rows.append(
+            (
+                "provider",
+                " ".join(x for x in (_text(provider.get("organization")), _text(provider.get("url"))) if x) or "-",
+            )
+        )
+    for key, label in (
+        ("documentationUrl", "documentation"),
+        ("iconUrl", "icon"),
+        ("protocolVersion", "protocol version"),
+    ):
         if _text(card.get(key)):
             about.rows.append((label, _text(card.get(key))))
     if card_url:

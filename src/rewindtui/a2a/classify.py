@@ -36,6 +36,7 @@ _KINDS = {
     "artifact-update": EventKind.ARTIFACT,
 }
 
+
 @dataclass(frozen=True)
 class StreamEvent:
     """One classified stream payload: its kind and the (unwrapped) wire dict."""
@@ -66,7 +67,7 @@ def is_task_like(payload: Any) -> bool:
 def _unwrap(payload: dict[str, Any]) -> tuple[EventKind, Any] | None:
     if "kind" in payload or len(payload) != 1:
         return None
-    (key, inner), = payload.items()
+    ((key, inner),) = payload.items()
     found = _WRAPPERS.get(key)
     if found is None or not isinstance(inner, dict):
         return None

@@ -86,7 +86,10 @@ METHODS: dict[str, dict[Dialect, str | None]] = {
     "set_push": {Dialect.V03: "tasks/pushNotificationConfig/set", Dialect.V10: "CreateTaskPushNotificationConfig"},
     "get_push": {Dialect.V03: "tasks/pushNotificationConfig/get", Dialect.V10: "GetTaskPushNotificationConfig"},
     "list_push": {Dialect.V03: "tasks/pushNotificationConfig/list", Dialect.V10: "ListTaskPushNotificationConfigs"},
-    "delete_push": {Dialect.V03: "tasks/pushNotificationConfig/delete", Dialect.V10: "DeleteTaskPushNotificationConfig"},
+    "delete_push": {
+        Dialect.V03: "tasks/pushNotificationConfig/delete",
+        Dialect.V10: "DeleteTaskPushNotificationConfig",
+    },
 }
 
 #: JSON-RPC error codes a client acts on (A2A and JSON-RPC 2.0).

@@ -72,7 +72,11 @@ def form_of(data: Any) -> Form | None:
         if not isinstance(name, str) or not isinstance(spec, dict):
             return None
         declared = spec.get("type")
-        kind = declared if isinstance(declared, str) and declared in ("string", "number", "integer", "boolean") else "string"
+        kind = (
+            declared
+            if isinstance(declared, str) and declared in ("string", "number", "integer", "boolean")
+            else "string"
+        )
         choices = tuple(str(c) for c in spec.get("enum") or () if isinstance(c, (str, int, float)))
         value = values.get(name)
         hint = ""

@@ -89,13 +89,15 @@ def send_configuration(
     return {"configuration": configuration} if configuration else {}
 
 
-def decision_message(
-    approve: bool, *, dialect: Dialect, context_id: str | None, task_id: str
-) -> dict[str, Any]:
+def decision_message(approve: bool, *, dialect: Dialect, context_id: str | None, task_id: str) -> dict[str, Any]:
     """The answer to a confirmation question, as kagent's web UI sends it: the same ``taskId``, a
     data part ``{"decision_type": "approve" | "reject"}`` and the words ``Approved`` / ``Rejected``."""
     message = user_message(
-        None, dialect=dialect, context_id=context_id, task_id=task_id, data=[{DECISION_KEY: APPROVE if approve else REJECT}]
+        None,
+        dialect=dialect,
+        context_id=context_id,
+        task_id=task_id,
+        data=[{DECISION_KEY: APPROVE if approve else REJECT}],
     )
     message["parts"].append(text_part("Approved" if approve else "Rejected", dialect))
     return message

@@ -73,7 +73,9 @@ def part_info(p: Any) -> PartInfo:
     if not isinstance(p, dict) or kind == "unknown":
         return PartInfo("unknown")
     if kind == "data":
-        return PartInfo("data", media_type=_str(p.get("mediaType") or p.get("media_type")) or "application/json", data=p.get("data"))
+        return PartInfo(
+            "data", media_type=_str(p.get("mediaType") or p.get("media_type")) or "application/json", data=p.get("data")
+        )
     if kind != "file":
         return PartInfo("unknown")
     inner = p.get("file") if isinstance(p.get("file"), dict) else None
@@ -88,7 +90,9 @@ def part_info(p: Any) -> PartInfo:
         name = _str(p.get("filename") or p.get("name"))
         media = _str(p.get("mediaType") or p.get("media_type") or p.get("mimeType"))
     inline = bool(data) or ("raw" in p) or (inner is not None and "bytes" in inner)
-    return PartInfo("file", name=name, media_type=media, size=b64_size(data) if inline else None, url=url, inline=inline)
+    return PartInfo(
+        "file", name=name, media_type=media, size=b64_size(data) if inline else None, url=url, inline=inline
+    )
 
 
 def part_b64(p: Any) -> str | None:
@@ -151,7 +155,7 @@ def data_part(value: Any, dialect: Dialect) -> dict[str, Any]:
         if not isinstance(value, dict):
             raise ValueError(
                 f"A2A 0.3 data parts hold a JSON object, not {type(value).__name__} "
-                f"({json.dumps(value)[:40]}); wrap it, e.g. {{\"value\": ...}}"
+                f'({json.dumps(value)[:40]}); wrap it, e.g. {{"value": ...}}'
             )
         return {"kind": "data", "data": value}
     return {"data": value}

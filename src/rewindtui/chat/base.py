@@ -28,7 +28,6 @@ class PendingEdit:
     text: str
 
 
-
 class ChatBase:
     def __init__(self, client: A2AClient, listener: Listener | None = None, store: LocalSessions | None = None) -> None:
         self.client = client

@@ -142,4 +142,3 @@ class Branches(Rewinds):
 
     def hide_rewound(self) -> None:
         self._emit(self.conversation.hide_rewound())
-

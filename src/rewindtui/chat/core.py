@@ -213,7 +213,13 @@ class Chat(Branches):
 
     def _outcome(self, action: Action, said: str, *, back: int = 0, gone: int = 0, warning: str = "") -> Outcome:
         return Outcome(
-            action, self.session_id, said, turns_gone=gone, turns_back=back, undo_label=self.undo_label(), warning=warning
+            action,
+            self.session_id,
+            said,
+            turns_gone=gone,
+            turns_back=back,
+            undo_label=self.undo_label(),
+            warning=warning,
         )
 
     # -- the operations, each with its outcome --------------------------------------------------
@@ -221,7 +227,11 @@ class Chat(Branches):
         """On open: the undo is read from the session's newest page, which the open reads anyway
         (no request of its own)."""
         caps = self.client.capabilities
-        point = undo_point(session_id, tasks, whole=whole) if caps is not None and caps.redo and self.client.has_api else None
+        point = (
+            undo_point(session_id, tasks, whole=whole)
+            if caps is not None and caps.redo and self.client.has_api
+            else None
+        )
         if caps is not None and kagent1_hook.FORK_MODE in caps.rewind_modes:  # where the fork came from
             point = kagent1_hook.undo_point_from(self, session_id, tasks, whole=whole)
         self._set_undo(session_id, point)
@@ -322,11 +332,21 @@ class Chat(Branches):
     async def fork(self, invocation_id: str) -> Outcome:
         original = self.session_id
         session = await self._fork(invocation_id)
-        return Outcome(Action.FORK, session.id, f"Forked into “{session.name or session.id}” (from {original}).",
-                       undo_label=self.undo_label(), session=session)
+        return Outcome(
+            Action.FORK,
+            session.id,
+            f"Forked into “{session.name or session.id}” (from {original}).",
+            undo_label=self.undo_label(),
+            session=session,
+        )
 
     async def fork_branch(self, invocation_id: str) -> Outcome:
         original = self.session_id
         session = await self._fork_branch(invocation_id)
-        return Outcome(Action.FORK, session.id, f"Forked the rewound branch into “{session.name or session.id}” "
-                       f"(from {original}).", undo_label=self.undo_label(), session=session)
+        return Outcome(
+            Action.FORK,
+            session.id,
+            f"Forked the rewound branch into “{session.name or session.id}” (from {original}).",
+            undo_label=self.undo_label(),
+            session=session,
+        )

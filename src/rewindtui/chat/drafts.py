@@ -69,7 +69,9 @@ class DraftStore:
             return
         self.directory.mkdir(parents=True, exist_ok=True)
         temporary = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-        temporary.write_text(json.dumps({"text": draft.text, "stashed": draft.stashed}, ensure_ascii=False), encoding="utf-8")
+        temporary.write_text(
+            json.dumps({"text": draft.text, "stashed": draft.stashed}, ensure_ascii=False), encoding="utf-8"
+        )
         temporary.replace(path)
 
     # -- the composer's text (what the app's screen uses) ----------------------------------

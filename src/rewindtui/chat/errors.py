@@ -50,7 +50,6 @@ class RedoFailed(ClientError):
     """The server refused the redo (or it was not sent); nothing changed."""
 
 
-
 class QuestionWaiting(TurnRefused):
     """A question waits for its answer (approve or reject): nothing was sent (keep the draft)."""
 

@@ -22,6 +22,7 @@ target, a turn running elsewhere) still hold.
 Chat calls :func:`ensure_fresh` with one line per operation; the reads themselves are the client's
 (:mod:`rewindtui.client.freshness`).
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -79,6 +80,11 @@ async def ensure_fresh(chat: Chat, error: type[ClientError]) -> None:
         newest = await _changed(chat, sid)
         if newest is None or sid != chat.session_id:
             return
-        log.info("session %s changed under the view (newest task %s, view %s)", sid, newest, chat.conversation.current_task_id)
+        log.info(
+            "session %s changed under the view (newest task %s, view %s)",
+            sid,
+            newest,
+            chat.conversation.current_task_id,
+        )
         await chat.open(sid)
     raise error(CHANGED)

@@ -126,7 +126,9 @@ class History:
                     raise
             else:
                 if not tasks and remembered is None:
-                    raise SessionNotFound(f"session {session_id!r} does not exist on this server (it lists no tasks for it)")
+                    raise SessionNotFound(
+                        f"session {session_id!r} does not exist on this server (it lists no tasks for it)"
+                    )
                 return Read(session, tasks, "a2a")
         task_ids = self.store.task_ids(session_id) if self.store is not None else []
         tasks = []
@@ -193,7 +195,9 @@ class History:
             log.warning("local sessions store unreadable: %s", exc)
             return []
 
-    def remember(self, session_id: str, *, title: str = "", task_id: str | None = None, forked_from: str | None = None) -> None:
+    def remember(
+        self, session_id: str, *, title: str = "", task_id: str | None = None, forked_from: str | None = None
+    ) -> None:
         """Record that this client used the session now (and the task it ran)."""
         self._store("remember", session_id, title=title, forked_from=forked_from)
         if task_id:
@@ -215,5 +219,3 @@ class History:
 
 def _session(entry: Remembered, user_id: str | None, *, gone: bool) -> Session:
     return Session(entry.id, entry.title, user_id, entry.created_at, entry.updated_at, gone=gone)
-
-

@@ -53,6 +53,7 @@ def _kagent1(chat: Chat) -> Kagent1Client | None:
     client = chat.client
     return cast("Kagent1Client", client) if isinstance(client, module.Kagent1Client) else None
 
+
 PREVIEW = "kagent forks: a new session from turn {previous}; the original is kept"
 
 
@@ -78,7 +79,11 @@ def preview_for(chat: Chat, before_turn: int) -> str:
     turns = chat.conversation.turn_invocations()
     previous = turns[before_turn - 2] if 2 <= before_turn <= len(turns) + 1 else None
     head = next(
-        (i.task_id for i in reversed(chat.conversation.items) if previous is not None and i.invocation_id == previous and i.task_id),
+        (
+            i.task_id
+            for i in reversed(chat.conversation.items)
+            if previous is not None and i.invocation_id == previous and i.task_id
+        ),
         None,
     )
     return client.fork_preview(chat.session_id, before_turn, head)

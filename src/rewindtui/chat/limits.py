@@ -11,7 +11,6 @@ from collections.abc import Iterator
 log = logging.getLogger(__name__)
 
 
-
 log = logging.getLogger(__name__)
 
 
@@ -23,8 +22,6 @@ ANSWER_TAIL = 200
 #: How often :meth:`Chat.resume` re-reads a running task when the server cannot stream it again.
 POLL_INTERVAL = 1.0
 _NAME_LIMIT = 40
-
-
 
 
 #: Tasks per page when a session is read over REST by pages (newest first): one page is parsed and
@@ -76,4 +73,3 @@ def freeze_if_large(items: int) -> None:
 def derive_title(text: str) -> str:
     line = " ".join(text.strip().split("\n", 1)[0].split())
     return line if len(line) <= _NAME_LIMIT else line[: _NAME_LIMIT - 1].rstrip() + "…"
-

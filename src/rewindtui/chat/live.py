@@ -170,7 +170,13 @@ def what_changed(chat: Chat, before: list[str], asked: bool, state: str) -> tupl
     if went:
         return f"Another client rewound this session: {tail}.", came, went
     if asked and conv.pending_confirmation() is None:
-        return "Another client answered the question; the turn goes on." if running else "Another client answered the question.", 0, 0
+        return (
+            "Another client answered the question; the turn goes on."
+            if running
+            else "Another client answered the question.",
+            0,
+            0,
+        )
     if state in RUNNING and conv.turn_state not in RUNNING:
         return "The turn running on the server ended.", 0, 0
     if conv.turn_state in WAITING and state not in WAITING:

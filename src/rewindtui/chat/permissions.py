@@ -99,7 +99,17 @@ NOT_CONNECTED = "not connected"
 
 #: what a read-only session refuses (it may be read and followed, not written to)
 WRITES = frozenset(
-    {Action.SEND, Action.STOP, Action.ANSWER, Action.REWIND, Action.EDIT, Action.FORK, Action.REDO, Action.RESTORE, Action.UNDO}
+    {
+        Action.SEND,
+        Action.STOP,
+        Action.ANSWER,
+        Action.REWIND,
+        Action.EDIT,
+        Action.FORK,
+        Action.REDO,
+        Action.RESTORE,
+        Action.UNDO,
+    }
 )
 
 

@@ -107,7 +107,9 @@ class Rewinds(Turns):
             )
         rewound = self.conversation.index_of_invocation(invocation_id) is None
         shows = "rewound" if rewound else "not rewound (the conversation is as it was)"
-        return RewindOutcomeUnknown(f"the rewind's answer was lost ({reason}); the server's view, shown now, is {shows}")
+        return RewindOutcomeUnknown(
+            f"the rewind's answer was lost ({reason}); the server's view, shown now, is {shows}"
+        )
 
     async def _rewind_error(self, exc: ClientError, token: RewindToken, invocation_id: str) -> ClientError:
         """A failed rewind request: a clear refusal (4xx, or never sent) rolls back; anything that

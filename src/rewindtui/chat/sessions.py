@@ -135,4 +135,3 @@ class Sessions(ChatBase):
                 if exc.status != 404:
                     raise
         self.history.forget(session_id)
-

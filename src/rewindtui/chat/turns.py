@@ -173,7 +173,9 @@ class Turns(Sessions):
         self.conversation.stopped_shown[task_id] = text
         who = author or "the agent"
         self._emit(
-            self.conversation.add_error(f"Stopped. The server kept less of the reply than was shown; {who} had shown: {text}")
+            self.conversation.add_error(
+                f"Stopped. The server kept less of the reply than was shown; {who} had shown: {text}"
+            )
         )
 
     async def _consume_stoppable(self, events: AsyncIterator[StreamEvent], watch: Watch) -> StreamEnd:
@@ -204,7 +206,11 @@ class Turns(Sessions):
                         return StreamEnd("cut", f"the server sent an error in the middle of the turn ({failure})")
                     watch.see(event)
                     self._emit(conversation.apply(event))
-                    if event.kind is EventKind.STATUS and isinstance(event.body, dict) and event.body.get("final") is True:
+                    if (
+                        event.kind is EventKind.STATUS
+                        and isinstance(event.body, dict)
+                        and event.body.get("final") is True
+                    ):
                         break
         except (HTTPStatusFailed, Unsupported) as exc:
             return StreamEnd("refused", str(exc))
@@ -350,4 +356,3 @@ class Turns(Sessions):
         finally:
             self.sending = False
             self._watch = None
-

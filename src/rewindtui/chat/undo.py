@@ -96,7 +96,8 @@ def undo_point(session_id: str, tasks: Sequence[Any], *, whole: bool = True) -> 
             turns: int | None = int(said)  # the server says (A2A 1.0 metadata numbers are floats)
         elif any(_rewound(t) for t in listed):  # else count the rewound tasks listed, if any are
             gone = [
-                t for t in listed
+                t
+                for t in listed
                 if not _is_rewind(t) and raw.metadata(t).get(contract.REWOUND_BY_TASK_KEY) == rewind_id
             ]
             turns = len(gone) if whole or listed[0] not in gone else None

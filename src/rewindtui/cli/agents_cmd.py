@@ -35,7 +35,12 @@ def add_parser(sub: Any, connection_options: Callable[[argparse.ArgumentParser],
     remove = actions.add_parser("remove", help="forget a saved agent")
     remove.add_argument("name", metavar="NAME")
     for a in (add, listed, show, remove):
-        a.add_argument("--config", default=argparse.SUPPRESS, metavar="PATH", help="config file (default: config.toml in the user config dir)")
+        a.add_argument(
+            "--config",
+            default=argparse.SUPPRESS,
+            metavar="PATH",
+            help="config file (default: config.toml in the user config dir)",
+        )
         a.add_argument("--json", action="store_true", help="one JSON object per line")
 
 
@@ -64,7 +69,11 @@ def main(settings: Any, args: argparse.Namespace) -> int:
             check_name(args.auth_profile, "auth profile") if args.auth_profile else None,
         )
         add_agent(path, agent, replace=args.replace)
-        out.line(json_line({"saved": agent.record(), "config": str(path)}) if out.as_json else f"saved agent {agent.name} in {path}")
+        out.line(
+            json_line({"saved": agent.record(), "config": str(path)})
+            if out.as_json
+            else f"saved agent {agent.name} in {path}"
+        )
         return 0
     if args.action == "remove":
         remove_agent(path, args.name)

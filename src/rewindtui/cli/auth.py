@@ -91,7 +91,16 @@ async def run(settings: Settings, action: str, out: Any = None) -> int:
     had, problems = await session.logout()
     for problem in problems:
         _say(f"rewindtui: note: {problem}")
-    out.write(("signed out (tokens revoked and forgotten)" if had and not problems else "signed out" if had else "was not signed in") + "\n")
+    out.write(
+        (
+            "signed out (tokens revoked and forgotten)"
+            if had and not problems
+            else "signed out"
+            if had
+            else "was not signed in"
+        )
+        + "\n"
+    )
     return 0
 
 

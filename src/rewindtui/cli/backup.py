@@ -115,9 +115,7 @@ def restore(data_dir: Path, source: Path) -> Path | None:
     if not lock.acquire(wait=False):
         state = read_state(data_dir)
         who = state.describe() if state else "another process"
-        raise BackupError(
-            f"{data_dir} is in use by a running server ({who}): stop it first; nothing was changed"
-        )
+        raise BackupError(f"{data_dir} is in use by a running server ({who}): stop it first; nothing was changed")
     try:
         aside = data_dir / time.strftime("replaced-%Y%m%d-%H%M%S")
         moved = False

@@ -53,7 +53,9 @@ def _one(rows: list[Any], prefix: str | None, what: str) -> Any:
     found = [r for r in rows if r.id == prefix] or [r for r in rows if r.id.startswith(prefix)]
     if len(found) != 1:
         known = ", ".join(r.id[:8] for r in rows) or "none"
-        raise CommandFailed(f"{'no' if not found else 'more than one'} {what} of this session is {prefix!r} (its {what}s: {known})")
+        raise CommandFailed(
+            f"{'no' if not found else 'more than one'} {what} of this session is {prefix!r} (its {what}s: {known})"
+        )
     return found[0]
 
 
@@ -72,7 +74,11 @@ async def run(settings: Settings, args: argparse.Namespace, out: Any = None) -> 
     async with connection(settings) as conn:
         client = conn.client
         if not isinstance(client, Kagent1Client):
-            found = conn.kagent.said if conn.kagent is not None else "no kagent controller (give --kagent URL --agent NS/NAME)"
+            found = (
+                conn.kagent.said
+                if conn.kagent is not None
+                else "no kagent controller (give --kagent URL --agent NS/NAME)"
+            )
             raise CommandFailed(f"`rewindtui kagent {args.action}` needs kagent 1.0; found: {found}")
         session = args.session
         if args.action in ("checkpoints", "rename-checkpoint", "delete-checkpoint", "fork"):
@@ -111,7 +117,10 @@ async def run(settings: Settings, args: argparse.Namespace, out: Any = None) -> 
             return 0
         if args.action == "share":
             share, token = await client.create_share(session, read_only=not args.writable)
-            say({**share_record(share), "token": token}, f"share {share.id[:8]} ({share_record(share)['permission']}): token {token} (shown once)")
+            say(
+                {**share_record(share), "token": token},
+                f"share {share.id[:8]} ({share_record(share)['permission']}): token {token} (shown once)",
+            )
             return 0
         chosen = _one(await client.list_shares(session), args.target, "share")
         await client.revoke_share(chosen.id)

@@ -38,9 +38,27 @@ from rewindtui.config.settings import AUTH_KEYS, Settings, SettingsError, debug_
 
 def _settings_flags(args: argparse.Namespace) -> dict[str, Any]:
     names = (
-        "url", "api", "kagent", "agent", "user_id", "header", "rewind", "dialect", "config", "data_dir", "model", "theme",
-        "binding", "model_base_url", "model_timeout", "stall_timeout", "keep_server", *AUTH_KEYS, *FLOW_KEYS,
-        "kagent_share", "kagent_share_writable",
+        "url",
+        "api",
+        "kagent",
+        "agent",
+        "user_id",
+        "header",
+        "rewind",
+        "dialect",
+        "config",
+        "data_dir",
+        "model",
+        "theme",
+        "binding",
+        "model_base_url",
+        "model_timeout",
+        "stall_timeout",
+        "keep_server",
+        *AUTH_KEYS,
+        *FLOW_KEYS,
+        "kagent_share",
+        "kagent_share_writable",
     )
     flags = {name: getattr(args, name) for name in names if hasattr(args, name)}
     if getattr(args, "command", None) is None:

@@ -33,9 +33,7 @@ def require_id(name: str, value: str | None, *, optional: bool = False) -> str |
         return None
     text = (value or "").strip()
     if not text:
-        raise Refused(
-            f"`{name}` is empty: give the id (or a unique start of it) -- an empty id would match every one"
-        )
+        raise Refused(f"`{name}` is empty: give the id (or a unique start of it) -- an empty id would match every one")
     return text
 
 

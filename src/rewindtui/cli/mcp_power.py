@@ -57,8 +57,18 @@ def target_settings(base: Settings, agent: str | None, url: str | None, auth_pro
     if not auth_profile and base.url and same_origin(url, base.url) and not agent:
         return replace(base, url=url, api=None, kagent=None, agent=None)  # the started agent's own origin
     settings = replace(
-        base, url=url, api=None, kagent=None, agent=None, binding=binding, user_id=None, headers={},
-        auth=None, credentials={}, flows=None, push=False,
+        base,
+        url=url,
+        api=None,
+        kagent=None,
+        agent=None,
+        binding=binding,
+        user_id=None,
+        headers={},
+        auth=None,
+        credentials={},
+        flows=None,
+        push=False,
         dialect=check_dialect(dialect, "dialect") if dialect else None,
     )
     if auth_profile:
@@ -85,7 +95,9 @@ class Targets:
         self.base = base
         self._others: OrderedDict[tuple[str, ...], Operations] = OrderedDict()
 
-    async def ops(self, agent: str | None = None, url: str | None = None, auth_profile: str | None = None) -> Operations:
+    async def ops(
+        self, agent: str | None = None, url: str | None = None, auth_profile: str | None = None
+    ) -> Operations:
         try:
             settings = target_settings(self.base.settings, agent, url, auth_profile)
         except Exception as exc:
@@ -158,7 +170,10 @@ def register(server: Any, targets: Targets) -> None:
 
     @server.tool()
     async def task_get(
-        task_id: str, history_length: int | None = None, agent: str | None = None, url: str | None = None,
+        task_id: str,
+        history_length: int | None = None,
+        agent: str | None = None,
+        url: str | None = None,
         auth_profile: str | None = None,
     ) -> list[dict[str, Any]]:
         """The A2A task TASK_ID as the agent's server holds it (state, history, artifacts), on any
@@ -167,12 +182,17 @@ def register(server: Any, targets: Targets) -> None:
 
     @server.tool()
     async def task_list(
-        context_id: str | None = None, limit: int = 100, agent: str | None = None, url: str | None = None,
+        context_id: str | None = None,
+        limit: int = 100,
+        agent: str | None = None,
+        url: str | None = None,
         auth_profile: str | None = None,
     ) -> list[dict[str, Any]]:
         """The agent's tasks (of CONTEXT_ID, a session, when given), at most LIMIT, with A2A 1.0
         ListTasks (an agent that speaks 0.3 has none: the tool says so). Changes nothing."""
-        return await guarded(task("list", (agent, url, auth_profile), context_id=context_id, limit=max(1, min(limit, 1000))))
+        return await guarded(
+            task("list", (agent, url, auth_profile), context_id=context_id, limit=max(1, min(limit, 1000)))
+        )
 
     @server.tool()
     async def task_cancel(
@@ -193,20 +213,35 @@ def register(server: Any, targets: Targets) -> None:
 
     @server.tool()
     async def push_set(
-        task_id: str, push_url: str, token_env: str | None = None, config_id: str | None = None,
-        agent: str | None = None, url: str | None = None, auth_profile: str | None = None,
+        task_id: str,
+        push_url: str,
+        token_env: str | None = None,
+        config_id: str | None = None,
+        agent: str | None = None,
+        url: str | None = None,
+        auth_profile: str | None = None,
     ) -> list[dict[str, Any]]:
         """Ask the agent to POST the task TASK_ID to PUSH_URL as it changes (a push-notification
         config); the token it sends back comes from the environment variable TOKEN_ENV of this
         server (never a tool argument). Changes: a config is added on the agent's server (push_remove
         deletes it; a rewind does not)."""
         return await guarded(
-            push("set", (agent, url, auth_profile), task_id=task_id, push_url=push_url, token_env=token_env, config_id=config_id)
+            push(
+                "set",
+                (agent, url, auth_profile),
+                task_id=task_id,
+                push_url=push_url,
+                token_env=token_env,
+                config_id=config_id,
+            )
         )
 
     @server.tool()
     async def push_get(
-        task_id: str, config_id: str | None = None, agent: str | None = None, url: str | None = None,
+        task_id: str,
+        config_id: str | None = None,
+        agent: str | None = None,
+        url: str | None = None,
         auth_profile: str | None = None,
     ) -> list[dict[str, Any]]:
         """One push-notification config of TASK_ID (its token shown as ***). Changes nothing."""
@@ -283,7 +318,11 @@ def register(server: Any, targets: Targets) -> None:
 
     @server.tool()
     async def restore(
-        session: str, rewind_task: str, up_to: str | None = None, agent: str | None = None, url: str | None = None,
+        session: str,
+        rewind_task: str,
+        up_to: str | None = None,
+        agent: str | None = None,
+        url: str | None = None,
         auth_profile: str | None = None,
     ) -> list[dict[str, Any]]:
         """Bring back the rewound branch that the rewind REWIND_TASK took away (see rewound_branches);
@@ -314,10 +353,12 @@ def register(server: Any, targets: Targets) -> None:
                     continue
                 key = mark.by or "?"
                 branch = branches.setdefault(
-                    key, {"rewind_task": mark.by, "rewound_at": mark.at, "fork_before": mark.fork_before, "messages": []}
+                    key,
+                    {"rewind_task": mark.by, "rewound_at": mark.at, "fork_before": mark.fork_before, "messages": []},
                 )
-                branch["messages"].append({"role": item.role, "text": item.text[:2000], "invocation_id": item.invocation_id})
+                branch["messages"].append(
+                    {"role": item.role, "text": item.text[:2000], "invocation_id": item.invocation_id}
+                )
             return list(branches.values())
 
         return await on_chat((agent, url, auth_profile), session, act)
-

@@ -177,7 +177,10 @@ def add_parser(sub: Any, connection_options: Callable[[argparse.ArgumentParser],
         ),
     )
     p.add_argument(
-        "--mcp-files-dir", action="append", default=[], metavar="DIR",
+        "--mcp-files-dir",
+        action="append",
+        default=[],
+        metavar="DIR",
         help="a directory whose files tool calls may attach (send files) or write to (save_dir, export output); "
         "repeatable; the MCP client's roots are allowed too; anything else is refused",
     )

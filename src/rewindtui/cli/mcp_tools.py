@@ -47,8 +47,11 @@ def build_server(ops: Operations) -> Any:
         try:
             return {
                 name: (
-                    [allowed_path(name, v, dirs) for v in value] if isinstance(value, list)
-                    else allowed_path(name, value, dirs) if value else value
+                    [allowed_path(name, v, dirs) for v in value]
+                    if isinstance(value, list)
+                    else allowed_path(name, value, dirs)
+                    if value
+                    else value
                 )
                 for name, value in given.items()
             }
@@ -56,7 +59,9 @@ def build_server(ops: Operations) -> Any:
             raise ToolError(str(exc)) from None
 
     @server.tool()
-    async def agents(agent: str | None = None, url: str | None = None, auth_profile: str | None = None) -> list[dict[str, Any]]:
+    async def agents(
+        agent: str | None = None, url: str | None = None, auth_profile: str | None = None
+    ) -> list[dict[str, Any]]:
         """The A2A agent a call reaches (the one this server was started for, or AGENT, a saved
         agent, or URL with AUTH_PROFILE): name, URL, skills, whether it can rewind, fork and redo.
         Changes nothing."""
@@ -66,7 +71,9 @@ def build_server(ops: Operations) -> Any:
             raise ToolError(str(exc)) from None
 
     @server.tool()
-    async def sessions(agent: str | None = None, url: str | None = None, auth_profile: str | None = None) -> list[dict[str, Any]]:
+    async def sessions(
+        agent: str | None = None, url: str | None = None, auth_profile: str | None = None
+    ) -> list[dict[str, Any]]:
         """The sessions on the agent's server (id, name, times). Changes nothing."""
         return await run("sessions", (agent, url, auth_profile))
 
@@ -115,8 +122,13 @@ def build_server(ops: Operations) -> Any:
 
     @server.tool()
     async def history(
-        session: str, include_rewound: bool = False, save_dir: str | None = None, agent: str | None = None,
-        url: str | None = None, auth_profile: str | None = None, ctx: Context | None = None,
+        session: str,
+        include_rewound: bool = False,
+        save_dir: str | None = None,
+        agent: str | None = None,
+        url: str | None = None,
+        auth_profile: str | None = None,
+        ctx: Context | None = None,
     ) -> list[dict[str, Any]]:
         """The conversation of SESSION as the server has it (with include_rewound, the turns rewinds
         took away too, marked "rewound"); save_dir saves its files and data parts there. Changes
@@ -124,13 +136,20 @@ def build_server(ops: Operations) -> Any:
         checked = ids(session=(session, False))
         local = await paths(ctx, save_dir=save_dir)
         return await run(
-            "history", (agent, url, auth_profile), session=checked["session"], include_rewound=include_rewound,
+            "history",
+            (agent, url, auth_profile),
+            session=checked["session"],
+            include_rewound=include_rewound,
             save_dir=local["save_dir"],
         )
 
     @server.tool()
     async def rewind(
-        session: str, before: str, text: str | None = None, agent: str | None = None, url: str | None = None,
+        session: str,
+        before: str,
+        text: str | None = None,
+        agent: str | None = None,
+        url: str | None = None,
         auth_profile: str | None = None,
     ) -> list[dict[str, Any]]:
         """Rewind SESSION to before the turn of invocation id BEFORE (the agent forgets that turn and
@@ -138,18 +157,25 @@ def build_server(ops: Operations) -> Any:
         agent's server cannot rewind. Returns the conversation after it. Changes the session on the
         agent's server; undo (or redo) brings the turns back, nothing is deleted."""
         checked = ids(session=(session, False), before=(before, False))
-        return await run("rewind", (agent, url, auth_profile), session=checked["session"], before=checked["before"], text=text)
+        return await run(
+            "rewind", (agent, url, auth_profile), session=checked["session"], before=checked["before"], text=text
+        )
 
     @server.tool()
     async def redo(
-        session: str, rewind_task: str | None = None, agent: str | None = None, url: str | None = None,
+        session: str,
+        rewind_task: str | None = None,
+        agent: str | None = None,
+        url: str | None = None,
         auth_profile: str | None = None,
     ) -> list[dict[str, Any]]:
         """Undo the last rewind of SESSION (or the rewind REWIND_TASK, see history include_rewound):
         the rewound turns come back. Returns the conversation after it. Changes the session on the
         agent's server; a rewind can take the turns away again."""
         checked = ids(session=(session, False), rewind_task=(rewind_task, True))
-        return await run("redo", (agent, url, auth_profile), session=checked["session"], rewind_task=checked["rewind_task"])
+        return await run(
+            "redo", (agent, url, auth_profile), session=checked["session"], rewind_task=checked["rewind_task"]
+        )
 
     @server.tool()
     async def fork(
@@ -172,8 +198,14 @@ def build_server(ops: Operations) -> Any:
 
     @server.tool()
     async def export(
-        session: str, format: str = "md", include_rewound: bool = False, output: str | None = None, force: bool = False,
-        agent: str | None = None, url: str | None = None, auth_profile: str | None = None,
+        session: str,
+        format: str = "md",
+        include_rewound: bool = False,
+        output: str | None = None,
+        force: bool = False,
+        agent: str | None = None,
+        url: str | None = None,
+        auth_profile: str | None = None,
         ctx: Context | None = None,
     ) -> str:
         """SESSION's transcript as Markdown (format md) or JSON (format json); written to the file
@@ -183,8 +215,13 @@ def build_server(ops: Operations) -> Any:
         output = (await paths(ctx, output=output))["output"]
         try:
             text = await (await targets.ops(agent, url, auth_profile)).run_text(
-                "export", session=checked["session"], format=format, include_rewound=include_rewound, output=output,
-                force=force, save_files=False,
+                "export",
+                session=checked["session"],
+                format=format,
+                include_rewound=include_rewound,
+                output=output,
+                force=force,
+                save_files=False,
             )
         except ToolFailure as exc:
             raise ToolError(str(exc)) from None

@@ -98,7 +98,11 @@ def report(exc: BaseException, as_json: bool) -> None:
     elif isinstance(exc, UsageError):
         code, message, hint = "usage", str(exc), exc.usage.strip()
     else:
-        code, message, hint = "unexpected", f"unexpected {type(exc).__name__}: {exc}", "set REWINDTUI_DEBUG=1 for the traceback"
+        code, message, hint = (
+            "unexpected",
+            f"unexpected {type(exc).__name__}: {exc}",
+            "set REWINDTUI_DEBUG=1 for the traceback",
+        )
     if as_json:
         _json_error(code, message, hint)
         return

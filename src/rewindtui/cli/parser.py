@@ -51,10 +51,29 @@ def connection_options(parser: argparse.ArgumentParser) -> None:
     s = argparse.SUPPRESS
     g.add_argument("--url", default=s, metavar="URL", help="A2A agent endpoint (default: start the embedded server)")
     g.add_argument("--api", default=s, metavar="URL", help="kagent-style REST base, e.g. http://HOST:8083/api")
-    g.add_argument("--kagent", default=s, metavar="URL", help="kagent controller base, e.g. http://HOST:8083 (with --agent)")
-    g.add_argument("--agent", default=s, metavar="NAME", help="a saved agent (`rewindtui agents`), or NS/NAME on the kagent controller")
-    g.add_argument("--share", dest="kagent_share", default=s, metavar="TOKEN", help="kagent 1.0: open --session from this share token (read-only)")
-    g.add_argument("--share-writable", dest="kagent_share_writable", action="store_true", default=s, help="kagent 1.0: the --share token may send")
+    g.add_argument(
+        "--kagent", default=s, metavar="URL", help="kagent controller base, e.g. http://HOST:8083 (with --agent)"
+    )
+    g.add_argument(
+        "--agent",
+        default=s,
+        metavar="NAME",
+        help="a saved agent (`rewindtui agents`), or NS/NAME on the kagent controller",
+    )
+    g.add_argument(
+        "--share",
+        dest="kagent_share",
+        default=s,
+        metavar="TOKEN",
+        help="kagent 1.0: open --session from this share token (read-only)",
+    )
+    g.add_argument(
+        "--share-writable",
+        dest="kagent_share_writable",
+        action="store_true",
+        default=s,
+        help="kagent 1.0: the --share token may send",
+    )
     g.add_argument("--user-id", default=s, metavar="ID", help="user id sent to the server (X-User-Id)")
     g.add_argument(
         "--header", action="append", default=s, metavar="'NAME: VALUE'", help="extra HTTP header (repeatable)"
@@ -62,11 +81,18 @@ def connection_options(parser: argparse.ArgumentParser) -> None:
     g.add_argument(
         "--rewind", default=s, metavar="MODE", help="rewind mode: auto (from the agent card), a2a, rest, off"
     )
-    g.add_argument("--dialect", default=s, metavar="VERSION", help="A2A dialect 0.3 or 1.0 (default: from the agent card)")
     g.add_argument(
-        "--binding", default=s, metavar="NAME", help="jsonrpc, http+json or grpc (default: the card's preferred HTTP one; grpc when it offers only that)"
+        "--dialect", default=s, metavar="VERSION", help="A2A dialect 0.3 or 1.0 (default: from the agent card)"
     )
-    a = parser.add_argument_group("auth (the secret is an environment variable's name or a file; sent to --url's origin only)")
+    g.add_argument(
+        "--binding",
+        default=s,
+        metavar="NAME",
+        help="jsonrpc, http+json or grpc (default: the card's preferred HTTP one; grpc when it offers only that)",
+    )
+    a = parser.add_argument_group(
+        "auth (the secret is an environment variable's name or a file; sent to --url's origin only)"
+    )
     a.add_argument("--bearer-env", default=s, metavar="VAR", help="bearer token from this environment variable")
     a.add_argument("--bearer-file", default=s, metavar="PATH", help="bearer token from this file")
     a.add_argument("--api-key-env", default=s, metavar="VAR", help="API key from this environment variable")
@@ -78,20 +104,31 @@ def connection_options(parser: argparse.ArgumentParser) -> None:
     from rewindtui.client.auth_flows import add_options
 
     add_options(parser)
-    g.add_argument("--config", default=s, metavar="PATH", help="config file (default: config.toml in the user config dir)")
+    g.add_argument(
+        "--config", default=s, metavar="PATH", help="config file (default: config.toml in the user config dir)"
+    )
     g.add_argument("--data-dir", default=s, metavar="DIR", help="embedded server data directory")
     g.add_argument(
-        "--model", default=s, metavar="NAME",
+        "--model",
+        default=s,
+        metavar="NAME",
         help="embedded server model: demo (default, offline) or e.g. openai/gpt-4o-mini (see docs/models.md)",
     )
     g.add_argument("--model-base-url", default=s, metavar="URL", help="the model's OpenAI-compatible endpoint")
     g.add_argument("--model-timeout", default=s, metavar="S", help="seconds one model request may take (default 300)")
     g.add_argument("--stall-timeout", default=s, metavar="S", help="seconds a turn may go without news (default 120)")
     g.add_argument(
-        "--wire-log", default=s, metavar="FILE",
+        "--wire-log",
+        default=s,
+        metavar="FILE",
         help="append every request, answer and SSE/gRPC frame to FILE as JSON lines (credentials redacted)",
     )
-    g.add_argument("--keep-server", default=s, metavar="S", help="keep the embedded server up S seconds after the last app quits (`serve --stop` ends it)")
+    g.add_argument(
+        "--keep-server",
+        default=s,
+        metavar="S",
+        help="keep the embedded server up S seconds after the last app quits (`serve --stop` ends it)",
+    )
 
 
 def json_option(parser: argparse.ArgumentParser) -> None:
@@ -103,7 +140,9 @@ class _Version(argparse.Action):
     package metadata costs the start of every command otherwise)."""
 
     def __init__(self, option_strings: list[str], dest: str = argparse.SUPPRESS, **kw: Any) -> None:
-        super().__init__(option_strings, dest=dest, default=argparse.SUPPRESS, nargs=0, help="print the version and exit")
+        super().__init__(
+            option_strings, dest=dest, default=argparse.SUPPRESS, nargs=0, help="print the version and exit"
+        )
 
     def __call__(self, parser: argparse.ArgumentParser, *args: Any, **kw: Any) -> None:
         import rewindtui
@@ -130,7 +169,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="run the embedded agent server in the foreground (see `rewindtui serve --help`)",
         add_help=False,
     )
-    sub.add_parser("backup", help="copy the server's databases, consistent while it runs (`backup --help`)", add_help=False)
+    sub.add_parser(
+        "backup", help="copy the server's databases, consistent while it runs (`backup --help`)", add_help=False
+    )
     sub.add_parser("restore", help="put a backup in place (the server stopped; `restore --help`)", add_help=False)
     sub.add_parser(
         "repair",
@@ -158,7 +199,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 def add_sessions(sub: Any) -> None:
     """``sessions``: list the sessions on the server."""
-    p = sub.add_parser("sessions", help="list sessions", description="List the sessions on the server.", epilog=_OUTPUT, formatter_class=Formatter)
+    p = sub.add_parser(
+        "sessions",
+        help="list sessions",
+        description="List the sessions on the server.",
+        epilog=_OUTPUT,
+        formatter_class=Formatter,
+    )
     connection_options(p)
     json_option(p)
 
@@ -179,9 +226,14 @@ def add_send(sub: Any) -> None:
         formatter_class=Formatter,
     )
     connection_options(p)
-    p.add_argument("--session", default=argparse.SUPPRESS, metavar="ID", help="continue this session (default: a new session)")
     p.add_argument(
-        "--file", action="append", default=[], metavar="PATH|URL",
+        "--session", default=argparse.SUPPRESS, metavar="ID", help="continue this session (default: a new session)"
+    )
+    p.add_argument(
+        "--file",
+        action="append",
+        default=[],
+        metavar="PATH|URL",
         help="attach a file: a path is sent inline (at most 10 MB in all), an http(s) URL by reference (repeatable)",
     )
     p.add_argument("--data", action="append", default=[], metavar="JSON", help="attach a data part (repeatable)")
@@ -191,16 +243,25 @@ def add_send(sub: Any) -> None:
     answer.add_argument("--approve", action="store_true", help="approve the tool call the session's agent asks about")
     answer.add_argument("--reject", action="store_true", help="reject the tool call the session's agent asks about")
     p.add_argument(
-        "--push", action="store_true",
+        "--push",
+        action="store_true",
         help="also ask the agent for a push notification when the turn ends, received on loopback: "
         "a turn whose stream is cut is still printed when it finishes",
     )
-    p.add_argument("--push-url", metavar="URL", help="send the push notification to this webhook instead (token: $REWINDTUI_PUSH_TOKEN)")
-    p.add_argument("--push-wait", type=float, default=600.0, metavar="S", help="with --push: how long to wait for it (default 600)")
+    p.add_argument(
+        "--push-url",
+        metavar="URL",
+        help="send the push notification to this webhook instead (token: $REWINDTUI_PUSH_TOKEN)",
+    )
+    p.add_argument(
+        "--push-wait", type=float, default=600.0, metavar="S", help="with --push: how long to wait for it (default 600)"
+    )
     answer.add_argument(
         "--retry", action="store_true", help="send the session's failed last turn again, as one clean turn (no TEXT)"
     )
-    p.add_argument("--partial", action="store_true", help='with --json: also a {"kind": "delta"} line per streamed piece')
+    p.add_argument(
+        "--partial", action="store_true", help='with --json: also a {"kind": "delta"} line per streamed piece'
+    )
     p.add_argument("text", nargs="*", metavar="TEXT")
 
 
@@ -219,7 +280,7 @@ def add_history(sub: Any) -> None:
         description=para(
             "Print the conversation of a session as the server has it (rewound turns left out; "
             "with --include-rewound they are printed where they were, between '=== rewound ... ===' "
-            "lines, or with a \"rewound\" key in --json: when, and the rewind task that `redo "
+            'lines, or with a "rewound" key in --json: when, and the rewind task that `redo '
             "--rewind-task` undoes to bring them back)."
         ),
         epilog=_OUTPUT,
@@ -241,8 +302,8 @@ def add_card(sub: Any) -> None:
             "Show the agent card of --url (or of the embedded server): who the agent is, its "
             "interfaces and which one rewindtui uses, capabilities, extensions, skills, security "
             "schemes, and warnings where the card is incomplete or contradicts itself. With --json: "
-            "{\"card\": ..., \"url\", \"binding\", \"dialect\", \"endpoint\", \"usable\", \"problem\", "
-            "\"warnings\": [...], \"security\": [...]}."
+            '{"card": ..., "url", "binding", "dialect", "endpoint", "usable", "problem", '
+            '"warnings": [...], "security": [...]}.'
         ),
         formatter_class=Formatter,
     )
@@ -251,7 +312,8 @@ def add_card(sub: Any) -> None:
     p.add_argument("--extended", action="store_true", help="also the extended card the agent gives authenticated users")
     p.add_argument("--card-keys", metavar="PATH", help="a JWKS file with the keys that may sign the card")
     p.add_argument(
-        "--validate", action="store_true",
+        "--validate",
+        action="store_true",
         help="check the card against the A2A 1.0 and 0.3 schemas: every problem with its JSON path; exit 1 on errors",
     )
 
@@ -264,7 +326,7 @@ def add_rewind(sub: Any) -> None:
         description=para(
             "Rewind a session to before the turn of INVOCATION_ID (see `history`); with --text, "
             "then send TEXT as the next turn (rewind-and-send). Prints 'session: ID' (or "
-            "{\"session\": ID, \"rewound_before\": INVOCATION_ID}) and the conversation after it."
+            '{"session": ID, "rewound_before": INVOCATION_ID}) and the conversation after it.'
         ),
         epilog=_OUTPUT,
         formatter_class=Formatter,
@@ -284,7 +346,7 @@ def add_fork(sub: Any) -> None:
         description=para(
             "Create a new session holding what came before the turn of INVOCATION_ID; the original "
             "is unchanged. Prints 'session: NEW_ID (fork of ID)' (or {\"session\": NEW_ID, "
-            "\"forked_from\": ID, \"name\": ...}) and the new session's conversation."
+            '"forked_from": ID, "name": ...}) and the new session\'s conversation.'
         ),
         epilog=_OUTPUT,
         formatter_class=Formatter,
@@ -305,7 +367,7 @@ def add_redo(sub: Any) -> None:
             "state and history are as they were before it. Several rewinds in a row undo one by one, "
             "newest first. With --rewind-task, undo that rewind (see `history --include-rewound`): "
             "its branch comes back, and turns sent since become a rewound branch in their turn. "
-            "Prints 'session: ID' (or {\"session\": ID, \"redo\": TASK_ID}) and the conversation after it."
+            'Prints \'session: ID\' (or {"session": ID, "redo": TASK_ID}) and the conversation after it.'
         ),
         epilog=_OUTPUT,
         formatter_class=Formatter,
@@ -331,7 +393,11 @@ def add_export(sub: Any) -> None:
     connection_options(p)
     p.add_argument("--session", metavar="ID", required=True)
     p.add_argument("--format", choices=("md", "json"), default="md")
-    p.add_argument("--output", metavar="FILE", help="write to FILE instead of standard output (never over an existing file without --force)")
+    p.add_argument(
+        "--output",
+        metavar="FILE",
+        help="write to FILE instead of standard output (never over an existing file without --force)",
+    )
     p.add_argument("--force", action="store_true", help="overwrite FILE if it exists")
     p.add_argument(
         "--save-files",

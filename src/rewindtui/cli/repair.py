@@ -45,8 +45,10 @@ def main(argv: list[str]) -> int:
     if not lock.acquire(wait=False):
         state = read_state(data_dir)
         who = state.describe() if state else "another process"
-        print(f"rewindtui repair: {data_dir} is in use by a running server ({who}): stop it first; nothing was changed",
-              file=sys.stderr)
+        print(
+            f"rewindtui repair: {data_dir} is in use by a running server ({who}): stop it first; nothing was changed",
+            file=sys.stderr,
+        )
         return 1
     try:
         lines = asyncio.run(repair(data_dir, list(args.sessions) or None))

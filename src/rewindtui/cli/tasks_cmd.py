@@ -82,7 +82,9 @@ def _add_push(sub: Any, options: Callable[[argparse.ArgumentParser], None]) -> N
     set_.add_argument("--push-url", dest="push_url", metavar="URL", required=True, help="the webhook")
     set_.add_argument("--config-id", metavar="ID", help="the config's id (default: the server's choice)")
     set_.add_argument(
-        "--token-env", metavar="VAR", help="the token the agent sends back (X-A2A-Notification-Token) from this variable"
+        "--token-env",
+        metavar="VAR",
+        help="the token the agent sends back (X-A2A-Notification-Token) from this variable",
     )
     get = actions.add_parser("get", help="print one config")
     get.add_argument("task_id", metavar="TASK_ID")
@@ -101,7 +103,7 @@ def _add_push(sub: Any, options: Callable[[argparse.ArgumentParser], None]) -> N
             "Listen on HOST:PORT at PATH for A2A push notifications. A POST without the token (from "
             "--token-env, else a new random one, printed on stderr) is refused with 401, another path "
             "with 404; each accepted notification (a task, a status or an artifact update, as a2a-sdk's "
-            "sender POSTs them) is printed ({\"kind\", \"event\"} a line with --json) and, with "
+            'sender POSTs them) is printed ({"kind", "event"} a line with --json) and, with '
             "--forward, POSTed as it came to that URL (without the token). Stops after --count notifications, or on Ctrl+C."
         ),
     )

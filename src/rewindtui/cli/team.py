@@ -37,9 +37,14 @@ from rewindtui.server.storage.team_store import SHARE_MODES, TeamStore, UserExis
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="rewindtui team", description="Users, tokens and shares of a team server.")
-    parser.add_argument("--database-url", default=None, metavar="URL", help=f"the team database (or {DATABASE_URL_ENV})")
     parser.add_argument(
-        "--data-dir", type=Path, default=None, help=f"without a database URL: the server's data directory (default: {default_data_dir()})"
+        "--database-url", default=None, metavar="URL", help=f"the team database (or {DATABASE_URL_ENV})"
+    )
+    parser.add_argument(
+        "--data-dir",
+        type=Path,
+        default=None,
+        help=f"without a database URL: the server's data directory (default: {default_data_dir()})",
     )
     commands = parser.add_subparsers(dest="action", required=True)
     token = commands.add_parser("token", help="make a bearer token for a user (printed once)")
@@ -67,7 +72,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _url(args: argparse.Namespace) -> str:
-    url = normalized_database_url(args.database_url or os.environ.get(DATABASE_URL_ENV) or None) or config_database_url()
+    url = (
+        normalized_database_url(args.database_url or os.environ.get(DATABASE_URL_ENV) or None) or config_database_url()
+    )
     problem = database_url_problem(url)
     if problem is not None:
         raise ValueError(problem)
@@ -108,7 +115,9 @@ def _move(args: argparse.Namespace) -> str:
     from rewindtui.server.process.instance import DataDirBusy, DataDirHold, DataDirUnusable
     from rewindtui.server.storage.move import MoveRefused, Place, move
 
-    url = normalized_database_url(args.database_url or os.environ.get(DATABASE_URL_ENV) or None) or config_database_url()
+    url = (
+        normalized_database_url(args.database_url or os.environ.get(DATABASE_URL_ENV) or None) or config_database_url()
+    )
     if url is None:
         raise ValueError(f"{args.action} needs the team database: --database-url URL or {DATABASE_URL_ENV}")
     problem = database_url_problem(url)

@@ -197,8 +197,12 @@ def stop_on_interrupt(chat: Any, grace: float = INTERRUPT_GRACE) -> Iterator[Cal
 
 # -- send --retry ----------------------------------------------------------------------------------
 # -- stop --------------------------------------------------------------------------------------------
-def add_stop_parser(sub: Any, connection_options: Callable[[argparse.ArgumentParser], None],
-                    json_option: Callable[[argparse.ArgumentParser], None], formatter: Any) -> None:
+def add_stop_parser(
+    sub: Any,
+    connection_options: Callable[[argparse.ArgumentParser], None],
+    json_option: Callable[[argparse.ArgumentParser], None],
+    formatter: Any,
+) -> None:
     p = sub.add_parser(
         "stop",
         help="stop the turn running in a session",

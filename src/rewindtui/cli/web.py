@@ -47,7 +47,22 @@ def app_command(args: argparse.Namespace) -> str:
     """The shell command textual-serve runs per tab: this Python running the app with the
     connection options ``web`` was given (secrets stay in the environment or files they name)."""
     parts = [sys.executable, "-m", "rewindtui"]
-    names = ("url", "api", "kagent", "agent", "user_id", "rewind", "dialect", "binding", "config", "data_dir", "model", "theme", *AUTH_KEYS, *FLOW_KEYS)
+    names = (
+        "url",
+        "api",
+        "kagent",
+        "agent",
+        "user_id",
+        "rewind",
+        "dialect",
+        "binding",
+        "config",
+        "data_dir",
+        "model",
+        "theme",
+        *AUTH_KEYS,
+        *FLOW_KEYS,
+    )
     for name in names:
         value = getattr(args, name, None)
         if value is not None:
@@ -103,10 +118,18 @@ def make_server(command: str, host: str, port: int, token: str | None, title: st
             async def guard(request: web.Request, handler: Callable[..., Any]) -> Any:
                 own = {request.host, f"{host}:{port}"}
                 ok, set_cookie = allowed(
-                    request.path, request.query, request.cookies, request.headers, token, own, loopback_only=is_loopback(host)
+                    request.path,
+                    request.query,
+                    request.cookies,
+                    request.headers,
+                    token,
+                    own,
+                    loopback_only=is_loopback(host),
                 )
                 if not ok:
-                    raise web.HTTPForbidden(text="rewindtui web: open the URL with ?token=... that `rewindtui web` printed\n")
+                    raise web.HTTPForbidden(
+                        text="rewindtui web: open the URL with ?token=... that `rewindtui web` printed\n"
+                    )
                 response = await handler(request)
                 if set_cookie and token is not None:
                     response.set_cookie(COOKIE, token, httponly=True, samesite="Strict")
@@ -134,7 +157,9 @@ def add_parser(sub: Any, connection_options: Callable[[argparse.ArgumentParser],
     p.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT})")
     p.add_argument("--token-env", metavar="VAR", help="the access token from this environment variable")
     p.add_argument("--token-file", metavar="PATH", help="the access token from this file")
-    p.add_argument("--no-token", action="store_true", help="no token even when bound beyond loopback (behind your own auth proxy)")
+    p.add_argument(
+        "--no-token", action="store_true", help="no token even when bound beyond loopback (behind your own auth proxy)"
+    )
 
 
 def resolve_token(args: argparse.Namespace) -> str | None:
@@ -152,7 +177,9 @@ def main(settings: Settings, args: argparse.Namespace) -> int:
     try:
         import textual_serve  # noqa: F401
     except ImportError:
-        raise SystemExit("rewindtui: error: `rewindtui web` needs textual-serve: pip install 'rewindtui[web]'") from None
+        raise SystemExit(
+            "rewindtui: error: `rewindtui web` needs textual-serve: pip install 'rewindtui[web]'"
+        ) from None
     from rewindtui.client.auth import AuthError
 
     try:

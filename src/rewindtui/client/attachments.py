@@ -149,7 +149,7 @@ def safe_name(name: str, fallback: str) -> str:
         base = fallback
     if len(base) > 120:
         stem, dot, ext = base.rpartition(".")
-        base = (stem[: 110] + dot + ext[:9]) if dot and len(ext) < 10 else base[:120]
+        base = (stem[:110] + dot + ext[:9]) if dot and len(ext) < 10 else base[:120]
     return base
 
 
@@ -251,7 +251,11 @@ class Saved:
 
 
 async def save_parts(
-    raw_parts: Iterable[Any], directory: Path, *, http: httpx.AsyncClient | None = None, fetch_limit: int = MAX_FETCH_BYTES
+    raw_parts: Iterable[Any],
+    directory: Path,
+    *,
+    http: httpx.AsyncClient | None = None,
+    fetch_limit: int = MAX_FETCH_BYTES,
 ) -> Saved:
     """Save each file and data part into ``directory`` (created if need be). A file by URL is
     fetched with ``http`` (not without one). A part that cannot be saved is skipped with its

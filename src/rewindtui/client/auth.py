@@ -137,7 +137,9 @@ class SecretRef:
             except FileNotFoundError:
                 raise AuthError(f"{prefix}secret file {self.file} not found") from None
             except (OSError, UnicodeDecodeError) as exc:
-                raise AuthError(f"{prefix}cannot read secret file {self.file}: {getattr(exc, 'strerror', None) or exc}") from None
+                raise AuthError(
+                    f"{prefix}cannot read secret file {self.file}: {getattr(exc, 'strerror', None) or exc}"
+                ) from None
             lines = text.splitlines()
             value = lines[0].strip() if lines else ""
             if not value:

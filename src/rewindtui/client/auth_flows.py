@@ -69,20 +69,43 @@ def add_options(parser: Any) -> None:
     s = argparse.SUPPRESS
     g = parser.add_argument_group("OAuth2 and mutual TLS (see docs/auth.md)")
     g.add_argument("--oauth-client-id", default=s, metavar="ID", help="OAuth2 client id (turns OAuth2 on)")
-    g.add_argument("--oauth-client-secret-env", default=s, metavar="VAR", help="client secret from this variable (client credentials)")
-    g.add_argument("--oauth-client-secret-file", default=s, metavar="PATH", help="client secret from this file (client credentials)")
-    g.add_argument("--oauth-flow", default=s, choices=(CLIENT_CREDENTIALS, DEVICE), help="the grant (default: client-credentials with a secret, else device)")
-    g.add_argument("--oauth-token-url", default=s, metavar="URL", help="token endpoint (default: OIDC discovery or the card)")
+    g.add_argument(
+        "--oauth-client-secret-env",
+        default=s,
+        metavar="VAR",
+        help="client secret from this variable (client credentials)",
+    )
+    g.add_argument(
+        "--oauth-client-secret-file",
+        default=s,
+        metavar="PATH",
+        help="client secret from this file (client credentials)",
+    )
+    g.add_argument(
+        "--oauth-flow",
+        default=s,
+        choices=(CLIENT_CREDENTIALS, DEVICE),
+        help="the grant (default: client-credentials with a secret, else device)",
+    )
+    g.add_argument(
+        "--oauth-token-url", default=s, metavar="URL", help="token endpoint (default: OIDC discovery or the card)"
+    )
     g.add_argument("--oauth-device-url", default=s, metavar="URL", help="device authorization endpoint")
     g.add_argument("--oidc-issuer", default=s, metavar="URL", help="OIDC issuer to discover the endpoints from")
     g.add_argument("--oauth-scope", default=s, metavar="SCOPES", help="scopes to ask for (space separated)")
     g.add_argument("--tls-cert", default=s, metavar="PATH", help="client certificate (PEM) for mutual TLS")
     g.add_argument("--tls-key", default=s, metavar="PATH", help="its private key (PEM; default: in the cert file)")
     g.add_argument("--tls-ca", default=s, metavar="PATH", help="CA bundle (PEM) to verify the server with")
-    g.add_argument("--tls-key-password-env", default=s, metavar="VAR", help="the encrypted key's passphrase from this variable")
-    g.add_argument("--tls-key-password-file", default=s, metavar="PATH", help="the encrypted key's passphrase from this file")
     g.add_argument(
-        "--grpc-same-host", action="store_true", default=s,
+        "--tls-key-password-env", default=s, metavar="VAR", help="the encrypted key's passphrase from this variable"
+    )
+    g.add_argument(
+        "--tls-key-password-file", default=s, metavar="PATH", help="the encrypted key's passphrase from this file"
+    )
+    g.add_argument(
+        "--grpc-same-host",
+        action="store_true",
+        default=s,
         help="also send your credentials and user id to a gRPC port the card names on the host of --url (default: --url's origin only)",
     )
 
@@ -126,7 +149,9 @@ class TLSConfig:
         except ssl.SSLError as exc:
             reason = getattr(exc, "reason", None) or str(exc)
             if self.password is not None and ("BAD_DECRYPT" in str(reason).upper() or "PEM" in str(reason).upper()):
-                raise AuthError(f"TLS: cannot decrypt the private key in {key} with the passphrase from {self.password.describe()} ({reason})") from None
+                raise AuthError(
+                    f"TLS: cannot decrypt the private key in {key} with the passphrase from {self.password.describe()} ({reason})"
+                ) from None
             raise AuthError(f"TLS: cannot load the certificate or key: {reason}") from None
         except OSError as exc:
             raise AuthError(f"TLS: cannot load the certificate or key: {exc}") from None
@@ -200,9 +225,13 @@ def _file_values(tables: Mapping[str, Any] | None, base: Path | None) -> dict[st
             if key not in known:
                 hint = (
                     "; secrets are read from a variable or a file (client_secret_env / client_secret_file, "
-                    "key_password_env / key_password_file)" if "secret" in key or "pass" in key else ""
+                    "key_password_env / key_password_file)"
+                    if "secret" in key or "pass" in key
+                    else ""
                 )
-                raise AuthError(f"{table_name}.{key} in the config file: unknown setting (known: {', '.join(sorted(known))}){hint}")
+                raise AuthError(
+                    f"{table_name}.{key} in the config file: unknown setting (known: {', '.join(sorted(known))}){hint}"
+                )
             if not isinstance(value, str) or not value.strip():
                 raise AuthError(f"{table_name}.{key} in the config file: expected a non-empty string")
             name = known[key]
@@ -240,17 +269,25 @@ def load_flows(
     client_id = given["oauth_client_id"]
     secret_env, secret_file = given["oauth_client_secret_env"], given["oauth_client_secret_file"]
     if secret_env and secret_file:
-        raise AuthError(f"{where('oauth_client_secret_env')} and {where('oauth_client_secret_file')}: give the secret one way, not both")
+        raise AuthError(
+            f"{where('oauth_client_secret_env')} and {where('oauth_client_secret_file')}: give the secret one way, not both"
+        )
     oauth_given = [n for n in FLAG_NAMES if n.startswith(("oauth", "oidc")) and given[n]]
     if oauth_given and not client_id:
         raise AuthError(f"{where(oauth_given[0])}: also give the OAuth2 client id (--oauth-client-id)")
     if client_id:
-        secret = SecretRef(env=secret_env) if secret_env else (SecretRef(file=Path(secret_file).expanduser()) if secret_file else None)
+        secret = (
+            SecretRef(env=secret_env)
+            if secret_env
+            else (SecretRef(file=Path(secret_file).expanduser()) if secret_file else None)
+        )
         flow = given["oauth_flow"] or ""
         if flow and flow not in (CLIENT_CREDENTIALS, DEVICE):
             raise AuthError(f"{where('oauth_flow')}: expected {CLIENT_CREDENTIALS} or {DEVICE}, got {flow!r}")
         if flow == CLIENT_CREDENTIALS and secret is None:
-            raise AuthError(f"{where('oauth_flow')}: client credentials need a client secret (--oauth-client-secret-env VAR)")
+            raise AuthError(
+                f"{where('oauth_flow')}: client credentials need a client secret (--oauth-client-secret-env VAR)"
+            )
         for name in ("oauth_token_url", "oauth_device_url", "oidc_issuer"):
             url = given[name]
             if url and not url.startswith(("http://", "https://")):
@@ -267,14 +304,22 @@ def load_flows(
     tls = None
     pass_env, pass_file = given["tls_key_password_env"], given["tls_key_password_file"]
     if pass_env and pass_file:
-        raise AuthError(f"{where('tls_key_password_env')} and {where('tls_key_password_file')}: give the passphrase one way, not both")
+        raise AuthError(
+            f"{where('tls_key_password_env')} and {where('tls_key_password_file')}: give the passphrase one way, not both"
+        )
     if (pass_env or pass_file) and not given["tls_cert"]:
-        raise AuthError(f"{where('tls_key_password_env' if pass_env else 'tls_key_password_file')}: also give the client certificate (--tls-cert PATH)")
+        raise AuthError(
+            f"{where('tls_key_password_env' if pass_env else 'tls_key_password_file')}: also give the client certificate (--tls-cert PATH)"
+        )
     if given["tls_cert"] or given["tls_key"] or given["tls_ca"]:
         if given["tls_key"] and not given["tls_cert"]:
             raise AuthError(f"{where('tls_key')}: also give the client certificate (--tls-cert PATH)")
         paths = [given[n] for n in ("tls_cert", "tls_key", "tls_ca")]
-        password = SecretRef(env=pass_env) if pass_env else (SecretRef(file=Path(pass_file).expanduser()) if pass_file else None)
+        password = (
+            SecretRef(env=pass_env)
+            if pass_env
+            else (SecretRef(file=Path(pass_file).expanduser()) if pass_file else None)
+        )
         cert, key, ca = (Path(p).expanduser() if p else None for p in paths)
         tls = TLSConfig(cert, key, ca, password=password)
         tls.context()  # a wrong file is said now, once
@@ -327,7 +372,9 @@ async def attach(
     scope: CredentialScope = client.scope
     scope.headers["Authorization"] = f"Bearer {token}"
     hooks = client.http.event_hooks
-    hooks["request"] = [BearerHook(session, scope)] + [h for h in hooks.get("request", []) if not isinstance(h, BearerHook)]
+    hooks["request"] = [BearerHook(session, scope)] + [
+        h for h in hooks.get("request", []) if not isinstance(h, BearerHook)
+    ]
     client.http.event_hooks = hooks
     return session
 

@@ -105,7 +105,7 @@ class Capabilities:
         if self.kagent_agent:
             return (
                 f"this kagent agent ({self.kagent_agent}) does not support rewind: "
-                "enable the rewind add-on on it (see the README, \"Rewind on your kagent agents\")"
+                'enable the rewind add-on on it (see the README, "Rewind on your kagent agents")'
             )
         return f"{self.name} does not support rewind (its agent card does not advertise it)"
 

@@ -116,13 +116,35 @@ def signed_payload(card: Mapping[str, Any]) -> bytes:
 _ANY = None
 _INTERFACE = {"url": _ANY, "protocolBinding": _ANY, "tenant": _ANY, "protocolVersion": _ANY}
 _CAPABILITIES = {"streaming": _ANY, "pushNotifications": _ANY, "extensions": _ANY, "extendedAgentCard": _ANY}
-_SCHEME = {k: _ANY for k in ("apiKeySecurityScheme", "httpAuthSecurityScheme", "oauth2SecurityScheme", "openIdConnectSecurityScheme", "mtlsSecurityScheme")}
-_SKILL = {k: _ANY for k in ("id", "name", "description", "tags", "examples", "inputModes", "outputModes", "securityRequirements")}
+_SCHEME = {
+    k: _ANY
+    for k in (
+        "apiKeySecurityScheme",
+        "httpAuthSecurityScheme",
+        "oauth2SecurityScheme",
+        "openIdConnectSecurityScheme",
+        "mtlsSecurityScheme",
+    )
+}
+_SKILL = {
+    k: _ANY
+    for k in ("id", "name", "description", "tags", "examples", "inputModes", "outputModes", "securityRequirements")
+}
 _CARD: dict[str, Any] = {
-    "name": _ANY, "description": _ANY, "supportedInterfaces": [_INTERFACE], "provider": _ANY, "version": _ANY,
-    "documentationUrl": _ANY, "capabilities": _CAPABILITIES, "securitySchemes": {"*": _SCHEME},
-    "securityRequirements": _ANY, "defaultInputModes": _ANY, "defaultOutputModes": _ANY, "skills": [_SKILL],
-    "signatures": _ANY, "iconUrl": _ANY,
+    "name": _ANY,
+    "description": _ANY,
+    "supportedInterfaces": [_INTERFACE],
+    "provider": _ANY,
+    "version": _ANY,
+    "documentationUrl": _ANY,
+    "capabilities": _CAPABILITIES,
+    "securitySchemes": {"*": _SCHEME},
+    "securityRequirements": _ANY,
+    "defaultInputModes": _ANY,
+    "defaultOutputModes": _ANY,
+    "skills": [_SKILL],
+    "signatures": _ANY,
+    "iconUrl": _ANY,
 }
 
 
@@ -187,8 +209,12 @@ def _key_for(jwks: Mapping[str, Any], kid: str | None) -> dict[str, Any] | None:
 
 
 async def verify_card(
-    card: Mapping[str, Any], card_url: str, keys: Mapping[str, Any] | None = None, timeout: float = 10.0,
-    *, issuers: Sequence[str] = (),
+    card: Mapping[str, Any],
+    card_url: str,
+    keys: Mapping[str, Any] | None = None,
+    timeout: float = 10.0,
+    *,
+    issuers: Sequence[str] = (),
 ) -> CardSignature:
     """Whether ``card`` (read from ``card_url``) is signed by a key the user trusts (``keys``, or a
     key set of one of ``issuers``), or only by keys its own origin serves (see the module)."""
@@ -212,7 +238,11 @@ async def verify_card(
     bad: CardSignature | None = None
     self_signed: CardSignature | None = None
     for entry in signatures[:MAX_SIGNATURES]:  # the rest are not looked at
-        if not isinstance(entry, dict) or not isinstance(entry.get("protected"), str) or not isinstance(entry.get("signature"), str):
+        if (
+            not isinstance(entry, dict)
+            or not isinstance(entry.get("protected"), str)
+            or not isinstance(entry.get("signature"), str)
+        ):
             bad = CardSignature(BAD, "a signature is malformed")
             continue
         if len(entry["protected"]) > MAX_SIGNATURE_CHARS or len(entry["signature"]) > MAX_SIGNATURE_CHARS:
@@ -257,7 +287,9 @@ async def verify_card(
             continue
         for n, payload in enumerate(payloads):
             try:
-                jwt.api_jws.decode_complete(f"{entry['protected']}.{payload}.{entry['signature']}", public, algorithms=[alg])
+                jwt.api_jws.decode_complete(
+                    f"{entry['protected']}.{payload}.{entry['signature']}", public, algorithms=[alg]
+                )
             except InvalidSignatureError:
                 continue
             except PyJWTError as exc:
@@ -273,5 +305,9 @@ async def verify_card(
                 named = f"{named or 'a key'} from {trusted_from}"
             return CardSignature(VERIFIED, "; ".join(x for x in (named, covered) if x), kid)
         else:
-            bad = CardSignature(BAD, "the card does not match its signature: it was changed after signing, or signed by another key", kid)
+            bad = CardSignature(
+                BAD,
+                "the card does not match its signature: it was changed after signing, or signed by another key",
+                kid,
+            )
     return self_signed or bad or CardSignature(NOT_CHECKED, why_unchecked)

@@ -23,7 +23,14 @@ from rewindtui.client.bounded_json import loads as bounded_loads
 
 _EXCERPT = 200
 #: Transport failures after which the request may have reached the server.
-LOST = (httpx.ReadError, httpx.WriteError, httpx.RemoteProtocolError, httpx.ReadTimeout, httpx.WriteTimeout, httpx.CloseError)
+LOST = (
+    httpx.ReadError,
+    httpx.WriteError,
+    httpx.RemoteProtocolError,
+    httpx.ReadTimeout,
+    httpx.WriteTimeout,
+    httpx.CloseError,
+)
 
 
 class ClientError(Exception):
@@ -154,8 +161,12 @@ def status_error(response: httpx.Response) -> HTTPStatusFailed:
         pass
     detail = excerpt(detail or body)
     reason = response.reason_phrase or ""
-    msg = f"HTTP {response.status_code} {reason} from {response.request.method} {response.request.url}".replace("  ", " ")
-    return HTTPStatusFailed(msg + (f": {detail}" if detail else ""), response.status_code, detail, url=str(response.request.url))
+    msg = f"HTTP {response.status_code} {reason} from {response.request.method} {response.request.url}".replace(
+        "  ", " "
+    )
+    return HTTPStatusFailed(
+        msg + (f": {detail}" if detail else ""), response.status_code, detail, url=str(response.request.url)
+    )
 
 
 # -- the app's words for known refusals ---------------------------------------------------------
@@ -176,7 +187,9 @@ _HINTS = {
     },
 }
 #: a task's id, which the app never shows: "Task <uuid>" (or a prefix of one followed by "…")
-_TASK_ID = re.compile(r"\b(?:rewind )?task '?(?:[0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12}|[0-9a-f]{8}[-0-9a-f]*…)'?", re.I)
+_TASK_ID = re.compile(
+    r"\b(?:rewind )?task '?(?:[0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12}|[0-9a-f]{8}[-0-9a-f]*…)'?", re.I
+)
 
 
 def _waits_for_answer(text: str) -> bool:

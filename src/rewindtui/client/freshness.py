@@ -26,6 +26,7 @@ log = logging.getLogger(__name__)
 #: clients whose server answered that it does not offer ListTasks: not asked again
 _unlisted: WeakKeyDictionary[Any, bool] = WeakKeyDictionary()
 
+
 async def newest_task_id(client: A2AClient, session_id: str) -> str | None:
     """The session's newest task id as the server has it now (None: it cannot say)."""
     try:

@@ -180,8 +180,14 @@ async def endpoints_for(
             "give --oauth-token-url URL or --oidc-issuer URL"
         )
     if config.grant == DEVICE and not found.device_url:
-        raise AuthError(f"no device authorization endpoint for the device-code login (token endpoint {found.token_url}); give --oauth-device-url URL")
-    if config.secret is not None and found.source in ("card", "oidc-card") and not same_origin(found.token_url, agent_url):
+        raise AuthError(
+            f"no device authorization endpoint for the device-code login (token endpoint {found.token_url}); give --oauth-device-url URL"
+        )
+    if (
+        config.secret is not None
+        and found.source in ("card", "oidc-card")
+        and not same_origin(found.token_url, agent_url)
+    ):
         raise AuthError(
             f"the agent card sends the client secret to {found.token_url}, not the agent's origin; "
             "if you trust it, give --oauth-token-url or --oidc-issuer yourself"
@@ -341,8 +347,13 @@ class OAuthSession:
         try:
             async with self.make_http() as http:
                 response = await bounded_request(
-                    http, "POST", self.endpoints.token_url, limit=MAX_TOKEN_ANSWER_BYTES, data=form,
-                    headers={"Accept": "application/json"}, **kwargs,
+                    http,
+                    "POST",
+                    self.endpoints.token_url,
+                    limit=MAX_TOKEN_ANSWER_BYTES,
+                    data=form,
+                    headers={"Accept": "application/json"},
+                    **kwargs,
                 )
         except AnswerTooLarge:
             raise AuthError(
@@ -350,7 +361,9 @@ class OAuthSession:
                 "refused and nothing cached (a token answer is a few KB at most)"
             ) from None
         except (httpx.HTTPError, ClientError) as exc:
-            raise AuthError(f"the token endpoint {self.endpoints.token_url} did not answer: {type(exc).__name__}") from None
+            raise AuthError(
+                f"the token endpoint {self.endpoints.token_url} did not answer: {type(exc).__name__}"
+            ) from None
         try:
             data = response.json()
         except ValueError:
@@ -375,7 +388,9 @@ class OAuthSession:
                 self._current = cached
                 return cached.access_token
             if cached is not None and cached.refresh_token:
-                status, data = await self._token_request({"grant_type": "refresh_token", "refresh_token": cached.refresh_token})
+                status, data = await self._token_request(
+                    {"grant_type": "refresh_token", "refresh_token": cached.refresh_token}
+                )
                 if status == 200:
                     return self._keep(Token.from_response(data, cached))
                 self.store.delete(self.key)  # refused: the refresh token is dead
@@ -401,7 +416,9 @@ class OAuthSession:
             form["scope"] = self.config.scope
         status, data = await self._token_request(form)
         if status != 200:
-            raise AuthError(f"the token endpoint {self.endpoints.token_url} refused the client credentials: {self._why(status, data)}")
+            raise AuthError(
+                f"the token endpoint {self.endpoints.token_url} refused the client credentials: {self._why(status, data)}"
+            )
         return Token.from_response(data)
 
     async def _device_flow(self, prompt: Prompt | None, sleep: Callable[[float], Any] = asyncio.sleep) -> Token:
@@ -411,8 +428,13 @@ class OAuthSession:
         try:
             async with self.make_http() as http:
                 response = await bounded_request(
-                    http, "POST", self.endpoints.device_url, limit=MAX_TOKEN_ANSWER_BYTES, data=form,
-                    headers={"Accept": "application/json"}, **kwargs,
+                    http,
+                    "POST",
+                    self.endpoints.device_url,
+                    limit=MAX_TOKEN_ANSWER_BYTES,
+                    data=form,
+                    headers={"Accept": "application/json"},
+                    **kwargs,
                 )
             data = response.json()
         except AnswerTooLarge:
@@ -421,14 +443,20 @@ class OAuthSession:
                 f"{_size(MAX_TOKEN_ANSWER_BYTES)}: refused"
             ) from None
         except (httpx.HTTPError, ClientError, ValueError) as exc:
-            raise AuthError(f"the device authorization endpoint {self.endpoints.device_url} failed: {type(exc).__name__}") from None
+            raise AuthError(
+                f"the device authorization endpoint {self.endpoints.device_url} failed: {type(exc).__name__}"
+            ) from None
         if response.status_code != 200 or not isinstance(data, dict) or "device_code" not in data:
-            raise AuthError(f"the device authorization endpoint refused: {self._why(response.status_code, data if isinstance(data, dict) else {})}")
+            raise AuthError(
+                f"the device authorization endpoint refused: {self._why(response.status_code, data if isinstance(data, dict) else {})}"
+            )
         device_code = str(data["device_code"])
         register_secret(device_code)
         uri = str(data.get("verification_uri") or data.get("verification_url") or "")
         complete = data.get("verification_uri_complete")
-        (prompt or (lambda *_: None))(uri, str(data.get("user_code", "")), complete if isinstance(complete, str) else None)
+        (prompt or (lambda *_: None))(
+            uri, str(data.get("user_code", "")), complete if isinstance(complete, str) else None
+        )
         # RFC 8628: 5 s when the server names no interval; a server that says 0 still gets a pause
         given = data.get("interval")
         interval = _seconds(given, 5.0, MIN_POLL_INTERVAL, MAX_POLL_INTERVAL)
@@ -454,7 +482,9 @@ class OAuthSession:
     async def login(self, prompt: Prompt | None = None) -> Token:
         """A new grant now (the device flow shows ``prompt`` the URL and code); cached."""
         async with self._lock:
-            token = await (self._client_credentials() if self.config.grant == CLIENT_CREDENTIALS else self._device_flow(prompt))
+            token = await (
+                self._client_credentials() if self.config.grant == CLIENT_CREDENTIALS else self._device_flow(prompt)
+            )
             self._keep(token)
             return token
 
@@ -474,7 +504,14 @@ class OAuthSession:
                     kwargs = self._client_auth(form)
                     try:
                         async with self.make_http() as http:
-                            response = await bounded_request(http, "POST", self.endpoints.revocation_url, limit=MAX_TOKEN_ANSWER_BYTES, data=form, **kwargs)
+                            response = await bounded_request(
+                                http,
+                                "POST",
+                                self.endpoints.revocation_url,
+                                limit=MAX_TOKEN_ANSWER_BYTES,
+                                data=form,
+                                **kwargs,
+                            )
                         if response.status_code != 200:
                             problems.append(f"{hint}: HTTP {response.status_code}")
                     except (httpx.HTTPError, ClientError) as exc:

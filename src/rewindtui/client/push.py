@@ -247,7 +247,9 @@ class SendPush:
         card = caps.card if caps is not None else {}
         offered = (card.get("capabilities") or {}).get("pushNotifications") if isinstance(card, dict) else None
         if offered is not True:
-            raise PushUnsupported(f"{caps.name if caps else 'the agent'} does not offer push notifications (its agent card says so)")
+            raise PushUnsupported(
+                f"{caps.name if caps else 'the agent'} does not offer push notifications (its agent card says so)"
+            )
         if not self.url and caps is not None and not _on_this_machine(caps.endpoint):
             raise PushUnsupported(
                 f"the agent at {caps.endpoint} is not on this machine: it cannot reach a receiver on 127.0.0.1; "

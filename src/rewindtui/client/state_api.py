@@ -41,6 +41,10 @@ async def session_state(client: A2AClient, session_id: str) -> SessionState | No
     data = await client._api("GET", contract.REST_STATE.format(id=segment(session_id)))
     state = data.get(contract.STATE_FIELD) if isinstance(data, dict) else None
     changes = data.get(contract.REWIND_CHANGES_FIELD) if isinstance(data, dict) else None
-    if not isinstance(state, dict) or not isinstance(changes, dict) or not all(isinstance(v, dict) for v in changes.values()):
+    if (
+        not isinstance(state, dict)
+        or not isinstance(changes, dict)
+        or not all(isinstance(v, dict) for v in changes.values())
+    ):
         raise MalformedFrame("the session state answer is not {state: {...}, rewind_changes: {...}}")
     return SessionState(state, changes)

@@ -84,7 +84,9 @@ def _one(result: Any, what: str) -> dict[str, Any]:
     return config
 
 
-async def set_push(client: Any, task_id: str, url: str, token: str | None = None, config_id: str | None = None) -> dict[str, Any]:
+async def set_push(
+    client: Any, task_id: str, url: str, token: str | None = None, config_id: str | None = None
+) -> dict[str, Any]:
     params = push_wire.set_params(await _dialect(client), task_id, url, token, config_id)
     return _one(await client.rpc(push_wire.SET, params), "set push config")
 

@@ -55,8 +55,7 @@ class PageProgress:
             stop = f"more than {MAX_PAGES:,} pages"
         if stop:
             raise PagingStalled(
-                f"{self.what}: {stop}: its pages do not advance, so loading stopped after "
-                f"{len(self.task_ids):,} tasks"
+                f"{self.what}: {stop}: its pages do not advance, so loading stopped after {len(self.task_ids):,} tasks"
             )
         return page
 

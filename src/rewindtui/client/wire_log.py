@@ -57,7 +57,11 @@ def _redact_json(value: Any, depth: int = 0) -> Any:
         return "…"
     if isinstance(value, dict):
         return {
-            k: (REDACTED if isinstance(k, str) and _SECRET_KEYS.search(k) and isinstance(v, (str, int)) and v != "" else _redact_json(v, depth + 1))
+            k: (
+                REDACTED
+                if isinstance(k, str) and _SECRET_KEYS.search(k) and isinstance(v, (str, int)) and v != ""
+                else _redact_json(v, depth + 1)
+            )
             for k, v in value.items()
         }
     if isinstance(value, list):
@@ -107,7 +111,9 @@ def curl_of(method: str, url: str, headers: dict[str, str], body: str | None) ->
 class WireLog:
     """The entries, bounded; optionally a file of JSON lines."""
 
-    def __init__(self, path: str | Path | None = None, *, max_entries: int = MAX_ENTRIES, max_bytes: int = MAX_BYTES) -> None:
+    def __init__(
+        self, path: str | Path | None = None, *, max_entries: int = MAX_ENTRIES, max_bytes: int = MAX_BYTES
+    ) -> None:
         self.entries: deque[dict[str, Any]] = deque()
         self._sizes: deque[int] = deque()  # each entry's size as a JSON line
         self.max_entries = max_entries
@@ -235,7 +241,9 @@ class _Tee(httpx.AsyncByteStream):
             if self.total <= MAX_BODY:
                 fields["body"] = redact_body(bytes(self.body))
             else:  # cut: logged as text, never parsed
-                fields["body"] = redact(bytes(self.body[:MAX_BODY]).decode("utf-8", "replace")) + f"… ({self.total:,} bytes in all)"
+                fields["body"] = (
+                    redact(bytes(self.body[:MAX_BODY]).decode("utf-8", "replace")) + f"… ({self.total:,} bytes in all)"
+                )
         self.log.add("end", **fields)
 
     async def aclose(self) -> None:
@@ -263,17 +271,34 @@ class RecordingTransport(httpx.AsyncBaseTransport):
         if content:
             body = redact_body(content)
         url = redact(str(request.url))
-        log.add("request", id=rid, method=request.method, url=url, headers=headers, body=body,
-                curl=curl_of(request.method, url, headers, body))
+        log.add(
+            "request",
+            id=rid,
+            method=request.method,
+            url=url,
+            headers=headers,
+            body=body,
+            curl=curl_of(request.method, url, headers, body),
+        )
         started = time.monotonic()
         try:
             response = await self.inner.handle_async_request(request)
         except Exception as exc:
-            log.add("error", id=rid, ms=round((time.monotonic() - started) * 1000, 1), error=redact(f"{type(exc).__name__}: {exc}"))
+            log.add(
+                "error",
+                id=rid,
+                ms=round((time.monotonic() - started) * 1000, 1),
+                error=redact(f"{type(exc).__name__}: {exc}"),
+            )
             raise
         sse = "text/event-stream" in response.headers.get("content-type", "")
-        log.add("response", id=rid, ms=round((time.monotonic() - started) * 1000, 1), status=response.status_code,
-                headers=redact_headers(response.headers))
+        log.add(
+            "response",
+            id=rid,
+            ms=round((time.monotonic() - started) * 1000, 1),
+            status=response.status_code,
+            headers=redact_headers(response.headers),
+        )
         response.stream = _Tee(response.stream, log, rid, sse, started)
         return response
 
@@ -292,7 +317,14 @@ def attach(http: httpx.AsyncClient, log: WireLog | None = None) -> None:
 # protobuf); they record through these two
 def grpc_request(log: WireLog, target: str, method: str, metadata: Any, body: str) -> tuple[int, float]:
     rid = log.next_id()
-    log.add("request", id=rid, method="gRPC", url=f"grpc://{target}{method}", headers=redact_headers(list(metadata or ())), body=body)
+    log.add(
+        "request",
+        id=rid,
+        method="gRPC",
+        url=f"grpc://{target}{method}",
+        headers=redact_headers(list(metadata or ())),
+        body=body,
+    )
     return rid, time.monotonic()
 
 
@@ -306,9 +338,17 @@ def entry_line(entry: dict[str, Any]) -> str:
     head = f"{entry.get('t', 0):9.3f}  #{entry.get('id', '?')} "
     kind = entry.get("kind")
     if kind == "request":
-        return head + f"→ {entry.get('method')} {entry.get('url')}" + (f"  {entry['body'][:300]}" if entry.get("body") else "")
+        return (
+            head
+            + f"→ {entry.get('method')} {entry.get('url')}"
+            + (f"  {entry['body'][:300]}" if entry.get("body") else "")
+        )
     if kind == "response":
-        return head + f"← {entry.get('status')} ({entry.get('ms')} ms)" + (f"  {entry['body'][:300]}" if entry.get("body") else "")
+        return (
+            head
+            + f"← {entry.get('status')} ({entry.get('ms')} ms)"
+            + (f"  {entry['body'][:300]}" if entry.get("body") else "")
+        )
     if kind == "frame":
         return head + f"  ⋯ frame ({entry.get('ms')} ms)  {str(entry.get('body', ''))[:300]}"
     if kind == "end":

@@ -52,15 +52,21 @@ def auth_option(get: Callable[[str], Any], where: Callable[[str], str], base: Pa
     prefix = {BEARER: "bearer", API_KEY: "api_key", BASIC: "basic_password"}[kind]
     env, file = given.get(prefix + "_env"), given.get(prefix + "_file")
     if env and file:
-        raise SettingsError(f"{where(prefix + '_env')} and {where(prefix + '_file')}: give the secret one way, not both")
+        raise SettingsError(
+            f"{where(prefix + '_env')} and {where(prefix + '_file')}: give the secret one way, not both"
+        )
     if not env and not file:
-        raise SettingsError(f"{where(next(iter(given)))}: also give where its secret is ({where(prefix + '_env')} VAR or {where(prefix + '_file')} PATH)")
+        raise SettingsError(
+            f"{where(next(iter(given)))}: also give where its secret is ({where(prefix + '_env')} VAR or {where(prefix + '_file')} PATH)"
+        )
     if env and not re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", env.strip()):
         raise SettingsError(f"{where(prefix + '_env')}: expected the name of an environment variable, got {env!r}")
     secret = SecretRef(env=env.strip()) if env else SecretRef(file=check_path(file, where(prefix + "_file"), base))
     username = given.get("basic_user")
     if kind == BASIC and not username:
-        raise SettingsError(f"{where(prefix + ('_env' if env else '_file'))}: HTTP Basic needs a user name too ({where('basic_user')})")
+        raise SettingsError(
+            f"{where(prefix + ('_env' if env else '_file'))}: HTTP Basic needs a user name too ({where('basic_user')})"
+        )
     header = given.get("api_key_header") or DEFAULT_API_KEY_HEADER
     if kind == API_KEY:
         header = check_header(header, "x", where("api_key_header"))[0]

@@ -224,14 +224,24 @@ def describe_connect_error(exc: ClientError, settings: Settings, url: str, embed
             )
         if exc.status == 404:
             return ConnectProblem(f"no A2A agent card at {url} ({reason})", part, url, hint=_hint(settings, embedded))
-        return ConnectProblem(f"the agent at {url} answered with an error ({reason})", part, url, hint=_hint(settings, embedded))
+        return ConnectProblem(
+            f"the agent at {url} answered with an error ({reason})", part, url, hint=_hint(settings, embedded)
+        )
     if isinstance(exc, Unsupported):
-        return ConnectProblem(f"cannot talk to the agent at {url}: {reason}", part, url, hint="see `rewindtui card` for what its card offers")
+        return ConnectProblem(
+            f"cannot talk to the agent at {url}: {reason}",
+            part,
+            url,
+            hint="see `rewindtui card` for what its card offers",
+        )
     if exc.category == "auth":  # e.g. credentials that would have to go to an origin not configured
         return ConnectProblem(f"cannot talk to the agent at {url}: {reason}", REFUSED, url, hint=exc.hint)
     if isinstance(exc, ConnectFailed):
         return ConnectProblem(
-            f"cannot reach the agent at {url} ({_transport_reason(exc, reason)})", part, url, hint=_hint(settings, embedded)
+            f"cannot reach the agent at {url} ({_transport_reason(exc, reason)})",
+            part,
+            url,
+            hint=_hint(settings, embedded),
         )
     return ConnectProblem(f"{url} does not look like an A2A agent: {reason}", part, url)
 
@@ -281,7 +291,9 @@ async def start_embedded(settings: Settings, spawn: Spawner | None = None) -> An
         ) from exc
 
 
-async def connect(settings: Settings, *, spawn: Spawner | None = None, http: Any = None, device_prompt: Any = None) -> Connection:
+async def connect(
+    settings: Settings, *, spawn: Spawner | None = None, http: Any = None, device_prompt: Any = None
+) -> Connection:
     """Connect as the settings say (starting the embedded server if none is named) and read the
     agent card. ``spawn`` and ``http`` are for tests. ``device_prompt`` (``(url, code, complete)``):
     an OAuth2 device-code login without a cached token signs in now, showing it the URL and code
@@ -316,7 +328,9 @@ async def connect(settings: Settings, *, spawn: Spawner | None = None, http: Any
                 try:
                     await flows_connect(client, flows, settings.timeout, prompt=device_prompt)
                 except AuthError as exc:
-                    raise ConnectProblem(f"cannot sign in to the agent at {client.url}: {exc}", REFUSED, client.url) from None
+                    raise ConnectProblem(
+                        f"cannot sign in to the agent at {client.url}: {exc}", REFUSED, client.url
+                    ) from None
             else:
                 await client.connect()
         except ConnectProblem:
@@ -338,7 +352,9 @@ async def connect(settings: Settings, *, spawn: Spawner | None = None, http: Any
 
 
 @asynccontextmanager
-async def connection(settings: Settings, *, spawn: Spawner | None = None, http: Any = None) -> AsyncIterator[Connection]:
+async def connection(
+    settings: Settings, *, spawn: Spawner | None = None, http: Any = None
+) -> AsyncIterator[Connection]:
     """``async with connection(settings) as conn:`` — connected, and closed (server stopped) after."""
     conn = await connect(settings, spawn=spawn, http=http)
     try:

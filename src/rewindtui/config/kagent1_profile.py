@@ -65,7 +65,9 @@ def features_1_0(checkpoints_on: bool) -> dict[str, str]:
     return {
         "sessions": "yes (SessionService: list, create, rename, suspend/resume, delete)",
         "history": "yes (A2A ListTasks by session)",
-        "checkpoints": f"yes, after each finished turn; {unverified}" if checkpoints_on else f"only those taken elsewhere (kagent_checkpoints is off); {unverified}",
+        "checkpoints": f"yes, after each finished turn; {unverified}"
+        if checkpoints_on
+        else f"only those taken elsewhere (kagent_checkpoints is off); {unverified}",
         "fork": "from any checkpoint; unverified (as checkpoints)",
         "rewind": "as a fork from the checkpoint before the turn; unverified (as checkpoints)",
         "shares": "yes (SessionService: create, list, revoke; opened with X-Share-Token)",
@@ -92,7 +94,9 @@ async def _rest_0_10(settings: Settings, http: Any) -> tuple[bool, str]:
     own = http is None
     client = http or httpx.AsyncClient(timeout=httpx.Timeout(15.0))
     try:
-        response = await client.get(url, params={"user_id": settings.user_id}, headers={**settings.headers, **settings.credentials})
+        response = await client.get(
+            url, params={"user_id": settings.user_id}, headers={**settings.headers, **settings.credentials}
+        )
     except httpx.HTTPError as exc:
         return False, f"GET /api/sessions: {type(exc).__name__}"
     finally:
@@ -115,7 +119,11 @@ async def detect(settings: Settings, controller: Kagent1Controller, http: Any = 
 
     base, agent = settings.kagent or "", settings.agent or ""
     if settings.kagent_version == "1":
-        return Detection("1.0", "kagent 1.0 (SessionService), as kagent_version says (not asked)", features_1_0(settings.kagent_checkpoints))
+        return Detection(
+            "1.0",
+            "kagent 1.0 (SessionService), as kagent_version says (not asked)",
+            features_1_0(settings.kagent_checkpoints),
+        )
     if settings.kagent_version == "0.10":
         return Detection("0.10", "kagent 0.10 (REST), as kagent_version says (not asked)", dict(FEATURES_0_10))
     service = f"{PACKAGE}.SessionService"
@@ -132,12 +140,18 @@ async def detect(settings: Settings, controller: Kagent1Controller, http: Any = 
         if exc.code not in _NOT_SERVED:
             # the service is there and said no (who we are, say): it is kagent 1.0; the refusal
             # comes back on the first real call, in its own words
-            return Detection("1.0", f"kagent 1.0 ({service} answered {exc.code}; kagent @1e2422ff)", features_1_0(settings.kagent_checkpoints))
+            return Detection(
+                "1.0",
+                f"kagent 1.0 ({service} answered {exc.code}; kagent @1e2422ff)",
+                features_1_0(settings.kagent_checkpoints),
+            )
         first = exc
     else:
         return Detection("1.0", f"kagent 1.0 ({service}, kagent @1e2422ff)", features_1_0(settings.kagent_checkpoints))
     try:  # the generation before the cutover: an empty request is a valid ListAgentInstancesRequest
-        await controller.call(f"{PACKAGE}.AgentInstanceService", "ListAgentInstances", pb.ListSessionsRequest(), pb.ListSessionsResponse)
+        await controller.call(
+            f"{PACKAGE}.AgentInstanceService", "ListAgentInstances", pb.ListSessionsRequest(), pb.ListSessionsResponse
+        )
     except GrpcError as exc:
         old_answers = exc.code not in _NOT_SERVED
     else:
@@ -188,7 +202,10 @@ async def kagent_profile(
         return None, None
     config = settings.server_config(store_key=store_key)
     controller = Kagent1Controller(
-        settings.kagent, user_id=settings.user_id, headers={**settings.headers, **settings.credentials}, share_token=share_token
+        settings.kagent,
+        user_id=settings.user_id,
+        headers={**settings.headers, **settings.credentials},
+        share_token=share_token,
     )
     try:
         detection = await detect(settings, controller, http)
@@ -202,7 +219,11 @@ async def kagent_profile(
     if share_token:
         headers[SHARE_HEADER] = share_token  # beside the user's own credentials, never as one
     config = replace(config, url=a2a_url(settings.kagent, settings.agent), api=None, fallback_urls=(), headers=headers)
-    reason = "this session was opened from a read-only share: it can be read, not written to" if share_token and read_only else ""
+    reason = (
+        "this session was opened from a read-only share: it can be read, not written to"
+        if share_token and read_only
+        else ""
+    )
     client = Kagent1Client(
         config,
         controller,

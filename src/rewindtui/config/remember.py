@@ -50,7 +50,9 @@ def remember(path: Path, key: str, value: str) -> None:
     except tomllib.TOMLDecodeError:
         raise SettingsError(f"{path}: could not add {key} safely; it was not saved") from None
     if after != {**before, key: value}:
-        raise SettingsError(f"{path}: its {key} is not a plain top-level line; it was not saved (edit the file by hand)")
+        raise SettingsError(
+            f"{path}: its {key} is not a plain top-level line; it was not saved (edit the file by hand)"
+        )
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(new, encoding="utf-8")

@@ -129,7 +129,9 @@ def load_profiles(path: Path) -> dict[str, AuthProfile]:
             raise SettingsError(f"{where}: expected a table")
         for key in table:
             if key in PLAIN_SECRETS:
-                raise SettingsError(f"{where}.{key}: rewindtui does not read secrets from its config file; name a variable or a file")
+                raise SettingsError(
+                    f"{where}.{key}: rewindtui does not read secrets from its config file; name a variable or a file"
+                )
             if key not in (*AUTH_KEYS, "origins"):
                 raise SettingsError(f"{where}.{key}: unknown key (known: {', '.join(AUTH_KEYS)}, origins)")
         auth_option(table.get, _where_in(where), base=path.parent)  # checked as [auth] is
@@ -251,7 +253,7 @@ def add_agent(path: Path, agent: SavedAgent, *, replace: bool = False) -> None:
     if agent.auth_profile and agent.auth_profile not in load_profiles(path):
         raise SettingsError(
             f"no auth profile {agent.auth_profile!r} in {path}: add an [auth_profiles.{agent.auth_profile}] table "
-            "(bearer_env = \"VAR\" ...) first"
+            '(bearer_env = "VAR" ...) first'
         )
     text = path.read_text(encoding="utf-8") if path.is_file() else ""
     text = _without(text, agent.name)

@@ -275,9 +275,7 @@ class Settings:
         everything else kept: the app's connect screen corrects a mistyped address with it.
         SettingsError (one line) for a value that is not one."""
         if kagent is not None or agent is not None:
-            server = kagent_server(
-                check_url(kagent, "kagent controller"), check_agent(agent, "agent"), api=None
-            )
+            server = kagent_server(check_url(kagent, "kagent controller"), check_agent(agent, "agent"), api=None)
             return replace(self, **server)
         return replace(self, url=check_url(url, "agent URL"), api=None, kagent=None, agent=None)
 

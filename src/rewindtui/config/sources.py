@@ -52,9 +52,7 @@ FLAG, ENV, FILE = "flag", "env", "file"
 Checks = Mapping[str, tuple[Callable[[Any, str], Any], frozenset[str]]]
 
 
-def _checked(
-    checks: Checks, source: str, get: Callable[[str], Any], where: Callable[[str], str], layer: Layer
-) -> None:
+def _checked(checks: Checks, source: str, get: Callable[[str], Any], where: Callable[[str], str], layer: Layer) -> None:
     """Check every plain setting ``source`` may give and ``get`` finds, into ``layer``."""
     for key, (check, sources) in checks.items():
         if source in sources:
@@ -142,12 +140,12 @@ def read_file(path: Path, explicit: bool, checks: Checks, file_keys: Collection[
     if "auth" in data:
         table = data["auth"]
         if not isinstance(table, dict):
-            raise SettingsError(f"{where('auth')}: expected a table ([auth] with bearer_env = \"VAR\" ...)")
+            raise SettingsError(f'{where("auth")}: expected a table ([auth] with bearer_env = "VAR" ...)')
         for key in table:
             if key in PLAIN_SECRETS:
                 raise SettingsError(
                     f"{where('auth.' + key)}: rewindtui does not read secrets from its config file; "
-                    f"name an environment variable ({key.split('_')[0]}_env = \"VAR\") or a file (..._file = \"PATH\")"
+                    f'name an environment variable ({key.split("_")[0]}_env = "VAR") or a file (..._file = "PATH")'
                 )
             if key not in AUTH_KEYS:
                 raise SettingsError(f"{where('auth.' + key)}: unknown auth setting (known: {', '.join(AUTH_KEYS)})")
@@ -180,7 +178,7 @@ def read_file(path: Path, explicit: bool, checks: Checks, file_keys: Collection[
             elif isinstance(keys, str) and keys.strip():
                 out[binding] = keys.strip()
             else:
-                raise SettingsError(f"{where('keymap.' + binding)}: expected keys like \"ctrl+r\", got {keys!r}")
+                raise SettingsError(f'{where("keymap." + binding)}: expected keys like "ctrl+r", got {keys!r}')
         layer.set("keymap", out, where("keymap"))
     return layer
 
@@ -210,7 +208,9 @@ def server_of(layers: list[Layer]) -> dict[str, Any]:
     if url_rank is not None and url_rank == kagent_rank:
         layer = layers[url_rank]
         other = "kagent" if "kagent" in layer.values else "agent"
-        raise SettingsError(f"{layer.where['url']} and {layer.where[other]}: give either a URL or a kagent agent, not both")
+        raise SettingsError(
+            f"{layer.where['url']} and {layer.where[other]}: give either a URL or a kagent agent, not both"
+        )
     if kagent_rank is not None and (url_rank is None or kagent_rank < url_rank):
         kagent, kagent_where = first("kagent")
         agent, agent_where = first("agent")

@@ -40,8 +40,16 @@ from rewindtui.model.task_order import oldest_first
 
 T = TypeVar("T")
 
-_STATUS = {"NOT_FOUND": 404, "PERMISSION_DENIED": 403, "UNAUTHENTICATED": 401, "INVALID_ARGUMENT": 400,
-           "FAILED_PRECONDITION": 409, "ALREADY_EXISTS": 409, "ABORTED": 409, "UNIMPLEMENTED": 501}
+_STATUS = {
+    "NOT_FOUND": 404,
+    "PERMISSION_DENIED": 403,
+    "UNAUTHENTICATED": 401,
+    "INVALID_ARGUMENT": 400,
+    "FAILED_PRECONDITION": 409,
+    "ALREADY_EXISTS": 409,
+    "ABORTED": 409,
+    "UNIMPLEMENTED": 501,
+}
 
 
 def http_error(exc: GrpcError, what: str) -> Exception:
@@ -140,7 +148,9 @@ class Kagent1Client(A2AClient):
         return [session_of(i) for i in await self._grpc(self.kagent1.all_sessions(self.agent), "list sessions")]
 
     async def create_session(self, name: str | None = None, session_id: str | None = None) -> Session:
-        made = await self._grpc(self.kagent1.create_session(self.agent, name=name or "", request_id=session_id), "create session")
+        made = await self._grpc(
+            self.kagent1.create_session(self.agent, name=name or "", request_id=session_id), "create session"
+        )
         ready = await self._grpc(self.kagent1.wait_ready(made.id), "create session")
         return session_of(ready)
 
@@ -226,7 +236,9 @@ class Kagent1Client(A2AClient):
                 head = page.tasks[0] if page.tasks else {}
                 head_state = norm_state((head.get("status") or {}).get("state") or "")
                 if not head.get("id") or head.get("id") == task_id:
-                    return CheckpointOutcome(0, None, "no checkpoint after this turn: the session moved on before it was taken")
+                    return CheckpointOutcome(
+                        0, None, "no checkpoint after this turn: the session moved on before it was taken"
+                    )
                 outcome = await self.rewinder.after_turn(session_id, str(head["id"]), head_state)
         except (GrpcError, OperationFailed, CheckpointAdvanced) as exc:
             return CheckpointOutcome(0, None, f"no checkpoint after this turn: {exc}")
@@ -253,7 +265,9 @@ class Kagent1Client(A2AClient):
         tasks = await self.session_tasks(session_id)
         index = next((i for i, t in enumerate(tasks) if _has_invocation(t, before)), None)
         if index is None:
-            raise HTTPStatusFailed(f"fork: no turn {before!r} in this session", 404, f"no turn {before!r} in this session")
+            raise HTTPStatusFailed(
+                f"fork: no turn {before!r} in this session", 404, f"no turn {before!r} in this session"
+            )
         if index == 0:
             raise HTTPStatusFailed(f"fork: {FIRST_TURN}", 409, FIRST_TURN)
         try:
@@ -261,7 +275,9 @@ class Kagent1Client(A2AClient):
             shown.load_tasks(tasks)
             turns = shown.turn_invocations()
             before_turn = turns.index(before) + 1 if before in turns else index + 1
-            branch = await self.rewinder.rewind_after_task(session_id, tasks[index - 1]["id"], before_turn, turns=len(turns))
+            branch = await self.rewinder.rewind_after_task(
+                session_id, tasks[index - 1]["id"], before_turn, turns=len(turns)
+            )
         except RewindRefused as exc:
             raise HTTPStatusFailed(f"fork: {exc}", 409, str(exc)) from None
         return session_of(branch.fork)

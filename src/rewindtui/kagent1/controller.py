@@ -42,7 +42,12 @@ CONVERSATION_ADVANCED = "KAGENT_CHECKPOINT_CONVERSATION_ADVANCED"  # re-read, ch
 
 #: CheckpointService's methods: names from kagent's Go sources, field numbers from none
 UNVERIFIED_METHODS = (
-    "CreateCheckpoint", "GetCheckpoint", "ListCheckpoints", "DeleteCheckpoint", "UpdateCheckpointName", "ForkSession",
+    "CreateCheckpoint",
+    "GetCheckpoint",
+    "ListCheckpoints",
+    "DeleteCheckpoint",
+    "UpdateCheckpointName",
+    "ForkSession",
 )
 UNVERIFIED = (
     "rewindtui's kagent CheckpointService field numbers are unverified (no readable kagent file of the "
@@ -125,11 +130,16 @@ class Kagent1Controller:
             return await self._call_web(service, method, request, answer)
         except GrpcError as exc:
             if service == CHECKPOINTS and exc.code not in ("UNAVAILABLE", "DEADLINE_EXCEEDED", "UNAUTHENTICATED"):
-                raise GrpcError(exc.code, f"{exc.message} ({UNVERIFIED})", reason=exc.reason, domain=exc.domain) from None
+                raise GrpcError(
+                    exc.code, f"{exc.message} ({UNVERIFIED})", reason=exc.reason, domain=exc.domain
+                ) from None
             raise
         except DecodeError as exc:
             why = f" ({UNVERIFIED})" if service == CHECKPOINTS else ""
-            raise GrpcError("DATA_LOSS", f"{method}: the controller's answer does not decode as {answer.DESCRIPTOR.full_name}: {exc}{why}") from None
+            raise GrpcError(
+                "DATA_LOSS",
+                f"{method}: the controller's answer does not decode as {answer.DESCRIPTOR.full_name}: {exc}{why}",
+            ) from None
 
     async def _call_web(self, service: str, method: str, request: Message, answer: type[M]) -> M:
         path = f"{self.url}/api/{service}/{method}"  # grpcserver/grpcweb.go@241979a0: /api stripped
@@ -150,7 +160,9 @@ class Kagent1Controller:
         if self._channel is None:
             self._channel = grpc.aio.insecure_channel(self.url.removeprefix("grpc://"))
         rpc = self._channel.unary_unary(
-            f"/{service}/{method}", request_serializer=lambda m: m.SerializeToString(), response_deserializer=answer.FromString
+            f"/{service}/{method}",
+            request_serializer=lambda m: m.SerializeToString(),
+            response_deserializer=answer.FromString,
         )
         try:
             result: M = await rpc(request, metadata=tuple(self.metadata.items()))
@@ -186,7 +198,9 @@ class Kagent1Controller:
         """Create a session; ``request_id`` makes a retry return the same one (idempotent)."""
         ns, _, agent_name = agent.partition("/")
         request = pb.CreateSessionRequest(
-            agent=pb.ResourceReference(namespace=ns, name=agent_name), request_id=request_id or str(uuid.uuid4()), name=name
+            agent=pb.ResourceReference(namespace=ns, name=agent_name),
+            request_id=request_id or str(uuid.uuid4()),
+            name=name,
         )
         return (await self.call(SESSIONS, "CreateSession", request, pb.CreateSessionResponse)).session
 
@@ -221,7 +235,9 @@ class Kagent1Controller:
         out: list[pb.SessionShare] = []
         token = ""
         for _ in range(pages):
-            request = pb.ListSessionSharesRequest(session_id=session_id, page=pb.PageRequest(limit=100, page_token=token))
+            request = pb.ListSessionSharesRequest(
+                session_id=session_id, page=pb.PageRequest(limit=100, page_token=token)
+            )
             got = await self.call(SESSIONS, "ListSessionShares", request, pb.ListSessionSharesResponse)
             out.extend(got.shares)
             token = got.page.next_page_token
@@ -233,7 +249,9 @@ class Kagent1Controller:
         request = pb.RevokeSessionShareRequest(share_id=share_id)
         await self.call(SESSIONS, "RevokeSessionShare", request, pb.RevokeSessionShareResponse)
 
-    async def wait_ready(self, session_id: str, *, timeout: float = 120.0, progress: Callable[[str], None] | None = None) -> pb.Session:
+    async def wait_ready(
+        self, session_id: str, *, timeout: float = 120.0, progress: Callable[[str], None] | None = None
+    ) -> pb.Session:
         """Wait while a session is being created (or resumed); a failed one raises with its reason."""
         return await _poll(
             lambda: self.get_session(session_id),
@@ -265,7 +283,9 @@ class Kagent1Controller:
         same request and task ids, at most ``tries`` times; an advanced conversation raises
         :class:`CheckpointAdvanced`; any other refusal raises its :class:`GrpcError`."""
         started = time.monotonic()
-        request = pb.CreateCheckpointRequest(session_id=session_id, request_id=request_id, expected_head_task_id=expected_head_task_id)
+        request = pb.CreateCheckpointRequest(
+            session_id=session_id, request_id=request_id, expected_head_task_id=expected_head_task_id
+        )
         for attempt in range(1, tries + 1):
             try:
                 got = await self.call(CHECKPOINTS, "CreateCheckpoint", request, pb.CreateCheckpointResponse)
@@ -295,7 +315,9 @@ class Kagent1Controller:
     async def rename_checkpoint(self, checkpoint_id: str, name: str) -> pb.Checkpoint:
         """Empty ``name`` restores the generated one (docs/protobuf-api.md@3855fe51)."""
         request = pb.UpdateCheckpointNameRequest(checkpoint_id=checkpoint_id, name=name)
-        return (await self.call(CHECKPOINTS, "UpdateCheckpointName", request, pb.UpdateCheckpointNameResponse)).checkpoint
+        return (
+            await self.call(CHECKPOINTS, "UpdateCheckpointName", request, pb.UpdateCheckpointNameResponse)
+        ).checkpoint
 
     async def delete_checkpoint(self, checkpoint_id: str) -> None:
         request = pb.DeleteCheckpointRequest(checkpoint_id=checkpoint_id)

@@ -34,7 +34,9 @@ def main() -> int:
         # the generated service module imports its messages as a top-level module: make it relative
         grpc_module = out / "kagent1_pb2_grpc.py"
         text = grpc_module.read_text()
-        grpc_module.write_text(text.replace("import kagent1_pb2 as kagent1__pb2", "from . import kagent1_pb2 as kagent1__pb2"))
+        grpc_module.write_text(
+            text.replace("import kagent1_pb2 as kagent1__pb2", "from . import kagent1_pb2 as kagent1__pb2")
+        )
     return code
 
 

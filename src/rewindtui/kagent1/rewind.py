@@ -25,7 +25,9 @@ from rewindtui.kagent1.gen import kagent1_pb2 as pb
 from rewindtui.kagent1.grpcweb import GrpcError
 
 TERMINAL = {"completed", "failed", "canceled", "rejected"}
-FIRST_TURN = "kagent 1.0 cannot fork from before the first turn (no checkpoint exists there): start a new session instead"
+FIRST_TURN = (
+    "kagent 1.0 cannot fork from before the first turn (no checkpoint exists there): start a new session instead"
+)
 
 
 def preview(before_turn: int) -> str:
@@ -84,7 +86,9 @@ class Kagent1Rewind:
         state = (head_state or "").lower().removeprefix("task_state_").replace("_", "-")
         if state not in TERMINAL:
             return CheckpointOutcome(
-                turn, None, f"no checkpoint after {label}: the turn is {state or 'not finished'} (kagent checkpoints only a finished turn, not one waiting for input)"
+                turn,
+                None,
+                f"no checkpoint after {label}: the turn is {state or 'not finished'} (kagent checkpoints only a finished turn, not one waiting for input)",
             )
         task_id = turn if isinstance(turn, str) else head_task_id
         if not task_id:
@@ -115,34 +119,59 @@ class Kagent1Rewind:
         return "; ".join(parts) or "no checkpoints taken"
 
     # -- rewind, undo ----------------------------------------------------------------------------
-    async def rewind(self, session_id: str, before_turn: int, *, request_id: str | None = None, turns: int | None = None) -> Branch:
+    async def rewind(
+        self, session_id: str, before_turn: int, *, request_id: str | None = None, turns: int | None = None
+    ) -> Branch:
         """Fork from the checkpoint after turn ``before_turn - 1``; the original (of ``turns``
         turns; None: as its checkpoints say) is kept."""
         if before_turn <= 1:
             raise RewindRefused(FIRST_TURN)
         wanted = before_turn - 1
-        return await self._fork(session_id, before_turn, lambda c: c.history_sequence == wanted, f"turn {wanted}", request_id, turns)
+        return await self._fork(
+            session_id, before_turn, lambda c: c.history_sequence == wanted, f"turn {wanted}", request_id, turns
+        )
 
     async def rewind_after_task(
-        self, session_id: str, head_task_id: str, before_turn: int, *, request_id: str | None = None, turns: int | None = None
+        self,
+        session_id: str,
+        head_task_id: str,
+        before_turn: int,
+        *,
+        request_id: str | None = None,
+        turns: int | None = None,
     ) -> Branch:
         """Fork from the checkpoint whose head is ``head_task_id`` (the turn before ``before_turn``)."""
         return await self._fork(
-            session_id, before_turn, lambda c: c.head_task_id == head_task_id, f"turn {before_turn - 1}", request_id, turns
+            session_id,
+            before_turn,
+            lambda c: c.head_task_id == head_task_id,
+            f"turn {before_turn - 1}",
+            request_id,
+            turns,
         )
 
     async def _fork(
-        self, session_id: str, before_turn: int, wanted: Callable[[pb.Checkpoint], bool], what: str, request_id: str | None, turns: int | None
+        self,
+        session_id: str,
+        before_turn: int,
+        wanted: Callable[[pb.Checkpoint], bool],
+        what: str,
+        request_id: str | None,
+        turns: int | None,
     ) -> Branch:
         try:
             listed = await self.controller.checkpoints(session_id)
         except GrpcError as exc:
-            raise RewindRefused(f"the checkpoints could not be read: {exc.message or exc.code}; nothing changed") from None
+            raise RewindRefused(
+                f"the checkpoints could not be read: {exc.message or exc.code}; nothing changed"
+            ) from None
         ready = [c for c in listed if c.state == pb.CHECKPOINT_STATE_READY and wanted(c)]
         if not ready:
             why = "auto-checkpoints are off" if not self.auto_checkpoints else "it was skipped or has not finished"
             raise RewindRefused(f"there is no checkpoint after {what} to fork from ({why}); nothing changed")
-        return await self.fork_from(session_id, ready[-1], before_turn, request_id=request_id, turns=turns, listed=listed)
+        return await self.fork_from(
+            session_id, ready[-1], before_turn, request_id=request_id, turns=turns, listed=listed
+        )
 
     async def fork_from(
         self,

@@ -191,4 +191,3 @@ class ConversationEdits(ConversationState):
         self.running_task_id = None
         self.input_task_id = (task_id or self.current_task_id) if state in ("input-required", "auth-required") else None
         return change
-

@@ -196,7 +196,9 @@ class Item:
         return item
 
     def __repr__(self) -> str:
-        return f"Item({self.kind.value}, {self.role}, {self.key!r}, inv={self.invocation_id!r}, text={self.text[:40]!r})"
+        return (
+            f"Item({self.kind.value}, {self.role}, {self.key!r}, inv={self.invocation_id!r}, text={self.text[:40]!r})"
+        )
 
     # -- content -------------------------------------------------------------------------
     @property
@@ -354,7 +356,11 @@ def _response_ids(m: Any) -> list[str]:
     return ids
 
 
-_OUTCOME_WORDS = {"failed": "This turn failed", "canceled": "This turn was canceled", "rejected": "This turn was rejected"}
+_OUTCOME_WORDS = {
+    "failed": "This turn failed",
+    "canceled": "This turn was canceled",
+    "rejected": "This turn was rejected",
+}
 
 
 def _task_messages(task: dict[str, Any]) -> tuple[list[Any], list[Any], str | None]:
@@ -382,4 +388,3 @@ def _task_messages(task: dict[str, Any]) -> tuple[list[Any], list[Any], str | No
     if mid is None or any(raw.message_id(m) == mid for m in history):
         return history, [], outcome
     return history, [message], outcome
-

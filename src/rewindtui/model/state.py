@@ -215,7 +215,9 @@ class ConversationState:
             if last:
                 self._extend(last, task_meta, tid)
             if failure is not None:
-                self.items.append(Item(ItemKind.ERROR, _synthetic_key("error"), role="system", task_id=tid, text=failure))
+                self.items.append(
+                    Item(ItemKind.ERROR, _synthetic_key("error"), role="system", task_id=tid, text=failure)
+                )
 
     def _share_names(self, items: list[Item], task_id: str | None) -> None:
         """The items of one task share one copy of the ids and names they have in common (parsed

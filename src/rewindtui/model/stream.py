@@ -47,7 +47,9 @@ class Conversation(ConversationEdits):
         if kind is EventKind.ERROR:
             error = body if isinstance(body, dict) else {}
             code = error.get("code")
-            text = f"JSON-RPC error{' ' + str(code) if code is not None else ''}: {error.get('message') or 'no message'}"
+            text = (
+                f"JSON-RPC error{' ' + str(code) if code is not None else ''}: {error.get('message') or 'no message'}"
+            )
             change = self._append(Item(ItemKind.ERROR, _synthetic_key("error"), role="system", text=text))
             return change.merge(self._end_turn("failed"))
         try:
@@ -56,7 +58,9 @@ class Conversation(ConversationEdits):
             excerpt = repr(body)
         if len(excerpt) > _UNKNOWN_EXCERPT:
             excerpt = excerpt[:_UNKNOWN_EXCERPT] + "…"
-        return self._append(Item(ItemKind.UNKNOWN, _synthetic_key("unknown"), role="system", raw_dict=None, text=excerpt))
+        return self._append(
+            Item(ItemKind.UNKNOWN, _synthetic_key("unknown"), role="system", raw_dict=None, text=excerpt)
+        )
 
     def apply_effective_tail(self, event: StreamEvent, total: int) -> Change | None:
         """Apply a rewind's (redo's) bounded answer: its Task's history is the newest messages of
@@ -76,8 +80,12 @@ class Conversation(ConversationEdits):
         if keep == 0:
             return self.apply(event, effective=True)
         pending = self._pending_user
-        shown = [(i, mid) for i, item in enumerate(self.items) if item.rewound is None and item is not pending
-                 for mid in item.message_ids]
+        shown = [
+            (i, mid)
+            for i, item in enumerate(self.items)
+            if item.rewound is None and item is not pending
+            for mid in item.message_ids
+        ]
         if not tail or keep >= len(shown) or shown[keep][1] != tail[0]:
             return None
         if shown[keep - 1][0] == shown[keep][0]:
@@ -99,8 +107,10 @@ class Conversation(ConversationEdits):
         self._note_time(task_id, status)
         if task_id:
             self.current_task_id = task_id
-        whole = effective or task_meta.get(EFFECTIVE_HISTORY_KEY) is True or (
-            task_id is not None and task_id == self.session_id and bool(history)
+        whole = (
+            effective
+            or task_meta.get(EFFECTIVE_HISTORY_KEY) is True
+            or (task_id is not None and task_id == self.session_id and bool(history))
         )
         if not history and not last and not whole:
             if self.turn_state in ("idle", "submitted"):
@@ -122,7 +132,11 @@ class Conversation(ConversationEdits):
         for item in self._extend(last, task_meta, task_id):
             change.merge(Change(first=self.items.index(item)))
         if failure is not None and not any(i.kind is ItemKind.ERROR and i.task_id == task_id for i in self.items):
-            change.merge(self._append(Item(ItemKind.ERROR, _synthetic_key("error"), role="system", task_id=task_id, text=failure)))
+            change.merge(
+                self._append(
+                    Item(ItemKind.ERROR, _synthetic_key("error"), role="system", task_id=task_id, text=failure)
+                )
+            )
         return change.merge(self._state_change(state, task_id))
 
     def _replace_task_scope(self, task_id: str | None, history: list[Any], task_meta: Any) -> Change:
@@ -196,12 +210,22 @@ class Conversation(ConversationEdits):
             no_ids = not (raw.task_id(message) or raw.context_id(message) or raw.metadata(message))
             if state == "failed" and no_ids:
                 text = raw.text_of(message) or "The task failed."
-                change.merge(self._append(Item(ItemKind.ERROR, _synthetic_key("error"), role="system", task_id=task_id, text=text)))
+                change.merge(
+                    self._append(
+                        Item(ItemKind.ERROR, _synthetic_key("error"), role="system", task_id=task_id, text=text)
+                    )
+                )
             else:
                 change.merge(self._apply_message(message, task_id, event_meta))
                 invocation = invocation or meta.invocation_id(message)
         elif state == "failed":
-            change.merge(self._append(Item(ItemKind.ERROR, _synthetic_key("error"), role="system", task_id=task_id, text="The task failed.")))
+            change.merge(
+                self._append(
+                    Item(
+                        ItemKind.ERROR, _synthetic_key("error"), role="system", task_id=task_id, text="The task failed."
+                    )
+                )
+            )
         if invocation and meta.rewind_target(invocation):
             change.merge(self._inherit_invocation(task_id, invocation))
         return change.merge(self._state_change(state, task_id))
@@ -229,7 +253,9 @@ class Conversation(ConversationEdits):
                 existing.rev += 1
                 return Change(updated=[existing])
             return Change()
-        if raw.role(m) != "user" and (meta.is_partial(m) or (raw.metadata(m) == {} and meta.is_partial({"metadata": event_meta}))):
+        if raw.role(m) != "user" and (
+            meta.is_partial(m) or (raw.metadata(m) == {} and meta.is_partial({"metadata": event_meta}))
+        ):
             return self._apply_delta(m, task_id)
         live = self._live
         if live is not None and (live.task_id == (raw.task_id(m) or task_id)):
@@ -356,5 +382,3 @@ def extract_messages_from_tasks(tasks: Iterable[Any]) -> list[Item]:
     conv = Conversation()
     conv._extend_from_tasks(tasks)
     return conv.items
-
-

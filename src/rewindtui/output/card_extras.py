@@ -42,19 +42,25 @@ def load_keys(path: str | None) -> dict[str, Any] | None:
     except (OSError, ValueError) as exc:
         raise ExtendedCardFailed(f"cannot read the key set {path}: {getattr(exc, 'strerror', None) or exc}") from None
     if not isinstance(data, dict) or not isinstance(data.get("keys"), list):
-        raise ExtendedCardFailed(f"{path} is not a JWKS (an object with a \"keys\" list)")
+        raise ExtendedCardFailed(f'{path} is not a JWKS (an object with a "keys" list)')
     return data
 
 
 def offers_extended(card: Mapping[str, Any]) -> bool:
     caps = card.get("capabilities") if isinstance(card.get("capabilities"), Mapping) else {}
-    return bool(caps.get("extendedAgentCard") or card.get("supportsAuthenticatedExtendedCard") or caps.get("supportsAuthenticatedExtendedCard"))  # type: ignore[union-attr]
+    return bool(
+        caps.get("extendedAgentCard")
+        or card.get("supportsAuthenticatedExtendedCard")
+        or caps.get("supportsAuthenticatedExtendedCard")
+    )  # type: ignore[union-attr]
 
 
 def authenticated(client: Any) -> bool:
     """Credentials (configured or an OAuth2 token) go to the agent's origin."""
     headers = getattr(client.scope, "headers", {})
-    return any(name.lower() == "authorization" or is_sensitive_header(name) for name in headers) and client.scope.allows(client.url)
+    return any(
+        name.lower() == "authorization" or is_sensitive_header(name) for name in headers
+    ) and client.scope.allows(client.url)
 
 
 async def fetch_extended(client: Any) -> dict[str, Any]:
@@ -66,14 +72,18 @@ async def fetch_extended(client: Any) -> dict[str, Any]:
     endpoint = caps.endpoint or client.url
     try:
         if caps.binding == "HTTP+JSON":
-            response = await client.http.get(endpoint.rstrip("/") + EXTENDED_PATH[dialect], headers=outgoing.headers_for(dialect, stream=False))
+            response = await client.http.get(
+                endpoint.rstrip("/") + EXTENDED_PATH[dialect], headers=outgoing.headers_for(dialect, stream=False)
+            )
         else:
             body = outgoing.jsonrpc(EXTENDED_METHOD[dialect], {})
             response = await client.http.post(endpoint, json=body, headers=outgoing.headers_for(dialect, stream=False))
     except Exception as exc:  # transport failures: one line
         raise ExtendedCardFailed(f"cannot read the extended card: {type(exc).__name__}") from None
     if response.status_code in (401, 403):
-        raise ExtendedCardFailed(f"the agent refused the extended card (HTTP {response.status_code})", hint=client.auth_hint(endpoint))
+        raise ExtendedCardFailed(
+            f"the agent refused the extended card (HTTP {response.status_code})", hint=client.auth_hint(endpoint)
+        )
     try:
         data = response.json()
     except ValueError:
@@ -81,7 +91,9 @@ async def fetch_extended(client: Any) -> dict[str, Any]:
     if caps.binding != "HTTP+JSON" and isinstance(data, dict):
         if isinstance(data.get("error"), dict):
             error = data["error"]
-            raise ExtendedCardFailed(f"the agent did not give the extended card: {sanitize_line(str(error.get('message', error)))}")
+            raise ExtendedCardFailed(
+                f"the agent did not give the extended card: {sanitize_line(str(error.get('message', error)))}"
+            )
         data = data.get("result")
     if response.status_code >= 400 or not isinstance(data, dict) or not data.get("name"):
         raise ExtendedCardFailed(f"no extended card in the answer (HTTP {response.status_code})")
@@ -132,8 +144,14 @@ class CardExtras:
 
 
 async def card_extras(
-    client: Any, card: Mapping[str, Any], url: str, *, extended: bool = False, keys: Mapping[str, Any] | None = None,
-    tolerant: bool = False, issuers: Sequence[str] = (),
+    client: Any,
+    card: Mapping[str, Any],
+    url: str,
+    *,
+    extended: bool = False,
+    keys: Mapping[str, Any] | None = None,
+    tolerant: bool = False,
+    issuers: Sequence[str] = (),
 ) -> CardExtras:
     """The signature and (``extended``) the extended card. A failure to read the extended card is
     raised (ExtendedCardFailed), or with ``tolerant`` (a view) kept as ``needs auth`` (refused) /
@@ -189,7 +207,8 @@ def extended_additions(card: Mapping[str, Any], extended: Mapping[str, Any]) -> 
     # for old clients, differently for the public and the extended one
     public, wider = (v10_projection(c) if c.get("supportedInterfaces") else dict(c) for c in (card, extended))
     other = sorted(
-        k for k in set(public) | set(wider)
+        k
+        for k in set(public) | set(wider)
         if k not in ("name", "description", "version", "skills", "signatures") and public.get(k) != wider.get(k)
     )
     if other:

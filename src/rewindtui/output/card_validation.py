@@ -154,7 +154,10 @@ def validate(card: Any) -> Verdict:
         else:  # not listed: a count of what a client of that version would trip on
             unclaimed[version] = sum(1 for p in found if p.severity == "unclaimed")
     if not claimed:
-        problems.insert(0, Problem("1.0", "$", "the card claims no A2A version (no supportedInterfaces, no protocolVersion)", "error"))
+        problems.insert(
+            0,
+            Problem("1.0", "$", "the card claims no A2A version (no supportedInterfaces, no protocolVersion)", "error"),
+        )
     listed = [
         {
             "url": i.url,

@@ -113,8 +113,10 @@ def markdown(
     """The whole transcript as a Markdown document, a rule before each turn (with its time)."""
     head = [f"# {sanitize_line(title) or 'rewindtui conversation'}", ""]
     turns = sum(1 for item in items if _opens_turn(item) and item.rewound is None)
-    head.append(f"Session `{sanitize_line(session_id or '(new)')}` · {turns} turn{'s' if turns != 1 else ''} · "
-                f"exported {local_time(_now_iso())}")
+    head.append(
+        f"Session `{sanitize_line(session_id or '(new)')}` · {turns} turn{'s' if turns != 1 else ''} · "
+        f"exported {local_time(_now_iso())}"
+    )
     body: list[str] = []
     run: list[Item] = []
     for item in items:
@@ -138,7 +140,9 @@ def _turn_block(items: list[Item], times: Mapping[str, str] | None, saved: Mappi
     return rule + markdown_items(items, saved)
 
 
-def record(item: Item, times: Mapping[str, str] | None = None, saved: Mapping[int, str] | None = None) -> dict[str, Any]:
+def record(
+    item: Item, times: Mapping[str, str] | None = None, saved: Mapping[int, str] | None = None
+) -> dict[str, Any]:
     """``render_text.item_record`` plus the turn's time and, for a rewound item, its mark."""
     out = marked_record(item, saved)
     out["time"] = (times or {}).get(item.task_id or "")

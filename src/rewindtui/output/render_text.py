@@ -145,7 +145,9 @@ def format_item(item: Item, saved: dict[int, str] | None = None) -> str:
     return "\n".join(lines)
 
 
-def format_items(items: Iterable[Item], *, current: str | None = None, saved: dict[int, str] | None = None) -> list[str]:
+def format_items(
+    items: Iterable[Item], *, current: str | None = None, saved: dict[int, str] | None = None
+) -> list[str]:
     """Lines for a run of items: a ``--- invocation ID ---`` header whenever the turn changes
     (the id to give ``rewind --before`` / ``fork --before``), then each item."""
     out: list[str] = []
@@ -194,5 +196,8 @@ def card_record(card: dict[str, Any], url: str, caps: Capabilities | None, probl
         "endpoint": choice.url if choice else None,
         "rewind": caps.rewind_mode if caps else None,
         "warnings": card_warnings(card, url),
-        "security": [{"name": s.name, "kind": s.kind, "detail": s.detail, "option": s.option or None} for s in security_schemes(card)],
+        "security": [
+            {"name": s.name, "kind": s.kind, "detail": s.detail, "option": s.option or None}
+            for s in security_schemes(card)
+        ],
     }

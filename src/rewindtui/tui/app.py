@@ -378,11 +378,21 @@ class RewindApp(App[int]):
             return
 
         # the table's commands come from ChatScreen.COMMANDS (rewindtui.tui.commands); these have no key
-        yield SystemCommand("Reattach to the running turn", "Follow again a turn the server is still running", screen.reattach)
+        yield SystemCommand(
+            "Reattach to the running turn", "Follow again a turn the server is still running", screen.reattach
+        )
         yield SystemCommand("Reload session", "Re-read this session from the server", screen.reload)
-        yield SystemCommand("Reconnect", "Connect to the server again; restarts the embedded server if it died", self.reconnect)
-        yield SystemCommand("Export transcript as JSON", "Write the transcript to a .json file (asks where)", lambda: screen.action_export("json"))
-        yield SystemCommand("Remove attachments", "Remove every file and data part waiting to be sent", screen.files.remove_all)
+        yield SystemCommand(
+            "Reconnect", "Connect to the server again; restarts the embedded server if it died", self.reconnect
+        )
+        yield SystemCommand(
+            "Export transcript as JSON",
+            "Write the transcript to a .json file (asks where)",
+            lambda: screen.action_export("json"),
+        )
+        yield SystemCommand(
+            "Remove attachments", "Remove every file and data part waiting to be sent", screen.files.remove_all
+        )
         if self.push_notices is not None and self.chat is not None:
             on = self.push_notices.on
             yield SystemCommand(
@@ -403,10 +413,17 @@ class RewindApp(App[int]):
             return
         why = notices.why_not(chat.client)
         if why:
-            self.notify(f"Push notifications cannot be turned on: {why}.", title="Push notification", severity="warning", markup=False)
+            self.notify(
+                f"Push notifications cannot be turned on: {why}.",
+                title="Push notification",
+                severity="warning",
+                markup=False,
+            )
             return
         await notices.turn_on(chat.client)
-        self.notify("Push notifications are on: a turn whose stream is cut is shown when it ends.", title="Push notification")
+        self.notify(
+            "Push notifications are on: a turn whose stream is cut is shown when it ends.", title="Push notification"
+        )
 
 
 def _terminal_alive() -> bool:

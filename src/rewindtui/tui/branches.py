@@ -74,7 +74,9 @@ class Branches:
         host.outcome = None
         host.activity = "redoing…"
         host.refresh_status()
-        host.rewind_worker = host.run_worker(partial(self._redo, rewind_task_id, title, up_to), group="rewind", exit_on_error=False)
+        host.rewind_worker = host.run_worker(
+            partial(self._redo, rewind_task_id, title, up_to), group="rewind", exit_on_error=False
+        )
 
     async def _redo(self, rewind_task_id: str | None, title: str, up_to: str | None = None) -> None:
         chat = self.chat
@@ -246,7 +248,9 @@ class Branches:
             if item.rewound is not None and item.rewound.by:
                 self.redo(item.rewound.by, title="Restore branch", up_to=self._next_in_branch(item))
             else:
-                self._notify("This server keeps this turn but cannot bring it back.", title="Restore branch", severity="warning")
+                self._notify(
+                    "This server keeps this turn but cannot bring it back.", title="Restore branch", severity="warning"
+                )
             return
         if action == "fork_branch":
             self.fork_branch(item)
@@ -269,7 +273,12 @@ class Branches:
             return None
         branch: list[str] = []
         for other in chat.conversation.items:
-            if other.rewound is not None and other.rewound.by == mark.by and other.invocation_id and other.invocation_id not in branch:
+            if (
+                other.rewound is not None
+                and other.rewound.by == mark.by
+                and other.invocation_id
+                and other.invocation_id not in branch
+            ):
                 branch.append(other.invocation_id)
         if item.invocation_id not in branch:
             return None

@@ -85,7 +85,12 @@ class ChatView:
         try:
             await chat.load_older()
         except ClientError as exc:
-            self.host.notify(f"Older turns could not be loaded: {user_message(exc)}", title="Open session", severity="error", timeout=10)
+            self.host.notify(
+                f"Older turns could not be loaded: {user_message(exc)}",
+                title="Open session",
+                severity="error",
+                timeout=10,
+            )
 
     def follow(self, change: Change) -> None:
         """A change of the chat's conversation (or a new conversation)."""

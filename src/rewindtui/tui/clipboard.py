@@ -59,7 +59,9 @@ def copy_text(
         fallback_dir.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
     except OSError as exc:
-        return Copied("osc52", f"Sent {size} to the terminal's clipboard (OSC 52); could not also save it: {exc.strerror}.")
+        return Copied(
+            "osc52", f"Sent {size} to the terminal's clipboard (OSC 52); could not also save it: {exc.strerror}."
+        )
     return Copied(
         "osc52",
         f"Sent {size} to the terminal's clipboard (OSC 52; tmux needs set-clipboard on). If it did not arrive, "

@@ -35,7 +35,12 @@ async def _compact(host: Any) -> None:
     try:
         done = await compact(host.chat)
     except RewindOutcomeUnknown as exc:
-        host.notify(f"{user_message(exc)} The view was re-read from the server.", title="Compact", severity="warning", timeout=10)
+        host.notify(
+            f"{user_message(exc)} The view was re-read from the server.",
+            title="Compact",
+            severity="warning",
+            timeout=10,
+        )
         return
     except ClientError as exc:
         host.notify(user_message(exc), title="Compact failed", severity="error", timeout=8)

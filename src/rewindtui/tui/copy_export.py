@@ -23,7 +23,9 @@ def _slug(text: str) -> str:
 
 
 class CopyExport:
-    def __init__(self, host: ScreenHost, *, ask: Callable[[Any, Callable[[Any], None]], object], clipboard: Callable[[str], None]) -> None:
+    def __init__(
+        self, host: ScreenHost, *, ask: Callable[[Any, Callable[[Any], None]], object], clipboard: Callable[[str], None]
+    ) -> None:
         self.host = host
         self.ask = ask  # push a modal screen and get its answer
         self.clipboard = clipboard
@@ -88,12 +90,22 @@ class CopyExport:
             if path is None:
                 return
             if path.exists():
-                question = ConfirmScreen("Replace it?", f"{path} exists. Replace it with this transcript?", go="Replace", purpose="overwrite")
-                self.ask(question, lambda go: self._write(path, fmt) if go else self._notify("Nothing written.", title="Export"))
+                question = ConfirmScreen(
+                    "Replace it?", f"{path} exists. Replace it with this transcript?", go="Replace", purpose="overwrite"
+                )
+                self.ask(
+                    question,
+                    lambda go: self._write(path, fmt) if go else self._notify("Nothing written.", title="Export"),
+                )
                 return
             self._write(path, fmt)
 
-        prompt = PathPrompt(f"Export the transcript ({fmt}) to", accept, value=str(suggested), hint="An existing file is replaced only if you say so.")
+        prompt = PathPrompt(
+            f"Export the transcript ({fmt}) to",
+            accept,
+            value=str(suggested),
+            hint="An existing file is replaced only if you say so.",
+        )
         self.ask(prompt, chosen)
 
     def _write(self, path: Path, fmt: str) -> None:
@@ -101,7 +113,13 @@ class CopyExport:
         if chat is None:
             return
         session = chat.session
-        text = export(chat.conversation.items, fmt, session_id=chat.session_id, title=session.name if session else "", times=chat.conversation.task_times)
+        text = export(
+            chat.conversation.items,
+            fmt,
+            session_id=chat.session_id,
+            title=session.name if session else "",
+            times=chat.conversation.task_times,
+        )
         try:
             path.write_text(text, encoding="utf-8")
         except OSError as exc:

@@ -31,7 +31,9 @@ def _turn_of(items: Sequence[Item], index: int) -> list[Item]:
     target, task = item.rewind_target, item.task_id
 
     def same(other: Item) -> bool:
-        return (target is not None and other.rewind_target == target) or (target is None and task is not None and other.task_id == task)
+        return (target is not None and other.rewind_target == target) or (
+            target is None and task is not None and other.task_id == task
+        )
 
     start = index
     while start > 0 and same(items[start - 1]):
@@ -97,7 +99,9 @@ class FileActions:
     def remove_all(self) -> None:
         count = len(self.bar.attachments)
         self.bar.clear()
-        self.screen.notify(f"Removed {count} attachment{'s' if count != 1 else ''}." if count else "Nothing is attached.", timeout=3)
+        self.screen.notify(
+            f"Removed {count} attachment{'s' if count != 1 else ''}." if count else "Nothing is attached.", timeout=3
+        )
 
     # -- save ----------------------------------------------------------------------------------
     def save(self, item: Item | None = None) -> None:
@@ -170,5 +174,13 @@ class FileActions:
             keys = None
         issuers = tuple(getattr(settings, "card_issuers", ()) or ())
         self.screen.app.push_screen(
-            CardScreen(caps.card, url=chat.client.url, choice=caps.choice, embedded=embedded, client=chat.client, keys=keys, issuers=issuers)
+            CardScreen(
+                caps.card,
+                url=chat.client.url,
+                choice=caps.choice,
+                embedded=embedded,
+                client=chat.client,
+                keys=keys,
+                issuers=issuers,
+            )
         )

@@ -70,10 +70,23 @@ class ScreenHost(Protocol):
 
     def keep_unsent(self, text: str) -> None: ...
 
-    def notify(self, message: str, *, title: str = "", severity: Any = "information", timeout: float | None = None, markup: bool = True) -> None: ...
+    def notify(
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: Any = "information",
+        timeout: float | None = None,
+        markup: bool = True,
+    ) -> None: ...
 
     def run_worker(
-        self, work: Coroutine[Any, Any, Any] | Callable[[], Coroutine[Any, Any, Any]], *, group: str = "default", exclusive: bool = False, exit_on_error: bool = True
+        self,
+        work: Coroutine[Any, Any, Any] | Callable[[], Coroutine[Any, Any, Any]],
+        *,
+        group: str = "default",
+        exclusive: bool = False,
+        exit_on_error: bool = True,
     ) -> Worker[Any]: ...
 
 

@@ -186,7 +186,9 @@ class LiveView:
             return
         self._restarts.append(now)
         self.restarting = True
-        self._say(f"The embedded server stopped ({stopped}). Restarting it and reconnecting; your draft stays.", warning=True)
+        self._say(
+            f"The embedded server stopped ({stopped}). Restarting it and reconnecting; your draft stays.", warning=True
+        )
         self.app.run_worker(self._restart(), group="live-restart", exclusive=True)
 
     async def _restart(self) -> None:

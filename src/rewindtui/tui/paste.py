@@ -85,7 +85,10 @@ class PasteSafeParser(XTermParser):
                 start = self._pending.find(PASTE_START)
                 if start < 0:
                     keep = 0 if final else _partial_suffix(self._pending, PASTE_START)
-                    head, self._pending = self._pending[: len(self._pending) - keep], self._pending[len(self._pending) - keep :]
+                    head, self._pending = (
+                        self._pending[: len(self._pending) - keep],
+                        self._pending[len(self._pending) - keep :],
+                    )
                     if head:
                         out.extend(super().feed(head))
                     break

@@ -119,7 +119,9 @@ class PushNotices:
         state = _state(task)
         context = _context(task)
         if chat is None or context is None or context != chat.session_id:
-            self._toast(task_id, f"A turn of session {sanitize_line(context or '?')} ended {state} (not the one open here).")
+            self._toast(
+                task_id, f"A turn of session {sanitize_line(context or '?')} ended {state} (not the one open here)."
+            )
             return
         conversation = chat.conversation
         seen_ended = (

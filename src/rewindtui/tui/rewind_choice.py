@@ -103,7 +103,9 @@ class RewindChoice:
             else:
                 # messages, but none the server can rewind to: say why (e.g. no invocation ids)
                 reason = chat.why_not_rewind_to(items[-1] if index is None else items[index])
-                host.notify(sentence(reason or "Nothing to rewind here."), title="Rewind unavailable", severity="warning")
+                host.notify(
+                    sentence(reason or "Nothing to rewind here."), title="Rewind unavailable", severity="warning"
+                )
             return False
         host.rewind_mode = True
         transcript.preview = True

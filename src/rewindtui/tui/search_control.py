@@ -35,7 +35,14 @@ class RewoundTurns(Protocol):
 
 
 class SearchControl:
-    def __init__(self, host: ScreenHost, *, rewound: RewoundTurns, bar: Callable[[], SearchBar], later: Callable[[float, Callable[[], Any]], Timer]) -> None:
+    def __init__(
+        self,
+        host: ScreenHost,
+        *,
+        rewound: RewoundTurns,
+        bar: Callable[[], SearchBar],
+        later: Callable[[float, Callable[[], Any]], Timer],
+    ) -> None:
         self.host = host
         self.rewound = rewound
         self.bar = bar
@@ -109,7 +116,9 @@ class SearchControl:
             if anchor is None:
                 hit = self.index.last(self.query)
             else:
-                hit = self.index.at_or_before_item(self.query, anchor) or self.index.at_or_after_item(self.query, anchor)
+                hit = self.index.at_or_before_item(self.query, anchor) or self.index.at_or_after_item(
+                    self.query, anchor
+                )
         self._go(hit)
 
     def step(self, direction: int) -> None:
@@ -158,7 +167,9 @@ class SearchControl:
         chat = self.host.chat
         if chat is None or chat.conversation.older_token is None:
             return ""
-        return "older turns are still loading" if not chat.older_error else "older turns could not be loaded: not searched"
+        return (
+            "older turns are still loading" if not chat.older_error else "older turns could not be loaded: not searched"
+        )
 
     # -- keeping up with the conversation -------------------------------------------------------------
     def changed(self, change: Change) -> None:
@@ -199,7 +210,9 @@ class SearchControl:
             hit = self._nth_in(at, current.nth) if at is not None else None
             if hit is None:
                 anchor = max(0, min(current.index, len(items) - 1))
-                hit = self.index.at_or_before_item(self.query, anchor) or self.index.at_or_after_item(self.query, anchor)
+                hit = self.index.at_or_before_item(self.query, anchor) or self.index.at_or_after_item(
+                    self.query, anchor
+                )
         self.current = hit
         self.host.transcript.search.show(self.query, (hit.index, hit.nth) if hit is not None else None)
         self._say()

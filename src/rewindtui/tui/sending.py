@@ -128,7 +128,9 @@ class Sending:
         if host.replying:
             if self.queue is not None and chat.edit is None and not self.host.composer.attachments_pending:
                 if self.queue.add(text):
-                    host.notify("Queued: it is sent when the reply ends (ctrl+z or ↑ takes it back).", title="Queued", timeout=3)
+                    host.notify(
+                        "Queued: it is sent when the reply ends (ctrl+z or ↑ takes it back).", title="Queued", timeout=3
+                    )
                     return None
                 return self._refuse(text, "Too many messages queued; this one stays in the composer.")
             return self._refuse(text, "A reply is still coming in (Esc stops it); your draft is kept.")
@@ -146,7 +148,9 @@ class Sending:
             return
         host.follow_new_turn()  # scrolled up to read: the new turn is followed all the same
         # a turn that has just ended may still be closing its stream: this send waits for it
-        host.turn_worker = host.run_worker(partial(self._send, text, host.turn_worker, self.take_attachments()), group="turn")
+        host.turn_worker = host.run_worker(
+            partial(self._send, text, host.turn_worker, self.take_attachments()), group="turn"
+        )
 
     async def _send(self, text: str, after: Worker[Any] | None, attachments: list[Attachment]) -> None:
         """Send ``text``; then, while each turn ends completed, the queued messages in order, one
@@ -248,7 +252,9 @@ class Sending:
         if text is None:
             return False
         self.memory.keep_unsent(text)
-        self.host.notify("Taken out of the queue: edit it and press Enter, or ctrl+c to drop it.", title="Queued", timeout=4)
+        self.host.notify(
+            "Taken out of the queue: edit it and press Enter, or ctrl+c to drop it.", title="Queued", timeout=4
+        )
         return True
 
     async def _resend(self, text: str) -> None:
@@ -272,4 +278,6 @@ class Sending:
             host.activity = None
             host.refresh_status()
         self.memory.restore_stash()
-        host.notify(f"Rewound {plural(self.edit_turns, 'turn')} and sent the edited message.", title="Rewind", timeout=6)
+        host.notify(
+            f"Rewound {plural(self.edit_turns, 'turn')} and sent the edited message.", title="Rewind", timeout=6
+        )

@@ -61,10 +61,14 @@ class SessionSwitch:
             return
         host.switch_worker = self._start(session_id, host.turn_worker, then)
 
-    def _start(self, session_id: str | None, after: Worker[Any] | None, then: Callable[[], None] | None = None) -> Worker[Any]:
+    def _start(
+        self, session_id: str | None, after: Worker[Any] | None, then: Callable[[], None] | None = None
+    ) -> Worker[Any]:
         return self.host.run_worker(partial(self._switch, session_id, after, then), group="session", exclusive=True)
 
-    async def _switch(self, session_id: str | None, after: Worker[Any] | None = None, then: Callable[[], None] | None = None) -> None:
+    async def _switch(
+        self, session_id: str | None, after: Worker[Any] | None = None, then: Callable[[], None] | None = None
+    ) -> None:
         host = self.host
         chat = host.chat
         if chat is None:

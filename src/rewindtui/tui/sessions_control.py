@@ -17,7 +17,13 @@ from rewindtui.tui.screens.rename import RenameScreen
 
 
 class SessionsControl:
-    def __init__(self, host: ScreenHost, *, ask: Callable[[Any, Callable[[Any], None]], object], switch: Callable[[str | None], None]) -> None:
+    def __init__(
+        self,
+        host: ScreenHost,
+        *,
+        ask: Callable[[Any, Callable[[Any], None]], object],
+        switch: Callable[[str | None], None],
+    ) -> None:
         self.host = host
         self.ask = ask  # push a modal screen and get its answer
         self.switch = switch  # open a session (None: a new one)
@@ -118,7 +124,9 @@ class SessionsControl:
         if chat is None:
             return
         if not chat.client.has_api:
-            self._notify("This server has no sessions API to rename a session with.", title="Rename", severity="warning")
+            self._notify(
+                "This server has no sessions API to rename a session with.", title="Rename", severity="warning"
+            )
             return
 
         def named(name: str | None) -> None:
@@ -145,7 +153,11 @@ class SessionsControl:
         if chat is None:
             return
         if session.id == chat.session_id:
-            self._notify("This is the open session: open another one (or a new one, n) first.", title="Delete", severity="warning")
+            self._notify(
+                "This is the open session: open another one (or a new one, n) first.",
+                title="Delete",
+                severity="warning",
+            )
             return
         title = session.name or session.id[:8]
         what = (

@@ -121,7 +121,10 @@ class SlashActions:
 
     def run_command(self, command: interaction.Command) -> None:
         if command.id == "chat.undo_rewind" and not self.can_undo():
-            self.say(sentence(self.why_not_undo() or "Nothing to undo here: no rewind of this session to undo."), warning=True)
+            self.say(
+                sentence(self.why_not_undo() or "Nothing to undo here: no rewind of this session to undo."),
+                warning=True,
+            )
             return
         if command.owner == "transcript":
             self.act_on_turn_back(command.action.split("'")[1], 1)

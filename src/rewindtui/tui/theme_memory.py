@@ -35,6 +35,11 @@ def start(app: Any) -> None:
         try:
             remember(path, "theme", name)
         except (SettingsError, OSError) as exc:
-            app.notify(f"The theme {name} is used now but was not saved: {exc}", title="Theme", severity="warning", markup=False)
+            app.notify(
+                f"The theme {name} is used now but was not saved: {exc}",
+                title="Theme",
+                severity="warning",
+                markup=False,
+            )
 
     app.theme_changed_signal.subscribe(app, changed)

@@ -59,7 +59,9 @@ class LineLayout:
         del self.starts[first + 1 :]
         self.starts.extend(islice(accumulate(self.heights[first:], initial=self.starts[first]), 1, None))
 
-    def relayout(self, first: int, count: int, width: int, known: Callable[[int], int | None], estimate: Callable[[int], int]) -> None:
+    def relayout(
+        self, first: int, count: int, width: int, known: Callable[[int], int | None], estimate: Callable[[int], int]
+    ) -> None:
         """Measure items ``first``..``count`` again at ``width`` (all of them when the width
         changed): ``known(index)`` is an item's drawn height while it is still valid, else None and
         ``estimate(index)`` stands in until it is drawn."""

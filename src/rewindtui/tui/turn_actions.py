@@ -53,7 +53,9 @@ class TurnActions:
             return
         reason = host.why_not(Action.EDIT if action == "edit" else Action.FORK)
         if reason:
-            host.notify(reason, title="Rewind unavailable" if action == "edit" else action.capitalize(), severity="warning")
+            host.notify(
+                reason, title="Rewind unavailable" if action == "edit" else action.capitalize(), severity="warning"
+            )
             return
         if host.rewind_mode:
             host.leave_mode()
@@ -83,6 +85,8 @@ class TurnActions:
             host.activity = None
             host.refresh_status()
         host.show_conversation()
-        host.notify(f"Forked into “{session.name or session.id}”; the original ({(original or '')[:8]}) is in the sessions panel (F2).")
+        host.notify(
+            f"Forked into “{session.name or session.id}”; the original ({(original or '')[:8]}) is in the sessions panel (F2)."
+        )
         if not host.sessions.has_class("hidden"):
             self.panel_refresh()

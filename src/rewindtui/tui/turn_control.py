@@ -44,7 +44,11 @@ class TurnControl:
             host.activity = None
             host.refresh_status()
         state = chat.conversation.turn_state
-        host.notify(f"Stopped: the turn is {state}; what came before the stop stays, marked stopped.", title="Stopped", timeout=5)
+        host.notify(
+            f"Stopped: the turn is {state}; what came before the stop stays, marked stopped.",
+            title="Stopped",
+            timeout=5,
+        )
 
     # -- interrupted, reattach ---------------------------------------------------------------------
     def interrupted(self, exc: TurnInterrupted) -> None:
@@ -87,7 +91,9 @@ class TurnControl:
         chat = host.chat
         if chat is None:
             return
-        reason = chat.why_not(Action.ANSWER) or ("" if finished(host.turn_worker) else "Wait for the current turn to finish.")
+        reason = chat.why_not(Action.ANSWER) or (
+            "" if finished(host.turn_worker) else "Wait for the current turn to finish."
+        )
         if reason:
             host.notify(sentence(reason), title="Approve / reject", severity="warning")
             return

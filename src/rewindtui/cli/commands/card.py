@@ -33,7 +33,9 @@ async def cmd_card(conn: Any, args: argparse.Namespace, out: Output) -> int:
     if out.as_json:
         checked = {"validation": verdict.record()} if verdict is not None else {}
         found = kagent.record() if kagent else {}
-        out.line(json_line({**card_record(card, url, client.capabilities, problem), **extras.record(), **found, **checked}))
+        out.line(
+            json_line({**card_record(card, url, client.capabilities, problem), **extras.record(), **found, **checked})
+        )
     else:
         lines = format_card(card, url, client.capabilities, problem)
         last = [lines.pop()] if problem else []  # "rewindtui cannot use this agent" stays last

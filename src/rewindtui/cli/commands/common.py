@@ -46,7 +46,9 @@ def require_invocation(chat: Any, invocation_id: str) -> None:
             raise CommandFailed(f"cannot check invocation {invocation_id!r}: {chat.history_note}")
         turns = chat.conversation.turn_invocations()
         known = f"its turns are {', '.join(turns[:3])}{', …' if len(turns) > 3 else ''}" if turns else "it has no turns"
-        raise CommandFailed(f"no invocation {invocation_id!r} in session {session_id} ({known}); see `rewindtui history --session {session_id}`")
+        raise CommandFailed(
+            f"no invocation {invocation_id!r} in session {session_id} ({known}); see `rewindtui history --session {session_id}`"
+        )
 
 
 def require(chat: Any, what: str) -> None:
@@ -92,7 +94,9 @@ async def show_rewound(chat: Any) -> None:
     await chat.show_rewound()
 
 
-async def save_item_parts(chat: Any, items: Sequence[Any], directory: str | None, *, users: bool = False) -> dict[int, str]:
+async def save_item_parts(
+    chat: Any, items: Sequence[Any], directory: str | None, *, users: bool = False
+) -> dict[int, str]:
     """Save the file and data parts of ``items`` into ``directory``: {id(part): path}. What could not
     be saved is said on stderr (a note; the command still succeeds)."""
     if not directory:

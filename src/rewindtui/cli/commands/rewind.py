@@ -30,7 +30,11 @@ async def cmd_redo(conn: Any, args: argparse.Namespace, out: Output) -> int:
     await chat.redo(target)
     sid = chat.session_id or args.session
     redo_of = chat.conversation.current_task_id
-    undo = f"rewindtui redo --session {sid[:8]} --rewind-task {(redo_of or '')[:8]}" if caps is None or caps.rewind_mode else None
+    undo = (
+        f"rewindtui redo --session {sid[:8]} --rewind-task {(redo_of or '')[:8]}"
+        if caps is None or caps.rewind_mode
+        else None
+    )
     out.header(f"session: {sanitize_line(sid)}", {"session": sid, "redo": redo_of, "undo": undo})
     out.items(chat.conversation.items)
     if undo and not out.as_json:
@@ -52,7 +56,8 @@ async def _resolve_rewind_task(chat: Any, prefix: str) -> str:
         return prefix
     tasks = await chat.client.session_tasks(sid, include_rewound=True)
     ids = [
-        t["id"] for t in tasks
+        t["id"]
+        for t in tasks
         if isinstance(t.get("id"), str) and (t.get("metadata") or {}).get(contract.EFFECTIVE_HISTORY_KEY) is True
     ]
     found = unique(prefix, ids, "rewind task")

@@ -55,11 +55,16 @@ async def cmd_send(conn: Any, args: argparse.Namespace, out: Output) -> int:
     attachments = read_attachments(args)
     if retry:
         if args.text or attachments or not session_id:
-            raise CommandFailed("--retry sends the failed last turn of --session again: give no TEXT, --file or --data", code="usage")
+            raise CommandFailed(
+                "--retry sends the failed last turn of --session again: give no TEXT, --file or --data", code="usage"
+            )
         text = ""
     elif approve or reject:
         if args.text or attachments:
-            raise CommandFailed("--approve / --reject answer the agent's question: give no TEXT, --file or --data with them", code="usage")
+            raise CommandFailed(
+                "--approve / --reject answer the agent's question: give no TEXT, --file or --data with them",
+                code="usage",
+            )
         if not session_id:
             raise CommandFailed("--approve / --reject need the --session whose agent asks", code="usage")
         text = ""
@@ -94,7 +99,9 @@ async def cmd_send(conn: Any, args: argparse.Namespace, out: Output) -> int:
                     elif approve or reject:
                         perms = chat.permissions()
                         if not perms.can_confirm:
-                            raise CommandFailed(f"nothing to answer in session {chat.session_id}: {perms.confirm_reason}")
+                            raise CommandFailed(
+                                f"nothing to answer in session {chat.session_id}: {perms.confirm_reason}"
+                            )
                         await chat.confirm(approve)
                     else:
                         await chat.send(text, attachments)

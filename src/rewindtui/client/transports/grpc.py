@@ -298,7 +298,9 @@ class GrpcTransport(Transport):
                     self.target.address, credentials, options=CHANNEL_OPTIONS, interceptors=logged
                 )
             else:
-                self._channel = grpc.aio.insecure_channel(self.target.address, options=CHANNEL_OPTIONS, interceptors=logged)
+                self._channel = grpc.aio.insecure_channel(
+                    self.target.address, options=CHANNEL_OPTIONS, interceptors=logged
+                )
             self._stub = a2a_grpc_stub(self._channel)
         return self._stub
 
@@ -397,7 +399,13 @@ def wire_interceptors(target: str) -> list[Any]:
             try:
                 response = await call
             except grpc.aio.AioRpcError as exc:
-                log.add("end", id=rid, ms=wire_log.since(started), status=exc.code().name, error=wire_log.redact(exc.details() or ""))
+                log.add(
+                    "end",
+                    id=rid,
+                    ms=wire_log.since(started),
+                    status=exc.code().name,
+                    error=wire_log.redact(exc.details() or ""),
+                )
                 raise
             log.add("response", id=rid, ms=wire_log.since(started), status="OK", body=as_json(response))
             return response

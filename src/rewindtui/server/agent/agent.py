@@ -145,7 +145,9 @@ class ModelErrorSayer:
         self.model = model
         self.timeout = timeout
 
-    def __call__(self, callback_context: CallbackContext, llm_request: LlmRequest, error: Exception) -> LlmResponse | None:
+    def __call__(
+        self, callback_context: CallbackContext, llm_request: LlmRequest, error: Exception
+    ) -> LlmResponse | None:
         sentence = describe(error, model=self.model, timeout=self.timeout)
         if sentence is None:
             return None

@@ -140,10 +140,7 @@ class DemoLlm(BaseLlm):
         prompt_tokens = _word_count(llm_request)
 
         if tool_result is not None:
-            text = (
-                f"Tool {tool_result.name} returned: {tool_result.response} "
-                f"(weather_calls={weather_calls})"
-            )
+            text = f"Tool {tool_result.name} returned: {tool_result.response} (weather_calls={weather_calls})"
         else:
             users = _user_texts(llm_request)
             current = users[-1] if users else ""
@@ -160,10 +157,7 @@ class DemoLlm(BaseLlm):
                     usage_metadata=_usage(prompt_tokens, 1),
                 )
                 return
-            text = (
-                f"You said: {current} (turn {len(users)}; history: {_history(users)}; "
-                f"weather_calls={weather_calls})"
-            )
+            text = f"You said: {current} (turn {len(users)}; history: {_history(users)}; weather_calls={weather_calls})"
 
         if stream:
             words = text.split(" ")

@@ -157,4 +157,6 @@ def describe_event_error(code: Any, message: Any, *, model: str = "") -> str:
         return "The model stopped: its answer reached the maximum length."
     if code_text.upper() in ("SAFETY", "PROHIBITED_CONTENT", "BLOCKLIST", "SPII", "RECITATION"):
         return f"The model refused to answer ({code_text.lower()})."
-    return f"The model failed ({code_text or 'error'}): {text}" if text else f"The model failed ({code_text or 'error'})."
+    return (
+        f"The model failed ({code_text or 'error'}): {text}" if text else f"The model failed ({code_text or 'error'})."
+    )

@@ -215,8 +215,11 @@ def create_app(
         except ValueError:
             body = None
         major = _major(request.headers.get(VERSION_HEADER) or request.query_params.get(VERSION_HEADER) or "")
-        if major == 0 and isinstance(body, dict) and body.get("method") in _V1_METHODS and not request.headers.get(
-            VERSION_HEADER
+        if (
+            major == 0
+            and isinstance(body, dict)
+            and body.get("method") in _V1_METHODS
+            and not request.headers.get(VERSION_HEADER)
         ):
             setattr(request.state, VERSION_STATE_KEY, "1.0")
             major = 1
@@ -247,9 +250,7 @@ def create_app(
         routes += create_agent_card_routes(card, card_url=path, cache_control=CARD_CACHE_CONTROL)
     routes += control_routes(describe=describe, clients=clients)
     routes += build_rest_routes(service)
-    rest_binding = create_rest_routes(
-        handler, context_builder=UserContextBuilder(), path_prefix=AGENT_PATH.rstrip("/")
-    )
+    rest_binding = create_rest_routes(handler, context_builder=UserContextBuilder(), path_prefix=AGENT_PATH.rstrip("/"))
     routes += [r for r in rest_binding if not isinstance(r, Mount)]
 
     @contextlib.asynccontextmanager

@@ -96,7 +96,11 @@ class BodyLimit:
         )
         path = scope.get("path", "")
         if any(path == p or path == p.rstrip("/") for p in self.jsonrpc_paths):
-            payload: dict[str, Any] = {"jsonrpc": "2.0", "id": None, "error": {"code": _INVALID_REQUEST, "message": text}}
+            payload: dict[str, Any] = {
+                "jsonrpc": "2.0",
+                "id": None,
+                "error": {"code": _INVALID_REQUEST, "message": text},
+            }
         else:
             payload = {"error": text}
         body = json.dumps(payload).encode()
@@ -104,8 +108,11 @@ class BodyLimit:
             {
                 "type": "http.response.start",
                 "status": 413,
-                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
-                            (b"connection", b"close")],
+                "headers": [
+                    (b"content-type", b"application/json"),
+                    (b"content-length", str(len(body)).encode()),
+                    (b"connection", b"close"),
+                ],
             }
         )
         await send({"type": "http.response.body", "body": body})

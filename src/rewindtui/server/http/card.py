@@ -42,9 +42,7 @@ def _version() -> str:
 BEARER_SCHEME = "bearer"
 
 
-def build_agent_card(
-    *, agent_url: str, api_url: str, name: str, model: str, needs_token: bool = False
-) -> pb.AgentCard:
+def build_agent_card(*, agent_url: str, api_url: str, name: str, model: str, needs_token: bool = False) -> pb.AgentCard:
     """The card; ``needs_token`` declares the bearer token every request (but this card) needs."""
     extension = pb.AgentExtension(
         uri=REWIND_EXTENSION_URI,
@@ -92,9 +90,9 @@ def build_agent_card(
     )
     if needs_token:
         card.security_schemes[BEARER_SCHEME].http_auth_security_scheme.scheme = "Bearer"
-        card.security_schemes[BEARER_SCHEME].http_auth_security_scheme.description = (
-            "the token the server was started with (REWINDTUI_SERVER_TOKEN)"
-        )
+        card.security_schemes[
+            BEARER_SCHEME
+        ].http_auth_security_scheme.description = "the token the server was started with (REWINDTUI_SERVER_TOKEN)"
         card.security_requirements.add().schemes[BEARER_SCHEME].SetInParent()
     return card
 

@@ -133,7 +133,10 @@ class FastRewind:
         assert classified.context_id is not None and classified.rewind_before is not None
         try:
             task, bodies = await self.service.rewind(
-                user_id, classified.context_id, classified.rewind_before, v1=dialect == "1.0",
+                user_id,
+                classified.context_id,
+                classified.rewind_before,
+                v1=dialect == "1.0",
                 history_length=history_length,
             )
             # an empty history is left out, as a2a-sdk leaves out an empty repeated field

@@ -256,7 +256,9 @@ class Front:
         if self.options.users:
             return None
         store = Store(
-            self.data_dir / STORE_FILE, busy_timeout_ms=self.options.busy_timeout_ms, database_url=self.options.database_url
+            self.data_dir / STORE_FILE,
+            busy_timeout_ms=self.options.busy_timeout_ms,
+            database_url=self.options.database_url,
         )
         await store.open()
         try:
@@ -273,8 +275,10 @@ class Front:
         return store
 
     async def _card_endpoint(self, request: Request) -> Response:
-        await asyncio.wait([asyncio.ensure_future(self._card_ready.wait()), asyncio.ensure_future(self._ready.wait())],
-                           return_when=asyncio.FIRST_COMPLETED)
+        await asyncio.wait(
+            [asyncio.ensure_future(self._card_ready.wait()), asyncio.ensure_future(self._ready.wait())],
+            return_when=asyncio.FIRST_COMPLETED,
+        )
         if self._card_json is None:
             return JSONResponse({"error": f"the agent could not start: {self.error}"}, status_code=503)
         return JSONResponse(_starting(self._card_json), headers={"Cache-Control": "no-cache"})

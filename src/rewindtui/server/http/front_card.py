@@ -31,7 +31,9 @@ def _version() -> str:
         return "0.0.0"
 
 
-def plain_agent_card(*, agent_url: str, api_url: str, name: str, model: str, needs_token: bool = False) -> dict[str, Any]:
+def plain_agent_card(
+    *, agent_url: str, api_url: str, name: str, model: str, needs_token: bool = False
+) -> dict[str, Any]:
     """The card's JSON as ``card.agent_card_json(card.build_agent_card(...))`` renders it."""
     card: dict[str, Any] = {
         "name": name,

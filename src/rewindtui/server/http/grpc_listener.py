@@ -112,7 +112,9 @@ def _context_builder() -> Any:
         def build(self, context: Any) -> ServerCallContext:
             built = super().build(context)
             try:
-                built.state[USER_STATE_KEY] = user_from(_metadata_value(context.invocation_metadata(), USER_HEADER.lower()))
+                built.state[USER_STATE_KEY] = user_from(
+                    _metadata_value(context.invocation_metadata(), USER_HEADER.lower())
+                )
             except InvalidUser as exc:
                 built.state[USER_ERROR_KEY] = str(exc)
             return built

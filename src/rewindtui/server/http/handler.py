@@ -310,4 +310,3 @@ class AgentRequestHandler(RequestHandler):
 
     async def on_get_extended_agent_card(self, params: Any, context: ServerCallContext) -> Any:
         raise UnsupportedOperationError(message="this agent has no extended agent card")
-

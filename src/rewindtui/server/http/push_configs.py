@@ -75,8 +75,14 @@ class RetryingSender(BasePushNotificationSender):
     backoff, and each config marked delivered / failed in a persistent store."""
 
     def __init__(
-        self, http: httpx.AsyncClient, store: PushNotificationConfigStore, *, attempts: int = DELIVERY_ATTEMPTS,
-        base: float = RETRY_BASE, cap: float = RETRY_MAX, screen: PushScreen | None = None,
+        self,
+        http: httpx.AsyncClient,
+        store: PushNotificationConfigStore,
+        *,
+        attempts: int = DELIVERY_ATTEMPTS,
+        base: float = RETRY_BASE,
+        cap: float = RETRY_MAX,
+        screen: PushScreen | None = None,
     ) -> None:
         super().__init__(http, store)
         self.http, self.store = http, store
@@ -116,11 +122,15 @@ class RetryingSender(BasePushNotificationSender):
                 if response.status_code < 500 and response.status_code not in _RETRY_STATUSES:
                     break  # the webhook said no (a wrong token, no such path): trying again will not help
             if tries < self.attempts:
-                log.info("push: task %s, try %d of %d failed (%s); again in %.1f s", task_id, tries, self.attempts, why, wait)
+                log.info(
+                    "push: task %s, try %d of %d failed (%s); again in %.1f s", task_id, tries, self.attempts, why, wait
+                )
                 await asyncio.sleep(wait)
                 wait = min(wait * 2, self.cap)
         if not delivered:
-            log.warning("push: no notification for task %s reached its webhook after %d tries (%s)", task_id, tries, why)
+            log.warning(
+                "push: no notification for task %s reached its webhook after %d tries (%s)", task_id, tries, why
+            )
         if isinstance(self.store, PushConfigStore):
             await self.store.mark(task_id, push_info.id, DELIVERED if delivered else FAILED)
         self.outcomes = [*self.outcomes[-99:], (task_id, push_info.id, tries, delivered)]  # once marked
@@ -136,13 +146,19 @@ class PushNotifications:
     file that keeps the configs (None: in memory, as long as the process)."""
 
     def __init__(
-        self, service: AgentService, path: Path | None = None, screen: PushScreen | None = None, *,
+        self,
+        service: AgentService,
+        path: Path | None = None,
+        screen: PushScreen | None = None,
+        *,
         database_url: str | None = None,
     ) -> None:
         self.service = service
         self.screen = screen or PushScreen()
         self.store: PushNotificationConfigStore = (
-            PushConfigStore(path, owner_resolver=_user) if path is not None else InMemoryPushNotificationConfigStore(owner_resolver=_user)
+            PushConfigStore(path, owner_resolver=_user)
+            if path is not None
+            else InMemoryPushNotificationConfigStore(owner_resolver=_user)
         )
         #: a team server: the configs in its database, seen by every replica
         self.shared = database_url is not None
@@ -194,7 +210,9 @@ class PushNotifications:
             return
         watcher = asyncio.get_running_loop().create_task(self._deliver_when_done(user_id, task_id))
         self._watching[task_id] = watcher
-        watcher.add_done_callback(lambda done: self._watching.pop(task_id, None) if self._watching.get(task_id) is done else None)
+        watcher.add_done_callback(
+            lambda done: self._watching.pop(task_id, None) if self._watching.get(task_id) is done else None
+        )
 
     async def _deliver_when_done(self, user_id: str, task_id: str) -> None:
         live = self.service.live_task(task_id)

@@ -74,8 +74,12 @@ def _address(text: str) -> Address | None:
 def not_public(addr: Address) -> bool:
     """Not a public unicast destination (a2a-sdk's policy, see the module)."""
     return (
-        not addr.is_global or addr.is_loopback or addr.is_link_local or addr.is_multicast
-        or addr.is_reserved or addr.is_unspecified
+        not addr.is_global
+        or addr.is_loopback
+        or addr.is_link_local
+        or addr.is_multicast
+        or addr.is_reserved
+        or addr.is_unspecified
     )
 
 

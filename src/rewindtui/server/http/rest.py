@@ -178,12 +178,16 @@ def build_rest_routes(service: AgentService) -> list[Route]:
             raise BadRequest(f"{contract.REST_TASKS_BEFORE} needs {contract.REST_TASKS_LIMIT}")
         try:
             data, next_token = await service.session_tasks_json(
-                user_id, request.path_params["session_id"],
-                include_rewound=_flag(request, contract.REST_INCLUDE_REWOUND), limit=limit, before=before,
+                user_id,
+                request.path_params["session_id"],
+                include_rewound=_flag(request, contract.REST_INCLUDE_REWOUND),
+                limit=limit,
+                before=before,
             )
         except InvalidPageToken:
-            raise BadRequest(f"invalid {contract.REST_TASKS_BEFORE}: use the {contract.REST_NEXT_PAGE_FIELD} "
-                             "of the previous page") from None
+            raise BadRequest(
+                f"invalid {contract.REST_TASKS_BEFORE}: use the {contract.REST_NEXT_PAGE_FIELD} of the previous page"
+            ) from None
         if limit is None:
             return ok_raw(data, "Successfully retrieved tasks")
         return ok_raw(data, "Successfully retrieved tasks", extra={contract.REST_NEXT_PAGE_FIELD: next_token})
@@ -194,7 +198,9 @@ def build_rest_routes(service: AgentService) -> list[Route]:
     async def rewind(request: Request, user_id: str) -> Response:
         body = await _json_body(request)
         task, bodies = await service.rewind(
-            user_id, request.path_params["session_id"], body.get(contract.REST_BEFORE_FIELD),
+            user_id,
+            request.path_params["session_id"],
+            body.get(contract.REST_BEFORE_FIELD),
             history_length=_history_length(body),
         )
         return ok_raw(_with_history(task, bodies), "Session rewound")
@@ -202,7 +208,9 @@ def build_rest_routes(service: AgentService) -> list[Route]:
     async def redo(request: Request, user_id: str) -> Response:
         body = await _json_body(request)
         task, bodies = await service.redo(
-            user_id, request.path_params["session_id"], body.get(contract.REST_REDO_FIELD),
+            user_id,
+            request.path_params["session_id"],
+            body.get(contract.REST_REDO_FIELD),
             history_length=_history_length(body),
         )
         return ok_raw(_with_history(task, bodies), "Rewind undone")
@@ -236,4 +244,3 @@ def build_rest_routes(service: AgentService) -> list[Route]:
         Route(API + contract.REST_REDO.format(id="{session_id}"), endpoint(redo), methods=["POST"]),
         Route("/api/tasks/{task_id}", endpoint(get_task), methods=["GET"]),
     ]
-

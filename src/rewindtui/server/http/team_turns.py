@@ -78,7 +78,9 @@ class TeamTurns:
                 if message.get("messageId") not in seen:
                     seen.add(message.get("messageId"))
                     if message.get("role") == "agent":
-                        yield status_update(task_id=task_id, context_id=data["contextId"], state="working", message=message)
+                        yield status_update(
+                            task_id=task_id, context_id=data["contextId"], state="working", message=message
+                        )
         status = data["status"]
         yield status_update(
             task_id=task_id, context_id=data["contextId"], state=status["state"], message=status.get("message")

@@ -67,8 +67,12 @@ class UserTokens:
         scheme, _, token = auth.partition(" ")
         user = await self._user(token.strip()) if scheme.lower() == "bearer" else None
         if user is None:
-            await _answer(send, 401, "this server has users: send Authorization: Bearer <your token> "
-                          "(rewindtui team token NAME makes one)", {"www-authenticate": 'Bearer realm="rewindtui"'})
+            await _answer(
+                send,
+                401,
+                "this server has users: send Authorization: Bearer <your token> (rewindtui team token NAME makes one)",
+                {"www-authenticate": 'Bearer realm="rewindtui"'},
+            )
             return
         path = scope.get("path", "")
         method = scope.get("method", "GET")

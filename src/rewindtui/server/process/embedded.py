@@ -34,7 +34,6 @@ from rewindtui.server.process.uvicorn_server import ManagedServer, base_url_for,
 T = TypeVar("T")
 
 
-
 class EmbeddedServer(ServerUrls):
     def __init__(
         self,

@@ -76,7 +76,9 @@ class ServerOptions:
             fast_rewind=env.get(FAST_REWIND_ENV, "1") != "0",
             token=env.get(TOKEN_ENV) or None,
             pause_at=pause,
-            push_allow=tuple(e.strip() for e in env[PUSH_ALLOW_ENV].split(",") if e.strip()) if PUSH_ALLOW_ENV in env else None,
+            push_allow=tuple(e.strip() for e in env[PUSH_ALLOW_ENV].split(",") if e.strip())
+            if PUSH_ALLOW_ENV in env
+            else None,
             database_url=normalized_database_url(env.get(DATABASE_URL_ENV) or None),
         )
         return replace(options, **overrides) if overrides else options

@@ -138,9 +138,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="let push notifications go to these non-public addresses: loopback, private, link-local or a CIDR "
         "(comma separated, repeatable; default: none, or REWINDTUI_PUSH_ALLOW)",
     )
-    parser.add_argument(
-        "--log-level", default="warning", choices=["critical", "error", "warning", "info", "debug"]
-    )
+    parser.add_argument("--log-level", default="warning", choices=["critical", "error", "warning", "info", "debug"])
     parser.add_argument(
         "--exit-on-stdin-eof",
         action="store_true",
@@ -155,7 +153,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="with --exit-on-stdin-eof: stay up S seconds after the last app is gone (the next app attaches at once)",
     )
     parser.add_argument(
-        "--stop", action="store_true", help="stop the server running on the data directory (e.g. one kept up by --keep-server), then exit"
+        "--stop",
+        action="store_true",
+        help="stop the server running on the data directory (e.g. one kept up by --keep-server), then exit",
     )
     return parser
 
@@ -168,7 +168,9 @@ def config_database_url(env: dict[str, str] | None = None) -> str | None:
     from rewindtui.base.dirs import default_config_path
 
     env = dict(os.environ) if env is None else env
-    path = Path(env["REWINDTUI_CONFIG"]).expanduser() if env.get("REWINDTUI_CONFIG", "").strip() else default_config_path()
+    path = (
+        Path(env["REWINDTUI_CONFIG"]).expanduser() if env.get("REWINDTUI_CONFIG", "").strip() else default_config_path()
+    )
     try:
         with open(path, "rb") as fh:
             data = tomllib.load(fh)
@@ -245,7 +247,9 @@ def stop_server(data_dir: Path, timeout: float = 30.0) -> int:
     freed.start()
     freed.join(timeout)  # the lock is free once the server has stopped
     if freed.is_alive():
-        print(f"rewindtui serve --stop: the server (pid {state.pid}) did not stop within {timeout:g} s", file=sys.stderr)
+        print(
+            f"rewindtui serve --stop: the server (pid {state.pid}) did not stop within {timeout:g} s", file=sys.stderr
+        )
         return 1
     lock.release()
     print(f"stopped the server on {data_dir} (pid {state.pid})")
@@ -433,7 +437,9 @@ def main(argv: list[str] | None = None) -> int:
                 clients.add(parent)
                 _watch_stdin(lambda: loop.call_soon_threadsafe(clients.remove, parent))
 
-        server = ManagedServer(make_config(front, log_level=args.log_level), on_ready=announce, before_shutdown=front.before_shutdown)
+        server = ManagedServer(
+            make_config(front, log_level=args.log_level), on_ready=announce, before_shutdown=front.before_shutdown
+        )
         with start:  # a failed start: one line here, the traceback in server.log
             try:
                 asyncio.run(server.serve(sockets=[sock]))

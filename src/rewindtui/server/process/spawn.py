@@ -281,7 +281,11 @@ def prespawn(
     pipe closes)."""
     global _early
     kwargs: dict[str, object] = {
-        "data_dir": Path(data_dir), "model": model, "demo_delay": demo_delay, "model_options": model_options, "keep": keep
+        "data_dir": Path(data_dir),
+        "model": model,
+        "demo_delay": demo_delay,
+        "model_options": model_options,
+        "keep": keep,
     }
     early = _Early(_key(Path(data_dir), model, demo_delay, model_options, keep), kwargs)
     with _early_lock:
@@ -348,8 +352,17 @@ def spawn_server(
             assert early.server is not None
             return early.server
     return _start(
-        data_dir, host=host, port=port, model=model, demo_delay=demo_delay, timeout=timeout, command=command,
-        env=env, share=share, model_options=model_options, keep=keep,
+        data_dir,
+        host=host,
+        port=port,
+        model=model,
+        demo_delay=demo_delay,
+        timeout=timeout,
+        command=command,
+        env=env,
+        share=share,
+        model_options=model_options,
+        keep=keep,
     )
 
 
@@ -393,8 +406,12 @@ def _spawn(
     model_options: ModelOptions | None = None,
     keep: float | None = None,
 ) -> SpawnedServer:
-    cmd = list(command) if command else server_command(
-        data_dir, host=host, port=port, model=model, demo_delay=demo_delay, model_options=model_options, keep=keep
+    cmd = (
+        list(command)
+        if command
+        else server_command(
+            data_dir, host=host, port=port, model=model, demo_delay=demo_delay, model_options=model_options, keep=keep
+        )
     )
     token = new_token()
     child_env = dict(os.environ if env is None else env)

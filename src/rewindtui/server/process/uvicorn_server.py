@@ -21,7 +21,8 @@ from typing import Any
 import uvicorn
 
 _SIGNALS = tuple(
-    s for s in (getattr(signal, "SIGINT", None), getattr(signal, "SIGTERM", None), getattr(signal, "SIGBREAK", None))
+    s
+    for s in (getattr(signal, "SIGINT", None), getattr(signal, "SIGTERM", None), getattr(signal, "SIGBREAK", None))
     if s is not None
 )
 

@@ -124,7 +124,12 @@ class AgentService(UsesContext):
 
     # -- tasks -----------------------------------------------------------------------
     async def session_tasks_json(
-        self, user_id: str, session_id: str, *, include_rewound: bool = False, limit: int | None = None,
+        self,
+        user_id: str,
+        session_id: str,
+        *,
+        include_rewound: bool = False,
+        limit: int | None = None,
         before: str = "",
     ) -> tuple[list[bytes], str]:
         """The session's tasks, oldest first, as the pieces of a JSON array (0.3 task JSON,

@@ -69,8 +69,10 @@ class Jobs:
             held = await self.leases.try_hold(session_id)
         except Exception as exc:  # the database is away: one sentence, nothing started
             self.release(session_id)
-            raise StorageError(f"could not hold the session in the team database ({type(exc).__name__}: {_line(exc)}); "
-                               "try again when it is back") from exc
+            raise StorageError(
+                f"could not hold the session in the team database ({type(exc).__name__}: {_line(exc)}); "
+                "try again when it is back"
+            ) from exc
         except BaseException:
             self.release(session_id)
             raise

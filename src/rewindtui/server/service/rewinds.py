@@ -218,9 +218,7 @@ class RewindService(UsesContext):
                 try:
                     event = await self._agent_rewind(session, invocation_id)
                 except AdkNotFoundError as exc:  # InvocationNotFoundError / SessionNotFoundError
-                    raise InvalidInvocation(
-                        f"the agent session has no invocation {invocation_id!r}: {exc}"
-                    ) from None
+                    raise InvalidInvocation(f"the agent session has no invocation {invocation_id!r}: {exc}") from None
                 agent_done = True
                 await self.checkpoints.reach(REWIND_AFTER_AGENT)
                 task["metadata"][contract.REWIND_INVOCATION_KEY] = (
@@ -252,7 +250,9 @@ class RewindService(UsesContext):
             if isinstance(exc, Exception) and not isinstance(exc, ServiceError) and is_storage_failure(exc):
                 raise storage_error(exc, doing) from None
             raise
-        answered = plan.effective if history_length is None else plan.effective[max(0, len(plan.effective) - history_length) :]
+        answered = (
+            plan.effective if history_length is None else plan.effective[max(0, len(plan.effective) - history_length) :]
+        )
         bodies = await self.store.message_bodies([m.seq for m in answered], v1=v1)
         return task, bodies
 
@@ -369,9 +369,7 @@ class RewindService(UsesContext):
                 import_events = getattr(self.session_service, "import_events", None)
                 if import_events is not None:
                     # reads the events, changes none; copies their stored rows
-                    await import_events(
-                        new_adk, events[:cut], copied_from=(self.app_name, session.user_id, session.id)
-                    )
+                    await import_events(new_adk, events[:cut], copied_from=(self.app_name, session.user_id, session.id))
                 else:  # append_event changes the event it is given (temp state): copies
                     for event in events[:cut]:
                         await self.session_service.append_event(new_adk, event.model_copy(deep=True))

@@ -59,7 +59,9 @@ class Sessions(UsesContext):
         with contextlib.suppress(AlreadyExistsError):
             await self.session_service.create_session(app_name=self.app_name, user_id=user_id, session_id=sid)
         ts = now_iso()
-        row = SessionRow(id=sid, user_id=user_id, name=name or "", agent_ref=self.agent_ref, created_at=ts, updated_at=ts)
+        row = SessionRow(
+            id=sid, user_id=user_id, name=name or "", agent_ref=self.agent_ref, created_at=ts, updated_at=ts
+        )
         try:
             await self.store.create_session(row)
         except sqlite3.IntegrityError:

@@ -19,7 +19,9 @@ MAX_TURNS = 100
 
 class StateView(UsesContext):
     async def state(self, session: SessionRow) -> dict[str, Any]:
-        adk = await self.session_service.get_session(app_name=self.app_name, user_id=session.user_id, session_id=session.id)
+        adk = await self.session_service.get_session(
+            app_name=self.app_name, user_id=session.user_id, session_id=session.id
+        )
         if adk is None:
             return {contract.STATE_FIELD: {}, contract.REWIND_CHANGES_FIELD: {}}
         # the first event of each invocation: where ADK's rewind cuts (rewind_session's own search)

@@ -239,12 +239,12 @@ class _Turn:
                 )
             else:
                 async with store.transaction() as tx:
-                    await store.add_messages(session_id=self.sid, task_id=self.task_id, messages=[self.user_message], tx=tx)
+                    await store.add_messages(
+                        session_id=self.sid, task_id=self.task_id, messages=[self.user_message], tx=tx
+                    )
                     await store.update_task(self.task, touch_session=True, tx=tx)
         except sqlite3.IntegrityError:
-            raise BadRequest(
-                f"messageId {self.message.get('messageId')!r} was already used in this session"
-            ) from None
+            raise BadRequest(f"messageId {self.message.get('messageId')!r} was already used in this session") from None
         except Exception as exc:
             if is_storage_failure(exc):
                 raise storage_error(exc, "store the message") from None
@@ -418,7 +418,11 @@ class _Turn:
             self._took(message, event.author)
         self.emit(
             status_update(
-                task_id=self.task_id, context_id=self.sid, state="working", message=message, metadata=message["metadata"]
+                task_id=self.task_id,
+                context_id=self.sid,
+                state="working",
+                message=message,
+                metadata=message["metadata"],
             )
         )
 
@@ -517,7 +521,11 @@ class _Turn:
     def _emit_message(self, message: dict[str, Any]) -> None:
         self.emit(
             status_update(
-                task_id=self.task_id, context_id=self.sid, state="working", message=message, metadata=message["metadata"]
+                task_id=self.task_id,
+                context_id=self.sid,
+                state="working",
+                message=message,
+                metadata=message["metadata"],
             )
         )
 

@@ -299,9 +299,7 @@ def genai_content_from_message(message: Mapping[str, Any]) -> Any:
         elif kind == "file":
             file = part.get("file") or {}
             if file.get("uri"):
-                parts.append(
-                    types.Part(file_data=types.FileData(file_uri=file["uri"], mime_type=file.get("mimeType")))
-                )
+                parts.append(types.Part(file_data=types.FileData(file_uri=file["uri"], mime_type=file.get("mimeType"))))
             elif file.get("bytes"):
                 parts.append(
                     types.Part(

@@ -98,8 +98,13 @@ def event_from_row(writer: BulkEventWriter, row: Any, key: tuple[str, str, str])
     if reason is None:
         app_name, user_id, session_id = key
         stored = writer.storage_event(
-            id=event_id, app_name=app_name, user_id=user_id, session_id=session_id,
-            invocation_id=invocation_id, timestamp=timestamp, event_data=data,
+            id=event_id,
+            app_name=app_name,
+            user_id=user_id,
+            session_id=session_id,
+            invocation_id=invocation_id,
+            timestamp=timestamp,
+            event_data=data,
         )
         try:
             return stored.to_event(), None
@@ -170,10 +175,14 @@ async def read_session(
                     log.warning(
                         "event %s of session %s in the agent's session database cannot be read: %s; "
                         "read as a placeholder",
-                        row[0], session_id, reason,
+                        row[0],
+                        session_id,
+                        reason,
                     )
                 events.append(event)
-            _agent_authors(events, whole=config is None or (not config.num_recent_events and not config.after_timestamp))
+            _agent_authors(
+                events, whole=config is None or (not config.num_recent_events and not config.after_timestamp)
+            )
         app_raw = (await sql.execute(select(raw(A.state)).where(A.app_name == app_name))).scalar_one_or_none()
         user_raw = (
             await sql.execute(select(raw(U.state)).where(U.app_name == app_name, U.user_id == user_id))
@@ -220,7 +229,8 @@ def fill_missing_authors(session: Session) -> None:
         if not event.author:
             log.warning(
                 "event %s of session %s in the agent's session database has no author; read as the agent's",
-                event.id, session.id,
+                event.id,
+                session.id,
             )
             event.author = "user" if event.content is not None and event.content.role == "user" else _NO_AUTHOR
             event.custom_metadata = {**(event.custom_metadata or {}), UNREADABLE_EVENT_KEY: "its author is missing"}

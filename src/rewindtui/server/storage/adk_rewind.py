@@ -311,9 +311,15 @@ class RewindIndex:
             assert r.last is not None
             rows.append(
                 {
-                    "app_name": app_name, "user_id": user_id, "session_id": session_id, "position": r.position,
-                    "event_ts": r.last[0], "event_id": r.last[1], "state": json.dumps(r.state),
-                    "cleared": json.dumps(list(r.cleared)), "artifacts": json.dumps(r.artifacts),
+                    "app_name": app_name,
+                    "user_id": user_id,
+                    "session_id": session_id,
+                    "position": r.position,
+                    "event_ts": r.last[0],
+                    "event_id": r.last[1],
+                    "state": json.dumps(r.state),
+                    "cleared": json.dumps(list(r.cleared)),
+                    "artifacts": json.dumps(r.artifacts),
                 }
             )
         async with self.write_lock:
@@ -340,9 +346,15 @@ class RewindIndex:
         if r.last is not None:
             await conn.execute(
                 insert(c).values(
-                    app_name=target[0], user_id=target[1], session_id=target[2], position=r.position,
-                    event_ts=r.last[0], event_id=r.last[1], state=json.dumps(r.state),
-                    cleared=json.dumps(list(r.cleared)), artifacts=json.dumps(r.artifacts),
+                    app_name=target[0],
+                    user_id=target[1],
+                    session_id=target[2],
+                    position=r.position,
+                    event_ts=r.last[0],
+                    event_id=r.last[1],
+                    state=json.dumps(r.state),
+                    cleared=json.dumps(list(r.cleared)),
+                    artifacts=json.dumps(r.artifacts),
                 )
             )
 
@@ -388,5 +400,7 @@ def stand_in_events(point: Point, invocation_id: str) -> list[Event]:
             author="user",
             actions=EventActions(state_delta=dict(point.before.state), artifact_delta=dict(point.before.artifacts)),
         ),
-        Event(invocation_id=invocation_id, author="user", actions=EventActions(artifact_delta=dict(point.artifacts_now))),
+        Event(
+            invocation_id=invocation_id, author="user", actions=EventActions(artifact_delta=dict(point.artifacts_now))
+        ),
     ]

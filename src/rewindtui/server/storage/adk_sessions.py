@@ -161,8 +161,13 @@ class CachedDatabaseSessionService(DatabaseSessionService):
             if writer is None or (is_storage_failure(exc) and not _undecodable(exc)):
                 raise
             session = await read_session(
-                writer, app_name=app_name, user_id=user_id, session_id=session_id, config=config,
-                db_path=self._db_path, sqlite=self._engine.dialect.name == "sqlite",
+                writer,
+                app_name=app_name,
+                user_id=user_id,
+                session_id=session_id,
+                config=config,
+                db_path=self._db_path,
+                sqlite=self._engine.dialect.name == "sqlite",
             )
             if session is None or not any(is_placeholder(e) for e in session.events):
                 raise  # not a damaged row: ADK's own failure, as it was
@@ -401,7 +406,11 @@ class CachedDatabaseSessionService(DatabaseSessionService):
         )
         event = base.events[-1]
         times = [e.timestamp for e in cached.events] + [event.timestamp] if cached is not None else []
-        if cached is not None and key not in self._cache and all(a <= b for a, b in zip(times, times[1:], strict=False)):
+        if (
+            cached is not None
+            and key not in self._cache
+            and all(a <= b for a, b in zip(times, times[1:], strict=False))
+        ):
             # the cached copy was current: it stays so with the rewind event (a full read would
             # answer it, with the state the append left); not where an event came late (stamped
             # before one stored ahead of it), whose place a fresh read (by time) answers differently
@@ -467,8 +476,10 @@ class CachedDatabaseSessionService(DatabaseSessionService):
         t = writer.storage_event.__table__
         async with self._engine.connect() as conn:
             conn = await conn.execution_options(read_only=True)
-            query = select(func.count()).select_from(t).where(
-                t.c.app_name == app_name, t.c.user_id == user_id, t.c.session_id == session_id
+            query = (
+                select(func.count())
+                .select_from(t)
+                .where(t.c.app_name == app_name, t.c.user_id == user_id, t.c.session_id == session_id)
             )
             return int((await conn.execute(query)).scalar_one())
 
@@ -512,7 +523,9 @@ async def _copy_rows(sql: Any, table: Any, source: _Key, target: Session, events
     chunks = [ids[i : i + _ID_CHUNK] for i in range(0, len(ids), _ID_CHUNK)]
     found = 0
     for chunk in chunks:
-        found += (await sql.execute(select(func.count()).select_from(table).where(*of_source, table.c.id.in_(chunk)))).scalar_one()
+        found += (
+            await sql.execute(select(func.count()).select_from(table).where(*of_source, table.c.id.in_(chunk)))
+        ).scalar_one()
     if found != len(ids):
         return False
     replaced = {"app_name": target.app_name, "user_id": target.user_id, "session_id": target.id}

@@ -61,11 +61,13 @@ class Mismatch:
                 for n, inv in zip(numbers, self.store_only, strict=False)
             )
             lost = "the whole session" if self.agent_lacks_session else f"{len(self.store_only)} turn(s) ({shown})"
-            parts.append(f"the view shows {lost} that the agent's database no longer has, so the agent would "
-                         "answer without them")
+            parts.append(
+                f"the view shows {lost} that the agent's database no longer has, so the agent would answer without them"
+            )
         if self.agent_only:
-            parts.append(f"the agent has {len(self.agent_only)} turn(s) the view does not show (lost from the "
-                         "task store)")
+            parts.append(
+                f"the agent has {len(self.agent_only)} turn(s) the view does not show (lost from the task store)"
+            )
         if self.store_only and not self.agent_lacks_session:
             todo = (
                 f"stop the server and run `rewindtui repair --data-dir {data_dir} {self.session_id}` to rewind the "
@@ -73,14 +75,18 @@ class Mismatch:
                 "agent lacks (nothing is deleted: those turns stay as rewound)"
             )
             if self.agent_only:
-                todo += "; the turns only the agent has come back into the view only with a restore of both files " \
-                        "from one backup (rewindtui restore)"
+                todo += (
+                    "; the turns only the agent has come back into the view only with a restore of both files "
+                    "from one backup (rewindtui restore)"
+                )
         else:
             todo = "restore both files from one backup (rewindtui restore)"
         return f"{who}: {' and '.join(parts)}; the files are {files}; to make them agree, {todo}"
 
 
-async def crosscheck(store: Store, adk_path: Path, app_name: str, *, session_ids: Iterable[str] | None = None) -> list[Mismatch]:
+async def crosscheck(
+    store: Store, adk_path: Path, app_name: str, *, session_ids: Iterable[str] | None = None
+) -> list[Mismatch]:
     """Every session (or ``session_ids``) whose turns differ between the two stores."""
     agent, agent_sessions = await asyncio.to_thread(agent_invocations, adk_path, app_name)
     wanted = set(session_ids) if session_ids is not None else None
@@ -132,7 +138,8 @@ def agent_invocations(adk_path: Path, app_name: str) -> tuple[dict[tuple[str, st
         if not {"sessions", "events"} <= tables:
             return {}, set()
         sessions = {
-            (str(u), str(s)) for u, s in conn.execute("SELECT user_id, id FROM sessions WHERE app_name = ?", (app_name,))
+            (str(u), str(s))
+            for u, s in conn.execute("SELECT user_id, id FROM sessions WHERE app_name = ?", (app_name,))
         }
         rows = conn.execute(
             # only a rewind's own event names a target: the others are not parsed at all

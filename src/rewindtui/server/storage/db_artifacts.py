@@ -87,7 +87,9 @@ class DatabaseArtifactService(BaseArtifactService):
         body = part.model_dump_json(exclude_none=True)
         for attempt in range(_SAVE_TRIES):  # another replica may take the same next version
             async with self._engine.begin() as conn:
-                top = (await conn.execute(select(func.max(ARTIFACTS.c.version)).where(ARTIFACTS.c.path == path))).scalar()
+                top = (
+                    await conn.execute(select(func.max(ARTIFACTS.c.version)).where(ARTIFACTS.c.path == path))
+                ).scalar()
                 version = 0 if top is None else int(top) + 1
                 info.version = version
                 info.canonical_uri = f"db://{path}/versions/{version}"
@@ -170,9 +172,12 @@ class DatabaseArtifactService(BaseArtifactService):
     async def list_versions(
         self, *, app_name: str, user_id: str, filename: str, session_id: str | None = None
     ) -> list[int]:
-        return [v.version for v in await self.list_artifact_versions(
-            app_name=app_name, user_id=user_id, filename=filename, session_id=session_id
-        )]
+        return [
+            v.version
+            for v in await self.list_artifact_versions(
+                app_name=app_name, user_id=user_id, filename=filename, session_id=session_id
+            )
+        ]
 
     async def list_artifact_versions(
         self, *, app_name: str, user_id: str, filename: str, session_id: str | None = None

@@ -163,7 +163,10 @@ async def _move_store(src: Store, dst: Store, report: MoveReport, source: Place,
     if target.database_url is not None:  # the identity columns go on after the rows given their seq
         statements += [
             ("SELECT setval(pg_get_serial_sequence('tasks', 'seq'), (SELECT COALESCE(MAX(seq), 1) FROM tasks))", ()),
-            ("SELECT setval(pg_get_serial_sequence('messages', 'seq'), (SELECT COALESCE(MAX(seq), 1) FROM messages))", ()),
+            (
+                "SELECT setval(pg_get_serial_sequence('messages', 'seq'), (SELECT COALESCE(MAX(seq), 1) FROM messages))",
+                (),
+            ),
         ]
     await dst._write(statements)
     report.sessions, report.tasks, report.messages = len(sessions), len(tasks), len(messages)
@@ -193,13 +196,27 @@ async def _move_adk(source: Place, target: Place, sessions: dict[str, str], repo
             ids = list(sessions)
             for start in range(0, len(ids), 500):
                 chunk = ids[start : start + 500]
-                rows = (await src.execute(select(t_sessions).where(t_sessions.c.app_name == APP_NAME, t_sessions.c.id.in_(chunk)))).mappings().all()
+                rows = (
+                    (
+                        await src.execute(
+                            select(t_sessions).where(t_sessions.c.app_name == APP_NAME, t_sessions.c.id.in_(chunk))
+                        )
+                    )
+                    .mappings()
+                    .all()
+                )
                 if rows:
                     await dst.execute(insert(t_sessions), [dict(r) for r in rows])
                     moved.update((str(r["user_id"]), str(r["id"])) for r in rows)
-                events = (await src.execute(
-                    select(t_events).where(t_events.c.app_name == APP_NAME, t_events.c.session_id.in_(chunk))
-                )).mappings().all()
+                events = (
+                    (
+                        await src.execute(
+                            select(t_events).where(t_events.c.app_name == APP_NAME, t_events.c.session_id.in_(chunk))
+                        )
+                    )
+                    .mappings()
+                    .all()
+                )
                 if events:
                     await dst.execute(insert(t_events), [dict(e) for e in events])
                     report.events += len(events)
@@ -211,16 +228,26 @@ async def _move_adk(source: Place, target: Place, sessions: dict[str, str], repo
                 report.notes.append("the agent's app-wide state was in the target already: kept the target's")
             users = sorted({user for user, _ in moved})
             for user in users:
-                state = (await src.execute(
-                    select(t_users).where(t_users.c.app_name == APP_NAME, t_users.c.user_id == user)
-                )).mappings().first()
-                there = (await dst.execute(
-                    select(t_users.c.user_id).where(t_users.c.app_name == APP_NAME, t_users.c.user_id == user)
-                )).first()
+                state = (
+                    (
+                        await src.execute(
+                            select(t_users).where(t_users.c.app_name == APP_NAME, t_users.c.user_id == user)
+                        )
+                    )
+                    .mappings()
+                    .first()
+                )
+                there = (
+                    await dst.execute(
+                        select(t_users.c.user_id).where(t_users.c.app_name == APP_NAME, t_users.c.user_id == user)
+                    )
+                ).first()
                 if state is not None and there is None:
                     await dst.execute(insert(t_users), [dict(state)])
                 elif state is not None:
-                    report.notes.append(f"the agent's user state of {user!r} was in the target already: kept the target's")
+                    report.notes.append(
+                        f"the agent's user state of {user!r} was in the target already: kept the target's"
+                    )
     finally:
         await src_engine.dispose()
         await dst_engine.dispose()
@@ -244,7 +271,9 @@ async def _move_artifacts(source: Place, target: Place, moved: set[tuple[str, st
                     if await dst.list_versions(app_name=APP_NAME, user_id=user, filename=name, session_id=session):
                         report.notes.append(f"{user}'s artifact {name!r} was in the target already: kept the target's")
                         continue
-                for version in await src.list_versions(app_name=APP_NAME, user_id=user, filename=name, session_id=session):
+                for version in await src.list_versions(
+                    app_name=APP_NAME, user_id=user, filename=name, session_id=session
+                ):
                     part = await src.load_artifact(
                         app_name=APP_NAME, user_id=user, filename=name, session_id=session, version=version
                     )
@@ -254,7 +283,11 @@ async def _move_artifacts(source: Place, target: Place, moved: set[tuple[str, st
                     if part is None:  # a rewind's tombstone (loads as absent): the same marker, same number
                         part = new_rewind_tombstone()
                     await dst.save_artifact(
-                        app_name=APP_NAME, user_id=user, filename=name, session_id=session, artifact=part,
+                        app_name=APP_NAME,
+                        user_id=user,
+                        filename=name,
+                        session_id=session,
+                        artifact=part,
                         custom_metadata=info.custom_metadata if info is not None else None,
                     )
                     report.artifact_versions += 1

@@ -134,7 +134,9 @@ class PushConfigStore(PushNotificationConfigStore):
 
     async def get_info(self, task_id: str, context: ServerCallContext) -> list[TaskPushNotificationConfig]:
         owner = self.owner_resolver(context)
-        rows = await self._q("SELECT body FROM push_configs WHERE owner=? AND task_id=? ORDER BY updated_at", owner, task_id)
+        rows = await self._q(
+            "SELECT body FROM push_configs WHERE owner=? AND task_id=? ORDER BY updated_at", owner, task_id
+        )
         return self._configs(rows)
 
     async def get_info_for_dispatch(self, task_id: str) -> list[TaskPushNotificationConfig]:
@@ -146,12 +148,20 @@ class PushConfigStore(PushNotificationConfigStore):
         if config_id is None:
             await self._q("DELETE FROM push_configs WHERE owner=? AND task_id=?", owner, task_id)
         else:
-            await self._q("DELETE FROM push_configs WHERE owner=? AND task_id=? AND config_id=?", owner, task_id, config_id)
+            await self._q(
+                "DELETE FROM push_configs WHERE owner=? AND task_id=? AND config_id=?", owner, task_id, config_id
+            )
 
     # -- delivery bookkeeping --------------------------------------------------------------------
     async def mark(self, task_id: str, config_id: str, state: str) -> None:
         """A config's notification went out (``delivered``) or gave up (``failed``)."""
-        await self._q("UPDATE push_configs SET state=?, updated_at=? WHERE task_id=? AND config_id=?", state, time.time(), task_id, config_id)
+        await self._q(
+            "UPDATE push_configs SET state=?, updated_at=? WHERE task_id=? AND config_id=?",
+            state,
+            time.time(),
+            task_id,
+            config_id,
+        )
 
     async def state_of(self, task_id: str, config_id: str) -> str | None:
         rows = await self._q("SELECT state FROM push_configs WHERE task_id=? AND config_id=?", task_id, config_id)

@@ -45,6 +45,7 @@ class SharedHolds(Protocol):
 
     async def release(self, session_id: str) -> None: ...
 
+
 INTERRUPTED_TEXT = "The server stopped before this turn finished."
 
 

@@ -119,7 +119,9 @@ def repair_states(adk_path: Path, kept: _Kept, session_ids: list[str] | None) ->
             )
         for table, key_cols in (("app_states", ("app_name",)), ("user_states", ("app_name", "user_id"))):
             cols = ", ".join(key_cols)
-            for row in conn.execute(f"SELECT {cols}, CAST(state AS BLOB) FROM {table} WHERE app_name = ?", (APP_NAME,)).fetchall():
+            for row in conn.execute(
+                f"SELECT {cols}, CAST(state AS BLOB) FROM {table} WHERE app_name = ?", (APP_NAME,)
+            ).fetchall():
                 *keys, raw = row
                 _, why = state_problem(raw)
                 if why is None:
@@ -142,7 +144,9 @@ def repair_states(adk_path: Path, kept: _Kept, session_ids: list[str] | None) ->
     return lines
 
 
-def _state_from_events(conn: sqlite3.Connection, app_name: str, user_id: str, session_id: str) -> tuple[dict[str, Any], int, int]:
+def _state_from_events(
+    conn: sqlite3.Connection, app_name: str, user_id: str, session_id: str
+) -> tuple[dict[str, Any], int, int]:
     """The session state the effective events' deltas make; (state, events used, unreadable)."""
     rows = conn.execute(
         "SELECT invocation_id, CAST(event_data AS BLOB) FROM events WHERE app_name = ? AND user_id = ? AND "

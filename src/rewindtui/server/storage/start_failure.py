@@ -49,7 +49,8 @@ def describe_start_failure(data_dir: Path, exc: BaseException | None, message: s
     for error in chain:
         # google-adk opens adk_sessions.db through SQLAlchemy, whose DatabaseError wraps sqlite3's
         if isinstance(error, sqlite3.DatabaseError) or (
-            type(error).__name__ in ("DatabaseError", "OperationalError") and type(error).__module__.startswith("sqlalchemy")
+            type(error).__name__ in ("DatabaseError", "OperationalError")
+            and type(error).__module__.startswith("sqlalchemy")
         ):
             root = getattr(error, "orig", None) or error
             return describe_open_failure(data_dir / ADK_FILE, root)

@@ -111,7 +111,6 @@ class Store(TaskStore, LogStore):
             raise
         self._open = True
 
-
     # -- sessions ----------------------------------------------------------------
     async def create_session(self, row: SessionRow) -> SessionRow:
         await self._write([_insert_session(row)])
@@ -133,11 +132,15 @@ class Store(TaskStore, LogStore):
 
     async def get_session_detail(self, session_id: str) -> SessionRow | None:
         """:meth:`get_session` with the fork turn and the number of rewound branches."""
-        r = await self._fetchone(f"SELECT {_SESSION_COLS}, {_SESSION_EXTRAS} FROM sessions AS s WHERE id = ?", (session_id,))
+        r = await self._fetchone(
+            f"SELECT {_SESSION_COLS}, {_SESSION_EXTRAS} FROM sessions AS s WHERE id = ?", (session_id,)
+        )
         return SessionRow(*r) if r else None
 
     async def rename_session(self, session_id: str, name: str) -> None:
-        await self._write([("UPDATE sessions SET name = ?, updated_at = ? WHERE id = ?", (name, now_iso(), session_id))])
+        await self._write(
+            [("UPDATE sessions SET name = ?, updated_at = ? WHERE id = ?", (name, now_iso(), session_id))]
+        )
 
     def delete_session_statements(self, session_id: str) -> list[Statement]:
         return [
@@ -145,7 +148,6 @@ class Store(TaskStore, LogStore):
             ("DELETE FROM tasks WHERE session_id = ?", (session_id,)),
             ("DELETE FROM sessions WHERE id = ?", (session_id,)),
         ]
-
 
     # -- the intent journal ------------------------------------------------------
     async def add_intent(self, intent: Intent) -> None:
@@ -176,8 +178,14 @@ class Store(TaskStore, LogStore):
                 payload = json.loads(r[3])
             except (TypeError, ValueError):  # not text, not UTF-8 (a BadText is replaced text), not JSON
                 payload = None
-            if not isinstance(payload, dict) or isinstance(r[3], BadText) or not isinstance(payload.get("user_id"), str):
-                log.warning("journal entry %s (%s of session %s) cannot be read; left in place, not replayed", r[0], r[1], r[2])
+            if (
+                not isinstance(payload, dict)
+                or isinstance(r[3], BadText)
+                or not isinstance(payload.get("user_id"), str)
+            ):
+                log.warning(
+                    "journal entry %s (%s of session %s) cannot be read; left in place, not replayed", r[0], r[1], r[2]
+                )
                 continue
             intents.append(Intent(r[0], r[1], r[2], payload, r[4]))
         return intents
@@ -187,7 +195,6 @@ class Store(TaskStore, LogStore):
         t = await self._fetchone("SELECT COUNT(*) FROM tasks WHERE session_id = ?", (session_id,))
         m = await self._fetchone("SELECT COUNT(*) FROM messages WHERE session_id = ?", (session_id,))
         return (t[0] if t else 0, m[0] if m else 0)
-
 
 
 __all__ = [

@@ -69,7 +69,6 @@ class Tx:
         return await self._conn.run(lambda conn: conn.execute(sql, params).fetchall())
 
 
-
 class StoreBase:
     """The connections and the read/write plumbing :class:`~rewindtui.server.storage.store.Store`'s
     parts share."""
@@ -105,7 +104,6 @@ class StoreBase:
             await conn.close()
         if self._pg is not None:
             await self._pg.dispose()
-
 
     async def _fetchall(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         return await self._reader.run(lambda conn: conn.execute(sql, params).fetchall())
@@ -153,5 +151,3 @@ class StoreBase:
 def _rollback(conn: sqlite3.Connection) -> None:
     if conn.in_transaction:
         conn.execute("ROLLBACK")
-
-

@@ -33,11 +33,11 @@ class LogStore(StoreBase):
         tasks' rows are (for the invocation they went back before, and their stored history).
         ``lazy``: those histories are left unread (``session_log.UNREAD``; :meth:`_read_refs`
         reads the ones needed) -- each holds a whole effective history."""
-        tasks_sql = "SELECT seq, id, kind, invocation_id, rewound_by, created_at FROM tasks WHERE session_id = ? ORDER BY seq"
-        refs = f"CASE WHEN history_refs IS NULL THEN NULL ELSE '{UNREAD}' END" if lazy else "history_refs"
-        rewinds_sql = (
-            f"SELECT seq, CASE WHEN json_valid(body) THEN json_extract(body, ?) END, {refs} FROM tasks WHERE session_id = ? AND kind IN ('rewind', 'redo')"
+        tasks_sql = (
+            "SELECT seq, id, kind, invocation_id, rewound_by, created_at FROM tasks WHERE session_id = ? ORDER BY seq"
         )
+        refs = f"CASE WHEN history_refs IS NULL THEN NULL ELSE '{UNREAD}' END" if lazy else "history_refs"
+        rewinds_sql = f"SELECT seq, CASE WHEN json_valid(body) THEN json_extract(body, ?) END, {refs} FROM tasks WHERE session_id = ? AND kind IN ('rewind', 'redo')"
         rewinds_params = (f"$.metadata.{contract.REWOUND_BEFORE_KEY}", session_id)
         messages_sql = "SELECT seq, task_id, invocation_id FROM messages WHERE session_id = ? ORDER BY seq"
 
@@ -60,8 +60,10 @@ class LogStore(StoreBase):
         none = (None, None)
         task_seq = {r[1]: r[0] for r in tasks}
         return SessionLog(
-            [LogTask(seq, tid, kind, inv, went_back.get(seq, none)[0], rewound, went_back.get(seq, none)[1], created)
-             for seq, tid, kind, inv, rewound, created in tasks],
+            [
+                LogTask(seq, tid, kind, inv, went_back.get(seq, none)[0], rewound, went_back.get(seq, none)[1], created)
+                for seq, tid, kind, inv, rewound, created in tasks
+            ],
             (LogMessage(seq, task_seq[task_id], task_id, inv) for seq, task_id, inv in messages if task_id in task_seq),
         )
 
@@ -70,7 +72,9 @@ class LogStore(StoreBase):
         ``invocation_id``) reads."""
         sql = "SELECT t.seq, t.history_refs FROM json_each(?) AS j JOIN tasks AS t ON t.seq = j.value"
         while needed := log.refs_needed(invocation_id):  # again if one turns out to hold none
-            rows = await (tx.fetchall(sql, (dumps(needed),)) if tx is not None else self._fetchall(sql, (dumps(needed),)))
+            rows = await (
+                tx.fetchall(sql, (dumps(needed),)) if tx is not None else self._fetchall(sql, (dumps(needed),))
+            )
             log.give_refs({seq: refs for seq, refs in rows})
         return log
 
@@ -82,7 +86,6 @@ class LogStore(StoreBase):
     async def message_ids(self, session_id: str) -> set[str]:
         rows = await self._fetchall("SELECT message_id FROM messages WHERE session_id = ?", (session_id,))
         return {r[0] for r in rows}
-
 
     async def plan_rewind(
         self,
@@ -134,8 +137,18 @@ class LogStore(StoreBase):
             *statements,
             (
                 _INSERT_TASK,
-                (rewind_task["id"], session_id, user_id, kind, invocation_id, rewind_task["status"]["state"],
-                 ts, ts, refs, _task_body(rewind_task)),
+                (
+                    rewind_task["id"],
+                    session_id,
+                    user_id,
+                    kind,
+                    invocation_id,
+                    rewind_task["status"]["state"],
+                    ts,
+                    ts,
+                    refs,
+                    _task_body(rewind_task),
+                ),
             ),
             ("UPDATE sessions SET updated_at = ? WHERE id = ?", (ts, session_id)),
         ]
@@ -164,12 +177,25 @@ class LogStore(StoreBase):
         ts = now_iso()
         statements: list[Statement] = [
             _insert_session(session),
-            (_INSERT_TASK, (fork_task["id"], session.id, session.user_id, "fork", None, "completed", ts, ts, None,
-                            _task_body(fork_task))),
+            (
+                _INSERT_TASK,
+                (
+                    fork_task["id"],
+                    session.id,
+                    session.user_id,
+                    "fork",
+                    None,
+                    "completed",
+                    ts,
+                    ts,
+                    None,
+                    _task_body(fork_task),
+                ),
+            ),
         ]
         texts = v1_texts if v1_texts is not None else [None] * len(messages)
         statements += [
-            (_INSERT_MESSAGE, message_row(session.id, fork_task["id"], m, v1)) for m, v1 in zip(messages, texts, strict=True)
+            (_INSERT_MESSAGE, message_row(session.id, fork_task["id"], m, v1))
+            for m, v1 in zip(messages, texts, strict=True)
         ]
         return statements
-

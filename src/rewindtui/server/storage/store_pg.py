@@ -191,8 +191,14 @@ _REWRITES: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"^\s*BEGIN IMMEDIATE\s*$", re.I), "BEGIN"),
     # a stored message's soundness check (undecodable.sound_sql) is SQLite's JSON functions in C;
     # here it is 0, so every body is checked in Python (the same check, which also says why)
-    (re.compile(r"CASE WHEN (\S+) IS NOT NULL AND json_valid\(\1(?:, 1)?\) THEN CASE WHEN json_type.*?"
-                r"THEN 1 ELSE 0 END ELSE 0 END ELSE 0 END", re.S), "0"),
+    (
+        re.compile(
+            r"CASE WHEN (\S+) IS NOT NULL AND json_valid\(\1(?:, 1)?\) THEN CASE WHEN json_type.*?"
+            r"THEN 1 ELSE 0 END ELSE 0 END ELSE 0 END",
+            re.S,
+        ),
+        "0",
+    ),
     (re.compile(r"json_insert\((\w+), '\$\[#\]', ", re.I), r"rt_json_append(\1, "),
     (re.compile(r"SELECT value FROM json_each\(", re.I), "SELECT value::bigint FROM rt_json_each("),
     (re.compile(r"\bjson_(each|valid|extract|set|array_length)\(", re.I), r"rt_json_\1("),

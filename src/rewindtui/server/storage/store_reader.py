@@ -30,7 +30,12 @@ class StoreReader:
         return await self.store.get_session_detail(session.id) or session
 
     async def session_tasks_json(
-        self, user_id: str, session_id: str, *, include_rewound: bool = False, limit: int | None = None,
+        self,
+        user_id: str,
+        session_id: str,
+        *,
+        include_rewound: bool = False,
+        limit: int | None = None,
         before: str = "",
     ) -> tuple[list[bytes], str]:
         session = await self.owned(user_id, session_id)

@@ -108,8 +108,6 @@ class TaskPage:
     next_token: str  # "" on the last page
 
 
-
-
 _SESSION_COLS = "id, user_id, name, agent_ref, created_at, updated_at, forked_from, forked_before_invocation_id"
 #: Read with a session (``FROM sessions AS s``): the turn of the original a fork branched off at
 #: (the turns it copied, plus one), and the rewound branches (rewinds that took turns away and
@@ -135,9 +133,7 @@ _INSERT_MESSAGE = (
 Statement = tuple[str, Sequence[Any]]
 
 
-def message_row(
-    session_id: str, task_id: str, message: dict[str, Any], v1_text: str | None = None
-) -> tuple[Any, ...]:
+def message_row(session_id: str, task_id: str, message: dict[str, Any], v1_text: str | None = None) -> tuple[Any, ...]:
     """A messages row; ``v1_text``: the message's 1.0 JSON when already known (else rendered)."""
     return (
         session_id,
@@ -155,12 +151,19 @@ def _task_body(task: dict[str, Any]) -> str:
     return dumps({k: v for k, v in task.items() if k != "history"})
 
 
-
 def _insert_session(row: SessionRow) -> Statement:
     return (
         f"INSERT INTO sessions ({_SESSION_COLS}) VALUES (?,?,?,?,?,?,?,?)",
-        (row.id, row.user_id, row.name, row.agent_ref, row.created_at, row.updated_at, row.forked_from,
-         row.forked_before_invocation_id),
+        (
+            row.id,
+            row.user_id,
+            row.name,
+            row.agent_ref,
+            row.created_at,
+            row.updated_at,
+            row.forked_from,
+            row.forked_before_invocation_id,
+        ),
     )
 
 
@@ -174,7 +177,9 @@ def _decode_cursor(token: str) -> tuple[str, int]:
         data = json.loads(base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)))
         updated_at, seq = data["u"], data["s"]
     except (binascii.Error, ValueError, TypeError, KeyError):
-        raise InvalidPageToken(f"invalid pageToken {token[:40]!r}: use the nextPageToken of a ListTasks answer") from None
+        raise InvalidPageToken(
+            f"invalid pageToken {token[:40]!r}: use the nextPageToken of a ListTasks answer"
+        ) from None
     if not isinstance(updated_at, str) or isinstance(seq, bool) or not isinstance(seq, int):
         raise InvalidPageToken(f"invalid pageToken {token[:40]!r}: use the nextPageToken of a ListTasks answer")
     return updated_at, seq

@@ -80,10 +80,8 @@ CREATE INDEX messages_log ON messages(session_id, seq, task_id, invocation_id);
 }
 
 
-
 class SchemaTooNew(RuntimeError):
     """The file was written by a newer rewindtui."""
-
 
 
 # -- schema ------------------------------------------------------------------------
@@ -149,5 +147,3 @@ def _v1_or_as_is(body: Any, body_v1: Any) -> Any:
 def _db_name(conn: sqlite3.Connection) -> str:
     row = conn.execute("PRAGMA database_list").fetchone()
     return str(row[2]) if row and row[2] else "the store"
-
-

@@ -53,8 +53,21 @@ class TaskStore(StoreBase):
         """Store a turn's task and its user message before the agent runs (one transaction)."""
         ts = now_iso()
         statements: list[Statement] = [
-            (_INSERT_TASK, (task["id"], session_id, user_id, "turn", None, task["status"]["state"], ts, ts, None,
-                            _task_body(task))),
+            (
+                _INSERT_TASK,
+                (
+                    task["id"],
+                    session_id,
+                    user_id,
+                    "turn",
+                    None,
+                    task["status"]["state"],
+                    ts,
+                    ts,
+                    None,
+                    _task_body(task),
+                ),
+            ),
             (_INSERT_MESSAGE, message_row(session_id, task["id"], user_message)),
         ]
         if name:
@@ -74,8 +87,14 @@ class TaskStore(StoreBase):
                 (
                     "UPDATE messages SET invocation_id = ?, body = ?, body_v1 = ?, render_version = ? "
                     "WHERE task_id = ? AND message_id = ?",
-                    (invocation_id, dumps(user_message), message_v1_text(user_message), RENDER_VERSION,
-                     task["id"], user_message["messageId"]),
+                    (
+                        invocation_id,
+                        dumps(user_message),
+                        message_v1_text(user_message),
+                        RENDER_VERSION,
+                        task["id"],
+                        user_message["messageId"],
+                    ),
                 ),
             ],
             tx,
@@ -207,18 +226,26 @@ class TaskStore(StoreBase):
         refs = {t.id: json.loads(t.history_refs) for t in tasks if t.history_refs is not None}
 
         def read(conn: sqlite3.Connection) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
-            owned = conn.execute(
-                f"SELECT m.task_id, m.{column}, m.seq, {sound_sql('m.' + column, v1=v1)} FROM json_each(?) AS j "
-                "CROSS JOIN messages AS m "
-                "ON m.task_id = j.value ORDER BY j.key, m.seq",
-                (dumps(owners),),
-            ).fetchall() if owners else []
+            owned = (
+                conn.execute(
+                    f"SELECT m.task_id, m.{column}, m.seq, {sound_sql('m.' + column, v1=v1)} FROM json_each(?) AS j "
+                    "CROSS JOIN messages AS m "
+                    "ON m.task_id = j.value ORDER BY j.key, m.seq",
+                    (dumps(owners),),
+                ).fetchall()
+                if owners
+                else []
+            )
             wanted = sorted({s for seqs in refs.values() for s in seqs})
-            referred = conn.execute(
-                f"SELECT m.seq, m.{column}, {sound_sql('m.' + column, v1=v1)} FROM json_each(?) AS j "
-                "CROSS JOIN messages AS m ON m.seq = j.value",
-                (dumps(wanted),),
-            ).fetchall() if wanted else []
+            referred = (
+                conn.execute(
+                    f"SELECT m.seq, m.{column}, {sound_sql('m.' + column, v1=v1)} FROM json_each(?) AS j "
+                    "CROSS JOIN messages AS m ON m.seq = j.value",
+                    (dumps(wanted),),
+                ).fetchall()
+                if wanted
+                else []
+            )
             return owned, referred
 
         owned, referred = await self._reader.run(read)
@@ -241,4 +268,3 @@ class TaskStore(StoreBase):
             (dumps(list(seqs)),),
         )
         return [checked_body(r[1], r[0], v1=v1, sound=r[2]) for r in rows]
-

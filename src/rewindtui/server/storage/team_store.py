@@ -186,7 +186,9 @@ class TeamStore:
             raise ValueError(f"a share is {' or '.join(SHARE_MODES)}, not {mode!r}")
         async with self.engine.begin() as conn:
             await conn.execute(delete(SHARES).where(SHARES.c.session_id == session_id, SHARES.c.user_id == user_id))
-            await conn.execute(insert(SHARES).values(session_id=session_id, user_id=user_id, mode=mode, created_at=now_iso()))
+            await conn.execute(
+                insert(SHARES).values(session_id=session_id, user_id=user_id, mode=mode, created_at=now_iso())
+            )
 
     async def unshare(self, session_id: str, user_id: str) -> None:
         async with self.engine.begin() as conn:
@@ -204,7 +206,9 @@ class TeamStore:
 
     async def shares(self, session_id: str) -> list[Share]:
         async with self.engine.connect() as conn:
-            rows = await conn.execute(select(SHARES.c.session_id, SHARES.c.user_id, SHARES.c.mode).where(SHARES.c.session_id == session_id))
+            rows = await conn.execute(
+                select(SHARES.c.session_id, SHARES.c.user_id, SHARES.c.mode).where(SHARES.c.session_id == session_id)
+            )
             return [Share(str(a), str(b), str(c)) for a, b, c in rows]
 
     # -- cancels across replicas ---------------------------------------------------------------

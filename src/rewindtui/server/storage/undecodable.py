@@ -142,7 +142,12 @@ def placeholder(garbled: str, seq: Any, reason: str, *, v1: bool) -> str:
     if v1:
         message: dict[str, Any] = {"messageId": message_id, "role": "ROLE_AGENT", "parts": [{"text": text}]}
     else:
-        message = {"kind": "message", "messageId": message_id, "role": "agent", "parts": [{"kind": "text", "text": text}]}
+        message = {
+            "kind": "message",
+            "messageId": message_id,
+            "role": "agent",
+            "parts": [{"kind": "text", "text": text}],
+        }
     message["metadata"] = {UNREADABLE_KEY: True}
     return json.dumps(message, ensure_ascii=False)
 

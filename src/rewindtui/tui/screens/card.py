@@ -64,8 +64,12 @@ class CardScreen(ModalScreen[None]):
                 warning = section.title == "Warnings"
                 yield Static(Text(section.title, style="bold yellow" if warning else "bold"), classes="card-section")
                 table = Table(box=None, expand=True, show_header=False, pad_edge=False)
-                table.add_column("label", style="yellow" if warning else "dim", width=2 if warning else 26, overflow="fold")
-                table.add_column("value", overflow="fold", ratio=1)  # the label keeps its width; the value takes the rest
+                table.add_column(
+                    "label", style="yellow" if warning else "dim", width=2 if warning else 26, overflow="fold"
+                )
+                table.add_column(
+                    "value", overflow="fold", ratio=1
+                )  # the label keeps its width; the value takes the rest
                 for label, value in section.rows:
                     label, value = self._words(section.title, label, value)
                     table.add_row(Text(sanitize_line(label)), Text(sanitize(value)))
@@ -93,7 +97,15 @@ class CardScreen(ModalScreen[None]):
     async def _check(self) -> None:
         """The signature and the extended card, shown when known (the card is shown at once)."""
         try:
-            extras = await card_extras(self.client, self.card, self.url or self.client.url, extended=True, keys=self.keys, tolerant=True, issuers=self.issuers)
+            extras = await card_extras(
+                self.client,
+                self.card,
+                self.url or self.client.url,
+                extended=True,
+                keys=self.keys,
+                tolerant=True,
+                issuers=self.issuers,
+            )
         except ClientError as exc:
             self._show([("signature", f"not checked ({exc})")], [("extended card", f"not read ({exc})")])
             return
@@ -114,9 +126,14 @@ class CardScreen(ModalScreen[None]):
         protocol in use (the Interfaces section marks that), and the embedded server's bearer is
         the app's business, not an option to give."""
         if section == "Agent" and label == "protocol version":
-            return "card's protocolVersion", f"{value} (the version the card declares; the one in use is marked “used” below)"
+            return (
+                "card's protocolVersion",
+                f"{value} (the version the card declares; the one in use is marked “used” below)",
+            )
         if section == "Security" and self.embedded and "->" in value:
-            return label, value.split(" -> ")[0] + " — rewindtui gives it to the embedded server it started; nothing to set"
+            return label, value.split(" -> ")[
+                0
+            ] + " — rewindtui gives it to the embedded server it started; nothing to set"
         return label, value
 
     async def action_dismiss(self, result: None = None) -> None:

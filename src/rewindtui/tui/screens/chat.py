@@ -85,10 +85,22 @@ class ChatScreen(Screen):
     BINDINGS = [
         *interaction.bindings("screen"),
         # the same key where rewind is unavailable: not in the footer, and it says why
-        Binding("alt+up", "rewind_unavailable", "Rewind…", show=False, id="chat.rewind_mode", tooltip=interaction.BY_ID["chat.rewind_mode"].help),
+        Binding(
+            "alt+up",
+            "rewind_unavailable",
+            "Rewind…",
+            show=False,
+            id="chat.rewind_mode",
+            tooltip=interaction.BY_ID["chat.rewind_mode"].help,
+        ),
     ]
 
-    def __init__(self, prompt_store: PromptStore | None = None, drafts: DraftKeeper | None = None, queued: DraftKeeper | None = None) -> None:
+    def __init__(
+        self,
+        prompt_store: PromptStore | None = None,
+        drafts: DraftKeeper | None = None,
+        queued: DraftKeeper | None = None,
+    ) -> None:
         super().__init__()
         self.chat: Chat | None = None
         self.rewind_mode = False
@@ -107,17 +119,34 @@ class ChatScreen(Screen):
             drafts=drafts,
         )
         # messages sent during a reply wait here, kept on disk like drafts (rewindtui.tui.message_queue)
-        self.queue = MessageQueue(self._history_key, store=queued, changed=self._queue_changed, say=lambda text: self.say(text, warning=True))
+        self.queue = MessageQueue(
+            self._history_key, store=queued, changed=self._queue_changed, say=lambda text: self.say(text, warning=True)
+        )
         self.memory.loaded = self._queue_loaded
         #: a session was shown (the app remembers it: a restart opens it again)
         self.opened: Callable[[], None] = lambda: None
-        self.switching = SessionSwitch(self, stop_reply=self.stop_reply, set_aside=lambda: self.sending.set_aside(), ask=self._ask, panel_refresh=self._load_sessions)
+        self.switching = SessionSwitch(
+            self,
+            stop_reply=self.stop_reply,
+            set_aside=lambda: self.sending.set_aside(),
+            ask=self._ask,
+            panel_refresh=self._load_sessions,
+        )
         self.panel = SessionsControl(self, ask=self._ask, switch=self.request_switch)  # the sessions panel (F2)
         self.branches = Branches(  # redo, undo, rewound turns, the turn picker
-            self, why_not_preview=self.why_not_preview, preview=self.enter_rewind_mode, act_on_turn=self.handle_action, ask=self._ask, turn_ended=self.panel.refresh
+            self,
+            why_not_preview=self.why_not_preview,
+            preview=self.enter_rewind_mode,
+            act_on_turn=self.handle_action,
+            ask=self._ask,
+            turn_ended=self.panel.refresh,
         )
-        self.search = SearchControl(self, rewound=self.branches, bar=lambda: self.query_one(SearchBar), later=self.set_timer)  # ctrl+f
-        self.gate = ScreenGate(self, can_undo=lambda: bool(self.queue) or self.branches.can_undo())  # what may be done now: the chat's gate
+        self.search = SearchControl(
+            self, rewound=self.branches, bar=lambda: self.query_one(SearchBar), later=self.set_timer
+        )  # ctrl+f
+        self.gate = ScreenGate(
+            self, can_undo=lambda: bool(self.queue) or self.branches.can_undo()
+        )  # what may be done now: the chat's gate
         self.exports = CopyExport(self, ask=self._ask, clipboard=lambda text: self.app.copy_to_clipboard(text))
         self.files = FileActions(self)
         self.turns = TurnControl(self)  # stop, reattach, answer, the turn bar
@@ -151,7 +180,12 @@ class ChatScreen(Screen):
             cleared=self.memory.forget_kept_draft,
         )
         self.interrupt = InterruptKey(  # ctrl+c: stop, back out, clear the draft, or quit on a second press
-            self, stop_reply=self.stop_reply, back_out=self.action_escape_mode, quit=self._quit, later=self.set_timer, cleared=self.memory.forget_kept_draft
+            self,
+            stop_reply=self.stop_reply,
+            back_out=self.action_escape_mode,
+            quit=self._quit,
+            later=self.set_timer,
+            cleared=self.memory.forget_kept_draft,
         )
         self.sending = Sending(
             self,
@@ -272,7 +306,11 @@ class ChatScreen(Screen):
     def _on_change(self, change: Change) -> None:
         self.view.follow(change)
         self.search.changed(change)
-        if not (self.transcript.follow or self.rewind_mode) and not change.prepended and (change.first is not None or change.updated):
+        if (
+            not (self.transcript.follow or self.rewind_mode)
+            and not change.prepended
+            and (change.first is not None or change.updated)
+        ):
             self.query_one(NewBelow).show_marker(True)  # the user scrolled up: say there is more
 
     @on(Transcript.Following)
@@ -468,7 +506,9 @@ class ChatScreen(Screen):
         """↑ on an empty composer with messages queued: the last one back to edit."""
         text = self.queue.take_last()
         if text is not None:
-            self.notify("Taken out of the queue: edit it and press Enter, or ctrl+c to drop it.", title="Queued", timeout=4)
+            self.notify(
+                "Taken out of the queue: edit it and press Enter, or ctrl+c to drop it.", title="Queued", timeout=4
+            )
         return text
 
     def action_redo(self) -> None:

@@ -36,11 +36,15 @@ class ConnectErrorScreen(Screen["bool | Target"]):
 
     CSS_PATH = "connect_error.tcss"
     BINDINGS = [
-        Binding("r,enter", "retry", "Reconnect", id="connect.retry", tooltip="Connect again (with the address as corrected)"),
+        Binding(
+            "r,enter", "retry", "Reconnect", id="connect.retry", tooltip="Connect again (with the address as corrected)"
+        ),
         Binding("q,escape", "quit_app", "Quit", id="connect.quit", tooltip="Quit rewindtui"),
     ]
 
-    def __init__(self, error: str, hint: str, *, part: str = "", target: Target | None = None, check: Check | None = None) -> None:
+    def __init__(
+        self, error: str, hint: str, *, part: str = "", target: Target | None = None, check: Check | None = None
+    ) -> None:
         super().__init__()
         self.error = error
         self.hint = hint
@@ -63,7 +67,12 @@ class ConnectErrorScreen(Screen["bool | Target"]):
                     yield from self._field("agent URL", "connect-url", target.url, "http://HOST:PORT/…")
                 yield Static("", id="connect-invalid")
             with Horizontal(id="connect-buttons"):
-                yield Button("Reconnect", id="retry", variant="primary", tooltip="Connect again, with the address as corrected (Enter)")
+                yield Button(
+                    "Reconnect",
+                    id="retry",
+                    variant="primary",
+                    tooltip="Connect again, with the address as corrected (Enter)",
+                )
                 yield Button("Quit", id="quit", tooltip="Quit (Esc)")
 
     def _field(self, label: str, field_id: str, value: str, placeholder: str) -> ComposeResult:
@@ -73,7 +82,12 @@ class ConnectErrorScreen(Screen["bool | Target"]):
 
     def on_mount(self) -> None:
         # the field of the part that did not answer takes the cursor; else the Reconnect button
-        wanted = {CONTROLLER: "#connect-kagent", KAGENT_API: "#connect-kagent", AGENT: "#connect-agent", URL: "#connect-url"}.get(self.part, "")
+        wanted = {
+            CONTROLLER: "#connect-kagent",
+            KAGENT_API: "#connect-kagent",
+            AGENT: "#connect-agent",
+            URL: "#connect-url",
+        }.get(self.part, "")
         fields = self.query(wanted) if wanted else None
         if fields:
             fields.first(Input).focus()

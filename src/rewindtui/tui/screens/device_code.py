@@ -18,7 +18,15 @@ from rewindtui.base.textsafe import sanitize_line
 
 class DeviceCodeScreen(ModalScreen[bool]):
     CSS_PATH = "device_code.tcss"
-    BINDINGS = [Binding("escape", "cancel", "Cancel sign-in", id="device.cancel", tooltip="Stop signing in (the app does not connect)")]
+    BINDINGS = [
+        Binding(
+            "escape",
+            "cancel",
+            "Cancel sign-in",
+            id="device.cancel",
+            tooltip="Stop signing in (the app does not connect)",
+        )
+    ]
 
     def __init__(self, uri: str, code: str, complete: str | None = None, *, agent: str = "") -> None:
         super().__init__()

@@ -35,21 +35,34 @@ class FormAnswerScreen(ModalScreen[dict[str, Any] | None]):
                 yield Static(Text(sanitize(self.form.instructions)), id="form-instructions")
             for i, f in enumerate(self.form.fields):
                 mark = " *" if f.required else ""
-                yield Static(Text(sanitize_line(f"{f.title}{mark}") + (f" — {sanitize_line(f.description)}" if f.description else "")), classes="form-label")
+                yield Static(
+                    Text(
+                        sanitize_line(f"{f.title}{mark}")
+                        + (f" — {sanitize_line(f.description)}" if f.description else "")
+                    ),
+                    classes="form-label",
+                )
                 if f.kind == "boolean":
                     yield Checkbox(sanitize_line(f.title), value=bool(f.value), id=f"form-field-{i}")
                 else:
                     placeholder = f.hint or (" | ".join(f.choices) if f.choices else f.kind)
                     value = "" if f.value is None else str(f.value)
                     if f.kind == "integer":
-                        yield Input(value=value, placeholder=sanitize_line(placeholder), type="integer", id=f"form-field-{i}")
+                        yield Input(
+                            value=value, placeholder=sanitize_line(placeholder), type="integer", id=f"form-field-{i}"
+                        )
                     elif f.kind == "number":
-                        yield Input(value=value, placeholder=sanitize_line(placeholder), type="number", id=f"form-field-{i}")
+                        yield Input(
+                            value=value, placeholder=sanitize_line(placeholder), type="number", id=f"form-field-{i}"
+                        )
                     else:
                         yield Input(value=value, placeholder=sanitize_line(placeholder), id=f"form-field-{i}")
             yield Static("", id="form-problems")
             yield Button("Attach the answer", id="form-attach", variant="primary")
-            yield Static("The answer goes into the attachment bar as a data part; Enter in the composer sends it. Esc leaves.", id="form-hint")
+            yield Static(
+                "The answer goes into the attachment bar as a data part; Enter in the composer sends it. Esc leaves.",
+                id="form-hint",
+            )
 
     def on_mount(self) -> None:
         if self.form.fields:
@@ -87,7 +100,9 @@ def open_latest(app: Any) -> None:
 
     chat = app.chat
     items = chat.conversation.items if chat is not None else []
-    form = latest_form([list(i.other_parts) for i in items if i.role != "user" and i.rewound is None and i.raw is not None])
+    form = latest_form(
+        [list(i.other_parts) for i in items if i.role != "user" and i.rewound is None and i.raw is not None]
+    )
     if form is None:
         app.notify("No form to answer: the agent has sent no data part holding a form.", title="Form", markup=False)
         return

@@ -62,7 +62,12 @@ class HelpScreen(ModalScreen[None]):
             yield Static(Text("rewindtui — help   (Esc closes it)", style="bold"), id="help-title")
             yield Static(Text(ABOUT), id="help-about")
             yield Static(self.tables, id="help-keys")
-            yield Static(Text("Keys can be remapped by binding id in config.toml ([keymap]); docs/keys.md lists the ids.", style="dim"))
+            yield Static(
+                Text(
+                    "Keys can be remapped by binding id in config.toml ([keymap]); docs/keys.md lists the ids.",
+                    style="dim",
+                )
+            )
 
     def plain(self, width: int = 100) -> str:
         """The keys as plain text (what the screen shows)."""

@@ -32,9 +32,17 @@ class KagentScreen(ModalScreen[str | None]):
     CSS_PATH = "kagent.tcss"
     BINDINGS = [
         Binding("escape", "close", "Close", id="kagent.close", tooltip="Close; nothing changes"),
-        Binding("f", "fork", "Fork", id="kagent.fork", tooltip="A new session from the highlighted checkpoint (the original is kept)"),
+        Binding(
+            "f",
+            "fork",
+            "Fork",
+            id="kagent.fork",
+            tooltip="A new session from the highlighted checkpoint (the original is kept)",
+        ),
         Binding("r", "rename", "Rename", id="kagent.rename", tooltip="Rename the highlighted checkpoint"),
-        Binding("d,delete", "delete", "Delete", id="kagent.delete", tooltip="Delete the highlighted checkpoint (asks first)"),
+        Binding(
+            "d,delete", "delete", "Delete", id="kagent.delete", tooltip="Delete the highlighted checkpoint (asks first)"
+        ),
         Binding("x", "revoke", "Revoke", id="kagent.revoke", tooltip="Revoke the highlighted share (asks first)"),
     ]
 
@@ -53,7 +61,12 @@ class KagentScreen(ModalScreen[str | None]):
             yield OptionList(id="kagent-checkpoints")
             yield Static("Shares", classes="kagent-heading")
             yield OptionList(id="kagent-shares")
-            yield Input(placeholder="A name for the checkpoint (empty: kagent's own)", max_length=200, id="kagent-name", classes="hidden")
+            yield Input(
+                placeholder="A name for the checkpoint (empty: kagent's own)",
+                max_length=200,
+                id="kagent-name",
+                classes="hidden",
+            )
             yield Static("reading…", id="kagent-said")
             yield Static(KEYS_CHECKPOINTS, id="kagent-keys")
 
@@ -82,8 +95,12 @@ class KagentScreen(ModalScreen[str | None]):
         lists = self.query_one("#kagent-checkpoints", OptionList), self.query_one("#kagent-shares", OptionList)
         for options in lists:
             options.clear_options()
-        lists[0].add_options([Option(Text(checkpoint_line(c)), id=c.id) for c in self.checkpoints] or [Option("(none)", disabled=True)])
-        lists[1].add_options([Option(Text(share_line(s)), id=s.id) for s in self.shares] or [Option("(none)", disabled=True)])
+        lists[0].add_options(
+            [Option(Text(checkpoint_line(c)), id=c.id) for c in self.checkpoints] or [Option("(none)", disabled=True)]
+        )
+        lists[1].add_options(
+            [Option(Text(share_line(s)), id=s.id) for s in self.shares] or [Option("(none)", disabled=True)]
+        )
         for options, rows in zip(lists, (self.checkpoints, self.shares), strict=True):
             if rows:
                 options.highlighted = 0
@@ -212,7 +229,10 @@ def open_kagent(host: Any) -> None:
     chat = host.chat
     client = chat.client if chat is not None else None
     if not isinstance(client, Kagent1Client):
-        host.notify("Checkpoints and shares are kagent 1.0's: this connection is not to a kagent 1.0 controller.", severity="warning")
+        host.notify(
+            "Checkpoints and shares are kagent 1.0's: this connection is not to a kagent 1.0 controller.",
+            severity="warning",
+        )
         return
     if not chat.session_id:
         host.notify("No session yet: send a first message, then its checkpoints are here.", severity="warning")

@@ -42,7 +42,11 @@ def complete_path(value: str, *, directories_only: bool = False) -> str | None:
     head, sep, prefix = value.rpartition("/")
     directory = Path(os.path.expanduser(head + sep if sep else ".") or "/")
     try:
-        entries = [e for e in os.scandir(directory) if e.name.startswith(prefix) and (prefix.startswith(".") or not e.name.startswith("."))]
+        entries = [
+            e
+            for e in os.scandir(directory)
+            if e.name.startswith(prefix) and (prefix.startswith(".") or not e.name.startswith("."))
+        ]
     except OSError:
         return None
     if directories_only:
@@ -95,7 +99,10 @@ class PathPrompt(ModalScreen[Any]):
                 id="prompt-input",
             )
             yield Static("", id="prompt-error", markup=False)
-            yield Static(Text(self.hint + ("  " if self.hint else "") + "Tab completes · Enter accepts · Esc cancels"), id="prompt-hint")
+            yield Static(
+                Text(self.hint + ("  " if self.hint else "") + "Tab completes · Enter accepts · Esc cancels"),
+                id="prompt-hint",
+            )
 
     def on_mount(self) -> None:
         self.input.focus()

@@ -42,7 +42,13 @@ _BUTTONS = {
 }
 
 #: the picker's actions as the permissions gate names them
-_GATE = {"rewind": Action.REWIND, "edit": Action.EDIT, "fork": Action.FORK, "fork_branch": Action.FORK, "restore": Action.RESTORE}
+_GATE = {
+    "rewind": Action.REWIND,
+    "edit": Action.EDIT,
+    "fork": Action.FORK,
+    "fork_branch": Action.FORK,
+    "restore": Action.RESTORE,
+}
 
 
 def entry_label(entry: TurnEntry, width: int = 72) -> Text:

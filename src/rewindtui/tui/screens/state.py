@@ -25,8 +25,16 @@ class StateScreen(ModalScreen[None]):
     CSS_PATH = "state.tcss"
     BINDINGS = [
         Binding("escape,q", "dismiss", "Close", id="state.close", tooltip="Close the state view"),
-        Binding("up", "point(-1)", "Turn before", id="state.previous", tooltip="What a rewind to the turn before would change"),
-        Binding("down", "point(1)", "Turn after", id="state.next", tooltip="What a rewind to the turn after would change"),
+        Binding(
+            "up",
+            "point(-1)",
+            "Turn before",
+            id="state.previous",
+            tooltip="What a rewind to the turn before would change",
+        ),
+        Binding(
+            "down", "point(1)", "Turn after", id="state.next", tooltip="What a rewind to the turn after would change"
+        ),
     ]
 
     def __init__(

@@ -68,11 +68,17 @@ def label(task: dict[str, Any]) -> str:
 
 def details(task: dict[str, Any]) -> str:
     """The task as text: state, history, status message, artifacts, raw JSON (bounded)."""
-    lines = [f"task {task.get('id')}", f"state: {state_of(task)}", f"context: {task.get('contextId') or task.get('context_id')}"]
+    lines = [
+        f"task {task.get('id')}",
+        f"state: {state_of(task)}",
+        f"context: {task.get('contextId') or task.get('context_id')}",
+    ]
     meta = raw.metadata(task)
     kind = task_kind(task)
     if kind == "rewound":
-        lines.append(f"rewound by {meta.get(contract.REWOUND_BY_TASK_KEY) or '?'} at {meta.get(contract.REWOUND_AT_KEY) or '?'}")
+        lines.append(
+            f"rewound by {meta.get(contract.REWOUND_BY_TASK_KEY) or '?'} at {meta.get(contract.REWOUND_AT_KEY) or '?'}"
+        )
     elif kind == "rewind":
         lines.append("a rewind (its history is what the session kept)")
     lines.append("")
@@ -91,7 +97,11 @@ def details(task: dict[str, Any]) -> str:
                 name = artifact.get("name") or artifact.get("artifactId") or "artifact"
                 lines.append(f"  {name}: {raw.text_of(artifact)[:2000]}")
     text = json.dumps(task, indent=1, ensure_ascii=False, default=str)
-    lines += ["", "raw JSON:", text[:MAX_JSON] + (f"\n… ({len(text):,} characters in all: s saves it whole)" if len(text) > MAX_JSON else "")]
+    lines += [
+        "",
+        "raw JSON:",
+        text[:MAX_JSON] + (f"\n… ({len(text):,} characters in all: s saves it whole)" if len(text) > MAX_JSON else ""),
+    ]
     return sanitize("\n".join(lines))
 
 
@@ -121,7 +131,10 @@ class TaskBrowserScreen(ModalScreen[None]):
                 yield OptionList(id="tasks-list")
                 with VerticalScroll(id="tasks-detail-box"):
                     yield Static("", id="tasks-detail")
-            yield Static("r reload · f follow a running task · x cancel it · y copy id · j copy JSON · s save JSON · Esc closes", id="tasks-hint")
+            yield Static(
+                "r reload · f follow a running task · x cancel it · y copy id · j copy JSON · s save JSON · Esc closes",
+                id="tasks-hint",
+            )
 
     def on_mount(self) -> None:
         self.load()
@@ -139,12 +152,16 @@ class TaskBrowserScreen(ModalScreen[None]):
         if not sid:
             return [], "no session is open"
         if getattr(client, "has_api", False):
-            return (await client.session_tasks(sid, include_rewound=True))[-MAX_TASKS:], "the session's REST API (rewound tasks included)"
+            return (await client.session_tasks(sid, include_rewound=True))[
+                -MAX_TASKS:
+            ], "the session's REST API (rewound tasks included)"
         caps = await client.connect()
         if caps.dialect is Dialect.V10:
             from rewindtui.client.task_ops import list_tasks
 
-            return (await list_tasks(client, sid, limit=MAX_TASKS)), "A2A ListTasks (this server keeps no rewound tasks a client can read)"
+            return (
+                await list_tasks(client, sid, limit=MAX_TASKS)
+            ), "A2A ListTasks (this server keeps no rewound tasks a client can read)"
         ids: list[str] = []
         for item in chat.conversation.items:
             if item.task_id and item.task_id not in ids:
@@ -196,7 +213,9 @@ class TaskBrowserScreen(ModalScreen[None]):
         if task is None:
             return
         if state_of(task) in TERMINAL_STATES:
-            self.notify(f"Task {str(task.get('id'))[:8]} has ended ({state_of(task)}): nothing to follow.", title="Tasks")
+            self.notify(
+                f"Task {str(task.get('id'))[:8]} has ended ({state_of(task)}): nothing to follow.", title="Tasks"
+            )
             return
         from contextlib import aclosing
 
@@ -208,12 +227,18 @@ class TaskBrowserScreen(ModalScreen[None]):
             async with aclosing(resubscribe(self.chat.client, task_id)) as events:  # type: ignore[type-var]
                 async for event in events:
                     if event.kind is EventKind.ERROR:
-                        self.notify(f"Following {task_id[:8]} stopped: {sanitize_line(str(event.body))}", title="Tasks", severity="warning")
+                        self.notify(
+                            f"Following {task_id[:8]} stopped: {sanitize_line(str(event.body))}",
+                            title="Tasks",
+                            severity="warning",
+                        )
                         return
                     if state_of(event.body if isinstance(event.body, dict) else {}) in TERMINAL_STATES:
                         break
         except Exception as exc:
-            self.notify(f"Following {task_id[:8]} stopped: {sanitize_line(str(exc))}", title="Tasks", severity="warning")
+            self.notify(
+                f"Following {task_id[:8]} stopped: {sanitize_line(str(exc))}", title="Tasks", severity="warning"
+            )
             return
         self._replace(await self.chat.client.get_task(task_id))  # as the server holds it now
 
@@ -222,7 +247,9 @@ class TaskBrowserScreen(ModalScreen[None]):
         if task is None:
             return
         if state_of(task) in TERMINAL_STATES:
-            self.notify(f"Task {str(task.get('id'))[:8]} has ended ({state_of(task)}): nothing to cancel.", title="Tasks")
+            self.notify(
+                f"Task {str(task.get('id'))[:8]} has ended ({state_of(task)}): nothing to cancel.", title="Tasks"
+            )
             return
         from rewindtui.tui.screens.confirm import ConfirmScreen
 
@@ -248,7 +275,9 @@ class TaskBrowserScreen(ModalScreen[None]):
         try:
             task = await self.chat.client.cancel_task(task_id)
         except Exception as exc:
-            self.notify(f"The server did not cancel {task_id[:8]}: {sanitize_line(str(exc))}", title="Tasks", severity="warning")
+            self.notify(
+                f"The server did not cancel {task_id[:8]}: {sanitize_line(str(exc))}", title="Tasks", severity="warning"
+            )
             return
         self._replace(task)
         self.notify(f"Task {task_id[:8]} is {state_of(task)} on the server.", title="Tasks")

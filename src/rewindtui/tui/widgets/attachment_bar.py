@@ -28,7 +28,9 @@ class AttachmentBar(Static, can_focus=True):
     BINDINGS = [
         Binding("left", "move(-1)", "Previous", show=False, id="attachments.previous", tooltip="The attachment before"),
         Binding("right", "move(1)", "Next", show=False, id="attachments.next", tooltip="The attachment after"),
-        Binding("delete,backspace", "remove", "Remove", id="attachments.remove", tooltip="Remove the selected attachment"),
+        Binding(
+            "delete,backspace", "remove", "Remove", id="attachments.remove", tooltip="Remove the selected attachment"
+        ),
     ]
 
     DEFAULT_CSS = """
@@ -91,7 +93,9 @@ class AttachmentBar(Static, can_focus=True):
         if not self.attachments:
             return text
         total = inline_bytes(self.attachments)
-        text.append(f"{len(self.attachments)} attached" + (f" ({human_size(total)})" if total else "") + ": ", style="bold")
+        text.append(
+            f"{len(self.attachments)} attached" + (f" ({human_size(total)})" if total else "") + ": ", style="bold"
+        )
         for index, attachment in enumerate(self.attachments):
             chip = Style(reverse=index == self.selected and self.has_focus)
             text.append(sanitize_line(attachment.label()), style=chip)

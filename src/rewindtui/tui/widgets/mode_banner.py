@@ -43,7 +43,13 @@ class ModeBanner(Horizontal):
 
     def compose(self) -> ComposeResult:
         yield Static(id="banner-text")
-        yield Button("⟲ Rewind", id="banner-confirm", variant="warning", compact=True, tooltip="Rewind to before the selected turn (Enter)")
+        yield Button(
+            "⟲ Rewind",
+            id="banner-confirm",
+            variant="warning",
+            compact=True,
+            tooltip="Rewind to before the selected turn (Enter)",
+        )
         yield Button("Cancel", id="banner-cancel", compact=True, tooltip="Leave without changing anything (Esc)")
 
     @property
@@ -55,7 +61,14 @@ class ModeBanner(Horizontal):
         self.query_one("#banner-text", Static).update(text)
 
     def show_rewind(
-        self, turns: int, messages: int, first_text: str, *, blocked: str = "", preview: str = "", effects: Sequence[str] = ()
+        self,
+        turns: int,
+        messages: int,
+        first_text: str,
+        *,
+        blocked: str = "",
+        preview: str = "",
+        effects: Sequence[str] = (),
     ) -> None:
         """``preview``: what the rewind does when the server does not rewind in place (the
         chat's words, e.g. kagent 1.0's fork), said instead of "N turns go, on the server too".
@@ -73,7 +86,9 @@ class ModeBanner(Horizontal):
             what = f"“{excerpt(first_text, 30)}”" if first_text else "the selected turn"
             text.append(" back to before ")
             text.append(what, style="bold")
-            text.append(f": {turns} turn{'s' if turns != 1 else ''} ({messages} message{'s' if messages != 1 else ''}) go, on the server too.")
+            text.append(
+                f": {turns} turn{'s' if turns != 1 else ''} ({messages} message{'s' if messages != 1 else ''}) go, on the server too."
+            )
         text.append(" Enter rewinds, Esc leaves.", style="italic")
         for line in effects:
             text.append(f"\n⚠ {line}.", style="bold")

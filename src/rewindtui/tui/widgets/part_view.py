@@ -74,9 +74,16 @@ def render_parts(parts: Iterable[Any], styles: PartStyles, *, expanded: bool, sa
             out.append(body)
             hidden = len(lines) - len(shown)
             if hidden > 0:
-                out.append(Text(f"▸ {hidden} more line{'s' if hidden != 1 else ''} (click, or t in rewind mode)", style=styles.toggle))
+                out.append(
+                    Text(
+                        f"▸ {hidden} more line{'s' if hidden != 1 else ''} (click, or t in rewind mode)",
+                        style=styles.toggle,
+                    )
+                )
             elif expanded and len(lines) > EXPANDED_LIMIT:
-                out.append(Text(f"… {len(lines) - EXPANDED_LIMIT} more lines: save it to read them all", style=styles.muted))
+                out.append(
+                    Text(f"… {len(lines) - EXPANDED_LIMIT} more lines: save it to read them all", style=styles.muted)
+                )
             elif expanded and len(lines) > COLLAPSED_LINES:
                 out.append(Text("▾ show less", style=styles.toggle))
         else:

@@ -92,7 +92,13 @@ class SearchBar(Horizontal):
 
     def compose(self) -> ComposeResult:
         yield Static(Text("Search", style="bold"), id="search-label")
-        yield SearchInput(placeholder="text in this session", max_length=MAX_QUERY, id="search-input", compact=True, select_on_focus=False)
+        yield SearchInput(
+            placeholder="text in this session",
+            max_length=MAX_QUERY,
+            id="search-input",
+            compact=True,
+            select_on_focus=False,
+        )
         yield Static(id="search-count")
 
     @property

@@ -39,8 +39,14 @@ class SlashMenu(Static):
                 name.append(f" {command.args}", style="italic")
             table.add_row(name, Text(interaction.keys_of(command.id, keymap)), Text(command.help))
         if not matches:
-            table.add_row(Text(f"/{prefix}", style="bold"), Text(""), Text("no such command (// sends a literal /)", style="italic"))
+            table.add_row(
+                Text(f"/{prefix}", style="bold"),
+                Text(""),
+                Text("no such command (// sends a literal /)", style="italic"),
+            )
         else:
-            table.add_row(Text("Tab completes · Enter runs · // sends a literal /", style="dim italic"), Text(""), Text(""))
+            table.add_row(
+                Text("Tab completes · Enter runs · // sends a literal /", style="dim italic"), Text(""), Text("")
+            )
         self.update(table)
         self.set_class(True, "-shown")

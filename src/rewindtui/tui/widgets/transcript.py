@@ -58,7 +58,25 @@ from rewindtui.tui.widgets.windowed_view import WindowedView
 
 __all__ = ["_CACHE_ITEMS", "Transcript"]
 
-_STYLES = ("user", "agent", "system", "error", "muted", "button", "quiet", "disabled", "cursor", "cursor-bar", "bar", "preview", "rewind-point", "rewound", "rewound-mark", "search-hit", "search-current")
+_STYLES = (
+    "user",
+    "agent",
+    "system",
+    "error",
+    "muted",
+    "button",
+    "quiet",
+    "disabled",
+    "cursor",
+    "cursor-bar",
+    "bar",
+    "preview",
+    "rewind-point",
+    "rewound",
+    "rewound-mark",
+    "search-hit",
+    "search-current",
+)
 
 
 class Transcript(WindowedView, can_focus=True):
@@ -268,8 +286,19 @@ class Transcript(WindowedView, can_focus=True):
         items = self.conversation.items
         item = items[index]
         role = group_role(items, index)
-        editable = role == START and item.role != "user" and item.rewind_target is not None and turn_has_user(items, index)
-        return (item.rev, width, item.key in self.expanded, item.streaming, getattr(item, "stopped", False), self.buttons, editable, role)
+        editable = (
+            role == START and item.role != "user" and item.rewind_target is not None and turn_has_user(items, index)
+        )
+        return (
+            item.rev,
+            width,
+            item.key in self.expanded,
+            item.streaming,
+            getattr(item, "stopped", False),
+            self.buttons,
+            editable,
+            role,
+        )
 
     def render_lines(self, crop):
         self._drawn.settle(len(self.conversation.items))  # lines drawn lately: out of the collector's way
@@ -349,7 +378,10 @@ class Transcript(WindowedView, can_focus=True):
             it
             for it in items
             if it.raw is not None
-            and ((it.kind is ItemKind.MESSAGE and it.tools) or (it.kind in (ItemKind.MESSAGE, ItemKind.ARTIFACT) and has_more(it.other_parts)))
+            and (
+                (it.kind is ItemKind.MESSAGE and it.tools)
+                or (it.kind in (ItemKind.MESSAGE, ItemKind.ARTIFACT) and has_more(it.other_parts))
+            )
             or (it.role == "user" and fold(it.text) is not None)  # a big paste (output/pasted.py)
         ]
         if not with_tools:
@@ -438,7 +470,11 @@ class Transcript(WindowedView, can_focus=True):
         items = self.conversation.items
         rewound = items[bounds[0]].rewound is not None
         if action in ("restore", "fork_branch") and not rewound:
-            self.notify("Only a rewound turn (F4 shows them) can be restored or forked as a branch.", severity="warning", timeout=4)
+            self.notify(
+                "Only a rewound turn (F4 shows them) can be restored or forked as a branch.",
+                severity="warning",
+                timeout=4,
+            )
         elif action == "fork" and rewound:  # Fork on a rewound turn: fork its branch (as the picker's f)
             self.post_message(self.Action("fork_branch", items[bounds[0]]))
         elif action in ("edit", "rewind") and rewound:

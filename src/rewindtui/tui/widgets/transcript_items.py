@@ -55,9 +55,9 @@ class ItemPainter:
             # shown in place, dimmed: not part of the conversation (its header keeps its buttons)
             dim = self.t.get_component_rich_style("transcript--rewound").color
             strips = [
-                strip if (role != CONTINUATION and n == 1) else Strip(
-                    Segment.apply_style(iter(strip), None, Style(color=dim, bold=False)), strip.cell_length
-                )
+                strip
+                if (role != CONTINUATION and n == 1)
+                else Strip(Segment.apply_style(iter(strip), None, Style(color=dim, bold=False)), strip.cell_length)
                 for n, strip in enumerate(strips)
             ]
         return strips
@@ -80,7 +80,10 @@ class ItemPainter:
         elif item.role == "user":
             who, style = "you", "transcript--user"
         else:
-            who, style = sanitize(item.author or ("artifact" if item.kind is ItemKind.ARTIFACT else "agent")), "transcript--agent"
+            who, style = (
+                sanitize(item.author or ("artifact" if item.kind is ItemKind.ARTIFACT else "agent")),
+                "transcript--agent",
+            )
         left = Text(who, style=self.t.get_component_rich_style(style))
         if item.rewound is not None:
             left.stylize(self.t.get_component_rich_style("transcript--rewound"))
@@ -145,15 +148,23 @@ class ItemPainter:
         elif text:
             folded = fold(text) if item.role == "user" and item.key not in self.t.expanded else None
             if folded is not None:  # a big paste: its first lines and a fold line that opens it
-                parts.extend(_folded_paste(folded.head, folded.label, self.t.get_component_rich_style("transcript--muted"), item.key))
+                parts.extend(
+                    _folded_paste(
+                        folded.head, folded.label, self.t.get_component_rich_style("transcript--muted"), item.key
+                    )
+                )
             elif item.role == "user" or item.streaming:
                 parts.append(Text(text))
             else:
                 parts.append(Markdown(text))
-        shown_before = self.t.conversation.stopped_shown.get(item.task_id or "") if getattr(item, "stopped", False) else None
+        shown_before = (
+            self.t.conversation.stopped_shown.get(item.task_id or "") if getattr(item, "stopped", False) else None
+        )
         if shown_before and shown_before != text:
             muted = self.t.get_component_rich_style("transcript--muted")
-            parts.append(Text(f"(the server kept less; before the stop this was shown: {sanitize(shown_before)})", style=muted))
+            parts.append(
+                Text(f"(the server kept less; before the stop this was shown: {sanitize(shown_before)})", style=muted)
+            )
         if item.kind is ItemKind.MESSAGE and item.raw is not None:
             expanded = item.key in self.t.expanded
             muted = self.t.get_component_rich_style("transcript--muted")
@@ -174,7 +185,8 @@ class ItemPainter:
         styles = PartStyles(
             muted=muted,
             label=self.t.get_component_rich_style("transcript--agent") if item.role != "user" else muted,
-            button=self.t.get_component_rich_style("transcript--button") + Style.from_meta({_ACTION: "save", _KEY: item.key}),
+            button=self.t.get_component_rich_style("transcript--button")
+            + Style.from_meta({_ACTION: "save", _KEY: item.key}),
             toggle=muted + Style.from_meta({_ACTION: "tools", _KEY: item.key}),
         )
         return render_parts(other, styles, expanded=item.key in self.t.expanded, savable=item.role != "user")

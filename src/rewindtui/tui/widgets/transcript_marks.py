@@ -77,11 +77,20 @@ class LineMarks:
         style = self.t.get_component_rich_style("transcript--rewind-point")
         plural = "s" if turns != 1 else ""
         if rewound:
-            label, short = " ⟲ rewound branch up to this turn: restore or fork it (nothing is removed) ", " ⟲ rewound branch "
+            label, short = (
+                " ⟲ rewound branch up to this turn: restore or fork it (nothing is removed) ",
+                " ⟲ rewound branch ",
+            )
         elif self.t.rewind_forks:  # kagent 1.0: nothing is removed, a new session starts here
-            label, short = f" ⟲ fork point: a new session without the {turns} turn{plural} below; the original keeps them ", " ⟲ fork here "
+            label, short = (
+                f" ⟲ fork point: a new session without the {turns} turn{plural} below; the original keeps them ",
+                " ⟲ fork here ",
+            )
         else:
-            label, short = f" ⟲ rewind point: {turns} turn{plural} below will be removed ", f" ⟲ {turns} turn{plural} go "
+            label, short = (
+                f" ⟲ rewind point: {turns} turn{plural} below will be removed ",
+                f" ⟲ {turns} turn{plural} go ",
+            )
         if len(label) + 4 > width:
             label = short
         text = Text("──" + label, style=style, no_wrap=True, overflow="crop")

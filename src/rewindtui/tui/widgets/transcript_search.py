@@ -139,7 +139,9 @@ class SearchMarks:
         hit = self.t.get_component_rich_style("transcript--search-hit")
         current = self.t.get_component_rich_style("transcript--search-current")
         here = self.locate(index, self.current[1]) if self.current is not None and self.current[0] == index else None
-        return restyle(strip, [(a, b, current if here is not None and here[0] == line and here[1] == a else hit) for a, b in spans])
+        return restyle(
+            strip, [(a, b, current if here is not None and here[0] == line and here[1] == a else hit) for a, b in spans]
+        )
 
     def bring_into_view(self, index: int, nth: int) -> None:
         """Scroll so that the ``nth`` occurrence in item ``index`` is in view, a third down the
@@ -151,7 +153,13 @@ class SearchMarks:
         t._make_exact(index, index + 1)
         found = self.locate(index, nth)
         item = t.conversation.items[index]
-        if found is None and item.key not in t.expanded and item.kind is ItemKind.MESSAGE and item.raw is not None and item.tools:
+        if (
+            found is None
+            and item.key not in t.expanded
+            and item.kind is ItemKind.MESSAGE
+            and item.raw is not None
+            and item.tools
+        ):
             # the hit is in a tool call's arguments or result, cut short on its one line: shown whole
             t.expanded.add(item.key)
             t._remeasure(item)

@@ -77,10 +77,34 @@ class TurnBar(Horizontal):
 
     def compose(self) -> ComposeResult:
         yield Static(id="turn-text")
-        yield Button("■ Stop", id="turn-stop", variant="error", compact=True, tooltip="Stop the reply: the server is asked to cancel the turn (Esc)")
-        yield Button("✓ Approve", id="turn-approve", variant="success", compact=True, tooltip="Let the agent run this tool call (alt+y)")
-        yield Button("✗ Reject", id="turn-reject", variant="error", compact=True, tooltip="Do not run this tool call; the agent is told so (alt+n)")
-        yield Button("⟳ Reattach", id="turn-reattach", variant="primary", compact=True, tooltip="Follow the turn the server is still running")
+        yield Button(
+            "■ Stop",
+            id="turn-stop",
+            variant="error",
+            compact=True,
+            tooltip="Stop the reply: the server is asked to cancel the turn (Esc)",
+        )
+        yield Button(
+            "✓ Approve",
+            id="turn-approve",
+            variant="success",
+            compact=True,
+            tooltip="Let the agent run this tool call (alt+y)",
+        )
+        yield Button(
+            "✗ Reject",
+            id="turn-reject",
+            variant="error",
+            compact=True,
+            tooltip="Do not run this tool call; the agent is told so (alt+n)",
+        )
+        yield Button(
+            "⟳ Reattach",
+            id="turn-reattach",
+            variant="primary",
+            compact=True,
+            tooltip="Follow the turn the server is still running",
+        )
 
     @property
     def kind(self) -> str:

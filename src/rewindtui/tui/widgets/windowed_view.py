@@ -135,7 +135,9 @@ class WindowedView(ScrollView):
     def _relayout(self, first: int) -> None:
         """Re-measure items from index ``first`` on (estimates; exact ones are kept where valid)."""
         width = self._content_width
-        self.lines.relayout(first, self._count(), width, lambda i: self._known(i, width), lambda i: self._estimate_at(i, width))
+        self.lines.relayout(
+            first, self._count(), width, lambda i: self._known(i, width), lambda i: self._estimate_at(i, width)
+        )
         self._sized()
 
     def _prepend_lines(self, count: int) -> None:
