@@ -230,7 +230,8 @@ def main(argv: list[str] | None = None) -> int:
         finally:
             one[0].stop()
         print(
-            f"turns/s, {args.concurrency} users: 1 replica {single:.1f}, 2 replicas {double:.1f} -> {double / single:.2f}x"
+            f"turns/s, {args.concurrency} users: 1 replica {single:.1f}, 2 replicas {double:.1f} -> "
+            f"{double / single:.2f}x"
         )
 
     if "rewind" not in skip:

@@ -3,7 +3,8 @@
 A real turn on the demo model writes two ADK events (the user's message and the agent's answer,
 one invocation) and, in the store, a ``turn`` task (completed, with an artifact) owning two
 messages (0.3 JSON plus their 1.0 rendering). This writes exactly those, for ``turns`` turns,
-through the server's own services, a transaction per 10,000 turns: the events with ``CachedDatabaseSessionService.import_events``
+through the server's own services, a transaction per 10,000 turns: the events with
+``CachedDatabaseSessionService.import_events``
 (one transaction) and the store rows with the store's own statements in one transaction -- seconds
 for 10,000 turns where real turns would take an hour (ADK rebuilds the model's context from every
 event on each turn). Used by ``bench_server_big.py`` and the large-session server tests.

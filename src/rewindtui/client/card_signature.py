@@ -273,7 +273,10 @@ async def verify_card(
                 continue
             jwks = await _jwks(jku, timeout)
             if jwks is None:
-                why_unchecked = f"no usable key set at {jku} (unreachable, not a JWKS, over {MAX_DOCUMENT_BYTES // (1024 * 1024)} MB or more than {MAX_KEYS} keys)"
+                why_unchecked = (
+                    f"no usable key set at {jku} (unreachable, not a JWKS, "
+                    f"over {MAX_DOCUMENT_BYTES // (1024 * 1024)} MB or more than {MAX_KEYS} keys)"
+                )
                 continue
             trusted_from = f"trusted issuer {jku}" if trusted else ""
         key = _key_for(jwks, kid)

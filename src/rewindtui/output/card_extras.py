@@ -163,7 +163,10 @@ async def card_extras(
         extras.extended_status, extras.note = NOT_OFFERED, "the agent's card says it has none"
     elif not authenticated(client):
         extras.extended_status = NEEDS_AUTH
-        extras.note = "the agent has one for authenticated users: give credentials (e.g. --bearer-env, or OAuth2 with --oauth-client-id)"
+        extras.note = (
+            "the agent has one for authenticated users: give credentials "
+            "(e.g. --bearer-env, or OAuth2 with --oauth-client-id)"
+        )
     else:
         try:
             extras.extended = await fetch_extended(client)

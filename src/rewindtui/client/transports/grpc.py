@@ -171,7 +171,8 @@ def check_credentials(scope: CredentialScope, target: Target) -> None:
     if any(host == target.host for _, host, _ in scope.origins):
         less = "" if _beside(scope, target) else " (and it is not protected by TLS as that origin is)"
         raise GrpcCredentialsWithheld(
-            f"the agent's card offers gRPC at {target.origin_url}, another origin of the host you configured ({home}){less}: "
+            f"the agent's card offers gRPC at {target.origin_url}, another origin of the host you configured "
+            f"({home}){less}: "
             f"rewindtui sends {what} only to origins you configured",
             hint=(
                 "to send them to that gRPC port too, set REWINDTUI_GRPC_SAME_HOST=1 (or --grpc-same-host); "
@@ -340,7 +341,8 @@ class GrpcTransport(Transport):
                 return
             except TimeoutError:
                 raise ConnectionLost(
-                    f"timed out waiting for {self.target.address} after sending the request (no event in {read_timeout:g} s)"
+                    f"timed out waiting for {self.target.address} after sending the request (no event in "
+                    f"{read_timeout:g} s)"
                 ) from None
             except grpc.aio.AioRpcError as exc:
                 failure = _failure(exc, self.target, name, answered)

@@ -48,7 +48,8 @@ def build_agent_card(*, agent_url: str, api_url: str, name: str, model: str, nee
         uri=REWIND_EXTENSION_URI,
         description=(
             "Rewind a session to before an invocation (ADK Runner.rewind_async), over A2A "
-            "(message metadata key) or REST, undo a rewind (redo, REST), and fork a session; the result is a Task whose "
+            "(message metadata key) or REST, undo a rewind (redo, REST), and fork a session; "
+            "the result is a Task whose "
             "history is the effective history, with the original messageIds."
         ),
         required=False,

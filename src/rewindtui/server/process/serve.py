@@ -79,8 +79,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--model",
         default=None,
-        help="model: 'demo' (default, offline), 'demo-slow' (the demo model streaming a few words every quarter second: try stopping a reply), a LiteLLM id such as 'openai/gpt-4o-mini' or "
-        "'ollama_chat/llama3.2' (pip install 'rewindtui[models]'), or an ADK id such as 'gemini-2.5-flash'",
+        help=(
+            "model: 'demo' (default, offline), 'demo-slow' (the demo model streaming a few words every quarter "
+            "second: try stopping a reply), a LiteLLM id such as 'openai/gpt-4o-mini' or "
+            "'ollama_chat/llama3.2' (pip install 'rewindtui[models]'), or an ADK id such as 'gemini-2.5-flash'"
+        ),
     )
     parser.add_argument(
         "--model-base-url", default=None, metavar="URL", help="an OpenAI-compatible endpoint for the model"

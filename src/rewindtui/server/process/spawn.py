@@ -338,7 +338,8 @@ def spawn_server(
 
     ``command`` replaces the default child command line (it must print the
     ``serving on`` line). ``keep``: seconds the server stays up after its last app is gone (the
-    next app on ``data_dir`` attaches to it); None: it stops with its last app. Raises :class:`ServerStartError` when the child exits
+    next app on ``data_dir`` attaches to it); None: it stops with its last app. Raises
+    :class:`ServerStartError` when the child exits
     or says nothing for ``timeout`` seconds (it is killed then).
     """
     data_dir = Path(data_dir) if data_dir is not None else default_data_dir()

@@ -164,7 +164,8 @@ async def _move_store(src: Store, dst: Store, report: MoveReport, source: Place,
         statements += [
             ("SELECT setval(pg_get_serial_sequence('tasks', 'seq'), (SELECT COALESCE(MAX(seq), 1) FROM tasks))", ()),
             (
-                "SELECT setval(pg_get_serial_sequence('messages', 'seq'), (SELECT COALESCE(MAX(seq), 1) FROM messages))",
+                "SELECT setval(pg_get_serial_sequence('messages', 'seq'), "
+                "(SELECT COALESCE(MAX(seq), 1) FROM messages))",
                 (),
             ),
         ]
