@@ -25,7 +25,6 @@ from srvkit import A2A, Api, Turn
 from rewindtui.server import EmbeddedServer
 from rewindtui.server.agent.internals import PRIVATE_NAMES, bulk_event_writer, resolve
 from rewindtui.server.http.fast_rewind import render
-from rewindtui.server.http.paths import APP_NAME
 from rewindtui.server.process.options import ServerOptions
 from rewindtui.server.service.wire import (
     RENDER_VERSION,
@@ -35,6 +34,7 @@ from rewindtui.server.service.wire import (
     message_v1_text,
     now_iso,
 )
+from rewindtui.server.shared.paths import APP_NAME
 from rewindtui.server.storage import adk_sessions
 from rewindtui.server.storage.adk_sessions import CachedDatabaseSessionService, sqlite_url
 from rewindtui.server.storage.store import MIGRATIONS, SCHEMA_VERSION, SchemaTooNew, Store

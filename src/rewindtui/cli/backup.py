@@ -32,7 +32,7 @@ from contextlib import ExitStack
 from pathlib import Path
 
 from rewindtui.base.dirs import default_data_dir
-from rewindtui.server.http.paths import DATA_FILES, PUSH_FILE
+from rewindtui.server.shared.paths import DATA_FILES, PUSH_FILE
 
 DATABASES = DATA_FILES
 #: copied when present (a server that never had a push config has none)

@@ -44,7 +44,6 @@ from rewindtui.server.agent.model_options import (
     ModelOptions,
     model_problem,
 )
-from rewindtui.server.http.paths import AGENT_PATH, API_PATH, DATA_FILES
 from rewindtui.server.process.instance import DataDirBusy, DataDirHold, DataDirUnusable
 from rewindtui.server.process.options import (
     DATABASE_URL_ENV,
@@ -55,6 +54,7 @@ from rewindtui.server.process.options import (
     normalized_database_url,
 )
 from rewindtui.server.process.spawn import default_data_dir
+from rewindtui.server.shared.paths import AGENT_PATH, API_PATH, DATA_FILES
 
 #: The shortest bearer token accepted for a server reachable beyond loopback.
 MIN_TOKEN_CHARS = 32
@@ -373,7 +373,7 @@ def main(argv: list[str] | None = None) -> int:
             # rendered without a2a-sdk (its server half takes a second to import): a fresh data
             # directory answers the card as soon as a warm one
             from rewindtui.server.http.front_card import plain_agent_card
-            from rewindtui.server.http.paths import AGENT_NAME
+            from rewindtui.server.shared.paths import AGENT_NAME
 
             return plain_agent_card(
                 agent_url=base_url + AGENT_PATH,

@@ -39,8 +39,6 @@ from pathlib import Path
 
 from rewindtui.base.dirs import default_data_dir
 from rewindtui.server.agent.model_options import ModelOptions
-from rewindtui.server.http.paths import AGENT_PATH as AGENT_SUFFIX
-from rewindtui.server.http.paths import API_PATH as API_SUFFIX
 from rewindtui.server.process.instance import (
     LOCK_FILE,
     SPAWN_LOCK_FILE,
@@ -54,6 +52,8 @@ from rewindtui.server.process.instance import (
     read_state,
 )
 from rewindtui.server.process.options import PUSH_ALLOW_ENV, TOKEN_ENV, is_loopback
+from rewindtui.server.shared.paths import AGENT_PATH as AGENT_SUFFIX
+from rewindtui.server.shared.paths import API_PATH as API_SUFFIX
 
 READY_PREFIX = "serving on "
 LOG_FILE = "server.log"

@@ -28,8 +28,8 @@ from pathlib import Path
 from typing import Any
 
 from rewindtui.a2a import contract
-from rewindtui.server.http.paths import ADK_FILE, STORE_FILE
 from rewindtui.server.service.wire import effective_events
+from rewindtui.server.shared.paths import ADK_FILE, STORE_FILE
 from rewindtui.server.storage.store import Store
 
 
