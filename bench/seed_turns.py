@@ -20,8 +20,8 @@ from google.genai import types
 
 from rewindtui.server.agent.demo_model import _history
 from rewindtui.server.http.app import ServerParts
-from rewindtui.server.service.wire import kagent_metadata, now_iso
 from rewindtui.server.shared.paths import APP_NAME
+from rewindtui.server.shared.wire import kagent_metadata, now_iso
 from rewindtui.server.storage.store import _INSERT_MESSAGE, _INSERT_TASK, Statement, _task_body, message_row
 
 USER = "local"

@@ -26,7 +26,8 @@ from rewindtui.server import EmbeddedServer
 from rewindtui.server.agent.internals import PRIVATE_NAMES, bulk_event_writer, resolve
 from rewindtui.server.http.fast_rewind import render
 from rewindtui.server.process.options import ServerOptions
-from rewindtui.server.service.wire import (
+from rewindtui.server.shared.paths import APP_NAME
+from rewindtui.server.shared.wire import (
     RENDER_VERSION,
     dumps,
     effective_events,
@@ -34,7 +35,6 @@ from rewindtui.server.service.wire import (
     message_v1_text,
     now_iso,
 )
-from rewindtui.server.shared.paths import APP_NAME
 from rewindtui.server.storage import adk_sessions
 from rewindtui.server.storage.adk_sessions import CachedDatabaseSessionService, sqlite_url
 from rewindtui.server.storage.store import MIGRATIONS, SCHEMA_VERSION, SchemaTooNew, Store

@@ -26,7 +26,7 @@ from rewindtui.a2a import contract
 from rewindtui.server import EmbeddedServer
 from rewindtui.server.agent.agent import build_agent
 from rewindtui.server.process.options import PAUSE_ENV
-from rewindtui.server.service.wire import effective_events
+from rewindtui.server.shared.wire import effective_events
 
 #: also on a team server's PostgreSQL (tests/server/conftest.py)
 ENGINES = ("sqlite", "postgresql")

@@ -73,7 +73,6 @@ from rewindtui.server.service.agent_service import AgentService
 from rewindtui.server.service.context import ServerContext
 from rewindtui.server.service.faults import Checkpoints
 from rewindtui.server.service.jobs import Jobs
-from rewindtui.server.service.wire import REWIND_KEY
 from rewindtui.server.shared.paths import (
     ADK_FILE,
     AGENT_NAME,
@@ -84,6 +83,7 @@ from rewindtui.server.shared.paths import (
     PUSH_FILE,
     STORE_FILE,
 )
+from rewindtui.server.shared.wire import REWIND_KEY
 from rewindtui.server.storage.adk_sessions import CachedDatabaseSessionService, sqlite_url
 from rewindtui.server.storage.integrity import DataDirProblem, check_data_dir, describe_open_failure
 from rewindtui.server.storage.session_leases import SessionLeases

@@ -29,7 +29,7 @@ from a2a.server.request_handlers.response_helpers import agent_card_to_dict
 from a2a.types import a2a_pb2 as pb
 
 from rewindtui.a2a import contract
-from rewindtui.server.service.wire import REWIND_EXTENSION_URI, REWIND_KEY
+from rewindtui.server.shared.wire import REWIND_EXTENSION_URI, REWIND_KEY
 
 
 def _version() -> str:

@@ -24,7 +24,7 @@ from typing import Any
 
 from rewindtui.a2a.outgoing import APPROVE, DECISION_KEY, REJECT
 from rewindtui.server.service.errors import BadRequest
-from rewindtui.server.service.wire import REWIND_KEY, text_of
+from rewindtui.server.shared.wire import REWIND_KEY, text_of
 
 _ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@+=-]{0,199}$")
 _ID_RULE = "use 1-200 letters, digits and ._:@+=-"

@@ -45,8 +45,8 @@ from rewindtui.server.http.requests import check_id
 from rewindtui.server.http.users import InvalidUser, resolve_user
 from rewindtui.server.service.errors import BadRequest, NotFound, ServiceError
 from rewindtui.server.service.state_view import StateView
-from rewindtui.server.service.wire import dumps
 from rewindtui.server.shared.paths import AGENT_REF, API_PATH
+from rewindtui.server.shared.wire import dumps
 from rewindtui.server.storage.store import InvalidPageToken
 
 if TYPE_CHECKING:  # the server's front builds these routes over the store alone, before ADK loads

@@ -31,7 +31,7 @@ from rewindtui.server.service.errors import Conflict, RecoveryPending, ServiceEr
 from rewindtui.server.service.rewinds import RewindService
 from rewindtui.server.service.sessions import Sessions
 from rewindtui.server.service.turns import CLEAN_RETRY_KEY, LiveTask, TurnRunner
-from rewindtui.server.service.wire import failed_event
+from rewindtui.server.shared.wire import failed_event
 from rewindtui.server.storage.recovery import Recovery, Report
 from rewindtui.server.storage.store import SessionRow, TaskPage, TaskRow
 from rewindtui.server.storage.store_reader import StoreReader

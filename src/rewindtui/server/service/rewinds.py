@@ -47,7 +47,7 @@ from rewindtui.server.service.errors import (
 )
 from rewindtui.server.service.faults import FORK_AFTER_AGENT, REWIND_AFTER_AGENT
 from rewindtui.server.service.session_log import REWIND_KINDS, NotInLog, Plan, SessionLog
-from rewindtui.server.service.wire import EFFECTIVE_HISTORY_KEY, kagent_metadata, new_id, now_iso, v1_dumps
+from rewindtui.server.shared.wire import EFFECTIVE_HISTORY_KEY, kagent_metadata, new_id, now_iso, v1_dumps
 from rewindtui.server.storage.store import Intent, SessionRow
 
 log = logging.getLogger(__name__)

@@ -45,7 +45,7 @@ from rewindtui.server.service.errors import (
 )
 from rewindtui.server.service.faults import TURN_AFTER_AGENT_MESSAGE
 from rewindtui.server.service.sessions import derive_name
-from rewindtui.server.service.wire import (
+from rewindtui.server.shared.wire import (
     agent_message,
     agent_text_message,
     artifact_update,

@@ -31,8 +31,8 @@ from typing import Any
 
 from rewindtui.a2a import contract
 from rewindtui.server.service.rewinds import rewind_task
-from rewindtui.server.service.wire import effective_events, new_id
 from rewindtui.server.shared.paths import ADK_FILE, APP_NAME, STORE_FILE
+from rewindtui.server.shared.wire import effective_events, new_id
 from rewindtui.server.storage.adk_damage import decode_json, state_problem
 from rewindtui.server.storage.crosscheck import crosscheck
 from rewindtui.server.storage.store import Store

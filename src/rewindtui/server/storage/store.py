@@ -48,7 +48,7 @@ import json
 import logging
 import sqlite3
 
-from rewindtui.server.service.wire import dumps, now_iso
+from rewindtui.server.shared.wire import dumps, now_iso
 from rewindtui.server.storage.start_failure import open_failure
 from rewindtui.server.storage.store_conn import Tx, _Connection
 from rewindtui.server.storage.store_log import LogStore
