@@ -36,7 +36,7 @@ from starlette.responses import Response
 from rewindtui.server.http.requests import Kind, classify
 from rewindtui.server.http.users import InvalidUser, resolve_user
 from rewindtui.server.service.agent_service import AgentService
-from rewindtui.server.service.errors import BadRequest, ServiceError
+from rewindtui.server.shared.errors import BadRequest, ServiceError
 from rewindtui.server.shared.wire import REWIND_KEY, event_to_proto, failed_event, message_from_proto
 
 METHOD_03 = "message/stream"

@@ -53,7 +53,7 @@ from rewindtui.server.http.requests import Request as A2ARequest
 from rewindtui.server.http.team_turns import TeamTurns
 from rewindtui.server.http.users import InvalidUser, resolve_user
 from rewindtui.server.service.agent_service import AgentService
-from rewindtui.server.service.errors import BadRequest, Conflict, NotFound
+from rewindtui.server.shared.errors import BadRequest, Conflict, NotFound
 from rewindtui.server.shared.wire import EFFECTIVE_HISTORY_KEY, event_to_proto, message_from_proto, task_to_proto
 from rewindtui.server.storage.store import InvalidPageToken, task_json
 

@@ -11,7 +11,7 @@ dispatcher (``handler.py``) -- classify the message here and act on the result:
   task's ``taskId`` and a data part ``{"decision_type": "approve" | "reject"}``, as kagent's
   web UI sends it (kagent-adk 0.10.4 ``_agent_executor._handle_request``).
 
-Anything malformed is a :class:`~rewindtui.server.service.errors.BadRequest` naming the problem.
+Anything malformed is a :class:`~rewindtui.server.shared.errors.BadRequest` naming the problem.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rewindtui.a2a.outgoing import APPROVE, DECISION_KEY, REJECT
-from rewindtui.server.service.errors import BadRequest
+from rewindtui.server.shared.errors import BadRequest
 from rewindtui.server.shared.wire import REWIND_KEY, text_of
 
 _ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@+=-]{0,199}$")

@@ -43,8 +43,8 @@ from starlette.routing import Route
 from rewindtui.a2a import contract
 from rewindtui.server.http.requests import check_id
 from rewindtui.server.http.users import InvalidUser, resolve_user
-from rewindtui.server.service.errors import BadRequest, NotFound, ServiceError
 from rewindtui.server.service.state_view import StateView
+from rewindtui.server.shared.errors import BadRequest, NotFound, ServiceError
 from rewindtui.server.shared.paths import AGENT_REF, API_PATH
 from rewindtui.server.shared.wire import dumps
 from rewindtui.server.storage.store import InvalidPageToken

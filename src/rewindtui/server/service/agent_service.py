@@ -27,10 +27,10 @@ from typing import Any
 
 from rewindtui.server.http.requests import Kind, Request, check_id, check_invocation
 from rewindtui.server.service.context import ServerContext, UsesContext
-from rewindtui.server.service.errors import Conflict, RecoveryPending, ServiceError
 from rewindtui.server.service.rewinds import RewindService
 from rewindtui.server.service.sessions import Sessions
 from rewindtui.server.service.turns import CLEAN_RETRY_KEY, LiveTask, TurnRunner
+from rewindtui.server.shared.errors import Conflict, RecoveryPending, ServiceError
 from rewindtui.server.shared.wire import failed_event
 from rewindtui.server.storage.recovery import Recovery, Report
 from rewindtui.server.storage.store import SessionRow, TaskPage, TaskRow

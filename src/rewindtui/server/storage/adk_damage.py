@@ -36,7 +36,7 @@ from google.genai import types
 from sqlalchemy import LargeBinary, cast, select
 
 from rewindtui.server.agent.internals import BulkEventWriter
-from rewindtui.server.service.errors import Conflict
+from rewindtui.server.shared.errors import Conflict
 
 log = logging.getLogger(__name__)
 

@@ -64,7 +64,7 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import create_async_engine
 
 from rewindtui.server.agent.internals import adk_rewind_session, bulk_event_writer, has_update_marker, update_marker
-from rewindtui.server.service.errors import is_storage_failure
+from rewindtui.server.shared.errors import is_storage_failure
 from rewindtui.server.storage.adk_append import DirectAppender
 from rewindtui.server.storage.adk_damage import fill_missing_authors, is_placeholder, read_session
 from rewindtui.server.storage.adk_rewind import EVERY, STAND_IN, RewindIndex, stand_in_events
