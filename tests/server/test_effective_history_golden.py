@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from rewindtui.server.agent.internals import resolve
+from rewindtui.server.shared.internals import resolve
 from rewindtui.server.shared.wire import effective_events
 
 VECTORS = Path(__file__).resolve().parents[2] / "kagent-rewind" / "tests" / "golden" / "vectors.py"

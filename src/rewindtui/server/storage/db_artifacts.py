@@ -26,7 +26,7 @@ from sqlalchemy import func, insert, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from rewindtui.server.agent.internals import artifact_reference_depth, is_rewind_tombstone
+from rewindtui.server.shared.internals import artifact_reference_depth, is_rewind_tombstone
 from rewindtui.server.storage.team_store import ARTIFACTS, team_engine
 
 _SAVE_TRIES = 5

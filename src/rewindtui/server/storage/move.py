@@ -29,7 +29,7 @@ from google.adk.sessions.schemas.v1 import Base as AdkTables
 from sqlalchemy import insert, select
 from sqlalchemy.ext.asyncio import create_async_engine
 
-from rewindtui.server.agent.internals import new_rewind_tombstone
+from rewindtui.server.shared.internals import new_rewind_tombstone
 from rewindtui.server.shared.paths import ADK_FILE, APP_NAME, STORE_FILE
 from rewindtui.server.storage.adk_sessions import CachedDatabaseSessionService, sqlite_url
 from rewindtui.server.storage.store import Store
