@@ -37,7 +37,6 @@ from google.adk.events.event import Event
 from rewindtui.a2a import contract
 from rewindtui.server.service.context import ServerContext, UsesContext
 from rewindtui.server.service.faults import FORK_AFTER_AGENT, REWIND_AFTER_AGENT
-from rewindtui.server.service.session_log import REWIND_KINDS, NotInLog, Plan, SessionLog
 from rewindtui.server.shared.errors import (
     Conflict,
     InvalidInvocation,
@@ -48,6 +47,7 @@ from rewindtui.server.shared.errors import (
     storage_error,
 )
 from rewindtui.server.shared.wire import EFFECTIVE_HISTORY_KEY, kagent_metadata, new_id, now_iso, v1_dumps
+from rewindtui.server.storage.session_log import REWIND_KINDS, NotInLog, Plan, SessionLog
 from rewindtui.server.storage.store import Intent, SessionRow
 
 log = logging.getLogger(__name__)

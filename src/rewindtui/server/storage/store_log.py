@@ -8,8 +8,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from rewindtui.a2a import contract
-from rewindtui.server.service.session_log import UNREAD, LogMessage, LogTask, Plan, SessionLog
 from rewindtui.server.shared.wire import RENDER_VERSION, dumps, now_iso
+from rewindtui.server.storage.session_log import UNREAD, LogMessage, LogTask, Plan, SessionLog
 from rewindtui.server.storage.store_conn import StoreBase, Tx
 from rewindtui.server.storage.store_rows import (
     _INSERT_MESSAGE,
