@@ -8,7 +8,7 @@ session (or the ones named):
   every readable event that survives ADK's rewinds, in order (what ADK itself applied; an
   ``app:``/``user:``/``temp:`` key is not session state). The app's or user's shared state
   that cannot be read is set to ``{}`` (no events say what it was).
-* **The view shows turns the agent lacks** (:mod:`.crosscheck`; e.g. ``adk_sessions.db`` lost its
+* **The view shows turns the agent lacks** (:mod:`..storage.crosscheck`; e.g. ``adk_sessions.db`` lost its
   newest transactions with its write-ahead log): the task store is rewound to just before the
   first of them -- a rewind task like any other, so those turns stay, shown as rewound, and a
   redo brings them back. ADK is not touched.
