@@ -41,8 +41,8 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from rewindtui.a2a import contract
-from rewindtui.server.http.requests import check_id
 from rewindtui.server.http.users import InvalidUser, resolve_user
+from rewindtui.server.service.requests import check_id
 from rewindtui.server.service.state_view import StateView
 from rewindtui.server.shared.errors import BadRequest, NotFound, ServiceError
 from rewindtui.server.shared.paths import AGENT_REF, API_PATH

@@ -1,7 +1,7 @@
 """What an incoming A2A message asks for, decided once, with every id checked once.
 
-Both entries into the server -- the rewind fast path (``fast_rewind.py``) and a2a-sdk's
-dispatcher (``handler.py``) -- classify the message here and act on the result:
+Both entries into the server -- the rewind fast path (``http/fast_rewind.py``) and a2a-sdk's
+dispatcher (``http/handler.py``) -- classify the message here and act on the result:
 
 * :attr:`Kind.TURN` -- run the agent on it;
 * :attr:`Kind.REWIND` -- rewind the session (the control message: the rewind metadata key,
