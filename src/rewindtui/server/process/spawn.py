@@ -44,7 +44,6 @@ from rewindtui.server.process.instance import (
     SPAWN_LOCK_FILE,
     FileLock,
     ServerState,
-    alive,
     attach,
     detach,
     healthy,
@@ -54,6 +53,7 @@ from rewindtui.server.process.instance import (
 from rewindtui.server.process.options import PUSH_ALLOW_ENV, TOKEN_ENV, is_loopback
 from rewindtui.server.shared.paths import AGENT_PATH as AGENT_SUFFIX
 from rewindtui.server.shared.paths import API_PATH as API_SUFFIX
+from rewindtui.server.shared.pids import alive
 
 READY_PREFIX = "serving on "
 LOG_FILE = "server.log"
