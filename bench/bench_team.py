@@ -37,7 +37,7 @@ from typing import Any
 import httpx
 
 from rewindtui.server import EmbeddedServer
-from rewindtui.server.process.options import ServerOptions
+from rewindtui.server.http.options import ServerOptions
 from seed_turns import seed_session
 
 

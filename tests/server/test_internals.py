@@ -24,7 +24,7 @@ from srvkit import A2A, Api, Turn
 
 from rewindtui.server import EmbeddedServer
 from rewindtui.server.http.fast_rewind import render
-from rewindtui.server.process.options import ServerOptions
+from rewindtui.server.http.options import ServerOptions
 from rewindtui.server.shared.internals import PRIVATE_NAMES, bulk_event_writer, resolve
 from rewindtui.server.shared.paths import APP_NAME
 from rewindtui.server.shared.wire import (

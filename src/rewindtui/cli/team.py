@@ -28,7 +28,7 @@ import sys
 from pathlib import Path
 
 from rewindtui.base.dirs import default_data_dir
-from rewindtui.server.process.options import DATABASE_URL_ENV, database_url_problem, normalized_database_url
+from rewindtui.server.http.options import DATABASE_URL_ENV, database_url_problem, normalized_database_url
 from rewindtui.server.process.serve import config_database_url
 from rewindtui.server.shared.paths import STORE_FILE
 from rewindtui.server.storage.adk_sessions import sqlite_url

@@ -63,12 +63,12 @@ from rewindtui.server.http.fast_rewind import FastRewind
 from rewindtui.server.http.grpc_listener import GrpcListener, url_host_of
 from rewindtui.server.http.guard import Guard
 from rewindtui.server.http.handler import VERSION_STATE_KEY, UserContextBuilder, precheck
+from rewindtui.server.http.options import ServerOptions
 from rewindtui.server.http.push_configs import PushingRequestHandler, PushNotifications
 from rewindtui.server.http.push_screen import PushScreen, parse_allow
 from rewindtui.server.http.rest import build_rest_routes
 from rewindtui.server.http.team_turns import TeamTurns
 from rewindtui.server.http.team_users import UserTokens
-from rewindtui.server.process.options import ServerOptions
 from rewindtui.server.service.agent_service import AgentService
 from rewindtui.server.service.context import ServerContext
 from rewindtui.server.service.faults import Checkpoints

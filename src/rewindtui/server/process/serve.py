@@ -44,8 +44,7 @@ from rewindtui.server.agent.model_options import (
     ModelOptions,
     model_problem,
 )
-from rewindtui.server.process.instance import DataDirBusy, DataDirHold, DataDirUnusable
-from rewindtui.server.process.options import (
+from rewindtui.server.http.options import (
     DATABASE_URL_ENV,
     TOKEN_ENV,
     ServerOptions,
@@ -53,6 +52,7 @@ from rewindtui.server.process.options import (
     is_loopback,
     normalized_database_url,
 )
+from rewindtui.server.process.instance import DataDirBusy, DataDirHold, DataDirUnusable
 from rewindtui.server.process.spawn import default_data_dir
 from rewindtui.server.shared.paths import AGENT_PATH, API_PATH, DATA_FILES
 

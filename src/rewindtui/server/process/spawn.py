@@ -39,6 +39,7 @@ from pathlib import Path
 
 from rewindtui.base.dirs import default_data_dir
 from rewindtui.server.agent.model_options import ModelOptions
+from rewindtui.server.http.options import PUSH_ALLOW_ENV, TOKEN_ENV, is_loopback
 from rewindtui.server.process.instance import (
     LOCK_FILE,
     SPAWN_LOCK_FILE,
@@ -50,7 +51,6 @@ from rewindtui.server.process.instance import (
     new_token,
     read_state,
 )
-from rewindtui.server.process.options import PUSH_ALLOW_ENV, TOKEN_ENV, is_loopback
 from rewindtui.server.shared.paths import AGENT_PATH as AGENT_SUFFIX
 from rewindtui.server.shared.paths import API_PATH as API_SUFFIX
 from rewindtui.server.shared.pids import alive
