@@ -162,7 +162,7 @@ def _project(value: Any, schema: Any) -> Any:
 
 def v10_projection(card: Mapping[str, Any]) -> dict[str, Any]:
     """The card with only A2A 1.0's fields (what a 1.0 signer signed)."""
-    return _project(dict(card), _CARD)
+    return {k: _project(v, _CARD[k]) for k, v in card.items() if k in _CARD}  # as _project does an object
 
 
 def _b64url(data: bytes) -> str:

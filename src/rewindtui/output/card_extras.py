@@ -47,12 +47,13 @@ def load_keys(path: str | None) -> dict[str, Any] | None:
 
 
 def offers_extended(card: Mapping[str, Any]) -> bool:
-    caps = card.get("capabilities") if isinstance(card.get("capabilities"), Mapping) else {}
+    found = card.get("capabilities")
+    caps: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
     return bool(
         caps.get("extendedAgentCard")
         or card.get("supportsAuthenticatedExtendedCard")
         or caps.get("supportsAuthenticatedExtendedCard")
-    )  # type: ignore[union-attr]
+    )
 
 
 def authenticated(client: Any) -> bool:
