@@ -255,7 +255,8 @@ def rss_of(messages: int) -> int:
         "async def m():\n"
         f"    app=b.RewindApp(chat=await b.offline_chat({messages}))\n"
         "    async with app.run_test(size=b.SIZE) as p:\n"
-        "        await p.pause(); app.chat_screen.transcript.scroll_home(animate=False, immediate=True); await p.pause()\n"
+        "        await p.pause(); app.chat_screen.transcript.scroll_home(animate=False, immediate=True); "
+        "await p.pause()\n"
         "        print(next(l.split()[1] for l in open('/proc/self/status') if l.startswith('VmRSS')))\n"
         "asyncio.run(m())\n"
     )
@@ -374,7 +375,8 @@ async def main(quick: bool, big_run: bool) -> int:
         wq = statistics.quantiles(wall_big, n=100)
         report(
             "  the same in wall time: median / p99 / max (50-msg median)",
-            f"{statistics.median(wall_big) * 1000:.1f} / {wq[98] * 1000:.1f} / {max(wall_big) * 1000:.1f} ms ({statistics.median(wall_small) * 1000:.1f})",
+            f"{statistics.median(wall_big) * 1000:.1f} / {wq[98] * 1000:.1f} / {max(wall_big) * 1000:.1f} ms "
+            f"({statistics.median(wall_small) * 1000:.1f})",
             "(for reference)",
             True,
         )

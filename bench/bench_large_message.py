@@ -126,7 +126,8 @@ def main() -> int:
     shutil.rmtree(data, ignore_errors=True)
     stored = f" = {on_disk / sent:.1f}x what was stored ({sent / 1024 / 1024:.0f} MB)" if sent else ""
     print(
-        f"data directory after {args.turns} turn(s) of {total:g} MB sent: {on_disk / 1024 / 1024:.0f} MB on disk{stored}"
+        f"data directory after {args.turns} turn(s) of {total:g} MB sent: {on_disk / 1024 / 1024:.0f} MB on "
+        f"disk{stored}"
     )
     return 0
 

@@ -95,16 +95,19 @@ def main(argv: list[str] | None = None) -> int:
     ratio = med[f"check {big}"] / med[f"check {small}"]
     mark = "met" if ratio <= TARGET_RATIO else "NOT met"
     print(
-        f"live check, {big} vs {small} turns: {med[f'check {big}']:.1f} vs {med[f'check {small}']:.1f} ms = {ratio:.2f}x (target <= {TARGET_RATIO}x: {mark})"
+        f"live check, {big} vs {small} turns: {med[f'check {big}']:.1f} vs {med[f'check {small}']:.1f} ms = "
+        f"{ratio:.2f}x (target <= {TARGET_RATIO}x: {mark})"
     )
     saved = med[f"open {big}"] / med[f"check {big}"]
     print(
-        f"live check vs re-reading {big} turns: {med[f'check {big}']:.1f} vs {med[f'open {big}']:.1f} ms = the check is {saved:.0f}x cheaper"
+        f"live check vs re-reading {big} turns: {med[f'check {big}']:.1f} vs {med[f'open {big}']:.1f} ms = the check "
+        f"is {saved:.0f}x cheaper"
     )
     first = schedule(60)
     later = schedule(120) - first
     print(
-        f"checks of an idle app: {first} in its first minute, {later} in each minute after (back-off {FIRST:g} s to {LONGEST:g} s)"
+        f"checks of an idle app: {first} in its first minute, {later} in each minute after (back-off {FIRST:g} s to "
+        f"{LONGEST:g} s)"
     )
     return 0
 

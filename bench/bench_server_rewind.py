@@ -218,7 +218,8 @@ def main(argv: list[str] | None = None) -> int:
                 server.stop()
 
     print(
-        f"rewind latency on a {args.turns}-turn session (rewind before the last turn, loopback HTTP, server in a child process)"
+        f"rewind latency on a {args.turns}-turn session (rewind before the last turn, loopback HTTP, server in a child "
+        "process)"
     )
     print("\n".join(lines))
     return 0

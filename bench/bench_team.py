@@ -37,7 +37,7 @@ from typing import Any
 import httpx
 
 from rewindtui.server import EmbeddedServer
-from rewindtui.server.process.options import ServerOptions
+from rewindtui.server.http.options import ServerOptions
 from seed_turns import seed_session
 
 
@@ -230,7 +230,8 @@ def main(argv: list[str] | None = None) -> int:
         finally:
             one[0].stop()
         print(
-            f"turns/s, {args.concurrency} users: 1 replica {single:.1f}, 2 replicas {double:.1f} -> {double / single:.2f}x"
+            f"turns/s, {args.concurrency} users: 1 replica {single:.1f}, 2 replicas {double:.1f} -> "
+            f"{double / single:.2f}x"
         )
 
     if "rewind" not in skip:

@@ -178,7 +178,8 @@ def main() -> int:
         "A2A 1.0 over loopback"
     )
     print(
-        f"{'server':<14} {'turns/s':>8} {'p50 ms':>8} {'p99 ms':>8} {'alone ms':>9} {'p99/alone':>10} {'CPU ms/turn':>12}"
+        f"{'server':<14} {'turns/s':>8} {'p50 ms':>8} {'p99 ms':>8} {'alone ms':>9} {'p99/alone':>10} "
+        f"{'CPU ms/turn':>12}"
     )
     for name, r in results.items():
         print(
@@ -189,7 +190,8 @@ def main() -> int:
     ratio = ours_r["turns_per_s"] / echo_r["turns_per_s"]
     p99x = ours_r["p99"] / ours_r["alone"]
     print(
-        f"throughput: embedded / echo = {ratio:.2f}x   (goal >= {THROUGHPUT_GOAL}x: {'met' if ratio >= THROUGHPUT_GOAL else 'NOT met'})"
+        f"throughput: embedded / echo = {ratio:.2f}x   (goal >= {THROUGHPUT_GOAL}x: "
+        f"{'met' if ratio >= THROUGHPUT_GOAL else 'NOT met'})"
     )
     print(f"p99 latency: {p99x:.1f}x one turn alone   (goal < {P99_GOAL}x: {'met' if p99x < P99_GOAL else 'NOT met'})")
     return 0

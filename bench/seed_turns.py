@@ -3,7 +3,8 @@
 A real turn on the demo model writes two ADK events (the user's message and the agent's answer,
 one invocation) and, in the store, a ``turn`` task (completed, with an artifact) owning two
 messages (0.3 JSON plus their 1.0 rendering). This writes exactly those, for ``turns`` turns,
-through the server's own services, a transaction per 10,000 turns: the events with ``CachedDatabaseSessionService.import_events``
+through the server's own services, a transaction per 10,000 turns: the events with
+``CachedDatabaseSessionService.import_events``
 (one transaction) and the store rows with the store's own statements in one transaction -- seconds
 for 10,000 turns where real turns would take an hour (ADK rebuilds the model's context from every
 event on each turn). Used by ``bench_server_big.py`` and the large-session server tests.
@@ -19,8 +20,8 @@ from google.genai import types
 
 from rewindtui.server.agent.demo_model import _history
 from rewindtui.server.http.app import ServerParts
-from rewindtui.server.http.paths import APP_NAME
-from rewindtui.server.service.wire import kagent_metadata, now_iso
+from rewindtui.server.shared.paths import APP_NAME
+from rewindtui.server.shared.wire import kagent_metadata, now_iso
 from rewindtui.server.storage.store import _INSERT_MESSAGE, _INSERT_TASK, Statement, _task_body, message_row
 
 USER = "local"

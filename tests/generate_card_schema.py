@@ -1,4 +1,5 @@
-"""Writes ``src/rewindtui/output/schemas/a2a-1.0-agent-card.json``: the A2A 1.0 ``AgentCard`` as a JSON Schema (draft 2020-12),
+"""Writes ``src/rewindtui/output/schemas/a2a-1.0-agent-card.json``: the A2A 1.0 ``AgentCard`` as a JSON
+Schema (draft 2020-12),
 generated from the compiled ``a2a.proto`` a2a-sdk ships (``a2a.types.a2a_pb2``, a2a-sdk 1.3: the
 A2A spec's ``specification/a2a.proto`` at v1.0.0). The A2A project builds its JSON schema the same
 way (``scripts/proto_to_json_schema.sh``) but does not commit it, so it is generated here.

@@ -177,8 +177,8 @@ async def test_a_refusal_names_the_wanted_scheme_and_hides_the_secret(tmp_path, 
     text = str(info.value)
     assert "HTTP 401" in text and "bad credentials ***" in text and SECRET not in text
     assert (
-        "the agent card asks for corp: API key in header X-Corp-Key (give --api-key-env VAR --api-key-header X-Corp-Key)"
-        in text
+        "the agent card asks for corp: API key in header X-Corp-Key (give --api-key-env VAR --api-key-header "
+        "X-Corp-Key)" in text
     )
     assert "sent: bearer token from $TOK" in text
     assert chat.conversation.items == []  # nothing shown that the server did not take

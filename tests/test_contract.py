@@ -153,7 +153,7 @@ def _subclasses(cls: type) -> list[type]:
 def test_server_error_codes_are_the_contracts() -> None:
     """Every error of the server's service layer carries one of the contract's codes, and each code
     the contract names is some error's (a code spelled out by the server alone would drift)."""
-    from rewindtui.server.service.errors import ServiceError
+    from rewindtui.server.shared.errors import ServiceError
 
     codes = {v for k, v in vars(contract).items() if k.startswith("CODE_")}
     used = {c.code for c in [ServiceError, *_subclasses(ServiceError)]}

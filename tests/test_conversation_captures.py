@@ -28,7 +28,10 @@ INV_12 = "e-8031d1c2-7ea4-486d-bbf7-5f0d9089c8f5"
 
 REPLY_02 = "You said: hello (turn 1; history: ['hello']; weather_calls=0)"
 REPLY_03 = "Tool get_weather returned: {'city': 'Tokyo', 'forecast': 'sunny', 'temp_c': 21, 'call_no': 1}"
-REPLY_04 = "You said: third message (turn 3; history: ['hello', 'what is the weather in Tokyo', 'third message']; weather_calls=1)"
+REPLY_04 = (
+    "You said: third message (turn 3; history: ['hello', 'what is the weather in Tokyo', 'third message']; "
+    "weather_calls=1)"
+)
 REPLY_10 = (
     "You said: non streaming hello (turn 5; history: ['hello', 'what is the weather in Tokyo', 'third message', "
     "'after rewind', 'non streaming hello']; weather_calls=1)"

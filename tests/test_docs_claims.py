@@ -8,7 +8,7 @@ The claims are found generically, so a new page is checked without a change here
   (a path may be written from the repository's root, from ``src/rewindtui/`` or from any folder
   down, as long as it names one real path); ``tui/turn_buttons.TurnButtons`` names a definition in
   that module;
-- **modules**: ``rewindtui.server.service.wire.effective_events`` must be a module of the tree and a
+- **modules**: ``rewindtui.server.shared.wire.effective_events`` must be a module of the tree and a
   name defined in it;
 - **commands**: ``rewindtui CMD --flag`` in inline code or a code block: CMD must be a command and
   each flag must be in that command's ``--help`` (or the app's own, for options given before it);

@@ -14,7 +14,7 @@ from rewindtui.chat import Chat
 from rewindtui.client.a2a_client import A2AClient, ServerConfig
 from rewindtui.model import ItemKind
 from rewindtui.server import EmbeddedServer
-from rewindtui.server.process.options import ServerOptions
+from rewindtui.server.http.options import ServerOptions
 from rewindtui.server.service.faults import TURN_AFTER_AGENT_MESSAGE
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "server"))  # srvkit

@@ -1,6 +1,7 @@
 """The one undo checks the server first: when another client made a *different* rewind after the
 undo's label was read, the undo undoes nothing, says what the server holds now, the view is re-read
-from the server, and the session stays as the other client left it. (Another client's send -- "nothing to undo now" -- is
+from the server, and the session stays as the other client left it. (Another client's send -- "nothing
+to undo now" -- is
 ``test_an_undo_offered_before_another_client_acted_undoes_nothing`` in test_chat_interaction.py.)
 Core level: two ``Chat``s on the embedded server over loopback."""
 

@@ -187,7 +187,8 @@ def test_a_server_that_takes_the_secret_in_the_form_only(cli) -> None:
 def test_oauth_from_the_config_file(stack: Stack, tmp_path: Path, cli) -> None:
     config = tmp_path / "config.toml"  # the file isolate() points REWINDTUI_CONFIG at
     config.write_text(
-        f'url = "{stack.agent.url}/"\n[oauth]\nclient_id = "{CC_ID}"\nclient_secret_env = "CC_SECRET"\noidc_issuer = "{stack.issuer.url}"\n'
+        f'url = "{stack.agent.url}/"\n[oauth]\nclient_id = "{CC_ID}"\nclient_secret_env = "CC_SECRET"\n'
+        f'oidc_issuer = "{stack.issuer.url}"\n'
     )
     result = cli("send", "from the config")
     assert result.rc == 0, result.err

@@ -277,7 +277,7 @@ async def test_the_front_does_not_read_a_store_early_whose_turns_the_agent_lacks
     """``serve``'s front answers the store's read-only REST before the agent loads -- but not when
     the two stores disagree: the view then waits for the full app, whose start says so."""
     from rewindtui.server.http.front import Front
-    from rewindtui.server.process.options import ServerOptions
+    from rewindtui.server.http.options import ServerOptions
 
     await session_on_disk(tmp_path, "first words", "second words")
 

@@ -198,7 +198,8 @@ def _resumable(state: str, artifact_text: str) -> str:
         '{"role": "ROLE_USER", "messageId": "u1", "contextId": "ctx-1", "taskId": "t-run", "parts": [{"text": "hi"}]}'
     )
     return (
-        f'{{"id": "t-run", "contextId": "ctx-1", "status": {{"state": "{state}", "timestamp": "2026-01-01T00:00:00Z"}}, '
+        f'{{"id": "t-run", "contextId": "ctx-1", "status": {{"state": "{state}", "timestamp": '
+        '"2026-01-01T00:00:00Z"}, '
         f'"history": [{user}], "artifacts": [{artifact}]}}'
     )
 
@@ -206,7 +207,8 @@ def _resumable(state: str, artifact_text: str) -> str:
 def _chunk(text: str, last: bool = False) -> str:
     return (
         '{"artifactUpdate": {"taskId": "t-run", "contextId": "ctx-1", "append": true, '
-        f'"lastChunk": {"true" if last else "false"}, "artifact": {{"artifactId": "a1", "parts": [{{"text": "{text}"}}]}}}}}}'
+        f'"lastChunk": {"true" if last else "false"}, "artifact": {{"artifactId": "a1", "parts": [{{"text": '
+        f'"{text}"}}]}}}}}}'
     )
 
 

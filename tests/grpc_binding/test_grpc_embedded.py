@@ -24,7 +24,7 @@ TOKEN = "grpc-test-token-0123456789"
 @pytest.fixture(scope="module")
 def embedded(tmp_path_factory):
     from rewindtui.server import EmbeddedServer
-    from rewindtui.server.process.options import ServerOptions
+    from rewindtui.server.http.options import ServerOptions
 
     with EmbeddedServer(
         tmp_path_factory.mktemp("grpc-data"), demo_delay=0.02, options=ServerOptions(token=TOKEN)

@@ -24,7 +24,7 @@ REWIND_KEY = "kagent_rewind_before_invocation_id"
 @pytest.fixture(scope="module")
 def embedded(tmp_path_factory):
     from rewindtui.server import EmbeddedServer
-    from rewindtui.server.process.options import ServerOptions
+    from rewindtui.server.http.options import ServerOptions
 
     with EmbeddedServer(tmp_path_factory.mktemp("sdk-client"), options=ServerOptions(token=TOKEN)) as srv:
         yield srv

@@ -63,8 +63,8 @@ async def test_a_controller_answering_unimplemented_gets_one_sentence():
         said = await refused(served.url)
     assert said == (
         "this kagent controller does not offer kagent.api.v1alpha1.SessionService (UNIMPLEMENTED: unknown service "
-        "kagent.api.v1alpha1.SessionService/ListSessions) nor kagent 0.10's REST sessions (GET /api/sessions: HTTP 404, "
-        f"not kagent 0.10's envelope); {KNOWN}"
+        "kagent.api.v1alpha1.SessionService/ListSessions) nor kagent 0.10's REST sessions "
+        f"(GET /api/sessions: HTTP 404, not kagent 0.10's envelope); {KNOWN}"
     )
 
 
@@ -88,7 +88,8 @@ async def test_the_agent_instance_generation_is_named_not_guessed():
     with ServeInThread(app) as served:
         said = await refused(served.url)
     assert said == (
-        "this kagent controller offers kagent.api.v1alpha1.AgentInstanceService, kagent 1.0's API before its cutover to "
+        "this kagent controller offers kagent.api.v1alpha1.AgentInstanceService, "
+        "kagent 1.0's API before its cutover to "
         "SessionService (kagent docs/protobuf-api.md @3855fe51), and not kagent.api.v1alpha1.SessionService "
         f"(UNIMPLEMENTED: unknown service kagent.api.v1alpha1.SessionService/ListSessions); {KNOWN}"
     )

@@ -9,7 +9,7 @@ from openai_double import OpenAIDouble
 
 from rewindtui.server import EmbeddedServer
 from rewindtui.server.agent.model_options import ModelOptions
-from rewindtui.server.process.options import ServerOptions
+from rewindtui.server.http.options import ServerOptions
 
 MODEL = "openai/test-model"
 KEY = "sk-test-key"

@@ -20,8 +20,8 @@ from rewindtui.a2a import contract
 from rewindtui.server.http.app import create_app
 from rewindtui.server.http.card import agent_card_json, build_agent_card
 from rewindtui.server.http.front import Front
-from rewindtui.server.http.paths import AGENT_PATH, API_PATH
-from rewindtui.server.process.options import ServerOptions
+from rewindtui.server.http.options import ServerOptions
+from rewindtui.server.shared.paths import AGENT_PATH, API_PATH
 
 pytestmark = pytest.mark.slow
 

@@ -20,7 +20,8 @@ from rewindtui.server.process.spawn import server_command
 def test_model_settings_from_the_file_reach_the_server_command(tmp_path: Path) -> None:
     config = tmp_path / "config.toml"
     config.write_text(
-        'model = "openai/gpt-4o-mini"\nmodel_base_url = "http://localhost:8000/v1"\nmodel_timeout = 45\nstall_timeout = 12.5\n'
+        'model = "openai/gpt-4o-mini"\nmodel_base_url = "http://localhost:8000/v1"\n'
+        "model_timeout = 45\nstall_timeout = 12.5\n"
     )
     settings = load_settings({"config": str(config)}, env={})
     assert settings.model == "openai/gpt-4o-mini" and settings.model_timeout == 45.0 and settings.stall_timeout == 12.5

@@ -12,7 +12,7 @@ from srvkit import A2A, Turn, texts
 
 from rewindtui.server import EmbeddedServer
 from rewindtui.server.agent.model_options import ModelOptions
-from rewindtui.server.process.options import ServerOptions
+from rewindtui.server.http.options import ServerOptions
 
 pytestmark = pytest.mark.slow
 

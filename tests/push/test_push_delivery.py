@@ -24,7 +24,7 @@ from asgi_thread import ServeInThread
 from rewindtui.a2a.classify import EventKind
 from rewindtui.client.a2a_client import A2AClient, ServerConfig
 from rewindtui.client.push import PushReceiver
-from rewindtui.server.http.paths import PUSH_FILE
+from rewindtui.server.shared.paths import PUSH_FILE
 from rewindtui.server.storage.push_store import DELIVERED, FAILED
 
 pytestmark = [pytest.mark.timeout(120), pytest.mark.slow]  # real turns of the demo model, a restart

@@ -18,9 +18,9 @@ from a2a.types import a2a_pb2 as pb
 from rewindtui.a2a.classify import EventKind
 from rewindtui.client.a2a_client import A2AClient, ServerConfig
 from rewindtui.client.push import PushReceiver
+from rewindtui.server.http.options import ServerOptions
 from rewindtui.server.http.push_configs import RetryingSender
 from rewindtui.server.http.push_screen import PushScreen, PushURLRefused, parse_allow
-from rewindtui.server.process.options import ServerOptions
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
 

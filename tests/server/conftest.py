@@ -14,7 +14,7 @@ import pytest
 from srvkit import A2A, Api
 
 from rewindtui.server import EmbeddedServer
-from rewindtui.server.process.options import ServerOptions
+from rewindtui.server.http.options import ServerOptions
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:

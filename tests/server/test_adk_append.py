@@ -28,9 +28,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from rewindtui.server.agent.agent import build_agent
-from rewindtui.server.agent.internals import update_marker
-from rewindtui.server.service.errors import is_storage_failure
-from rewindtui.server.service.wire import set_timestamp
+from rewindtui.server.shared.errors import is_storage_failure
+from rewindtui.server.shared.internals import update_marker
+from rewindtui.server.shared.wire import set_timestamp
 from rewindtui.server.storage import adk_sessions
 from rewindtui.server.storage.adk_sessions import CachedDatabaseSessionService, sqlite_url
 

@@ -23,7 +23,7 @@ import pytest
 from srvkit import A2A, Api, Served, Turn, texts, wait_for_file
 
 from rewindtui.server import EmbeddedServer
-from rewindtui.server.process.options import PAUSE_ENV, ServerOptions
+from rewindtui.server.http.options import PAUSE_ENV, ServerOptions
 from rewindtui.server.storage.store import Tx
 
 POSIX = sys.platform != "win32"

@@ -13,9 +13,9 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 from rewindtui.server import EmbeddedServer
-from rewindtui.server.http.paths import APP_NAME
 from rewindtui.server.service.rewinds import moved_v1_text
-from rewindtui.server.service.wire import message_v1_text
+from rewindtui.server.shared.paths import APP_NAME
+from rewindtui.server.shared.wire import message_v1_text
 from seed_turns import seed_session
 
 TURNS = 240

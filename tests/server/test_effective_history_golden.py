@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from rewindtui.server.agent.internals import resolve
-from rewindtui.server.service.wire import effective_events
+from rewindtui.server.shared.internals import resolve
+from rewindtui.server.shared.wire import effective_events
 
 VECTORS = Path(__file__).resolve().parents[2] / "kagent-rewind" / "tests" / "golden" / "vectors.py"
 _spec = importlib.util.spec_from_file_location("effective_history_vectors", VECTORS)

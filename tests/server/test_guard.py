@@ -18,7 +18,7 @@ import pytest
 from srvkit import A2A, Turn
 
 from rewindtui.server import EmbeddedServer
-from rewindtui.server.process.options import ServerOptions
+from rewindtui.server.http.options import ServerOptions
 
 TURN = {
     "jsonrpc": "2.0",

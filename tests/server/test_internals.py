@@ -23,11 +23,11 @@ from pydantic.fields import ModelPrivateAttr
 from srvkit import A2A, Api, Turn
 
 from rewindtui.server import EmbeddedServer
-from rewindtui.server.agent.internals import PRIVATE_NAMES, bulk_event_writer, resolve
 from rewindtui.server.http.fast_rewind import render
-from rewindtui.server.http.paths import APP_NAME
-from rewindtui.server.process.options import ServerOptions
-from rewindtui.server.service.wire import (
+from rewindtui.server.http.options import ServerOptions
+from rewindtui.server.shared.internals import PRIVATE_NAMES, bulk_event_writer, resolve
+from rewindtui.server.shared.paths import APP_NAME
+from rewindtui.server.shared.wire import (
     RENDER_VERSION,
     dumps,
     effective_events,

@@ -8,7 +8,7 @@ from __future__ import annotations
 import httpx
 
 from rewindtui.server import EmbeddedServer
-from rewindtui.server.http.paths import AGENT_REF
+from rewindtui.server.shared.paths import AGENT_REF
 
 
 def test_sessions_of_the_agent_and_a_create_body_in_kagent_s_shape(server: EmbeddedServer, http: httpx.Client) -> None:

@@ -12,9 +12,10 @@ import pytest
 
 from rewindtui.config.connection import spawn_kwargs
 from rewindtui.config.settings import load_settings
-from rewindtui.server.process.instance import alive, read_state
+from rewindtui.server.process.instance import read_state
 from rewindtui.server.process.serve import stop_server
 from rewindtui.server.process.spawn import AttachedServer, SpawnedServer, spawn_server
+from rewindtui.server.shared.pids import alive
 
 pytestmark = pytest.mark.slow  # real server processes
 

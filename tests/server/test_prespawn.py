@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from rewindtui.server.process import spawn
-from rewindtui.server.process.instance import alive
 from rewindtui.server.process.spawn import SpawnedServer, discard_prespawned, prespawn, spawn_server
+from rewindtui.server.shared.pids import alive
 
 pytestmark = pytest.mark.slow  # real server processes
 

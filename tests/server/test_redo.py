@@ -25,8 +25,8 @@ from srvkit import A2A, Api, Served, Turn, wait_for_file
 from rewindtui.a2a import contract
 from rewindtui.server import EmbeddedServer
 from rewindtui.server.agent.agent import build_agent
-from rewindtui.server.process.options import PAUSE_ENV
-from rewindtui.server.service.wire import effective_events
+from rewindtui.server.http.options import PAUSE_ENV
+from rewindtui.server.shared.wire import effective_events
 
 #: also on a team server's PostgreSQL (tests/server/conftest.py)
 ENGINES = ("sqlite", "postgresql")

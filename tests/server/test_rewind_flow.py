@@ -15,7 +15,7 @@ import httpx
 from srvkit import A2A, Api, Turn, texts
 
 from rewindtui.server import EmbeddedServer
-from rewindtui.server.process.options import ServerOptions
+from rewindtui.server.http.options import ServerOptions
 
 #: also on a team server's PostgreSQL (tests/server/conftest.py)
 ENGINES = ("sqlite", "postgresql")

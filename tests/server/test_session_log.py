@@ -11,7 +11,7 @@ from google.adk.events.event_actions import EventActions
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rewindtui.server.service.session_log import UNREAD, LogMessage, LogTask, NotInLog, SessionLog
+from rewindtui.server.storage.session_log import UNREAD, LogMessage, LogTask, NotInLog, SessionLog
 
 
 class Model:

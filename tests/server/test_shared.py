@@ -15,8 +15,9 @@ import pytest
 from srvkit import A2A, Turn
 
 from rewindtui.server import EmbeddedServer
-from rewindtui.server.process.instance import DataDirBusy, FileLock, ServerState, alive, read_state, write_state
+from rewindtui.server.process.instance import DataDirBusy, FileLock, ServerState, read_state, write_state
 from rewindtui.server.process.spawn import AttachedServer, ServerStartError, SpawnedServer, spawn_server
+from rewindtui.server.shared.pids import alive
 
 POSIX = sys.platform != "win32"
 

@@ -18,8 +18,8 @@ from test_redo import check, redo, rewind, seen, turns_of
 
 from rewindtui.a2a import contract
 from rewindtui.server import EmbeddedServer
-from rewindtui.server.http.paths import APP_NAME
-from rewindtui.server.process.options import ServerOptions
+from rewindtui.server.http.options import ServerOptions
+from rewindtui.server.shared.paths import APP_NAME
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
 

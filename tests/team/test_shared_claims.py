@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from rewindtui.server.service.errors import Busy, StorageError
 from rewindtui.server.service.jobs import OTHER_REPLICA_BUSY, Jobs
+from rewindtui.server.shared.errors import Busy, StorageError
 
 
 class Holds:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from rewindtui.config.settings import load_settings
-from rewindtui.server.process.options import (
+from rewindtui.server.http.options import (
     DATABASE_URL_ENV,
     ServerOptions,
     database_url_problem,

@@ -1,7 +1,8 @@
 """Rewound turns shown in place (F4) by keyboard alone, against the real embedded server: the
 chooser (alt+↑/↓) reaches a rewound turn and its banner says what that turn is and which keys
 act on it (from the chat's gate for RESTORE and FORK); Enter and alt+Enter restore its branch,
-alt+shift+b forks it (alt+b, which many terminals send as ctrl+left, too); the counts of an ordinary preview leave rewound turns' messages out."""
+alt+shift+b forks it (alt+b, which many terminals send as ctrl+left, too); the counts of an ordinary
+preview leave rewound turns' messages out."""
 
 from __future__ import annotations
 

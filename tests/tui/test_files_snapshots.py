@@ -114,7 +114,8 @@ def test_data_part_shown_whole(snap_compare):
 
     async def expand(pilot):
         await pilot.pause()
-        # no public path draws this same screen: alt+up alt+t Esc leaves the scrollbar elsewhere, a click moves the focus
+        # no public path draws this same screen: alt+up alt+t Esc leaves the scrollbar elsewhere, a
+        # click moves the focus
         app.chat_screen.transcript._act("tools", app.chat_screen.chat.conversation.items[-1].key)
         await pilot.pause()
 

@@ -1,5 +1,5 @@
 """The rewind preview says what a rewind cannot undo (issue 33): the embedded server marks its
-tools (``server/agent/effects.py``), the preview lists the calls that acted outside the agent in
+tools (``server/shared/effects.py``), the preview lists the calls that acted outside the agent in
 the turns that would go, and leaves out those that changed only the session (``get_weather``)."""
 
 from __future__ import annotations

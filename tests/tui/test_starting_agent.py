@@ -16,8 +16,8 @@ from kit.pilot import SIZE, wait_until
 from rewindtui.server.http.app import create_app
 from rewindtui.server.http.front import Front
 from rewindtui.server.http.front_card import plain_agent_card
-from rewindtui.server.http.paths import AGENT_PATH, API_PATH
-from rewindtui.server.process.options import ServerOptions
+from rewindtui.server.http.options import ServerOptions
+from rewindtui.server.shared.paths import AGENT_PATH, API_PATH
 from rewindtui.tui.screens.confirm import ConfirmScreen
 from rewindtui.tui.widgets.status_line import STARTING, StatusLine
 

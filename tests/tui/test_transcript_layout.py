@@ -27,7 +27,10 @@ from rewindtui.tui.transcript_layout import (
 def test_the_module_imports_no_textual():
     import subprocess
 
-    code = "import sys, rewindtui.tui.transcript_layout; print(any(m == 'textual' or m.startswith('textual.') for m in sys.modules))"
+    code = (
+        "import sys, rewindtui.tui.transcript_layout; "
+        "print(any(m == 'textual' or m.startswith('textual.') for m in sys.modules))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
     assert out == "False"
 

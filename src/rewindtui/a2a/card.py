@@ -299,7 +299,8 @@ def card_warnings(card: dict[str, Any], card_url: str | None = None) -> list[str
             for a in additional
         ):
             out.append(
-                f"preferredTransport {preferred} at {main.url} is not repeated in additionalInterfaces (0.3 asks for it)"
+                f"preferredTransport {preferred} at {main.url} is not repeated in additionalInterfaces (0.3 asks for "
+                "it)"
             )
     if caps.get("streaming") is True and listed and not any(i.binding in (JSONRPC, HTTP_JSON, GRPC) for i in listed):
         out.append("streaming is claimed but no interface can stream")

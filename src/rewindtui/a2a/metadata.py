@@ -71,6 +71,6 @@ def tool_type(part: Any) -> str | None:
     if raw.part_kind(part) != "data":
         return None
     found = value(raw.metadata(part), TYPE)
-    if found in (FUNCTION_CALL, FUNCTION_RESPONSE):
+    if isinstance(found, str) and found in (FUNCTION_CALL, FUNCTION_RESPONSE):
         return found
     return None

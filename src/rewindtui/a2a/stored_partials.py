@@ -20,10 +20,8 @@ def _is_stored_delta(message: Any) -> bool:
     return isinstance(message, dict) and raw.role(message) != "user" and is_partial(message)
 
 
-def drop_from_task(task: Any) -> Any:
+def drop_from_task(task: dict[str, Any]) -> dict[str, Any]:
     """The task without the deltas in its history (the same object when it holds none)."""
-    if not isinstance(task, dict):
-        return task
     history = task.get("history")
     if not isinstance(history, list) or not any(_is_stored_delta(m) for m in history):
         return task
@@ -32,4 +30,4 @@ def drop_from_task(task: Any) -> Any:
 
 def drop_stored_partials(tasks: list[Any]) -> list[Any]:
     """Each task without the deltas in its history."""
-    return [drop_from_task(t) for t in tasks]
+    return [drop_from_task(t) if isinstance(t, dict) else t for t in tasks]

@@ -3,7 +3,8 @@ was not changed under the view (another client, the CLI, another tab rewound or 
 
 The check reads the session's newest task id -- one REST page of one task
 (``GET {api}/sessions/{id}/tasks?limit=1``), on a server whose card says that this is a revision
-(the rewind extension's ``newest_task`` param; the embedded server does) -- and compares it with the newest task the view holds (``Conversation.current_task_id``). Every turn
+(the rewind extension's ``newest_task`` param; the embedded server does) -- and compares it with the
+newest task the view holds (``Conversation.current_task_id``). Every turn
 and every rewind makes a new task, so a different id means the session moved on. Then the view is
 re-read from the server and the operation is refused with "this session was changed elsewhere:
 reloaded" instead of acting on a stale view (nothing was sent).

@@ -6,7 +6,8 @@
     rewindtui restore [--data-dir DIR] BACKUP    # BACKUP: a directory written by `backup`
 
 ``backup`` copies both databases (``rewindtui.db``: sessions, tasks, messages; ``adk_sessions.db``:
-ADK's events; ``push_configs.db``, the push-notification configs, when there is one) with SQLite's online backup API, so it may run while a server serves ``DIR``: a
+ADK's events; ``push_configs.db``, the push-notification configs, when there is one) with SQLite's
+online backup API, so it may run while a server serves ``DIR``: a
 read transaction is opened on both first, so the two copies are of the same moment (a write
 the server makes meanwhile waits for neither, and is in neither). Each copy is checked
 (``PRAGMA quick_check``) and written 0600 in a 0700 directory. Artifacts (``artifacts/``) are
@@ -31,7 +32,7 @@ from contextlib import ExitStack
 from pathlib import Path
 
 from rewindtui.base.dirs import default_data_dir
-from rewindtui.server.http.paths import DATA_FILES, PUSH_FILE
+from rewindtui.server.shared.paths import DATA_FILES, PUSH_FILE
 
 DATABASES = DATA_FILES
 #: copied when present (a server that never had a push config has none)

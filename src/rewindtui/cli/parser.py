@@ -175,7 +175,10 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("restore", help="put a backup in place (the server stopped; `restore --help`)", add_help=False)
     sub.add_parser(
         "repair",
-        help="rebuild unreadable agent state, rewind the view past turns the agent lacks (the server stopped; `repair --help`)",
+        help=(
+            "rebuild unreadable agent state, rewind the view past turns the agent lacks "
+            "(the server stopped; `repair --help`)"
+        ),
         add_help=False,
     )
     sub.add_parser(
@@ -402,7 +405,10 @@ def add_export(sub: Any) -> None:
     p.add_argument(
         "--save-files",
         action="store_true",
-        help="with --output: save the session's files beside it, in FILE.files/ (the export names them; it never inlines them)",
+        help=(
+            "with --output: save the session's files beside it, in FILE.files/ "
+            "(the export names them; it never inlines them)"
+        ),
     )
     p.add_argument("--include-rewound", action="store_true", help="include the turns rewinds took away")
 

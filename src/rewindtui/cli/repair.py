@@ -1,7 +1,7 @@
 """``rewindtui repair [--data-dir DIR] [SESSION ...]``: repair the embedded server's data (the
 server stopped): rebuild a session state that cannot be read from the session's events, and
 rewind the view past turns the agent's database lacks. See
-:mod:`rewindtui.server.storage.repair`.
+:mod:`rewindtui.server.service.repair`.
 
 Exit status 0 (it says what it did, one line per change, or that there was nothing to do), 1 on
 failure (one line on stderr: what and what to do)."""
@@ -34,7 +34,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str]) -> int:
     """``argv``: ``repair`` and its arguments."""
     from rewindtui.server.process.instance import LOCK_FILE, FileLock, read_state
-    from rewindtui.server.storage.repair import RepairError, repair
+    from rewindtui.server.service.repair import RepairError, repair
 
     args = build_parser().parse_args(argv[1:])
     data_dir: Path = args.data_dir if args.data_dir is not None else default_data_dir()

@@ -60,7 +60,10 @@ RECORDS: dict[str, dict[str, str]] = {
         "extended": "object?",
         "extended_signature": "object?",
         "extended_note": "string?",
-        "validation": "object (with --validate): {valid, claimed_versions, usable_versions, problems, interfaces, unclaimed_versions}",
+        "validation": (
+            "object (with --validate): "
+            "{valid, claimed_versions, usable_versions, problems, interfaces, unclaimed_versions}"
+        ),
     },
     "task": {
         "id": "string",

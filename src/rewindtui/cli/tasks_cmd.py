@@ -104,7 +104,8 @@ def _add_push(sub: Any, options: Callable[[argparse.ArgumentParser], None]) -> N
             "--token-env, else a new random one, printed on stderr) is refused with 401, another path "
             "with 404; each accepted notification (a task, a status or an artifact update, as a2a-sdk's "
             'sender POSTs them) is printed ({"kind", "event"} a line with --json) and, with '
-            "--forward, POSTed as it came to that URL (without the token). Stops after --count notifications, or on Ctrl+C."
+            "--forward, POSTed as it came to that URL (without the token). Stops after --count notifications, or on "
+            "Ctrl+C."
         ),
     )
     receive.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")

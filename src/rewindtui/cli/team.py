@@ -28,9 +28,9 @@ import sys
 from pathlib import Path
 
 from rewindtui.base.dirs import default_data_dir
-from rewindtui.server.http.paths import STORE_FILE
-from rewindtui.server.process.options import DATABASE_URL_ENV, database_url_problem, normalized_database_url
+from rewindtui.server.http.options import DATABASE_URL_ENV, database_url_problem, normalized_database_url
 from rewindtui.server.process.serve import config_database_url
+from rewindtui.server.shared.paths import STORE_FILE
 from rewindtui.server.storage.adk_sessions import sqlite_url
 from rewindtui.server.storage.team_store import SHARE_MODES, TeamStore, UserExists
 
@@ -111,8 +111,8 @@ async def _run(args: argparse.Namespace, url: str) -> str:
 
 def _move(args: argparse.Namespace) -> str:
     """``import`` / ``export``: the data directory is held (no server may run on it meanwhile)."""
-    from rewindtui.server.http.paths import DATA_FILES
     from rewindtui.server.process.instance import DataDirBusy, DataDirHold, DataDirUnusable
+    from rewindtui.server.shared.paths import DATA_FILES
     from rewindtui.server.storage.move import MoveRefused, Place, move
 
     url = (

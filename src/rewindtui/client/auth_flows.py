@@ -106,7 +106,10 @@ def add_options(parser: Any) -> None:
         "--grpc-same-host",
         action="store_true",
         default=s,
-        help="also send your credentials and user id to a gRPC port the card names on the host of --url (default: --url's origin only)",
+        help=(
+            "also send your credentials and user id to a gRPC port the card names on the host of --url "
+            "(default: --url's origin only)"
+        ),
     )
 
 
@@ -150,7 +153,8 @@ class TLSConfig:
             reason = getattr(exc, "reason", None) or str(exc)
             if self.password is not None and ("BAD_DECRYPT" in str(reason).upper() or "PEM" in str(reason).upper()):
                 raise AuthError(
-                    f"TLS: cannot decrypt the private key in {key} with the passphrase from {self.password.describe()} ({reason})"
+                    f"TLS: cannot decrypt the private key in {key} with the passphrase from {self.password.describe()} "
+                    f"({reason})"
                 ) from None
             raise AuthError(f"TLS: cannot load the certificate or key: {reason}") from None
         except OSError as exc:
@@ -270,7 +274,8 @@ def load_flows(
     secret_env, secret_file = given["oauth_client_secret_env"], given["oauth_client_secret_file"]
     if secret_env and secret_file:
         raise AuthError(
-            f"{where('oauth_client_secret_env')} and {where('oauth_client_secret_file')}: give the secret one way, not both"
+            f"{where('oauth_client_secret_env')} and {where('oauth_client_secret_file')}: give the secret one way, not "
+            "both"
         )
     oauth_given = [n for n in FLAG_NAMES if n.startswith(("oauth", "oidc")) and given[n]]
     if oauth_given and not client_id:
@@ -305,11 +310,13 @@ def load_flows(
     pass_env, pass_file = given["tls_key_password_env"], given["tls_key_password_file"]
     if pass_env and pass_file:
         raise AuthError(
-            f"{where('tls_key_password_env')} and {where('tls_key_password_file')}: give the passphrase one way, not both"
+            f"{where('tls_key_password_env')} and {where('tls_key_password_file')}: give the passphrase one way, not "
+            "both"
         )
     if (pass_env or pass_file) and not given["tls_cert"]:
         raise AuthError(
-            f"{where('tls_key_password_env' if pass_env else 'tls_key_password_file')}: also give the client certificate (--tls-cert PATH)"
+            f"{where('tls_key_password_env' if pass_env else 'tls_key_password_file')}: also give the client "
+            "certificate (--tls-cert PATH)"
         )
     if given["tls_cert"] or given["tls_key"] or given["tls_ca"]:
         if given["tls_key"] and not given["tls_cert"]:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic_core import from_json
 
@@ -29,6 +29,7 @@ from rewindtui.client.limits import (
 )
 
 #: a whole JSON string (escapes included), or one bracket
+_T = TypeVar("_T")
 _TOKENS = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]', re.S)
 _OPEN = frozenset(b"[{")
 
@@ -142,7 +143,7 @@ def _cut(value: Any, max_depth: int, marker: str) -> Any:
 
 
 # -- tasks and messages ------------------------------------------------------------------------
-def bound_task(obj: Any) -> Any:
+def bound_task(obj: _T) -> _T:
     """Bound a Task / Message / stream event body in place and return it: at most
     MAX_MESSAGES_PER_TASK history messages (the newest), MAX_PARTS_PER_MESSAGE parts per message
     (one text part then says how many more were dropped), data part values cut at MAX_DATA_DEPTH.

@@ -162,7 +162,7 @@ def _project(value: Any, schema: Any) -> Any:
 
 def v10_projection(card: Mapping[str, Any]) -> dict[str, Any]:
     """The card with only A2A 1.0's fields (what a 1.0 signer signed)."""
-    return _project(dict(card), _CARD)
+    return {k: _project(v, _CARD[k]) for k, v in card.items() if k in _CARD}  # as _project does an object
 
 
 def _b64url(data: bytes) -> str:
@@ -273,7 +273,10 @@ async def verify_card(
                 continue
             jwks = await _jwks(jku, timeout)
             if jwks is None:
-                why_unchecked = f"no usable key set at {jku} (unreachable, not a JWKS, over {MAX_DOCUMENT_BYTES // (1024 * 1024)} MB or more than {MAX_KEYS} keys)"
+                why_unchecked = (
+                    f"no usable key set at {jku} (unreachable, not a JWKS, "
+                    f"over {MAX_DOCUMENT_BYTES // (1024 * 1024)} MB or more than {MAX_KEYS} keys)"
+                )
                 continue
             trusted_from = f"trusted issuer {jku}" if trusted else ""
         key = _key_for(jwks, kid)

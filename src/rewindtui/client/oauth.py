@@ -181,7 +181,8 @@ async def endpoints_for(
         )
     if config.grant == DEVICE and not found.device_url:
         raise AuthError(
-            f"no device authorization endpoint for the device-code login (token endpoint {found.token_url}); give --oauth-device-url URL"
+            f"no device authorization endpoint for the device-code login (token endpoint {found.token_url}); give "
+            "--oauth-device-url URL"
         )
     if (
         config.secret is not None
@@ -417,7 +418,8 @@ class OAuthSession:
         status, data = await self._token_request(form)
         if status != 200:
             raise AuthError(
-                f"the token endpoint {self.endpoints.token_url} refused the client credentials: {self._why(status, data)}"
+                f"the token endpoint {self.endpoints.token_url} refused the client credentials: "
+                f"{self._why(status, data)}"
             )
         return Token.from_response(data)
 
@@ -448,7 +450,8 @@ class OAuthSession:
             ) from None
         if response.status_code != 200 or not isinstance(data, dict) or "device_code" not in data:
             raise AuthError(
-                f"the device authorization endpoint refused: {self._why(response.status_code, data if isinstance(data, dict) else {})}"
+                "the device authorization endpoint refused: "
+                f"{self._why(response.status_code, data if isinstance(data, dict) else {})}"
             )
         device_code = str(data["device_code"])
         register_secret(device_code)

@@ -110,7 +110,7 @@ class PushReceiver:
 
         async def arrived() -> dict[str, Any]:
             while True:
-                for task in reversed(self.tasks):
+                for task in self.tasks[::-1]:  # the newest first
                     if task.get("id") == task_id and _ended(task):
                         return task
                 self._arrived.clear()

@@ -12,7 +12,7 @@ their MCP tools call.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rewindtui.a2a import push_wire
 from rewindtui.a2a.classify import StreamEvent
@@ -21,20 +21,23 @@ from rewindtui.client.errors import MalformedFrame, Unsupported
 from rewindtui.client.limits import MAX_PAGES
 from rewindtui.client.tasks import PageProgress, TaskPage, excerpt_of, task_of
 
+if TYPE_CHECKING:
+    from rewindtui.client.a2a_client import A2AClient
+
 #: tasks one ``task list`` reads at most (pages of 100)
 MAX_LISTED = 10_000
 
 
-async def _dialect(client: Any) -> Dialect:
+async def _dialect(client: A2AClient) -> Dialect:
     caps = await client.connect()
     return caps.dialect
 
 
-async def get_task(client: Any, task_id: str, history_length: int | None = None) -> dict[str, Any]:
+async def get_task(client: A2AClient, task_id: str, history_length: int | None = None) -> dict[str, Any]:
     return await client.get_task(task_id, history_length)
 
 
-async def list_tasks(client: Any, context_id: str | None, *, limit: int = 100) -> list[dict[str, Any]]:
+async def list_tasks(client: A2AClient, context_id: str | None, *, limit: int = 100) -> list[dict[str, Any]]:
     """The tasks of ``context_id`` (every context the server lets us see when None), page by page,
     at most ``limit``. A 0.3 server: Unsupported (A2A 0.3 has no ListTasks)."""
     if await _dialect(client) is Dialect.V03:
@@ -66,11 +69,11 @@ async def list_tasks(client: Any, context_id: str | None, *, limit: int = 100) -
     return out[:limit]
 
 
-async def cancel_task(client: Any, task_id: str) -> dict[str, Any]:
+async def cancel_task(client: A2AClient, task_id: str) -> dict[str, Any]:
     return await client.cancel_task(task_id)
 
 
-def resubscribe(client: Any, task_id: str) -> AsyncIterator[StreamEvent]:
+def resubscribe(client: A2AClient, task_id: str) -> AsyncIterator[StreamEvent]:
     """The task's events (an async generator: close it, e.g. with ``contextlib.aclosing``, when
     leaving it early, so its stream is closed at once)."""
     return client.subscribe(task_id)
@@ -85,18 +88,18 @@ def _one(result: Any, what: str) -> dict[str, Any]:
 
 
 async def set_push(
-    client: Any, task_id: str, url: str, token: str | None = None, config_id: str | None = None
+    client: A2AClient, task_id: str, url: str, token: str | None = None, config_id: str | None = None
 ) -> dict[str, Any]:
     params = push_wire.set_params(await _dialect(client), task_id, url, token, config_id)
     return _one(await client.rpc(push_wire.SET, params), "set push config")
 
 
-async def get_push(client: Any, task_id: str, config_id: str | None = None) -> dict[str, Any]:
+async def get_push(client: A2AClient, task_id: str, config_id: str | None = None) -> dict[str, Any]:
     params = push_wire.get_params(await _dialect(client), task_id, config_id)
     return _one(await client.rpc(push_wire.GET, params), "get push config")
 
 
-async def list_push(client: Any, task_id: str) -> list[dict[str, Any]]:
+async def list_push(client: A2AClient, task_id: str) -> list[dict[str, Any]]:
     params = push_wire.list_params(await _dialect(client), task_id)
     result = await client.rpc(push_wire.LIST, params)
     configs = push_wire.config_list(result)
@@ -105,5 +108,5 @@ async def list_push(client: Any, task_id: str) -> list[dict[str, Any]]:
     return configs
 
 
-async def delete_push(client: Any, task_id: str, config_id: str) -> None:
+async def delete_push(client: A2AClient, task_id: str, config_id: str) -> None:
     await client.rpc(push_wire.DELETE, push_wire.delete_params(await _dialect(client), task_id, config_id))

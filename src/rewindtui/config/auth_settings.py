@@ -46,7 +46,8 @@ def auth_option(get: Callable[[str], Any], where: Callable[[str], str], base: Pa
     kinds = sorted({_AUTH_KIND[k] for k in given})
     if len(kinds) > 1:
         raise SettingsError(
-            f"{', '.join(where(k) for k in given)}: give one auth option (a bearer token, an API key or HTTP Basic), not several"
+            f"{', '.join(where(k) for k in given)}: give one auth option (a bearer token, an API key or HTTP Basic), "
+            "not several"
         )
     kind = kinds[0]
     prefix = {BEARER: "bearer", API_KEY: "api_key", BASIC: "basic_password"}[kind]
@@ -57,7 +58,8 @@ def auth_option(get: Callable[[str], Any], where: Callable[[str], str], base: Pa
         )
     if not env and not file:
         raise SettingsError(
-            f"{where(next(iter(given)))}: also give where its secret is ({where(prefix + '_env')} VAR or {where(prefix + '_file')} PATH)"
+            f"{where(next(iter(given)))}: also give where its secret is ({where(prefix + '_env')} VAR or "
+            f"{where(prefix + '_file')} PATH)"
         )
     if env and not re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", env.strip()):
         raise SettingsError(f"{where(prefix + '_env')}: expected the name of an environment variable, got {env!r}")

@@ -322,7 +322,7 @@ async def connect(
             scope.grpc_same_host = True
         try:
             if flows is not None:
-                from rewindtui.client.auth_flows import AuthError
+                from rewindtui.client.auth import AuthError
                 from rewindtui.client.auth_flows import connect as flows_connect
 
                 try:

@@ -169,7 +169,8 @@ async def detect(settings: Settings, controller: Kagent1Controller, http: Any = 
             "0.10", f"kagent 0.10 (REST: {rest_said}); it does not offer {service} ({first.code})", dict(FEATURES_0_10)
         )
     raise ConnectProblem(
-        f"this kagent controller does not offer {service} ({_said(first)}) nor kagent 0.10's REST sessions ({rest_said}); {KNOWN}",
+        f"this kagent controller does not offer {service} ({_said(first)}) nor kagent 0.10's REST sessions "
+        f"({rest_said}); {KNOWN}",
         KAGENT_API,
         base,
     )

@@ -48,12 +48,13 @@ Environment: ``REWINDTUI_URL``, ``REWINDTUI_API``, ``REWINDTUI_KAGENT``, ``REWIN
 ``REWINDTUI_REWIND``, ``REWINDTUI_DIALECT``, ``REWINDTUI_THEME``, ``REWINDTUI_DATA_DIR``,
 ``REWINDTUI_MODEL``, ``REWINDTUI_CONFIG``, ``REWINDTUI_BINDING``, ``REWINDTUI_PUSH``, and the auth options as
 ``REWINDTUI_BEARER_ENV`` / ``_FILE``, ``REWINDTUI_API_KEY_ENV`` / ``_FILE`` (+ ``_HEADER``),
-``REWINDTUI_BASIC_USER`` + ``REWINDTUI_BASIC_PASSWORD_ENV`` / ``_FILE``; ``REWINDTUI_DEBUG`` (tracebacks instead of one-line
-errors, :func:`debug_enabled`).
+``REWINDTUI_BASIC_USER`` + ``REWINDTUI_BASIC_PASSWORD_ENV`` / ``_FILE``; ``REWINDTUI_DEBUG`` (tracebacks
+instead of one-line errors, :func:`debug_enabled`).
 
 Precedence is per setting, with two rules: the server (``url``/``api`` or ``kagent``/``agent``)
 comes as a whole from the highest source that names one, so a flag ``--url`` is never paired with
-the file's ``api`` for another server (an ``api`` from the same or a higher source is); headers are merged (a higher source replaces a header of
+the file's ``api`` for another server (an ``api`` from the same or a higher source is); headers are
+merged (a higher source replaces a header of
 the same name). A rewind mode given by flag or environment applies to whatever server is used;
 the file's ``[rewind]`` table is consulted otherwise. The auth option, like the server, comes
 whole from the highest source that names one; its secret is read when the settings are loaded

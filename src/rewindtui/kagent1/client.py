@@ -7,8 +7,8 @@ controller instead of a REST API:
   deleted; a suspended one is resumed when it is opened, a failed one says its reason;
 - a session's tasks are A2A ``ListTasks(contextId = session id)``, paged;
 - after each finished turn a checkpoint is taken (unless ``kagent_checkpoints`` is off), and
-  rewind / fork go through :mod:`rewindtui.chat.kagent1_hook` (which calls this class): a fork from the checkpoint before
-  the turn, the original kept (undo opens it again; which original a fork came from is kept
+  rewind / fork go through :mod:`rewindtui.chat.kagent1_hook` (which calls this class): a fork from the
+  checkpoint before the turn, the original kept (undo opens it again; which original a fork came from is kept
   under the data dir, :mod:`rewindtui.kagent1.forks`, so the undo survives a restart);
 - a session opened from a read-only share has :attr:`read_only_reason` set: sending is refused
   with it before anything goes out, and the app disables its composer with it;

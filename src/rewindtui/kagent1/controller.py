@@ -152,7 +152,9 @@ class Kagent1Controller:
             code = "UNIMPLEMENTED" if response.status_code == 404 else "UNKNOWN"
             raise GrpcError(code, f"HTTP {response.status_code} from {path}")
         body = grpcweb.check(grpcweb.parse(response.content, dict(response.headers)))
-        return answer.FromString(body)
+        decoded: M = answer()  # protobuf ships no type hints: Message, so M, reads as Any
+        decoded.ParseFromString(body)
+        return decoded
 
     async def _call_native(self, service: str, method: str, request: Message, answer: type[M]) -> M:
         import grpc  # the kagent1 extra

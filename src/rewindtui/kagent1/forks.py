@@ -2,7 +2,8 @@
 session can be undone after a restart.
 
 kagent 1.0's controller cannot tell: a ``Session`` has no "forked from" field (sessions.proto@1e2422ff),
-``ForkSession`` answers only the new session, and ``ListCheckpoints`` is per session (the fork's own). So each rewind (a fork from a checkpoint)
+``ForkSession`` answers only the new session, and ``ListCheckpoints`` is per session (the fork's own).
+So each rewind (a fork from a checkpoint)
 is recorded in one small JSON file under the data dir, ``kagent1-forks.json`` (mode 0600), keyed by
 the controller's origin and the fork's id. Undo reads it, opens the original again and drops the
 record (the fork stays a session of its own). A store without a path keeps the records in memory.

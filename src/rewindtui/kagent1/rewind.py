@@ -88,7 +88,8 @@ class Kagent1Rewind:
             return CheckpointOutcome(
                 turn,
                 None,
-                f"no checkpoint after {label}: the turn is {state or 'not finished'} (kagent checkpoints only a finished turn, not one waiting for input)",
+                f"no checkpoint after {label}: the turn is {state or 'not finished'} (kagent checkpoints only a "
+                "finished turn, not one waiting for input)",
             )
         task_id = turn if isinstance(turn, str) else head_task_id
         if not task_id:

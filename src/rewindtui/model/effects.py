@@ -2,7 +2,7 @@
 agent, in words for a rewind preview (the app's banner, the CLI, MCP).
 
 A server may mark each function-call part with ``contract.TOOL_EFFECTS_KEY`` (the embedded server
-does, from ``server/agent/effects.py``): ``"outside"`` -- a rewind does not undo what it did;
+does, from ``server/shared/effects.py``): ``"outside"`` -- a rewind does not undo what it did;
 ``"session"`` -- only the session changed, which the rewind takes back (not listed). A call
 without a mark (kagent, any other A2A server) is listed as one that may have had effects.
 ADK's own question to the user (``adk_request_confirmation``) acts on nothing and is never listed.

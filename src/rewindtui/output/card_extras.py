@@ -47,12 +47,13 @@ def load_keys(path: str | None) -> dict[str, Any] | None:
 
 
 def offers_extended(card: Mapping[str, Any]) -> bool:
-    caps = card.get("capabilities") if isinstance(card.get("capabilities"), Mapping) else {}
+    found = card.get("capabilities")
+    caps: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
     return bool(
         caps.get("extendedAgentCard")
         or card.get("supportsAuthenticatedExtendedCard")
         or caps.get("supportsAuthenticatedExtendedCard")
-    )  # type: ignore[union-attr]
+    )
 
 
 def authenticated(client: Any) -> bool:
@@ -163,7 +164,10 @@ async def card_extras(
         extras.extended_status, extras.note = NOT_OFFERED, "the agent's card says it has none"
     elif not authenticated(client):
         extras.extended_status = NEEDS_AUTH
-        extras.note = "the agent has one for authenticated users: give credentials (e.g. --bearer-env, or OAuth2 with --oauth-client-id)"
+        extras.note = (
+            "the agent has one for authenticated users: give credentials "
+            "(e.g. --bearer-env, or OAuth2 with --oauth-client-id)"
+        )
     else:
         try:
             extras.extended = await fetch_extended(client)

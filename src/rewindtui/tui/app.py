@@ -196,7 +196,8 @@ class RewindApp(App[int]):
         self.push_screen(
             ConfirmScreen(
                 "Quit and lose your draft?",
-                "This app keeps no files (no data dir), so the draft in the composer cannot be kept. (ctrl+q again quits.)",
+                "This app keeps no files (no data dir), so the draft in the composer cannot be kept. (ctrl+q again "
+                "quits.)",
                 go="Quit",
                 purpose="quit",
             ),

@@ -89,7 +89,8 @@ class Branches:
                     await chat.rewind(up_to)  # the rest of the branch stays rewound: nothing is lost
                 except ClientError as exc:
                     self._notify(
-                        f"The whole branch came back, but the turns after the one chosen could not be rewound again: {user_message(exc)}",
+                        "The whole branch came back, but the turns after the one chosen could not be rewound again: "
+                        f"{user_message(exc)}",
                         title=title,
                         severity="warning",
                         timeout=8,
@@ -199,7 +200,8 @@ class Branches:
             turns = len({i.task_id for i in chat.conversation.items if i.rewound is not None})
             text = (
                 f"{plural(turns, 'rewound turn')} shown dimmed, in place ({shown} messages); "
-                f"[⟲ Restore] on a turn (or {self._keys('chat.rewind_mode')} to it, then {self._keys('transcript.confirm')}) "
+                f"[⟲ Restore] on a turn (or {self._keys('chat.rewind_mode')} to it, then "
+                f"{self._keys('transcript.confirm')}) "
                 f"brings its branch back up to it, [fork branch] ({self._keys('transcript.fork_branch')}) copies it. "
                 f"{self._keys('chat.rewound')} hides them."
                 if shown

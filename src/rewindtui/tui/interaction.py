@@ -235,7 +235,8 @@ COMMANDS: tuple[Command, ...] = (
         "alt+shift+f,alt+f",
         "act('fork')",
         "Fork",
-        "Fork a new session from before a turn (while choosing: the selected turn; else the last; many terminals send alt+f as ctrl+→: alt+shift+f always arrives)",
+        "Fork a new session from before a turn (while choosing: the selected turn; else the last; many terminals send "
+        "alt+f as ctrl+→: alt+shift+f always arrives)",
         owner="transcript",
         slash="fork",
         args="[N]",
@@ -264,7 +265,8 @@ COMMANDS: tuple[Command, ...] = (
         "alt+shift+b,alt+b",
         "act('fork_branch')",
         "Fork branch",
-        "On a rewound turn (F4): a new session holding its branch (many terminals send alt+b as ctrl+←: alt+shift+b always arrives)",
+        "On a rewound turn (F4): a new session holding its branch (many terminals send alt+b as ctrl+←: alt+shift+b "
+        "always arrives)",
         owner="transcript",
         palette=False,
     ),
@@ -299,7 +301,8 @@ COMMANDS: tuple[Command, ...] = (
         "f4",
         "toggle_rewound",
         "Rewound turns",
-        "Show or hide rewound turns, dimmed, where they were (alt+↑/↓ reaches them: Enter restores a branch, alt+shift+b forks it)",
+        "Show or hide rewound turns, dimmed, where they were (alt+↑/↓ reaches them: Enter restores a branch, "
+        "alt+shift+b forks it)",
     ),
     Command("chat.turns", "ctrl+g", "turns", "Turns…", "Pick a turn from a list: rewind to it, edit or fork it"),
     # -- the running turn ----------------------------------------------------------------------
@@ -308,7 +311,8 @@ COMMANDS: tuple[Command, ...] = (
         "escape",
         "escape",
         "Stop / back",
-        "Stop a reply; leave a preview or an edit; Esc Esc clears a draft (ctrl+z brings it back) or, on an empty composer, previews the last turn",
+        "Stop a reply; leave a preview or an edit; Esc Esc clears a draft (ctrl+z brings it back) or, on an empty "
+        "composer, previews the last turn",
         show=True,
         palette=False,
     ),
@@ -317,7 +321,8 @@ COMMANDS: tuple[Command, ...] = (
         "ctrl+c",
         "interrupt",
         "Clear/stop/quit",
-        "Stop a reply; leave a preview or an edit; clear the draft (ctrl+z brings it back); on an empty composer, ctrl+c twice quits",
+        "Stop a reply; leave a preview or an edit; clear the draft (ctrl+z brings it back); on an empty composer, "
+        "ctrl+c twice quits",
         show=True,
         palette=False,
     ),
@@ -417,7 +422,8 @@ COMMANDS: tuple[Command, ...] = (
         "f8",
         "app.task_browser",
         "Tasks",
-        "Browse this session's tasks, rewound ones marked: state, history, artifacts, raw JSON; follow, cancel, copy, save",
+        "Browse this session's tasks, rewound ones marked: state, history, artifacts, raw JSON; follow, cancel, copy, "
+        "save",
         slash="tasks",
     ),
     Command(
@@ -594,7 +600,8 @@ MODES: dict[Mode, tuple[tuple[str, str], ...]] = {
         ),
         (
             "chat.interrupt",
-            "Clear the draft (ctrl+z brings it back); on an empty composer: “ctrl+c again to quit”, a second press within 3 s quits",
+            "Clear the draft (ctrl+z brings it back); on an empty composer: “ctrl+c again to quit”, a second press "
+            "within 3 s quits",
         ),
         ("composer.end_of_input", "On an empty composer: quit"),
         ("chat.undo_rewind", "Undo what the status line names; else undo typing"),

@@ -155,7 +155,8 @@ class RewindChoice:
             restore = f"no restore now ({reason.rstrip('.')})"
         else:
             enter = interaction.keys_of("transcript.confirm", keymap)
-            restore = f"{enter} or {interaction.keys_of('transcript.rewound_act', keymap)} restores it (its branch comes back up to this turn)"
+            act = interaction.keys_of("transcript.rewound_act", keymap)
+            restore = f"{enter} or {act} restores it (its branch comes back up to this turn)"
         if not mark.fork_before:
             fork = "this server cannot fork from it"
         elif reason := host.why_not(Action.FORK):

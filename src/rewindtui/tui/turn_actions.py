@@ -86,7 +86,8 @@ class TurnActions:
             host.refresh_status()
         host.show_conversation()
         host.notify(
-            f"Forked into “{session.name or session.id}”; the original ({(original or '')[:8]}) is in the sessions panel (F2)."
+            f"Forked into “{session.name or session.id}”; the original ({(original or '')[:8]}) is in the sessions "
+            "panel (F2)."
         )
         if not host.sessions.has_class("hidden"):
             self.panel_refresh()

@@ -47,7 +47,8 @@ def require_invocation(chat: Any, invocation_id: str) -> None:
         turns = chat.conversation.turn_invocations()
         known = f"its turns are {', '.join(turns[:3])}{', …' if len(turns) > 3 else ''}" if turns else "it has no turns"
         raise CommandFailed(
-            f"no invocation {invocation_id!r} in session {session_id} ({known}); see `rewindtui history --session {session_id}`"
+            f"no invocation {invocation_id!r} in session {session_id} ({known}); see `rewindtui history --session "
+            f"{session_id}`"
         )
 
 

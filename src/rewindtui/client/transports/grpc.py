@@ -53,7 +53,7 @@ from rewindtui.a2a.card import GRPC
 from rewindtui.a2a.classify import EventKind, StreamEvent, classify
 from rewindtui.a2a.dialect import Dialect
 from rewindtui.a2a.kagent import USER_HEADER
-from rewindtui.client.auth import CredentialScope, is_sensitive_header
+from rewindtui.client.auth import CredentialScope, is_sensitive_header, redact
 from rewindtui.client.errors import (
     ClientError,
     ConnectFailed,
@@ -171,7 +171,8 @@ def check_credentials(scope: CredentialScope, target: Target) -> None:
     if any(host == target.host for _, host, _ in scope.origins):
         less = "" if _beside(scope, target) else " (and it is not protected by TLS as that origin is)"
         raise GrpcCredentialsWithheld(
-            f"the agent's card offers gRPC at {target.origin_url}, another origin of the host you configured ({home}){less}: "
+            f"the agent's card offers gRPC at {target.origin_url}, another origin of the host you configured "
+            f"({home}){less}: "
             f"rewindtui sends {what} only to origins you configured",
             hint=(
                 "to send them to that gRPC port too, set REWINDTUI_GRPC_SAME_HOST=1 (or --grpc-same-host); "
@@ -211,7 +212,7 @@ def _reason(error: grpc.aio.AioRpcError) -> str | None:
                 info = error_details_pb2.ErrorInfo()
                 detail.Unpack(info)
                 if info.domain == _A2A_DOMAIN:
-                    return info.reason
+                    return str(info.reason)
     return None
 
 
@@ -256,7 +257,8 @@ def _to_proto(data: Mapping[str, Any], message: ProtoMessage, what: str) -> Any:
 
 
 def _to_json(message: ProtoMessage) -> dict[str, Any]:
-    return json_format.MessageToDict(message)
+    data: dict[str, Any] = json_format.MessageToDict(message)  # a message renders as a JSON object
+    return data
 
 
 # -- the transport ------------------------------------------------------------------------------
@@ -340,7 +342,8 @@ class GrpcTransport(Transport):
                 return
             except TimeoutError:
                 raise ConnectionLost(
-                    f"timed out waiting for {self.target.address} after sending the request (no event in {read_timeout:g} s)"
+                    f"timed out waiting for {self.target.address} after sending the request (no event in "
+                    f"{read_timeout:g} s)"
                 ) from None
             except grpc.aio.AioRpcError as exc:
                 failure = _failure(exc, self.target, name, answered)
@@ -389,7 +392,7 @@ def wire_interceptors(target: str) -> list[Any]:
     def method_of(details: Any) -> str:
         return details.method.decode() if isinstance(details.method, bytes) else str(details.method)
 
-    class Unary(grpc.aio.UnaryUnaryClientInterceptor):
+    class Unary(grpc.aio.UnaryUnaryClientInterceptor):  # type: ignore[misc]  # grpcio has no type hints: Any
         async def intercept_unary_unary(self, continuation: Any, details: Any, request: Any) -> Any:
             log = wire_log.active()
             if log is None:
@@ -404,13 +407,13 @@ def wire_interceptors(target: str) -> list[Any]:
                     id=rid,
                     ms=wire_log.since(started),
                     status=exc.code().name,
-                    error=wire_log.redact(exc.details() or ""),
+                    error=redact(exc.details() or ""),
                 )
                 raise
             log.add("response", id=rid, ms=wire_log.since(started), status="OK", body=as_json(response))
             return response
 
-    class Streaming(grpc.aio.UnaryStreamClientInterceptor):
+    class Streaming(grpc.aio.UnaryStreamClientInterceptor):  # type: ignore[misc]  # grpcio has no type hints
         async def intercept_unary_stream(self, continuation: Any, details: Any, request: Any) -> Any:
             log = wire_log.active()
             if log is None:
@@ -437,4 +440,4 @@ def wire_interceptors(target: str) -> list[Any]:
 
 def a2a_grpc_stub(channel: grpc.aio.Channel) -> Any:
     """a2a-sdk's generated ``A2AServiceStub`` on ``channel``."""
-    return a2a_pb2_grpc.A2AServiceStub(channel)
+    return a2a_pb2_grpc.A2AServiceStub(channel)  # type: ignore[no-untyped-call]  # generated, unannotated

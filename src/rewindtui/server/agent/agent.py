@@ -33,7 +33,7 @@ from google.adk.tools.tool_context import ToolContext
 from rewindtui.server.agent.demo_model import DEMO_MODEL_NAME, SLOW_DEMO_DELAY, SLOW_DEMO_MODEL_NAME, DemoLlm
 from rewindtui.server.agent.model_errors import MODEL_ERROR_CODE, describe
 from rewindtui.server.agent.model_options import ModelOptions, model_problem, offline_price_list
-from rewindtui.server.http.paths import AGENT_NAME
+from rewindtui.server.shared.paths import AGENT_NAME
 
 LITELLM_PREFIX = "litellm/"
 

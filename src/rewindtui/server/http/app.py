@@ -63,7 +63,17 @@ from rewindtui.server.http.fast_rewind import FastRewind
 from rewindtui.server.http.grpc_listener import GrpcListener, url_host_of
 from rewindtui.server.http.guard import Guard
 from rewindtui.server.http.handler import VERSION_STATE_KEY, UserContextBuilder, precheck
-from rewindtui.server.http.paths import (
+from rewindtui.server.http.options import ServerOptions
+from rewindtui.server.http.push_configs import PushingRequestHandler, PushNotifications
+from rewindtui.server.http.push_screen import PushScreen, parse_allow
+from rewindtui.server.http.rest import build_rest_routes
+from rewindtui.server.http.team_turns import TeamTurns
+from rewindtui.server.http.team_users import UserTokens
+from rewindtui.server.service.agent_service import AgentService
+from rewindtui.server.service.context import ServerContext
+from rewindtui.server.service.faults import Checkpoints
+from rewindtui.server.service.jobs import Jobs
+from rewindtui.server.shared.paths import (
     ADK_FILE,
     AGENT_NAME,
     AGENT_PATH,
@@ -73,17 +83,7 @@ from rewindtui.server.http.paths import (
     PUSH_FILE,
     STORE_FILE,
 )
-from rewindtui.server.http.push_configs import PushingRequestHandler, PushNotifications
-from rewindtui.server.http.push_screen import PushScreen, parse_allow
-from rewindtui.server.http.rest import build_rest_routes
-from rewindtui.server.http.team_turns import TeamTurns
-from rewindtui.server.http.team_users import UserTokens
-from rewindtui.server.process.options import ServerOptions
-from rewindtui.server.service.agent_service import AgentService
-from rewindtui.server.service.context import ServerContext
-from rewindtui.server.service.faults import Checkpoints
-from rewindtui.server.service.jobs import Jobs
-from rewindtui.server.service.wire import REWIND_KEY
+from rewindtui.server.shared.wire import REWIND_KEY
 from rewindtui.server.storage.adk_sessions import CachedDatabaseSessionService, sqlite_url
 from rewindtui.server.storage.integrity import DataDirProblem, check_data_dir, describe_open_failure
 from rewindtui.server.storage.session_leases import SessionLeases

@@ -29,7 +29,7 @@ from a2a.server.request_handlers.response_helpers import agent_card_to_dict
 from a2a.types import a2a_pb2 as pb
 
 from rewindtui.a2a import contract
-from rewindtui.server.service.wire import REWIND_EXTENSION_URI, REWIND_KEY
+from rewindtui.server.shared.wire import REWIND_EXTENSION_URI, REWIND_KEY
 
 
 def _version() -> str:
@@ -48,7 +48,8 @@ def build_agent_card(*, agent_url: str, api_url: str, name: str, model: str, nee
         uri=REWIND_EXTENSION_URI,
         description=(
             "Rewind a session to before an invocation (ADK Runner.rewind_async), over A2A "
-            "(message metadata key) or REST, undo a rewind (redo, REST), and fork a session; the result is a Task whose "
+            "(message metadata key) or REST, undo a rewind (redo, REST), and fork a session; "
+            "the result is a Task whose "
             "history is the effective history, with the original messageIds."
         ),
         required=False,

@@ -18,7 +18,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from rewindtui.server.process.instance import CLIENTS_PATH, SERVER_PATH, alive
+from rewindtui.server.shared.paths import CLIENTS_PATH, SERVER_PATH
+from rewindtui.server.shared.pids import alive
 
 POLL_SECONDS = 1.0
 

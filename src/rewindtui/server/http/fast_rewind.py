@@ -6,7 +6,7 @@ asks for it, the newest N of them (the Task's metadata gives the whole count,
 ``contract.EFFECTIVE_HISTORY_TOTAL_KEY``). Through a2a-sdk that is 2,000 dicts -> protos -> JSON,
 150+ ms of CPU, longer than the rewind itself. Here the request is parsed and validated with
 a2a-sdk exactly as its ``JsonRpcDispatcher`` would (JSON-RPC envelope, version header, method,
-params), classified like every other message (:mod:`rewindtui.server.http.requests`), the Task is
+params), classified like every other message (:mod:`rewindtui.server.service.requests`), the Task is
 rendered by a2a-sdk in the caller's dialect with one placeholder history entry, and the
 placeholder is replaced by the history the store keeps in that dialect (its 1.0 JSON rendered
 by a2a-sdk too, see ``wire.message_v1_text``). The response is the same SSE stream a2a-sdk
@@ -33,11 +33,11 @@ from jsonrpc.jsonrpc2 import JSONRPC20Response
 from starlette.requests import Request
 from starlette.responses import Response
 
-from rewindtui.server.http.requests import Kind, classify
 from rewindtui.server.http.users import InvalidUser, resolve_user
 from rewindtui.server.service.agent_service import AgentService
-from rewindtui.server.service.errors import BadRequest, ServiceError
-from rewindtui.server.service.wire import REWIND_KEY, event_to_proto, failed_event, message_from_proto
+from rewindtui.server.service.requests import Kind, classify
+from rewindtui.server.shared.errors import BadRequest, ServiceError
+from rewindtui.server.shared.wire import REWIND_KEY, event_to_proto, failed_event, message_from_proto
 
 METHOD_03 = "message/stream"
 METHOD_10 = "SendStreamingMessage"

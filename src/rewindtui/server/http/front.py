@@ -32,8 +32,8 @@ from starlette.routing import Match, Route
 from starlette.types import Receive, Scope, Send
 
 from rewindtui.a2a import contract
-from rewindtui.server.http.paths import ADK_FILE, AGENT_PATH, APP_NAME, STORE_FILE
-from rewindtui.server.process.options import ServerOptions
+from rewindtui.server.http.options import ServerOptions
+from rewindtui.server.shared.paths import ADK_FILE, AGENT_PATH, APP_NAME, STORE_FILE
 from rewindtui.server.storage.crosscheck import crosscheck
 from rewindtui.server.storage.store import Store
 from rewindtui.server.storage.store_reader import StoreReader

@@ -28,7 +28,7 @@ from collections.abc import Awaitable, Callable, Iterable, MutableMapping
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from rewindtui.server.process.options import is_loopback
+from rewindtui.server.http.options import is_loopback
 
 if TYPE_CHECKING:
     from a2a.utils.errors import A2AError

@@ -48,13 +48,13 @@ from starlette.requests import Request
 
 from rewindtui.a2a.dialect import TERMINAL_STATES
 from rewindtui.a2a.outgoing import APPROVE, DECISION_KEY, REJECT
-from rewindtui.server.http.requests import Kind, classify
-from rewindtui.server.http.requests import Request as A2ARequest
 from rewindtui.server.http.team_turns import TeamTurns
 from rewindtui.server.http.users import InvalidUser, resolve_user
 from rewindtui.server.service.agent_service import AgentService
-from rewindtui.server.service.errors import BadRequest, Conflict, NotFound
-from rewindtui.server.service.wire import EFFECTIVE_HISTORY_KEY, event_to_proto, message_from_proto, task_to_proto
+from rewindtui.server.service.requests import Kind, classify
+from rewindtui.server.service.requests import Request as A2ARequest
+from rewindtui.server.shared.errors import BadRequest, Conflict, NotFound
+from rewindtui.server.shared.wire import EFFECTIVE_HISTORY_KEY, event_to_proto, message_from_proto, task_to_proto
 from rewindtui.server.storage.store import InvalidPageToken, task_json
 
 USER_STATE_KEY = "rewindtui_user_id"

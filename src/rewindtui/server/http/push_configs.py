@@ -52,8 +52,8 @@ from rewindtui.a2a.dialect import TERMINAL_STATES
 from rewindtui.server.http.handler import WAITING_STATE, AgentRequestHandler, _user
 from rewindtui.server.http.push_screen import PushScreen, PushURLRefused
 from rewindtui.server.service.agent_service import AgentService
-from rewindtui.server.service.errors import NotFound
-from rewindtui.server.service.wire import EFFECTIVE_HISTORY_KEY, task_to_proto
+from rewindtui.server.shared.errors import NotFound
+from rewindtui.server.shared.wire import EFFECTIVE_HISTORY_KEY, task_to_proto
 from rewindtui.server.storage.push_store import DELIVERED, FAILED, PushConfigStore
 
 log = logging.getLogger(__name__)

@@ -41,12 +41,12 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from rewindtui.a2a import contract
-from rewindtui.server.http.paths import AGENT_REF, API_PATH
-from rewindtui.server.http.requests import check_id
 from rewindtui.server.http.users import InvalidUser, resolve_user
-from rewindtui.server.service.errors import BadRequest, NotFound, ServiceError
+from rewindtui.server.service.requests import check_id
 from rewindtui.server.service.state_view import StateView
-from rewindtui.server.service.wire import dumps
+from rewindtui.server.shared.errors import BadRequest, NotFound, ServiceError
+from rewindtui.server.shared.paths import AGENT_REF, API_PATH
+from rewindtui.server.shared.wire import dumps
 from rewindtui.server.storage.store import InvalidPageToken
 
 if TYPE_CHECKING:  # the server's front builds these routes over the store alone, before ADK loads

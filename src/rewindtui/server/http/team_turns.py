@@ -31,8 +31,8 @@ from typing import Any
 
 from rewindtui.a2a.dialect import TERMINAL_STATES
 from rewindtui.server.service.agent_service import RUNNING_STATES, AgentService
-from rewindtui.server.service.errors import Conflict
-from rewindtui.server.service.wire import status_update
+from rewindtui.server.shared.errors import Conflict
+from rewindtui.server.shared.wire import status_update
 from rewindtui.server.storage.team_store import TeamStore
 
 log = logging.getLogger(__name__)

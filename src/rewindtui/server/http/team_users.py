@@ -27,8 +27,8 @@ import time
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
-from rewindtui.server.http.paths import AGENT_PATH
 from rewindtui.server.http.users import USER_HEADER
+from rewindtui.server.shared.paths import AGENT_PATH
 from rewindtui.server.storage.store import Store
 from rewindtui.server.storage.team_store import READ, WRITE, TeamStore
 

@@ -25,11 +25,11 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypeVar
 
-from rewindtui.server.http.paths import DATA_FILES
+from rewindtui.server.http.options import ServerOptions, is_loopback
 from rewindtui.server.process.instance import DataDirHold
-from rewindtui.server.process.options import ServerOptions, is_loopback
 from rewindtui.server.process.spawn import ServerUrls
 from rewindtui.server.process.uvicorn_server import ManagedServer, base_url_for, bind_socket, make_config
+from rewindtui.server.shared.paths import DATA_FILES
 
 T = TypeVar("T")
 

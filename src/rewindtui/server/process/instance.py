@@ -24,6 +24,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from rewindtui.server.shared.paths import CLIENTS_PATH, SERVER_PATH
+from rewindtui.server.shared.pids import alive
+
 try:
     import fcntl
 except ImportError:  # pragma: no cover - Windows: one server per directory is not enforced
@@ -32,9 +35,6 @@ except ImportError:  # pragma: no cover - Windows: one server per directory is n
 LOCK_FILE = "server.lock"
 STATE_FILE = "server.json"
 SPAWN_LOCK_FILE = "spawn.lock"
-#: the server's self-description (token-protected), relative to its base URL
-SERVER_PATH = "/api/server"
-CLIENTS_PATH = "/api/server/clients"
 
 
 class DataDirBusy(RuntimeError):
@@ -191,16 +191,6 @@ def _call(state: ServerState, method: str, path: str, body: Any = None, timeout:
     with urllib.request.urlopen(request, timeout=timeout) as response:
         raw = response.read()
     return json.loads(raw) if raw else None
-
-
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def healthy(state: ServerState, timeout: float = 3.0) -> bool:

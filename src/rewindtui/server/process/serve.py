@@ -44,9 +44,7 @@ from rewindtui.server.agent.model_options import (
     ModelOptions,
     model_problem,
 )
-from rewindtui.server.http.paths import AGENT_PATH, API_PATH, DATA_FILES
-from rewindtui.server.process.instance import DataDirBusy, DataDirHold, DataDirUnusable
-from rewindtui.server.process.options import (
+from rewindtui.server.http.options import (
     DATABASE_URL_ENV,
     TOKEN_ENV,
     ServerOptions,
@@ -54,7 +52,9 @@ from rewindtui.server.process.options import (
     is_loopback,
     normalized_database_url,
 )
+from rewindtui.server.process.instance import DataDirBusy, DataDirHold, DataDirUnusable
 from rewindtui.server.process.spawn import default_data_dir
+from rewindtui.server.shared.paths import AGENT_PATH, API_PATH, DATA_FILES
 
 #: The shortest bearer token accepted for a server reachable beyond loopback.
 MIN_TOKEN_CHARS = 32
@@ -79,8 +79,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--model",
         default=None,
-        help="model: 'demo' (default, offline), 'demo-slow' (the demo model streaming a few words every quarter second: try stopping a reply), a LiteLLM id such as 'openai/gpt-4o-mini' or "
-        "'ollama_chat/llama3.2' (pip install 'rewindtui[models]'), or an ADK id such as 'gemini-2.5-flash'",
+        help=(
+            "model: 'demo' (default, offline), 'demo-slow' (the demo model streaming a few words every quarter "
+            "second: try stopping a reply), a LiteLLM id such as 'openai/gpt-4o-mini' or "
+            "'ollama_chat/llama3.2' (pip install 'rewindtui[models]'), or an ADK id such as 'gemini-2.5-flash'"
+        ),
     )
     parser.add_argument(
         "--model-base-url", default=None, metavar="URL", help="an OpenAI-compatible endpoint for the model"
@@ -370,7 +373,7 @@ def main(argv: list[str] | None = None) -> int:
             # rendered without a2a-sdk (its server half takes a second to import): a fresh data
             # directory answers the card as soon as a warm one
             from rewindtui.server.http.front_card import plain_agent_card
-            from rewindtui.server.http.paths import AGENT_NAME
+            from rewindtui.server.shared.paths import AGENT_NAME
 
             return plain_agent_card(
                 agent_url=base_url + AGENT_PATH,

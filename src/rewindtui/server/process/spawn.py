@@ -39,21 +39,21 @@ from pathlib import Path
 
 from rewindtui.base.dirs import default_data_dir
 from rewindtui.server.agent.model_options import ModelOptions
-from rewindtui.server.http.paths import AGENT_PATH as AGENT_SUFFIX
-from rewindtui.server.http.paths import API_PATH as API_SUFFIX
+from rewindtui.server.http.options import PUSH_ALLOW_ENV, TOKEN_ENV, is_loopback
 from rewindtui.server.process.instance import (
     LOCK_FILE,
     SPAWN_LOCK_FILE,
     FileLock,
     ServerState,
-    alive,
     attach,
     detach,
     healthy,
     new_token,
     read_state,
 )
-from rewindtui.server.process.options import PUSH_ALLOW_ENV, TOKEN_ENV, is_loopback
+from rewindtui.server.shared.paths import AGENT_PATH as AGENT_SUFFIX
+from rewindtui.server.shared.paths import API_PATH as API_SUFFIX
+from rewindtui.server.shared.pids import alive
 
 READY_PREFIX = "serving on "
 LOG_FILE = "server.log"
@@ -338,7 +338,8 @@ def spawn_server(
 
     ``command`` replaces the default child command line (it must print the
     ``serving on`` line). ``keep``: seconds the server stays up after its last app is gone (the
-    next app on ``data_dir`` attaches to it); None: it stops with its last app. Raises :class:`ServerStartError` when the child exits
+    next app on ``data_dir`` attaches to it); None: it stops with its last app. Raises
+    :class:`ServerStartError` when the child exits
     or says nothing for ``timeout`` seconds (it is killed then).
     """
     data_dir = Path(data_dir) if data_dir is not None else default_data_dir()

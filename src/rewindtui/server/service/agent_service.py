@@ -12,7 +12,7 @@ It routes; the rules live in the pieces it holds:
 Each piece is built from the one :class:`~rewindtui.server.service.context.ServerContext` (store, ADK's
 session service and runner, app name, checkpoints, stall timeout, the per-session jobs).
 
-Requests arrive classified (:mod:`rewindtui.server.http.requests`). Refusals of an A2A message
+Requests arrive classified (:mod:`rewindtui.server.service.requests`). Refusals of an A2A message
 (bad rewind target, missing/other user's session, busy session, reused messageId, an answer to
 a task with no question waiting) come as one final ``failed`` status and change nothing.
 """
@@ -25,13 +25,13 @@ import logging
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
-from rewindtui.server.http.requests import Kind, Request, check_id, check_invocation
 from rewindtui.server.service.context import ServerContext, UsesContext
-from rewindtui.server.service.errors import Conflict, RecoveryPending, ServiceError
+from rewindtui.server.service.requests import Kind, Request, check_id, check_invocation
 from rewindtui.server.service.rewinds import RewindService
 from rewindtui.server.service.sessions import Sessions
 from rewindtui.server.service.turns import CLEAN_RETRY_KEY, LiveTask, TurnRunner
-from rewindtui.server.service.wire import failed_event
+from rewindtui.server.shared.errors import Conflict, RecoveryPending, ServiceError
+from rewindtui.server.shared.wire import failed_event
 from rewindtui.server.storage.recovery import Recovery, Report
 from rewindtui.server.storage.store import SessionRow, TaskPage, TaskRow
 from rewindtui.server.storage.store_reader import StoreReader

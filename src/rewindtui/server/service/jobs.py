@@ -1,7 +1,7 @@
 """Work on a session is exclusive, and outlives the request that started it.
 
 :class:`Jobs` claims a session for one job (a turn, a rewind, a fork, a delete) and refuses
-a second one while it runs (:class:`~rewindtui.server.service.errors.Busy`). Each job runs as its own
+a second one while it runs (:class:`~rewindtui.server.shared.errors.Busy`). Each job runs as its own
 asyncio task, so a client that disconnects mid-stream does not interrupt a turn or leave a
 rewind half done. On shutdown, turns (and forks, warm-ups) are cancelled and rewinds and
 deletes run to completion.
@@ -19,7 +19,7 @@ import asyncio
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, Protocol
 
-from rewindtui.server.service.errors import Busy, ShuttingDown, StorageError
+from rewindtui.server.shared.errors import Busy, ShuttingDown, StorageError
 
 #: jobs that shutdown lets finish (two writes that must not be cut between)
 RUN_TO_COMPLETION = frozenset({"rewind", "delete"})

@@ -36,7 +36,8 @@ from google.adk.events.event import Event
 
 from rewindtui.a2a import contract
 from rewindtui.server.service.context import ServerContext, UsesContext
-from rewindtui.server.service.errors import (
+from rewindtui.server.service.faults import FORK_AFTER_AGENT, REWIND_AFTER_AGENT
+from rewindtui.server.shared.errors import (
     Conflict,
     InvalidInvocation,
     NotFound,
@@ -45,9 +46,8 @@ from rewindtui.server.service.errors import (
     is_storage_failure,
     storage_error,
 )
-from rewindtui.server.service.faults import FORK_AFTER_AGENT, REWIND_AFTER_AGENT
-from rewindtui.server.service.session_log import REWIND_KINDS, NotInLog, Plan, SessionLog
-from rewindtui.server.service.wire import EFFECTIVE_HISTORY_KEY, kagent_metadata, new_id, now_iso, v1_dumps
+from rewindtui.server.shared.wire import EFFECTIVE_HISTORY_KEY, kagent_metadata, new_id, now_iso, v1_dumps
+from rewindtui.server.storage.session_log import REWIND_KINDS, NotInLog, Plan, SessionLog
 from rewindtui.server.storage.store import Intent, SessionRow
 
 log = logging.getLogger(__name__)

@@ -13,10 +13,10 @@ import sqlite3
 
 from google.adk.errors.already_exists_error import AlreadyExistsError
 
-from rewindtui.server.http.paths import ADK_FILE
 from rewindtui.server.service.context import ServerContext, UsesContext
-from rewindtui.server.service.errors import Conflict, NotFound, is_storage_failure, storage_error
-from rewindtui.server.service.wire import new_id, now_iso
+from rewindtui.server.shared.errors import Conflict, NotFound, is_storage_failure, storage_error
+from rewindtui.server.shared.paths import ADK_FILE
+from rewindtui.server.shared.wire import new_id, now_iso
 from rewindtui.server.storage.adk_damage import DamagedAgentState
 from rewindtui.server.storage.store import Intent, SessionRow
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from rewindtui.a2a import contract
 from rewindtui.server.service.context import UsesContext
-from rewindtui.server.service.wire import json_safe
+from rewindtui.server.shared.wire import json_safe
 from rewindtui.server.storage.store_rows import SessionRow
 
 #: the newest turns a delta is computed for (each is one pass over the session's events)

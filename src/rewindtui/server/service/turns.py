@@ -35,7 +35,9 @@ from rewindtui.a2a.outgoing import APPROVE
 from rewindtui.server.agent.model_errors import MODEL_ERROR_CODE, describe, describe_event_error
 from rewindtui.server.service import confirmations
 from rewindtui.server.service.context import ServerContext, UsesContext
-from rewindtui.server.service.errors import (
+from rewindtui.server.service.faults import TURN_AFTER_AGENT_MESSAGE
+from rewindtui.server.service.sessions import derive_name
+from rewindtui.server.shared.errors import (
     BadRequest,
     Conflict,
     NotFound,
@@ -43,9 +45,7 @@ from rewindtui.server.service.errors import (
     is_storage_failure,
     storage_error,
 )
-from rewindtui.server.service.faults import TURN_AFTER_AGENT_MESSAGE
-from rewindtui.server.service.sessions import derive_name
-from rewindtui.server.service.wire import (
+from rewindtui.server.shared.wire import (
     agent_message,
     agent_text_message,
     artifact_update,

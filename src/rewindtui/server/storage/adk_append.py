@@ -36,7 +36,7 @@ from sqlalchemy.sql import ClauseElement
 from sqlalchemy.sql.compiler import SQLCompiler
 from sqlalchemy.sql.elements import BindParameter
 
-from rewindtui.server.agent.internals import BulkEventWriter, set_update_marker, update_marker
+from rewindtui.server.shared.internals import BulkEventWriter, set_update_marker, update_marker
 from rewindtui.server.storage.store import _Connection as Connection
 
 BUSY_TIMEOUT_MS = 30_000

@@ -35,8 +35,8 @@ from google.adk.sessions.state import State
 from google.genai import types
 from sqlalchemy import LargeBinary, cast, select
 
-from rewindtui.server.agent.internals import BulkEventWriter
-from rewindtui.server.service.errors import Conflict
+from rewindtui.server.shared.errors import Conflict
+from rewindtui.server.shared.internals import BulkEventWriter
 
 log = logging.getLogger(__name__)
 

@@ -63,8 +63,8 @@ from sqlalchemy import func, insert, literal, make_url, select
 from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import create_async_engine
 
-from rewindtui.server.agent.internals import adk_rewind_session, bulk_event_writer, has_update_marker, update_marker
-from rewindtui.server.service.errors import is_storage_failure
+from rewindtui.server.shared.errors import is_storage_failure
+from rewindtui.server.shared.internals import adk_rewind_session, bulk_event_writer, has_update_marker, update_marker
 from rewindtui.server.storage.adk_append import DirectAppender
 from rewindtui.server.storage.adk_damage import fill_missing_authors, is_placeholder, read_session
 from rewindtui.server.storage.adk_rewind import EVERY, STAND_IN, RewindIndex, stand_in_events
@@ -284,7 +284,7 @@ class CachedDatabaseSessionService(DatabaseSessionService):
         and applies the session-scoped state deltas in order, in one commit.
         ``app:``/``user:`` deltas are not re-applied: that state is shared with
         other sessions and the original events already changed it once. Uses
-        ``DatabaseSessionService`` internals (fenced in :mod:`rewindtui.server.agent.internals`);
+        ``DatabaseSessionService`` internals (fenced in :mod:`rewindtui.server.shared.internals`);
         without them (another ADK version) it appends event by event (minus the shared deltas).
         """
         if not events:

@@ -28,8 +28,8 @@ from pathlib import Path
 from typing import Any
 
 from rewindtui.a2a import contract
-from rewindtui.server.http.paths import ADK_FILE, STORE_FILE
-from rewindtui.server.service.wire import effective_events
+from rewindtui.server.shared.paths import ADK_FILE, STORE_FILE
+from rewindtui.server.shared.wire import effective_events
 from rewindtui.server.storage.store import Store
 
 
@@ -128,7 +128,7 @@ async def crosscheck(
 
 def agent_invocations(adk_path: Path, app_name: str) -> tuple[dict[tuple[str, str], list[str]], set[tuple[str, str]]]:
     """Per (user, session) of ``app_name``: the invocations of ADK's effective history (after its
-    rewinds, as :func:`~rewindtui.server.service.wire.effective_events` walks them), and the set
+    rewinds, as :func:`~rewindtui.server.shared.wire.effective_events` walks them), and the set
     of sessions ADK has. Read-only; a damaged ``event_data`` counts as an event without a rewind."""
     if not adk_path.exists() or adk_path.stat().st_size == 0:
         return {}, set()
@@ -166,7 +166,7 @@ class _Actions:
 
 
 class _Event:
-    """What :func:`~rewindtui.server.service.wire.effective_events` reads of an event."""
+    """What :func:`~rewindtui.server.shared.wire.effective_events` reads of an event."""
 
     __slots__ = ("actions", "invocation_id")
 

@@ -3,7 +3,8 @@
 A rewind brings back the artifact versions of the point it goes back to (ADK's ``rewind_async``
 records the versions in the rewind event; a later load asks for that version), so with several
 replicas the versions must be shared: :class:`DatabaseArtifactService` is ADK's
-``BaseArtifactService`` over one table, ``rewindtui.artifacts`` (:mod:`.team_store`'s schema), one row per version: the part as ADK's own JSON (bytes in base64) and its
+``BaseArtifactService`` over one table, ``rewindtui.artifacts`` (:mod:`.team_store`'s schema), one row
+per version: the part as ADK's own JSON (bytes in base64) and its
 :class:`ArtifactVersion` metadata. Its rules are ADK's ``InMemoryArtifactService``'s (google-adk
 2.13, ``artifacts/in_memory_artifact_service.py``): ``user:`` file names are the user's, every
 other name the session's; versions count from 0; a reference part is followed (at most ADK's
@@ -25,7 +26,7 @@ from sqlalchemy import func, insert, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from rewindtui.server.agent.internals import artifact_reference_depth, is_rewind_tombstone
+from rewindtui.server.shared.internals import artifact_reference_depth, is_rewind_tombstone
 from rewindtui.server.storage.team_store import ARTIFACTS, team_engine
 
 _SAVE_TRIES = 5

@@ -28,7 +28,7 @@ import sqlite3
 import stat
 from pathlib import Path
 
-from rewindtui.server.http.paths import ADK_FILE, STORE_FILE
+from rewindtui.server.shared.paths import ADK_FILE, STORE_FILE
 
 log = logging.getLogger(__name__)
 

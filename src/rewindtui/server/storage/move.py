@@ -29,8 +29,8 @@ from google.adk.sessions.schemas.v1 import Base as AdkTables
 from sqlalchemy import insert, select
 from sqlalchemy.ext.asyncio import create_async_engine
 
-from rewindtui.server.agent.internals import new_rewind_tombstone
-from rewindtui.server.http.paths import ADK_FILE, APP_NAME, STORE_FILE
+from rewindtui.server.shared.internals import new_rewind_tombstone
+from rewindtui.server.shared.paths import ADK_FILE, APP_NAME, STORE_FILE
 from rewindtui.server.storage.adk_sessions import CachedDatabaseSessionService, sqlite_url
 from rewindtui.server.storage.store import Store
 from rewindtui.server.storage.team_store import TeamStore
@@ -164,7 +164,8 @@ async def _move_store(src: Store, dst: Store, report: MoveReport, source: Place,
         statements += [
             ("SELECT setval(pg_get_serial_sequence('tasks', 'seq'), (SELECT COALESCE(MAX(seq), 1) FROM tasks))", ()),
             (
-                "SELECT setval(pg_get_serial_sequence('messages', 'seq'), (SELECT COALESCE(MAX(seq), 1) FROM messages))",
+                "SELECT setval(pg_get_serial_sequence('messages', 'seq'), "
+                "(SELECT COALESCE(MAX(seq), 1) FROM messages))",
                 (),
             ),
         ]

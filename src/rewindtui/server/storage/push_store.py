@@ -107,14 +107,16 @@ class PushConfigStore(PushNotificationConfigStore):
                 with db:
                     db.execute("BEGIN IMMEDIATE")
                     db.execute(
-                        "INSERT INTO push_configs(owner, task_id, config_id, body, state, updated_at) VALUES (?,?,?,?,?,?) "
-                        "ON CONFLICT(owner, task_id, config_id) DO UPDATE SET body=excluded.body, state=excluded.state, "
-                        "updated_at=excluded.updated_at",
+                        "INSERT INTO push_configs(owner, task_id, config_id, body, state, updated_at) "
+                        "VALUES (?,?,?,?,?,?) "
+                        "ON CONFLICT(owner, task_id, config_id) DO UPDATE SET "
+                        "body=excluded.body, state=excluded.state, updated_at=excluded.updated_at",
                         (owner, task_id, stored.id, stored.SerializeToString(), PENDING, time.time()),
                     )
                     db.execute(
                         "DELETE FROM push_configs WHERE owner=? AND task_id=? AND config_id NOT IN ("
-                        "SELECT config_id FROM push_configs WHERE owner=? AND task_id=? ORDER BY updated_at DESC LIMIT ?)",
+                        "SELECT config_id FROM push_configs WHERE owner=? AND task_id=? "
+                        "ORDER BY updated_at DESC LIMIT ?)",
                         (owner, task_id, owner, task_id, MAX_CONFIGS_PER_TASK),
                     )
 

@@ -29,10 +29,10 @@ from typing import Any, Protocol
 from google.adk.sessions.base_session_service import BaseSessionService
 
 from rewindtui.a2a import contract
-from rewindtui.server.service.session_log import NotInLog
-from rewindtui.server.service.wire import agent_message, agent_text_message, effective_events, kagent_metadata, now_iso
+from rewindtui.server.shared.wire import agent_message, agent_text_message, effective_events, kagent_metadata, now_iso
 from rewindtui.server.storage.adk_damage import DamagedAgentState
 from rewindtui.server.storage.crosscheck import Mismatch, crosscheck
+from rewindtui.server.storage.session_log import NotInLog
 from rewindtui.server.storage.store import Intent, Store, TaskRow
 
 log = logging.getLogger(__name__)

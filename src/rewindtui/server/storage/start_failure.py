@@ -19,7 +19,7 @@ import traceback
 from pathlib import Path
 from types import TracebackType
 
-from rewindtui.server.http.paths import ADK_FILE
+from rewindtui.server.shared.paths import ADK_FILE
 from rewindtui.server.storage.integrity import DataDirProblem, describe_open_failure
 
 #: the log file in the data directory (the spawned server's stderr goes there too)

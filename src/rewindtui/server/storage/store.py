@@ -25,7 +25,7 @@ Tables:
 The schema is versioned with ``PRAGMA user_version`` (:data:`SCHEMA_VERSION`); :func:`migrate`
 brings an older file up to date, and a newer one is refused.
 
-Rewind, redo and fork read the session's task log (:mod:`rewindtui.server.service.session_log`): a
+Rewind, redo and fork read the session's task log (:mod:`rewindtui.server.storage.session_log`): a
 rewind (kind ``rewind``, or ``redo`` when it undid an earlier rewind) makes the session what it
 was just before an invocation, as ADK does; ``rewound_by`` marks the tasks that are not current,
 each with the rewind that last took it away (cleared when a redo brings it back). A rewind task's
@@ -48,7 +48,7 @@ import json
 import logging
 import sqlite3
 
-from rewindtui.server.service.wire import dumps, now_iso
+from rewindtui.server.shared.wire import dumps, now_iso
 from rewindtui.server.storage.start_failure import open_failure
 from rewindtui.server.storage.store_conn import Tx, _Connection
 from rewindtui.server.storage.store_log import LogStore

@@ -8,8 +8,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from rewindtui.a2a import contract
-from rewindtui.server.service.session_log import UNREAD, LogMessage, LogTask, Plan, SessionLog
-from rewindtui.server.service.wire import RENDER_VERSION, dumps, now_iso
+from rewindtui.server.shared.wire import RENDER_VERSION, dumps, now_iso
+from rewindtui.server.storage.session_log import UNREAD, LogMessage, LogTask, Plan, SessionLog
 from rewindtui.server.storage.store_conn import StoreBase, Tx
 from rewindtui.server.storage.store_rows import (
     _INSERT_MESSAGE,
@@ -37,7 +37,10 @@ class LogStore(StoreBase):
             "SELECT seq, id, kind, invocation_id, rewound_by, created_at FROM tasks WHERE session_id = ? ORDER BY seq"
         )
         refs = f"CASE WHEN history_refs IS NULL THEN NULL ELSE '{UNREAD}' END" if lazy else "history_refs"
-        rewinds_sql = f"SELECT seq, CASE WHEN json_valid(body) THEN json_extract(body, ?) END, {refs} FROM tasks WHERE session_id = ? AND kind IN ('rewind', 'redo')"
+        rewinds_sql = (
+            f"SELECT seq, CASE WHEN json_valid(body) THEN json_extract(body, ?) END, {refs} "
+            "FROM tasks WHERE session_id = ? AND kind IN ('rewind', 'redo')"
+        )
         rewinds_params = (f"$.metadata.{contract.REWOUND_BEFORE_KEY}", session_id)
         messages_sql = "SELECT seq, task_id, invocation_id FROM messages WHERE session_id = ? ORDER BY seq"
 
@@ -129,7 +132,8 @@ class LogStore(StoreBase):
         if plan.restore:
             statements.append(
                 (
-                    "UPDATE tasks SET rewound_by = NULL, rewound_at = NULL WHERE seq IN (SELECT value FROM json_each(?))",
+                    "UPDATE tasks SET rewound_by = NULL, rewound_at = NULL "
+                    "WHERE seq IN (SELECT value FROM json_each(?))",
                     (dumps(plan.restore),),
                 )
             )

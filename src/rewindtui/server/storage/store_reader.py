@@ -6,7 +6,7 @@ the server's front (:mod:`rewindtui.server.http.front`) before google-adk is loa
 
 from __future__ import annotations
 
-from rewindtui.server.service.errors import NotFound
+from rewindtui.server.shared.errors import NotFound
 from rewindtui.server.storage.store import SessionRow, Store, TaskRow, task_json
 
 

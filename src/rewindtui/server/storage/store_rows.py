@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from rewindtui.a2a import contract
-from rewindtui.server.service.wire import RENDER_VERSION, dumps, message_v1_text
+from rewindtui.server.shared.wire import RENDER_VERSION, dumps, message_v1_text
 from rewindtui.server.storage.undecodable import (
     placeholder_task_body,
     task_note,

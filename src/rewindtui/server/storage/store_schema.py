@@ -8,7 +8,7 @@ import json
 import sqlite3
 from typing import Any
 
-from rewindtui.server.service.wire import RENDER_VERSION, message_v1_text
+from rewindtui.server.shared.wire import RENDER_VERSION, message_v1_text
 from rewindtui.server.storage.undecodable import message_problem
 
 #: The schema this code writes. 1: sessions, tasks, messages. 2: ``messages.render_version``,

@@ -10,7 +10,7 @@ from typing import Any
 
 from rewindtui.a2a import contract
 from rewindtui.a2a.dialect import TERMINAL_STATES
-from rewindtui.server.service.wire import RENDER_VERSION, dumps, message_v1_text, now_iso
+from rewindtui.server.shared.wire import RENDER_VERSION, dumps, message_v1_text, now_iso
 from rewindtui.server.storage.store_conn import StoreBase, Tx
 from rewindtui.server.storage.store_rows import (
     _INSERT_MESSAGE,

@@ -24,7 +24,7 @@ from sqlalchemy import Column, Integer, MetaData, String, Table, Text, delete, i
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
-from rewindtui.server.service.wire import now_iso
+from rewindtui.server.shared.wire import now_iso
 from rewindtui.server.storage.store_pg import MIGRATE_LOCK_KEY, PG_SCHEMA, is_postgres_url, shown_url
 from rewindtui.server.storage.store_schema import SchemaTooNew
 

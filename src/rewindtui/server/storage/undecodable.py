@@ -14,7 +14,8 @@ the wrong type (:func:`message_problem`) -- such a body is never spliced into an
 
 A task row degrades the same way (:func:`task_problem`): a body that is not UTF-8, not a JSON
 object, not text at all, or lacking a field (``id``, ``status.state``) or holding one of the
-wrong type, or a rewind's history references that are not a list of message numbers, make the row read as :func:`placeholder_task_body` -- the task's id, session and state
+wrong type, or a rewind's history references that are not a list of message numbers, make the row read
+as :func:`placeholder_task_body` -- the task's id, session and state
 from their own columns, ``metadata.rewindtui_unreadable`` with the reason -- and its history ends
 with a note saying so (:func:`task_note`); its messages are read as stored.
 """

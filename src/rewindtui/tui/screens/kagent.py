@@ -177,7 +177,10 @@ class KagentScreen(ModalScreen[str | None]):
             if go:
                 self._delete(chosen.id)
 
-        what = f"Delete checkpoint {chosen.name or chosen.id[:8]} (after turn {chosen.history_sequence})? The session keeps its turns; no fork can start there any more."
+        what = (
+            f"Delete checkpoint {chosen.name or chosen.id[:8]} (after turn {chosen.history_sequence})? "
+            "The session keeps its turns; no fork can start there any more."
+        )
         self.app.push_screen(ConfirmScreen("Delete checkpoint", what, go="Delete"), answered)
 
     @work(group="kagent", exclusive=True)

@@ -65,8 +65,9 @@ def complete_path(value: str, *, directories_only: bool = False) -> str | None:
 class PathPrompt(ModalScreen[Any]):
     DEFAULT_CSS = """
     PathPrompt { align: center middle; }
-    PathPrompt > #prompt-box { width: 80%; max-width: 100; height: auto; border: thick $accent; background: $panel; padding: 1 2; }
-    PathPrompt #prompt-error { color: $text-error; height: auto; }
+    PathPrompt > #prompt-box {
+        width: 80%; max-width: 100; height: auto; border: thick $accent; background: $panel; padding: 1 2;
+    } PathPrompt #prompt-error { color: $text-error; height: auto; }
     PathPrompt #prompt-hint { color: $text-muted; }
     """
     BINDINGS = [

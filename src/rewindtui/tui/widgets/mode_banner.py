@@ -87,7 +87,8 @@ class ModeBanner(Horizontal):
             text.append(" back to before ")
             text.append(what, style="bold")
             text.append(
-                f": {turns} turn{'s' if turns != 1 else ''} ({messages} message{'s' if messages != 1 else ''}) go, on the server too."
+                f": {turns} turn{'s' if turns != 1 else ''} ({messages} message{'s' if messages != 1 else ''}) go, on "
+                "the server too."
             )
         text.append(" Enter rewinds, Esc leaves.", style="italic")
         for line in effects:

@@ -92,7 +92,10 @@ class SessionsPanel(OptionList):
     BINDINGS = interaction.bindings("sessions")
 
     DEFAULT_CSS = """
-    SessionsPanel { width: 30%; min-width: 18; max-width: 48; height: 100%; max-height: 100%; dock: left; border-right: tall $panel-lighten-1; }
+    SessionsPanel {
+        width: 30%; min-width: 18; max-width: 48; height: 100%; max-height: 100%;
+        dock: left; border-right: tall $panel-lighten-1;
+    }
     """
 
     class Open(Message):

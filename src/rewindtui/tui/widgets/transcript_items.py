@@ -211,7 +211,10 @@ def _tooltip(action: str, buttons: TurnButtons) -> str:
         what = {"edit": "Rewind", "fork_branch": "Fork"}.get(action, action.capitalize())
         return f"{what} unavailable: {reason}"
     return {
-        "restore": "Bring this rewound branch back up to this turn: undo the rewind that took it away (its later turns stay rewound)",
+        "restore": (
+            "Bring this rewound branch back up to this turn: undo the rewind that took it away "
+            "(its later turns stay rewound)"
+        ),
         "fork_branch": "Fork a new session holding this rewound branch up to and including this turn",
         "rewind": "Rewind to here: shows what would go (this turn and everything after it); Enter confirms",
         "edit": "Edit this turn's message and resend it; the turn and everything after it are replaced",

@@ -13,6 +13,10 @@ APP_NAME = f"{AGENT_NAMESPACE}__NS__{AGENT_NAME}"
 AGENT_PATH = f"/api/a2a/{AGENT_NAMESPACE}/{AGENT_NAME}/"
 #: The kagent-style REST base.
 API_PATH = "/api"
+#: The server's own routes (``http/control.py`` serves them, ``process/instance.py`` calls them):
+#: its self-description (token-protected) and the apps attached to it, relative to its base URL.
+SERVER_PATH = "/api/server"
+CLIENTS_PATH = "/api/server/clients"
 
 #: The databases in a data directory: the task store, ADK's sessions.
 STORE_FILE = "rewindtui.db"

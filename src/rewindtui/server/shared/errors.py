@@ -1,4 +1,4 @@
-"""Errors of the embedded server's service layer, each with its HTTP status.
+"""Errors the embedded server raises (the service and storage alike), each with its HTTP status.
 
 REST turns them into ``{"error": "<text>"}`` with ``status``; the A2A stream
 turns them into a final ``failed`` status whose message carries the text and

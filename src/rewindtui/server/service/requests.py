@@ -1,7 +1,7 @@
 """What an incoming A2A message asks for, decided once, with every id checked once.
 
-Both entries into the server -- the rewind fast path (``fast_rewind.py``) and a2a-sdk's
-dispatcher (``handler.py``) -- classify the message here and act on the result:
+Both entries into the server -- the rewind fast path (``http/fast_rewind.py``) and a2a-sdk's
+dispatcher (``http/handler.py``) -- classify the message here and act on the result:
 
 * :attr:`Kind.TURN` -- run the agent on it;
 * :attr:`Kind.REWIND` -- rewind the session (the control message: the rewind metadata key,
@@ -11,7 +11,7 @@ dispatcher (``handler.py``) -- classify the message here and act on the result:
   task's ``taskId`` and a data part ``{"decision_type": "approve" | "reject"}``, as kagent's
   web UI sends it (kagent-adk 0.10.4 ``_agent_executor._handle_request``).
 
-Anything malformed is a :class:`~rewindtui.server.service.errors.BadRequest` naming the problem.
+Anything malformed is a :class:`~rewindtui.server.shared.errors.BadRequest` naming the problem.
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from rewindtui.a2a.outgoing import APPROVE, DECISION_KEY, REJECT
-from rewindtui.server.service.errors import BadRequest
-from rewindtui.server.service.wire import REWIND_KEY, text_of
+from rewindtui.server.shared.errors import BadRequest
+from rewindtui.server.shared.wire import REWIND_KEY, text_of
 
 _ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@+=-]{0,199}$")
 _ID_RULE = "use 1-200 letters, digits and ._:@+=-"

@@ -31,7 +31,7 @@ from google.protobuf.json_format import MessageToDict
 
 from rewindtui.a2a import contract
 from rewindtui.a2a.dialect import TURN_ENDING_STATES
-from rewindtui.server.agent.effects import effects_of
+from rewindtui.server.shared.effects import effects_of
 
 # -- metadata keys -------------------------------------------------------------
 REWIND_KEY = contract.REWIND_METADATA_KEY
@@ -175,7 +175,7 @@ def parts_from_adk(content: Any, long_running: Collection[str] = ()) -> list[dic
             call_meta: dict[str, Any] = {"kagent_type": "function_call"}
             if fc.id in long_running:
                 call_meta[LONG_RUNNING_KEY] = True
-            if effects := effects_of(fc.name):  # this agent's own mark (server/agent/effects.py)
+            if effects := effects_of(fc.name):  # this agent's own mark (server/shared/effects.py)
                 call_meta[contract.TOOL_EFFECTS_KEY] = effects
             parts.append(
                 {

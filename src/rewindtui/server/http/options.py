@@ -85,7 +85,8 @@ class ServerOptions:
 
     def for_bind(self, host: str) -> tuple[ServerOptions, bool]:
         """These options for a server bound to ``host``: beyond loopback a token is required, so one
-        is made up if none was given (with ``users``, each user's own token is required instead). Returns the options and whether the token was made up."""
+        is made up if none was given (with ``users``, each user's own token is required instead).
+        Returns the options and whether the token was made up."""
         if self.token is None and not is_loopback(host) and not self.users:
             return replace(self, token=secrets.token_urlsafe(32)), True
         return self, False

@@ -2,7 +2,7 @@
 of its function-call parts (``contract.TOOL_EFFECTS_KEY``), so a client's rewind preview can say
 which calls in the turns that would go acted outside the agent -- what a rewind does not undo.
 
-The marks are this agent's declaration about its own tools (``agent.py``):
+The marks are this agent's declaration about its own tools (``server/agent/agent.py``):
 
 * ``get_weather`` changes only the session state (``weather_calls``), which ADK's rewind restores.
 * ``delete_file`` stands for a tool that deletes a file. The demo records the name in the session

@@ -8,7 +8,7 @@ session (or the ones named):
   every readable event that survives ADK's rewinds, in order (what ADK itself applied; an
   ``app:``/``user:``/``temp:`` key is not session state). The app's or user's shared state
   that cannot be read is set to ``{}`` (no events say what it was).
-* **The view shows turns the agent lacks** (:mod:`.crosscheck`; e.g. ``adk_sessions.db`` lost its
+* **The view shows turns the agent lacks** (:mod:`..storage.crosscheck`; e.g. ``adk_sessions.db`` lost its
   newest transactions with its write-ahead log): the task store is rewound to just before the
   first of them -- a rewind task like any other, so those turns stay, shown as rewound, and a
   redo brings them back. ADK is not touched.
@@ -30,9 +30,9 @@ from types import SimpleNamespace
 from typing import Any
 
 from rewindtui.a2a import contract
-from rewindtui.server.http.paths import ADK_FILE, APP_NAME, STORE_FILE
 from rewindtui.server.service.rewinds import rewind_task
-from rewindtui.server.service.wire import effective_events, new_id
+from rewindtui.server.shared.paths import ADK_FILE, APP_NAME, STORE_FILE
+from rewindtui.server.shared.wire import effective_events, new_id
 from rewindtui.server.storage.adk_damage import decode_json, state_problem
 from rewindtui.server.storage.crosscheck import crosscheck
 from rewindtui.server.storage.store import Store
