@@ -258,7 +258,7 @@ def test_a_replica_killed_mid_turn_leaves_the_turn_failed_and_the_session_to_the
                 "role": "user",
                 "messageId": "m-1",
                 "contextId": session,
-                "parts": [{"kind": "text", "text": "a long answer please"}],
+                "parts": [{"kind": "text", "text": LONG_TEXT}],  # a turn of seconds
             }
             body = {"jsonrpc": "2.0", "id": 1, "method": "message/stream", "params": {"message": message}}
             streamed = threading.Event()
@@ -283,19 +283,34 @@ def test_a_replica_killed_mid_turn_leaves_the_turn_failed_and_the_session_to_the
             refused = http.post(b.agent_url, json={**second, "method": "message/send"}, headers=USER).json()
             status = refused["result"]["status"] if "status" in refused.get("result", {}) else refused["result"]
             assert OTHER_REPLICA_BUSY in json.dumps(status)
-            a.kill9()
-            reader.join(30)
-            # following the cut turn from B: B finds no replica holding the session, finishes the
-            # turn (failed) and ends the stream with that
+            # a client follows the turn from B while A runs it: B replays A's events (deltas too)
             cut_id = got[0]["result"]["id"]
             follow = {"jsonrpc": "2.0", "id": 9, "method": "tasks/resubscribe", "params": {"id": cut_id}}
-            followed = []
-            with httpx.stream("POST", b.agent_url, json=follow, headers=USER, timeout=60) as resp:
-                for line in resp.iter_lines():
-                    if line.startswith("data:"):
-                        followed.append(json.loads(line[5:])["result"])
+            followed: list[dict[str, Any]] = []
+            following = threading.Event()
+
+            def follow_on_b() -> None:
+                with httpx.stream("POST", b.agent_url, json=follow, headers=USER, timeout=60) as resp:
+                    for line in resp.iter_lines():
+                        if line.startswith("data:"):
+                            followed.append(json.loads(line[5:])["result"])
+                            if (followed[-1].get("metadata") or {}).get("kagent_adk_partial"):
+                                following.set()
+
+            follower = threading.Thread(target=follow_on_b, daemon=True)
+            follower.start()
+            assert following.wait(60), followed  # B's follower has seen a delta of A's turn
+            a.kill9()
+            reader.join(30)
+            # nobody touches the session: B's sweeper finds the turn running with no replica holding
+            # its session, finishes it (failed), and the follower's stream ends with that
+            follower.join(30)
+            assert not follower.is_alive()
             assert followed[0]["status"]["state"] in ("submitted", "working")  # as A left it
             assert followed[-1]["final"] is True and followed[-1]["status"]["state"] == "failed"
+            got_task = {"jsonrpc": "2.0", "id": 10, "method": "tasks/get", "params": {"id": cut_id}}
+            stored = http.post(b.agent_url, json=got_task, headers=USER).json()["result"]
+            assert stored["status"]["state"] == "failed", stored
             # B takes the session over: the cut turn is failed, the next turn runs
             third = {
                 **second,
@@ -394,6 +409,11 @@ def test_a_turn_on_one_replica_is_followed_from_the_other(slow_pair: Any) -> Non
     ]
     streamed_on_b = [_text(e["status"]["message"]) for e in followed[1:] if e.get("status", {}).get("message")]
     assert whole_on_a and streamed_on_b[-len(whole_on_a) :] == whole_on_a  # B saw A's whole messages
+    # and the deltas as they grew: B replays A's run (a2a-sdk's task_events), event for event, in order
+    deltas_on_b = [e for e in followed if (e.get("metadata") or {}).get("kagent_adk_partial")]
+    assert len(deltas_on_b) > 3, followed
+    a_events = [f["result"] for f in frames[1:]]
+    assert followed[1:] == a_events
 
 
 def test_a_turn_on_one_replica_is_cancelled_from_the_other(slow_pair: Any) -> None:

@@ -90,6 +90,7 @@ from rewindtui.server.storage.session_leases import SessionLeases
 from rewindtui.server.storage.store import Store
 from rewindtui.server.storage.store_pg import startup_lock
 from rewindtui.server.storage.team_store import TeamStore
+from rewindtui.server.storage.turn_events import TurnEventLog
 
 log = logging.getLogger(__name__)
 
@@ -198,7 +199,9 @@ def create_app(
         service, data_dir / PUSH_FILE, PushScreen(parse_allow(options.push_allow or ())), database_url=database_url
     )
     handler = PushingRequestHandler(service, push)
-    team_turns = TeamTurns(service, team) if database_url is not None else None
+    # a team server: each turn's events in a2a-sdk's task_events table, for followers on other replicas
+    turn_events = TurnEventLog(team.engine) if database_url is not None else None
+    team_turns = TeamTurns(service, team, turn_events) if database_url is not None else None
     handler.team_turns = team_turns
     dispatcher = JsonRpcDispatcher(
         request_handler=handler,
@@ -266,6 +269,8 @@ def create_app(
                 raise DataDirProblem(describe_open_failure(store.path, exc)) from exc
             try:
                 await team.open()
+                if turn_events is not None:
+                    await turn_events.initialize()  # a2a-sdk's create_all of its task_events table
                 await session_service.prepare_tables()
             except BaseException:
                 await store.close()
@@ -298,6 +303,8 @@ def create_app(
             await push.close()
             await clients.stop()
             await service.shutdown()
+            if team_turns is not None:
+                await team_turns.close()  # the last events of turns the shutdown ended
             if leases is not None:
                 await leases.close()
             with contextlib.suppress(Exception):
