@@ -77,7 +77,7 @@ from rewindtui.server.http.push_configs import PushingRequestHandler, PushNotifi
 from rewindtui.server.http.push_screen import PushScreen, parse_allow
 from rewindtui.server.http.rest import build_rest_routes
 from rewindtui.server.http.team_turns import TeamTurns
-from rewindtui.server.http.team_users import UserTokens
+from rewindtui.server.http.team_users import TeamDoor, UserTokens
 from rewindtui.server.process.options import ServerOptions
 from rewindtui.server.service.agent_service import AgentService
 from rewindtui.server.service.context import ServerContext
@@ -209,7 +209,9 @@ def create_app(
         enable_v0_3_compat=True,
     )
     fast_rewind = FastRewind(service) if options.fast_rewind else None
-    grpc_listener = GrpcListener(handler, bind_host, options.token, url_host_of(base_url))
+    grpc_listener = GrpcListener(
+        handler, bind_host, options.token, url_host_of(base_url), users=TeamDoor(team, store) if options.users else None
+    )
 
     async def a2a_endpoint(request: Request) -> Response:
         raw = await request.body()  # Starlette keeps it for the dispatcher
@@ -287,8 +289,7 @@ def create_app(
                     report.messages_restored,
                 )
             await push.start()  # notifications still owed from an earlier run
-            # the gRPC port checks the server's token only: a server with users serves HTTP alone
-            grpc_url = None if options.users else await grpc_listener.start()
+            grpc_url = await grpc_listener.start()  # with users: their tokens, as over HTTP (grpc_users.py)
             if grpc_url is not None:  # the card lists the gRPC interface once it listens
                 card.supported_interfaces.append(grpc_interface(grpc_url))
                 app.state.agent_card = agent_card_json(card)
