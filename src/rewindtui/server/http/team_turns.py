@@ -6,8 +6,8 @@ Built on a2a-sdk 1.3's ``a2a.server.cluster``, the way its ``DefaultRequestHandl
 ``_cancel_remote``), over this server's own task store (which keeps rewound tasks and redo records
 that a2a-sdk's ``VersionedDatabaseTaskStore`` has no place for):
 
-* **Publish.** Each turn this replica runs (``TurnRunner.on_live``) has its events -- the Task as
-  the turn started, then every event its own client gets, the model's deltas included -- appended
+* **Publish.** Each turn this replica runs (``TurnRunner.on_live``) has its events -- every event
+  its own client gets, from the run's Task on, the model's deltas included -- appended
   to a2a-sdk's ``task_events`` table (:class:`~rewindtui.server.storage.turn_events.TurnEventLog`,
   a ``DatabaseTaskEventStream`` from ``a2a/server/cluster/database_event_stream.py``), a batch per
   insert, off the turn's path.
@@ -104,18 +104,21 @@ class TeamTurns:
 
     # -- publish -----------------------------------------------------------------------------
     def _on_live(self, task_id: str, live: LiveTask) -> None:
-        """A turn starts here: subscribe now (nothing missed) and append its events off its path."""
-        snapshot, queue = live.subscribe()
-        job = asyncio.get_running_loop().create_task(self._publish(task_id, snapshot, queue))
+        """A turn starts here: subscribe now (nothing missed) and append its events off its path.
+        (Not the subscription's snapshot: a run's first event is its Task -- turns.py ``_started``
+        -- which is the snapshot a follower starts from; a run that fails before it has none, and
+        is followed from the store.)"""
+        _snapshot, queue = live.subscribe()
+        job = asyncio.get_running_loop().create_task(self._publish(task_id, queue))
         self._publishers.add(job)
         job.add_done_callback(self._publishers.discard)
 
-    async def _publish(self, task_id: str, snapshot: dict[str, Any], queue: asyncio.Queue[dict[str, Any]]) -> None:
+    async def _publish(self, task_id: str, queue: asyncio.Queue[dict[str, Any]]) -> None:
         assert self.events is not None
         version = 0
         with contextlib.suppress(Exception):  # a resumed task goes on from its last row
             version = await self.events.last_version(task_id)
-        batch = [snapshot]
+        batch = [await queue.get()]
         while True:
             while not queue.empty():  # what came while the last insert ran: one insert
                 batch.append(queue.get_nowait())

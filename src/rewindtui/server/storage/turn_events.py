@@ -16,8 +16,8 @@ Built on a2a-sdk (``a2a/server/cluster/database_event_stream.py`` and ``a2a/serv
 
 Versions are per task and count its events (1, 2, …), as ``VersionedDatabaseTaskStore`` counts
 its writes: the replica running a turn holds its session (:mod:`.session_leases`), so it is the one
-writer of the task's rows. A turn's first row is a ``Task`` snapshot (the Task as the turn started,
-with its history); a resumed task (an answer to a tool's question) adds another snapshot, and
+writer of the task's rows. A run's first row is its ``Task`` (the stream's first event, with the
+history so far); a resumed task (an answer to a tool's question) adds another, and
 :meth:`TurnEventLog.last_snapshot` finds the newest, from which a follower replays the run.
 
 Rows are kept while a follower may read them and removed afterwards (:meth:`TurnEventLog.prune`:
