@@ -484,3 +484,36 @@ def test_a_push_config_registered_on_one_replica_is_notified_when_the_turn_on_th
     assert notified["status"]["state"] == "TASK_STATE_COMPLETED"
     a_final = [f["result"] for f in frames if f.get("result", {}).get("final")]
     assert a_final and a_final[-1]["status"]["state"] == "completed"
+
+
+def test_turns_alternating_replicas_are_never_refused_when_nobody_collides(slow_pair: Any) -> None:
+    """Nobody collides: eight clients, each in a session of its own, each sending its next turn once
+    the last has ended, to A and B by turns. The replicas sweep for dead replicas' turns all along
+    (every 2 s); a sweep must never hold a live session in the way (it reads pg_locks; it does not
+    try the lock, which refused such turns for a moment)."""
+    a, b = slow_pair
+
+    async def client(http: httpx.AsyncClient, c: int) -> list[tuple[str, str]]:
+        session = f"alt-{c}-{uuid.uuid4().hex[:8]}"
+        states = []
+        for n in range(8):
+            message = {
+                "kind": "message",
+                "role": "user",
+                "messageId": str(uuid.uuid4()),
+                "contextId": session,
+                "parts": [{"kind": "text", "text": f"turn {n}"}],
+            }
+            body = {"jsonrpc": "2.0", "id": n, "method": "message/send", "params": {"message": message}}
+            resp = await http.post((a, b)[(n + c) % 2].agent_url, json=body, headers=USER)
+            status = resp.json()["result"]["status"]
+            states.append((status["state"], json.dumps(status.get("message"))[:200]))
+        return states
+
+    async def run() -> list[tuple[str, str]]:
+        async with httpx.AsyncClient(timeout=120) as http:
+            results = await asyncio.gather(*(client(http, c) for c in range(8)))
+        return [s for r in results for s in r]
+
+    states = asyncio.run(run())
+    assert len(states) == 64 and all(state == "completed" for state, _ in states), states

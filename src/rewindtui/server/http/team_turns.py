@@ -50,6 +50,7 @@ from rewindtui.server.service.agent_service import RUNNING_STATES, AgentService
 from rewindtui.server.service.errors import Busy, Conflict
 from rewindtui.server.service.turns import CLOSED, LiveTask
 from rewindtui.server.service.wire import event_to_proto, status_update
+from rewindtui.server.storage.session_leases import SessionLeases
 from rewindtui.server.storage.team_store import TeamStore
 from rewindtui.server.storage.turn_events import TurnEventLog
 
@@ -230,15 +231,29 @@ class TeamTurns:
 
     # -- sweep -------------------------------------------------------------------------------
     async def sweep(self) -> int:
-        """Finish the turns stored as running whose session no replica holds; how many sessions."""
-        finished = 0
+        """Finish the turns stored as running whose session no replica holds; how many sessions.
+
+        Who holds what is read from ``pg_locks`` (:meth:`SessionLeases.held_anywhere`), not tried:
+        trying would hold a busy session for a moment and turn its next request away. A turn ends
+        by storing its end and then letting its session go, so a task read again after that look
+        and still running has lost its replica."""
+        leases = self.service.jobs.leases
+        if not isinstance(leases, SessionLeases):
+            return 0
         busy = self.service.jobs.busy_sessions()
-        sessions = {
-            t.session_id
+        candidates = {
+            t.session_id: t.id
             for t in await self.service.store.unfinished_tasks()
             if self.service.live_task(t.id) is None and t.session_id not in busy
         }
-        for session_id in sessions:
+        held = await leases.held_anywhere(list(candidates))
+        finished = 0
+        for session_id, task_id in candidates.items():
+            if session_id in held:
+                continue
+            row = await self.service.store.get_task(task_id)
+            if row is None or row.state not in RUNNING_STATES:
+                continue  # it ended between the two looks
             finished += await self._finish_if_orphaned(session_id)
         return finished
 
