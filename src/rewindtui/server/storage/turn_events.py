@@ -28,12 +28,13 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from typing import cast
 
 from a2a.server.cluster import DatabaseTaskEventStream, VersionedEvent
 from a2a.server.models import TaskEventModel
 from a2a.types.a2a_pb2 import StreamResponse
 from a2a.utils.proto_utils import to_stream_response
-from sqlalchemy import delete, func, insert, select
+from sqlalchemy import Table, delete, func, insert, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 log = logging.getLogger(__name__)
@@ -49,7 +50,7 @@ class TurnEventLog(DatabaseTaskEventStream):
 
     def __init__(self, engine: AsyncEngine, *, poll_interval_s: float = POLL_SECONDS) -> None:
         super().__init__(engine, create_table=True, table_name="task_events", poll_interval_s=poll_interval_s)
-        self._table = TaskEventModel.__table__
+        self._table = cast(Table, TaskEventModel.__table__)
         #: the highest ``seq`` at the last prune: the next prune removes rows up to it only
         self._prune_mark: int | None = None
 
