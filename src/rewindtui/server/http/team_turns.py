@@ -159,13 +159,16 @@ class TeamTurns:
                     await queue.put(row.event)
 
         reader = asyncio.get_running_loop().create_task(tail())
+        told = False
         try:
             while True:
                 try:
                     event = await asyncio.wait_for(queue.get(), ALIVE_CHECK_SECONDS)
                 except TimeoutError:
-                    if reader.done():
-                        reader.result()  # its error, if it failed
+                    if reader.done() and not reader.cancelled() and reader.exception() is not None and not told:
+                        # the database failed under the tail: the end still comes from the store
+                        told = True
+                        log.warning("lost the events of turn %s: %s", task_id, reader.exception())
                     data = json.loads(await self.service.task_json(user_id, task_id))
                     if data["status"]["state"] not in RUNNING_STATES and queue.empty():
                         # ended without a final row: its replica died and was swept
