@@ -517,3 +517,46 @@ def test_turns_alternating_replicas_are_never_refused_when_nobody_collides(slow_
 
     states = asyncio.run(run())
     assert len(states) == 64 and all(state == "completed" for state, _ in states), states
+
+
+def test_a_turn_on_one_replica_is_followed_over_grpc_from_the_other(slow_pair: Any) -> None:
+    """SubscribeToTask on B's gRPC binding for a turn running on A: the same replay of A's events
+    (a2a-sdk's task_events), deltas included, rendered by a2a-sdk's gRPC handler."""
+    import grpc
+    from a2a.types import a2a_pb2 as pb
+    from a2a.types import a2a_pb2_grpc
+
+    a, b = slow_pair
+    thread, frames, task_id = _start_turn_on(a, f"grpc-follow-{uuid.uuid4().hex[:8]}", LONG_TEXT)
+    # B's card lists its gRPC port once B's agent is up (a read waits for it)
+    httpx.post(
+        b.agent_url,
+        json={"jsonrpc": "2.0", "id": 0, "method": "tasks/get", "params": {"id": task_id}},
+        headers=USER,
+        timeout=120,
+    )
+    card = httpx.get(b.agent_url + ".well-known/agent-card.json", timeout=60).json()
+    [address] = [i["url"] for i in card["supportedInterfaces"] if i.get("protocolBinding") == "GRPC"]
+
+    async def follow() -> list[Any]:
+        async with grpc.aio.insecure_channel(address) as channel:
+            stub = a2a_pb2_grpc.A2AServiceStub(channel)
+            call = stub.SubscribeToTask(
+                pb.SubscribeToTaskRequest(id=task_id), metadata=[("a2a-version", "1.0"), ("x-user-id", "team")]
+            )
+            return [response async for response in call]
+
+    responses = asyncio.run(follow())
+    thread.join(60)
+    assert responses[0].WhichOneof("payload") == "task" and responses[0].task.id == task_id
+    updates = [r.status_update for r in responses if r.WhichOneof("payload") == "status_update"]
+    deltas = [u for u in updates if "kagent_adk_partial" in u.metadata and u.metadata["kagent_adk_partial"]]
+    assert len(deltas) > 3
+    assert updates[-1].status.state == pb.TASK_STATE_COMPLETED
+    # the deltas are A's, in A's order
+    on_a = [
+        _text(f["result"]["status"]["message"])
+        for f in frames
+        if (f["result"].get("metadata") or {}).get("kagent_adk_partial")
+    ]
+    assert ["".join(p.text for p in u.status.message.parts) for u in deltas] == on_a
