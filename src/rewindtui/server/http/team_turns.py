@@ -18,7 +18,8 @@ that a2a-sdk's ``VersionedDatabaseTaskStore`` has no place for):
   start of the run. Every :data:`ALIVE_CHECK_SECONDS` the follower also reads the task from the
   store: a turn that ended without its replica writing the end (the replica died and was swept,
   below) ends the stream with the stored final status. A turn that published nothing (a replica
-  of an older rewindtui) is followed from the store: its stored messages, whole.
+  of an older rewindtui, or a turn that failed before its Task) is followed from the store: its
+  stored messages, whole.
 * **Cancel** (``CancelTask``) a task running on another replica: as ``_cancel_remote`` records the
   cancel in the shared store and the running replica stops at its next save, the request is
   written to the database (``cancel_requests``); every replica looks there for its own running
