@@ -13,6 +13,10 @@ and real ``rewindtui serve`` processes; everything measured in one run, reported
 3. **The per-session lock when nobody collides**: sequential turns on one PostgreSQL server with
    the lock (``pg_try_advisory_lock`` on a connection of its own) and with it switched off, in
    alternating rounds; the ratio of the medians, and the hold + release round trip alone.
+4. **A turn's events for other replicas** (a2a-sdk's ``task_events``): sequential turns of many
+   deltas with their events published and with publishing switched off, in alternating rounds;
+   the ratio of the medians; and how far behind the sender a follower on another replica gets each
+   frame (the median, over the frames sent after it began following).
 
     python bench/bench_team.py [--turns 120] [--concurrency 20] [--repeat 7] [--sizes 1000,10000]
     python bench/bench_team.py --quick   # a smoke run: every part once, a few turns (the figures mean nothing)
@@ -196,13 +200,87 @@ def lock_cost(data_dir: Path, url: str, rounds: int, per_round: int) -> tuple[fl
         return statistics.median(with_lock), statistics.median(without), statistics.median(hold)
 
 
+#: a reply of many deltas (the demo model echoes it a few words at a time)
+LONG_TEXT = " ".join(f"word{i}" for i in range(60))
+
+
+async def _stream_times(http: httpx.AsyncClient, url: str, body: dict[str, Any], out: list[tuple[float, str]]) -> None:
+    """Each frame of a stream, with the time it arrived."""
+    async with http.stream("POST", url, json=body) as resp:
+        async for line in resp.aiter_lines():
+            if line.startswith("data:"):
+                out.append((time.perf_counter(), line[5:]))
+
+
+def events_cost(root: Path, url: str, rounds: int, per_round: int) -> tuple[float, float, float, int]:
+    """(median turn ms publishing its events for other replicas, without, median follower lag ms,
+    deltas the lag is measured on)."""
+    with EmbeddedServer(root / "ev", options=ServerOptions(database_url=url)) as srv:
+        turns = srv.app.state.parts.service.turns
+        hook = turns.on_live
+        published: list[float] = []
+        unpublished: list[float] = []
+
+        async def run(n: int) -> list[float]:
+            async with httpx.AsyncClient(timeout=300) as http:
+                session = f"ev-{uuid.uuid4().hex[:6]}"
+                return [await one_turn(http, srv.agent_url, session, LONG_TEXT) * 1000 for _ in range(n)]
+
+        asyncio.run(run(3))  # warm
+        for _ in range(rounds):
+            turns.on_live = hook
+            published += asyncio.run(run(per_round))
+            turns.on_live = None
+            unpublished += asyncio.run(run(per_round))
+        turns.on_live = hook
+
+    # the lag: a turn on A followed from B (another replica, the same database), each frame's
+    # arrival on B against the same frame's on A (B replays A's events in A's order)
+    options = ServerOptions(database_url=url)
+    with (
+        EmbeddedServer(root / "lag-a", demo_delay=0.1, options=options) as a,
+        EmbeddedServer(root / "lag-b", demo_delay=0.1, options=options) as b,
+    ):
+
+        async def lag() -> tuple[list[float], int]:
+            async with httpx.AsyncClient(timeout=300) as http:
+                await one_turn(http, b.agent_url, f"warm-{uuid.uuid4().hex[:6]}", "warm")
+                message = {
+                    "kind": "message",
+                    "role": "user",
+                    "messageId": str(uuid.uuid4()),
+                    "contextId": f"lag-{uuid.uuid4().hex[:6]}",
+                    "parts": [{"kind": "text", "text": LONG_TEXT}],
+                }
+                on_a: list[tuple[float, str]] = []
+                on_b: list[tuple[float, str]] = []
+                body = {"jsonrpc": "2.0", "id": 1, "method": "message/stream", "params": {"message": message}}
+                sender = asyncio.create_task(_stream_times(http, a.agent_url, body, on_a))
+                while not on_a:
+                    await asyncio.sleep(0.01)
+                task_id = json.loads(on_a[0][1])["result"]["id"]
+                follow = {"jsonrpc": "2.0", "id": 2, "method": "tasks/resubscribe", "params": {"id": task_id}}
+                since = time.perf_counter()
+                await _stream_times(http, b.agent_url, follow, on_b)
+                await sender
+                # frames A got after B began following (earlier ones B replays at once)
+                pairs = [(ta, tb) for (ta, fa), (tb, fb) in zip(on_a[1:], on_b[1:], strict=False) if ta > since]
+                for (_, fa), (_, fb) in zip(on_a, on_b, strict=True):
+                    if json.loads(fa)["result"] != json.loads(fb)["result"]:
+                        raise AssertionError(f"B's frame differs from A's: {fb[:300]} vs {fa[:300]}")
+                return [(tb - ta) * 1000 for ta, tb in pairs], len(pairs)
+
+        lags, count = asyncio.run(lag())
+    return statistics.median(published), statistics.median(unpublished), statistics.median(lags or [0.0]), count
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--turns", type=int, default=120)
     parser.add_argument("--concurrency", type=int, default=20)
     parser.add_argument("--repeat", type=int, default=7)
     parser.add_argument("--sizes", default="1000,10000")
-    parser.add_argument("--skip", default="", help="comma-separated parts to leave out: replicas,rewind,lock")
+    parser.add_argument("--skip", default="", help="comma-separated parts to leave out: replicas,rewind,lock,events")
     parser.add_argument(
         "--quick",
         action="store_true",
@@ -248,6 +326,12 @@ def main(argv: list[str] | None = None) -> int:
         print(
             f"a turn with the per-session lock {locked:.0f} ms, without {unlocked:.0f} ms -> {locked / unlocked:.2f}x; "
             f"hold + release alone {hold:.2f} ms"
+        )
+    if "events" not in skip:
+        pub, unpub, lag, count = events_cost(root / "events", new_db(server, socket_dir), lock_rounds, lock_turns)
+        print(
+            f"a turn of many deltas publishing its events {pub:.0f} ms, without {unpub:.0f} ms -> {pub / unpub:.2f}x; "
+            f"a follower on another replica {lag:.0f} ms behind (median of {count} frames)"
         )
     server.cleanup()
     return 0

@@ -79,6 +79,7 @@ CASES: dict[str, tuple[str, ...]] = {
         "rewind at 20 turns (median of 1): SQLite",
         "a turn with the per-session lock",
         "hold + release alone",
+        "a turn of many deltas publishing its events",
     ),
     "bench_throughput.py": ("embedded ", "a2a-sdk echo ", "throughput: embedded / echo", "p99 latency"),
     "bench_wire.py": ("json.loads(bytes)", "app path: parse_json", "merge alone", "cyclic GC runs during the merge"),

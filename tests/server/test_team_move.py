@@ -110,3 +110,22 @@ def test_a_solo_data_dir_moves_into_the_team_database_and_back(tmp_path: Path, p
             assert _view(srv, http, s) == after[s]
             assert check(srv, s) == []
         assert _artifacts(srv, sid) == artifacts
+
+    # and the other way round: that solo copy of the team database moves into a second, empty team
+    # database (a team database copied through the solo format) and reads the same there
+    from kit.postgres import new_database
+
+    second = new_database()
+    moved = _team("--database-url", second, "import", str(back))
+    assert moved.returncode == 0, moved.stderr
+    assert "moved 2 session(s)" in moved.stdout and "2 artifact version(s)" in moved.stdout
+    with EmbeddedServer(tmp_path / "replica2", options=ServerOptions(database_url=second)) as srv:
+        for s in (sid, fork_id):
+            assert _view(srv, http, s) == after[s]
+            assert check(srv, s) == []
+        assert _artifacts(srv, sid) == artifacts
+        api = Api(http, srv.api_url)
+        invocations = [t.invocation_id for t in turns]
+        rewind(api, sid, invocations[1])  # rewound branches still work: back to after turn 1
+        answer = Turn(A2A(http, srv.agent_url, "0.3").stream("in the second database", sid)).answer
+        assert seen(answer) == (["one", "in the second database"], 0)  # the weather call went back too

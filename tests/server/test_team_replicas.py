@@ -258,7 +258,7 @@ def test_a_replica_killed_mid_turn_leaves_the_turn_failed_and_the_session_to_the
                 "role": "user",
                 "messageId": "m-1",
                 "contextId": session,
-                "parts": [{"kind": "text", "text": "a long answer please"}],
+                "parts": [{"kind": "text", "text": LONG_TEXT}],  # a turn of seconds
             }
             body = {"jsonrpc": "2.0", "id": 1, "method": "message/stream", "params": {"message": message}}
             streamed = threading.Event()
@@ -283,19 +283,34 @@ def test_a_replica_killed_mid_turn_leaves_the_turn_failed_and_the_session_to_the
             refused = http.post(b.agent_url, json={**second, "method": "message/send"}, headers=USER).json()
             status = refused["result"]["status"] if "status" in refused.get("result", {}) else refused["result"]
             assert OTHER_REPLICA_BUSY in json.dumps(status)
-            a.kill9()
-            reader.join(30)
-            # following the cut turn from B: B finds no replica holding the session, finishes the
-            # turn (failed) and ends the stream with that
+            # a client follows the turn from B while A runs it: B replays A's events (deltas too)
             cut_id = got[0]["result"]["id"]
             follow = {"jsonrpc": "2.0", "id": 9, "method": "tasks/resubscribe", "params": {"id": cut_id}}
-            followed = []
-            with httpx.stream("POST", b.agent_url, json=follow, headers=USER, timeout=60) as resp:
-                for line in resp.iter_lines():
-                    if line.startswith("data:"):
-                        followed.append(json.loads(line[5:])["result"])
+            followed: list[dict[str, Any]] = []
+            following = threading.Event()
+
+            def follow_on_b() -> None:
+                with httpx.stream("POST", b.agent_url, json=follow, headers=USER, timeout=60) as resp:
+                    for line in resp.iter_lines():
+                        if line.startswith("data:"):
+                            followed.append(json.loads(line[5:])["result"])
+                            if (followed[-1].get("metadata") or {}).get("kagent_adk_partial"):
+                                following.set()
+
+            follower = threading.Thread(target=follow_on_b, daemon=True)
+            follower.start()
+            assert following.wait(60), followed  # B's follower has seen a delta of A's turn
+            a.kill9()
+            reader.join(30)
+            # nobody touches the session: B's sweeper finds the turn running with no replica holding
+            # its session, finishes it (failed), and the follower's stream ends with that
+            follower.join(30)
+            assert not follower.is_alive()
             assert followed[0]["status"]["state"] in ("submitted", "working")  # as A left it
             assert followed[-1]["final"] is True and followed[-1]["status"]["state"] == "failed"
+            got_task = {"jsonrpc": "2.0", "id": 10, "method": "tasks/get", "params": {"id": cut_id}}
+            stored = http.post(b.agent_url, json=got_task, headers=USER).json()["result"]
+            assert stored["status"]["state"] == "failed", stored
             # B takes the session over: the cut turn is failed, the next turn runs
             third = {
                 **second,
@@ -394,6 +409,10 @@ def test_a_turn_on_one_replica_is_followed_from_the_other(slow_pair: Any) -> Non
     ]
     streamed_on_b = [_text(e["status"]["message"]) for e in followed[1:] if e.get("status", {}).get("message")]
     assert whole_on_a and streamed_on_b[-len(whole_on_a) :] == whole_on_a  # B saw A's whole messages
+    # and the deltas as they grew: B replays A's run (a2a-sdk's task_events), event for event, in order
+    deltas_on_b = [e for e in followed if (e.get("metadata") or {}).get("kagent_adk_partial")]
+    assert len(deltas_on_b) > 3, followed
+    assert followed == [f["result"] for f in frames]  # the whole stream, the Task too
 
 
 def test_a_turn_on_one_replica_is_cancelled_from_the_other(slow_pair: Any) -> None:
@@ -465,3 +484,79 @@ def test_a_push_config_registered_on_one_replica_is_notified_when_the_turn_on_th
     assert notified["status"]["state"] == "TASK_STATE_COMPLETED"
     a_final = [f["result"] for f in frames if f.get("result", {}).get("final")]
     assert a_final and a_final[-1]["status"]["state"] == "completed"
+
+
+def test_turns_alternating_replicas_are_never_refused_when_nobody_collides(slow_pair: Any) -> None:
+    """Nobody collides: eight clients, each in a session of its own, each sending its next turn once
+    the last has ended, to A and B by turns. The replicas sweep for dead replicas' turns all along
+    (every 2 s); a sweep must never hold a live session in the way (it reads pg_locks; it does not
+    try the lock, which refused such turns for a moment)."""
+    a, b = slow_pair
+
+    async def client(http: httpx.AsyncClient, c: int) -> list[tuple[str, str]]:
+        session = f"alt-{c}-{uuid.uuid4().hex[:8]}"
+        states = []
+        for n in range(8):
+            message = {
+                "kind": "message",
+                "role": "user",
+                "messageId": str(uuid.uuid4()),
+                "contextId": session,
+                "parts": [{"kind": "text", "text": f"turn {n}"}],
+            }
+            body = {"jsonrpc": "2.0", "id": n, "method": "message/send", "params": {"message": message}}
+            resp = await http.post((a, b)[(n + c) % 2].agent_url, json=body, headers=USER)
+            status = resp.json()["result"]["status"]
+            states.append((status["state"], json.dumps(status.get("message"))[:200]))
+        return states
+
+    async def run() -> list[tuple[str, str]]:
+        async with httpx.AsyncClient(timeout=120) as http:
+            results = await asyncio.gather(*(client(http, c) for c in range(8)))
+        return [s for r in results for s in r]
+
+    states = asyncio.run(run())
+    assert len(states) == 64 and all(state == "completed" for state, _ in states), states
+
+
+def test_a_turn_on_one_replica_is_followed_over_grpc_from_the_other(slow_pair: Any) -> None:
+    """SubscribeToTask on B's gRPC binding for a turn running on A: the same replay of A's events
+    (a2a-sdk's task_events), deltas included, rendered by a2a-sdk's gRPC handler."""
+    import grpc
+    from a2a.types import a2a_pb2 as pb
+    from a2a.types import a2a_pb2_grpc
+
+    a, b = slow_pair
+    thread, frames, task_id = _start_turn_on(a, f"grpc-follow-{uuid.uuid4().hex[:8]}", LONG_TEXT)
+    # B's card lists its gRPC port once B's agent is up (a read waits for it)
+    httpx.post(
+        b.agent_url,
+        json={"jsonrpc": "2.0", "id": 0, "method": "tasks/get", "params": {"id": task_id}},
+        headers=USER,
+        timeout=120,
+    )
+    card = httpx.get(b.agent_url + ".well-known/agent-card.json", timeout=60).json()
+    [address] = [i["url"] for i in card["supportedInterfaces"] if i.get("protocolBinding") == "GRPC"]
+
+    async def follow() -> list[Any]:
+        async with grpc.aio.insecure_channel(address) as channel:
+            stub = a2a_pb2_grpc.A2AServiceStub(channel)
+            call = stub.SubscribeToTask(
+                pb.SubscribeToTaskRequest(id=task_id), metadata=[("a2a-version", "1.0"), ("x-user-id", "team")]
+            )
+            return [response async for response in call]
+
+    responses = asyncio.run(follow())
+    thread.join(60)
+    assert responses[0].WhichOneof("payload") == "task" and responses[0].task.id == task_id
+    updates = [r.status_update for r in responses if r.WhichOneof("payload") == "status_update"]
+    deltas = [u for u in updates if "kagent_adk_partial" in u.metadata and u.metadata["kagent_adk_partial"]]
+    assert len(deltas) > 3
+    assert updates[-1].status.state == pb.TASK_STATE_COMPLETED
+    # the deltas are A's, in A's order
+    on_a = [
+        _text(f["result"]["status"]["message"])
+        for f in frames
+        if (f["result"].get("metadata") or {}).get("kagent_adk_partial")
+    ]
+    assert ["".join(p.text for p in u.status.message.parts) for u in deltas] == on_a

@@ -174,3 +174,101 @@ def test_the_headless_send_uses_a_users_token_from_the_named_auth_settings(users
     session = done.stdout.splitlines()[0].split("session: ", 1)[1].strip()
     row = _http.get(a.api_url + f"/sessions/{session}", headers=_as(alice)).json()["data"]
     assert row["user_id"] == "alice"
+
+
+def _grpc_address(replica: Served) -> str:
+    card = _http.get(replica.agent_url + ".well-known/agent-card.json").json()
+    [address] = [i["url"] for i in card.get("supportedInterfaces", []) if i.get("protocolBinding") == "GRPC"]
+    return address
+
+
+def test_grpc_takes_the_users_tokens_and_their_shares(users_pair: Any, tmp_path: Path) -> None:
+    """The gRPC binding of a server with users: a user's token (metadata ``authorization``), the
+    same sessions and shares as over HTTP (server/http/grpc_users.py)."""
+    import asyncio
+
+    import grpc
+    from a2a.types import a2a_pb2 as pb
+    from a2a.types import a2a_pb2_grpc
+
+    a, b, url, alice, bob = users_pair
+    session = f"grpc-{uuid.uuid4().hex[:8]}"
+
+    def meta(token: str | None, **extra: str) -> list[tuple[str, str]]:
+        out = [("a2a-version", "1.0"), *extra.items()]
+        return out + ([("authorization", f"Bearer {token}")] if token else [])
+
+    def message(text: str) -> pb.SendMessageRequest:
+        return pb.SendMessageRequest(
+            message=pb.Message(
+                message_id=str(uuid.uuid4()), context_id=session, role=pb.ROLE_USER, parts=[pb.Part(text=text)]
+            )
+        )
+
+    async def run() -> None:
+        async with grpc.aio.insecure_channel(_grpc_address(a)) as ca, grpc.aio.insecure_channel(_grpc_address(b)) as cb:
+            on_a, on_b = a2a_pb2_grpc.A2AServiceStub(ca), a2a_pb2_grpc.A2AServiceStub(cb)
+            # no token, or not a user's token: UNAUTHENTICATED, nothing stored
+            for token in (None, "rwt_not-a-token"):
+                with pytest.raises(grpc.aio.AioRpcError) as refused:
+                    await on_a.SendMessage(message("no"), metadata=meta(token))
+                assert refused.value.code() == grpc.StatusCode.UNAUTHENTICATED
+                assert "rewindtui team token" in (refused.value.details() or "")
+            # alice's turn over gRPC on A, read back over HTTP from B: hers
+            sent = await on_a.SendMessage(message("one over grpc"), metadata=meta(alice))
+            assert sent.task.status.state == pb.TASK_STATE_COMPLETED, sent
+            task_id = sent.task.id
+            row = _http.get(b.api_url + f"/sessions/{session}", headers=_as(alice)).json()["data"]
+            assert row["user_id"] == "alice"
+            # bob, even claiming to be alice, does not see it
+            for stub in (on_a, on_b):
+                with pytest.raises(grpc.aio.AioRpcError) as unknown:
+                    await stub.GetTask(pb.GetTaskRequest(id=task_id), metadata=meta(bob, **{"x-user-id": "alice"}))
+                assert unknown.value.code() == grpc.StatusCode.NOT_FOUND
+            listed = await on_b.ListTasks(pb.ListTasksRequest(), metadata=meta(bob))
+            assert task_id not in [t.id for t in listed.tasks]
+            # a read share: bob reads, cannot send
+            _team(url, "share", session, "bob", "--mode", "read")
+            got = await on_b.GetTask(pb.GetTaskRequest(id=task_id), metadata=meta(bob))
+            assert got.id == task_id and got.status.state == pb.TASK_STATE_COMPLETED
+            still = await on_b.SendMessage(message("bob reads only"), metadata=meta(bob))
+            assert still.task.status.state == pb.TASK_STATE_FAILED
+            # a writable share: bob's turn lands in alice's session
+            _team(url, "share", session, "bob", "--mode", "write")
+            written = await on_b.SendMessage(message("from bob over grpc"), metadata=meta(bob))
+            assert written.task.status.state == pb.TASK_STATE_COMPLETED, written
+            # revoked: within the token cache's seconds bob's calls end UNAUTHENTICATED
+            _team(url, "revoke", "bob")
+
+            async def refused_now() -> bool:
+                try:
+                    await on_b.ListTasks(pb.ListTasksRequest(), metadata=meta(bob))
+                except grpc.aio.AioRpcError as exc:
+                    return exc.code() == grpc.StatusCode.UNAUTHENTICATED
+                return False
+
+            for _ in range(100):
+                if await refused_now():
+                    break
+                await asyncio.sleep(0.1)
+            else:
+                raise AssertionError("bob's revoked token still works over gRPC")
+
+    asyncio.run(run())
+    tasks = _http.get(a.api_url + f"/sessions/{session}/tasks", headers=_as(alice)).json()["data"]
+    texts = [p.get("text") for t in tasks for m in t.get("history", []) if m["role"] == "user" for p in m["parts"]]
+    assert texts == ["one over grpc", "from bob over grpc"]  # the read-only send stored nothing
+    # the headless client, as a user would: --binding grpc with the token from the named-auth settings
+    env = {k: v for k, v in os.environ.items() if not k.startswith("REWINDTUI_")}
+    env.update({"ALICE_TOKEN": alice, "REWINDTUI_DATA_DIR": str(tmp_path / "client")})
+    done = subprocess.run(
+        [sys.executable, "-m", "rewindtui", "send", "--url", a.agent_url, "--binding", "grpc"]
+        # --grpc-same-host: the card's gRPC port is another origin; the token goes there only if told
+        + ["--bearer-env", "ALICE_TOKEN", "--grpc-same-host", "hello over grpc"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "You said: hello over grpc" in done.stdout

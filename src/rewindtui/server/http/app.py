@@ -68,7 +68,7 @@ from rewindtui.server.http.push_configs import PushingRequestHandler, PushNotifi
 from rewindtui.server.http.push_screen import PushScreen, parse_allow
 from rewindtui.server.http.rest import build_rest_routes
 from rewindtui.server.http.team_turns import TeamTurns
-from rewindtui.server.http.team_users import UserTokens
+from rewindtui.server.http.team_users import TeamDoor, UserTokens
 from rewindtui.server.service.agent_service import AgentService
 from rewindtui.server.service.context import ServerContext
 from rewindtui.server.service.faults import Checkpoints
@@ -90,6 +90,7 @@ from rewindtui.server.storage.session_leases import SessionLeases
 from rewindtui.server.storage.store import Store
 from rewindtui.server.storage.store_pg import startup_lock
 from rewindtui.server.storage.team_store import TeamStore
+from rewindtui.server.storage.turn_events import TurnEventLog
 
 log = logging.getLogger(__name__)
 
@@ -198,7 +199,9 @@ def create_app(
         service, data_dir / PUSH_FILE, PushScreen(parse_allow(options.push_allow or ())), database_url=database_url
     )
     handler = PushingRequestHandler(service, push)
-    team_turns = TeamTurns(service, team) if database_url is not None else None
+    # a team server: each turn's events in a2a-sdk's task_events table, for followers on other replicas
+    turn_events = TurnEventLog(team.engine) if database_url is not None else None
+    team_turns = TeamTurns(service, team, turn_events) if database_url is not None else None
     handler.team_turns = team_turns
     dispatcher = JsonRpcDispatcher(
         request_handler=handler,
@@ -206,7 +209,9 @@ def create_app(
         enable_v0_3_compat=True,
     )
     fast_rewind = FastRewind(service) if options.fast_rewind else None
-    grpc_listener = GrpcListener(handler, bind_host, options.token, url_host_of(base_url))
+    grpc_listener = GrpcListener(
+        handler, bind_host, options.token, url_host_of(base_url), users=TeamDoor(team, store) if options.users else None
+    )
 
     async def a2a_endpoint(request: Request) -> Response:
         raw = await request.body()  # Starlette keeps it for the dispatcher
@@ -266,6 +271,8 @@ def create_app(
                 raise DataDirProblem(describe_open_failure(store.path, exc)) from exc
             try:
                 await team.open()
+                if turn_events is not None:
+                    await turn_events.initialize()  # a2a-sdk's create_all of its task_events table
                 await session_service.prepare_tables()
             except BaseException:
                 await store.close()
@@ -282,8 +289,7 @@ def create_app(
                     report.messages_restored,
                 )
             await push.start()  # notifications still owed from an earlier run
-            # the gRPC port checks the server's token only: a server with users serves HTTP alone
-            grpc_url = None if options.users else await grpc_listener.start()
+            grpc_url = await grpc_listener.start()  # with users: their tokens, as over HTTP (grpc_users.py)
             if grpc_url is not None:  # the card lists the gRPC interface once it listens
                 card.supported_interfaces.append(grpc_interface(grpc_url))
                 app.state.agent_card = agent_card_json(card)
@@ -298,6 +304,8 @@ def create_app(
             await push.close()
             await clients.stop()
             await service.shutdown()
+            if team_turns is not None:
+                await team_turns.close()  # the last events of turns the shutdown ended
             if leases is not None:
                 await leases.close()
             with contextlib.suppress(Exception):

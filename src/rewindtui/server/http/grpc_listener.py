@@ -6,7 +6,9 @@ the host the server binds (loopback by default), started in the app's lifespan o
   ``rewind_async`` as it does over JSON-RPC's slow path and HTTP+JSON.
 * The same door: when the server has a token, every call needs the metadata
   ``authorization: Bearer <token>`` (constant-time comparison) or ends ``UNAUTHENTICATED``; the
-  user id comes from ``x-user-id`` as over HTTP (``users.user_from``).
+  user id comes from ``x-user-id`` as over HTTP (``users.user_from``). A server with users
+  (``--users``) takes each user's own token instead, and the token says who the user is, shares
+  and all (:mod:`.grpc_users`).
 * The card lists the interface (``protocolBinding: GRPC``, URL ``host:port``) once it listens.
 
 grpcio is the ``grpc`` extra: without it the server serves the HTTP bindings only (logged).
@@ -23,7 +25,9 @@ from urllib.parse import urlsplit
 from a2a.server.context import ServerCallContext
 from a2a.server.request_handlers.request_handler import RequestHandler
 
+from rewindtui.server.http.grpc_users import BEARER_STATE_KEY, UNAUTHENTICATED_TEXT, UserScopedHandler, bearer_of
 from rewindtui.server.http.handler import USER_ERROR_KEY, USER_STATE_KEY
+from rewindtui.server.http.team_users import TeamDoor
 from rewindtui.server.http.users import USER_HEADER, InvalidUser, user_from
 
 log = logging.getLogger(__name__)
@@ -53,8 +57,18 @@ def token_ok(metadata: Any, token: str | None) -> bool:
 class GrpcListener:
     """Serve ``handler`` over gRPC at ``host`` (port chosen by the system) while running."""
 
-    def __init__(self, handler: RequestHandler, host: str, token: str | None, url_host: str | None = None) -> None:
-        self.handler = handler
+    def __init__(
+        self,
+        handler: RequestHandler,
+        host: str,
+        token: str | None,
+        url_host: str | None = None,
+        *,
+        users: TeamDoor | None = None,
+    ) -> None:
+        #: a server with users: each call as its token's user (grpc_users.py)
+        self.users = users
+        self.handler: RequestHandler = handler if users is None else UserScopedHandler(handler, users)
         self.host = host
         self.token = token
         self.url_host = url_host or host
@@ -80,13 +94,15 @@ class GrpcListener:
             log.info("gRPC binding not served (%s): pip install 'rewindtui[grpc]'", exc)
             return None
         server = grpc.aio.server(
-            interceptors=[_token_interceptor(grpc, self.token)],
+            interceptors=[_token_interceptor(grpc, self.token, self.users)],
             options=[
                 ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
                 ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
             ],
         )
-        a2a_pb2_grpc.add_A2AServiceServicer_to_server(GrpcHandler(self.handler, _context_builder()), server)
+        a2a_pb2_grpc.add_A2AServiceServicer_to_server(
+            GrpcHandler(self.handler, _context_builder(users=self.users is not None)), server
+        )
         host = f"[{self.host}]" if ":" in self.host else self.host
         self.port = server.add_insecure_port(f"{host}:0")
         await server.start()
@@ -103,7 +119,7 @@ def url_host_of(base_url: str) -> str:
     return urlsplit(base_url).hostname or "127.0.0.1"
 
 
-def _context_builder() -> Any:
+def _context_builder(*, users: bool = False) -> Any:
     from a2a.server.request_handlers.grpc_handler import DefaultGrpcServerCallContextBuilder
 
     class UserGrpcContextBuilder(DefaultGrpcServerCallContextBuilder):
@@ -111,6 +127,10 @@ def _context_builder() -> Any:
 
         def build(self, context: Any) -> ServerCallContext:
             built = super().build(context)
+            if users:  # the token says who (grpc_users.UserScopedHandler); x-user-id is ignored
+                auth = _metadata_value(context.invocation_metadata(), "authorization")
+                built.state[BEARER_STATE_KEY] = bearer_of(auth)
+                return built
             try:
                 built.state[USER_STATE_KEY] = user_from(
                     _metadata_value(context.invocation_metadata(), USER_HEADER.lower())
@@ -122,9 +142,20 @@ def _context_builder() -> Any:
     return UserGrpcContextBuilder()
 
 
-def _token_interceptor(grpc: Any, token: str | None) -> Any:
-    """A server interceptor that ends every call without the token ``UNAUTHENTICATED``."""
-    message = "this server needs the metadata authorization: Bearer <token> (the token it was started with)"
+def _token_interceptor(grpc: Any, token: str | None, users: TeamDoor | None = None) -> Any:
+    """A server interceptor that ends every call without the token (with ``users``: without a
+    user's token) ``UNAUTHENTICATED``."""
+    message = (
+        UNAUTHENTICATED_TEXT
+        if users is not None
+        else "this server needs the metadata authorization: Bearer <token> (the token it was started with)"
+    )
+
+    async def allowed(metadata: Any) -> bool:
+        if users is None:
+            return token_ok(metadata, token)
+        bearer = bearer_of(_metadata_value(metadata, "authorization"))
+        return bool(bearer) and await users.user(bearer) is not None
 
     async def deny_unary(request: Any, context: Any) -> Any:
         await context.abort(grpc.StatusCode.UNAUTHENTICATED, message)
@@ -136,7 +167,7 @@ def _token_interceptor(grpc: Any, token: str | None) -> Any:
     class TokenInterceptor(grpc.aio.ServerInterceptor):
         async def intercept_service(self, continuation: Callable[[Any], Any], details: Any) -> Any:
             handler = await continuation(details)
-            if handler is None or token_ok(details.invocation_metadata, token):
+            if handler is None or await allowed(details.invocation_metadata):
                 return handler
             kw = {
                 "request_deserializer": handler.request_deserializer,

@@ -288,7 +288,7 @@ class AgentRequestHandler(RequestHandler):
             return
         if self.team_turns is not None and self.team_turns.runs_elsewhere(row.state, params.id):
             async for event in self.team_turns.follow(user_id, params.id):  # running on another replica
-                yield event_to_proto(event)
+                yield event_to_proto(event) if isinstance(event, dict) else event
             return
         if row.state in TERMINAL_STATES and context.state.get("method") != RESUBSCRIBE_03:
             raise UnsupportedOperationError(

@@ -48,6 +48,44 @@ TOKEN_CACHE_SECONDS = 5.0
 MAX_BODY = 64 * 1024 * 1024
 
 
+class TeamDoor:
+    """Who a token is, and as whom a request on a session runs (its shares): the one place both
+    bindings ask, HTTP (:class:`UserTokens`) and gRPC (:mod:`.grpc_users`)."""
+
+    def __init__(self, team: TeamStore, store: Store) -> None:
+        self.team = team
+        self.store = store
+        self._cache: dict[str, tuple[str, float]] = {}
+
+    async def user(self, token: str) -> str | None:
+        """The user of ``token`` (remembered :data:`TOKEN_CACHE_SECONDS`), or None."""
+        now = time.monotonic()
+        cached = self._cache.get(token)
+        if cached is not None and cached[1] > now:
+            return cached[0]
+        user = await self.team.user_of(token) if token else None
+        if user is not None:
+            if len(self._cache) > 10_000:
+                self._cache.clear()
+            self._cache[token] = (user, now + TOKEN_CACHE_SECONDS)
+        return user
+
+    async def task_session(self, task_id: str) -> str | None:
+        row = await self.store.get_task(task_id)
+        return row.session_id if row is not None else None
+
+    async def acting_user(self, user: str, session_id: str, needs: str) -> str:
+        """The owner of ``session_id`` when ``user`` has a share that allows ``needs``; else ``user``
+        (whose own session it is, or to whom it is unknown)."""
+        session = await self.store.get_session(session_id)
+        if session is None or session.user_id == user:
+            return user
+        mode = await self.team.share_of(session_id, user)
+        if mode == WRITE or (mode == READ and needs == READ):
+            return session.user_id
+        return user
+
+
 class UserTokens:
     """See the module's docstring."""
 
@@ -56,7 +94,7 @@ class UserTokens:
         self.team = team
         self.store = store
         self.public_paths = public_paths
-        self._cache: dict[str, tuple[str, float]] = {}
+        self.door = TeamDoor(team, store)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope.get("path", "") in self.public_paths:
@@ -100,16 +138,7 @@ class UserTokens:
             await self.app(scope, receive, send)
 
     async def _user(self, token: str) -> str | None:
-        now = time.monotonic()
-        cached = self._cache.get(token)
-        if cached is not None and cached[1] > now:
-            return cached[0]
-        user = await self.team.user_of(token) if token else None
-        if user is not None:
-            if len(self._cache) > 10_000:
-                self._cache.clear()
-            self._cache[token] = (user, now + TOKEN_CACHE_SECONDS)
-        return user
+        return await self.door.user(token)
 
     async def _a2a_target(self, body: bytes) -> tuple[str | None, str]:
         """The session a JSON-RPC request names, and what it needs of it (read or write)."""
@@ -130,20 +159,11 @@ class UserTokens:
             task_id = params.get("id")
             if not isinstance(task_id, str):
                 return None, WRITE
-            row = await self.store.get_task(task_id)
-            return (row.session_id if row is not None else None), (READ if method in _READ_METHODS else WRITE)
+            return await self.door.task_session(task_id), (READ if method in _READ_METHODS else WRITE)
         return None, WRITE
 
     async def _acting_user(self, user: str, session_id: str, needs: str) -> str:
-        """The owner of ``session_id`` when ``user`` has a share that allows ``needs``; else ``user``
-        (whose own session it is, or to whom it is unknown)."""
-        session = await self.store.get_session(session_id)
-        if session is None or session.user_id == user:
-            return user
-        mode = await self.team.share_of(session_id, user)
-        if mode == WRITE or (mode == READ and needs == READ):
-            return session.user_id
-        return user
+        return await self.door.acting_user(user, session_id, needs)
 
     async def _share(self, scope: Scope, receive: Receive, send: Send, user: str, session_id: str) -> None:
         try:

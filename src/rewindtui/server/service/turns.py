@@ -64,6 +64,8 @@ log = logging.getLogger(__name__)
 
 Emit = Callable[[dict[str, Any]], None]
 _CLOSED: dict[str, Any] = {"kind": "__closed__"}
+#: what a :meth:`LiveTask.subscribe` queue gets last, when the turn has ended
+CLOSED = _CLOSED
 #: a turn whose tool waits for the user's approval ends in this state
 WAITING = "input-required"
 #: set on a failed turn the agent had taken: the session's next turn rewinds it first, so the
@@ -99,15 +101,17 @@ class LiveTask:
         self.publish(_CLOSED)
         self._queues.clear()
 
-    async def follow(self) -> AsyncIterator[dict[str, Any]]:
-        """The Task as it is now, then every later event until the turn ends.
-
-        The snapshot and the subscription happen with no ``await`` between them, so no event
-        is missed or seen twice.
-        """
+    def subscribe(self) -> tuple[dict[str, Any], asyncio.Queue[dict[str, Any]]]:
+        """The Task as it is now, and a queue that gets every later event, then :data:`CLOSED`
+        (taken together, with no ``await`` between them: no event is missed or seen twice)."""
         queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
         snapshot = copy.deepcopy({**self.task, "history": self.history})
         self._queues.append(queue)
+        return snapshot, queue
+
+    async def follow(self) -> AsyncIterator[dict[str, Any]]:
+        """The Task as it is now, then every later event until the turn ends (:meth:`subscribe`)."""
+        snapshot, queue = self.subscribe()
         try:
             yield snapshot
             while True:
@@ -129,6 +133,9 @@ class TurnRunner(UsesContext):
         self.telemetry = TelemetryConfig()
         self.live: dict[str, LiveTask] = {}
         self.jobs: dict[str, asyncio.Task[Any]] = {}
+        #: called with each turn as it starts running (a team server publishes its events for the
+        #: other replicas: server/http/team_turns.py)
+        self.on_live: Callable[[str, LiveTask], None] | None = None
 
     async def run(self, session: SessionRow, message: dict[str, Any], *, streaming: bool, emit: Emit) -> None:
         await _Turn(self, session, message, streaming, emit).run()
@@ -252,6 +259,8 @@ class _Turn:
         owner = self.owner
         owner.live[self.task_id] = self.live
         owner.jobs[self.task_id] = asyncio.current_task()  # type: ignore[assignment]
+        if owner.on_live is not None:
+            owner.on_live(self.task_id, self.live)
         try:
             await self._run_agent()
         finally:

@@ -72,6 +72,23 @@ class SessionLeases:
         except Exception:  # a broken connection: dropping it drops its lock
             await _drop(conn)
 
+    async def held_anywhere(self, session_ids: list[str]) -> set[str]:
+        """Which of ``session_ids`` some replica (this one too) holds now, read from ``pg_locks``
+        without taking anything: a look that never turns a writer away. (A bigint advisory key
+        shows there as ``classid`` = its high 32 bits, ``objid`` = its low 32 bits, ``objsubid`` 1:
+        PostgreSQL's documentation of the ``pg_locks`` view.)"""
+        if not session_ids:
+            return set()
+        async with self._engine.connect() as conn:
+            rows = await conn.execute(
+                text(
+                    "SELECT classid::bigint, objid::bigint FROM pg_locks WHERE locktype = 'advisory' AND granted "
+                    "AND objsubid = 1 AND database = (SELECT oid FROM pg_database WHERE datname = current_database())"
+                )
+            )
+            held = {(int(c) << 32) | int(o) for c, o in rows}
+        return {s for s in session_ids if session_key(s) & 0xFFFFFFFFFFFFFFFF in held}
+
     async def close(self) -> None:
         for session_id in list(self._held):
             await self.release(session_id)
