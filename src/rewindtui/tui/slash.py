@@ -11,18 +11,17 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
-from rewindtui.model import Item
+from rewindtui.model import Item, turn_numbers
 from rewindtui.tui import interaction
 from rewindtui.tui.host import sentence
-from rewindtui.tui.transcript_layout import turn_starts
 
 
 class SlashHost(Protocol):
     def run_command(self, command: interaction.Command) -> None: ...
 
-    def preview_turn_back(self, count: int) -> None: ...
+    def preview_turn(self, number: int) -> bool: ...
 
-    def act_on_turn_back(self, action: str, count: int) -> None: ...
+    def act_on_turn(self, action: str, number: int | None) -> bool: ...
 
     def export_transcript(self, fmt: str) -> None: ...
 
@@ -44,12 +43,6 @@ def literal(text: str) -> str:
     return text[1:] if text.startswith("//") else text
 
 
-def _count(arg: str) -> int | None:
-    if not arg:
-        return 1
-    return int(arg) if arg.isdigit() and int(arg) > 0 else None
-
-
 def run(host: SlashHost, text: str) -> bool:
     """Run the command in ``text``; False if there is no such command (the caller keeps the draft)."""
     parsed = parse(text)
@@ -62,18 +55,18 @@ def run(host: SlashHost, text: str) -> bool:
         hint = f" Did you mean {', '.join(close)}?" if close else ""
         host.say(f"No command /{name}; your text is kept (// sends a literal /).{hint}", warning=True)
         return False
-    counted: dict[str, Callable[[int], None]] = {
-        "rewind": host.preview_turn_back,
-        "edit": lambda n: host.act_on_turn_back("edit", n),
-        "fork": lambda n: host.act_on_turn_back("fork", n),
+    counted: dict[str, Callable[[int | None], bool]] = {
+        "rewind": lambda n: host.preview_turn(-1 if n is None else n),
+        "edit": lambda n: host.act_on_turn("edit", n),
+        "fork": lambda n: host.act_on_turn("fork", n),
     }
     if name in counted:
-        count = _count(arg)
-        if count is None:
-            host.say(f"/{name} takes a number of turns back (1 = the last turn), not “{arg}”.", warning=True)
+        try:
+            number = turn_numbers.parse(arg) if arg else None
+        except turn_numbers.TurnNumberError as error:
+            host.say(f"/{name} {command.args}: {error}.", warning=True)
             return False
-        counted[name](count)
-        return True
+        return counted[name](number)
     if name == "search":
         host.search_for(arg)
         return True
@@ -127,32 +120,43 @@ class SlashActions:
             )
             return
         if command.owner == "transcript":
-            self.act_on_turn_back(command.action.split("'")[1], 1)
+            self.act_on_turn(command.action.split("'")[1], None)
             return
         self.run_action(f"app.{command.action}" if command.owner == "app" else command.action)
 
-    def _turn_back(self, count: int) -> int | None:
-        starts = turn_starts(self.items())
-        return starts[-min(count, len(starts))] if starts else None
+    def _turn(self, what: str, number: int) -> int | None:
+        """The index of the first item of turn ``number`` (:mod:`rewindtui.model.turn_numbers`),
+        or None after saying why there is none."""
+        items = self.items()
+        starts = turn_numbers.turn_starts(items)
+        if not starts:
+            self.say(f"Nothing to {what} yet.")
+            return None
+        try:
+            return starts[turn_numbers.position(number, len(starts))]
+        except turn_numbers.TurnNumberError as error:
+            self.say(f"/{what} N: {error}; your text is kept.", warning=True)
+            return None
 
-    def preview_turn_back(self, count: int) -> None:
-        """/rewind N: the preview of going back N turns (1: the last); Enter then rewinds."""
-        index = self._turn_back(count)
+    def preview_turn(self, number: int) -> bool:
+        """/rewind N: the preview of rewinding to before turn N (-1: the last); Enter then rewinds.
+        False (the draft is kept) when there is no such turn."""
+        index = self._turn("rewind", number)
         if index is None:
-            self.say("Nothing to rewind yet.")
-            return
+            return False
         self.preview(index)
+        return True
 
-    def act_on_turn_back(self, action: str, count: int) -> None:
-        """/edit N, /fork N: the selected turn while choosing, else the turn N back."""
-        item = self.selected()
+    def act_on_turn(self, action: str, number: int | None) -> bool:
+        """/edit N, /fork N: turn N; without N, the selected turn while choosing, else the last."""
+        item = self.selected() if number is None else None
         if item is None:
-            index = self._turn_back(count)
+            index = self._turn(action, -1 if number is None else number)
             if index is None:
-                self.say(f"Nothing to {action} yet.")
-                return
+                return False
             item = self.items()[index]
         self.act(action, item)
+        return True
 
     def export_transcript(self, fmt: str) -> None:
         self.export(fmt)
