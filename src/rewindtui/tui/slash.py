@@ -164,3 +164,92 @@ class SlashActions:
     def search_for(self, text: str) -> None:
         """/search [text]: the search box (searching ``text``)."""
         self.search(text)
+
+
+def always(command: interaction.Command) -> bool:
+    """The menu's default predicate: every command is listed."""
+    return True
+
+
+class Completion:
+    """What the slash menu shows for the composer's text, and its highlight (no Textual).
+
+    * ``/re`` (a name being typed): the commands whose name starts so, one highlighted
+      (↑/↓ move it, wrapping; Tab or Enter take it: ``/rewind ``); a name typed whole runs on Enter.
+    * ``/rewind 2`` (a command and its arguments): that command, what its arguments mean.
+    * Esc closes the menu for this text; the draft stays, and the next change of it opens it again.
+
+    ``available`` decides which commands are listed (the ones that can run now, once the gate is
+    wired to it); a command not listed still runs when typed whole (the gate says why not)."""
+
+    #: how many commands are listed at once (the list scrolls with the highlight)
+    ROWS = 8
+
+    def __init__(self, available: Callable[[interaction.Command], bool] = always) -> None:
+        self.available = available
+        self.text: str | None = None
+        self.matches: list[interaction.Command] = []
+        self.command: interaction.Command | None = None  # typing its arguments
+        self.highlight = 0
+        self.closed = False
+
+    def update(self, text: str | None) -> None:
+        """The composer's text changed (None: not a slash command at all)."""
+        if text == self.text and self.text is not None:
+            return
+        previous = self.chosen()
+        self.text = text
+        self.closed = False
+        self.matches, self.command = [], None
+        if text is None or not text.startswith("/") or text.startswith("//") or "\n" in text:
+            return
+        name, space, _args = text[1:].partition(" ")
+        if space:
+            self.command = interaction.SLASH.get(name)
+            return
+        self.matches = [c for c in interaction.slash_matches(name) if self.available(c)]
+        self.highlight = self.matches.index(previous) if previous in self.matches else 0
+
+    @property
+    def prefix(self) -> str | None:
+        """The name being typed (``/re`` → ``re``), None when no name is being typed."""
+        if self.text is None or self.command is not None or not self.text.startswith("/") or " " in self.text:
+            return None
+        return None if self.text.startswith("//") or "\n" in self.text else self.text[1:]
+
+    @property
+    def picking(self) -> bool:
+        """The list is open with a highlight: ↑/↓/Tab/Enter act on it."""
+        return not self.closed and bool(self.matches)
+
+    @property
+    def shown(self) -> bool:
+        return not self.closed and (self.prefix is not None or self.command is not None)
+
+    def move(self, step: int) -> None:
+        if self.matches:
+            self.highlight = (self.highlight + step) % len(self.matches)
+
+    def chosen(self) -> interaction.Command | None:
+        return self.matches[self.highlight] if self.picking and self.highlight < len(self.matches) else None
+
+    def complete_name(self) -> bool:
+        """The text is a whole command name already (``/redo``): Enter runs it, not the highlight."""
+        prefix = self.prefix
+        return prefix is not None and prefix in interaction.SLASH
+
+    def taken(self) -> str | None:
+        """The draft Tab or Enter puts in the composer: ``/rewind `` (None: nothing highlighted)."""
+        command = self.chosen()
+        return None if command is None else f"/{command.slash} "
+
+    def close(self) -> None:
+        self.closed = True
+
+    def window(self) -> tuple[int, int]:
+        """The rows listed, ``[start, end)``: the highlight is always among them."""
+        count = len(self.matches)
+        if count <= self.ROWS:
+            return 0, count
+        start = min(max(0, self.highlight - self.ROWS // 2), count - self.ROWS)
+        return start, start + self.ROWS
