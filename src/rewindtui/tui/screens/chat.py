@@ -64,12 +64,12 @@ from rewindtui.tui.turn_control import TurnControl
 from rewindtui.tui.widgets.attachment_bar import AttachmentBar
 from rewindtui.tui.widgets.composer import Composer
 from rewindtui.tui.widgets.history_note import HistoryNote
+from rewindtui.tui.widgets.key_footer import KeyFooter
 from rewindtui.tui.widgets.mode_banner import ModeBanner
 from rewindtui.tui.widgets.new_below import NewBelow
 from rewindtui.tui.widgets.queued_bar import QueuedBar
 from rewindtui.tui.widgets.search_bar import SearchBar
 from rewindtui.tui.widgets.sessions_panel import SessionsPanel
-from rewindtui.tui.widgets.key_footer import KeyFooter
 from rewindtui.tui.widgets.slash_menu import SlashMenu
 from rewindtui.tui.widgets.status_line import Status, StatusLine
 from rewindtui.tui.widgets.transcript import Transcript
