@@ -21,7 +21,7 @@ async def test_ctrl_q_shows_in_the_footer_at_narrow_widths():
         async with app.run_test(size=(width, 24)) as pilot:
             await pilot.pause()
             footer = app.chat_screen.query_one(KeyFooter)
-            await wait_until(pilot, lambda: bool(footer.children))
+            await wait_until(pilot, lambda footer=footer: bool(footer.children))
             await pilot.pause()
             line = screen_text(app)[-1]
             assert "^q Quit" in line, (width, line)
