@@ -78,8 +78,10 @@ class Operations:
 
     async def run(self, command: str, **options: Any) -> list[dict[str, Any]]:
         """Run headless ``command`` with ``options`` (its argparse names); its JSON records."""
+        from rewindtui.cli.mcp_words import mcp_record
+
         text = await self.run_text(command, **options)
-        return [json.loads(line) for line in text.splitlines() if line.strip()]
+        return [mcp_record(json.loads(line)) for line in text.splitlines() if line.strip()]
 
     async def run_text(self, command: str, **options: Any) -> str:
         """Run headless ``command``; what it printed (secrets redacted). ToolFailure on failure."""
@@ -124,7 +126,8 @@ class Operations:
 
 
 def error_line(exc: BaseException) -> str:
-    """The one-line JSON error ``rewindtui --json`` prints for ``exc``."""
+    """The one-line JSON error ``rewindtui --json`` prints for ``exc``, in MCP's terms (a command
+    it names is put as the MCP tool call, :mod:`rewindtui.cli.mcp_words`)."""
     import contextlib
 
     from rewindtui.cli.output import report
@@ -134,7 +137,9 @@ def error_line(exc: BaseException) -> str:
     # protocol's stream, so the line is caught here, never printed
     with contextlib.redirect_stdout(buffer), contextlib.redirect_stderr(buffer):
         report(exc, as_json=True)
-    return redact(buffer.getvalue().strip())
+    from rewindtui.cli.mcp_words import mcp_error_line
+
+    return mcp_error_line(redact(buffer.getvalue().strip()))  # names MCP tools, not commands
 
 
 def progress_text(change: Any) -> str:
