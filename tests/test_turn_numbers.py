@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from rewindtui.model import Conversation, Item, ItemKind, turn_numbers
@@ -73,6 +73,7 @@ _spec = st.lists(
 )
 
 
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_spec, st.integers(min_value=-40, max_value=40))
 def test_positive_and_negative_numbers_name_the_same_turn(spec, number):
     items = _items(spec)
@@ -89,6 +90,7 @@ def test_positive_and_negative_numbers_name_the_same_turn(spec, number):
     assert turn_numbers.item_numbers(items)[index] == here + 1  # what is shown beside it
 
 
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_spec)
 def test_every_numbered_item_belongs_to_the_turn_that_starts_before_it(spec):
     items = _items(spec)
@@ -108,6 +110,7 @@ def _conversation(spec: list[tuple[str | None, str, bool]]) -> Conversation:
     return conv
 
 
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_spec)
 def test_the_picker_numbers_turns_by_the_rule(spec):
     conv = _conversation(spec)

@@ -38,8 +38,8 @@ PROGRESS_TEXT = 400
 INSTRUCTIONS = """\
 rewindtui: talk to an A2A agent, and rewind it. `send` starts a session (or continues one with
 `session`); every turn opens with an invocation id (`invocation_id` in the records) that `rewind`
-and `fork` take as `before`. `rewind` takes the agent back to before that turn (optionally sending
-new text right away); `redo` brings rewound turns back; `fork` copies what came before a turn into
+and `fork` take as `before` (or its number, `turn` in the records: 1 is the first turn, -1 the
+last). `rewind` takes the agent back to before that turn (optionally sending new text right away); `redo` brings rewound turns back; `fork` copies what came before a turn into
 a new session. `history` shows a session as the server has it. Tasks and push configs by id
 (`task_*`, `push_*`), `card_validate`, `undo`, `restore` and `rewound_branches` too. Every tool
 reaches the agent this server was started for, or another: `agent` (a saved agent's name) or `url`,

@@ -17,7 +17,10 @@ from collections.abc import Sequence
 
 from rewindtui.model.items import Item
 
-#: the rule in one sentence (F1, docs/keys.md, the slash completion, error messages)
+#: the rule in one sentence, for any face (error messages, the headless commands)
+COUNTING = "turn N counts from 1 at the session's start; -1 is the last turn, -2 the one before"
+
+#: the rule as the app says it (F1, docs/keys.md, the slash completion)
 RULE = (
     "turn N counts from 1 at the session's start (the #N of the turn picker, ctrl+g); "
     "-1 is the last turn, -2 the one before"
@@ -75,10 +78,10 @@ def parse(text: str) -> int:
         return -1
     digits = text[1:] if text[:1] in "+-" else text
     if not digits.isascii() or not digits.isdigit() or len(digits) > 9:
-        raise TurnNumberError(f"“{text}” is not a turn number ({RULE})")
+        raise TurnNumberError(f"“{text}” is not a turn number ({COUNTING})")
     number = int(text)
     if number == 0:
-        raise TurnNumberError(f"there is no turn 0 ({RULE})")
+        raise TurnNumberError(f"there is no turn 0 ({COUNTING})")
     return number
 
 

@@ -231,6 +231,7 @@ def history_lines(items: Sequence[Item]) -> list[str]:
     rewound, when, and how to bring it back."""
     out: list[str] = []
     current: str | None = None
+    numbers = turn_numbers.numbers_by_target(items)
     i = 0
     while i < len(items):
         mark = items[i].rewound
@@ -238,7 +239,7 @@ def history_lines(items: Sequence[Item]) -> list[str]:
         while j < len(items) and (items[j].rewound is None) == (mark is None):
             j += 1
         if mark is None:
-            out += format_items(items[i:j], current=current)
+            out += format_items(items[i:j], current=current, numbers=numbers)
             current = next((it.invocation_id for it in reversed(items[i:j]) if it.invocation_id), current)
         else:
             for start, end, group_mark in _by_mark(items[i:j]):
