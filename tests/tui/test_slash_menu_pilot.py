@@ -98,3 +98,20 @@ def test_the_menu_lists_only_what_the_predicate_allows_and_the_highlight_follows
     assert completion.complete_name() and not completion.matches  # hidden, but typed whole it runs
     completion.update("//etc")
     assert not completion.shown
+
+
+def test_f1_and_the_keys_doc_state_the_turn_number_rule():
+    import io
+
+    from rich.console import Console
+
+    from rewindtui.model import turn_numbers
+    from rewindtui.tui import interaction
+    from rewindtui.tui.screens.help import mode_tables
+
+    console = Console(width=400, record=True, file=io.StringIO())
+    console.print(mode_tables())
+    shown = " ".join(console.export_text().split())
+    assert "Turn numbers" in shown and turn_numbers.RULE in shown
+    assert "/rewind [N]" in shown  # the argument named
+    assert turn_numbers.RULE in interaction.render_markdown()
