@@ -129,3 +129,11 @@ def test_exports_carry_the_same_turn_numbers():
 
     doc = json.loads(json_document(items, session_id="s1"))
     assert [m["turn"] for m in doc["messages"]] == [1, 1, 2, 2]
+
+
+def test_while_older_turns_load_the_picker_numbers_none():
+    conv = _conversation([("e-1", "user", False), ("e-2", "user", False)])
+    conv.older_token = "page-2"  # only the newest page is in: numbers from the start are unknown
+    assert [e.number for e in turn_list.turn_entries(conv)] == [0, 0]
+    conv.older_token = None
+    assert [e.number for e in turn_list.turn_entries(conv)] == [2, 1]

@@ -133,3 +133,7 @@ def test_slash_numbers_count_from_the_start_and_negative_ones_from_the_end():
     assert slash.run(actions, "/fork -3") and acted[-1] == ("fork", "turn 2")
     assert not slash.run(actions, "/rewind 5")  # no such turn: refused, the draft is kept
     assert "turns 1 to 4" in said[-1] and len(previewed) == 3
+    loading = [True]
+    actions.loading_older = lambda: loading[0]  # the session's older turns are still being loaded
+    assert not slash.run(actions, "/rewind 1") and "still loading" in said[-1]
+    assert slash.run(actions, "/rewind -1") and items[previewed[-1]].text == "turn 4"  # from the end: known

@@ -23,7 +23,7 @@ PREVIEW_LIMIT = 200
 @dataclass(frozen=True)
 class TurnEntry:
     item: Item  # the turn's first item (what rewind / edit / fork act on)
-    number: int  # its turn number (model/turn_numbers.py; 0 for a rewound one)
+    number: int  # its turn number (model/turn_numbers.py; 0 for a rewound one, or not known yet)
     preview: str  # the user's message, one line
     time: str  # local time, "" when unknown
     tools: list[str]  # the tools the turn called, in order
@@ -65,7 +65,9 @@ def turn_entries(conversation: Conversation) -> list[TurnEntry]:
             key = this
         runs[-1].append(item)
     entries: list[TurnEntry] = []
-    numbers = turn_numbers.numbers_by_target(conversation.items)
+    # while older turns are still to be loaded, the numbers from the session's start are not known
+    whole = conversation.older_token is None
+    numbers = turn_numbers.numbers_by_target(conversation.items) if whole else {}
     for run in runs:
         first = run[0]
         number = numbers.get(first.rewind_target or "", 0) if first.rewound is None else 0

@@ -97,6 +97,7 @@ class SlashActions:
         export: Callable[[str], None],
         notify: Callable[[str, bool], None],
         search: Callable[[str], None] = lambda text: None,
+        loading_older: Callable[[], bool] = lambda: False,
     ) -> None:
         self.items = items
         self.selected = selected  # the turn chosen in the preview, None when not choosing
@@ -108,6 +109,8 @@ class SlashActions:
         self.export = export
         self.notify = notify
         self.search = search
+        #: the session's older turns are still loading: turn numbers (from its start) are not known
+        self.loading_older = loading_older
 
     def say(self, text: str, *, warning: bool = False) -> None:
         self.notify(text, warning)
@@ -127,6 +130,13 @@ class SlashActions:
     def _turn(self, what: str, number: int) -> int | None:
         """The index of the first item of turn ``number`` (:mod:`rewindtui.model.turn_numbers`),
         or None after saying why there is none."""
+        if number > 0 and self.loading_older():  # counting back from the end needs no older turns
+            self.say(
+                f"/{what} {number}: the session's older turns are still loading, so numbers from its start "
+                f"are not known yet (/{what} -1 is the last turn); your text is kept.",
+                warning=True,
+            )
+            return None
         items = self.items()
         starts = turn_numbers.turn_starts(items)
         if not starts:
@@ -135,7 +145,10 @@ class SlashActions:
         try:
             return starts[turn_numbers.position(number, len(starts))]
         except turn_numbers.TurnNumberError as error:
-            self.say(f"/{what} N: {error}; your text is kept.", warning=True)
+            why = str(error)
+            if self.loading_older():
+                why = f"no turn {number} among those loaded yet (older turns are loading)"
+            self.say(f"/{what} N: {why}; your text is kept.", warning=True)
             return None
 
     def preview_turn(self, number: int) -> bool:

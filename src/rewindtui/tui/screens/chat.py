@@ -170,6 +170,7 @@ class ChatScreen(Screen):
             export=self.exports.export,
             notify=lambda text, warning: self.say(text, warning=warning),
             search=lambda text: self.search.open(text or None),
+            loading_older=lambda: self.chat is not None and self.chat.conversation.older_token is not None,
         )
         self.escape = EscapeKey(
             self,

@@ -60,7 +60,7 @@ def entry_label(entry: TurnEntry, width: int = 72) -> Text:
         text.append("  ")
         text.append(entry.preview, style="dim")
     else:
-        text.append(f"#{entry.number:<3}", style="bold")
+        text.append(f"#{entry.number:<3}" if entry.number else "#?  ", style="bold")  # ?: older turns loading
         text.append(f" {entry.time}  " if entry.time else "  ", style="dim")
         text.append(entry.preview)
     detail = describe_tools(entry)
