@@ -31,6 +31,7 @@ MESSAGE_KEYS = {
     "tools",
     "parts",
     "other_parts",
+    "turn",
 }
 
 
@@ -243,7 +244,7 @@ def test_unreachable_url(run) -> None:
 
 def test_usage_errors_exit_2(run) -> None:
     r = run("rewind", "--session", "s", connect=False)
-    assert r.rc == 2 and "required: --before" in r.err
+    assert r.rc == 2 and "--before --turn is required" in r.err, r.err  # one of them
     r = run("send", "--rewind", "sometimes", "hi", connect=False)
     assert (
         r.rc == 2

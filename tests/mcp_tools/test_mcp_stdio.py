@@ -79,7 +79,7 @@ async def test_a_coding_agent_tries_rewinds_and_tries_again(tmp_path: Path) -> N
             "session": session,
             "rewound_before": turn2,
         }
-        assert rewound[0]["undo"].startswith(f"rewindtui redo --session {session[:8]}")  # how to undo it
+        assert rewound[0]["undo"].startswith(f'redo(session="{session[:8]}"')  # how to undo it: the MCP tool
         after = _records(await mcp.call_tool("history", {"session": session}))
         assert [r["text"] for r in after if r["role"] == "user"] == ["remember the word apple", "try again"]
         assert turn2 not in {r.get("invocation_id") for r in after}
@@ -88,6 +88,7 @@ async def test_a_coding_agent_tries_rewinds_and_tries_again(tmp_path: Path) -> N
         bad = await mcp.call_tool("rewind", {"session": session, "before": "e-nope"})
         error = _error(bad)
         assert "no invocation 'e-nope'" in error["message"]
+        assert f'`history(session="{session}")`' in error["message"] and "rewindtui" not in error["message"]
 
         forked = _records(
             await mcp.call_tool("fork", {"session": session, "before": _agent_turns(after)[-1]["invocation_id"]})

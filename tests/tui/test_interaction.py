@@ -71,11 +71,13 @@ class _Host:
     def run_command(self, command):
         self.calls.append(("run", command.id))
 
-    def preview_turn_back(self, count):
-        self.calls.append(("preview", count))
+    def preview_turn(self, number):
+        self.calls.append(("preview", number))
+        return True
 
-    def act_on_turn_back(self, action, count):
-        self.calls.append((action, count))
+    def act_on_turn(self, action, number):
+        self.calls.append((action, number))
+        return True
 
     def export_transcript(self, fmt):
         self.calls.append(("export", fmt))
@@ -87,9 +89,51 @@ class _Host:
 def test_slash_run_dispatches_and_refuses_unknown_or_partial_names():
     host = _Host()
     assert slash.run(host, "/rewind 3") and host.calls[-1] == ("preview", 3)
-    assert slash.run(host, "/edit") and host.calls[-1] == ("edit", 1)
+    assert slash.run(host, "/rewind") and host.calls[-1] == ("preview", -1)  # no number: the last turn
+    assert slash.run(host, "/fork -2") and host.calls[-1] == ("fork", -2)
+    assert slash.run(host, "/edit") and host.calls[-1] == ("edit", None)  # the selected turn, else the last
     assert slash.run(host, "/export json") and host.calls[-1] == ("export", "json")
     assert slash.run(host, "/undo") and host.calls[-1] == ("run", "chat.undo_rewind")
     assert not slash.run(host, "/n")  # a partial name never runs (no stray new session)
     assert host.calls[-1][0] == "say" and "/n" in host.calls[-1][1]
     assert not slash.run(host, "/rewind two") and "number" in host.calls[-1][1]
+    assert not slash.run(host, "/rewind 0") and "no turn 0" in host.calls[-1][1]
+
+
+def _turns(count: int) -> list:
+    from rewindtui.model import Item, ItemKind
+
+    items = []
+    for n in range(1, count + 1):
+        items.append(Item(ItemKind.MESSAGE, f"u{n}", role="user", invocation_id=f"e-{n}", text=f"turn {n}"))
+        items.append(Item(ItemKind.MESSAGE, f"a{n}", role="agent", invocation_id=f"e-{n}", text=f"reply {n}"))
+    return items
+
+
+def test_slash_numbers_count_from_the_start_and_negative_ones_from_the_end():
+    items = _turns(4)
+    previewed: list[int] = []
+    acted: list[tuple[str, str]] = []
+    said: list[str] = []
+    actions = slash.SlashActions(
+        items=lambda: items,
+        selected=lambda: None,
+        preview=previewed.append,
+        act=lambda action, item: acted.append((action, item.text)),
+        run_action=lambda action: None,
+        can_undo=lambda: False,
+        why_not_undo=lambda: "",
+        export=lambda fmt: None,
+        notify=lambda text, warning: said.append(text),
+    )
+    assert slash.run(actions, "/rewind 2") and items[previewed[-1]].text == "turn 2"
+    assert slash.run(actions, "/rewind -1") and items[previewed[-1]].text == "turn 4"
+    assert slash.run(actions, "/rewind") and items[previewed[-1]].text == "turn 4"
+    assert slash.run(actions, "/edit 1") and acted[-1] == ("edit", "turn 1")
+    assert slash.run(actions, "/fork -3") and acted[-1] == ("fork", "turn 2")
+    assert not slash.run(actions, "/rewind 5")  # no such turn: refused, the draft is kept
+    assert "turns 1 to 4" in said[-1] and len(previewed) == 3
+    loading = [True]
+    actions.loading_older = lambda: loading[0]  # the session's older turns are still being loaded
+    assert not slash.run(actions, "/rewind 1") and "still loading" in said[-1]
+    assert slash.run(actions, "/rewind -1") and items[previewed[-1]].text == "turn 4"  # from the end: known

@@ -143,7 +143,9 @@ async def _printed(ops: Operations, run: Any, args: argparse.Namespace) -> list[
         await run(conn.client, args, Output(True, stream))
 
     await _on_connection(ops, work)
-    return [json.loads(line) for line in redact(stream.getvalue()).splitlines() if line.strip()]
+    from rewindtui.cli.mcp_words import mcp_record
+
+    return [mcp_record(json.loads(line)) for line in redact(stream.getvalue()).splitlines() if line.strip()]
 
 
 def register(server: Any, targets: Targets) -> None:

@@ -38,9 +38,10 @@ PROGRESS_TEXT = 400
 INSTRUCTIONS = """\
 rewindtui: talk to an A2A agent, and rewind it. `send` starts a session (or continues one with
 `session`); every turn opens with an invocation id (`invocation_id` in the records) that `rewind`
-and `fork` take as `before`. `rewind` takes the agent back to before that turn (optionally sending
-new text right away); `redo` brings rewound turns back; `fork` copies what came before a turn into
-a new session. `history` shows a session as the server has it. Tasks and push configs by id
+and `fork` take as `before` (or its number, `turn` in the records: 1 is the first turn, -1 the
+last). `rewind` takes the agent back to before that turn (optionally sending new text right
+away); `redo` brings rewound turns back; `fork` copies what came before a turn into a new session.
+`history` shows a session as the server has it. Tasks and push configs by id
 (`task_*`, `push_*`), `card_validate`, `undo`, `restore` and `rewound_branches` too. Every tool
 reaches the agent this server was started for, or another: `agent` (a saved agent's name) or `url`,
 with `auth_profile` (a named profile of the user's config) for credentials."""
@@ -78,8 +79,10 @@ class Operations:
 
     async def run(self, command: str, **options: Any) -> list[dict[str, Any]]:
         """Run headless ``command`` with ``options`` (its argparse names); its JSON records."""
+        from rewindtui.cli.mcp_words import mcp_record
+
         text = await self.run_text(command, **options)
-        return [json.loads(line) for line in text.splitlines() if line.strip()]
+        return [mcp_record(json.loads(line)) for line in text.splitlines() if line.strip()]
 
     async def run_text(self, command: str, **options: Any) -> str:
         """Run headless ``command``; what it printed (secrets redacted). ToolFailure on failure."""
@@ -124,7 +127,8 @@ class Operations:
 
 
 def error_line(exc: BaseException) -> str:
-    """The one-line JSON error ``rewindtui --json`` prints for ``exc``."""
+    """The one-line JSON error ``rewindtui --json`` prints for ``exc``, in MCP's terms (a command
+    it names is put as the MCP tool call, :mod:`rewindtui.cli.mcp_words`)."""
     import contextlib
 
     from rewindtui.cli.output import report
@@ -134,7 +138,9 @@ def error_line(exc: BaseException) -> str:
     # protocol's stream, so the line is caught here, never printed
     with contextlib.redirect_stdout(buffer), contextlib.redirect_stderr(buffer):
         report(exc, as_json=True)
-    return redact(buffer.getvalue().strip())
+    from rewindtui.cli.mcp_words import mcp_error_line
+
+    return mcp_error_line(redact(buffer.getvalue().strip()))  # names MCP tools, not commands
 
 
 def progress_text(change: Any) -> str:

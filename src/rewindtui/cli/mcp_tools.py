@@ -39,6 +39,14 @@ def build_server(ops: Operations) -> Any:
         except Refused as exc:
             raise ToolError(str(exc)) from None
 
+    def turn_or_before(before: str | None, turn: int | None) -> dict[str, Any]:
+        """``before`` (an invocation id) or ``turn`` (a turn number), exactly one (ToolError)."""
+        if (before is None) == (turn is None):
+            raise ToolError("give the turn to go back before: `before` (an invocation id) or `turn` (its number), one")
+        if turn is not None:
+            return {"before": None, "turn": str(turn)}
+        return {"before": ids(before=(before, False))["before"], "turn": None}
+
     async def paths(ctx: Context | None, **given: list[str] | str | None) -> dict[str, Any]:
         """Each local path checked against the allowed directories (ToolError naming the reason)."""
         if not any(given.values()):
@@ -146,20 +154,22 @@ def build_server(ops: Operations) -> Any:
     @server.tool()
     async def rewind(
         session: str,
-        before: str,
+        before: str | None = None,
+        turn: int | None = None,
         text: str | None = None,
         agent: str | None = None,
         url: str | None = None,
         auth_profile: str | None = None,
     ) -> list[dict[str, Any]]:
-        """Rewind SESSION to before the turn of invocation id BEFORE (the agent forgets that turn and
-        all after it; its state goes back too); with TEXT, send it as the next turn. Refused when the
-        agent's server cannot rewind. Returns the conversation after it. Changes the session on the
-        agent's server; undo (or redo) brings the turns back, nothing is deleted."""
-        checked = ids(session=(session, False), before=(before, False))
-        return await run(
-            "rewind", (agent, url, auth_profile), session=checked["session"], before=checked["before"], text=text
-        )
+        """Rewind SESSION to before the turn of invocation id BEFORE, or to before turn TURN (its
+        number: 1 is the session's first turn, -1 the last; history's records carry it as `turn`):
+        the agent forgets that turn and all after it; its state goes back too. With TEXT, send it
+        as the next turn. Refused when the agent's server cannot rewind. Returns the conversation
+        after it. Changes the session on the agent's server; undo (or redo) brings the turns back,
+        nothing is deleted."""
+        checked = ids(session=(session, False))
+        which = turn_or_before(before, turn)
+        return await run("rewind", (agent, url, auth_profile), session=checked["session"], text=text, **which)
 
     @server.tool()
     async def redo(
@@ -179,13 +189,19 @@ def build_server(ops: Operations) -> Any:
 
     @server.tool()
     async def fork(
-        session: str, before: str, agent: str | None = None, url: str | None = None, auth_profile: str | None = None
+        session: str,
+        before: str | None = None,
+        turn: int | None = None,
+        agent: str | None = None,
+        url: str | None = None,
+        auth_profile: str | None = None,
     ) -> list[dict[str, Any]]:
-        """Create a new session holding what came before the turn BEFORE of SESSION (unchanged).
-        Changes: a new session on the agent's server (SESSION is untouched); a rewind does not
-        remove it."""
-        checked = ids(session=(session, False), before=(before, False))
-        return await run("fork", (agent, url, auth_profile), session=checked["session"], before=checked["before"])
+        """Create a new session holding what came before the turn BEFORE (an invocation id) or
+        turn TURN (its number, as rewind takes it) of SESSION (unchanged). Changes: a new session
+        on the agent's server (SESSION is untouched); a rewind does not remove it."""
+        checked = ids(session=(session, False))
+        which = turn_or_before(before, turn)
+        return await run("fork", (agent, url, auth_profile), session=checked["session"], **which)
 
     @server.tool()
     async def card(

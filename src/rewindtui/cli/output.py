@@ -45,13 +45,17 @@ class Output:
         self.line(json_line(record) if self.as_json else text)
 
     def items(self, items: Sequence[Any], current: str | None = None, saved: dict[int, str] | None = None) -> None:
+        """The whole conversation: each record (``--json``) carries its turn number, each turn's
+        header line names it (model/turn_numbers.py)."""
+        from rewindtui.model import turn_numbers
         from rewindtui.output.render_text import format_items, item_record, json_line
 
         if self.as_json:
-            for item in items:
-                self.line(json_line(item_record(item, saved)))
+            for item, number in zip(items, turn_numbers.item_numbers(items), strict=True):
+                self.line(json_line(item_record(item, saved, number)))
         else:
-            for text in format_items(items, current=current, saved=saved):
+            numbers = turn_numbers.numbers_by_target(items)
+            for text in format_items(items, current=current, saved=saved, numbers=numbers):
                 self.line(text)
 
 

@@ -327,8 +327,8 @@ def add_rewind(sub: Any) -> None:
         "rewind",
         help="rewind a session to before a turn",
         description=para(
-            "Rewind a session to before the turn of INVOCATION_ID (see `history`); with --text, "
-            "then send TEXT as the next turn (rewind-and-send). Prints 'session: ID' (or "
+            "Rewind a session to before the turn of INVOCATION_ID, or turn N (see `history`); with "
+            "--text, then send TEXT as the next turn (rewind-and-send). Prints 'session: ID' (or "
             '{"session": ID, "rewound_before": INVOCATION_ID}) and the conversation after it.'
         ),
         epilog=_OUTPUT,
@@ -336,7 +336,7 @@ def add_rewind(sub: Any) -> None:
     )
     connection_options(p)
     p.add_argument("--session", metavar="ID", required=True)
-    p.add_argument("--before", metavar="INVOCATION_ID", required=True)
+    turn_options(p)
     p.add_argument("--text", metavar="TEXT", help="send this as the next turn after rewinding")
     json_option(p)
 
@@ -347,7 +347,7 @@ def add_fork(sub: Any) -> None:
         "fork",
         help="fork a new session from before a turn",
         description=para(
-            "Create a new session holding what came before the turn of INVOCATION_ID; the original "
+            "Create a new session holding what came before the turn of INVOCATION_ID, or turn N; the original "
             "is unchanged. Prints 'session: NEW_ID (fork of ID)' (or {\"session\": NEW_ID, "
             '"forked_from": ID, "name": ...}) and the new session\'s conversation.'
         ),
@@ -356,8 +356,21 @@ def add_fork(sub: Any) -> None:
     )
     connection_options(p)
     p.add_argument("--session", metavar="ID", required=True)
-    p.add_argument("--before", metavar="INVOCATION_ID", required=True)
+    turn_options(p)
     json_option(p)
+
+
+def turn_options(p: argparse.ArgumentParser) -> None:
+    """``--before INVOCATION_ID`` or ``--turn N``: the turn a rewind or fork goes back before."""
+    from rewindtui.model import turn_numbers
+
+    which = p.add_mutually_exclusive_group(required=True)
+    which.add_argument("--before", metavar="INVOCATION_ID", help="the turn's invocation id, or a unique start of it")
+    which.add_argument(
+        "--turn",
+        metavar="N",
+        help=f"the turn's number (`history` shows it beside each invocation): {turn_numbers.COUNTING}",
+    )
 
 
 def add_redo(sub: Any) -> None:

@@ -29,6 +29,7 @@ RECORDS: dict[str, dict[str, str]] = {
         "tools": "array of {name, id, args, result}",
         "parts": "array of {kind, name, media_type, size, url, data, saved}",
         "other_parts": "array",
+        "turn": "integer? (its turn number: 1 is the session's first turn; null for a rewound one)",
     },
     "session": {
         "id": "string",

@@ -96,12 +96,21 @@ class TurnPrinter:
         self._printed = list(lines)
 
     # -- printing ------------------------------------------------------------------------------
+    def _numbers(self) -> tuple[dict[str, int], dict[int, int | None]]:
+        """The conversation's turn numbers (model/turn_numbers.py), by rewind target and by item."""
+        from rewindtui.model import turn_numbers
+
+        every = self.chat.conversation.items if self.chat is not None else []
+        by_item = {id(item): n for item, n in zip(every, turn_numbers.item_numbers(every), strict=True)}
+        return turn_numbers.numbers_by_target(every), by_item
+
     def _lines(self, items: Sequence[Any], saved: dict[int, str] | None = None) -> list[str]:
         from rewindtui.output.render_text import format_items, item_record, json_line
 
+        numbers, by_item = self._numbers()
         if self.out.as_json:
-            return [json_line(item_record(item, saved)) for item in items]
-        return format_items(items, saved=saved)
+            return [json_line(item_record(item, saved, by_item.get(id(item)))) for item in items]
+        return format_items(items, saved=saved, numbers=numbers)
 
     def _emit_settled(self, settled: list[Any]) -> None:
         lines = self._lines(settled)
@@ -146,7 +155,9 @@ class TurnPrinter:
                 self.out.line(json_line({"kind": "delta", "text": piece}))
             self._delta_seen = text
             return
-        lines = format_items([item], current=self._current_invocation())
+        current = self._current_invocation()
+        heads = item.invocation_id and item.invocation_id != current  # a header line: its turn number
+        lines = format_items([item], current=current, numbers=self._numbers()[0] if heads else None)
         desired = "\n".join(lines)
         if desired.startswith(self._live_written):
             self._write(desired[len(self._live_written) :])

@@ -105,6 +105,16 @@ def allowed(
     return cookie is not None and hmac.compare_digest(cookie, token), False
 
 
+def with_title(page: str, title: str) -> str:
+    """textual-serve's page has no ``<title>`` (a browser tab shows its address): one, escaped,
+    opening its ``<head>``; a page that has one keeps it."""
+    import html
+
+    if "<title" in page.lower() or "<head>" not in page:
+        return page
+    return page.replace("<head>", f"<head>\n    <title>{html.escape(title)}</title>", 1)
+
+
 def make_server(command: str, host: str, port: int, token: str | None, title: str = "rewindtui") -> Any:
     """A textual-serve server for ``command`` with the token and origin checks in front."""
     from aiohttp import web
@@ -131,6 +141,8 @@ def make_server(command: str, host: str, port: int, token: str | None, title: st
                         text="rewindtui web: open the URL with ?token=... that `rewindtui web` printed\n"
                     )
                 response = await handler(request)
+                if request.path == "/" and isinstance(response, web.Response) and response.content_type == "text/html":
+                    response.text = with_title(response.text or "", title)
                 if set_cookie and token is not None:
                     response.set_cookie(COOKIE, token, httponly=True, samesite="Strict")
                 return response
@@ -187,7 +199,9 @@ def main(settings: Settings, args: argparse.Namespace) -> int:
     except AuthError as exc:
         sys.stderr.write(f"rewindtui: error: {exc}\n")
         return 2
-    server = make_server(app_command(args), args.host, args.port, token)
+    agent = getattr(args, "agent", None)
+    title = f"rewindtui · {agent}" if agent else "rewindtui"  # the browser tab's name
+    server = make_server(app_command(args), args.host, args.port, token, title=title)
     url = server.public_url + "/"
     # the one place the token is shown: the URL the user opens
     sys.stderr.write(f"rewindtui web: open {url}{'?token=' + token if token else ''}\n")

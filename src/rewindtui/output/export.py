@@ -19,7 +19,7 @@ from typing import Any
 
 from rewindtui.a2a.parts import part_info
 from rewindtui.base.textsafe import sanitize, sanitize_line
-from rewindtui.model import Item, ItemKind
+from rewindtui.model import Item, ItemKind, turn_numbers
 from rewindtui.output.render_text import format_items, item_record, json_line, who
 
 FORMATS = ("md", "json")
@@ -119,13 +119,15 @@ def markdown(
     )
     body: list[str] = []
     run: list[Item] = []
-    for item in items:
+    run_numbers: list[int | None] = []
+    for item, number in zip(items, turn_numbers.item_numbers(items), strict=True):
         if _opens_turn(item) and run:
-            body.append(_turn_block(run, times, saved))
-            run = []
+            body.append(_turn_block(run, times, saved, run_numbers))
+            run, run_numbers = [], []
         run.append(item)
+        run_numbers.append(number)
     if run:
-        body.append(_turn_block(run, times, saved))
+        body.append(_turn_block(run, times, saved, run_numbers))
     return "\n".join(head) + "\n\n" + "\n".join(body)
 
 
@@ -134,9 +136,18 @@ def _opens_turn(item: Item) -> bool:
     return item.role == "user" and item.kind is ItemKind.MESSAGE and not item.is_answer
 
 
-def _turn_block(items: list[Item], times: Mapping[str, str] | None, saved: Mapping[int, str] | None = None) -> str:
+def _turn_block(
+    items: list[Item],
+    times: Mapping[str, str] | None,
+    saved: Mapping[int, str] | None = None,
+    numbers: Sequence[int | None] = (),
+) -> str:
+    """A rule, then ``*Turn 3 · 2026-11-22 14:03*`` (the turn's number: model/turn_numbers.py;
+    a rewound turn has none), then the items."""
     when = local_time((times or {}).get(items[0].task_id or "")) if items[0].task_id else ""
-    rule = f"---\n\n*{when}*\n\n" if when else "---\n\n"
+    number = next((n for n in numbers if n is not None), None)
+    label = " · ".join(part for part in (f"Turn {number}" if number else "", when) if part)
+    rule = f"---\n\n*{label}*\n\n" if label else "---\n\n"
     return rule + markdown_items(items, saved)
 
 
@@ -169,7 +180,10 @@ def json_document(
     doc = {
         "session": {"id": session_id, "name": title},
         "exported_at": _now_iso(),
-        "messages": [record(item, times, saved) for item in items],
+        "messages": [
+            {**record(item, times, saved), "turn": number}
+            for item, number in zip(items, turn_numbers.item_numbers(items), strict=True)
+        ],
     }
     return json_line(doc, indent=2) + "\n"
 
@@ -217,6 +231,7 @@ def history_lines(items: Sequence[Item]) -> list[str]:
     rewound, when, and how to bring it back."""
     out: list[str] = []
     current: str | None = None
+    numbers = turn_numbers.numbers_by_target(items)
     i = 0
     while i < len(items):
         mark = items[i].rewound
@@ -224,7 +239,7 @@ def history_lines(items: Sequence[Item]) -> list[str]:
         while j < len(items) and (items[j].rewound is None) == (mark is None):
             j += 1
         if mark is None:
-            out += format_items(items[i:j], current=current)
+            out += format_items(items[i:j], current=current, numbers=numbers)
             current = next((it.invocation_id for it in reversed(items[i:j]) if it.invocation_id), current)
         else:
             for start, end, group_mark in _by_mark(items[i:j]):

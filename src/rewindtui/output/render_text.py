@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from rewindtui.a2a.card import card_sections, card_warnings, security_schemes
@@ -48,8 +48,9 @@ def _split_parts(item: Item) -> tuple[list[Any], list[Any]]:
     return known, other
 
 
-def item_record(item: Item, saved: dict[int, str] | None = None) -> dict[str, Any]:
-    """One transcript item as a JSON-able dict with a stable set of keys."""
+def item_record(item: Item, saved: dict[int, str] | None = None, turn: int | None = None) -> dict[str, Any]:
+    """One transcript item as a JSON-able dict with a stable set of keys (``turn``: the number of
+    the turn it belongs to, model/turn_numbers.py; None when the caller does not know it)."""
     known, other = _split_parts(item)
     return {
         "kind": item.kind.value,
@@ -65,6 +66,7 @@ def item_record(item: Item, saved: dict[int, str] | None = None) -> dict[str, An
         ],
         "parts": [part_record(p, saved) for p in known],
         "other_parts": other,
+        "turn": turn,
     }
 
 
@@ -146,15 +148,21 @@ def format_item(item: Item, saved: dict[int, str] | None = None) -> str:
 
 
 def format_items(
-    items: Iterable[Item], *, current: str | None = None, saved: dict[int, str] | None = None
+    items: Iterable[Item],
+    *,
+    current: str | None = None,
+    saved: dict[int, str] | None = None,
+    numbers: Mapping[str, int] | None = None,
 ) -> list[str]:
-    """Lines for a run of items: a ``--- invocation ID ---`` header whenever the turn changes
-    (the id to give ``rewind --before`` / ``fork --before``), then each item."""
+    """Lines for a run of items: a ``--- invocation ID · turn N ---`` header whenever the turn
+    changes (the id to give ``rewind --before`` / ``fork --before``; N, from ``numbers``, the turn
+    number ``--turn`` takes: model/turn_numbers.py), then each item."""
     out: list[str] = []
     for item in items:
         inv = item.invocation_id
         if inv and inv != current:
-            out.append(f"--- invocation {sanitize_line(inv)} ---")
+            number = (numbers or {}).get(item.rewind_target or "")
+            out.append(f"--- invocation {sanitize_line(inv)}{f' · turn {number}' if number else ''} ---")
             current = inv
         out.append(format_item(item, saved))
     return out

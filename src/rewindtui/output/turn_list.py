@@ -13,7 +13,7 @@ from typing import Any
 
 from rewindtui.a2a import contract, raw
 from rewindtui.base.textsafe import sanitize_line
-from rewindtui.model import Conversation, Item, ItemKind
+from rewindtui.model import Conversation, Item, ItemKind, turn_numbers
 from rewindtui.model.rewound import Mark
 from rewindtui.output.export import local_time
 
@@ -23,7 +23,7 @@ PREVIEW_LIMIT = 200
 @dataclass(frozen=True)
 class TurnEntry:
     item: Item  # the turn's first item (what rewind / edit / fork act on)
-    number: int  # 1-based among the conversation's turns (0 for a rewound one)
+    number: int  # its turn number (model/turn_numbers.py; 0 for a rewound one, or not known yet)
     preview: str  # the user's message, one line
     time: str  # local time, "" when unknown
     tools: list[str]  # the tools the turn called, in order
@@ -65,11 +65,12 @@ def turn_entries(conversation: Conversation) -> list[TurnEntry]:
             key = this
         runs[-1].append(item)
     entries: list[TurnEntry] = []
-    number = 0
+    # while older turns are still to be loaded, the numbers from the session's start are not known
+    whole = conversation.older_token is None
+    numbers = turn_numbers.numbers_by_target(conversation.items) if whole else {}
     for run in runs:
         first = run[0]
-        if first.rewound is None:
-            number += 1
+        number = numbers.get(first.rewind_target or "", 0) if first.rewound is None else 0
         user = next((i for i in run if i.role == "user" and i.kind is ItemKind.MESSAGE), None)
         text = (user or first).text
         preview = sanitize_line(text.strip().split("\n", 1)[0] if text.strip() else "(no text)")
@@ -83,7 +84,7 @@ def turn_entries(conversation: Conversation) -> list[TurnEntry]:
         entries.append(
             TurnEntry(
                 item=first,
-                number=0 if first.rewound is not None else number,
+                number=number,
                 preview=preview[:PREVIEW_LIMIT],
                 time=local_time(stamp),
                 tools=tools,

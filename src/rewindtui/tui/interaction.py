@@ -27,6 +27,8 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
+from rewindtui.model import turn_numbers
+
 
 class Mode(Enum):
     COMPOSING = "composing"
@@ -101,7 +103,7 @@ COMMANDS: tuple[Command, ...] = (
         "tab",
         "complete",
         "Complete",
-        "Complete the slash command being typed",
+        "Take the slash command highlighted in the menu (↑/↓ move the highlight, Esc closes the menu)",
         owner="composer",
         palette=False,
     ),
@@ -138,7 +140,8 @@ COMMANDS: tuple[Command, ...] = (
         "alt+up",
         "rewind_mode(-1)",
         "Rewind…",
-        "Choose a rewind point: preview the last turn (again: the turn before); nothing changes until Enter",
+        "Choose a rewind point: preview the last turn (again: the turn before; /rewind N: turn N); "
+        "nothing changes until Enter",
         slash="rewind",
         args="[N]",
         show=True,
@@ -224,7 +227,7 @@ COMMANDS: tuple[Command, ...] = (
         "alt+e",
         "act('edit')",
         "Edit",
-        "Edit a turn's message and resend it (while choosing: the selected turn; else the last)",
+        "Edit a turn's message and resend it (/edit N: turn N; while choosing: the selected turn; else the last)",
         owner="transcript",
         slash="edit",
         args="[N]",
@@ -235,8 +238,8 @@ COMMANDS: tuple[Command, ...] = (
         "alt+shift+f,alt+f",
         "act('fork')",
         "Fork",
-        "Fork a new session from before a turn (while choosing: the selected turn; else the last; many terminals send "
-        "alt+f as ctrl+→: alt+shift+f always arrives)",
+        "Fork a new session from before a turn (/fork N: turn N; while choosing: the selected turn; else the last; "
+        "many terminals send alt+f as ctrl+→: alt+shift+f always arrives)",
         owner="transcript",
         slash="fork",
         args="[N]",
@@ -589,7 +592,10 @@ MODES: dict[Mode, tuple[tuple[str, str], ...]] = {
     Mode.COMPOSING: (
         (TEXT, "Text in the composer"),
         ("composer.send", "Send (a /command runs it, // sends a literal /)"),
-        ('"/"', "At the start: slash commands, completed as you type (Tab completes)"),
+        (
+            '"/"',
+            "At the start: slash commands in a menu as you type (↑/↓ highlight, Tab or Enter takes, Esc closes it)",
+        ),
         ("composer.newline", "Newline"),
         ("composer.history_back", "On an empty composer: earlier prompts"),
         ("composer.page_up", "Scroll the conversation (PgDn: back down); typing stays in the composer"),
@@ -669,6 +675,21 @@ MODES: dict[Mode, tuple[tuple[str, str], ...]] = {
     ),
 }
 
+#: what a slash command's arguments mean, by command name (the completion shows it as they are typed)
+ARG_HELP: dict[str, str] = {
+    "rewind": f"{turn_numbers.ARGUMENT}: {turn_numbers.RULE}; none: the last turn",
+    "edit": f"{turn_numbers.ARGUMENT}: {turn_numbers.RULE}; none: the selected turn, else the last",
+    "fork": f"{turn_numbers.ARGUMENT}: {turn_numbers.RULE}; none: the selected turn, else the last",
+    "export": "md or json (none: md)",
+    "search": "text: what to search for (none: an empty search box)",
+}
+
+TURN_NUMBERS_RULE = (
+    "The turn picker (ctrl+g), /rewind N, /edit N, /fork N and exports (md: “Turn N”, json: “turn”) "
+    f"use one numbering: {turn_numbers.RULE}. A rewind takes turn N and those after it away, "
+    "so the next turn sent is N again."
+)
+
 UNDO_RULE = (
     "ctrl+z undoes what the status line names after “ctrl+z:” (the last rewind, edit-and-resend "
     "or redo of this session), also with text in the composer; when it names nothing, ctrl+z is "
@@ -712,8 +733,14 @@ def row_key(ref: str, keymap: Mapping[str, str] | None = None) -> str:
 
 
 def slash_matches(prefix: str) -> list[Command]:
-    """Slash commands whose name starts with ``prefix`` (without the ``/``), in table order."""
-    return [c for c in COMMANDS if c.slash and c.slash.startswith(prefix)]
+    """Slash commands whose name (or another name of it, ``/exit``) starts with ``prefix``
+    (without the ``/``), in table order."""
+    return [c for c in COMMANDS if c.slash and any(n.startswith(prefix) for n in (c.slash, *c.aliases))]
+
+
+def slash_usage(command: Command) -> str:
+    """``/rewind [N]``: the command as it is typed, its arguments named."""
+    return f"/{command.slash}" + (f" {command.args}" if command.args else "")
 
 
 #: what people type from other tools, and the command that does it here
@@ -780,6 +807,8 @@ def render_markdown(keymap: Mapping[str, str] | None = None) -> str:
         "",
         f"**Undo**: {UNDO_RULE}",
         "",
+        f"**Turn numbers**: {TURN_NUMBERS_RULE}",
+        "",
     ]
     for mode, rows in MODES.items():
         out += [f"## {mode.value.capitalize()}", "", "| key | what it does |", "|---|---|"]
@@ -790,6 +819,8 @@ def render_markdown(keymap: Mapping[str, str] | None = None) -> str:
         if c.slash:
             name = " · ".join(f"/{n}" for n in (c.slash, *c.aliases)) + (f" {c.args}" if c.args else "")
             out.append(f"| `{name}` | {_md_cell(keys_of(c.id, keymap))} | {_md_cell(c.help)} |")
+    out += ["", "Arguments:", ""]
+    out += [f"- `{slash_usage(SLASH[name])}`: {_md_cell(what)}" for name, what in ARG_HELP.items()]
     out += ["", "`//text` sends `/text` to the agent. An unknown command says so and keeps the draft.", ""]
     out += ["## Binding ids (for `[keymap]`)", "", "| id | default keys | what it does |", "|---|---|---|"]
     out += [f"| `{c.id}` | {_md_cell(keys_of(c.id))} | {_md_cell(c.help)} |" for c in COMMANDS if c.keys]

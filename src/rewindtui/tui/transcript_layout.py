@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from itertools import accumulate, islice
 
 from rewindtui.model import Item, ItemKind
+from rewindtui.model.turn_numbers import turn_starts as turn_starts  # re-exported: one rule
 from rewindtui.output.pasted import fold
 
 
@@ -188,18 +189,6 @@ def current_from(items: Sequence[Item], index: int) -> int:
     """How many items of the conversation are at or after item ``index`` (what a rewind there
     takes away; rewound items shown in place by F4 are not in the conversation: not counted)."""
     return sum(1 for item in islice(items, index, None) if item.rewound is None)
-
-
-def turn_starts(items: Sequence[Item]) -> list[int]:
-    """The index of the first item of each turn, oldest first."""
-    starts: list[int] = []
-    last: str | None = None
-    for index, item in enumerate(items):
-        target = item.rewind_target
-        if target is not None and target != last:
-            starts.append(index)
-        last = target if target is not None else last
-    return starts
 
 
 def last_turn(items: Sequence[Item]) -> int | None:

@@ -39,6 +39,23 @@ def resolve_invocation(chat: Any, prefix: str) -> str:
     return unique(prefix, chat.conversation.turn_invocations(), "invocation") or prefix
 
 
+def resolve_before(chat: Any, args: Any) -> str:
+    """The invocation a rewind or fork goes back before: ``--turn N`` (the turn-number rule,
+    model/turn_numbers.py), else ``--before`` (an invocation id or a unique start of one)."""
+    turn = getattr(args, "turn", None)
+    if turn is None:
+        return resolve_invocation(chat, args.before)
+    from rewindtui.model import turn_numbers
+
+    if not str(turn).strip():
+        raise CommandFailed("--turn is empty: give a turn number", code="usage")
+    items = chat.conversation.items
+    try:
+        return items[turn_numbers.item_index(items, turn_numbers.parse(str(turn)))].rewind_target or ""
+    except turn_numbers.TurnNumberError as exc:
+        raise CommandFailed(str(exc), code="usage") from None
+
+
 def require_invocation(chat: Any, invocation_id: str) -> None:
     session_id = chat.session_id
     if chat.conversation.index_of_invocation(invocation_id) is None:

@@ -28,11 +28,14 @@ async def cmd_history(conn: Any, args: argparse.Namespace, out: Output) -> int:
         out.items(chat.conversation.items, saved=saved)
         return 0
     await show_rewound(chat)
+    from rewindtui.model import turn_numbers
     from rewindtui.output.export import history_lines, marked_record
     from rewindtui.output.render_text import json_line
 
     items = chat.conversation.items
-    for line in (json_line(marked_record(i)) for i in items) if out.as_json else history_lines(items):
+    numbered = zip(items, turn_numbers.item_numbers(items), strict=True)
+    records = (json_line({**marked_record(i), "turn": n}) for i, n in numbered)
+    for line in records if out.as_json else history_lines(items):
         out.line(line)
     return 0
 

@@ -10,7 +10,7 @@ from rewindtui.cli.commands.common import (
     open_session,
     require,
     require_invocation,
-    resolve_invocation,
+    resolve_before,
     turn_failure,
     unique,
 )
@@ -76,7 +76,7 @@ async def cmd_rewind(conn: Any, args: argparse.Namespace, out: Output) -> int:
     await chat.client.connect()
     require(chat, "rewind")
     await open_session(chat, args.session)
-    before = resolve_invocation(chat, args.before)
+    before = resolve_before(chat, args)
     require_invocation(chat, before)
     from rewindtui.model.effects import effect_lines, effects_from
 
@@ -109,7 +109,7 @@ async def cmd_fork(conn: Any, args: argparse.Namespace, out: Output) -> int:
     require(chat, "fork")
     await open_session(chat, args.session)
     original = chat.session_id or args.session
-    before = resolve_invocation(chat, args.before)
+    before = resolve_before(chat, args)
     require_invocation(chat, before)
     session = await chat.fork(before)
     out.header(

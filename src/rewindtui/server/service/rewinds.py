@@ -28,7 +28,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import Any, cast
 
 from google.adk.errors.not_found_error import NotFoundError as AdkNotFoundError
@@ -87,10 +87,22 @@ def rewind_task(
     }
 
 
-def fork_name(session: SessionRow, plan: Plan) -> str:
-    """``Fork of <title> @ turn N``: N is the original's turn the fork was made before."""
+def fork_name(session: SessionRow, plan: Plan, taken: Collection[str] = ()) -> str:
+    """``Fork of <title> @ turn N``: N is the original's turn the fork was made before (its turn
+    number, as the client counts them: model/turn_numbers.py). A name in ``taken`` (the user's
+    other sessions) gets the first free `` (2)``, `` (3)``, ... so forks can be told apart."""
     turn = len({m.invocation_id for m in plan.effective if m.invocation_id}) + 1
-    return f"Fork of {session.name or session.id} @ turn {turn}"
+    return distinct_name(f"Fork of {session.name or session.id} @ turn {turn}", taken)
+
+
+def distinct_name(name: str, taken: Collection[str]) -> str:
+    """``name``, or ``name (2)``, ``name (3)``, ...: the first that is not in ``taken``."""
+    if name not in taken:
+        return name
+    number = 2
+    while f"{name} ({number})" in taken:
+        number += 1
+    return f"{name} ({number})"
 
 
 def _moved(message: dict[str, Any], session_id: str, task_id: str) -> dict[str, Any]:
@@ -313,7 +325,7 @@ class RewindService(UsesContext):
         row = SessionRow(
             id=new_sid,
             user_id=session.user_id,
-            name=fork_name(session, plan),
+            name=fork_name(session, plan, {other.name for other in await self.store.list_sessions(session.user_id)}),
             agent_ref=self.agent_ref,
             created_at=ts,
             updated_at=ts,

@@ -34,7 +34,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.css.query import NoMatches
 from textual.screen import Screen
-from textual.widgets import Footer, TextArea
+from textual.widgets import TextArea
 from textual.worker import Worker
 
 from rewindtui.chat import Action, Chat
@@ -64,6 +64,7 @@ from rewindtui.tui.turn_control import TurnControl
 from rewindtui.tui.widgets.attachment_bar import AttachmentBar
 from rewindtui.tui.widgets.composer import Composer
 from rewindtui.tui.widgets.history_note import HistoryNote
+from rewindtui.tui.widgets.key_footer import KeyFooter
 from rewindtui.tui.widgets.mode_banner import ModeBanner
 from rewindtui.tui.widgets.new_below import NewBelow
 from rewindtui.tui.widgets.queued_bar import QueuedBar
@@ -169,6 +170,7 @@ class ChatScreen(Screen):
             export=self.exports.export,
             notify=lambda text, warning: self.say(text, warning=warning),
             search=lambda text: self.search.open(text or None),
+            loading_older=lambda: self.chat is not None and self.chat.conversation.older_token is not None,
         )
         self.escape = EscapeKey(
             self,
@@ -239,11 +241,12 @@ class ChatScreen(Screen):
         yield AttachmentBar(id="attachments")
         yield SlashMenu(id="slash-menu")
         yield Composer(id="composer")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         self.query_one(StatusLine).show(self.status)
         self.composer.take_queued = self._take_queued
+        self.composer.menu = self.query_one(SlashMenu)
         self.composer.focus()
 
     # -- parts ---------------------------------------------------------------------------------
@@ -377,7 +380,7 @@ class ChatScreen(Screen):
 
     @on(TextArea.Changed, "#composer")
     def _composer_changed(self) -> None:
-        self.query_one(SlashMenu).show_for(self.composer.slash_prefix(), self.keymap)
+        self.composer.update_menu(self.keymap)
         if self.rewind_mode and self.composer.text:
             self.leave_mode()  # typing means writing, not choosing a turn
         if self.banner.kind == "hint":

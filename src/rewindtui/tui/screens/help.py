@@ -44,6 +44,7 @@ def mode_tables(keymap: Mapping[str, str] | None = None) -> Group:
             name = f"/{command.slash}" + (f" {command.args}" if command.args else "")
             slash.add_row(Text(name), Text(interaction.keys_of(command.id, keymap)), Text(command.help))
     parts += [Text("Slash commands (// sends a literal /)", style="bold underline"), slash, Text("")]
+    parts += [Text("Turn numbers", style="bold underline"), Text(interaction.TURN_NUMBERS_RULE), Text("")]
     parts += [Text("Undo", style="bold underline"), Text(interaction.UNDO_RULE)]
     return Group(*parts)
 

@@ -60,7 +60,7 @@ def entry_label(entry: TurnEntry, width: int = 72) -> Text:
         text.append("  ")
         text.append(entry.preview, style="dim")
     else:
-        text.append(f"#{entry.number:<3}", style="bold")
+        text.append(f"#{entry.number:<3}" if entry.number else "#?  ", style="bold")  # ?: older turns loading
         text.append(f" {entry.time}  " if entry.time else "  ", style="dim")
         text.append(entry.preview)
     detail = describe_tools(entry)
@@ -86,7 +86,10 @@ class RewindPicker(ModalScreen[PickerChoice | None]):
         with Vertical(id="picker-box"):
             yield Static(Text("Jump to a turn", style="bold"), id="picker-title")
             yield Static(
-                Text("Newest first. Enter: rewind to it (what would go is shown first) · e edit · f fork · Esc close"),
+                Text(
+                    "Newest first; #N is turn N, as /rewind N, /edit N and /fork N take it. "
+                    "Enter: rewind to it (what would go is shown first) · e edit · f fork · Esc close"
+                ),
                 id="picker-help",
             )
             options = [Option(entry_label(e), id=str(i)) for i, e in enumerate(self.entries)]

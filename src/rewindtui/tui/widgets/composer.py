@@ -8,7 +8,8 @@ terminal escape sequences or control characters.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING
 
 from textual import events
 from textual.message import Message
@@ -18,6 +19,9 @@ from rewindtui.base.textsafe import sanitize_line, strip_controls
 from rewindtui.chat.prompt_history import PromptHistory
 from rewindtui.tui import interaction
 from rewindtui.tui.keys import forward_if_focus_moved, run_binding_now
+
+if TYPE_CHECKING:
+    from rewindtui.tui.widgets.slash_menu import SlashMenu
 
 PLACEHOLDER = "Message the agent — Enter sends, / commands, F1 help"
 
@@ -59,6 +63,35 @@ class Composer(TextArea):
         self.attachments_pending = False
         #: ↑ on an empty composer takes back the last queued message first (None: no queue here)
         self.take_queued: Callable[[], str | None] | None = None
+        #: the slash menu this composer drives (↑/↓/Tab/Enter/Esc while it lists commands)
+        self.menu: SlashMenu | None = None
+
+    def update_menu(self, keymap: Mapping[str, str] | None = None) -> None:
+        """The text changed: the slash menu shows what fits it."""
+        if self.menu is not None:
+            self.menu.show_text(self.text, keymap)
+
+    def _menu_key(self, key: str) -> bool:
+        """↑/↓ move the slash menu's highlight, Tab or Enter take it (Enter on a command typed
+        whole runs it), Esc closes the menu. True if the key was the menu's."""
+        menu = self.menu
+        if menu is None or not menu.completion.shown:
+            return False
+        completion = menu.completion
+        if key == "escape":
+            menu.close()
+            return True
+        if not completion.picking:
+            return False
+        if key in ("up", "down"):
+            menu.move(-1 if key == "up" else 1)
+            return True
+        if key == "tab" or (key == "enter" and not completion.complete_name()):
+            taken = completion.taken()
+            if taken is not None:
+                self.set_draft(taken)
+                return True
+        return False
 
     def read_only_because(self, reason: str) -> None:
         """Disable typing with ``reason`` shown in its place ("" enables it again): a session that
@@ -82,6 +115,10 @@ class Composer(TextArea):
         # A terminal's alt+letter carries its letter as a printable character: a binding first.
         typed = event.is_printable and not event.key.startswith(("alt+", "ctrl+"))
         if forward_if_focus_moved(self, event):  # e.g. text typed right after ctrl+f: the search's
+            return
+        if not typed and self._menu_key(event.key):
+            event.stop()
+            event.prevent_default()
             return
         if not typed and await run_binding_now(self, event):
             return
@@ -122,10 +159,17 @@ class Composer(TextArea):
         return text[1:]
 
     def action_complete(self) -> None:
-        """Tab: complete the slash command being typed (to the common part of the matches)."""
+        """Tab: the slash command highlighted in the menu; without a menu, complete the name being
+        typed (to the common part of the matches)."""
         prefix = self.slash_prefix()
         if prefix is None:
             return
+        if self.menu is not None:
+            self.menu.show_text(self.text, self.menu.keymap)
+            taken = self.menu.completion.taken()
+            if taken is not None:
+                self.set_draft(taken)
+                return
         names = [c.slash for c in interaction.slash_matches(prefix)]
         if not names:
             self.app.bell()

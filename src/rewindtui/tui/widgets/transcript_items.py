@@ -63,11 +63,13 @@ class ItemPainter:
         return strips
 
     def _continuation_line(self, item: Item, width: int, bar_style: Style) -> list[Segment]:
-        """A further message of a group: the bar, and its own quiet "Rewind to here" button."""
+        """A further message of a group: the bar, and its own quiet "Rewind to here" button (its
+        label says what it does; the bare ⟲ only where the line has no room for it)."""
         line = Text(_BAR, style=bar_style)
         button = Text()
         if item.rewind_target is not None:
-            self._button(button, "⟲", "rewind", item, quiet=True)
+            label = "⟲ Rewind to here" if width - line.cell_len > len("[⟲ Rewind to here]") + 1 else "⟲"
+            self._button(button, label, "rewind", item, quiet=True)
         line.append(" " * max(1, width - line.cell_len - button.cell_len - 1))
         line.append_text(button)
         return list(line.render(self.t.app.console))
