@@ -36,7 +36,7 @@ async def test_a_tool_turn_is_one_group_under_one_header_with_quiet_per_message_
         assert "[edit] [fork] [⟲ Rewind to here]" in header
         for index in indexes[1:]:
             first = item_lines(transcript, index)[0]
-            assert first.rstrip().endswith("[⟲]") and "Rewind to here" not in first and "fork" not in first
+            assert first.rstrip().endswith("[⟲ Rewind to here]") and "fork" not in first and "edit" not in first
         # quiet until hovered or selected: a continuation's button is muted, then brightened
         strip = transcript._strips(indexes[1], transcript._layout_width)[0]
         quiet = [seg for seg in strip if seg.text == "[⟲]"][0]
