@@ -47,7 +47,7 @@ def test_rewind_in_flight(snap_compare):
         target = chat.conversation.turn_invocations()[1]
         token, change = chat.conversation.truncate_before(target)
         chat.rewinding = True
-        screen.activity = "rewinding…"  # as the screen sets it before the optimistic cut
+        screen.ops.activity = "rewinding…"  # as the runner sets it before the optimistic cut
         chat.listener(change)  # as the chat passes its optimistic cut on (the rewind's request stays out)
         await pilot.pause()
 

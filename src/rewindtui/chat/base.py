@@ -26,6 +26,8 @@ class PendingEdit:
     invocation_id: str
     token: RewindToken
     text: str
+    #: the turns the edit set aside (the edited one and every later one)
+    turns: int = 0
 
 
 class ChatBase:
@@ -67,8 +69,8 @@ class ChatBase:
         self._older_lock = asyncio.Lock()
         #: what the one undo would undo, per session (see rewindtui.chat.undo)
         self._undo: dict[str, UndoPoint] = {}
-        #: what the one undo undid, per session, to do again (see rewindtui.chat.undo.RedoPoint)
-        self._redo_points: dict[str, RedoPoint] = {}
+        #: what the undos undid, per session, newest last, to do again (rewindtui.chat.undo.RedoPoint)
+        self._redo_points: dict[str, list[RedoPoint]] = {}
         #: (task id, author, text) of the reply shown when the user stopped a turn
         self._shown_at_stop: tuple[str, str | None, str] | None = None
 

@@ -215,7 +215,7 @@ class Chat(Branches):
         back, gone = self._moved(before)
         came = [t for t in self.conversation.turn_invocations() if t not in set(before)]
         if point.kind == "rewind" and came and not gone and self._redo_kept():
-            self._redo_points[sid] = RedoPoint(sid, "rewind", back, self._turns(), before=came[0])
+            self._redo_points.setdefault(sid, []).append(RedoPoint(sid, "rewind", back, self._turns(), before=came[0]))
         what = "the edit" if point.kind == "edit" else "the rewind"
         said = f"Undid {what}: {plural(back, 'turn')} back, with the agent's state as it was"
         if gone:
@@ -244,9 +244,8 @@ class Chat(Branches):
         back, gone = self._moved(before)
         rewind = self.undo_point()  # the rewind just made: redoing the restore is its server redo
         if rewind is not None and rewind.kind == "rewind" and self._redo_kept():
-            self._redo_points[sid] = RedoPoint(
-                sid, "restore", gone, self._turns(), rewind_task_id=rewind.rewind_task_id
-            )
+            point = RedoPoint(sid, "restore", gone, self._turns(), rewind_task_id=rewind.rewind_task_id)
+            self._redo_points.setdefault(sid, []).append(point)
         return self._outcome(
             Action.UNDO, f"Undid the restore: {plural(gone, 'turn')} went back to the rewound turns.", gone=gone
         )
@@ -255,7 +254,8 @@ class Chat(Branches):
     def redo_point(self) -> RedoPoint | None:
         """What redo would do again in the open session (None: nothing)."""
         sid = self.session_id
-        return self._redo_points.get(sid) if sid is not None else None
+        stack = self._redo_points.get(sid, []) if sid is not None else []
+        return stack[-1] if stack else None
 
     def redo_label(self) -> str | None:
         """What redo would do again, in words ("redo the rewind of 2 turns"); None: nothing."""
@@ -272,7 +272,7 @@ class Chat(Branches):
 
     async def reapply(self) -> Outcome:
         """Do again what the last undo undid: the same rewind again (the server rewinds again), or
-        the same restore. RedoFailed, nothing done: nothing to redo, or the session changed since
+        the same restore; the undo before it is next (ctrl+z ctrl+z ctrl+r ctrl+r). RedoFailed, nothing done: nothing to redo, or the session changed since
         the undo (another client's turn or rewind; the view is re-read)."""
         reason = self.why_not(Action.REAPPLY)
         if reason:
@@ -288,15 +288,17 @@ class Chat(Branches):
         if self._turns() != point.fingerprint:
             self._redo_points.pop(sid, None)
             raise RedoFailed("the session changed since the undo; nothing was redone")
-        self._redo_points.pop(sid, None)
+        rest = self._redo_points.pop(sid, [])[:-1]  # the older undos: redone after this one, in turn
         if point.kind == "rewind":
             outcome = await self.rewind(point.before)
+            self._redo_points[sid] = rest
             return self._outcome(
                 Action.REAPPLY,
                 f"Redid the rewind: {plural(outcome.turns_gone, 'turn')} rewound again.",
                 gone=outcome.turns_gone,
             )
         outcome = await self.restore(point.rewind_task_id)
+        self._redo_points[sid] = rest
         return self._outcome(
             Action.REAPPLY,
             f"Redid the restore: {plural(outcome.turns_back, 'turn')} back, with the agent's state as it was.",
@@ -356,7 +358,7 @@ class Chat(Branches):
         if self.edit is None and self.conversation.pending_confirmation() is not None and not self.sending:
             raise QuestionWaiting(QUESTION_FIRST)
         editing = self.edit is not None
-        before = self.conversation.turn_invocations()
+        set_aside = self.edit.turns if self.edit is not None else 0
         try:
             await self._send(text, attachments)
         finally:
@@ -368,8 +370,10 @@ class Chat(Branches):
                 self._redo_points.pop(self.session_id, None)  # a new turn: what was undone stays undone
         if not editing:
             return None
-        _, gone = self._moved(before)
-        return self._outcome(Action.EDIT, f"Edited: {plural(gone, 'turn')} replaced by the edited one.", gone=gone)
+        # the turns the edit set aside went (counted when it began: the view has been without them since)
+        return self._outcome(
+            Action.EDIT, f"Rewound {plural(set_aside, 'turn')} and sent the edited message.", gone=set_aside
+        )
 
     async def retry(self) -> Outcome | None:
         """Send the failed last turn again as one clean turn: a rewind-and-send of it where the

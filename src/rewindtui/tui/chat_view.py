@@ -56,7 +56,7 @@ class ChatView:
         server = urlsplit(chat.client.config.url)
         self.status.server = server.netloc or chat.client.config.url
         self.status.note = ""
-        host.activity = host.outcome = None
+        host.ops.reset()
         if caps is not None:
             self.status.agent = caps.name
             self.status.dialect = caps.dialect.value
@@ -114,10 +114,12 @@ class ChatView:
             session = chat.session
             status.session = chat.session_id or ""
             status.session_name = session.name if session and session.name else ""
-            status.turn = self.host.activity or self.host.outcome or chat.conversation.turn_state
+            status.turn = self.host.ops.activity or self.host.ops.outcome or chat.conversation.turn_state
             status.mode = "rewind" if self.host.rewind_mode else ("edit" if chat.edit else "")
             label = self.undo_label()
             status.undo = f"{interaction.keys_of('chat.undo_rewind', self.host.keymap)}: {label}" if label else ""
+            redo = chat.redo_label()
+            status.redo = f"{self._redo_keys()}: {redo}" if redo and not self.host.rewind_mode else ""
             status.rewind = chat.rewind_words()
             try:
                 empty = not chat.conversation.items and chat.conversation.older_token is None and not chat.sending
@@ -126,6 +128,9 @@ class ChatView:
             except NoMatches:
                 return  # the screen is being taken down (a worker ending as the app quits)
         self.status_line().show(status)
+
+    def _redo_keys(self) -> str:
+        return interaction.keys_of("chat.redo", self.host.keymap).split(" / ")[-1]  # "ctrl+r", not both
 
     def failure(self, text: str) -> None:
         self.status.turn = "disconnected"

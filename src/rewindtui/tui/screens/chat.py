@@ -49,10 +49,11 @@ from rewindtui.tui.copy_export import CopyExport
 from rewindtui.tui.drafts import DraftKeeper
 from rewindtui.tui.escape_key import EscapeKey
 from rewindtui.tui.file_actions import FileActions
-from rewindtui.tui.host import finished, sentence
+from rewindtui.tui.host import sentence
 from rewindtui.tui.interrupt_key import InterruptKey
 from rewindtui.tui.message_queue import MessageQueue
-from rewindtui.tui.rewind_choice import RewindChoice, RewindOutcome
+from rewindtui.tui.operations import Operations
+from rewindtui.tui.rewind_choice import RewindChoice
 from rewindtui.tui.screen_gate import ScreenGate
 from rewindtui.tui.search_control import SearchControl
 from rewindtui.tui.sending import Sending
@@ -75,7 +76,7 @@ from rewindtui.tui.widgets.transcript import Transcript
 from rewindtui.tui.widgets.turn_bar import TurnBar
 from rewindtui.tui.widgets.welcome import Welcome
 
-__all__ = ["ChatScreen", "RewindOutcome"]
+__all__ = ["ChatScreen"]
 
 
 class ChatScreen(Screen):
@@ -103,13 +104,9 @@ class ChatScreen(Screen):
     ) -> None:
         super().__init__()
         self.chat: Chat | None = None
-        self.rewind_mode = False
-        self.activity: str | None = None  # what we are doing right now ("rewinding…"), shown as the turn state
-        self.outcome: str | None = None  # how the last request ended when the conversation can't say ("failed")
-        self.turn_worker: Worker | None = None
-        self.rewind_worker: Worker | None = None
-        self.switch_worker: Worker | None = None
-        self.stop_worker: Worker | None = None
+        #: the one way an action runs: the gate, what is running (its workers, "rewinding…"), the
+        #: error words, the core's outcome (rewindtui.tui.operations)
+        self.ops = Operations(self)
         # the features, each over this screen as a small host (tui/host.py) and the callables it is given
         self.memory = ComposerMemory(  # prompts, the unsent draft across restarts, the draft an edit sets aside
             lambda: self.composer,
@@ -153,7 +150,6 @@ class ChatScreen(Screen):
         self.choice = RewindChoice(  # choosing a rewind point, and the rewind
             self,
             why_not_preview=self.why_not_preview,
-            undo_hint=self.branches.undo_hint,
             after_layout=self.call_after_refresh,
             left_by_key=lambda: self.escape.left_by_its_own_key(),
             branch_act=self.branches.act,
@@ -191,8 +187,6 @@ class ChatScreen(Screen):
             self,
             self.memory,
             commands=self.slash,
-            interrupted=self.turns.interrupted,
-            unknown=self.choice.unknown,
             take_attachments=lambda: self.files.bar.take(),
             restore_attachments=lambda parts: self.files.bar.restore(parts),
             hide_banner=lambda: self.banner.hide(),
@@ -267,22 +261,41 @@ class ChatScreen(Screen):
     def turn_bar(self) -> TurnBar:
         return self.query_one(TurnBar)
 
-    # -- state ---------------------------------------------------------------------------------
+    # -- state: what runs is the runner's (rewindtui.tui.operations), read here -----------------
+    @property
+    def rewind_mode(self) -> bool:
+        """The rewind preview is shown (rewindtui.tui.rewind_choice)."""
+        return self.choice.active
+
+    @property
+    def activity(self) -> str | None:
+        return self.ops.activity
+
+    @property
+    def turn_worker(self) -> Worker | None:
+        return self.ops.worker("turn")
+
+    @property
+    def rewind_worker(self) -> Worker | None:
+        return self.ops.worker("rewind")
+
+    @property
+    def switch_worker(self) -> Worker | None:
+        return self.ops.worker("session")
+
     @property
     def replying(self) -> bool:
         """A reply is streaming in (the turn has not ended)."""
-        chat = self.chat
-        return chat is not None and not finished(self.turn_worker) and chat.sending and chat.conversation.busy
+        return self.ops.replying
 
     @property
     def rewinding(self) -> bool:
-        """A rewind, an edit-and-resend or a fork is in flight."""
-        chat = self.chat
-        return not finished(self.rewind_worker) or (chat is not None and chat.rewinding)
+        """A rewind, an edit-and-resend, a fork, an undo or a redo is in flight."""
+        return self.ops.rewinding
 
     @property
     def busy(self) -> bool:
-        return not finished(self.turn_worker) or self.rewinding or not finished(self.switch_worker)
+        return self.ops.busy
 
     @property
     def keymap(self) -> dict[str, str]:
@@ -421,9 +434,6 @@ class ChatScreen(Screen):
 
     def leave_mode(self, *, focus: bool = True) -> None:
         self.choice.leave(focus=focus)
-
-    def rewound(self, outcome: RewindOutcome) -> None:
-        self.choice.rewound(outcome)
 
     def action_rewind_mode(self, step: int) -> None:
         self.choice.step(step)
