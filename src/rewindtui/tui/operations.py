@@ -48,6 +48,19 @@ REWIND_LIKE = frozenset(
     {Action.REWIND, Action.EDIT, Action.FORK, Action.UNDO, Action.REAPPLY, Action.RESTORE, Action.REDO, Action.RETRY}
 )
 
+#: the interaction table's commands that run one action of the gate: the palette and the slash menu
+#: offer them only while the gate allows it (as posting's palette offers only what can run now)
+COMMAND_ACTIONS = {
+    "transcript.edit": Action.EDIT,
+    "transcript.fork": Action.FORK,
+    "chat.redo": Action.REAPPLY,
+    "chat.stop": Action.STOP,
+    "chat.retry": Action.RETRY,
+    "chat.approve": Action.ANSWER,
+    "chat.reject": Action.ANSWER,
+    "chat.compact": Action.REWIND,
+}
+
 
 class RunnerHost(Protocol):
     chat: Chat | None
@@ -168,6 +181,12 @@ class Operations:
     def allows(self, action: Action) -> bool:
         return not self.why_not(action)
 
+    def offers(self, command_id: str) -> bool:
+        """Whether a command of the interaction table can run now (one that is no action of the
+        gate always can)."""
+        action = COMMAND_ACTIONS.get(command_id)
+        return action is None or self.allows(action)
+
     # -- 2.-5. running it --------------------------------------------------------------------
     def run(
         self,
@@ -198,7 +217,6 @@ class Operations:
         self.outcome = None
         if finished(after):  # else it is said once what it waits for has ended
             self.activity = doing
-        self.host.refresh_status()
         worker = self.host.run_worker(
             partial(self._run, work, title, after, failed, done, ends_turn, doing),
             group=group,
@@ -206,6 +224,7 @@ class Operations:
             exit_on_error=exit_on_error,
         )
         self.workers[group] = worker
+        self.host.refresh_status()  # the turn bar, the footer's keys and the status read the worker
         return worker
 
     async def _run(

@@ -376,6 +376,14 @@ class ChatScreen(Screen):
     def say(self, text: str, *, warning: bool = False) -> None:
         self.notify(text, severity="warning" if warning else "information", timeout=6, markup=False)
 
+    def offers(self, command: interaction.Command) -> bool:
+        """Whether the palette and the slash menu offer ``command`` now: the gate allows it."""
+        if command.id == "chat.undo_rewind":
+            return self.gate.can_undo()
+        if command.id == "chat.rewind_mode":
+            return not self.why_not_preview()
+        return self.ops.offers(command.id)
+
     def run_command(self, command: interaction.Command) -> None:
         """A command of the table, from the palette or a slash command."""
         self.slash.run_command(command)
@@ -390,7 +398,7 @@ class ChatScreen(Screen):
 
     @on(TextArea.Changed, "#composer")
     def _composer_changed(self) -> None:
-        self.query_one(SlashMenu).show_for(self.composer.slash_prefix(), self.keymap)
+        self.query_one(SlashMenu).show_for(self.composer.slash_prefix(), self.keymap, offered=self.offers)
         if self.rewind_mode and self.composer.text:
             self.leave_mode()  # typing means writing, not choosing a turn
         if self.banner.kind == "hint":

@@ -3,7 +3,7 @@ the matching commands show above it (name, arguments, key, what it does); Tab co
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from rich.table import Table
 from rich.text import Text
@@ -22,9 +22,15 @@ class SlashMenu(Static):
         super().__init__(id=id)
         self.names: list[str] = []
 
-    def show_for(self, prefix: str | None, keymap: Mapping[str, str] | None = None) -> None:
-        """Show the commands matching ``prefix`` (None: hide)."""
+    def show_for(
+        self,
+        prefix: str | None,
+        keymap: Mapping[str, str] | None = None,
+        offered: Callable[[interaction.Command], bool] | None = None,
+    ) -> None:
+        """Show the commands matching ``prefix`` (None: hide) that ``offered`` allows now."""
         matches = interaction.slash_matches(prefix) if prefix is not None else []
+        matches = [c for c in matches if offered is None or offered(c)]
         self.names = [c.slash for c in matches]
         if prefix is None:
             self.set_class(False, "-shown")
