@@ -167,7 +167,7 @@ async def test_redo_on_a_server_without_it_is_disabled_with_the_reason_and_sends
         await pilot.pause()
         (note,) = [n for n in app._notifications if n.title == "Redo unavailable"]
         assert note.message == "echo_agent does not support redo (its agent card does not advertise it)."
-        assert not app.chat_screen.rewinding and app.chat_screen.activity is None
+        assert not app.chat_screen.rewinding and app.chat_screen.ops.activity is None
 
 
 # -- rewound turns in place ----------------------------------------------------------------------

@@ -24,9 +24,11 @@ class RewindChoice:
         after_layout: Callable[[Callable[[], None]], object],
         left_by_key: Callable[[], None],
         branch_act: Callable[[str, Item], None],
+        with_queue: Callable[[Callable[[Callable[[object], None] | None], None]], None] = lambda rewind: rewind(None),
     ) -> None:
         self.host = host
         self.branch_act = branch_act  # restore / fork_branch a rewound turn (the screen's branches)
+        self.with_queue = with_queue  # asks what to do with queued messages, then rewinds
         self.why_not_preview = why_not_preview
         self.after_layout = after_layout
         self.left_by_key = left_by_key  # the preview was left by a key of its own (Esc's burst rule)
@@ -186,6 +188,11 @@ class RewindChoice:
         self.leave()  # first: keys typed from now on go to the composer
         chat = host.chat
         assert chat is not None
-        # the runner says "rewinding…" before the optimistic cut is drawn, and the core's outcome
-        # after: exactly how much went (never a silent multi-turn loss) and what undoes it
-        host.ops.run(Action.REWIND, partial(chat.rewind, item.rewind_target), title="Rewind", doing="rewinding…")
+        target = item.rewind_target
+
+        def rewind(then: Callable[[object], None] | None) -> None:
+            # the runner says "rewinding…" before the optimistic cut is drawn, and the core's
+            # outcome after: exactly how much went (never a silent multi-turn loss) and what undoes it
+            host.ops.run(Action.REWIND, partial(chat.rewind, target), title="Rewind", doing="rewinding…", done=then)
+
+        self.with_queue(rewind)  # messages queued: what to do with them is asked first

@@ -16,6 +16,7 @@ from rewindtui.tui.composer_memory import ComposerMemory
 from rewindtui.tui.host import ScreenHost
 from rewindtui.tui.message_queue import MessageQueue
 from rewindtui.tui.screens.confirm import ConfirmScreen
+from rewindtui.tui.screens.queue_choice import QueueChoiceScreen
 
 
 class Sending:
@@ -184,11 +185,13 @@ class Sending:
         self.ask(
             ConfirmScreen(
                 f"{title}. Send {'it' if count == 1 else 'them'} now?",
-                "Send: in order, one turn each. Back to the composer: nothing is sent, the text comes back "
+                "Send: in order, one turn each. Keep queued: they wait, and go after your next message "
+                "(a rewind asks about them). Back to the composer: nothing is sent, the text comes back "
                 "to edit or clear (ctrl+c).",
                 go="Send",
                 stay="Back to the composer",
                 purpose="queue",
+                also="Keep queued",
             ),
             self._queue_answered,
         )
@@ -199,13 +202,53 @@ class Sending:
         queue = self.queue
         if queue is None or not queue:
             return
+        if go is None and host.chat is not None:
+            return  # kept queued: sent after the next message, shown under the conversation
         if not go or host.chat is None or host.rewinding:
             self.unqueue_all()
             return
-        first = queue.pop_first()
-        assert first is not None
+        self.send_queue()
+
+    def send_queue(self) -> None:
+        """The queued messages, in order, one turn each (a turn still running ends first)."""
+        queue = self.queue
+        first = queue.pop_first() if queue is not None else None
+        if first is None:
+            return
         self.memory.remember_prompt(first)
-        self._start(first, [])  # a turn still running (followed again after a restart) ends first
+        self._start(first, [])
+
+    def before_rewind(self, rewind: Callable[[Callable[[object], None] | None], None]) -> None:
+        """A rewind is about to change the conversation under the queued messages: ask what to do
+        with them (send them after it, keep them queued, or into the composer -- nothing is lost;
+        Esc: no rewind), then ``rewind`` (with what to do once it is done). No queue: no question."""
+        queue = self.queue
+        if queue is None or not queue or self.ask is None:
+            rewind(None)
+            return
+        count = len(queue)
+        what = f"{count} queued message{'s' if count != 1 else ''}"
+
+        def answered(choice: str | None) -> None:
+            if choice is None:
+                self.host.notify("Nothing was rewound; the queue is as it was.", title="Rewind", timeout=4)
+            elif choice == "draft":
+                self.unqueue_all()
+                rewind(None)
+            elif choice == "send":
+                rewind(lambda _: self.send_queue())
+            else:
+                rewind(None)
+
+        self.ask(
+            QueueChoiceScreen(
+                f"{what} wait{'s' if count == 1 else ''}. This rewind changes the conversation they follow.",
+                "Send them after it: in order, one turn each, once the rewind is done. Keep them queued: they "
+                "go after your next message. Into the composer: nothing is sent, the text comes back to edit. "
+                "Esc: no rewind.",
+            ),
+            answered,
+        )
 
     def unqueue_all(self) -> None:
         """Every queued message back in the composer, in order (nothing is sent, nothing lost)."""

@@ -35,7 +35,6 @@ from textual.binding import Binding
 from textual.css.query import NoMatches
 from textual.screen import Screen
 from textual.widgets import Footer, TextArea
-from textual.worker import Worker
 
 from rewindtui.chat import Action, Chat
 from rewindtui.chat.prompt_history import PromptStore
@@ -127,7 +126,7 @@ class ChatScreen(Screen):
             stop_reply=self.stop_reply,
             set_aside=lambda: self.sending.set_aside(),
             ask=self._ask,
-            panel_refresh=self._load_sessions,
+            panel_refresh=lambda: self.panel.load(),
         )
         self.panel = SessionsControl(self, ask=self._ask, switch=self.request_switch)  # the sessions panel (F2)
         self.branches = Branches(  # redo, undo, rewound turns, the turn picker
@@ -153,6 +152,7 @@ class ChatScreen(Screen):
             after_layout=self.call_after_refresh,
             left_by_key=lambda: self.escape.left_by_its_own_key(),
             branch_act=self.branches.act,
+            with_queue=lambda rewind: self.sending.before_rewind(rewind),
         )
         self.slash = SlashActions(
             items=lambda: self.chat.conversation.items if self.chat is not None else [],
@@ -199,7 +199,7 @@ class ChatScreen(Screen):
             preview=self.choice.preview,
             branch_act=self.branches.act,
             edit_started=self.sending.edit_started,
-            panel_refresh=self._load_sessions,
+            panel_refresh=lambda: self.panel.load(),
             bell=lambda: self.app.bell(),
         )
         self.view = ChatView(
@@ -266,22 +266,6 @@ class ChatScreen(Screen):
     def rewind_mode(self) -> bool:
         """The rewind preview is shown (rewindtui.tui.rewind_choice)."""
         return self.choice.active
-
-    @property
-    def activity(self) -> str | None:
-        return self.ops.activity
-
-    @property
-    def turn_worker(self) -> Worker | None:
-        return self.ops.worker("turn")
-
-    @property
-    def rewind_worker(self) -> Worker | None:
-        return self.ops.worker("rewind")
-
-    @property
-    def switch_worker(self) -> Worker | None:
-        return self.ops.worker("session")
 
     @property
     def replying(self) -> bool:
@@ -589,9 +573,6 @@ class ChatScreen(Screen):
 
     def action_rename_session(self) -> None:
         self.panel.rename_open()
-
-    def _load_sessions(self) -> None:
-        self.panel.load()
 
     @on(SessionsPanel.Rename)
     def _rename_session(self, event: SessionsPanel.Rename) -> None:
