@@ -8,7 +8,8 @@ from __future__ import annotations
 import pytest
 
 from kit.apps import make_app
-from kit.pilot import SIZE, server_users, settle, wait_until
+from kit.pilot import SIZE, notifications, server_users, settle, wait_until
+from rewindtui.chat import Action
 from rewindtui.tui.app import RewindApp
 from rewindtui.tui.screens.confirm import ConfirmScreen
 from rewindtui.tui.screens.queue_choice import QueueChoiceScreen
@@ -90,3 +91,29 @@ async def test_a_rewind_puts_the_queue_into_the_composer_or_keeps_it_and_esc_rew
         assert users(app) == [] and not screen.queue
         assert screen.composer.text == "q one\nq two"
         assert await server_users(slow_server, app) == []
+
+
+# -- alt+↑ right after a turn that ended in a tool call ----------------------------------------------
+@pytest.mark.parametrize("prompt", ["weather in Oslo", "please delete notes.txt"])
+async def test_alt_up_right_after_a_tool_call_turn_previews_at_once(server, prompt):
+    """Seen in a real terminal: after a turn ending in a tool call, alt+↑ kept saying "Wait for the
+    current turn to finish". The preview is the gate's: once the turn has ended (after its tool
+    call, or after an approved one), the first alt+↑ shows what would go, never a wait."""
+    app = make_app(server)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        screen = app.chat_screen
+        screen.composer.text = prompt
+        await pilot.press("enter")
+        if "delete" in prompt:
+            await wait_until(pilot, lambda: screen.turn_bar.kind == "question", timeout=20)
+            await pilot.press("alt+y")
+        await wait_until(pilot, lambda: app.chat.conversation.turn_state == "completed", timeout=20)
+        await wait_until(pilot, lambda: not screen.ops.busy, timeout=20)
+        assert screen.ops.why_not(Action.REWIND) == ""
+        await pilot.press("alt+up")
+        await pilot.pause()
+        assert screen.rewind_mode
+        banner = str(screen.banner.render())
+        assert "go, on the server too" in banner and "wait" not in banner.lower()
+        assert not any("wait for" in n.lower() for n in notifications(app))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from kit.offline import offline_app, offline_chat, replay
 from rewindtui.client.a2a_client import Session
-from rewindtui.tui.screens.chat import RewindOutcome
+from rewindtui.chat import Action, Outcome
 
 SIZE = (100, 30)
 
@@ -78,7 +78,7 @@ def test_rewound_toast(snap_compare):
         screen = app.chat_screen
         second = chat.conversation.turn_invocations()[1]
         chat.listener(chat.conversation.truncate_before(second)[1])  # the chat's cut, passed on as the chat does
-        screen.rewound(RewindOutcome("s1", second, 2))
+        screen.ops.show(Outcome(Action.REWIND, "s1", "Rewound 2 turns.", turns_gone=2), "Rewind")  # as the core counted
         await pilot.pause()
 
     assert snap_compare(app, terminal_size=SIZE, run_before=rewound)
