@@ -114,6 +114,6 @@ async def test_alt_up_right_after_a_tool_call_turn_previews_at_once(server, prom
         await pilot.press("alt+up")
         await pilot.pause()
         assert screen.rewind_mode
-        banner = str(screen.banner.render())
+        banner = screen.banner.text
         assert "go, on the server too" in banner and "wait" not in banner.lower()
         assert not any("wait for" in n.lower() for n in notifications(app))

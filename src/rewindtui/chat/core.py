@@ -244,8 +244,8 @@ class Chat(Branches):
         back, gone = self._moved(before)
         rewind = self.undo_point()  # the rewind just made: redoing the restore is its server redo
         if rewind is not None and rewind.kind == "rewind" and self._redo_kept():
-            point = RedoPoint(sid, "restore", gone, self._turns(), rewind_task_id=rewind.rewind_task_id)
-            self._redo_points.setdefault(sid, []).append(point)
+            redo = RedoPoint(sid, "restore", gone, self._turns(), rewind_task_id=rewind.rewind_task_id)
+            self._redo_points.setdefault(sid, []).append(redo)
         return self._outcome(
             Action.UNDO, f"Undid the restore: {plural(gone, 'turn')} went back to the rewound turns.", gone=gone
         )

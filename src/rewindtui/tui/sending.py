@@ -30,7 +30,7 @@ class Sending:
         restore_attachments: Callable[[list[Attachment]], None],
         hide_banner: Callable[[], None],
         queue: MessageQueue | None = None,
-        ask: Callable[[Any, Callable[[bool | None], None]], Any] | None = None,
+        ask: Callable[[Any, Callable[[Any], None]], Any] | None = None,
     ) -> None:
         self.host = host
         self.memory = memory

@@ -20,8 +20,12 @@ the screen as a small host (:class:`~rewindtui.tui.host.ScreenHost`) and the cal
   (``sessions_control``, ``session_switch``), copy and export (``copy_export``), files and the
   agent card (``file_actions``), drafts and prompts (``composer_memory``), slash commands (``slash``).
 
-Work runs in separate worker groups (a turn, a rewind or fork, a session switch) and none of them
-cancels another unseen: a switch during a reply asks first, during a rewind it waits.
+Every server operation a feature starts runs through one runner (``ops``,
+:mod:`rewindtui.tui.operations`): it asks the gate, says what runs, runs it in its worker group (a
+turn, a rewind or fork, a session switch, a stop: none cancels another unseen -- a switch during a
+reply asks first, during a rewind it waits), maps its error to words once and shows the core's
+outcome. What runs is the runner's state; the screen reads it. The chat's changes go straight to
+the view (``chat_view``), which draws them and tells the features that follow them.
 """
 
 from __future__ import annotations
@@ -38,7 +42,7 @@ from textual.widgets import Footer, TextArea
 
 from rewindtui.chat import Action, Chat
 from rewindtui.chat.prompt_history import PromptStore
-from rewindtui.model import Change, Item
+from rewindtui.model import Item
 from rewindtui.tui import interaction
 from rewindtui.tui.branches import Branches
 from rewindtui.tui.chat_view import ChatView
@@ -205,14 +209,14 @@ class ChatScreen(Screen):
         self.view = ChatView(
             self,
             self.memory,
-            on_change=self._on_change,
             previewed=self.choice.moved,
-            changed=self.branches.changed,
+            changed=(self.branches.changed, self.search.changed),
             undo_label=lambda: "take back the last queued message" if self.queue else self.branches.undo_label(),
             show_turn=lambda: self.turns.show(self.refresh_bindings),
             reattach=self.reattach,
             status_line=lambda: self.query_one(StatusLine),
             welcome=lambda: self.query_one(Welcome),
+            new_below=lambda: self.query_one(NewBelow),
         )
 
     def _ask(self, screen: Any, answered: Any) -> None:
@@ -299,16 +303,6 @@ class ChatScreen(Screen):
 
     def show_conversation(self) -> None:
         self.view.show()
-
-    def _on_change(self, change: Change) -> None:
-        self.view.follow(change)
-        self.search.changed(change)
-        if (
-            not (self.transcript.follow or self.rewind_mode)
-            and not change.prepended
-            and (change.first is not None or change.updated)
-        ):
-            self.query_one(NewBelow).show_marker(True)  # the user scrolled up: say there is more
 
     @on(Transcript.Following)
     def _following(self, event: Transcript.Following) -> None:
