@@ -129,7 +129,7 @@ class ChatView:
             label = self.undo_label()
             status.undo = f"{interaction.keys_of('chat.undo_rewind', self.host.keymap)}: {label}" if label else ""
             redo = chat.redo_label()
-            status.redo = f"{self._redo_keys()}: {redo}" if redo and not self.host.rewind_mode else ""
+            status.redo = f"{self._redo_keys()}: {redo}" if redo else ""
             status.rewind = chat.rewind_words()
             try:
                 empty = not chat.conversation.items and chat.conversation.older_token is None and not chat.sending
