@@ -151,7 +151,9 @@ async def test_a_restore_from_f4_is_undone_by_ctrl_z_and_redone_by_ctrl_r(server
         await pilot.press("ctrl+z")
         await settle(app, pilot)
         assert await server_users(server, app) == ["first"]
-        assert any(n.startswith("Undid the restore: 2 turns went back to the rewound turns.") for n in notifications(app))
+        assert any(
+            n.startswith("Undid the restore: 2 turns went back to the rewound turns.") for n in notifications(app)
+        )
         assert screen.status.redo == "ctrl+r: redo the restore of 2 turns"
         await pilot.press("ctrl+r")
         await settle(app, pilot)

@@ -4,8 +4,8 @@ real captures so the screens are the same on every machine."""
 from __future__ import annotations
 
 from kit.offline import offline_app, offline_chat, replay
-from rewindtui.client.a2a_client import Session
 from rewindtui.chat import Action, Outcome
+from rewindtui.client.a2a_client import Session
 
 SIZE = (100, 30)
 
