@@ -97,25 +97,67 @@ async def test_ctrl_z_after_typing_still_undoes_the_rewind_and_keeps_the_typing(
         assert screen.status.undo == ""
 
 
-async def test_nested_rewinds_redo_newest_first_with_ctrl_r(server):
+async def test_nested_rewinds_undo_newest_first_and_ctrl_r_redoes_them_on_the_server(server):
+    """Redo means redo (issue 33): ctrl+z undoes the rewinds newest first; ctrl+r applies the same
+    rewinds again, on the server, in the reverse order; the status line names both keys' work."""
     app = make_app(server)
     async with app.run_test(size=SIZE) as pilot:
         await turns(app, pilot, "one", "weather in Lima", "three", "four")
         await rewind_to(app, pilot, 3)
         await rewind_to(app, pilot, 1)
         assert user_texts(app) == ["one"]
+        screen = app.chat_screen
+        await pilot.press("ctrl+z")
+        await settle(app, pilot)
+        assert user_texts(app) == ["one", "weather in Lima", "three"]
+        assert screen.status.undo == "ctrl+z: undo the rewind of 1 turn"
+        assert screen.status.redo == "ctrl+r: redo the rewind of 2 turns"
+        await pilot.press("ctrl+z")
+        await settle(app, pilot)
+        assert await server_users(server, app) == ["one", "weather in Lima", "three", "four"]
+        assert screen.status.redo == "ctrl+r: redo the rewind of 1 turn"
         await pilot.press("ctrl+r")
         await settle(app, pilot)
         assert user_texts(app) == ["one", "weather in Lima", "three"]
+        assert await server_users(server, app) == ["one", "weather in Lima", "three"]
+        assert "Redid the rewind: 1 turn rewound again — ctrl+z undoes it." in notifications(app)
+        assert screen.status.redo == "ctrl+r: redo the rewind of 2 turns"
         await pilot.press("ctrl+r")
         await settle(app, pilot)
-        assert user_texts(app) == ["one", "weather in Lima", "three", "four"]
-        assert await server_users(server, app) == ["one", "weather in Lima", "three", "four"]
+        assert await server_users(server, app) == ["one"]
+        assert screen.status.redo == ""
         await pilot.press("ctrl+r")
         await settle(app, pilot)
         assert any("nothing to redo" in n.lower() for n in notifications(app))
         await turns(app, pilot, "five")
-        assert seen(app) == (["one", "weather in Lima", "three", "four", "five"], 1)
+        assert seen(app) == (["one", "five"], 0)
+
+
+async def test_a_restore_from_f4_is_undone_by_ctrl_z_and_redone_by_ctrl_r(server):
+    """Issue 33: a restore of a rewound branch (F4, Enter on it) can be undone, and redone."""
+    app = make_app(server)
+    async with app.run_test(size=SIZE) as pilot:
+        await three_turns(app, pilot)
+        await rewind_to(app, pilot, 1)
+        screen = app.chat_screen
+        await pilot.press("f4")
+        await settle(app, pilot)
+        last = max(i for i, item in enumerate(app.chat.conversation.items) if item.rewound is not None)
+        assert screen.enter_rewind_mode(last)
+        await pilot.press("enter")  # Enter on a rewound turn restores its branch
+        await settle(app, pilot)
+        assert current_users(app) == ["first", "weather in Oslo", "third"]
+        assert screen.status.undo == "ctrl+z: undo the restore of 2 turns"
+        await pilot.press("ctrl+z")
+        await settle(app, pilot)
+        assert await server_users(server, app) == ["first"]
+        assert any(
+            n.startswith("Undid the restore: 2 turns went back to the rewound turns.") for n in notifications(app)
+        )
+        assert screen.status.redo == "ctrl+r: redo the restore of 2 turns"
+        await pilot.press("ctrl+r")
+        await settle(app, pilot)
+        assert await server_users(server, app) == ["first", "weather in Oslo", "third"]
 
 
 async def test_redo_on_a_server_without_it_is_disabled_with_the_reason_and_sends_nothing():
@@ -127,7 +169,7 @@ async def test_redo_on_a_server_without_it_is_disabled_with_the_reason_and_sends
         await pilot.pause()
         (note,) = [n for n in app._notifications if n.title == "Redo unavailable"]
         assert note.message == "echo_agent does not support redo (its agent card does not advertise it)."
-        assert not app.chat_screen.rewinding and app.chat_screen.activity is None
+        assert not app.chat_screen.rewinding and app.chat_screen.ops.activity is None
 
 
 # -- rewound turns in place ----------------------------------------------------------------------

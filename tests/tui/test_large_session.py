@@ -55,10 +55,10 @@ async def test_opens_scrolls_to_first_message_and_truncates_there():
         # and the optimistic truncation there empties the view and rolls back exactly
         keys = [it.key for it in chat.conversation.items]
         token, change = chat.conversation.truncate_before(chat.conversation.items[0].rewind_target)
-        app.chat_screen._on_change(change)
+        app.chat.listener(change)
         await pilot.pause()
         assert chat.conversation.items == [] and transcript.virtual_size.height == 0
-        app.chat_screen._on_change(chat.conversation.rollback(token))
+        app.chat.listener(chat.conversation.rollback(token))
         await pilot.pause()
         assert [it.key for it in chat.conversation.items] == keys
         assert transcript.virtual_size.height > MESSAGES
@@ -81,7 +81,7 @@ async def test_rewind_in_the_middle_of_a_large_session_cuts_at_the_right_turn():
         assert transcript.scroll_y <= transcript._starts[index]
         assert transcript._starts[end] <= transcript.scroll_y + transcript.scrollable_content_region.height
         token, change = chat.conversation.truncate_before(middle)
-        app.chat_screen._on_change(change)
+        app.chat.listener(change)
         await pilot.pause()
         assert len(chat.conversation.items) == index
         assert chat.conversation.turn_invocations() == invocations[: len(invocations) // 2]

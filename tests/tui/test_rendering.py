@@ -232,7 +232,7 @@ async def test_whole_messages_from_a_server_that_does_not_stream_stay_in_view():
         for n in range(8):
             # a whole answer in one event, with Markdown whose drawn height differs from its estimate
             text = f"# Answer {n}\n\n- point one\n- point two\n\n```\ncode {n}\n```\nlast line {n}"
-            screen._on_change(
+            screen.chat.listener(
                 conv.add_user_message(
                     {
                         "kind": "message",
@@ -249,7 +249,7 @@ async def test_whole_messages_from_a_server_that_does_not_stream_stay_in_view():
                 "taskId": f"t{n}",
                 "parts": [{"kind": "text", "text": text}],
             }
-            screen._on_change(conv.apply(classify(message)))
+            screen.chat.listener(conv.apply(classify(message)))
             await pilot.pause()
             assert any(f"last line {n}" in line for line in screen_lines(transcript)), n
             assert transcript.scroll_y == transcript.max_scroll_y

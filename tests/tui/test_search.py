@@ -340,7 +340,7 @@ async def test_the_count_follows_the_conversation_without_moving_the_view():
         assert count(app).startswith("1 of 1")
         y = screen.transcript.scroll_y
         conversation = app.chat.conversation
-        screen._on_change(
+        screen.chat.listener(
             conversation.add_user_message(
                 {
                     "kind": "message",
@@ -356,5 +356,5 @@ async def test_the_count_follows_the_conversation_without_moving_the_view():
         # a reply's text changing in place: counted a moment later
         item = conversation.items[-1]
         item._set_text("about number 3: again, and number 3: once more")
-        screen._on_change(Change(updated=[item]))
+        screen.chat.listener(Change(updated=[item]))
         await wait_until(pilot, lambda: count(app).startswith("1 of 3"))

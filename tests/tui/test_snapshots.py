@@ -4,8 +4,8 @@ real captures so the screens are the same on every machine."""
 from __future__ import annotations
 
 from kit.offline import offline_app, offline_chat, replay
+from rewindtui.chat import Action, Outcome
 from rewindtui.client.a2a_client import Session
-from rewindtui.tui.screens.chat import RewindOutcome
 
 SIZE = (100, 30)
 
@@ -47,7 +47,7 @@ def test_rewind_in_flight(snap_compare):
         target = chat.conversation.turn_invocations()[1]
         token, change = chat.conversation.truncate_before(target)
         chat.rewinding = True
-        screen.activity = "rewinding…"  # as the screen sets it before the optimistic cut
+        screen.ops.activity = "rewinding…"  # as the runner sets it before the optimistic cut
         chat.listener(change)  # as the chat passes its optimistic cut on (the rewind's request stays out)
         await pilot.pause()
 
@@ -78,7 +78,7 @@ def test_rewound_toast(snap_compare):
         screen = app.chat_screen
         second = chat.conversation.turn_invocations()[1]
         chat.listener(chat.conversation.truncate_before(second)[1])  # the chat's cut, passed on as the chat does
-        screen.rewound(RewindOutcome("s1", second, 2))
+        screen.ops.show(Outcome(Action.REWIND, "s1", "Rewound 2 turns.", turns_gone=2), "Rewind")  # as the core counted
         await pilot.pause()
 
     assert snap_compare(app, terminal_size=SIZE, run_before=rewound)

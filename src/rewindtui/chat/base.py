@@ -11,7 +11,7 @@ from typing import Any
 from rewindtui.chat.history import History
 from rewindtui.chat.local_sessions import LocalSessions
 from rewindtui.chat.permissions import Permissions
-from rewindtui.chat.undo import UndoPoint
+from rewindtui.chat.undo import RedoPoint, UndoPoint
 from rewindtui.client.a2a_client import A2AClient, Session
 from rewindtui.model import Change, Conversation, RewindToken
 from rewindtui.model.turn_watch import Watch
@@ -26,6 +26,8 @@ class PendingEdit:
     invocation_id: str
     token: RewindToken
     text: str
+    #: the turns the edit set aside (the edited one and every later one)
+    turns: int = 0
 
 
 class ChatBase:
@@ -67,6 +69,8 @@ class ChatBase:
         self._older_lock = asyncio.Lock()
         #: what the one undo would undo, per session (see rewindtui.chat.undo)
         self._undo: dict[str, UndoPoint] = {}
+        #: what the undos undid, per session, newest last, to do again (rewindtui.chat.undo.RedoPoint)
+        self._redo_points: dict[str, list[RedoPoint]] = {}
         #: (task id, author, text) of the reply shown when the user stopped a turn
         self._shown_at_stop: tuple[str, str | None, str] | None = None
 

@@ -15,12 +15,12 @@ from typing import Any
 
 from rewindtui.chat import freshness, kagent1_hook
 from rewindtui.chat.branches import Branches
-from rewindtui.chat.errors import Busy, QuestionWaiting, RewindFailed, TurnRefused, UndoFailed
+from rewindtui.chat.errors import Busy, QuestionWaiting, RedoFailed, RewindFailed, TurnRefused, UndoFailed
 from rewindtui.chat.outcome import Outcome, plural
 from rewindtui.chat.permissions import Action, Permissions, disconnected, read_only
 from rewindtui.chat.retry import RetryTarget, retry_target
 from rewindtui.chat.status import TurnStatus, turn_status
-from rewindtui.chat.undo import UNDO_PAGE, UndoPoint, undo_point
+from rewindtui.chat.undo import UNDO_PAGE, RedoPoint, UndoPoint, undo_point
 from rewindtui.client.a2a_client import ClientError, Unsupported
 from rewindtui.client.attachments import Attachment
 from rewindtui.model import Item
@@ -75,6 +75,9 @@ class Chat(Branches):
             Action.REDO: redo,
             Action.RESTORE: self._why_not_restore(redo),
             Action.UNDO: self._why_not_undo(redo),
+            Action.REAPPLY: self._why_not_reapply(busy),
+            Action.RETRY: busy
+            or ("" if retry_target(self.conversation) is not None else "nothing to retry: the last turn did not fail"),
             Action.SWITCH_SESSION: busy and f"{busy} (or stop it)" if self.sending else busy,
             Action.LOAD_OLDER: "" if self.conversation.older_token is not None else "the whole session is shown",
             Action.SHOW_REWOUND: self.why_not_rewound(),
@@ -84,6 +87,7 @@ class Chat(Branches):
             history_note=self._older_note() or self.history_note,
             busy_reason=busy,
             undo_label=self.undo_label(),
+            redo_label=self.redo_label(),
         )
         return read_only(perms, kagent1_hook.read_only_reason(self))  # a read-only share
 
@@ -112,6 +116,18 @@ class Chat(Branches):
         if caps is None or not caps.redo or caps.rewind_off:
             return redo
         return redo or self.why_not_rewound()
+
+    def _why_not_reapply(self, busy: str) -> str:
+        caps = self.client.capabilities
+        if caps is None:
+            return "not connected"
+        if self.redo_point() is None:
+            return caps.why_no_redo() if not caps.redo else "nothing to redo: undo something first (ctrl+z)"
+        if busy:
+            return busy
+        if self.edit is not None:
+            return "an edit is in progress (Esc cancels it)"
+        return self._why_partial()
 
     def _why_not_undo(self, redo: str) -> str:
         if redo.startswith("nothing to redo"):
@@ -183,6 +199,8 @@ class Chat(Branches):
         point = self.undo_point()
         if point is None or sid is None or point.session_id != sid:
             raise UndoFailed("nothing to undo in this session")
+        if point.kind == "restore":
+            return await self._undo_restore(sid, point)
         fresh = await self._read_undo(sid)
         if fresh != point:
             await self.open(sid)  # the session changed on the server: the view follows it
@@ -195,13 +213,109 @@ class Chat(Branches):
         finally:
             await self.refresh_undo()  # whatever happened, the label says what the server holds now
         back, gone = self._moved(before)
+        came = [t for t in self.conversation.turn_invocations() if t not in set(before)]
+        if point.kind == "rewind" and came and not gone and self._redo_kept():
+            self._redo_points.setdefault(sid, []).append(RedoPoint(sid, "rewind", back, self._turns(), before=came[0]))
         what = "the edit" if point.kind == "edit" else "the rewind"
         said = f"Undid {what}: {plural(back, 'turn')} back, with the agent's state as it was"
         if gone:
             said += f"; {plural(gone, 'turn')} kept as a rewound branch"
         return self._outcome(Action.UNDO, said + ".", back=back, gone=gone)
 
+    async def _undo_restore(self, sid: str, point: UndoPoint) -> Outcome:
+        """Undo a restore: rewind again before the first turn it brought back (they go back to the
+        rewound turns; nothing is lost), on the state the restore left only."""
+        try:
+            await freshness.ensure_fresh(self, UndoFailed)
+        except UndoFailed:
+            self._undo.pop(sid, None)
+            raise UndoFailed(
+                "the session changed on the server since the restore: reloaded; nothing was undone"
+            ) from None
+        if self._turns() != point.fingerprint:
+            self._undo.pop(sid, None)
+            raise UndoFailed("the session changed since the restore; nothing was undone")
+        before = self.conversation.turn_invocations()
+        try:
+            await self._rewind_to(point.before)
+        finally:
+            self._undo.pop(sid, None)
+            await self.refresh_undo()
+        back, gone = self._moved(before)
+        rewind = self.undo_point()  # the rewind just made: redoing the restore is its server redo
+        if rewind is not None and rewind.kind == "rewind" and self._redo_kept():
+            redo = RedoPoint(sid, "restore", gone, self._turns(), rewind_task_id=rewind.rewind_task_id)
+            self._redo_points.setdefault(sid, []).append(redo)
+        return self._outcome(
+            Action.UNDO, f"Undid the restore: {plural(gone, 'turn')} went back to the rewound turns.", gone=gone
+        )
+
+    # -- redo: what the undo undid, again -----------------------------------------------------
+    def redo_point(self) -> RedoPoint | None:
+        """What redo would do again in the open session (None: nothing)."""
+        sid = self.session_id
+        stack = self._redo_points.get(sid, []) if sid is not None else []
+        return stack[-1] if stack else None
+
+    def redo_label(self) -> str | None:
+        """What redo would do again, in words ("redo the rewind of 2 turns"); None: nothing."""
+        point = self.redo_point()
+        return point.label if point is not None else None
+
+    def _turns(self) -> tuple[str, ...]:
+        return tuple(self.conversation.turn_invocations())
+
+    def _redo_kept(self) -> bool:
+        """Redo is offered where the undo is the server's redo of a rewind (not kagent 1.0's fork)."""
+        caps = self.client.capabilities
+        return caps is not None and caps.redo and kagent1_hook.FORK_MODE not in caps.rewind_modes
+
+    async def reapply(self) -> Outcome:
+        """Do again what the last undo undid: the same rewind again (the server rewinds again), or
+        the same restore; the undo before it is next (ctrl+z ctrl+z ctrl+r ctrl+r). RedoFailed, nothing
+        done: nothing to redo, or the session changed since the undo (another client's turn or rewind; the view is re-read)."""
+        reason = self.why_not(Action.REAPPLY)
+        if reason:
+            raise Busy(reason) if self.sending or self.rewinding else RedoFailed(reason)
+        point = self.redo_point()
+        sid = self.session_id
+        assert point is not None and sid is not None
+        try:
+            await freshness.ensure_fresh(self, RedoFailed)
+        except RedoFailed:
+            self._redo_points.pop(sid, None)
+            raise RedoFailed("the session changed on the server since the undo: reloaded; nothing was redone") from None
+        if self._turns() != point.fingerprint:
+            self._redo_points.pop(sid, None)
+            raise RedoFailed("the session changed since the undo; nothing was redone")
+        rest = self._redo_points.pop(sid, [])[:-1]  # the older undos: redone after this one, in turn
+        if point.kind == "rewind":
+            outcome = await self.rewind(point.before)
+            self._redo_points[sid] = rest
+            return self._outcome(
+                Action.REAPPLY,
+                f"Redid the rewind: {plural(outcome.turns_gone, 'turn')} rewound again.",
+                gone=outcome.turns_gone,
+            )
+        outcome = await self.restore(point.rewind_task_id)
+        self._redo_points[sid] = rest
+        return self._outcome(
+            Action.REAPPLY,
+            f"Redid the restore: {plural(outcome.turns_back, 'turn')} back, with the agent's state as it was.",
+            back=outcome.turns_back,
+            gone=outcome.turns_gone,
+            warning=outcome.warning,
+        )
+
     def _set_undo(self, session_id: str, point: UndoPoint | None) -> None:
+        kept = self._undo.get(session_id)
+        if (
+            kept is not None
+            and kept.kind == "restore"
+            and session_id == self.session_id
+            and kept.fingerprint == self._turns()
+        ):
+            return  # the restore is still the last thing done here (the server cannot say it)
         if point is None:
             self._undo.pop(session_id, None)
         else:
@@ -244,7 +358,7 @@ class Chat(Branches):
         if self.edit is None and self.conversation.pending_confirmation() is not None and not self.sending:
             raise QuestionWaiting(QUESTION_FIRST)
         editing = self.edit is not None
-        before = self.conversation.turn_invocations()
+        set_aside = self.edit.turns if self.edit is not None else 0
         try:
             await self._send(text, attachments)
         finally:
@@ -252,10 +366,14 @@ class Chat(Branches):
                 await self.refresh_undo()
             elif self.session_id is not None:
                 self._undo.pop(self.session_id, None)  # a send after a rewind: that rewind is done with
+            if self.session_id is not None:
+                self._redo_points.pop(self.session_id, None)  # a new turn: what was undone stays undone
         if not editing:
             return None
-        _, gone = self._moved(before)
-        return self._outcome(Action.EDIT, f"Edited: {plural(gone, 'turn')} replaced by the edited one.", gone=gone)
+        # the turns the edit set aside went (counted when it began: the view has been without them since)
+        return self._outcome(
+            Action.EDIT, f"Rewound {plural(set_aside, 'turn')} and sent the edited message.", gone=set_aside
+        )
 
     async def retry(self) -> Outcome | None:
         """Send the failed last turn again as one clean turn: a rewind-and-send of it where the
@@ -291,6 +409,7 @@ class Chat(Branches):
         """Rewind before ``invocation_id`` (with ``text``: and send it, as an edit does)."""
         await freshness.ensure_fresh(self, RewindFailed)  # another client changed the session: reload
         before = self.conversation.turn_invocations()
+        self._forget_redo()
         try:
             await self._rewind_to(invocation_id, text)
         finally:
@@ -299,8 +418,14 @@ class Chat(Branches):
         gone -= 1 if text else 0
         return self._outcome(Action.EDIT if text else Action.REWIND, f"Rewound {plural(gone, 'turn')}.", gone=gone)
 
+    def _forget_redo(self) -> None:
+        if self.session_id is not None:
+            self._redo_points.pop(self.session_id, None)
+
     async def redo(self, rewind_task_id: str | None = None) -> Outcome:
+        """The server's redo: undo its rewind ``rewind_task_id`` (None: the last one)."""
         before = self.conversation.turn_invocations()
+        self._forget_redo()
         try:
             await self._redo(rewind_task_id)
         finally:
@@ -313,6 +438,7 @@ class Chat(Branches):
         ``up_to`` (the invocation after the turn restored to), rewind again before it, so the
         branch comes back only up to there (its later turns stay rewound: nothing is lost)."""
         before = self.conversation.turn_invocations()
+        self._forget_redo()
         warning = ""
         try:
             await self._redo(rewind_task_id)
@@ -327,6 +453,10 @@ class Chat(Branches):
         finally:
             await self.refresh_undo()
         back, gone = self._moved(before)
+        came = [t for t in self.conversation.turn_invocations() if t not in set(before)]
+        sid = self.session_id
+        if came and not gone and sid is not None:  # its undo: rewind again before the first turn back
+            self._undo[sid] = UndoPoint(sid, "", "restore", back, before=came[0], fingerprint=self._turns())
         return self._outcome(Action.RESTORE, _came_back(back, gone), back=back, gone=gone, warning=warning)
 
     async def fork(self, invocation_id: str) -> Outcome:

@@ -24,6 +24,8 @@ class Action(str, Enum):
     REDO = "redo"  # undo the server's last rewind (explicitly, by its task)
     RESTORE = "restore"  # bring a rewound branch back (up to a turn)
     UNDO = "undo"  # the one undo: see Chat.undo_label()
+    REAPPLY = "reapply"  # redo what the one undo undid (the same rewind again): see Chat.redo_label()
+    RETRY = "retry"  # send the failed last turn again (Chat.retry)
     SWITCH_SESSION = "switch session"
     LOAD_OLDER = "load older"
     SHOW_REWOUND = "show rewound"
@@ -41,6 +43,8 @@ class Permissions:
     busy_reason: str = ""
     #: what the one undo would undo now, in words ("undo the rewind of 2 turns"), None when nothing
     undo_label: str | None = None
+    #: what redo would do again now, in words ("redo the rewind of 2 turns"), None when nothing
+    redo_label: str | None = None
     #: non-empty: the session may be read, not written to, and why (the app disables its
     #: composer with it); every action in :data:`WRITES` is refused with it
     read_only: str = ""
@@ -109,6 +113,8 @@ WRITES = frozenset(
         Action.REDO,
         Action.RESTORE,
         Action.UNDO,
+        Action.REAPPLY,
+        Action.RETRY,
     }
 )
 
@@ -117,7 +123,13 @@ def read_only(perms: Permissions, reason: str) -> Permissions:
     """``perms`` with every write refused because of ``reason`` (unchanged when it is "")."""
     if not reason:
         return perms
-    return replace(perms, reasons={**perms.reasons, **dict.fromkeys(WRITES, reason)}, read_only=reason, undo_label=None)
+    return replace(
+        perms,
+        reasons={**perms.reasons, **dict.fromkeys(WRITES, reason)},
+        read_only=reason,
+        undo_label=None,
+        redo_label=None,
+    )
 
 
 def disconnected(history_note: str = "") -> Permissions:

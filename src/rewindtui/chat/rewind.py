@@ -284,8 +284,9 @@ class Rewinds(Turns):
         if self.edit is not None:
             self.cancel_edit()
         text = self.conversation.user_text_of(invocation_id)
+        shown = len(self.conversation.turn_invocations())
         token, change = self.conversation.truncate_before(invocation_id)
-        self.edit = PendingEdit(invocation_id, token, text)
+        self.edit = PendingEdit(invocation_id, token, text, shown - len(self.conversation.turn_invocations()))
         self._emit(change)
         return text
 

@@ -13,6 +13,14 @@ it away (``contract.REWOUND_BY_TASK_KEY``). So what can be undone survives a res
 
 A plain send after a rewind ends the rewind's undo (the server's redo refuses it too); a send is
 never undone. Pure: task dicts in, an :class:`UndoPoint` out.
+
+Two steps are the app's own, kept by the chat per session beside what the server says (each with
+the session's turns as they were right after it, so a step is taken only on the state it was made
+on -- another client's change in between refuses it):
+
+* a restore of a rewound branch (F4): its undo rewinds again before the turns that came back
+  (:class:`UndoPoint` of kind ``"restore"``);
+* what the undo undid: a :class:`RedoPoint` -- the same rewind again, or the same restore again.
 """
 
 from __future__ import annotations
@@ -35,12 +43,18 @@ UNDO_PAGE = 100
 class UndoPoint:
     session_id: str
     rewind_task_id: str  # the rewind whose undo (a redo of it) this is
-    kind: str  # "rewind" | "edit"
-    turns: int | None  # the turns it took away (None: more than the page read shows)
+    kind: str  # "rewind" | "edit" | "restore"
+    turns: int | None  # the turns it took away (restore: brought back; None: more than the page read shows)
+    #: restore: the first turn that came back (its undo rewinds before it)
+    before: str = ""
+    #: restore: the session's turn invocations right after it (the undo acts only on that state)
+    fingerprint: tuple[str, ...] = ()
 
     @property
     def label(self) -> str:
         count = "its turns" if self.turns is None else plural(self.turns, "turn")
+        if self.kind == "restore":
+            return f"undo the restore of {count}"
         if self.kind == "edit":
             return f"undo the edit ({count} back; the edited turn kept as a rewound branch)"
         if self.turns is None:
@@ -105,3 +119,22 @@ def undo_point(session_id: str, tasks: Sequence[Any], *, whole: bool = True) -> 
             turns = None
         return UndoPoint(session_id, rewind_id, "edit" if after else "rewind", turns)
     return None
+
+
+@dataclass(frozen=True)
+class RedoPoint:
+    """What the one undo undid, to do again: the same rewind (``kind`` "rewind": rewind before
+    ``before`` again) or the same restore (``kind`` "restore": the server's redo of the rewind
+    ``rewind_task_id`` that the undo made). ``fingerprint``: the session's turn invocations right
+    after the undo; on any other state the redo is refused (nothing acts on a stale view)."""
+
+    session_id: str
+    kind: str  # "rewind" | "restore"
+    turns: int
+    fingerprint: tuple[str, ...]
+    before: str = ""
+    rewind_task_id: str = ""
+
+    @property
+    def label(self) -> str:
+        return f"redo the {self.kind} of {plural(self.turns, 'turn')}"

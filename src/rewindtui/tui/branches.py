@@ -15,13 +15,13 @@ from functools import partial
 from typing import Any
 
 from rewindtui.chat import Action, Chat
+from rewindtui.chat.outcome import plural
 from rewindtui.client.a2a_client import ClientError
 from rewindtui.client.errors import user_message
 from rewindtui.model import Change, Item
 from rewindtui.output.turn_list import turn_entries
 from rewindtui.tui import interaction
 from rewindtui.tui.host import ScreenHost
-from rewindtui.tui.rewind_choice import RewindOutcome, plural
 from rewindtui.tui.screens.rewind_picker import PickerChoice, RewindPicker
 
 
@@ -53,68 +53,44 @@ class Branches:
         # literal text: server answers and our own "[button]" names are not markup
         self.host.notify(text, title=title, severity=severity, timeout=timeout, markup=False)
 
-    # -- redo --------------------------------------------------------------------------------
-    def why_not_redo(self) -> str:
+    # -- undo and redo (the app's operations runner runs them: gate, words, the core's outcome) ----
+    def _leave_preview(self) -> None:
+        if self.host.rewind_mode:
+            self.host.leave_mode()
+
+    def redo(self) -> None:
+        """ctrl+r, /redo: do again what the last undo undid (the same rewind, or restore), on the
+        server; refused in one sentence when another client changed the session since."""
         chat = self.chat
         if chat is None:
-            return "Not connected."
-        return self.host.why_not(Action.REDO)
-
-    def redo(self, rewind_task_id: str | None = None, *, title: str = "Redo", up_to: str | None = None) -> None:
-        """Undo a rewind on the server (None: the last one); nothing is sent when the server does
-        not offer redo (the reason is shown). ``up_to``: then rewind again before this invocation
-        (the turn after the one restored to), so the branch comes back only up to there."""
-        reason = self.why_not_redo()
-        if reason:
-            self._notify(reason, title=f"{title} unavailable", severity="warning")
+            self._notify("Not connected.", title="Redo unavailable", severity="warning")
             return
-        host = self.host
-        if host.rewind_mode:
-            host.leave_mode()
-        host.outcome = None
-        host.activity = "redoing…"
-        host.refresh_status()
-        host.rewind_worker = host.run_worker(
-            partial(self._redo, rewind_task_id, title, up_to), group="rewind", exit_on_error=False
+        self.host.ops.run(
+            Action.REAPPLY,
+            chat.reapply,
+            title="Redo",
+            doing="redoing…",
+            started=self._leave_preview,
+            exit_on_error=False,
         )
 
-    async def _redo(self, rewind_task_id: str | None, title: str, up_to: str | None = None) -> None:
+    def restore(self, item: Item) -> None:
+        """Bring a rewound branch back up to ``item`` (``Chat.restore``); ctrl+z undoes it."""
         chat = self.chat
-        assert chat is not None
-        before = chat.conversation.turn_invocations()
-        try:
-            await chat.redo(rewind_task_id)
-            if up_to is not None and up_to in chat.conversation.turn_invocations():
-                try:
-                    await chat.rewind(up_to)  # the rest of the branch stays rewound: nothing is lost
-                except ClientError as exc:
-                    self._notify(
-                        "The whole branch came back, but the turns after the one chosen could not be rewound again: "
-                        f"{user_message(exc)}",
-                        title=title,
-                        severity="warning",
-                        timeout=8,
-                    )
-        except ClientError as exc:
-            self._notify(user_message(exc), title=f"{title} failed", severity="error", timeout=8)
+        mark = item.rewound
+        if chat is None or mark is None or not mark.by:
+            self._notify(
+                "This server keeps this turn but cannot bring it back.", title="Restore branch", severity="warning"
+            )
             return
-        finally:
-            self.host.activity = None
-            self.host.refresh_status()
-        after = chat.conversation.turn_invocations()
-        back = len(set(after) - set(before))
-        gone = len(set(before) - set(after))
-        text = f"{plural(back, 'turn')} back, with the agent's state as it was"
-        if gone:
-            text += f"; {plural(gone, 'turn')} went to the rewound turns (F4 shows them)"
-        self._notify(text + ".", title=title)
-
-    def undo_hint(self, outcome: RewindOutcome) -> str:
-        """``ctrl+z undoes it`` when the core's one undo now names this session's last change."""
-        chat = self.chat
-        if chat is None or outcome.session_id != chat.session_id or not chat.undo_label():
-            return ""
-        return f"{self._undo_keys()} undoes it"
+        self.host.ops.run(
+            Action.RESTORE,
+            partial(chat.restore, mark.by, self._next_in_branch(item)),
+            title="Restore branch",
+            doing="restoring…",
+            started=self._leave_preview,
+            exit_on_error=False,
+        )
 
     def _keys(self, command_id: str) -> str:
         return interaction.keys_of(command_id, self.host.keymap)
@@ -128,6 +104,11 @@ class Branches:
         chat = self.chat
         return (chat.undo_label() or "") if chat is not None else ""
 
+    def redo_label(self) -> str:
+        """What ctrl+r does again now ("" : nothing)."""
+        chat = self.chat
+        return (chat.redo_label() or "") if chat is not None else ""
+
     def why_not_undo(self) -> str:
         chat = self.chat
         if chat is None:
@@ -138,35 +119,15 @@ class Branches:
         """ctrl+z undoes what the status line names, also with text in the composer (composer undo
         never hides it); when it names nothing, the key is the composer's text undo."""
         chat = self.chat
-        return chat is not None and bool(chat.undo_label()) and not chat.why_not(Action.UNDO) and not self.host.busy
+        return chat is not None and bool(chat.undo_label()) and self.host.ops.allows(Action.UNDO) and not self.host.busy
 
     def undo(self) -> None:
-        if not self.can_undo():
-            return
-        host = self.host
-        if host.rewind_mode:
-            host.leave_mode()
-        host.outcome = None
-        host.activity = "undoing…"
-        host.refresh_status()
-        host.rewind_worker = host.run_worker(self._undo, group="rewind", exit_on_error=False)
-
-    async def _undo(self) -> None:
         chat = self.chat
-        assert chat is not None
-        try:
-            outcome = await chat.undo()
-        except ClientError as exc:
-            self._notify(user_message(exc), title="Undo failed", severity="error", timeout=8)
+        if chat is None or not self.can_undo():
             return
-        finally:
-            self.host.activity = None
-            self.host.refresh_status()
-        hint = f" {self._undo_keys()}: {outcome.undo_label}." if outcome.undo_label else ""
-        self._notify(outcome.said + hint, title="Undo")
-
-    def disarm_undo(self) -> None:
-        """Nothing to do: the core ends an undo when a turn is sent."""
+        self.host.ops.run(
+            Action.UNDO, chat.undo, title="Undo", doing="undoing…", started=self._leave_preview, exit_on_error=False
+        )
 
     # -- rewound turns -----------------------------------------------------------------------
     def toggle_rewound(self) -> None:
@@ -200,8 +161,8 @@ class Branches:
             turns = len({i.task_id for i in chat.conversation.items if i.rewound is not None})
             text = (
                 f"{plural(turns, 'rewound turn')} shown dimmed, in place ({shown} messages); "
-                f"[⟲ Restore] on a turn (or {self._keys('chat.rewind_mode')} to it, then "
-                f"{self._keys('transcript.confirm')}) "
+                f"[⟲ Restore] on a turn (or {self._keys('chat.rewind_mode')} to it, "
+                f"then {self._keys('transcript.confirm')}) "
                 f"brings its branch back up to it, [fork branch] ({self._keys('transcript.fork_branch')}) copies it. "
                 f"{self._keys('chat.rewound')} hides them."
                 if shown
@@ -247,12 +208,7 @@ class Branches:
     def act(self, action: str, item: Item) -> None:
         """An action on a turn, from the picker or a rewound turn's button."""
         if action == "restore":
-            if item.rewound is not None and item.rewound.by:
-                self.redo(item.rewound.by, title="Restore branch", up_to=self._next_in_branch(item))
-            else:
-                self._notify(
-                    "This server keeps this turn but cannot bring it back.", title="Restore branch", severity="warning"
-                )
+            self.restore(item)
             return
         if action == "fork_branch":
             self.fork_branch(item)
@@ -293,30 +249,11 @@ class Branches:
         if chat is None or mark is None or not mark.fork_before:
             self._notify("This server cannot fork from a rewound turn.", title="Fork", severity="warning")
             return
-        reason = self.host.why_not(Action.FORK)
-        if reason:
-            self._notify(reason, title="Fork unavailable", severity="warning")
-            return
-        host = self.host
-        host.activity = "forking…"
-        host.refresh_status()
-        host.rewind_worker = host.run_worker(partial(self._fork, mark.fork_before), group="rewind", exit_on_error=False)
-
-    async def _fork(self, invocation_id: str) -> None:
-        chat = self.chat
-        assert chat is not None
-        original = chat.session_id or ""
-        try:
-            session = await chat.fork_branch(invocation_id)
-        except ClientError as exc:
-            self._notify(user_message(exc), title="Fork failed", severity="error", timeout=8)
-            return
-        finally:
-            self.host.activity = None
-            self.host.refresh_status()
-        self.host.show_conversation()
-        self._notify(
-            f"Forked the rewound branch into “{session.name or session.id}”; the original ({original[:8]}) is in the "
-            "sessions panel (F2).",
+        self.host.ops.run(
+            Action.FORK,
+            partial(chat.fork_branch, mark.fork_before),
             title="Fork",
+            doing="forking…",
+            done=lambda _: self.host.show_conversation(),
+            exit_on_error=False,
         )

@@ -4,7 +4,7 @@ turn bar and footer kept to what the chat says now."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from urllib.parse import urlsplit
 
 from textual.css.query import NoMatches
@@ -16,6 +16,7 @@ from rewindtui.model import Change
 from rewindtui.tui import interaction
 from rewindtui.tui.composer_memory import ComposerMemory
 from rewindtui.tui.host import ScreenHost
+from rewindtui.tui.widgets.new_below import NewBelow
 from rewindtui.tui.widgets.status_line import Status, StatusLine
 from rewindtui.tui.widgets.welcome import Welcome
 
@@ -26,37 +27,37 @@ class ChatView:
         host: ScreenHost,
         memory: ComposerMemory,
         *,
-        on_change: Callable[[Change], None],
         previewed: Callable[[], None],
-        changed: Callable[[Change], None],
+        changed: Sequence[Callable[[Change], None]],
         undo_label: Callable[[], str],
         show_turn: Callable[[], None],
         reattach: Callable[[], None],
         status_line: Callable[[], StatusLine],
         welcome: Callable[[], Welcome],
+        new_below: Callable[[], NewBelow],
     ) -> None:
         self.host = host
         self.memory = memory
-        self.on_change = on_change  # what the chat calls with each change (the screen's listener)
         self.previewed = previewed  # the rewind preview's banner counts what would go again
-        self.changed = changed  # after the view has followed a change (rewound turns, titles)
+        self.changed = changed  # after the view has followed a change (rewound turns, titles; the search)
         self.undo_label = undo_label  # what ctrl+z undoes now, in words ("": nothing)
         self.show_turn = show_turn  # the turn bar, the transcript's buttons, the footer's keys
         self.reattach = reattach
         self.status_line = status_line
         self.welcome = welcome
+        self.new_below = new_below
         self.status = Status(turn="connecting…")
 
     def attach(self, chat: Chat) -> None:
         """Show a connected chat (its session already opened)."""
         host = self.host
         host.chat = chat
-        chat.listener = self.on_change
+        chat.listener = self.follow  # one path from the core's changes to the widgets
         caps = chat.client.capabilities
         server = urlsplit(chat.client.config.url)
         self.status.server = server.netloc or chat.client.config.url
         self.status.note = ""
-        host.activity = host.outcome = None
+        host.ops.reset()
         if caps is not None:
             self.status.agent = caps.name
             self.status.dialect = caps.dialect.value
@@ -93,7 +94,9 @@ class ChatView:
             )
 
     def follow(self, change: Change) -> None:
-        """A change of the chat's conversation (or a new conversation)."""
+        """A change of the chat's conversation (or a new conversation): the chat's listener, straight
+        to the widgets (the transcript, the preview's banner, the status, the "new below" marker)
+        and the features that follow changes (rewound turns, the search)."""
         host = self.host
         chat = host.chat
         assert chat is not None
@@ -105,7 +108,14 @@ class ChatView:
             host.transcript.apply_change(change)
             self.previewed()
         self.refresh()
-        self.changed(change)
+        for changed in self.changed:
+            changed(change)
+        if (
+            not (host.transcript.follow or host.rewind_mode)
+            and not change.prepended
+            and (change.first is not None or change.updated)
+        ):
+            self.new_below().show_marker(True)  # the user scrolled up: say there is more
 
     def refresh(self) -> None:
         chat = self.host.chat
@@ -114,10 +124,12 @@ class ChatView:
             session = chat.session
             status.session = chat.session_id or ""
             status.session_name = session.name if session and session.name else ""
-            status.turn = self.host.activity or self.host.outcome or chat.conversation.turn_state
+            status.turn = self.host.ops.activity or self.host.ops.outcome or chat.conversation.turn_state
             status.mode = "rewind" if self.host.rewind_mode else ("edit" if chat.edit else "")
             label = self.undo_label()
             status.undo = f"{interaction.keys_of('chat.undo_rewind', self.host.keymap)}: {label}" if label else ""
+            redo = chat.redo_label()
+            status.redo = f"{self._redo_keys()}: {redo}" if redo else ""
             status.rewind = chat.rewind_words()
             try:
                 empty = not chat.conversation.items and chat.conversation.older_token is None and not chat.sending
@@ -126,6 +138,9 @@ class ChatView:
             except NoMatches:
                 return  # the screen is being taken down (a worker ending as the app quits)
         self.status_line().show(status)
+
+    def _redo_keys(self) -> str:
+        return interaction.keys_of("chat.redo", self.host.keymap).split(" / ")[-1]  # "ctrl+r", not both
 
     def failure(self, text: str) -> None:
         self.status.turn = "disconnected"

@@ -13,9 +13,10 @@ from rewindtui.tui import interaction
 class ChatCommands(Provider):
     def _entries(self) -> list[tuple[str, str, interaction.Command]]:
         keymap = getattr(self.app, "keymap_overrides", None)
+        offers = getattr(self.screen, "offers", None)  # the chat screen: only what the gate allows now
         entries = []
         for command in interaction.COMMANDS:
-            if not command.palette:
+            if not command.palette or (offers is not None and not offers(command)):
                 continue
             keys = interaction.keys_of(command.id, keymap)
             shown = " · ".join(x for x in (keys, f"/{command.slash}" if command.slash else "") if x)

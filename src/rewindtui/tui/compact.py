@@ -1,15 +1,15 @@
-"""``/compact`` in the app: the turns so far become one summary turn (``chat.compact``), in the
-screen's rewind worker; the toast says how many turns went and that ctrl+z brings them back."""
+"""``/compact`` in the app: the turns so far become one summary turn (``chat.compact``), run by the
+screen's operations runner in its rewind group; the toast says how many turns went and that
+ctrl+z brings them back."""
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
+from rewindtui.chat import Action
 from rewindtui.chat.compact import compact, why_not_compact
-from rewindtui.chat.errors import RewindOutcomeUnknown
-from rewindtui.client.a2a_client import ClientError
-from rewindtui.client.errors import user_message
-from rewindtui.tui.rewind_choice import plural
+from rewindtui.chat.outcome import plural
 
 
 def start_compact(host: Any) -> None:
@@ -18,38 +18,18 @@ def start_compact(host: Any) -> None:
     if chat is None:
         host.notify("Not connected yet.", title="Compact", severity="warning")
         return
-    if host.replying or host.rewinding:
-        host.notify("Wait for the reply or the rewind to finish.", title="Compact", severity="warning")
-        return
-    reason = why_not_compact(chat)
+    reason = why_not_compact(chat)  # the runner asks the gate too (a rewind or a switch in flight)
     if reason:
         host.notify(reason, title="Compact", severity="warning", timeout=6)
         return
-    host.outcome = None
-    host.activity = "compacting…"
-    host.refresh_status()
-    host.rewind_worker = host.run_worker(_compact(host), group="rewind")
-
-
-async def _compact(host: Any) -> None:
-    try:
-        done = await compact(host.chat)
-    except RewindOutcomeUnknown as exc:
-        host.notify(
-            f"{user_message(exc)} The view was re-read from the server.",
-            title="Compact",
-            severity="warning",
-            timeout=10,
-        )
-        return
-    except ClientError as exc:
-        host.notify(user_message(exc), title="Compact failed", severity="error", timeout=8)
-        return
-    finally:
-        host.activity = None
-        host.refresh_status()
-    host.notify(
-        f"Compacted {plural(done.turns, 'turn')} into one: the agent's summary. ctrl+z brings them back.",
+    host.ops.run(
+        Action.REWIND,
+        partial(compact, chat),
         title="Compact",
-        timeout=8,
+        doing="compacting…",
+        done=lambda done: host.notify(
+            f"Compacted {plural(done.turns, 'turn')} into one: the agent's summary. ctrl+z brings them back.",
+            title="Compact",
+            timeout=8,
+        ),
     )

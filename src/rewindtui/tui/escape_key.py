@@ -12,7 +12,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from rewindtui.tui.host import ScreenHost, finished
+from rewindtui.tui.host import ScreenHost
 
 #: Two presses of Escape within this many seconds make an Esc Esc.
 DOUBLE_ESCAPE_SECONDS = 0.6
@@ -86,7 +86,7 @@ class EscapeKey:
             self.leave_preview()
             self.burst = True
             return True
-        if chat is not None and chat.edit is not None and finished(host.rewind_worker):
+        if chat is not None and chat.edit is not None and not host.ops.running("rewind"):
             chat.cancel_edit()
             host.composer.clear_draft()
             host.banner.hide()

@@ -1,7 +1,9 @@
 """What the chat screen's feature helpers (turn control, rewind choosing, sessions, branches,
 files) may use of it: a small host, not its private fields (as mistral-vibe's UI handlers take
 callables, not the app). Whether an action may run now is the core's permissions gate
-(:meth:`ScreenHost.why_not` reads it); the helpers decide nothing of that themselves."""
+(:meth:`ScreenHost.why_not` reads it, through the operations runner); the helpers decide nothing
+of that themselves, and they start every server operation through ``host.ops.run``, which alone
+writes what is running."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ from textual.worker import Worker
 
 if TYPE_CHECKING:
     from rewindtui.chat import Action, Chat
+    from rewindtui.tui.operations import Operations
     from rewindtui.tui.widgets.composer import Composer
     from rewindtui.tui.widgets.mode_banner import ModeBanner
     from rewindtui.tui.widgets.sessions_panel import SessionsPanel
@@ -21,15 +24,11 @@ if TYPE_CHECKING:
 
 class ScreenHost(Protocol):
     chat: Chat | None
-    #: what the screen is doing right now ("rewinding…"), shown as the turn state; None: nothing
-    activity: str | None
-    #: how the last request ended when the conversation cannot say ("failed"); None: it can
-    outcome: str | None
-    rewind_mode: bool
-    turn_worker: Worker[Any] | None
-    rewind_worker: Worker[Any] | None
-    switch_worker: Worker[Any] | None
-    stop_worker: Worker[Any] | None
+    #: the one way an action runs: the gate, what is running, the workers, the error words, the outcome
+    ops: Operations
+
+    @property
+    def rewind_mode(self) -> bool: ...
 
     @property
     def composer(self) -> Composer: ...

@@ -16,6 +16,8 @@ The rules (one place to read them):
 * Esc backs out exactly one level.
 * One undo: ctrl+z undoes the last rewind while the status line names it (also with text in the
   composer); otherwise it is the composer's own text undo. It never puts a sent message back.
+  ctrl+r redoes what ctrl+z undid (the same rewind again, on the server), as the status line
+  names it after "ctrl+r:".
 
 This module imports no Textual: :func:`bindings` builds the ``Binding`` objects lazily.
 """
@@ -287,7 +289,7 @@ COMMANDS: tuple[Command, ...] = (
         "ctrl+z",
         "undo_rewind",
         "Undo",
-        "Undo what the status line names (the last rewind, edit or redo); else the composer's text undo",
+        "Undo what the status line names (the last rewind, edit, restore or redo); else the composer's text undo",
         slash="undo",
         priority=True,
     ),
@@ -295,8 +297,8 @@ COMMANDS: tuple[Command, ...] = (
         "chat.redo",
         "ctrl+shift+z,ctrl+r",
         "redo",
-        "Redo rewind",
-        "Undo the last rewind later: its turns come back with the agent's state",
+        "Redo",
+        "Redo what ctrl+z undid, as the status line names it: the same rewind (or restore) again, on the server",
         slash="redo",
     ),
     Command(
@@ -691,9 +693,11 @@ TURN_NUMBERS_RULE = (
 )
 
 UNDO_RULE = (
-    "ctrl+z undoes what the status line names after “ctrl+z:” (the last rewind, edit-and-resend "
-    "or redo of this session), also with text in the composer; when it names nothing, ctrl+z is "
-    "the composer's own text undo. A sent message never comes back by ctrl+z."
+    "ctrl+z undoes what the status line names after “ctrl+z:” (the last rewind, edit-and-resend, "
+    "restore or redo of this session), also with text in the composer; when it names nothing, ctrl+z is "
+    "the composer's own text undo. A sent message never comes back by ctrl+z. ctrl+r redoes what "
+    "ctrl+z undid, as the status line names it after “ctrl+r:” (the same rewind or restore again, "
+    "on the server; refused when another client changed the session since). A new message ends it."
 )
 
 _KEY_NAMES = {

@@ -195,7 +195,7 @@ class LiveView:
         app = self.app
         screen = app.chat_screen
         try:
-            for worker in (screen.turn_worker, screen.rewind_worker, screen.switch_worker):
+            for worker in (screen.ops.worker(group) for group in ("turn", "rewind", "session")):
                 if worker is not None and not worker.is_finished:
                     try:
                         await worker.wait()  # fails soon: its server is gone

@@ -103,7 +103,7 @@ class PushNotices:
         """Wait until no turn, rewind or session switch is in flight (False: still busy)."""
         screen = self.screen
         for _ in range(MAX_WAITS):
-            workers = [screen.turn_worker, screen.rewind_worker, screen.switch_worker]
+            workers = [screen.ops.worker(group) for group in ("turn", "rewind", "session")]
             if all(finished(w) for w in workers):
                 return True
             for worker in workers:

@@ -1,34 +1,18 @@
 """Choosing a rewind point: the preview (the selected turn and every turn after it dimmed, a
 banner saying what would go), leaving it, and the rewind itself -- which happens only on Enter
 (or a click) on the preview the user is looking at. The toast says exactly how much went and
-what undoes it."""
+what undoes it (the app's operations runner, :mod:`rewindtui.tui.operations`)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from functools import partial
 
-from rewindtui.chat import Action, RewindOutcomeUnknown
-from rewindtui.client.a2a_client import ClientError
-from rewindtui.client.errors import user_message
+from rewindtui.chat import Action
 from rewindtui.model import Item
 from rewindtui.model.effects import effect_lines, effects
 from rewindtui.tui import interaction
 from rewindtui.tui.host import ScreenHost, sentence
-
-
-@dataclass(frozen=True)
-class RewindOutcome:
-    """A confirmed rewind that the server carried out: what the toast reports."""
-
-    session_id: str
-    invocation_id: str
-    turns: int
-
-
-def plural(count: int, word: str) -> str:
-    return f"{count} {word}{'' if count == 1 else 's'}"
 
 
 class RewindChoice:
@@ -37,17 +21,19 @@ class RewindChoice:
         host: ScreenHost,
         *,
         why_not_preview: Callable[[], str],
-        undo_hint: Callable[[RewindOutcome], str],
         after_layout: Callable[[Callable[[], None]], object],
         left_by_key: Callable[[], None],
         branch_act: Callable[[str, Item], None],
+        with_queue: Callable[[Callable[[Callable[[object], None] | None], None]], None] = lambda rewind: rewind(None),
     ) -> None:
         self.host = host
         self.branch_act = branch_act  # restore / fork_branch a rewound turn (the screen's branches)
+        self.with_queue = with_queue  # asks what to do with queued messages, then rewinds
         self.why_not_preview = why_not_preview
-        self.undo_hint = undo_hint
         self.after_layout = after_layout
         self.left_by_key = left_by_key  # the preview was left by a key of its own (Esc's burst rule)
+        #: the preview is shown (the screen's ``rewind_mode``)
+        self.active = False
 
     # -- keys and clicks while choosing ------------------------------------------------------------
     def preview(self, index: int) -> None:
@@ -107,7 +93,7 @@ class RewindChoice:
                     sentence(reason or "Nothing to rewind here."), title="Rewind unavailable", severity="warning"
                 )
             return False
-        host.rewind_mode = True
+        self.active = True
         transcript.preview = True
         transcript.focus()
         self.show_banner()
@@ -172,8 +158,8 @@ class RewindChoice:
 
     def leave(self, *, focus: bool = True) -> None:
         host = self.host
-        was = host.rewind_mode
-        host.rewind_mode = False
+        was = self.active
+        self.active = False
         transcript = host.transcript
         transcript.preview = False
         transcript.cursor = None
@@ -201,43 +187,13 @@ class RewindChoice:
             host.notify(reason or "No turn selected.", title="Rewind", severity="warning")
             return
         self.leave()  # first: keys typed from now on go to the composer
-        host.outcome = None
-        host.activity = "rewinding…"  # shown before the optimistic cut is drawn
-        host.refresh_status()
-        host.rewind_worker = host.run_worker(partial(self._rewind, item.rewind_target), group="rewind")
-
-    async def _rewind(self, invocation_id: str) -> None:
-        host = self.host
         chat = host.chat
         assert chat is not None
-        before = len(chat.conversation.turn_invocations())
-        session_id = chat.session_id or ""
-        try:
-            await chat.rewind(invocation_id)
-        except RewindOutcomeUnknown as exc:
-            self.unknown(exc)
-            return
-        except ClientError as exc:
-            host.notify(user_message(exc), title="Rewind failed", severity="error", timeout=8)
-            return
-        finally:
-            host.activity = None
-            host.refresh_status()
-        turns = before - len(chat.conversation.turn_invocations())
-        self.rewound(RewindOutcome(session_id, invocation_id, turns))
+        target = item.rewind_target
 
-    def unknown(self, exc: RewindOutcomeUnknown) -> None:
-        """The rewind's answer was lost: say that what is shown was re-read from the server
-        (or that it could not be)."""
-        if exc.reread:
-            text = f"The view was re-read from the server and shows what it holds: {exc}."
-        else:
-            text = f"{sentence(str(exc))} The view is as it was before the rewind."
-        self.host.notify(text, title="Rewind: outcome unknown", severity="warning", timeout=10)
+        def rewind(then: Callable[[object], None] | None) -> None:
+            # the runner says "rewinding…" before the optimistic cut is drawn, and the core's
+            # outcome after: exactly how much went (never a silent multi-turn loss) and what undoes it
+            host.ops.run(Action.REWIND, partial(chat.rewind, target), title="Rewind", doing="rewinding…", done=then)
 
-    def rewound(self, outcome: RewindOutcome) -> None:
-        """After a confirmed rewind: say exactly how much went (never a silent multi-turn loss)."""
-        text = f"Rewound {plural(outcome.turns, 'turn')}"
-        hint = self.undo_hint(outcome)
-        self.host.notify(f"{text} — {hint}." if hint else f"{text}.", title="Rewind", timeout=6)
-        self.host.refresh_status()  # the status line names what ctrl+z undoes
+        self.with_queue(rewind)  # messages queued: what to do with them is asked first

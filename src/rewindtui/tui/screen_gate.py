@@ -1,6 +1,7 @@
 """What the chat screen may do now, read from the chat's one permissions gate
-(:meth:`rewindtui.chat.Chat.permissions`). The screen adds only the work it has queued that the
-chat cannot see yet (a session opening, a rewind worker not yet started); it decides nothing else.
+(:meth:`rewindtui.chat.Chat.permissions`), through the operations runner
+(:meth:`rewindtui.tui.operations.Operations.why_not`), which adds only the work the app has queued
+that the chat cannot see yet (a session opening, a rewind worker not yet started).
 The footer's keys (``check_action``), the refusals' words and the rewind preview all ask here."""
 
 from __future__ import annotations
@@ -8,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from rewindtui.chat import Action
-from rewindtui.tui.host import ScreenHost, finished, sentence
+from rewindtui.tui.host import ScreenHost
 
 
 class ScreenGate:
@@ -17,16 +18,8 @@ class ScreenGate:
         self.can_undo = can_undo  # ctrl+z undoes what the status line names (else: the composer's undo)
 
     def why_not(self, action: Action) -> str:
-        """Why ``action`` can't run now ("" if it can)."""
-        host = self.host
-        chat = host.chat
-        if chat is None:
-            return "Not connected."
-        if not finished(host.switch_worker):
-            return "A session is opening; wait for it."
-        if not finished(host.rewind_worker):
-            return "A rewind is in flight; wait for it to finish."
-        return sentence(chat.why_not(action))
+        """Why ``action`` can't run now ("" if it can): the operations runner's gate."""
+        return self.host.ops.why_not(action)
 
     def why_not_preview(self) -> str:
         """Why no rewind point can be chosen now: neither rewind nor fork allowed, or an edit runs."""

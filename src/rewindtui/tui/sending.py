@@ -8,25 +8,15 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
-from textual.worker import Worker
-
-from rewindtui.chat import QuestionWaiting, RewindOutcomeUnknown, TurnInterrupted, TurnRefused
+from rewindtui.chat import Action, TurnInterrupted
 from rewindtui.client.a2a_client import ClientError
 from rewindtui.client.attachments import Attachment
-from rewindtui.client.errors import user_message
 from rewindtui.tui import slash
 from rewindtui.tui.composer_memory import ComposerMemory
-from rewindtui.tui.host import ScreenHost, finished, wait_for
+from rewindtui.tui.host import ScreenHost
 from rewindtui.tui.message_queue import MessageQueue
-from rewindtui.tui.rewind_choice import plural
 from rewindtui.tui.screens.confirm import ConfirmScreen
-
-
-def reconnect_hint(exc: ClientError) -> str:
-    reason = str(exc).lower()
-    if "connect" in reason or "reach" in reason or "connection refused" in reason:
-        return " — “Reconnect” (ctrl+p) restarts or reconnects the server."
-    return ""
+from rewindtui.tui.screens.queue_choice import QueueChoiceScreen
 
 
 class Sending:
@@ -36,26 +26,21 @@ class Sending:
         memory: ComposerMemory,
         *,
         commands: slash.SlashHost,
-        interrupted: Callable[[TurnInterrupted], None],
-        unknown: Callable[[RewindOutcomeUnknown], None],
         take_attachments: Callable[[], list[Attachment]],
         restore_attachments: Callable[[list[Attachment]], None],
         hide_banner: Callable[[], None],
         queue: MessageQueue | None = None,
-        ask: Callable[[Any, Callable[[bool | None], None]], Any] | None = None,
+        ask: Callable[[Any, Callable[[Any], None]], Any] | None = None,
     ) -> None:
         self.host = host
         self.memory = memory
         self.commands = commands
-        self.interrupted = interrupted
-        self.unknown = unknown
         self.take_attachments = take_attachments
         self.restore_attachments = restore_attachments
         self.hide_banner = hide_banner
         self.queue = queue  # Enter during a reply queues the message (sent when the turn ends)
         self.ask = ask
         self.asking = False  # the queue's question is on screen: asked once
-        self.edit_turns = 0  # turns an edit in progress has set aside
 
     def set_aside(self) -> None:
         """Before another session opens: an edit ends (its draft back), this session's draft stays with it."""
@@ -73,7 +58,6 @@ class Sending:
         """An edit began (the draft was stashed): the turn's text in the composer, the banner says
         how many turns Enter will replace."""
         host = self.host
-        self.edit_turns = turns
         host.composer.set_draft(text)
         host.composer.focus()
         host.banner.show_edit(text, turns)
@@ -81,30 +65,11 @@ class Sending:
 
     def retry(self) -> None:
         """Send the failed last turn again (``Chat.retry``): a rewind-and-send where the server rewinds."""
-        host = self.host
-        chat = host.chat
-        if chat is None or host.replying or host.rewinding:
-            host.notify("Nothing can be retried now: wait for the turn or rewind in flight.", severity="warning")
-            return
-        host.outcome = None
-        host.activity = "retrying…"
-        host.refresh_status()
-        host.rewind_worker = host.run_worker(self._retry, group="rewind")
-
-    async def _retry(self) -> None:
-        host = self.host
-        assert host.chat is not None
-        try:
-            await host.chat.retry()
-        except TurnInterrupted as exc:
-            self.interrupted(exc)
-        except RewindOutcomeUnknown as exc:
-            self.unknown(exc)
-        except ClientError as exc:
-            host.notify(user_message(exc), title="Retry", severity="warning", timeout=8)
-        finally:
-            host.activity = None
-            host.refresh_status()
+        chat = self.host.chat
+        if chat is not None:
+            self.host.ops.run(Action.RETRY, chat.retry, title="Retry", doing="retrying…")
+        else:
+            self.host.notify("Not connected.", title="Retry unavailable", severity="warning")
 
     def _refuse(self, text: str, why: str) -> None:
         self.memory.keep_unsent(text)
@@ -121,10 +86,9 @@ class Sending:
                 self.memory.keep_unsent(text)
             return
         text = slash.literal(text)
+        ops = host.ops
         if chat is None:
             return self._refuse(text, "Not connected yet; your draft is kept.")
-        if host.rewinding or not finished(host.switch_worker):
-            return self._refuse(text, "Wait for the rewind or session switch to finish; your draft is kept.")
         if host.replying:
             if self.queue is not None and chat.edit is None and not self.host.composer.attachments_pending:
                 if self.queue.add(text):
@@ -134,31 +98,49 @@ class Sending:
                     return None
                 return self._refuse(text, "Too many messages queued; this one stays in the composer.")
             return self._refuse(text, "A reply is still coming in (Esc stops it); your draft is kept.")
+        action = Action.EDIT if chat.edit is not None else Action.SEND
+        reason = ops.why_not(action)  # the gate: a rewind or a switch in flight, a question waiting
+        if reason:  # a waiting question's words say what to do; the draft is kept all the same
+            why = reason if chat.pending_confirmation() is not None else f"{reason.rstrip('.')}; your draft is kept."
+            return self._refuse(text, why)
         if chat.edit is not None and not text.strip():
             return self._refuse(text, "An edited turn needs its text (attachments go with the next new message).")
         self.memory.remember_prompt(text)
         self.memory.forget_kept_draft()  # sent: a refused send puts it back in the composer
-        host.outcome = None
         if chat.edit is not None:
             # the edit's rewind-and-send: a rewind in flight until the server has answered
-            self.hide_banner()
-            host.activity = "rewinding…"
-            host.refresh_status()
-            host.rewind_worker = host.run_worker(partial(self._resend, text), group="rewind")
+            ops.run(
+                None,
+                partial(chat.send, text),
+                title="Edit and resend",
+                doing="rewinding…",
+                started=self.hide_banner,
+                failed=partial(self._not_sent, text, []),
+                done=lambda _: self.memory.restore_stash(),
+                ends_turn=True,
+            )
             return
         host.follow_new_turn()  # scrolled up to read: the new turn is followed all the same
         # a turn that has just ended may still be closing its stream: this send waits for it
-        host.turn_worker = host.run_worker(
-            partial(self._send, text, host.turn_worker, self.take_attachments()), group="turn"
-        )
+        self._start(text, self.take_attachments())
 
-    async def _send(self, text: str, after: Worker[Any] | None, attachments: list[Attachment]) -> None:
+    def _start(self, text: str, attachments: list[Attachment]) -> None:
+        ops = self.host.ops
+        ops.run(None, partial(self._send, text, attachments), title="Send", group="turn", after=ops.worker("turn"))
+
+    def _not_sent(self, text: str, attachments: list[Attachment], exc: ClientError) -> None:
+        """Nothing typed is lost: the text (and files) back in the composer -- unless the server
+        has the message (the stream was cut after it took it)."""
+        if not isinstance(exc, TurnInterrupted):
+            self.memory.keep_unsent(text)
+            self.restore_attachments(attachments)
+
+    async def _send(self, text: str, attachments: list[Attachment]) -> None:
         """Send ``text``; then, while each turn ends completed, the queued messages in order, one
         turn each. A turn that ends otherwise leaves the rest of the queue to the user."""
         host = self.host
         chat = host.chat
         assert chat is not None
-        await wait_for(after)
         session = chat.session_id
         while await self._send_one(text, attachments):
             if self.queue is None or not self.queue or (session is not None and chat.session_id != session):
@@ -172,24 +154,15 @@ class Sending:
         self.queue_left(chat.conversation.turn_state)
 
     async def _send_one(self, text: str, attachments: list[Attachment]) -> bool:
-        """One turn; True if it ended completed (the queue may follow it)."""
+        """One turn; True if it ended completed (the queue may follow it). A failure is said in
+        the runner's words, and the text comes back to the composer."""
         host = self.host
         assert host.chat is not None
         try:
             await host.chat.send(text, attachments)
-        except TurnInterrupted as exc:
-            self.interrupted(exc)  # the server has the message: no draft to give back
-            return False
-        except QuestionWaiting as exc:  # nothing was sent: the draft comes back, no "failed"
-            self.memory.keep_unsent(text)
-            self.restore_attachments(attachments)
-            host.notify(user_message(exc), title="A question waits", severity="warning", timeout=8)
-            return False
         except ClientError as exc:
-            host.outcome = "not sent" if isinstance(exc, TurnRefused) else "failed"  # refused: nothing happened
-            self.memory.keep_unsent(text)
-            self.restore_attachments(attachments)
-            host.notify(f"{user_message(exc)}{reconnect_hint(exc)}", title="Send failed", severity="error", timeout=8)
+            self._not_sent(text, attachments, exc)
+            host.ops.refused(exc, "Send", ends_turn=True)
             return False
         finally:
             host.refresh_status()
@@ -212,11 +185,13 @@ class Sending:
         self.ask(
             ConfirmScreen(
                 f"{title}. Send {'it' if count == 1 else 'them'} now?",
-                "Send: in order, one turn each. Back to the composer: nothing is sent, the text comes back "
+                "Send: in order, one turn each. Keep queued: they wait, and go after your next message "
+                "(a rewind asks about them). Back to the composer: nothing is sent, the text comes back "
                 "to edit or clear (ctrl+c).",
                 go="Send",
                 stay="Back to the composer",
                 purpose="queue",
+                also="Keep queued",
             ),
             self._queue_answered,
         )
@@ -227,14 +202,53 @@ class Sending:
         queue = self.queue
         if queue is None or not queue:
             return
+        if go is None and host.chat is not None:
+            return  # kept queued: sent after the next message, shown under the conversation
         if not go or host.chat is None or host.rewinding:
             self.unqueue_all()
             return
-        first = queue.pop_first()
-        assert first is not None
+        self.send_queue()
+
+    def send_queue(self) -> None:
+        """The queued messages, in order, one turn each (a turn still running ends first)."""
+        queue = self.queue
+        first = queue.pop_first() if queue is not None else None
+        if first is None:
+            return
         self.memory.remember_prompt(first)
-        # a turn still running (followed again after a restart) ends first
-        host.turn_worker = host.run_worker(partial(self._send, first, host.turn_worker, []), group="turn")
+        self._start(first, [])
+
+    def before_rewind(self, rewind: Callable[[Callable[[object], None] | None], None]) -> None:
+        """A rewind is about to change the conversation under the queued messages: ask what to do
+        with them (send them after it, keep them queued, or into the composer -- nothing is lost;
+        Esc: no rewind), then ``rewind`` (with what to do once it is done). No queue: no question."""
+        queue = self.queue
+        if queue is None or not queue or self.ask is None:
+            rewind(None)
+            return
+        count = len(queue)
+        what = f"{count} queued message{'s' if count != 1 else ''}"
+
+        def answered(choice: str | None) -> None:
+            if choice is None:
+                self.host.notify("Nothing was rewound; the queue is as it was.", title="Rewind", timeout=4)
+            elif choice == "draft":
+                self.unqueue_all()
+                rewind(None)
+            elif choice == "send":
+                rewind(lambda _: self.send_queue())
+            else:
+                rewind(None)
+
+        self.ask(
+            QueueChoiceScreen(
+                f"{what} wait{'s' if count == 1 else ''}. This rewind changes the conversation they follow.",
+                "Send them after it: in order, one turn each, once the rewind is done. Keep them queued: they "
+                "go after your next message. Into the composer: nothing is sent, the text comes back to edit. "
+                "Esc: no rewind.",
+            ),
+            answered,
+        )
 
     def unqueue_all(self) -> None:
         """Every queued message back in the composer, in order (nothing is sent, nothing lost)."""
@@ -256,28 +270,3 @@ class Sending:
             "Taken out of the queue: edit it and press Enter, or ctrl+c to drop it.", title="Queued", timeout=4
         )
         return True
-
-    async def _resend(self, text: str) -> None:
-        host = self.host
-        assert host.chat is not None
-        try:
-            await host.chat.send(text)
-        except TurnInterrupted as exc:
-            self.interrupted(exc)
-            return
-        except RewindOutcomeUnknown as exc:
-            self.memory.keep_unsent(text)
-            self.unknown(exc)
-            return
-        except ClientError as exc:
-            host.outcome = "failed"
-            self.memory.keep_unsent(text)
-            host.notify(user_message(exc), title="Edit and resend failed", severity="error", timeout=8)
-            return
-        finally:
-            host.activity = None
-            host.refresh_status()
-        self.memory.restore_stash()
-        host.notify(
-            f"Rewound {plural(self.edit_turns, 'turn')} and sent the edited message.", title="Rewind", timeout=6
-        )

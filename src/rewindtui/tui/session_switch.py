@@ -10,9 +10,7 @@ from typing import Any
 
 from textual.worker import Worker
 
-from rewindtui.client.a2a_client import ClientError
-from rewindtui.client.errors import user_message
-from rewindtui.tui.host import ScreenHost, wait_for
+from rewindtui.tui.host import ScreenHost
 from rewindtui.tui.screens.confirm import ConfirmScreen
 
 
@@ -39,14 +37,14 @@ class SessionSwitch:
             return
         if host.rewinding:
             host.notify("Opening it once the rewind in flight is done.", title="Sessions")
-            host.switch_worker = self._start(session_id, host.rewind_worker, then)
+            self._start(session_id, host.ops.worker("rewind"), then)
             return
         if host.replying:
 
             def answered(go: bool | None) -> None:
                 if go:
                     self.stop_reply()
-                    host.switch_worker = self._start(session_id, host.turn_worker, then)
+                    self._start(session_id, host.ops.worker("turn"), then)
 
             self.ask(
                 ConfirmScreen(
@@ -59,33 +57,29 @@ class SessionSwitch:
                 answered,
             )
             return
-        host.switch_worker = self._start(session_id, host.turn_worker, then)
+        self._start(session_id, host.ops.worker("turn"), then)
 
-    def _start(
-        self, session_id: str | None, after: Worker[Any] | None, then: Callable[[], None] | None = None
-    ) -> Worker[Any]:
-        return self.host.run_worker(partial(self._switch, session_id, after, then), group="session", exclusive=True)
+    def _start(self, session_id: str | None, after: Worker[Any] | None, then: Callable[[], None] | None) -> None:
+        self.host.ops.run(
+            None,  # asked above: a reply is stopped first (asked), a rewind is waited for
+            partial(self._open, session_id),
+            title="Open session",
+            doing="opening…",
+            group="session",
+            exclusive=True,
+            after=after,
+            done=lambda _: self._opened(then),
+        )
 
-    async def _switch(
-        self, session_id: str | None, after: Worker[Any] | None = None, then: Callable[[], None] | None = None
-    ) -> None:
-        host = self.host
-        chat = host.chat
+    async def _open(self, session_id: str | None) -> None:
+        chat = self.host.chat
         if chat is None:
             return
-        await wait_for(after)
         self.set_aside()
-        host.activity = "opening…"
-        host.refresh_status()
-        try:
-            await chat.open(session_id)
-        except ClientError as exc:
-            host.notify(user_message(exc), title="Open session", severity="error")
-            return
-        finally:
-            host.activity = None
-            host.outcome = None
-            host.refresh_status()
+        await chat.open(session_id)
+
+    def _opened(self, then: Callable[[], None] | None) -> None:
+        host = self.host
         host.show_conversation()
         if not host.sessions.has_class("hidden"):
             self.panel_refresh()
@@ -96,23 +90,8 @@ class SessionSwitch:
     def reload(self) -> None:
         """Re-read this session from the server (what it holds is the truth)."""
         host = self.host
-        if host.busy:
+        chat = host.chat
+        if host.busy or chat is None:
             host.notify("Wait for the current request to finish.", severity="warning")
             return
-        host.switch_worker = host.run_worker(self._reload, group="session", exclusive=True)
-
-    async def _reload(self) -> None:
-        host = self.host
-        chat = host.chat
-        if chat is None:
-            return
-        host.activity = "opening…"
-        host.refresh_status()
-        try:
-            await chat.refresh()
-        except ClientError as exc:
-            host.notify(user_message(exc), title="Reload", severity="error")
-        finally:
-            host.activity = None
-            host.outcome = None
-            host.refresh_status()
+        host.ops.run(None, chat.refresh, title="Reload", doing="opening…", group="session", exclusive=True)

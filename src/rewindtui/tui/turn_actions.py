@@ -8,8 +8,6 @@ from collections.abc import Callable
 from functools import partial
 
 from rewindtui.chat import Action
-from rewindtui.client.a2a_client import ClientError
-from rewindtui.client.errors import user_message
 from rewindtui.model import Item
 from rewindtui.tui.composer_memory import ComposerMemory
 from rewindtui.tui.host import ScreenHost
@@ -68,26 +66,12 @@ class TurnActions:
             text = chat.begin_edit(target)
             self.edit_started(text, before - len(chat.conversation.turn_invocations()))
         elif action == "fork":
-            host.activity = "forking…"
-            host.refresh_status()
-            host.rewind_worker = host.run_worker(partial(self._fork, target), group="rewind")
+            host.ops.run(
+                Action.FORK, partial(chat.fork, target), title="Fork", doing="forking…", done=lambda _: self._forked()
+            )
 
-    async def _fork(self, invocation_id: str) -> None:
-        host = self.host
-        assert host.chat is not None
-        original = host.chat.session_id
-        try:
-            session = await host.chat.fork(invocation_id)
-        except ClientError as exc:
-            host.notify(user_message(exc), title="Fork failed", severity="error", timeout=8)
-            return
-        finally:
-            host.activity = None
-            host.refresh_status()
-        host.show_conversation()
-        host.notify(
-            f"Forked into “{session.name or session.id}”; the original ({(original or '')[:8]}) is in the sessions "
-            "panel (F2)."
-        )
-        if not host.sessions.has_class("hidden"):
+    def _forked(self) -> None:
+        """The fork is open: drawn afresh; the sessions panel lists it."""
+        self.host.show_conversation()
+        if not self.host.sessions.has_class("hidden"):
             self.panel_refresh()

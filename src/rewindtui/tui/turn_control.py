@@ -5,10 +5,8 @@ from __future__ import annotations
 
 from functools import partial
 
-from rewindtui.chat import Action, AnsweredElsewhere, TurnInterrupted
-from rewindtui.client.a2a_client import ClientError
-from rewindtui.client.errors import user_message
-from rewindtui.tui.host import ScreenHost, finished, sentence, wait_for
+from rewindtui.chat import Action
+from rewindtui.tui.host import ScreenHost, wait_for
 from rewindtui.tui.turn_buttons import TurnButtons
 from rewindtui.tui.widgets.history_note import HistoryNote
 
@@ -27,39 +25,26 @@ class TurnControl:
         host = self.host
         if host.chat is None or not host.replying:
             return False
-        if finished(host.stop_worker):
-            host.activity = "stopping…"
-            host.refresh_status()
-            host.stop_worker = host.run_worker(self._stop, group="stop")
+        if not host.ops.running("stop"):
+            host.ops.run(Action.STOP, self._stop, title="Stop", doing="stopping…", group="stop", done=self._stopped)
         return True
 
     async def _stop(self) -> None:
-        host = self.host
-        chat = host.chat
+        chat = self.host.chat
         assert chat is not None
-        try:
-            await chat.stop()
-            await wait_for(host.turn_worker)  # the turn settles what the view shows
-        finally:
-            host.activity = None
-            host.refresh_status()
-        state = chat.conversation.turn_state
-        host.notify(
+        await chat.stop()
+        await wait_for(self.host.ops.worker("turn"))  # the turn settles what the view shows
+
+    def _stopped(self, _: object) -> None:
+        chat = self.host.chat
+        state = chat.conversation.turn_state if chat is not None else "stopped"
+        self.host.notify(
             f"Stopped: the turn is {state}; what came before the stop stays, marked stopped.",
             title="Stopped",
             timeout=5,
         )
 
-    # -- interrupted, reattach ---------------------------------------------------------------------
-    def interrupted(self, exc: TurnInterrupted) -> None:
-        """The stream stopped before the turn ended and could not be resumed: the view shows what
-        the server holds (the turn marked interrupted), and the notice says so."""
-        host = self.host
-        host.outcome = None
-        running = host.chat is not None and host.chat.interrupted_task_id is not None
-        hint = " “Reattach” (the turn bar or ctrl+p) follows it again." if running else ""
-        host.notify(f"{sentence(str(exc))}{hint}", title="Interrupted", severity="warning", timeout=10)
-
+    # -- reattach ----------------------------------------------------------------------------------
     def reattach(self) -> None:
         """Follow again a turn the server still runs (the session's last turn, or one whose
         stream was cut): streamed where the server can, else re-read until it ends."""
@@ -68,21 +53,15 @@ class TurnControl:
         if chat is None or not (chat.conversation.running_task_id or chat.interrupted_task_id):
             host.notify("No turn of this session is running on the server.", title="Reattach")
             return
-        if not finished(host.turn_worker) or host.rewinding:
+        if host.ops.running("turn") or host.rewinding:
             return
-        host.turn_worker = host.run_worker(self._reattach, group="turn")
-        host.refresh_status()
+        host.ops.run(None, self._reattach, title="Reattach", group="turn")
 
     async def _reattach(self) -> None:
         host = self.host
         assert host.chat is not None
         host.notify("Following the turn the server is still running (Esc stops it).", title="Reattached", timeout=4)
-        try:
-            await host.chat.resume()
-        except ClientError as exc:
-            host.notify(user_message(exc), title="Reattach failed", severity="error", timeout=8)
-        finally:
-            host.refresh_status()
+        await host.chat.resume()
 
     # -- a question of the agent -------------------------------------------------------------------
     def answer(self, approve: bool) -> None:
@@ -91,30 +70,25 @@ class TurnControl:
         chat = host.chat
         if chat is None:
             return
-        reason = chat.why_not(Action.ANSWER) or (
-            "" if finished(host.turn_worker) else "Wait for the current turn to finish."
-        )
-        if reason:
-            host.notify(sentence(reason), title="Approve / reject", severity="warning")
+        if host.ops.running("turn"):
+            host.notify("Wait for the current turn to finish.", title="Approve / reject", severity="warning")
             return
         self.answering = approve
-        host.refresh_status()
-        host.turn_worker = host.run_worker(partial(self._answer, approve), group="turn")
-
-    async def _answer(self, approve: bool) -> None:
-        host = self.host
-        assert host.chat is not None
-        try:
-            await host.chat.confirm(approve)
-        except TurnInterrupted as exc:
-            self.interrupted(exc)
-        except AnsweredElsewhere as exc:  # the view now shows the server's session
-            host.notify(str(exc), title="Approve / reject", severity="warning", timeout=8)
-        except ClientError as exc:
-            host.notify(f"Not answered: {user_message(exc)}", title="Approve / reject", severity="error", timeout=8)
-        finally:
+        worker = host.ops.run(
+            Action.ANSWER,
+            partial(chat.confirm, approve),
+            title="Approve / reject",
+            group="turn",
+            done=self._answered,
+            failed=self._answered,
+        )
+        if worker is None:
             self.answering = None
-            host.refresh_status()
+        host.refresh_status()
+
+    def _answered(self, _: object) -> None:
+        self.answering = None
+        self.host.refresh_status()
 
     # -- what shows of it ------------------------------------------------------------------------
     def show(self, refresh_bindings: object) -> None:
@@ -136,9 +110,9 @@ class TurnControl:
         bar = host.turn_bar
         if self.answering is not None:
             bar.show_answering(self.answering)
-        elif host.activity == "stopping…":
+        elif host.ops.activity == "stopping…":
             bar.show_stopping()
-        elif not finished(host.turn_worker) and chat.conversation.busy:
+        elif host.ops.running("turn") and chat.conversation.busy:
             bar.show_replying()
         elif question is not None:
             bar.show_question(question)

@@ -20,8 +20,12 @@ the screen as a small host (:class:`~rewindtui.tui.host.ScreenHost`) and the cal
   (``sessions_control``, ``session_switch``), copy and export (``copy_export``), files and the
   agent card (``file_actions``), drafts and prompts (``composer_memory``), slash commands (``slash``).
 
-Work runs in separate worker groups (a turn, a rewind or fork, a session switch) and none of them
-cancels another unseen: a switch during a reply asks first, during a rewind it waits.
+Every server operation a feature starts runs through one runner (``ops``,
+:mod:`rewindtui.tui.operations`): it asks the gate, says what runs, runs it in its worker group (a
+turn, a rewind or fork, a session switch, a stop: none cancels another unseen -- a switch during a
+reply asks first, during a rewind it waits), maps its error to words once and shows the core's
+outcome. What runs is the runner's state; the screen reads it. The chat's changes go straight to
+the view (``chat_view``), which draws them and tells the features that follow them.
 """
 
 from __future__ import annotations
@@ -35,11 +39,10 @@ from textual.binding import Binding
 from textual.css.query import NoMatches
 from textual.screen import Screen
 from textual.widgets import TextArea
-from textual.worker import Worker
 
 from rewindtui.chat import Action, Chat
 from rewindtui.chat.prompt_history import PromptStore
-from rewindtui.model import Change, Item
+from rewindtui.model import Item
 from rewindtui.tui import interaction
 from rewindtui.tui.branches import Branches
 from rewindtui.tui.chat_view import ChatView
@@ -49,10 +52,11 @@ from rewindtui.tui.copy_export import CopyExport
 from rewindtui.tui.drafts import DraftKeeper
 from rewindtui.tui.escape_key import EscapeKey
 from rewindtui.tui.file_actions import FileActions
-from rewindtui.tui.host import finished, sentence
+from rewindtui.tui.host import sentence
 from rewindtui.tui.interrupt_key import InterruptKey
 from rewindtui.tui.message_queue import MessageQueue
-from rewindtui.tui.rewind_choice import RewindChoice, RewindOutcome
+from rewindtui.tui.operations import Operations
+from rewindtui.tui.rewind_choice import RewindChoice
 from rewindtui.tui.screen_gate import ScreenGate
 from rewindtui.tui.search_control import SearchControl
 from rewindtui.tui.sending import Sending
@@ -76,7 +80,7 @@ from rewindtui.tui.widgets.transcript import Transcript
 from rewindtui.tui.widgets.turn_bar import TurnBar
 from rewindtui.tui.widgets.welcome import Welcome
 
-__all__ = ["ChatScreen", "RewindOutcome"]
+__all__ = ["ChatScreen"]
 
 
 class ChatScreen(Screen):
@@ -104,13 +108,9 @@ class ChatScreen(Screen):
     ) -> None:
         super().__init__()
         self.chat: Chat | None = None
-        self.rewind_mode = False
-        self.activity: str | None = None  # what we are doing right now ("rewinding…"), shown as the turn state
-        self.outcome: str | None = None  # how the last request ended when the conversation can't say ("failed")
-        self.turn_worker: Worker | None = None
-        self.rewind_worker: Worker | None = None
-        self.switch_worker: Worker | None = None
-        self.stop_worker: Worker | None = None
+        #: the one way an action runs: the gate, what is running (its workers, "rewinding…"), the
+        #: error words, the core's outcome (rewindtui.tui.operations)
+        self.ops = Operations(self)
         # the features, each over this screen as a small host (tui/host.py) and the callables it is given
         self.memory = ComposerMemory(  # prompts, the unsent draft across restarts, the draft an edit sets aside
             lambda: self.composer,
@@ -131,7 +131,7 @@ class ChatScreen(Screen):
             stop_reply=self.stop_reply,
             set_aside=lambda: self.sending.set_aside(),
             ask=self._ask,
-            panel_refresh=self._load_sessions,
+            panel_refresh=lambda: self.panel.load(),
         )
         self.panel = SessionsControl(self, ask=self._ask, switch=self.request_switch)  # the sessions panel (F2)
         self.branches = Branches(  # redo, undo, rewound turns, the turn picker
@@ -154,10 +154,10 @@ class ChatScreen(Screen):
         self.choice = RewindChoice(  # choosing a rewind point, and the rewind
             self,
             why_not_preview=self.why_not_preview,
-            undo_hint=self.branches.undo_hint,
             after_layout=self.call_after_refresh,
             left_by_key=lambda: self.escape.left_by_its_own_key(),
             branch_act=self.branches.act,
+            with_queue=lambda rewind: self.sending.before_rewind(rewind),
         )
         self.slash = SlashActions(
             items=lambda: self.chat.conversation.items if self.chat is not None else [],
@@ -193,8 +193,6 @@ class ChatScreen(Screen):
             self,
             self.memory,
             commands=self.slash,
-            interrupted=self.turns.interrupted,
-            unknown=self.choice.unknown,
             take_attachments=lambda: self.files.bar.take(),
             restore_attachments=lambda parts: self.files.bar.restore(parts),
             hide_banner=lambda: self.banner.hide(),
@@ -207,20 +205,20 @@ class ChatScreen(Screen):
             preview=self.choice.preview,
             branch_act=self.branches.act,
             edit_started=self.sending.edit_started,
-            panel_refresh=self._load_sessions,
+            panel_refresh=lambda: self.panel.load(),
             bell=lambda: self.app.bell(),
         )
         self.view = ChatView(
             self,
             self.memory,
-            on_change=self._on_change,
             previewed=self.choice.moved,
-            changed=self.branches.changed,
+            changed=(self.branches.changed, self.search.changed),
             undo_label=lambda: "take back the last queued message" if self.queue else self.branches.undo_label(),
             show_turn=lambda: self.turns.show(self.refresh_bindings),
             reattach=self.reattach,
             status_line=lambda: self.query_one(StatusLine),
             welcome=lambda: self.query_one(Welcome),
+            new_below=lambda: self.query_one(NewBelow),
         )
 
     def _ask(self, screen: Any, answered: Any) -> None:
@@ -246,7 +244,8 @@ class ChatScreen(Screen):
     def on_mount(self) -> None:
         self.query_one(StatusLine).show(self.status)
         self.composer.take_queued = self._take_queued
-        self.composer.menu = self.query_one(SlashMenu)
+        self.composer.menu = menu = self.query_one(SlashMenu)
+        menu.available = self.offers  # only what the gate allows now
         self.composer.focus()
 
     # -- parts ---------------------------------------------------------------------------------
@@ -270,22 +269,25 @@ class ChatScreen(Screen):
     def turn_bar(self) -> TurnBar:
         return self.query_one(TurnBar)
 
-    # -- state ---------------------------------------------------------------------------------
+    # -- state: what runs is the runner's (rewindtui.tui.operations), read here -----------------
+    @property
+    def rewind_mode(self) -> bool:
+        """The rewind preview is shown (rewindtui.tui.rewind_choice)."""
+        return self.choice.active
+
     @property
     def replying(self) -> bool:
         """A reply is streaming in (the turn has not ended)."""
-        chat = self.chat
-        return chat is not None and not finished(self.turn_worker) and chat.sending and chat.conversation.busy
+        return self.ops.replying
 
     @property
     def rewinding(self) -> bool:
-        """A rewind, an edit-and-resend or a fork is in flight."""
-        chat = self.chat
-        return not finished(self.rewind_worker) or (chat is not None and chat.rewinding)
+        """A rewind, an edit-and-resend, a fork, an undo or a redo is in flight."""
+        return self.ops.rewinding
 
     @property
     def busy(self) -> bool:
-        return not finished(self.turn_worker) or self.rewinding or not finished(self.switch_worker)
+        return self.ops.busy
 
     @property
     def keymap(self) -> dict[str, str]:
@@ -305,16 +307,6 @@ class ChatScreen(Screen):
 
     def show_conversation(self) -> None:
         self.view.show()
-
-    def _on_change(self, change: Change) -> None:
-        self.view.follow(change)
-        self.search.changed(change)
-        if (
-            not (self.transcript.follow or self.rewind_mode)
-            and not change.prepended
-            and (change.first is not None or change.updated)
-        ):
-            self.query_one(NewBelow).show_marker(True)  # the user scrolled up: say there is more
 
     @on(Transcript.Following)
     def _following(self, event: Transcript.Following) -> None:
@@ -365,6 +357,14 @@ class ChatScreen(Screen):
     # -- slash commands, the palette (rewindtui.tui.slash) ----------------------------------------
     def say(self, text: str, *, warning: bool = False) -> None:
         self.notify(text, severity="warning" if warning else "information", timeout=6, markup=False)
+
+    def offers(self, command: interaction.Command) -> bool:
+        """Whether the palette and the slash menu offer ``command`` now: the gate allows it."""
+        if command.id == "chat.undo_rewind":
+            return self.gate.can_undo()
+        if command.id == "chat.rewind_mode":
+            return not self.why_not_preview()
+        return self.ops.offers(command.id)
 
     def run_command(self, command: interaction.Command) -> None:
         """A command of the table, from the palette or a slash command."""
@@ -424,9 +424,6 @@ class ChatScreen(Screen):
 
     def leave_mode(self, *, focus: bool = True) -> None:
         self.choice.leave(focus=focus)
-
-    def rewound(self, outcome: RewindOutcome) -> None:
-        self.choice.rewound(outcome)
 
     def action_rewind_mode(self, step: int) -> None:
         self.choice.step(step)
@@ -574,9 +571,6 @@ class ChatScreen(Screen):
 
     def action_rename_session(self) -> None:
         self.panel.rename_open()
-
-    def _load_sessions(self) -> None:
-        self.panel.load()
 
     @on(SessionsPanel.Rename)
     def _rename_session(self, event: SessionsPanel.Rename) -> None:

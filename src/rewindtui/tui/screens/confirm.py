@@ -1,5 +1,6 @@
 """A small question before something the user may not mean: quitting during a reply, leaving a
-session whose reply is still coming in. Dismisses with True (go ahead) or False (stay)."""
+session whose reply is still coming in. Dismisses with True (go ahead) or False (stay); with a
+third choice (``also``, key k), None when that is chosen."""
 
 from __future__ import annotations
 
@@ -18,14 +19,18 @@ class ConfirmScreen(ModalScreen[bool]):
     BINDINGS = [
         Binding("escape,n", "stay", "Stay", id="confirm.stay", tooltip="Stay; nothing changes"),
         Binding("y", "go", "Go ahead", id="confirm.go", tooltip="Go ahead"),
+        Binding("k", "also", "The third choice", id="confirm.also", tooltip="The third choice, where there is one"),
     ]
 
-    def __init__(self, title: str, text: str, *, go: str, stay: str = "Stay", purpose: str = "") -> None:
+    def __init__(
+        self, title: str, text: str, *, go: str, stay: str = "Stay", purpose: str = "", also: str = ""
+    ) -> None:
         super().__init__()
         self.title_text = title
         self.text = text
         self.go_label = go
         self.stay_label = stay
+        self.also_label = also
         self.purpose = purpose  # what is being asked ("quit", "switch"), for whoever asks again
 
     def compose(self) -> ComposeResult:
@@ -34,6 +39,8 @@ class ConfirmScreen(ModalScreen[bool]):
             yield Static(Text(sanitize(self.text)), id="confirm-text")
             with Horizontal(id="confirm-buttons"):
                 yield Button(self.go_label, id="confirm-go", variant="warning", tooltip="Go ahead (y)")
+                if self.also_label:
+                    yield Button(self.also_label, id="confirm-also", tooltip=f"{self.also_label} (k)")
                 yield Button(self.stay_label, id="confirm-stay", variant="primary", tooltip="Stay (Esc / n)")
 
     def on_mount(self) -> None:
@@ -41,10 +48,14 @@ class ConfirmScreen(ModalScreen[bool]):
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         event.stop()
-        self.dismiss(event.button.id == "confirm-go")
+        self.dismiss(None if event.button.id == "confirm-also" else event.button.id == "confirm-go")
 
     def action_go(self) -> None:
         self.dismiss(True)
 
     def action_stay(self) -> None:
         self.dismiss(False)
+
+    def action_also(self) -> None:
+        if self.also_label:
+            self.dismiss(None)

@@ -43,6 +43,7 @@ class Status:
     mode: str = ""  # the screen's mode: "rewind", "edit" or ""
     note: str = ""
     undo: str = ""  # what ctrl+z undoes now ("" : the composer's text undo)
+    redo: str = ""  # what ctrl+r does again now ("" : nothing)
     starting: bool = False  # the agent was still starting when we connected (contract.PARAM_STARTING)
 
 
@@ -102,6 +103,8 @@ def status_text(status: Status, width: int) -> Text:
         field("rewind", rewind if labels else f"⟲ {rewind}")
         if status.undo:
             field("", sanitize_line(status.undo), "bold")
+        if status.redo:
+            field("", sanitize_line(status.redo), "bold")
         if note:
             text.append("  " + note, style="bold italic")
         return text
