@@ -273,7 +273,8 @@ class Chat(Branches):
     async def reapply(self) -> Outcome:
         """Do again what the last undo undid: the same rewind again (the server rewinds again), or
         the same restore; the undo before it is next (ctrl+z ctrl+z ctrl+r ctrl+r). RedoFailed, nothing
-        done: nothing to redo, or the session changed since the undo (another client's turn or rewind; the view is re-read)."""
+        done: nothing to redo, or the session changed since the undo (another client's turn or
+        rewind; the view is re-read)."""
         reason = self.why_not(Action.REAPPLY)
         if reason:
             raise Busy(reason) if self.sending or self.rewinding else RedoFailed(reason)
