@@ -534,16 +534,25 @@ class RewindApp(App[int]):
                 return
         self.run_worker(self.open_tab(connector, agent=choice), group="tabs")
 
-    async def open_tab(self, connector: Any, *, session_id: str | None = None, agent: str = "") -> Tab:
+    async def open_tab(
+        self, connector: Any, *, session_id: str | None = None, agent: str = "", chat: Chat | None = None
+    ) -> Tab:
         """A new tab after the shown one, shown, connecting on its own connection to open
-        ``session_id`` (None: a new session)."""
+        ``session_id`` (None: a new session); or showing ``chat``, a connected chat given as is."""
         tab = Tab(self.tabs.new_mode(), connector=connector, agent=agent, server_key=_server_key_of(connector))
         screen = self._make_screen(tab)
         self.add_mode(tab.mode, lambda: screen)
-        tab.connecting = True
+        tab.connecting = chat is None
         position = self.tabs.add(tab)
         await self._show(position)
-        self.connect(session_id, new=session_id is None, tab=tab)
+        if chat is not None:
+            tab.chat = chat
+            screen.attach(chat)
+            if tab.push_notices is not None:
+                tab.push_notices.hook(chat.client)
+            self._sync_strips()
+        else:
+            self.connect(session_id, new=session_id is None, tab=tab)
         return tab
 
     async def _show(self, position: int) -> None:

@@ -73,7 +73,8 @@ class Tab:
         """What the strip calls the tab: the agent's name and the session's (or its id's start)."""
         screen = self.screen
         status = screen.status if screen is not None else None
-        agent = sanitize_line(status.agent if status is not None and status.agent else self.agent) or "agent"
+        # a saved agent by the name the user gave it; else the name its card gives
+        agent = sanitize_line(self.agent or (status.agent if status is not None else "")) or "agent"
         if self.chat is None:
             session = "connecting…" if self.connecting else "not connected"
         else:
