@@ -221,3 +221,39 @@ def test_tab_list_order_and_news():
     assert tabs.news(second) == ""  # shown: never marked
     assert Tabs().new_mode() == "tab-1" and tabs.new_mode() == "tab-3"  # a closed tab's mode is not reused
     assert connector_for  # the kit's connector is what make_app uses (imported for the tests above)
+
+
+async def test_quit_keeps_a_hidden_tabs_draft_and_asks_while_a_hidden_tab_streams(slow, tmp_path):
+    app = make_app(slow, data_dir=tmp_path / "data")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await send(app, pilot, "first")
+        first = app.tabs.current
+        await pilot.press("ctrl+t")
+        await wait_until(pilot, lambda: len(app.tabs) == 2 and app.chat is not None)
+        await settle(app, pilot)
+        second = app.tabs.current
+        await send(app, pilot, "second")
+        second.screen.composer.text = f"long {LONG}"
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: any(it.streaming for it in second.chat.conversation.items))
+        second.screen.composer.text = "draft in the hidden tab"
+        await pilot.press("ctrl+pageup")  # the first shown; the second hidden, streaming, with a draft
+        await pilot.pause()
+        first.screen.composer.text = "draft in the shown tab"
+        await pilot.press("ctrl+q")
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmScreen) and app.screen.purpose == "quit"
+        assert "still under way in tab 2" in app.screen.title_text
+        await pilot.press("escape")  # stay: nothing is kept away or cleared
+        await pilot.pause()
+        assert first.screen.composer.text == "draft in the shown tab"
+        assert second.screen.composer.text == "draft in the hidden tab" and second.screen.replying
+        await pilot.press("ctrl+q")
+        await pilot.pause()
+        await pilot.press("y")
+        await wait_until(pilot, lambda: app.return_code is not None, timeout=10)
+    drafts = app.draft_store
+    assert drafts is not None
+    assert drafts.load(first.chat.client.config.url, first.chat.session_id) == "draft in the shown tab"
+    assert drafts.load(second.chat.client.config.url, second.chat.session_id) == "draft in the hidden tab"

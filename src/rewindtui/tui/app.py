@@ -219,9 +219,9 @@ class RewindApp(App[int]):
     async def action_quit(self) -> None:
         screen = self.chat_screen if self.is_screen_installed("chat") else None
         if isinstance(self.screen, ConfirmScreen) and self.screen.purpose == "quit":
-            self.exit(0)  # ctrl+q again: yes
+            self._leave()  # ctrl+q again: yes
             return
-        lost = self._keep_hidden_drafts()
+        lost = self._unkept_hidden_drafts()
         busy = [n for n, tab in enumerate(self.tabs, 1) if tab is not self.tabs.current and tab.busy]
         if screen is not None and screen.composer.text and not (screen.replying or screen.rewinding or busy or lost):
             self._quit_with_draft(screen)
@@ -240,7 +240,7 @@ class RewindApp(App[int]):
                 if go:
                     if (busy or lost) and screen.composer.text:
                         screen.keep_draft()  # this tab's draft is kept as a hidden tab's is
-                    self.exit(0)
+                    self._leave()
 
             self.push_screen(
                 ConfirmScreen(
@@ -255,29 +255,45 @@ class RewindApp(App[int]):
                 answered,
             )
             return
-        self.exit(0)
+        self._leave()
 
-    def _keep_hidden_drafts(self) -> list[int]:
-        """The drafts of the tabs not shown are kept for their sessions, as the shown one's is;
-        the numbers of the tabs whose draft could not be kept (no data dir)."""
-        lost = []
-        for number, tab in enumerate(self.tabs, 1):
-            screen = tab.screen
-            if tab is self.tabs.current or screen is None or not screen.is_mounted or not screen.composer.text:
-                continue
-            if not screen.keep_draft():
-                lost.append(number)
-        return lost
+    def _hidden_drafts(self) -> list[tuple[int, ChatScreen]]:
+        """(number, screen) of the tabs not shown that hold a draft."""
+        return [
+            (number, tab.screen)
+            for number, tab in enumerate(self.tabs, 1)
+            if tab is not self.tabs.current
+            and tab.screen is not None
+            and tab.screen.is_mounted
+            and tab.screen.composer.text
+        ]
+
+    def _unkept_hidden_drafts(self) -> list[int]:
+        """The tabs not shown whose draft quitting would lose: no data dir, or no session yet."""
+        return [
+            number
+            for number, screen in self._hidden_drafts()
+            if self.draft_store is None or screen.chat is None or not screen.chat.session_id
+        ]
+
+    def _leave(self, message: str | None = None) -> None:
+        """Quit; the tabs not shown keep their drafts for their sessions first, as the shown one does."""
+        for _number, screen in self._hidden_drafts():
+            screen.keep_draft()
+        if message is None:
+            self.exit(0)
+        else:
+            self.exit(0, message=message)
 
     def _quit_with_draft(self, screen: ChatScreen) -> None:
         """ctrl+q with a draft: keep it for this session and say so; without a place to keep it, ask."""
         if screen.keep_draft():
-            self.exit(0, message="Your unsent draft is kept; it comes back when you open this session again.")
+            self._leave("Your unsent draft is kept; it comes back when you open this session again.")
             return
 
         def answered(go: bool | None) -> None:
             if go:
-                self.exit(0)
+                self._leave()
 
         self.push_screen(
             ConfirmScreen(
@@ -594,7 +610,12 @@ class RewindApp(App[int]):
                 markup=False,
             )
             return
-        kept = not screen.composer.text or screen.keep_draft()
+        if isinstance(self.screen, ConfirmScreen) and self.screen.purpose == "close-tab":
+            self.screen.dismiss(True)  # alt+w again: yes
+            return
+        kept = not screen.composer.text or (
+            self.draft_store is not None and screen.chat is not None and bool(screen.chat.session_id)
+        )
         if kept and not screen.replying:
             self.run_worker(self._close(tab), group="tabs")
             return
@@ -606,7 +627,7 @@ class RewindApp(App[int]):
 
         def answered(go: bool | None) -> None:
             if go:
-                self.run_worker(self._close(tab), group="tabs")
+                self.run_worker(self._close(tab, lose_draft=not kept), group="tabs")
 
         self.push_screen(
             ConfirmScreen(
@@ -620,9 +641,11 @@ class RewindApp(App[int]):
             answered,
         )
 
-    async def _close(self, tab: Tab) -> None:
+    async def _close(self, tab: Tab, *, lose_draft: bool = False) -> None:
         screen = tab.screen
         assert screen is not None
+        if screen.composer.text and not screen.keep_draft() and not lose_draft:
+            return  # it could not be kept after all (the store said why): the tab stays, the draft in it
         if screen.replying:
             screen.stop_reply()
         for worker in (screen.stop_worker, screen.turn_worker, screen.rewind_worker, screen.switch_worker):

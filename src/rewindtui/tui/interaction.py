@@ -503,7 +503,7 @@ COMMANDS: tuple[Command, ...] = (
         "Close tab",
         "Close this tab: its draft is kept for its session; asks first while a reply is coming in",
         owner="app",
-        slash="closetab",
+        slash="tabclose",
     ),
     # -- lists the user opened on purpose (letters are shown on screen) --------------------------
     Command(

@@ -34,6 +34,10 @@ class TabStrip(Static):
     """
 
     def show(self, entries: Sequence[TabEntry], keymap: Mapping[str, str] | None = None) -> None:
+        drawn = (tuple(entries), tuple(sorted((keymap or {}).items())), self.size.width)
+        if drawn == self._drawn:
+            return  # the app asks twice a second: drawn again only when something changed
+        self._drawn = drawn
         self.entries = list(entries)
         out = Text(no_wrap=True, overflow="ellipsis")
         for number, entry in enumerate(entries, 1):
@@ -53,3 +57,4 @@ class TabStrip(Static):
         self.update(out)
 
     entries: list[TabEntry] = []
+    _drawn: tuple[object, ...] = ()
