@@ -188,7 +188,8 @@ class RewindApp(App[int]):
             self.live.start()
         if self.chat is not None:
             self.chat_screen.attach(self.chat)
-            self.push_notices.hook(self.chat.client)
+            if self.push_notices is not None:
+                self.push_notices.hook(self.chat.client)
         else:
             # the first frame (the composer) first, then the connect's own work (its client, the
             # card, the session): the embedded server was started before the app loaded (cli/launch.py)
@@ -675,7 +676,9 @@ class RewindApp(App[int]):
         current = self.tabs.current
         if current.chat is not None:
             key = self._server_key(current.chat, current)
-            position = self.tabs.position_of_session(key, event.session_id, lambda t: self._server_key(t.chat, t))
+            position = self.tabs.position_of_session(
+                key, event.session_id, lambda t: self._server_key(t.chat, t) if t.chat is not None else ""
+            )
             if position is not None:
                 self.notify(f"That session is open in tab {position + 1}.", title="Tabs", markup=False)
                 self.run_worker(self._show(position), group="tabs")
