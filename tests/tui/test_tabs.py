@@ -102,6 +102,7 @@ async def test_two_tabs_on_two_servers_one_streams_while_the_other_rewinds(slow,
         assert app.tabs.current is first and [e.news for e in strip_of(app).entries] == ["", ""]
 
 
+@pytest.mark.slow
 async def test_close_tab_keeps_its_draft_and_a_tab_of_one_says_so(server, tmp_path):
     data = tmp_path / "data"
     app = make_app(server, data_dir=data)
@@ -130,6 +131,7 @@ async def test_close_tab_keeps_its_draft_and_a_tab_of_one_says_so(server, tmp_pa
         assert app.draft_store.load(second.chat.client.config.url, session) == "unsent words"
 
 
+@pytest.mark.slow
 async def test_closing_a_tab_during_a_reply_asks_then_stops_it(slow, tmp_path):
     app = make_app(slow, data_dir=tmp_path / "data")
     async with app.run_test(size=SIZE) as pilot:
@@ -156,6 +158,7 @@ async def test_closing_a_tab_during_a_reply_asks_then_stops_it(slow, tmp_path):
         assert [t["status"]["state"] for t in tasks] == ["canceled"]
 
 
+@pytest.mark.slow
 async def test_sessions_panel_opens_a_session_in_a_new_tab(server, tmp_path):
     app = make_app(server, data_dir=tmp_path / "data")
     async with app.run_test(size=SIZE) as pilot:
@@ -223,6 +226,7 @@ def test_tab_list_order_and_news():
     assert connector_for  # the kit's connector is what make_app uses (imported for the tests above)
 
 
+@pytest.mark.slow
 async def test_quit_keeps_a_hidden_tabs_draft_and_asks_while_a_hidden_tab_streams(slow, tmp_path):
     app = make_app(slow, data_dir=tmp_path / "data")
     async with app.run_test(size=SIZE) as pilot:
