@@ -100,6 +100,14 @@ async def test_two_tabs_on_two_servers_one_streams_while_the_other_rewinds(slow,
         await pilot.press("ctrl+pageup")
         await pilot.pause()
         assert app.tabs.current is first and [e.news for e in strip_of(app).entries] == ["", ""]
+        # tab 2 kept its own undo across the switches: ctrl+z there brings its rewound turn back
+        await pilot.press("ctrl+pagedown")
+        await pilot.pause()
+        assert "undo the rewind" in second.screen.status.undo
+        await pilot.press("ctrl+z")
+        await wait_until(pilot, lambda: not screen.rewinding and users(second.chat) == ["b1", "b2"], timeout=30)
+        assert user_texts_of(await server_tasks(server, second.chat.session_id)) == ["b1", "b2"]
+        assert users(first.chat) == ["a1", f"a2 {LONG}"]  # tab 1 untouched by it
 
 
 @pytest.mark.slow
@@ -112,7 +120,8 @@ async def test_close_tab_keeps_its_draft_and_a_tab_of_one_says_so(server, tmp_pa
         await pilot.pause()
         assert len(app.tabs) == 1 and "This is the only tab; ctrl+q quits." in notifications(app)
         await send(app, pilot, "first tab")
-        await pilot.press("ctrl+t")  # no saved agents (a given connector): the same agent, a new session
+        app.chat_screen.composer.text = "/tab"  # as ctrl+t: no saved agents (a given connector), this agent
+        await pilot.press("enter")
         await wait_until(pilot, lambda: len(app.tabs) == 2 and app.chat is not None)
         await settle(app, pilot)
         second = app.tabs.current
@@ -129,6 +138,29 @@ async def test_close_tab_keeps_its_draft_and_a_tab_of_one_says_so(server, tmp_pa
         # the draft was kept for its session (the composer's store): opening it again brings it back
         assert app.draft_store is not None
         assert app.draft_store.load(second.chat.client.config.url, session) == "unsent words"
+        # /tabclose closes as alt+w does
+        await pilot.press("ctrl+t")
+        await wait_until(pilot, lambda: len(app.tabs) == 2 and app.chat is not None)
+        await settle(app, pilot)
+        app.chat_screen.composer.text = "/tabclose"
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: len(app.tabs) == 1)
+
+
+async def test_a_click_on_the_strip_shows_that_tab():
+    """Two tabs over the kagent 0.10.4 captures (no server): a click on the first tab's name."""
+    from kit.offline import offline_app, offline_chat
+
+    second = offline_chat(["03_turn_with_tool_call"])
+    app = offline_app(offline_chat(["02_turn_plain_text"]))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await app.open_tab(None, chat=second, agent="second")
+        await pilot.pause()
+        assert app.tabs.index == 1 and app.chat is second
+        await pilot.click(TabStrip, offset=(3, 0))
+        await pilot.pause()
+        assert app.tabs.index == 0 and app.chat is not second and app.screen is app.tabs.current.screen
 
 
 @pytest.mark.slow
