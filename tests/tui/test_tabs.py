@@ -293,3 +293,28 @@ async def test_quit_keeps_a_hidden_tabs_draft_and_asks_while_a_hidden_tab_stream
     assert drafts is not None
     assert drafts.load(first.chat.client.config.url, first.chat.session_id) == "draft in the shown tab"
     assert drafts.load(second.chat.client.config.url, second.chat.session_id) == "draft in the hidden tab"
+
+
+async def test_a_hidden_tabs_question_waits_in_that_tab():
+    """A dialog a tab not shown opens (as its features do with ``app.push_screen``, e.g. queued
+    messages after its reply failed) goes on that tab's stack; the strip marks the tab with ?."""
+    from kit.offline import offline_app, offline_chat
+
+    second = offline_chat(["03_turn_with_tool_call"])
+    app = offline_app(offline_chat(["02_turn_plain_text"]))
+    answers: list[bool | None] = []
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        first = app.tabs.current
+        await app.open_tab(None, chat=second, agent="second")
+        await pilot.pause()
+        question = ConfirmScreen("Send the queued messages?", "", go="Send", purpose="queued")
+        first.screen.call_later(lambda: app.push_screen(question, answers.append))  # from the hidden tab
+        await wait_until(pilot, lambda: strip_of(app).entries[0].news == "asks")
+        assert app.screen is app.tabs.current.screen and app.tabs.current is not first  # not over tab 2
+        await pilot.press("ctrl+pageup")
+        await pilot.pause()
+        assert app.tabs.current is first and app.screen is question
+        await pilot.press("y")
+        await pilot.pause()
+        assert answers == [True] and app.screen is first.screen

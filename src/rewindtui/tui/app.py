@@ -18,8 +18,9 @@ from textual import work
 from textual.app import App, SystemCommand
 from textual.driver import Driver
 from textual.drivers.linux_driver import LinuxDriver
-from textual.screen import Screen
+from textual.screen import ModalScreen, Screen
 from textual.timer import Timer
+from textual.widget import Widget
 from textual.worker import Worker
 
 from rewindtui.chat import Chat
@@ -480,6 +481,35 @@ class RewindApp(App[int]):
             await self._release(tab)
 
     # -- tabs: several agents at once (rewindtui.tui.tabs) -------------------------------------
+    def push_screen(
+        self, screen: Any, callback: Any = None, wait_for_dismiss: bool = False, *, mode: str | None = None
+    ) -> Any:
+        """As Textual's, but a dialog a tab not shown opens (a question after its reply ended) goes
+        on that tab's own stack: it is there when the tab is shown, never over another tab."""
+        if mode is None:
+            mode = self._hidden_caller_mode()
+        return super().push_screen(screen, callback, wait_for_dismiss, mode=mode)  # type: ignore[call-overload]
+
+    def _hidden_caller_mode(self) -> str | None:
+        """The mode of the hidden tab whose screen (or a widget on it) is running now, if one is."""
+        from textual._context import active_message_pump  # which node is handling a message now
+
+        try:
+            node = active_message_pump.get()
+        except LookupError:
+            return None
+        for tab in self.tabs:
+            screen = tab.screen
+            if tab is not self.tabs.current and screen is not None:
+                if node is screen or (isinstance(node, Widget) and screen in node.ancestors):
+                    return tab.mode
+        return None
+
+    def _asking(self, tab: Tab) -> bool:
+        """A dialog waits on the tab (its stack holds more than its chat screen)."""
+        stack = self._screen_stacks.get(tab.mode, [])
+        return any(isinstance(screen, ModalScreen) for screen in stack)
+
     def _fresh_connector(self, connector: Any) -> Any:
         """A connector for another tab on the same agent: its own connection (an embedded server
         already running on the data dir is found again and shared, not started twice)."""
@@ -693,7 +723,10 @@ class RewindApp(App[int]):
     def _sync_strips(self) -> None:
         """The strip on every tab's screen (two tabs or more), with each tab's name and news."""
         many = len(self.tabs) > 1
-        entries = [TabEntry(tab.label(), self.tabs.news(tab), tab is self.tabs.current) for tab in self.tabs]
+        entries = [
+            TabEntry(tab.label(), self.tabs.news(tab, asking=self._asking(tab)), tab is self.tabs.current)
+            for tab in self.tabs
+        ]
         for tab in self.tabs:
             screen = tab.screen
             if screen is None or not screen.is_mounted:

@@ -148,10 +148,13 @@ class Tabs:
                 return position
         return None
 
-    def news(self, tab: Tab) -> str:
-        """The strip's marker for a tab: "" (shown, or nothing new), "streaming" or "news"."""
+    def news(self, tab: Tab, *, asking: bool = False) -> str:
+        """The strip's marker for a tab: "" (shown, or nothing new), "asks" (a dialog of its own
+        waits), "streaming" or "news"."""
         if tab is self.current:
             return ""
+        if asking:
+            return "asks"
         if tab.busy:
             return "streaming"
         return "news" if tab.seen is not None and fingerprint(tab) != tab.seen else ""

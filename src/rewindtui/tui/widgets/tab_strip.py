@@ -1,9 +1,10 @@
 """The tab strip: one line at the top of each chat screen while two or more tabs are open.
 
 Each tab shows its number, its agent and session, and a marker when it is not shown and something
-happens in it: ``⋯`` while its reply is coming in (or a rewind is in flight), ``●`` when it changed
-since it was last looked at. The shown tab is highlighted. A click on a tab shows it. The strip
-holds no state of its own: the app gives it the entries (:meth:`TabStrip.show`).
+happens in it: ``?`` when a question of its own waits there, ``⋯`` while its reply is coming in (or
+a rewind is in flight), ``●`` when it changed since it was last looked at. The shown tab is
+highlighted. A click on a tab shows it. The strip holds no state of its own: the app gives it the
+entries (:meth:`TabStrip.show`).
 """
 
 from __future__ import annotations
@@ -18,13 +19,13 @@ from textual.widgets import Static
 from rewindtui.tui import interaction
 
 #: the marker of a hidden tab, by what happened in it (rewindtui.tui.tabs.Tabs.news)
-MARKERS = {"streaming": ("⋯", "bold yellow"), "news": ("●", "bold cyan")}
+MARKERS = {"asks": ("?", "bold magenta"), "streaming": ("⋯", "bold yellow"), "news": ("●", "bold cyan")}
 
 
 @dataclass(frozen=True)
 class TabEntry:
     label: str  #: already safe to show (rewindtui.tui.tabs.Tab.label)
-    news: str = ""  #: "", "streaming" or "news"
+    news: str = ""  #: "", "asks", "streaming" or "news"
     shown: bool = False
 
 
