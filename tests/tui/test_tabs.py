@@ -318,3 +318,27 @@ async def test_a_hidden_tabs_question_waits_in_that_tab():
         await pilot.press("y")
         await pilot.pause()
         assert answers == [True] and app.screen is first.screen
+
+
+async def test_the_first_tab_can_be_closed_and_the_other_goes_on():
+    from kit.offline import offline_app, offline_chat
+
+    second = offline_chat(["03_turn_with_tool_call"])
+    app = offline_app(offline_chat(["02_turn_plain_text"]))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        first = app.tabs.current
+        await app.open_tab(None, chat=second, agent="second")
+        await pilot.press("ctrl+pageup")
+        await pilot.pause()
+        assert app.tabs.current is first
+        await pilot.press("alt+w")
+        await wait_until(pilot, lambda: len(app.tabs) == 1)
+        await pilot.pause()
+        assert first.closed and app.chat is second and app.screen is app.chat_screen is app.tabs.current.screen
+        assert app.current_mode != FIRST_MODE and not app.chat_screen.query(TabStrip)
+        app.chat_screen.composer.text = "still typing here"
+        await pilot.press("ctrl+pagedown")  # one tab: it says so, nothing moves
+        await pilot.pause()
+        assert app.screen is app.tabs.current.screen and app.chat_screen.composer.text == "still typing here"
+        assert "This is the only tab (ctrl+t opens another)." in notifications(app)
