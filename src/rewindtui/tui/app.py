@@ -561,7 +561,8 @@ class RewindApp(App[int]):
             return
         saved = self._saved_agents()
         if not saved:
-            self.run_worker(self.open_tab(self._fresh_connector(self.tabs.current.connector)), group="tabs")
+            current = self.tabs.current
+            self.run_worker(self.open_tab(self._fresh_connector(current.connector), agent=current.agent), group="tabs")
             return
         from rewindtui.tui.screens.new_tab import NewTabScreen
 
@@ -579,7 +580,7 @@ class RewindApp(App[int]):
             except SettingsError as exc:
                 self.notify(f"No tab opened: {exc}", title="Tabs", severity="error", markup=False)
                 return
-        self.run_worker(self.open_tab(connector, agent=choice), group="tabs")
+        self.run_worker(self.open_tab(connector, agent=choice or self.tabs.current.agent), group="tabs")
 
     async def open_tab(
         self, connector: Any, *, session_id: str | None = None, agent: str = "", chat: Chat | None = None

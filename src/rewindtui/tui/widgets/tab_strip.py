@@ -1,7 +1,7 @@
 """The tab strip: one line at the top of each chat screen while two or more tabs are open.
 
 Each tab shows its number, its agent and session, and a marker when it is not shown and something
-happens in it: ``?`` when a question of its own waits there, ``⋯`` while its reply is coming in (or
+happens in it: ``?`` when a dialog of its own is open there, ``⋯`` while its reply is coming in (or
 a rewind is in flight), ``●`` when it changed since it was last looked at. The shown tab is
 highlighted. A click on a tab shows it. The strip holds no state of its own: the app gives it the
 entries (:meth:`TabStrip.show`).
