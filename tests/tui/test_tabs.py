@@ -342,3 +342,20 @@ async def test_the_first_tab_can_be_closed_and_the_other_goes_on():
         await pilot.pause()
         assert app.screen is app.tabs.current.screen and app.chat_screen.composer.text == "still typing here"
         assert "This is the only tab (ctrl+t opens another)." in notifications(app)
+
+
+async def test_a_hidden_tabs_notice_names_its_tab():
+    from kit.offline import offline_app, offline_chat
+
+    app = offline_app(offline_chat(["02_turn_plain_text"]))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        first = app.tabs.current
+        await app.open_tab(None, chat=offline_chat(["03_turn_with_tool_call"]), agent="second")
+        await pilot.pause()
+        first.screen.call_later(lambda: first.screen.notify("Stopped: the turn is canceled.", title="Stop"))
+        app.tabs.current.screen.call_later(lambda: app.tabs.current.screen.notify("Shown tab's own notice."))
+        await wait_until(pilot, lambda: len(app._notifications) >= 2)
+        titles = {n.message: n.title for n in app._notifications}
+        assert titles["Stopped: the turn is canceled."] == "Tab 1 · Stop"
+        assert titles["Shown tab's own notice."] == ""  # the shown tab's notices are as they were

@@ -18,6 +18,7 @@ from textual import work
 from textual.app import App, SystemCommand
 from textual.driver import Driver
 from textual.drivers.linux_driver import LinuxDriver
+from textual.notifications import SeverityLevel
 from textual.screen import ModalScreen, Screen
 from textual.timer import Timer
 from textual.widget import Widget
@@ -489,6 +490,23 @@ class RewindApp(App[int]):
         if mode is None:
             mode = self._hidden_caller_mode()
         return super().push_screen(screen, callback, wait_for_dismiss, mode=mode)  # type: ignore[call-overload]
+
+    def notify(
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: SeverityLevel = "information",
+        timeout: float | None = None,
+        markup: bool = True,
+    ) -> None:
+        """As Textual's, but a notice from a tab not shown says which tab it comes from."""
+        mode = self._hidden_caller_mode()
+        if mode is not None:
+            number = next((n for n, tab in enumerate(self.tabs, 1) if tab.mode == mode), 0)
+            label = f"Tab {number}"
+            title = f"{label} · {title}" if title else label
+        super().notify(message, title=title, severity=severity, timeout=timeout, markup=markup)
 
     def _hidden_caller_mode(self) -> str | None:
         """The mode of the hidden tab whose screen (or a widget on it) is running now, if one is."""
