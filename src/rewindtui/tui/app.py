@@ -237,7 +237,7 @@ class RewindApp(App[int]):
             elif busy:
                 what = f"A reply or rewind is still under way in tab {', '.join(map(str, busy))}"
             else:
-                what = f"The draft in tab {', '.join(map(str, lost))} cannot be kept (no data dir)"
+                what = f"The draft in tab {', '.join(map(str, lost))} cannot be kept (no data dir, or nothing sent there yet)"
 
             def answered(go: bool | None) -> None:
                 if go:
@@ -672,8 +672,12 @@ class RewindApp(App[int]):
         reasons = []
         if screen.replying:
             reasons.append("Its reply is stopped (what came stays on the server as a stopped turn).")
-        if not kept:
+        if not kept and self.draft_store is None:
             reasons.append("This app keeps no files (no data dir), so the draft in the composer cannot be kept.")
+        elif not kept:
+            reasons.append(
+                "Nothing was sent in this tab yet (no session), so the draft in the composer cannot be kept."
+            )
 
         def answered(go: bool | None) -> None:
             if go:
