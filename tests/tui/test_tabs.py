@@ -54,7 +54,12 @@ async def test_two_tabs_on_two_servers_one_streams_while_the_other_rewinds(slow,
         first = app.tabs.current
         assert len(app.tabs) == 1 and not app.chat_screen.query(TabStrip)  # one tab: the app as before
         await send(app, pilot, "a1")
-        # ctrl+t: the list offers this agent and the saved one
+        # ctrl+t: the list offers this agent and the saved one; Esc backs out with no tab
+        await pilot.press("ctrl+t")
+        await wait_until(pilot, lambda: isinstance(app.screen, NewTabScreen))
+        await pilot.press("escape")
+        await pilot.pause()
+        assert len(app.tabs) == 1 and app.screen is first.screen
         await pilot.press("ctrl+t")
         await wait_until(pilot, lambda: isinstance(app.screen, NewTabScreen))
         await pilot.press("down", "enter")
