@@ -364,3 +364,26 @@ async def test_a_hidden_tabs_notice_names_its_tab():
         titles = {n.message: n.title for n in app._notifications}
         assert titles["Stopped: the turn is canceled."] == "Tab 1 · Stop"
         assert titles["Shown tab's own notice."] == ""  # the shown tab's notices are as they were
+
+
+@pytest.mark.slow
+async def test_a_tab_that_cannot_connect_offers_to_close_itself(server, tmp_path):
+    """A saved agent nobody answers at: its tab's connect screen offers Close tab (not Quit), and
+    Esc closes that tab alone; the first tab is as it was."""
+    from rewindtui.tui.screens.connect_error import ConnectErrorScreen
+
+    app = app_with_saved_agent(tmp_path, server.agent_url, "http://127.0.0.1:9/")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        first = app.tabs.current
+        first.screen.composer.text = "kept as it was"
+        await pilot.press("ctrl+t")
+        await wait_until(pilot, lambda: isinstance(app.screen, NewTabScreen))
+        await pilot.press("down", "enter")
+        await wait_until(pilot, lambda: isinstance(app.screen, ConnectErrorScreen), timeout=30)
+        assert len(app.tabs) == 2 and app.screen.leave == "Close tab"
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: len(app.tabs) == 1)
+        await pilot.pause()
+        assert app.return_code is None and app.tabs.current is first and app.screen is first.screen
+        assert first.screen.composer.text == "kept as it was" and first.chat is not None
