@@ -32,6 +32,26 @@ def test_the_samples_form_is_read_and_checked():
     assert form_of({"type": "form"}) is None and form_of({"x": 1}) is None and form_of("not json") is None
 
 
+def test_a_data_part_holding_a_form_says_how_to_fill_it_in():
+    """The transcript's drawing of a data part: the sample's form (as a JSON text and as an
+    object) gets the /form hint under its heading; other data gets none."""
+    import json
+
+    from rich.style import Style
+
+    from rewindtui.tui.widgets.part_view import FORM_HINT, PartStyles, render_parts
+
+    styles = PartStyles(Style(), Style(), Style(), Style())
+
+    def drawn(data) -> list[str]:
+        return [str(r) for r in render_parts([{"data": data}], styles, expanded=False, savable=True)]
+
+    for form in (json.dumps(FORM), FORM):
+        lines = drawn(form)
+        assert lines[1] == FORM_HINT and "/form" in FORM_HINT
+    assert FORM_HINT not in drawn({"type": "form"}) and FORM_HINT not in drawn({"answer": 42})
+
+
 @pytest.mark.slow
 async def test_a_form_is_answered_as_a_data_part(tmp_path):
     from asgi_thread import ServeInThread
@@ -43,6 +63,10 @@ async def test_a_form_is_answered_as_a_data_part(tmp_path):
         async with app.run_test(size=(120, 40)) as pilot:
             await settle(app, pilot)
             await send(app, pilot, "expense please")
+            from kit.pilot import screen_lines
+            from rewindtui.tui.widgets.part_view import FORM_HINT
+
+            assert any(FORM_HINT[:40] in line for line in screen_lines(app.chat_screen.transcript))  # the hint
             app.chat_screen.query_one("Composer").text = "/form"
             await pilot.press("enter")
             await wait_until(pilot, lambda: isinstance(app.screen, FormAnswerScreen))

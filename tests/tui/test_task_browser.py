@@ -141,3 +141,41 @@ def test_snapshot_of_the_task_browser(snap_compare):
         await pilot.pause()
 
     assert snap_compare(app, terminal_size=(120, 36), run_before=open_browser)
+
+
+@pytest.mark.slow
+async def test_save_and_copy_a_tasks_artifacts(server, tmp_path):
+    """F8, a: the highlighted task's artifacts into a directory the user gives (never over a file
+    there; it says where only what it wrote); c: their text on the clipboard."""
+    from rewindtui.tui.screens.path_prompt import PathPrompt
+
+    app = make_app(server, data_dir=tmp_path / "data")
+    copied: list[str] = []
+    app.copy_to_clipboard = copied.append  # type: ignore[method-assign]
+    async with app.run_test(size=(120, 40)) as pilot:
+        await turns(app, pilot, "keep this answer")
+        await pilot.press("f8")
+        await wait_until(pilot, lambda: isinstance(app.screen, TaskBrowserScreen) and bool(app.screen.tasks))
+        browser = app.screen
+        task = browser.current
+        (artifact,) = task["artifacts"]
+        text = "".join(p.get("text", "") for p in artifact["parts"])
+        assert "keep this answer" in text
+        await pilot.press("c")
+        await wait_until(pilot, lambda: bool(copied))
+        assert copied[-1] == text
+        out = tmp_path / "saved"
+        for wanted in (1, 2):
+            await pilot.press("a")
+            await wait_until(pilot, lambda: isinstance(app.screen, PathPrompt))
+            prompt = app.screen
+            from textual.widgets import Input
+
+            prompt.query_one(Input).value = str(out)
+            await pilot.press("enter")
+            await wait_until(pilot, lambda n=wanted: out.exists() and len(list(out.glob("*.txt"))) == n)
+        files = sorted(out.iterdir())
+        assert [f.read_text(encoding="utf-8") for f in files] == [text, text]
+        assert any(f.name.endswith(" (1).txt") for f in files)  # the second save took a free name
+        said = [n.message for n in app._notifications]
+        assert sum(m.startswith(f"Saved to {out}: ") for m in said) == 2

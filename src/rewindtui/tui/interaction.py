@@ -41,6 +41,7 @@ class Mode(Enum):
     PICKER = "turn picker (ctrl+g)"
     SEARCH = "searching (ctrl+f)"
     SESSIONS = "sessions panel (F2)"
+    TABS = "tabs (several agents at once)"
 
 
 @dataclass(frozen=True)
@@ -478,6 +479,43 @@ COMMANDS: tuple[Command, ...] = (
         palette=False,
         aliases=("exit",),
     ),
+    # -- tabs: several agents or sessions at once (rewindtui.tui.tabs) -----------------------------
+    Command(
+        "app.new_tab",
+        "ctrl+t",
+        "new_tab",
+        "New tab",
+        "Open a new tab: this agent with a new session, or a saved agent (a list to choose from)",
+        owner="app",
+        slash="tab",
+    ),
+    Command(
+        "app.next_tab",
+        "ctrl+pagedown",
+        "next_tab(1)",
+        "Next tab",
+        "Show the next tab (a hidden tab goes on streaming)",
+        owner="app",
+        priority=True,  # before the scroll views' own ctrl+PgUp/PgDn (page left/right)
+    ),
+    Command(
+        "app.previous_tab",
+        "ctrl+pageup",
+        "next_tab(-1)",
+        "Previous tab",
+        "Show the previous tab",
+        owner="app",
+        priority=True,  # before the scroll views' own ctrl+PgUp/PgDn (page left/right)
+    ),
+    Command(
+        "app.close_tab",
+        "alt+w",
+        "close_tab",
+        "Close tab",
+        "Close this tab: its draft is kept for its session; asks first while a reply is coming in",
+        owner="app",
+        slash="tabclose",
+    ),
     # -- lists the user opened on purpose (letters are shown on screen) --------------------------
     Command(
         "sessions.new", "n", "new", "New session", "Start a new session", owner="sessions", show=True, palette=False
@@ -498,6 +536,16 @@ COMMANDS: tuple[Command, ...] = (
         "delete",
         "Delete",
         "Delete the highlighted session (asks first)",
+        owner="sessions",
+        show=True,
+        palette=False,
+    ),
+    Command(
+        "sessions.open_tab",
+        "t",
+        "open_tab",
+        "Open in tab",
+        "Open the highlighted session in a new tab (the one shown stays open in its own)",
         owner="sessions",
         show=True,
         palette=False,
@@ -666,6 +714,7 @@ MODES: dict[Mode, tuple[tuple[str, str], ...]] = {
         ("sessions.new", "New session"),
         ("sessions.rename", "Rename the highlighted session"),
         ("sessions.delete", "Delete the highlighted session (asks first)"),
+        ("sessions.open_tab", "Open the highlighted session in a new tab"),
         ("sessions.close", "Close the panel (one level)"),
         ('"other printable keys"', "Go to the composer as text"),
     ),
@@ -674,6 +723,12 @@ MODES: dict[Mode, tuple[tuple[str, str], ...]] = {
         ("search.older", "The hit before (older), the view goes to it; from the first hit, the newest"),
         ("search.newer", "The hit after (newer); from the newest hit, the first"),
         ("search.close", "Close the search: the view stays where it is, the composer's draft as it was (one level)"),
+    ),
+    Mode.TABS: (
+        ("app.new_tab", "New tab: this agent with a new session, or a saved agent"),
+        ("app.next_tab", "The next tab (a hidden tab goes on streaming; the strip marks its news)"),
+        ("app.previous_tab", "The previous tab"),
+        ("app.close_tab", "Close the tab: its draft is kept; asks first while a reply is coming in"),
     ),
 }
 

@@ -43,9 +43,17 @@ class ConnectErrorScreen(Screen["bool | Target"]):
     ]
 
     def __init__(
-        self, error: str, hint: str, *, part: str = "", target: Target | None = None, check: Check | None = None
+        self,
+        error: str,
+        hint: str,
+        *,
+        part: str = "",
+        target: Target | None = None,
+        check: Check | None = None,
+        leave: str = "Quit",
     ) -> None:
         super().__init__()
+        self.leave = leave  # what the other button does: "Quit" the app, or "Close tab" (a tab of several)
         self.error = error
         self.hint = hint
         self.part = part
@@ -73,7 +81,7 @@ class ConnectErrorScreen(Screen["bool | Target"]):
                     variant="primary",
                     tooltip="Connect again, with the address as corrected (Enter)",
                 )
-                yield Button("Quit", id="quit", tooltip="Quit (Esc)")
+                yield Button(self.leave, id="quit", tooltip=f"{self.leave} (Esc)")
 
     def _field(self, label: str, field_id: str, value: str, placeholder: str) -> ComposeResult:
         with Horizontal(classes="connect-field"):

@@ -9,8 +9,10 @@ kagent with the rewind add-on); else A2A 1.0's ``ListTasks`` of the session's co
 
 Keys: ``r`` reloads (the list and the highlighted task, read again from the server), ``f`` follows a
 running task (resubscribe: its state and artifacts as they change), ``x`` cancels a running task
-(after a yes), ``y`` copies its id, ``j`` copies its raw JSON, ``s`` saves its raw JSON in the data
-dir's ``tasks/`` folder. Esc closes.
+(after a yes), ``y`` copies its id, ``j`` copies its raw JSON, ``c`` copies its artifacts (their
+text, data and file names), ``a`` saves its artifacts into a directory it asks for, ``s`` saves its
+raw JSON in the data dir's ``tasks/`` folder. A save never overwrites a file (a free name is taken)
+and says where it wrote only what it wrote (:mod:`rewindtui.client.artifact_files`). Esc closes.
 """
 
 from __future__ import annotations
@@ -115,12 +117,16 @@ class TaskBrowserScreen(ModalScreen[None]):
         Binding("y", "copy_id", "Copy id", id="tasks.copy_id"),
         Binding("j", "copy_json", "Copy JSON", id="tasks.copy_json"),
         Binding("s", "save_json", "Save JSON", id="tasks.save"),
+        Binding("c", "copy_artifacts", "Copy artifacts", id="tasks.copy_artifacts"),
+        Binding("a", "save_artifacts", "Save artifacts", id="tasks.save_artifacts"),
     ]
 
     def __init__(self, chat: Any, files_dir: Path | None = None) -> None:
         super().__init__()
         self.chat = chat
         self.files_dir = files_dir
+        #: the directory artifacts were last saved into (the next save offers it)
+        self.save_dir: Path | None = None
         self.tasks: list[dict[str, Any]] = []
         self.source = ""
 
@@ -132,7 +138,8 @@ class TaskBrowserScreen(ModalScreen[None]):
                 with VerticalScroll(id="tasks-detail-box"):
                     yield Static("", id="tasks-detail")
             yield Static(
-                "r reload · f follow a running task · x cancel it · y copy id · j copy JSON · s save JSON · Esc closes",
+                "r reload · f follow a running task · x cancel it · y copy id · j copy JSON · s save JSON · "
+                "c copy artifacts · a save artifacts · Esc closes",
                 id="tasks-hint",
             )
 
@@ -304,14 +311,90 @@ class TaskBrowserScreen(ModalScreen[None]):
         if task is None:
             return
         from rewindtui.base.dirs import default_data_dir
+        from rewindtui.client.attachments import AttachmentError, _write_new
 
         folder = (self.files_dir or default_data_dir()) / "tasks"
         safe = "".join(c if c.isalnum() or c in "-_" else "_" for c in str(task.get("id")))[:80] or "task"
-        path = folder / f"{safe}.json"
+        data = json.dumps(task, indent=1, ensure_ascii=False, default=str).encode("utf-8", "replace")
         try:
             folder.mkdir(parents=True, exist_ok=True)
-            path.write_text(json.dumps(task, indent=1, ensure_ascii=False, default=str), encoding="utf-8")
+            path = _write_new(folder, f"{safe}.json", data)  # an earlier save of it stays as it was
+        except AttachmentError as exc:
+            self.notify(f"Not saved: {exc}", title="Tasks", severity="warning", markup=False)
+            return
         except OSError as exc:
-            self.notify(f"Not saved: {exc.strerror}", title="Tasks", severity="warning")
+            self.notify(f"Not saved: {exc.strerror or exc}", title="Tasks", severity="warning", markup=False)
             return
         self.notify(f"Saved the task's JSON in {path}", title="Tasks", markup=False)
+
+    # -- its artifacts (rewindtui.client.artifact_files) ----------------------------------------------
+    def _with_artifacts(self) -> dict[str, Any] | None:
+        from rewindtui.client.artifact_files import artifacts_of
+
+        task = self.current
+        if task is None:
+            return None
+        if not artifacts_of(task):
+            self.notify(f"Task {sanitize_line(str(task.get('id')))[:8]} has no artifacts.", title="Tasks")
+            return None
+        return task
+
+    def action_copy_artifacts(self) -> None:
+        from rewindtui.client.artifact_files import artifacts_text
+
+        task = self._with_artifacts()
+        if task is not None:
+            self._copy(artifacts_text(task), "The task's artifacts")
+
+    def action_save_artifacts(self) -> None:
+        from rewindtui.client.artifact_files import artifacts_of
+        from rewindtui.tui.file_actions import default_save_dir
+        from rewindtui.tui.screens.path_prompt import PathPrompt
+
+        task = self._with_artifacts()
+        if task is None:
+            return
+
+        def accept(value: str) -> Path:
+            if not value.strip():
+                raise ValueError("give a directory")
+            path = Path(value.strip()).expanduser()
+            if path.exists() and not path.is_dir():
+                raise ValueError(f"{value} is a file, not a directory")
+            return path
+
+        def chosen(directory: Path | None) -> None:
+            if directory is not None:
+                self.save_dir = directory
+                self.save_artifacts(task, directory)
+
+        count = len(artifacts_of(task))
+        self.app.push_screen(
+            PathPrompt(
+                f"Save the {count} artifact{'s' if count != 1 else ''} of task "
+                f"{sanitize_line(str(task.get('id')))[:8]} into directory",
+                accept,
+                value=str(self.save_dir or default_save_dir()) + "/",
+                hint="Existing files are never overwritten: a free name is taken.",
+                directories_only=True,
+            ),
+            chosen,
+        )
+
+    @work(group="tasks-save")
+    async def save_artifacts(self, task: dict[str, Any], directory: Path) -> None:
+        from rewindtui.client.artifact_files import save_artifacts
+        from rewindtui.client.attachments import AttachmentError
+
+        try:
+            saved = await save_artifacts(task, directory, http=getattr(self.chat.client, "http", None))
+        except AttachmentError as exc:
+            self.notify(f"Not saved: {exc}", title="Tasks", severity="error", timeout=8, markup=False)
+            return
+        if saved.written:
+            names = ", ".join(p.name for p in saved.written)
+            self.notify(f"Saved to {directory}: {names}", title="Tasks", timeout=8, markup=False)
+        for reason in saved.skipped:
+            self.notify(f"Not saved: {reason}", title="Tasks", severity="warning", timeout=8, markup=False)
+        if not saved.written and not saved.skipped:
+            self.notify("Nothing to save: its artifacts hold no text, files or data.", title="Tasks", markup=False)

@@ -2,7 +2,9 @@
 
 A file part is one line: its name, media type and size (or its link) and a ``[save]`` button.
 A data part is its JSON, pretty-printed: the first :data:`COLLAPSED_LINES` lines, then a toggle
-line that shows the rest (the same toggle as a turn's tool details). Everything from the sender is
+line that shows the rest (the same toggle as a turn's tool details); a data part holding a JSON
+schema form (:mod:`rewindtui.a2a.forms`) says under its heading how to fill it in (``/form``).
+Everything from the sender is
 sanitised and drawn as plain text, never as markup. Pure rendering (Rich renderables); the
 transcript supplies the styles, including the click actions.
 """
@@ -18,6 +20,7 @@ from rich.console import RenderableType
 from rich.style import Style
 from rich.text import Text
 
+from rewindtui.a2a.forms import form_of
 from rewindtui.a2a.parts import part_info, tidy_json
 from rewindtui.base.textsafe import sanitize, sanitize_line
 
@@ -25,6 +28,8 @@ from rewindtui.base.textsafe import sanitize, sanitize_line
 COLLAPSED_LINES = 6
 #: The most lines of one data part drawn even when expanded (the rest: save it to read it).
 EXPANDED_LIMIT = 400
+#: What a data part holding a form says under its heading (the one slash command that answers it).
+FORM_HINT = "a form to fill in: /form opens the newest form the agent sent (the answer is attached, Enter sends it)"
 
 
 @dataclass(frozen=True)
@@ -69,6 +74,8 @@ def render_parts(parts: Iterable[Any], styles: PartStyles, *, expanded: bool, sa
                 head.append("  ")
                 head.append("[save]", style=styles.button)
             out.append(head)
+            if form_of(info.data) is not None:
+                out.append(Text(FORM_HINT, style=styles.label))
             shown = lines if expanded else lines[:COLLAPSED_LINES]
             body = Text("\n".join(shown[:EXPANDED_LIMIT]), style=styles.muted)
             out.append(body)

@@ -4,8 +4,8 @@ Each entry shows the session's title and when it was last used; a fork says whic
 turn it came from (the server names a fork "Fork of <title> @ turn N"; the panel adds the
 original's title as it is now, ``↳ fork of <title> @ turn N``, which a rename keeps); a session
 with rewound branches (kept on the server, restorable) says how many; a session this client
-remembers but the server no longer knows is shown marked "gone". Enter opens one, ``n`` starts a
-new one, ``r`` renames, ``d`` deletes (after a question).
+remembers but the server no longer knows is shown marked "gone". Enter opens one, ``t`` opens it
+in a new tab (the app's tabs), ``n`` starts a new one, ``r`` renames, ``d`` deletes (after a question).
 """
 
 from __future__ import annotations
@@ -106,6 +106,13 @@ class SessionsPanel(OptionList):
     class New(Message):
         pass
 
+    class OpenTab(Message):
+        """Open a session in a new tab (handled by the app: the chat screen lets it through)."""
+
+        def __init__(self, session_id: str) -> None:
+            super().__init__()
+            self.session_id = session_id
+
     class Close(Message):
         pass
 
@@ -177,6 +184,13 @@ class SessionsPanel(OptionList):
 
     def action_new(self) -> None:
         self.post_message(self.New())
+
+    def action_open_tab(self) -> None:
+        session = self.highlighted_session
+        if session is None or session.gone:
+            self.app.bell()
+            return
+        self.post_message(self.OpenTab(session.id))
 
     def action_rename(self) -> None:
         session = self.highlighted_session
