@@ -7,7 +7,11 @@ model's first streamed piece): time to the first token. Then it quits with ctrl+
 gone (its lock free) before the next run.
 
 * warm: the same data directory every run (a session in it, files in the OS cache);
-* fresh: a new, empty data directory every run.
+* fresh: a new, empty data directory every run;
+* each of them also with a core busy (``+busy``): a process spinning a busy loop (one core's
+  worth of work, as another program would) from just before the launch until the run ends. The
+  quiet and busy runs alternate run by run, so both see the same sitting (``--no-busy``: quiet
+  runs only).
 
     python bench/bench_launch.py                  # this tree, 7 runs of each
     python bench/bench_launch.py --src OTHER/src  # another tree (e.g. a worktree of main)
@@ -101,19 +105,43 @@ def one_run(src: str, data_dir: Path, config: Path, timeout: float = 60.0) -> tu
         _server_gone(data_dir)
 
 
-def series(srcs: list[str], runs: int, fresh: bool, work: Path) -> dict[str, list[tuple[float, float, float]]]:
-    """``runs`` runs of each tree, alternating between the trees run by run."""
+BUSY_LOOP = "while True: pass"
+
+
+class BusyCore:
+    """A process spinning a busy loop: one core's worth of other work while a run launches."""
+
+    def __enter__(self) -> BusyCore:
+        self.process = subprocess.Popen([sys.executable, "-c", BUSY_LOOP])
+        time.sleep(0.2)  # spinning before the launch starts
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.process.kill()
+        self.process.wait()
+
+
+def series(
+    srcs: list[str], runs: int, fresh: bool, work: Path, busy: tuple[bool, ...] = (False, True)
+) -> dict[tuple[str, bool], list[tuple[float, float, float]]]:
+    """``runs`` runs of each tree, quiet and with a core busy, alternating run by run between the
+    trees and between quiet and busy."""
     config = work / "config.toml"
     config.write_text("")
     warm = {src: work / f"warm-{n}" for n, src in enumerate(srcs)}
     if not fresh:
         for src in srcs:
             one_run(src, warm[src], config)  # the directory exists, holds a session, files are cached
-    out: dict[str, list[tuple[float, float, float]]] = {src: [] for src in srcs}
+    out: dict[tuple[str, bool], list[tuple[float, float, float]]] = {(src, b): [] for src in srcs for b in busy}
     for i in range(runs):
-        for n, src in enumerate(srcs):
-            data_dir = work / f"fresh-{n}-{i}" if fresh else warm[src]
-            out[src].append(one_run(src, data_dir, config))
+        for b in busy:
+            for n, src in enumerate(srcs):
+                data_dir = work / f"fresh-{n}-{i}-{int(b)}" if fresh else warm[src]
+                if b:
+                    with BusyCore():
+                        out[src, b].append(one_run(src, data_dir, config))
+                else:
+                    out[src, b].append(one_run(src, data_dir, config))
     return out
 
 
@@ -127,6 +155,7 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--baseline", default=None, metavar="SRC", help="another tree, run alternately with --src")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--no-busy", action="store_true", help="quiet runs only (no busy core beside them)")
     parser.add_argument(
         "--quick",
         action="store_true",
@@ -136,16 +165,17 @@ def main() -> int:
     if args.quick:
         args.runs = 1
     srcs = [args.baseline, args.src] if args.baseline else [args.src]
+    busy = (False,) if args.no_busy else (False, True)
     results: dict[str, dict[str, dict[str, object]]] = {src: {} for src in srcs}
     load_before = _load()
     with tempfile.TemporaryDirectory(prefix="rewindtui-launch-") as tmp:
         for label, fresh in (("warm", False), ("fresh", True)):
             work = Path(tmp) / label
             work.mkdir()
-            by_src = series(srcs, args.runs, fresh, work)
+            by_src = series(srcs, args.runs, fresh, work, busy)
             names = ("composer", "connected", "first_token")
-            for src, runs in by_src.items():
-                results[src][label] = {
+            for (src, b), runs in by_src.items():
+                results[src][label + ("+busy" if b else "")] = {
                     name: {
                         "median": statistics.median(r[i] for r in runs),
                         "runs": [round(r[i], 3) for r in runs],
@@ -163,7 +193,7 @@ def main() -> int:
             for name, fig in figures.items():
                 assert isinstance(fig, dict)
                 runs_text = " ".join(f"{v:.2f}" for v in fig["runs"])
-                print(f"  {label:<5} {name:<12} median {fig['median']:.2f}   runs {runs_text}")
+                print(f"  {label + ' ' + name:<26} median {fig['median']:.2f}   runs {runs_text}")
     return 0
 
 
