@@ -74,8 +74,31 @@ def _server_gone(data_dir: Path, timeout: float = 20.0) -> None:
     raise SystemExit(f"the server on {data_dir} did not stop")
 
 
-def one_run(src: str, data_dir: Path, config: Path, timeout: float = 60.0) -> tuple[float, float, float]:
-    """(composer shown, connected, first token) in seconds from the start."""
+def cpu_seconds(pid: int) -> float:
+    """CPU time (user + system) a process has used so far (Linux ``/proc``; nan elsewhere)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return float("nan")
+
+
+def _cpu_so_far(name: str, data_dir: Path) -> float:
+    """CPU seconds the app (the pane's process) and its server (``server.json``'s pid) used so far."""
+    pane = subprocess.run(["tmux", "display", "-p", "-t", name, "#{pane_pid}"], capture_output=True, text=True)
+    try:
+        server = json.loads((data_dir / "server.json").read_text())["pid"]
+        return cpu_seconds(int(pane.stdout.strip())) + cpu_seconds(int(server))
+    except (OSError, ValueError, KeyError):
+        return float("nan")
+
+
+Run = tuple[float, float, float, float]
+
+
+def one_run(src: str, data_dir: Path, config: Path, timeout: float = 60.0) -> Run:
+    """(composer shown, connected, first token) in seconds from the start, and the CPU seconds the
+    app and its server had used when it was connected (what the load does not change much)."""
     name = f"rewindtui-launch-{os.getpid()}-{time.monotonic_ns()}"
     env = {
         "PYTHONPATH": src,
@@ -89,11 +112,12 @@ def one_run(src: str, data_dir: Path, config: Path, timeout: float = 60.0) -> tu
     try:
         composer = _wait(name, COMPOSER, start, timeout)
         connected = _wait(name, CONNECTED, start, timeout)
+        cpu = _cpu_so_far(name, data_dir)
         word = f"hello{time.monotonic_ns() % 1_000_000}"  # not on the screen yet, even in a warm session
         subprocess.run(["tmux", "send-keys", "-t", name, "-l", word], check=True)
         subprocess.run(["tmux", "send-keys", "-t", name, "Enter"], check=True)
         first_token = _wait(name, f"{REPLY} {word}", start, timeout)
-        return composer, connected, first_token
+        return composer, connected, first_token, cpu
     finally:
         subprocess.run(["tmux", "send-keys", "-t", name, "C-q"], capture_output=True)
         deadline = time.time() + 10
@@ -123,7 +147,7 @@ class BusyCore:
 
 def series(
     srcs: list[str], runs: int, fresh: bool, work: Path, busy: tuple[bool, ...] = (False, True)
-) -> dict[tuple[str, bool], list[tuple[float, float, float]]]:
+) -> dict[tuple[str, bool], list[Run]]:
     """``runs`` runs of each tree, quiet and with a core busy, alternating run by run between the
     trees and between quiet and busy."""
     config = work / "config.toml"
@@ -132,7 +156,7 @@ def series(
     if not fresh:
         for src in srcs:
             one_run(src, warm[src], config)  # the directory exists, holds a session, files are cached
-    out: dict[tuple[str, bool], list[tuple[float, float, float]]] = {(src, b): [] for src in srcs for b in busy}
+    out: dict[tuple[str, bool], list[Run]] = {(src, b): [] for src in srcs for b in busy}
     for i in range(runs):
         for b in busy:
             for n, src in enumerate(srcs):
@@ -173,7 +197,7 @@ def main() -> int:
             work = Path(tmp) / label
             work.mkdir()
             by_src = series(srcs, args.runs, fresh, work, busy)
-            names = ("composer", "connected", "first_token")
+            names = ("composer", "connected", "first_token", "cpu_at_connected")
             for (src, b), runs in by_src.items():
                 results[src][label + ("+busy" if b else "")] = {
                     name: {
