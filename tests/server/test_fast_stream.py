@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from a2a.utils import json_utils
+from google.protobuf.json_format import MessageToDict
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from srvkit import A2A, Turn
@@ -19,6 +20,7 @@ from rewindtui.server import EmbeddedServer
 from rewindtui.server.http import fast_stream
 from rewindtui.server.process.options import ServerOptions
 from rewindtui.server.service import wire_v1
+from rewindtui.server.service.wire import message_to_proto, message_v1_text
 from rewindtui.server.service.wire_v1 import Unusual, sdk_result, stream_result
 
 
@@ -189,6 +191,14 @@ _event = st.one_of(
 @given(_event)
 def test_random_events_render_as_a2a_sdk_renders_them(event):
     assert _same(stream_result(event), sdk_result(event))
+
+
+@settings(max_examples=200, deadline=None)
+@given(_message)
+def test_stored_message_text_is_a2a_sdks(message):
+    """The 1.0 text the store keeps of a message (``wire.message_v1_text``) is a2a-sdk's."""
+    sdk = json_utils.dumps(MessageToDict(message_to_proto(message), preserving_proto_field_name=False))
+    assert json.loads(message_v1_text(message)) == json.loads(sdk)
 
 
 @pytest.mark.parametrize(

@@ -31,7 +31,7 @@ from a2a.utils import proto_utils
 from google.protobuf.json_format import MessageToDict
 from google.protobuf.timestamp_pb2 import Timestamp
 
-from rewindtui.server.service.wire import _ROLE_TO_PB, _STATE_TO_PB, event_to_proto, set_timestamp
+from rewindtui.server.service.wire import _ROLE_TO_PB, _STATE_TO_PB, event_to_proto, message_to_proto, set_timestamp
 
 
 class Unusual(ValueError):
@@ -188,6 +188,14 @@ def stream_result(event: Mapping[str, Any]) -> dict[str, Any]:
     if kind == "message":
         return {"message": message_v1(event)}
     raise Unusual(f"an event of kind {kind!r}")
+
+
+def message_v1_dict(message: Mapping[str, Any]) -> dict[str, Any]:
+    """:func:`message_v1`, or a2a-sdk's rendering for a message it does not cover."""
+    try:
+        return message_v1(message)
+    except Unusual:
+        return MessageToDict(message_to_proto(message), preserving_proto_field_name=False)
 
 
 def sdk_result(event: Mapping[str, Any]) -> dict[str, Any]:
