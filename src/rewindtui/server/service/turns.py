@@ -551,9 +551,12 @@ class _Turn:
         return str(getattr(getattr(self.owner.runner, "agent", None), "name", "") or "agent")
 
     async def _store(self, write: Coroutine[Any, Any, None]) -> None:
-        """A store write mid-turn; if it fails, ADK is ahead of the store: flag the session."""
+        """A store write mid-turn; if it fails, ADK is ahead of the store: flag the session.
+
+        A stop that arrives during the write waits for it to end, then goes on: a write cut
+        halfway leaves a PostgreSQL connection in a transaction it cannot go on from."""
         try:
-            await write
+            await _uncut(write)
         except Exception as exc:
             if is_storage_failure(exc):
                 self.owner._on_store_failure(self.sid)
@@ -587,6 +590,19 @@ class _Turn:
                 task_id=self.task_id, context_id=self.sid, state=state, message=status_message, metadata=final_meta
             )
         )
+
+
+async def _uncut(coro: Coroutine[Any, Any, Any]) -> Any:
+    """``await coro``, which a cancellation of the caller does not cut: the caller's
+    ``CancelledError`` is raised once ``coro`` has ended."""
+    task = asyncio.ensure_future(coro)
+    try:
+        return await asyncio.shield(task)
+    except asyncio.CancelledError:
+        if not task.done():
+            with contextlib.suppress(Exception):
+                await asyncio.shield(task)
+        raise
 
 
 async def _shielded(coro: Coroutine[Any, Any, Any]) -> None:
