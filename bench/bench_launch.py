@@ -83,22 +83,26 @@ def cpu_seconds(pid: int) -> float:
         return float("nan")
 
 
-def _cpu_so_far(name: str, data_dir: Path) -> float:
+def _cpu_so_far(name: str, data_dir: Path) -> tuple[float, float]:
     """CPU seconds the app (the pane's process) and its server (``server.json``'s pid) used so far."""
     pane = subprocess.run(["tmux", "display", "-p", "-t", name, "#{pane_pid}"], capture_output=True, text=True)
     try:
-        server = json.loads((data_dir / "server.json").read_text())["pid"]
-        return cpu_seconds(int(pane.stdout.strip())) + cpu_seconds(int(server))
+        app = cpu_seconds(int(pane.stdout.strip()))
+    except ValueError:
+        app = float("nan")
+    try:
+        server = cpu_seconds(int(json.loads((data_dir / "server.json").read_text())["pid"]))
     except (OSError, ValueError, KeyError):
-        return float("nan")
+        server = float("nan")
+    return app, server
 
 
-Run = tuple[float, float, float, float]
+Run = tuple[float, float, float, float, float]
 
 
 def one_run(src: str, data_dir: Path, config: Path, timeout: float = 60.0) -> Run:
     """(composer shown, connected, first token) in seconds from the start, and the CPU seconds the
-    app and its server had used when it was connected (what the load does not change much)."""
+    app and its server had each used when it was connected (what the load does not change much)."""
     name = f"rewindtui-launch-{os.getpid()}-{time.monotonic_ns()}"
     env = {
         "PYTHONPATH": src,
@@ -112,12 +116,12 @@ def one_run(src: str, data_dir: Path, config: Path, timeout: float = 60.0) -> Ru
     try:
         composer = _wait(name, COMPOSER, start, timeout)
         connected = _wait(name, CONNECTED, start, timeout)
-        cpu = _cpu_so_far(name, data_dir)
+        app_cpu, server_cpu = _cpu_so_far(name, data_dir)
         word = f"hello{time.monotonic_ns() % 1_000_000}"  # not on the screen yet, even in a warm session
         subprocess.run(["tmux", "send-keys", "-t", name, "-l", word], check=True)
         subprocess.run(["tmux", "send-keys", "-t", name, "Enter"], check=True)
         first_token = _wait(name, f"{REPLY} {word}", start, timeout)
-        return composer, connected, first_token, cpu
+        return composer, connected, first_token, app_cpu, server_cpu
     finally:
         subprocess.run(["tmux", "send-keys", "-t", name, "C-q"], capture_output=True)
         deadline = time.time() + 10
@@ -197,7 +201,7 @@ def main() -> int:
             work = Path(tmp) / label
             work.mkdir()
             by_src = series(srcs, args.runs, fresh, work, busy)
-            names = ("composer", "connected", "first_token", "cpu_at_connected")
+            names = ("composer", "connected", "first_token", "app_cpu_connected", "server_cpu_connected")
             for (src, b), runs in by_src.items():
                 results[src][label + ("+busy" if b else "")] = {
                     name: {
