@@ -65,6 +65,7 @@ def test_every_frame_of_real_turns_is_a2a_sdks_frame(server, make_a2a, rendered)
         assert _same(own, sdk), event
 
 
+@pytest.mark.slow  # two servers
 def test_the_frames_are_what_the_sdk_path_streams(tmp_path, http):
     """The same turn against a server with the fast path and one without: the same frames but for
     the ids and times each turn makes anew."""
@@ -92,6 +93,7 @@ def test_the_frames_are_what_the_sdk_path_streams(tmp_path, http):
     assert [masked(f) for f in fast] == [masked(f) for f in sdk]
 
 
+@pytest.mark.slow  # two servers a case
 @pytest.mark.parametrize(
     ("case", "change"),
     [
