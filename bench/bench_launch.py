@@ -7,7 +7,11 @@ model's first streamed piece): time to the first token. Then it quits with ctrl+
 gone (its lock free) before the next run.
 
 * warm: the same data directory every run (a session in it, files in the OS cache);
-* fresh: a new, empty data directory every run.
+* fresh: a new, empty data directory every run;
+* each of them also with a core busy (``+busy``): a process spinning a busy loop (one core's
+  worth of work, as another program would) from just before the launch until the run ends. The
+  quiet and busy runs alternate run by run, so both see the same sitting (``--no-busy``: quiet
+  runs only).
 
     python bench/bench_launch.py                  # this tree, 7 runs of each
     python bench/bench_launch.py --src OTHER/src  # another tree (e.g. a worktree of main)
@@ -70,8 +74,35 @@ def _server_gone(data_dir: Path, timeout: float = 20.0) -> None:
     raise SystemExit(f"the server on {data_dir} did not stop")
 
 
-def one_run(src: str, data_dir: Path, config: Path, timeout: float = 60.0) -> tuple[float, float, float]:
-    """(composer shown, connected, first token) in seconds from the start."""
+def cpu_seconds(pid: int) -> float:
+    """CPU time (user + system) a process has used so far (Linux ``/proc``; nan elsewhere)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return float("nan")
+
+
+def _cpu_so_far(name: str, data_dir: Path) -> tuple[float, float]:
+    """CPU seconds the app (the pane's process) and its server (``server.json``'s pid) used so far."""
+    pane = subprocess.run(["tmux", "display", "-p", "-t", name, "#{pane_pid}"], capture_output=True, text=True)
+    try:
+        app = cpu_seconds(int(pane.stdout.strip()))
+    except ValueError:
+        app = float("nan")
+    try:
+        server = cpu_seconds(int(json.loads((data_dir / "server.json").read_text())["pid"]))
+    except (OSError, ValueError, KeyError):
+        server = float("nan")
+    return app, server
+
+
+Run = tuple[float, float, float, float, float]
+
+
+def one_run(src: str, data_dir: Path, config: Path, timeout: float = 60.0) -> Run:
+    """(composer shown, connected, first token) in seconds from the start, and the CPU seconds the
+    app and its server had each used when it was connected (what the load does not change much)."""
     name = f"rewindtui-launch-{os.getpid()}-{time.monotonic_ns()}"
     env = {
         "PYTHONPATH": src,
@@ -85,11 +116,12 @@ def one_run(src: str, data_dir: Path, config: Path, timeout: float = 60.0) -> tu
     try:
         composer = _wait(name, COMPOSER, start, timeout)
         connected = _wait(name, CONNECTED, start, timeout)
+        app_cpu, server_cpu = _cpu_so_far(name, data_dir)
         word = f"hello{time.monotonic_ns() % 1_000_000}"  # not on the screen yet, even in a warm session
         subprocess.run(["tmux", "send-keys", "-t", name, "-l", word], check=True)
         subprocess.run(["tmux", "send-keys", "-t", name, "Enter"], check=True)
         first_token = _wait(name, f"{REPLY} {word}", start, timeout)
-        return composer, connected, first_token
+        return composer, connected, first_token, app_cpu, server_cpu
     finally:
         subprocess.run(["tmux", "send-keys", "-t", name, "C-q"], capture_output=True)
         deadline = time.time() + 10
@@ -101,19 +133,43 @@ def one_run(src: str, data_dir: Path, config: Path, timeout: float = 60.0) -> tu
         _server_gone(data_dir)
 
 
-def series(srcs: list[str], runs: int, fresh: bool, work: Path) -> dict[str, list[tuple[float, float, float]]]:
-    """``runs`` runs of each tree, alternating between the trees run by run."""
+BUSY_LOOP = "while True: pass"
+
+
+class BusyCore:
+    """A process spinning a busy loop: one core's worth of other work while a run launches."""
+
+    def __enter__(self) -> BusyCore:
+        self.process = subprocess.Popen([sys.executable, "-c", BUSY_LOOP])
+        time.sleep(0.2)  # spinning before the launch starts
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.process.kill()
+        self.process.wait()
+
+
+def series(
+    srcs: list[str], runs: int, fresh: bool, work: Path, busy: tuple[bool, ...] = (False, True)
+) -> dict[tuple[str, bool], list[Run]]:
+    """``runs`` runs of each tree, quiet and with a core busy, alternating run by run between the
+    trees and between quiet and busy."""
     config = work / "config.toml"
     config.write_text("")
     warm = {src: work / f"warm-{n}" for n, src in enumerate(srcs)}
     if not fresh:
         for src in srcs:
             one_run(src, warm[src], config)  # the directory exists, holds a session, files are cached
-    out: dict[str, list[tuple[float, float, float]]] = {src: [] for src in srcs}
+    out: dict[tuple[str, bool], list[Run]] = {(src, b): [] for src in srcs for b in busy}
     for i in range(runs):
-        for n, src in enumerate(srcs):
-            data_dir = work / f"fresh-{n}-{i}" if fresh else warm[src]
-            out[src].append(one_run(src, data_dir, config))
+        for b in busy:
+            for n, src in enumerate(srcs):
+                data_dir = work / f"fresh-{n}-{i}-{int(b)}" if fresh else warm[src]
+                if b:
+                    with BusyCore():
+                        out[src, b].append(one_run(src, data_dir, config))
+                else:
+                    out[src, b].append(one_run(src, data_dir, config))
     return out
 
 
@@ -127,6 +183,7 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--baseline", default=None, metavar="SRC", help="another tree, run alternately with --src")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--no-busy", action="store_true", help="quiet runs only (no busy core beside them)")
     parser.add_argument(
         "--quick",
         action="store_true",
@@ -136,16 +193,17 @@ def main() -> int:
     if args.quick:
         args.runs = 1
     srcs = [args.baseline, args.src] if args.baseline else [args.src]
+    busy = (False,) if args.no_busy else (False, True)
     results: dict[str, dict[str, dict[str, object]]] = {src: {} for src in srcs}
     load_before = _load()
     with tempfile.TemporaryDirectory(prefix="rewindtui-launch-") as tmp:
         for label, fresh in (("warm", False), ("fresh", True)):
             work = Path(tmp) / label
             work.mkdir()
-            by_src = series(srcs, args.runs, fresh, work)
-            names = ("composer", "connected", "first_token")
-            for src, runs in by_src.items():
-                results[src][label] = {
+            by_src = series(srcs, args.runs, fresh, work, busy)
+            names = ("composer", "connected", "first_token", "app_cpu_connected", "server_cpu_connected")
+            for (src, b), runs in by_src.items():
+                results[src][label + ("+busy" if b else "")] = {
                     name: {
                         "median": statistics.median(r[i] for r in runs),
                         "runs": [round(r[i], 3) for r in runs],
@@ -163,7 +221,7 @@ def main() -> int:
             for name, fig in figures.items():
                 assert isinstance(fig, dict)
                 runs_text = " ".join(f"{v:.2f}" for v in fig["runs"])
-                print(f"  {label:<5} {name:<12} median {fig['median']:.2f}   runs {runs_text}")
+                print(f"  {label + ' ' + name:<26} median {fig['median']:.2f}   runs {runs_text}")
     return 0
 
 

@@ -89,12 +89,12 @@ async def one_turn(client: httpx.AsyncClient, target: Target, text: str, context
     return elapsed
 
 
-Round = tuple[float, list[float], list[float], float | None]
+Round = tuple[float, list[float], list[float], float | None, float | None]
 
 
 async def measure(target: Target, turns: int, concurrency: int) -> Round:
     """(turns/s, latencies of the concurrent turns, latencies of turns alone, server CPU ms per
-    concurrent turn) of one round."""
+    concurrent turn, this client's CPU ms per concurrent turn) of one round."""
     # idle connections are dropped before uvicorn's keep-alive timeout (5 s) closes them: at the
     # same 5 s (httpx's default) a request could go out on a connection the server just closed
     limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency, keepalive_expiry=2.0)
@@ -110,23 +110,26 @@ async def measure(target: Target, turns: int, concurrency: int) -> Round:
 
         counts = [turns // concurrency + (1 if u < turns % concurrency else 0) for u in range(concurrency)]
         cpu_before = cpu_seconds(target.pid)
+        client_before = time.process_time()
         start = time.perf_counter()
         per_user = await asyncio.gather(*(user(u, n) for u, n in enumerate(counts) if n))
         wall = time.perf_counter() - start
+        client = (time.process_time() - client_before) * 1000 / turns
         cpu_after = cpu_seconds(target.pid)
     cpu = (cpu_after - cpu_before) * 1000 / turns if cpu_before is not None and cpu_after is not None else None
-    return turns / wall, [t for times in per_user for t in times], alone, cpu
+    return turns / wall, [t for times in per_user for t in times], alone, cpu, client
 
 
 def summary(rounds: list[Round]) -> dict[str, float]:
-    latencies = sorted(t for _, times, _, _ in rounds for t in times)
-    cpu = [c for _, _, _, c in rounds if c is not None]
+    latencies = sorted(t for _, times, _, _, _ in rounds for t in times)
+    cpu = [c for _, _, _, c, _ in rounds if c is not None]
     return {
-        "turns_per_s": statistics.median(rate for rate, _, _, _ in rounds),
+        "turns_per_s": statistics.median(rate for rate, _, _, _, _ in rounds),
         "p50": statistics.median(latencies),
         "p99": latencies[min(len(latencies) - 1, int(round(0.99 * (len(latencies) - 1))))],
-        "alone": statistics.median(t for _, _, alone, _ in rounds for t in alone),
+        "alone": statistics.median(t for _, _, alone, _, _ in rounds for t in alone),
         "cpu_ms": statistics.median(cpu) if cpu else float("nan"),
+        "client_ms": statistics.median(c for _, _, _, _, c in rounds if c is not None),
     }
 
 
@@ -179,12 +182,12 @@ def main() -> int:
     )
     print(
         f"{'server':<14} {'turns/s':>8} {'p50 ms':>8} {'p99 ms':>8} {'alone ms':>9} {'p99/alone':>10} "
-        f"{'CPU ms/turn':>12}"
+        f"{'CPU ms/turn':>12} {'client CPU':>11}"
     )
     for name, r in results.items():
         print(
             f"{name:<14} {r['turns_per_s']:>8.1f} {r['p50'] * 1000:>8.0f} {r['p99'] * 1000:>8.0f} "
-            f"{r['alone'] * 1000:>9.1f} {r['p99'] / r['alone']:>10.1f} {r['cpu_ms']:>12.1f}"
+            f"{r['alone'] * 1000:>9.1f} {r['p99'] / r['alone']:>10.1f} {r['cpu_ms']:>12.1f} {r['client_ms']:>11.1f}"
         )
     ours_r, echo_r = results["embedded"], results["a2a-sdk echo"]
     ratio = ours_r["turns_per_s"] / echo_r["turns_per_s"]

@@ -40,7 +40,13 @@ CASES: dict[str, tuple[str, ...]] = {
         "cold start to first paint, embedded server",
     ),
     "bench_large_message.py": ("turn 1: 1 MB in", "server memory idle", "data directory after 1 turn(s)"),
-    "bench_launch.py": ("warm  composer", "warm  connected", "fresh first_token"),
+    "bench_launch.py": (
+        "warm composer",
+        "warm connected",
+        "fresh first_token",
+        "warm+busy connected",
+        "fresh+busy first_token",
+    ),
     "bench_live.py": ("live check, ", "live check vs re-reading", "checks of an idle app"),
     "bench_search.py": (
         "app: a key in the box, hit found, shown",

@@ -4,9 +4,9 @@ Routes:
 
 * ``POST /api/a2a/local/demo/`` -- A2A JSON-RPC, both dialects (a2a-sdk's
   ``JsonRpcDispatcher`` with v0.3 compat over :class:`AgentRequestHandler`; a rewind-only
-  control message takes :mod:`fast_rewind` first). A request naming a 1.0 method without the
-  ``A2A-Version`` header is served as 1.0 (the two dialects' method names do not overlap;
-  a2a-sdk would refuse it as 0.3).
+  control message takes :mod:`fast_rewind` first, a 1.0 streaming turn :mod:`fast_stream`). A
+  request naming a 1.0 method without the ``A2A-Version`` header is served as 1.0 (the two
+  dialects' method names do not overlap; a2a-sdk would refuse it as 0.3).
 * ``{agent}/message:stream``, ``{agent}/message:send``, ``{agent}/tasks/{id}``, ``{agent}/tasks``,
   ``{agent}/tasks/{id}:cancel``, ``{agent}/tasks/{id}:subscribe`` -- the A2A 1.0 HTTP+JSON binding
   (a2a-sdk's ``create_rest_routes`` over the same :class:`AgentRequestHandler`; its catch-all
@@ -60,6 +60,7 @@ from rewindtui.server.http.body_limit import BodyLimit, max_request_bytes
 from rewindtui.server.http.card import agent_card_json, build_agent_card, grpc_interface
 from rewindtui.server.http.control import Clients, control_routes
 from rewindtui.server.http.fast_rewind import FastRewind
+from rewindtui.server.http.fast_stream import FastStream
 from rewindtui.server.http.grpc_listener import GrpcListener, url_host_of
 from rewindtui.server.http.guard import Guard
 from rewindtui.server.http.handler import VERSION_STATE_KEY, UserContextBuilder, precheck
@@ -209,6 +210,7 @@ def create_app(
         enable_v0_3_compat=True,
     )
     fast_rewind = FastRewind(service) if options.fast_rewind else None
+    fast_stream = FastStream(handler) if options.fast_stream else None
     grpc_listener = GrpcListener(
         handler, bind_host, options.token, url_host_of(base_url), users=TeamDoor(team, store) if options.users else None
     )
@@ -233,6 +235,10 @@ def create_app(
             return JSONResponse(build_error_response(body.get("id"), refused))
         if fast_rewind is not None and REWIND_KEY.encode() in raw:
             response = await fast_rewind.maybe_handle(request, body, major)
+            if response is not None:
+                return response
+        elif fast_stream is not None and major == 1:
+            response = await fast_stream.maybe_handle(request, body)
             if response is not None:
                 return response
         return await dispatcher.handle_requests(request)

@@ -20,6 +20,8 @@ from rewindtui.server.agent.model_options import ModelOptions
 SESSION_CACHE_ENV = "REWINDTUI_SESSION_CACHE"
 #: "0": rewind Tasks are rendered by a2a-sdk too (no fast path).
 FAST_REWIND_ENV = "REWINDTUI_FAST_REWIND"
+#: "0": the frames of an A2A 1.0 streaming turn are rendered by a2a-sdk too (no fast path).
+FAST_STREAM_ENV = "REWINDTUI_FAST_STREAM"
 #: The bearer token clients must send (``Authorization: Bearer …``). A spawned server gets a
 #: random one this way (never on its command line).
 TOKEN_ENV = "REWINDTUI_SERVER_TOKEN"
@@ -41,6 +43,7 @@ DEFAULT_BUSY_TIMEOUT_MS = 2000
 class ServerOptions:
     session_cache: int = DEFAULT_SESSION_CACHE
     fast_rewind: bool = True
+    fast_stream: bool = True
     #: required from every client when set; always set when binding anything but loopback
     token: str | None = None
     #: extra ``Host`` names accepted besides loopback and the bound address
@@ -74,6 +77,7 @@ class ServerOptions:
         options = cls(
             session_cache=cache,
             fast_rewind=env.get(FAST_REWIND_ENV, "1") != "0",
+            fast_stream=env.get(FAST_STREAM_ENV, "1") != "0",
             token=env.get(TOKEN_ENV) or None,
             pause_at=pause,
             push_allow=tuple(e.strip() for e in env[PUSH_ALLOW_ENV].split(",") if e.strip())

@@ -27,7 +27,6 @@ from typing import Any
 from a2a.types import a2a_pb2 as pb
 from a2a.utils import json_utils
 from google.protobuf import struct_pb2
-from google.protobuf.json_format import MessageToDict
 
 from rewindtui.a2a import contract
 from rewindtui.a2a.dialect import TURN_ENDING_STATES
@@ -325,10 +324,13 @@ def v1_dumps(data: Any) -> str:
 def message_v1_text(message: Mapping[str, Any]) -> str:
     """A 0.3 message dict as the A2A 1.0 JSON text a2a-sdk writes into a stream frame.
 
-    The same calls a2a-sdk's JSON-RPC dispatcher makes for an event (``MessageToDict`` of the
-    proto, ``json_utils.dumps``), so this text spliced into a frame equals a2a-sdk's own frame.
+    The JSON object a2a-sdk's JSON-RPC dispatcher prints for it (``MessageToDict`` of the proto,
+    ``json_utils.dumps``), so this text spliced into a frame equals a2a-sdk's own frame; printed by
+    :func:`~rewindtui.server.service.wire_v1.message_v1_dict` without the proto.
     """
-    return v1_dumps(MessageToDict(message_to_proto(message), preserving_proto_field_name=False))
+    from rewindtui.server.service.wire_v1 import message_v1_dict  # it builds on this module
+
+    return v1_dumps(message_v1_dict(message))
 
 
 # -- proto <-> dict ------------------------------------------------------------------
