@@ -6,7 +6,7 @@ fifth of the server's CPU per turn. Here the request is parsed and checked as a2
 ``JsonRpcDispatcher`` would (the JSON-RPC envelope, the method, ``params`` by ``ParseDict``, the
 required fields, the ``A2A-Version`` its ``validate_version`` accepts), taken by the same
 :class:`~rewindtui.server.http.handler.AgentRequestHandler` checks, and each event is printed by
-:func:`~rewindtui.server.service.wire_v1.v1_result` (the same JSON object a2a-sdk prints, or
+:func:`~rewindtui.server.shared.wire_v1.v1_result` (the same JSON object a2a-sdk prints, or
 a2a-sdk's own rendering for an event it does not cover) into the frame a2a-sdk writes
 (``{"result", "id", "jsonrpc"}``, ``json_utils.dumps``) in a2a-sdk's own SSE response.
 
@@ -34,8 +34,8 @@ from starlette.responses import Response
 
 from rewindtui.server.http.handler import VERSION_STATE_KEY, AgentRequestHandler
 from rewindtui.server.http.users import InvalidUser, resolve_user
-from rewindtui.server.service.wire import REWIND_KEY
-from rewindtui.server.service.wire_v1 import v1_result
+from rewindtui.server.shared.wire import REWIND_KEY
+from rewindtui.server.shared.wire_v1 import v1_result
 
 log = logging.getLogger(__name__)
 

@@ -326,9 +326,9 @@ def message_v1_text(message: Mapping[str, Any]) -> str:
 
     The JSON object a2a-sdk's JSON-RPC dispatcher prints for it (``MessageToDict`` of the proto,
     ``json_utils.dumps``), so this text spliced into a frame equals a2a-sdk's own frame; printed by
-    :func:`~rewindtui.server.service.wire_v1.message_v1_dict` without the proto.
+    :func:`~rewindtui.server.shared.wire_v1.message_v1_dict` without the proto.
     """
-    from rewindtui.server.service.wire_v1 import message_v1_dict  # it builds on this module
+    from rewindtui.server.shared.wire_v1 import message_v1_dict  # it builds on this module
 
     return v1_dumps(message_v1_dict(message))
 

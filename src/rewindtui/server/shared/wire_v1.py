@@ -1,7 +1,7 @@
 """A2A 1.0 JSON of a stream event, without the round trip through a2a-sdk's protos.
 
 a2a-sdk renders a stream event as ``MessageToDict(to_stream_response(proto))``: our 0.3 event dict
-is first built into a proto (:func:`~rewindtui.server.service.wire.event_to_proto`), then printed
+is first built into a proto (:func:`~rewindtui.server.shared.wire.event_to_proto`), then printed
 by protobuf's JSON printer -- most of the server's per-frame cost. :func:`stream_result` gives the
 same JSON object straight from the dict, by the rules that printer follows for these messages
 (``a2a.proto``, a2a-sdk 1.3's ``a2a_pb2``):
@@ -31,7 +31,7 @@ from a2a.utils import proto_utils
 from google.protobuf.json_format import MessageToDict
 from google.protobuf.timestamp_pb2 import Timestamp
 
-from rewindtui.server.service.wire import _ROLE_TO_PB, _STATE_TO_PB, event_to_proto, message_to_proto, set_timestamp
+from rewindtui.server.shared.wire import _ROLE_TO_PB, _STATE_TO_PB, event_to_proto, message_to_proto, set_timestamp
 
 
 class Unusual(ValueError):
@@ -70,7 +70,8 @@ def _struct(value: Mapping[str, Any]) -> dict[str, Any]:
 def _timestamp(text: str) -> str:
     stamp = Timestamp()
     set_timestamp(stamp, text)
-    return stamp.ToJsonString()
+    text_out: str = stamp.ToJsonString()
+    return text_out
 
 
 def _part(part: Mapping[str, Any]) -> dict[str, Any]:
@@ -195,13 +196,15 @@ def message_v1_dict(message: Mapping[str, Any]) -> dict[str, Any]:
     try:
         return message_v1(message)
     except Unusual:
-        return MessageToDict(message_to_proto(message), preserving_proto_field_name=False)
+        rendered: dict[str, Any] = MessageToDict(message_to_proto(message), preserving_proto_field_name=False)
+        return rendered
 
 
 def sdk_result(event: Mapping[str, Any]) -> dict[str, Any]:
     """The same through a2a-sdk's protos, as its JSON-RPC dispatcher renders a frame."""
     proto = proto_utils.to_stream_response(event_to_proto(event))
-    return MessageToDict(proto, preserving_proto_field_name=False)
+    rendered: dict[str, Any] = MessageToDict(proto, preserving_proto_field_name=False)
+    return rendered
 
 
 def v1_result(event: Mapping[str, Any]) -> dict[str, Any]:
