@@ -19,7 +19,7 @@ from srvkit import A2A, Turn
 from rewindtui.server import EmbeddedServer
 from rewindtui.server.http import fast_stream
 from rewindtui.server.http.options import ServerOptions
-from rewindtui.server.service import wire_v1
+from rewindtui.server.shared import wire_v1
 from rewindtui.server.shared.wire import message_to_proto, message_v1_text
 from rewindtui.server.shared.wire_v1 import Unusual, sdk_result, stream_result
 

@@ -39,8 +39,8 @@ async def test_a_tool_turn_is_one_group_under_one_header_with_quiet_per_message_
             assert first.rstrip().endswith("[⟲ Rewind to here]") and "fork" not in first and "edit" not in first
         # quiet until hovered or selected: a continuation's button is muted, then brightened
         strip = transcript._strips(indexes[1], transcript._layout_width)[0]
-        quiet = [seg for seg in strip if seg.text == "[⟲]"][0]
-        bright = [seg for seg in transcript.marks.brighten(strip) if seg.text == "[⟲]"][0]
+        quiet = [seg for seg in strip if seg.text == "[⟲ Rewind to here]"][0]
+        bright = [seg for seg in transcript.marks.brighten(strip) if seg.text == "[⟲ Rewind to here]"][0]
         assert quiet.style.color != bright.style.color
         assert bright.style.color == transcript.get_component_rich_style("transcript--button").color
 
