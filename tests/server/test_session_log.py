@@ -153,3 +153,43 @@ def test_a_plain_rewind_needs_a_current_invocation() -> None:
         assert exc.reason == "unknown"
     else:
         raise AssertionError("an unknown invocation was accepted")
+
+
+@settings(max_examples=200, deadline=None)
+@given(ops)
+def test_a_log_extended_row_by_row_answers_as_one_read_whole(steps: list[tuple[str, int]]) -> None:
+    """The store's log cache appends the rows written since it last read (``SessionLog.extended``):
+    after any sequence of turns, rewinds and redos that log plans every invocation as a log built
+    from all the rows does (the marks aside: the log does not read them), and ``is_current`` is
+    membership in the current conversation."""
+    model = Model()
+    grown: SessionLog | None = SessionLog([], [])
+    seen_tasks = seen_messages = 0
+    for op, k in steps:
+        log = model.log()
+        if op == "turn":
+            model.turn()
+        elif op == "rewind":
+            current = log.current_invocations()
+            if current:
+                model.go_back(current[k % len(current)], redo_of=None)
+        else:
+            rewinds = [t for t in model.tasks if t.kind in ("rewind", "redo")]
+            if rewinds:
+                target = rewinds[k % len(rewinds)]
+                model.go_back(target.invocation_id or "", redo_of=target.id)
+        assert grown is not None
+        grown = grown.extended(model.tasks[seen_tasks:], model.messages[seen_messages:])
+        if grown is None:  # the log asks to be read whole
+            grown = SessionLog(model.tasks, model.messages)
+        seen_tasks, seen_messages = len(model.tasks), len(model.messages)
+        whole = model.log()
+        assert grown.current_invocations() == whole.current_invocations()
+        ours, theirs = grown.last_rewind(), whole.last_rewind()
+        assert (ours and ours._replace(rewound_by=None)) == (theirs and theirs._replace(rewound_by=None))
+        current = set(whole.current_invocations())
+        for task in model.tasks:
+            inv = task.invocation_id
+            if inv:
+                assert grown.is_current(inv) == (inv in current)
+                assert grown.plan(inv, current_only=False) == whole.plan(inv, current_only=False)
