@@ -17,14 +17,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from google.adk.events._rewind_events import _apply_rewinds
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+from srvkit import Turn
+
 from conftest import server_options
 from rewindtui.a2a import contract
 from rewindtui.server import EmbeddedServer
 from rewindtui.server.http.paths import APP_NAME
 from seed_turns import USER, seed_session
-from srvkit import Turn
 
 #: also on a team server's PostgreSQL (tests/server/conftest.py)
 ENGINES = ("sqlite", "postgresql")
@@ -110,6 +112,4 @@ def test_rewind_redo_and_fork_near_the_end_read_a_bounded_number_of_rows(long, m
     adk = srv.call(
         srv.app.state.parts.session_service.get_session(app_name=APP_NAME, user_id=USER, session_id=SID), timeout=60
     )
-    from google.adk.events._rewind_events import _apply_rewinds
-
     assert cached == list(dict.fromkeys(e.invocation_id for e in _apply_rewinds(adk.events) if e.content))
