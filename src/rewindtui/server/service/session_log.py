@@ -97,10 +97,9 @@ class SessionLog:
         self._befores: set[str] = set()
         self._add(list(tasks), messages)
 
-    def _add(self, tasks: list[LogTask], messages: Iterable[LogMessage]) -> bool:
+    def _add(self, tasks: list[LogTask], messages: Iterable[LogMessage]) -> None:
         """Append ``tasks`` (newer than every task here) and ``messages`` (newer than every message
-        here). False when that does not give what one log of all the rows gives (a new row names an
-        invocation an older rewind went back before): then build the log afresh."""
+        here), in the order one log of all the rows reads them."""
         start = len(self.tasks)
         for i, task in enumerate(tasks, start):
             self._index[task.seq] = i
@@ -115,13 +114,9 @@ class SessionLog:
             self._message[message.seq] = message
             inv = message.invocation_id
             if inv and inv not in self._first and message.task_seq in self._index:
-                if inv in self._befores:
-                    return False
                 self._first[inv] = (self._index[message.task_seq], message.seq)
         for i, task in enumerate(tasks, start):
             if task.kind in REWIND_KINDS and task.invocation_id and task.invocation_id not in self._first:
-                if task.invocation_id in self._befores:
-                    return False
                 self._first[task.invocation_id] = (i, None)
         for i, task in enumerate(tasks, start):
             parent = i - 1
@@ -132,26 +127,20 @@ class SessionLog:
                     if begins < i:
                         parent = begins - 1
             self._parent.append(parent)
-        return True
 
-    def extended(self, tasks: Sequence[LogTask], messages: Sequence[LogMessage]) -> SessionLog | None:
-        """This log with newer rows appended, as a new log (this one, and the logs :meth:`view`
-        handed out, stay as they are); None when only a log built afresh from all the rows is right
-        (see :meth:`_add`). Copies the log's indexes (C-speed copies) and reads only the new rows."""
-        new = SessionLog.__new__(SessionLog)
-        new.tasks = list(self.tasks)
-        new._index = dict(self._index)
-        new._by_id = dict(self._by_id)
-        new._messages = dict(self._messages)
-        for message in messages:  # the lists that grow are copied, the others shared
-            owned = self._messages.get(message.task_seq)
-            if owned is not None and new._messages[message.task_seq] is owned:
-                new._messages[message.task_seq] = list(owned)
-        new._message = dict(self._message)
-        new._first = dict(self._first)
-        new._parent = list(self._parent)
-        new._befores = set(self._befores)
-        return new if new._add(list(tasks), messages) else None
+    def extend(self, tasks: Sequence[LogTask], messages: Sequence[LogMessage]) -> bool:
+        """Append newer rows (``tasks`` after every task here, ``messages`` after every message), in
+        place: only the new rows are looked at. False, having changed nothing, when that would not
+        give what one log of all the rows gives: a new row names, for the first time, an invocation
+        an older rewind went back before (that rewind's place in the tree would move) -- then build
+        the log afresh. Logs :meth:`view` handed out share what grows: use a view for one plan."""
+        if self._befores:
+            named = {m.invocation_id for m in messages if m.invocation_id}
+            named |= {t.invocation_id for t in tasks if t.kind in REWIND_KINDS and t.invocation_id}
+            if any(inv in self._befores and inv not in self._first for inv in named):
+                return False
+        self._add(list(tasks), messages)
+        return True
 
     def view(self) -> SessionLog:
         """A log sharing this one's indexes whose rewind histories can be given

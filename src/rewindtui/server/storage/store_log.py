@@ -238,7 +238,7 @@ def _build(
             owner = base.tasks[known[task_id]].seq
         if owner is not None:
             new_messages.append(LogMessage(seq, owner, task_id, inv))
-    return base.extended(log_tasks, new_messages)
+    return base if base.extend(log_tasks, new_messages) else None
 
 
 @dataclass
