@@ -23,6 +23,61 @@ from rewindtui.server.storage.store_rows import (
     message_row,
 )
 
+# -- a fork's copy of stored messages inside SQLite ------------------------------------------------
+# What ``rewinds._moved`` and ``store_rows.message_row`` write for a fork's copy of a message, as SQL:
+# the 0.3 body with ``contextId`` and ``taskId`` set (json_set keeps a key's place and appends a new
+# one, as a dict does; SQLite writes compact JSON and keeps each value's text as it was stored, which
+# is ``wire.dumps``' own), ``metadata`` an object (``{}`` when absent or null) whose
+# ``kagent_session_id``, where present, is the fork's; and the 1.0 JSON (a2a-sdk's ``json.dumps``
+# text, spaces and all) with the same three values replaced in the text, where each stands once as
+# ``"key": value`` -- then it is the top-level one, as ``moved_v1_text`` changes it. A row that does
+# not fit (another a2a-sdk's rendering, a value stored twice, metadata of another type, ...) sends
+# the whole fork through Python (``fork_copy_fits``). Parameters: ?1 the seqs (JSON), ?2 the render
+# version, ?3 the fork's session id, ?4 its task id.
+_OLD_CTX = "'\"contextId\": ' || json_quote(json_extract(m.body_v1, '$.contextId'))"
+_OLD_TASK = "'\"taskId\": ' || json_quote(json_extract(m.body_v1, '$.taskId'))"
+_OLD_SID = "'\"kagent_session_id\": ' || json_quote(json_extract(m.body_v1, '$.metadata.kagent_session_id'))"
+
+
+def _once(needle: str) -> str:
+    return f"(length(m.body_v1) - length(replace(m.body_v1, {needle}, ''))) = length({needle})"
+
+
+_FORK_FITS = (
+    "json_valid(m.body) AND json_type(m.body) = 'object' "
+    "AND json_type(m.body, '$.messageId') = 'text' AND json_type(m.body, '$.role') = 'text' "
+    "AND coalesce(json_type(m.body, '$.metadata'), 'null') IN ('object', 'null') "
+    "AND coalesce(json_type(m.body, '$.metadata.kagent_invocation_id'), 'null') IN ('text', 'null') "
+    "AND m.render_version = ?2 AND json_valid(m.body_v1) AND json_type(m.body_v1) = 'object' "
+    "AND json_type(m.body_v1, '$.metadata') = 'object' "
+    f"AND json_type(m.body_v1, '$.contextId') IS NOT NULL AND {_once(_OLD_CTX)} "
+    f"AND json_type(m.body_v1, '$.taskId') IS NOT NULL AND {_once(_OLD_TASK)} "
+    f"AND (json_type(m.body_v1, '$.metadata.kagent_session_id') IS NULL OR {_once(_OLD_SID)})"
+)
+_FORK_MISFITS = (
+    f"SELECT count(*), coalesce(sum(CASE WHEN {_FORK_FITS} THEN 0 ELSE 1 END), 0) "
+    "FROM json_each(?1) AS j JOIN messages AS m ON m.seq = j.value"
+)
+_FORK_BODY = (
+    "CASE WHEN json_type(m.body, '$.metadata') = 'object' "
+    "THEN json_replace(json_set(m.body, '$.contextId', ?3, '$.taskId', ?4), '$.metadata.kagent_session_id', ?3) "
+    "ELSE json_set(m.body, '$.contextId', ?3, '$.taskId', ?4, '$.metadata', json('{}')) END"
+)
+_FORK_V1 = (
+    "CASE WHEN json_type(m.body_v1, '$.metadata.kagent_session_id') IS NULL THEN m.body_v1 "
+    f"ELSE replace(m.body_v1, {_OLD_SID}, '\"kagent_session_id\": ' || json_quote(?3)) END"
+)
+_FORK_V1 = (
+    f"replace(replace({_FORK_V1}, {_OLD_CTX}, '\"contextId\": ' || json_quote(?3)), "
+    f"{_OLD_TASK}, '\"taskId\": ' || json_quote(?4))"
+)
+_FORK_COPY = (
+    "INSERT INTO messages (session_id, task_id, message_id, invocation_id, role, body, body_v1, render_version) "
+    "SELECT ?3, ?4, json_extract(m.body, '$.messageId'), json_extract(m.body, '$.metadata.kagent_invocation_id'), "
+    f"json_extract(m.body, '$.role'), {_FORK_BODY}, {_FORK_V1}, ?2 "
+    "FROM json_each(?1) AS j JOIN messages AS m ON m.seq = j.value ORDER BY j.key"
+)
+
 
 class LogStore(StoreBase):
     """The session log, rewind and fork (a part of :class:`~rewindtui.server.storage.store.Store`)."""
@@ -175,6 +230,22 @@ class LogStore(StoreBase):
             (dumps(list(seqs)),),
         )
         return [(body, v1 if version == RENDER_VERSION else None) for body, v1, version in rows]
+
+    async def fork_copy_fits(self, seqs: Sequence[int]) -> bool:
+        """The messages ``seqs`` can be copied into a fork inside the database
+        (:meth:`fork_copy_statement`): SQLite, and every one of them a stored message whose copy
+        that statement writes as the Python copy would, byte for byte (see :data:`_FORK_FITS`)."""
+        if self.engine_name != "sqlite" or not seqs:
+            return False
+        row = await self._fetchone(_FORK_MISFITS, (dumps(list(seqs)), RENDER_VERSION))
+        return row is not None and row[0] == len(seqs) and row[1] == 0
+
+    @staticmethod
+    def fork_copy_statement(session_id: str, task_id: str, seqs: Sequence[int]) -> Statement:
+        """Copy the messages ``seqs`` (in that order) into the fork ``session_id``'s task
+        ``task_id`` inside SQLite: ``INSERT ... SELECT``, no message through Python. Only where
+        :meth:`fork_copy_fits` said so."""
+        return (_FORK_COPY, (dumps(list(seqs)), RENDER_VERSION, session_id, task_id))
 
     @staticmethod
     def fork_statements(
