@@ -175,11 +175,14 @@ class SessionLog:
             task = self.tasks[i]
             if task.kind in REWIND_KINDS:
                 if task.refs_json is not None:
-                    chunks.append([self._message[s] for s in task.refs if s in self._message])
+                    chunks.append([m for m in map(self._message.get, task.refs) if m is not None])
                     break
                 continue
             chunks.append(self._messages.get(task.seq, []))
-        return [m for chunk in reversed(chunks) for m in chunk]
+        out: list[LogMessage] = []
+        for chunk in reversed(chunks):
+            out += chunk
+        return out
 
     def _newest_rewind(self, index: int) -> int | None:
         """The task index whose stored history :meth:`effective` of ``index`` reads (None: none)."""
