@@ -1,5 +1,6 @@
-"""The store's session log and the statements of rewind, redo and fork: what a rewind reads
-(every task and message owner, from covering indexes) and writes."""
+"""The store's session log and the statements of rewind, redo and fork: what a rewind reads (the
+session's task log, from covering indexes, kept between uses and read on by the rows written
+since: :class:`LogCache`) and writes."""
 
 from __future__ import annotations
 
