@@ -405,12 +405,11 @@ class CachedDatabaseSessionService(DatabaseSessionService):
             app_name=app_name,
         )
         event = base.events[-1]
-        # a cached copy is in time order (a full read's order; an append stamped before the newest
-        # event drops it), so the rewind event keeps it so when stamped at or after the last one
+        times = [e.timestamp for e in cached.events] + [event.timestamp] if cached is not None else []
         if (
             cached is not None
             and key not in self._cache
-            and (not cached.events or cached.events[-1].timestamp <= event.timestamp)
+            and all(a <= b for a, b in zip(times, times[1:], strict=False))
         ):
             # the cached copy was current: it stays so with the rewind event (a full read would
             # answer it, with the state the append left); not where an event came late (stamped
