@@ -147,8 +147,10 @@ class LogStore(StoreBase):
         return log
 
     async def session_invocations(self, session_id: str) -> list[str]:
-        """The invocation ids of the session's effective history, in order (each once)."""
-        log = await self._read_refs(await self.session_log(session_id, lazy=True))
+        """The invocation ids of the session's effective history, in order (each once). Read whole,
+        not kept: the startup check reads every session once, and a log is kept for the rewinds
+        and forks of sessions in use (:class:`LogCache`)."""
+        log = await self._read_refs(_build(*await self._log_rows(session_id, lazy=True)))
         return log.current_invocations()
 
     async def message_ids(self, session_id: str) -> set[str]:
