@@ -25,29 +25,39 @@ the ratio 10,000 / 1,000 turns with its target and ok / short. ``--huge 100000``
 100,000-turn session (seeded in batches) to the rewind, redo, fork and turn lines, as a third
 column with its ratio to 1,000 turns, to show the curve.
 
-    python bench/bench_server_big.py [--turns 10000] [--repeat 5] [--huge 100000]
+Each engine in turn (``--engine``, default both): SQLite, as the app runs it, and PostgreSQL (a
+team server's database: ``pgserver``'s PostgreSQL, a fresh database, the same server process with
+``REWINDTUI_DATABASE_URL``), each with its own sessions and its own lines.
+
+    python bench/bench_server_big.py [--turns 10000] [--repeat 5] [--huge 100000] [--engine both]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import sys
 import tempfile
 import time
 import uuid
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import httpx
 
+from bench_team import new_db, postgres
 from rewindtui.a2a import contract
 from rewindtui.chat import ANSWER_TAIL
 from rewindtui.server import EmbeddedServer
+from rewindtui.server.http.options import DATABASE_URL_ENV, ServerOptions
 from rewindtui.server.process.spawn import spawn_server
 from seed_turns import seed_session
+
+ENGINES = ("sqlite", "postgresql")
 
 TARGET = 2.0
 #: targets other than TARGET (issue: a turn within 1.2x, the server's memory within 1.5x)
@@ -169,8 +179,9 @@ def timed(fn: Callable[[str], Any], sid: str) -> tuple[float, Any]:
     return (time.perf_counter() - start) * 1000, out
 
 
-def spawned(http: httpx.Client, data_dir: Path) -> Any:
-    server = spawn_server(data_dir, timeout=300)
+def spawned(http: httpx.Client, data_dir: Path, url: str | None = None) -> Any:
+    env = None if url is None else {**os.environ, DATABASE_URL_ENV: url}
+    server = spawn_server(data_dir, timeout=300, env=env)
     http.headers["Authorization"] = f"Bearer {server.token}"
     return server
 
@@ -194,6 +205,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--data-dir", type=Path, default=None, help="default: a temporary directory")
     parser.add_argument(
+        "--engine",
+        choices=(*ENGINES, "both"),
+        default="both",
+        help="the server's database: SQLite, PostgreSQL (pgserver, a team server's), or each in turn",
+    )
+    parser.add_argument(
         "--quick",
         action="store_true",
         help="a smoke run: every case once at a small size (the figures mean nothing): 100 turns, once",
@@ -203,11 +220,32 @@ def main(argv: list[str] | None = None) -> int:
         args.turns, args.repeat = 100, 1
     big, mid, small = args.turns, args.turns // 10, args.turns // 100
     sizes_changed = (mid, big, args.huge) if args.huge else (mid, big)
-    data_dir = args.data_dir or Path(tempfile.mkdtemp(prefix="rewindtui-bench-big-"))
+    root = args.data_dir or Path(tempfile.mkdtemp(prefix="rewindtui-bench-big-"))
+    pg: Any = None
+    for engine in ENGINES if args.engine == "both" else (args.engine,):
+        url = None
+        if engine == "postgresql":
+            if pg is None:
+                pg = postgres(root)
+            url = new_db(*pg)
+        measure(args, root / engine, url, engine, big, mid, small, sizes_changed)
+    return 0
 
+
+def measure(
+    args: argparse.Namespace,
+    data_dir: Path,
+    url: str | None,
+    engine: str,
+    big: int,
+    mid: int,
+    small: int,
+    sizes_changed: tuple[int, ...],
+) -> None:
     t0 = time.perf_counter()
     last: dict[int, str] = {}
-    seeder = EmbeddedServer(data_dir).start()
+    options = ServerOptions.from_env() if url is None else replace(ServerOptions.from_env(), database_url=url)
+    seeder = EmbeddedServer(data_dir, options=options).start()
     try:
         parts = seeder.app.state.parts
         for n in (small, mid, big, *([args.huge] if args.huge else [])):
@@ -215,7 +253,7 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         seeder.stop()
     print(
-        f"seeded {small}, {mid}, {big} turns{f' and {args.huge}' if args.huge else ''} in "
+        f"{engine}: seeded {small}, {mid}, {big} turns{f' and {args.huge}' if args.huge else ''} in "
         f"{time.perf_counter() - t0:.1f} s ({data_dir})",
         file=sys.stderr,
     )
@@ -226,7 +264,7 @@ def main(argv: list[str] | None = None) -> int:
     rss: dict[int, int] = {}
     with httpx.Client(timeout=600) as http:
         for n in (small, big):
-            server = spawned(http, data_dir)
+            server = spawned(http, data_dir, url)
             try:
                 open_rest(http, server, f"s{n}")
                 open_a2a_all(http, server, f"s{n}")
@@ -235,7 +273,7 @@ def main(argv: list[str] | None = None) -> int:
             finally:
                 server.stop()
 
-        server = spawned(http, data_dir)
+        server = spawned(http, data_dir, url)
         try:
             for n in sizes_changed:  # warm: the server has the session loaded, as while chatting
                 open_rest_page(http, server, f"s{n}")
@@ -285,7 +323,7 @@ def main(argv: list[str] | None = None) -> int:
             server.stop()
 
     print(
-        f"server, {big}-turn session vs {mid}-turn (memory after opening: vs {small}-turn); loopback HTTP, "
+        f"{engine}: server, {big}-turn session vs {mid}-turn (memory after opening: vs {small}-turn); loopback HTTP, "
         f"server in a child process, median of {args.repeat}"
     )
     labels = list(dict.fromkeys(label for label, _ in samples))
@@ -325,7 +363,6 @@ def main(argv: list[str] | None = None) -> int:
     for label in change_labels:
         line = "  ".join(f"{n}: {max(peaks[(label, n)]) / 1024:.0f} MB" for n in sizes_changed if (label, n) in peaks)
         print(f"    peak RSS, {label:<44} {line}")
-    return 0
 
 
 if __name__ == "__main__":

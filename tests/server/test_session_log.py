@@ -153,3 +153,63 @@ def test_a_plain_rewind_needs_a_current_invocation() -> None:
         assert exc.reason == "unknown"
     else:
         raise AssertionError("an unknown invocation was accepted")
+
+
+@settings(max_examples=200, deadline=None)
+@given(ops)
+def test_a_log_extended_row_by_row_answers_as_one_read_whole(steps: list[tuple[str, int]]) -> None:
+    """The store's log cache appends the rows written since it last read (``SessionLog.extend``):
+    after any sequence of turns, rewinds and redos that log plans every invocation as a log built
+    from all the rows does (the marks aside: the log does not read them), and ``is_current`` is
+    membership in the current conversation."""
+    model = Model()
+    grown = SessionLog([], [])
+    seen_tasks = seen_messages = 0
+    for op, k in steps:
+        log = model.log()
+        if op == "turn":
+            model.turn()
+        elif op == "rewind":
+            current = log.current_invocations()
+            if current:
+                model.go_back(current[k % len(current)], redo_of=None)
+        else:
+            rewinds = [t for t in model.tasks if t.kind in ("rewind", "redo")]
+            if rewinds:
+                target = rewinds[k % len(rewinds)]
+                model.go_back(target.invocation_id or "", redo_of=target.id)
+        if not grown.extend(model.tasks[seen_tasks:], model.messages[seen_messages:]):
+            grown = SessionLog(model.tasks, model.messages)  # the log asks to be read whole
+        seen_tasks, seen_messages = len(model.tasks), len(model.messages)
+        whole = model.log()
+        assert grown.current_invocations() == whole.current_invocations()
+        ours, theirs = grown.last_rewind(), whole.last_rewind()
+        assert (ours and ours._replace(rewound_by=None)) == (theirs and theirs._replace(rewound_by=None))
+        current = set(whole.current_invocations())
+        for task in model.tasks:
+            inv = task.invocation_id
+            if inv:
+                assert grown.is_current(inv) == (inv in current)
+                assert grown.plan(inv, current_only=False) == whole.plan(inv, current_only=False)
+
+
+def test_extend_refuses_a_row_that_would_move_an_older_rewind() -> None:
+    """A rewind stored before any row of the invocation it names (a damaged or partly recovered
+    log) has the previous task as its parent; a later row of that invocation would give it
+    another one in a log read whole, so ``extend`` refuses it and changes nothing."""
+    tasks = [
+        LogTask(1, "t1", "turn", "i1", None, None, None),
+        LogTask(4, "r4", "rewind", "r4", "i9", None, "[2,3]"),
+    ]
+    messages = [LogMessage(2, 1, "t1", "i1"), LogMessage(3, 1, "t1", "i1")]
+    log = SessionLog(tasks, messages)
+    later = [LogTask(5, "t5", "turn", "i9", None, None, None)]
+    later_messages = [LogMessage(6, 5, "t5", "i9")]
+    assert not log.extend(later, later_messages)
+    assert len(log.tasks) == 2 and log.current_invocations() == ["i1"]
+    plain = [LogTask(7, "t7", "turn", "i7", None, None, None)]
+    assert log.extend(plain, [LogMessage(8, 7, "t7", "i7")])
+    assert (
+        log.current_invocations()
+        == SessionLog(tasks + plain, [*messages, LogMessage(8, 7, "t7", "i7")]).current_invocations()
+    )

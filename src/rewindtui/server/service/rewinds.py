@@ -316,11 +316,15 @@ class RewindService(UsesContext):
         rewind took away, whole)."""
         plan = await self._plan(session, invocation_id, current_only=False)
         new_sid, fork_task_id = new_id(), new_id()
+        seqs = [m.seq for m in plan.effective]
+        # the copies written inside the database where they can be (SQLite: INSERT ... SELECT), else here
+        in_database = await self.store.fork_copy_fits(seqs)
         messages, v1_texts = [], []
-        for body, v1_body in await self.store.message_pairs([m.seq for m in plan.effective]):
+        for body, v1_body in await self.store.message_pairs([] if in_database else seqs):
             message = _moved(json.loads(body), new_sid, fork_task_id)
             messages.append(message)
             v1_texts.append(moved_v1_text(v1_body, new_sid, fork_task_id))
+        copy = [self.store.fork_copy_statement(new_sid, fork_task_id, seqs)] if in_database else []
         ts = now_iso()
         row = SessionRow(
             id=new_sid,
@@ -390,6 +394,7 @@ class RewindService(UsesContext):
                 await tx.execute(
                     [
                         *self.store.fork_statements(session=row, fork_task=task, messages=messages, v1_texts=v1_texts),
+                        *copy,
                         self.store.intent_done_statement(intent.id),
                     ]
                 )

@@ -23,7 +23,7 @@ result.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -85,39 +85,81 @@ class NotInLog(LookupError):
 
 class SessionLog:
     def __init__(self, tasks: Sequence[LogTask], messages: Iterable[LogMessage]) -> None:
-        self.tasks = list(tasks)
-        self._index = {task.seq: i for i, task in enumerate(self.tasks)}
-        self._by_id = {task.id: i for i, task in enumerate(self.tasks)}
+        self.tasks: list[LogTask] = []
+        self._index: dict[int, int] = {}
+        self._by_id: dict[str, int] = {}
         self._messages: dict[int, list[LogMessage]] = {}
         self._message: dict[int, LogMessage] = {}
         #: invocation -> (index of the task where it begins, seq of its first message or None)
         self._first: dict[str, tuple[int, int | None]] = {}
+        self._parent: list[int] = []
+        #: the invocations rewind tasks went back before (their parents depend on ``_first``)
+        self._befores: set[str] = set()
+        self._add(list(tasks), messages)
+
+    def _add(self, tasks: list[LogTask], messages: Iterable[LogMessage]) -> None:
+        """Append ``tasks`` (newer than every task here) and ``messages`` (newer than every message
+        here), in the order one log of all the rows reads them."""
+        start = len(self.tasks)
+        for i, task in enumerate(tasks, start):
+            self._index[task.seq] = i
+            self._by_id[task.id] = i
+        self.tasks.extend(tasks)
         for message in messages:
-            self._messages.setdefault(message.task_seq, []).append(message)
+            owned = self._messages.get(message.task_seq)
+            if owned is None:
+                self._messages[message.task_seq] = [message]
+            else:
+                owned.append(message)
             self._message[message.seq] = message
             inv = message.invocation_id
             if inv and inv not in self._first and message.task_seq in self._index:
                 self._first[inv] = (self._index[message.task_seq], message.seq)
-        for i, task in enumerate(self.tasks):
+        for i, task in enumerate(tasks, start):
             if task.kind in REWIND_KINDS and task.invocation_id and task.invocation_id not in self._first:
                 self._first[task.invocation_id] = (i, None)
-        self._parent: list[int] = []
-        for i, task in enumerate(self.tasks):
+        for i, task in enumerate(tasks, start):
             parent = i - 1
-            if task.kind in REWIND_KINDS and task.before in self._first:
-                begins = self._first[task.before][0]
-                if begins < i:
-                    parent = begins - 1
+            if task.kind in REWIND_KINDS and task.before is not None:
+                self._befores.add(task.before)
+                if task.before in self._first:
+                    begins = self._first[task.before][0]
+                    if begins < i:
+                        parent = begins - 1
             self._parent.append(parent)
+
+    def extend(self, tasks: Sequence[LogTask], messages: Sequence[LogMessage]) -> bool:
+        """Append newer rows (``tasks`` after every task here, ``messages`` after every message), in
+        place: only the new rows are looked at. False, having changed nothing, when that would not
+        give what one log of all the rows gives: a new row names, for the first time, an invocation
+        an older rewind went back before (that rewind's place in the tree would move) -- then build
+        the log afresh. Logs :meth:`view` handed out share what grows: use a view for one plan."""
+        if self._befores:
+            named = {m.invocation_id for m in messages if m.invocation_id}
+            named |= {t.invocation_id for t in tasks if t.kind in REWIND_KINDS and t.invocation_id}
+            if any(inv in self._befores and inv not in self._first for inv in named):
+                return False
+        self._add(list(tasks), messages)
+        return True
+
+    def view(self) -> SessionLog:
+        """A log sharing this one's indexes whose rewind histories can be given
+        (:meth:`give_refs`) without this one seeing them (a cached log stays unread)."""
+        new = SessionLog.__new__(SessionLog)
+        new.__dict__.update(self.__dict__)
+        new.tasks = list(self.tasks)
+        return new
 
     # -- the tree ----------------------------------------------------------------------
     def path(self, index: int) -> list[int]:
         """Task indexes of the state after task ``index`` (-1: the empty session), newest first."""
-        out = []
+        return list(self._walk(index))
+
+    def _walk(self, index: int) -> Iterator[int]:
+        """:meth:`path`, step by step (a walk that stops early reads only what it passes)."""
         while index >= 0:
-            out.append(index)
+            yield index
             index = self._parent[index]
-        return out
 
     @property
     def head(self) -> int:
@@ -129,19 +171,22 @@ class SessionLog:
     def effective(self, index: int) -> list[LogMessage]:
         """The effective history of the state after task ``index``, oldest first."""
         chunks: list[list[LogMessage]] = []
-        for i in self.path(index):
+        for i in self._walk(index):
             task = self.tasks[i]
             if task.kind in REWIND_KINDS:
                 if task.refs_json is not None:
-                    chunks.append([self._message[s] for s in task.refs if s in self._message])
+                    chunks.append([m for m in map(self._message.get, task.refs) if m is not None])
                     break
                 continue
             chunks.append(self._messages.get(task.seq, []))
-        return [m for chunk in reversed(chunks) for m in chunk]
+        out: list[LogMessage] = []
+        for chunk in reversed(chunks):
+            out += chunk
+        return out
 
     def _newest_rewind(self, index: int) -> int | None:
         """The task index whose stored history :meth:`effective` of ``index`` reads (None: none)."""
-        for i in self.path(index):
+        for i in self._walk(index):
             task = self.tasks[i]
             if task.kind in REWIND_KINDS and task.refs_json is not None:
                 return i
@@ -166,6 +211,20 @@ class SessionLog:
         """The invocations of the current conversation, in order (each once)."""
         return list(dict.fromkeys(m.invocation_id for m in self.effective(self.head) if m.invocation_id))
 
+    def is_current(self, invocation_id: str) -> bool:
+        """``invocation_id`` is in :meth:`current_invocations`: the current conversation read from
+        its newest message back, as far as the invocation's first message (not the whole of it)."""
+        for i in self._walk(self.head):
+            task = self.tasks[i]
+            if task.kind in REWIND_KINDS:
+                if task.refs_json is not None:
+                    message = self._message
+                    return any(s in message and message[s].invocation_id == invocation_id for s in reversed(task.refs))
+                continue
+            if any(m.invocation_id == invocation_id for m in self._messages.get(task.seq, ())):
+                return True
+        return False
+
     # -- going back --------------------------------------------------------------------
     def plan(self, invocation_id: str, *, current_only: bool) -> Plan:
         """Go back to just before ``invocation_id`` (a turn's, or a rewind's own). With
@@ -174,7 +233,7 @@ class SessionLog:
         if found is None:
             raise NotInLog("unknown", f"{invocation_id!r} is not an invocation of this session")
         begins, first_message = found
-        if current_only and invocation_id not in self.current_invocations():
+        if current_only and not self.is_current(invocation_id):
             raise NotInLog(
                 "rewound",
                 f"invocation {invocation_id!r} was already rewound; choose one from the current history",
@@ -184,13 +243,24 @@ class SessionLog:
         if task.kind in OWNING_KINDS and first_message is not None:
             # the task holds messages of earlier invocations too (a fork's copied history)
             effective += [m for m in self._messages.get(task.seq, []) if m.seq < first_message]
-        now, then = set(self.current()), set(self.path(begins - 1))
+        # the tasks on one path and not the other: both walked back until they meet (a parent's
+        # index is below its child's, so the one further on steps back), not the shared part
+        now, then = self.head, begins - 1
+        hide: list[int] = []
+        restore: list[int] = []
+        while now != then:
+            if now > then:
+                hide.append(now)
+                now = self._parent[now]
+            else:
+                restore.append(then)
+                then = self._parent[then]
         return Plan(
             effective=effective,
             boundary_task_seq=task.seq,
-            hide=sorted(self.tasks[i].seq for i in now - then),
-            restore=sorted(self.tasks[i].seq for i in then - now),
-            hidden_turns=sum(1 for i in now - then if self.tasks[i].kind == "turn"),
+            hide=sorted(self.tasks[i].seq for i in hide),
+            restore=sorted(self.tasks[i].seq for i in restore),
+            hidden_turns=sum(1 for i in hide if self.tasks[i].kind == "turn"),
         )
 
     def task(self, task_id: str) -> LogTask | None:
@@ -200,7 +270,7 @@ class SessionLog:
     def last_rewind(self) -> LogTask | None:
         """The rewind a plain redo undoes: the newest current rewind with no turn after it (redos
         of later rewinds may follow it). None when a turn came after the last rewind."""
-        for i in self.current():
+        for i in self._walk(self.head):
             task = self.tasks[i]
             if task.kind == "redo":
                 continue

@@ -60,8 +60,18 @@ class Tx:
         todo = list(statements)
 
         def run(conn: sqlite3.Connection) -> None:
-            for sql, params in todo:
-                conn.execute(sql, params)
+            # a run of one statement (a fork's thousands of message rows) goes as one executemany
+            i = 0
+            while i < len(todo):
+                sql = todo[i][0]
+                j = i + 1
+                while j < len(todo) and todo[j][0] == sql:
+                    j += 1
+                if j - i > 1:
+                    conn.executemany(sql, [params for _, params in todo[i:j]])
+                else:
+                    conn.execute(sql, todo[i][1])
+                i = j
 
         await self._conn.run(run)
 

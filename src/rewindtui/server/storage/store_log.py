@@ -1,11 +1,14 @@
-"""The store's session log and the statements of rewind, redo and fork: what a rewind reads
-(every task and message owner, from covering indexes) and writes."""
+"""The store's session log and the statements of rewind, redo and fork: what a rewind reads (the
+session's task log, from covering indexes, kept between uses and read on by the rows written
+since: :class:`LogCache`) and writes."""
 
 from __future__ import annotations
 
 import sqlite3
+from collections import OrderedDict
 from collections.abc import Sequence
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, cast
 
 from rewindtui.a2a import contract
 from rewindtui.server.shared.wire import RENDER_VERSION, dumps, now_iso
@@ -21,6 +24,61 @@ from rewindtui.server.storage.store_rows import (
     message_row,
 )
 
+# -- a fork's copy of stored messages inside SQLite ------------------------------------------------
+# What ``rewinds._moved`` and ``store_rows.message_row`` write for a fork's copy of a message, as SQL:
+# the 0.3 body with ``contextId`` and ``taskId`` set (json_set keeps a key's place and appends a new
+# one, as a dict does; SQLite writes compact JSON and keeps each value's text as it was stored, which
+# is ``wire.dumps``' own), ``metadata`` an object (``{}`` when absent or null) whose
+# ``kagent_session_id``, where present, is the fork's; and the 1.0 JSON (a2a-sdk's ``json.dumps``
+# text, spaces and all) with the same three values replaced in the text, where each stands once as
+# ``"key": value`` -- then it is the top-level one, as ``moved_v1_text`` changes it. A row that does
+# not fit (another a2a-sdk's rendering, a value stored twice, metadata of another type, ...) sends
+# the whole fork through Python (``fork_copy_fits``). Parameters: ?1 the seqs (JSON), ?2 the render
+# version, ?3 the fork's session id, ?4 its task id.
+_OLD_CTX = "'\"contextId\": ' || json_quote(json_extract(m.body_v1, '$.contextId'))"
+_OLD_TASK = "'\"taskId\": ' || json_quote(json_extract(m.body_v1, '$.taskId'))"
+_OLD_SID = "'\"kagent_session_id\": ' || json_quote(json_extract(m.body_v1, '$.metadata.kagent_session_id'))"
+
+
+def _once(needle: str) -> str:
+    return f"(length(m.body_v1) - length(replace(m.body_v1, {needle}, ''))) = length({needle})"
+
+
+_FORK_FITS = (
+    "json_valid(m.body) AND json_type(m.body) = 'object' "
+    "AND json_type(m.body, '$.messageId') = 'text' AND json_type(m.body, '$.role') = 'text' "
+    "AND coalesce(json_type(m.body, '$.metadata'), 'null') IN ('object', 'null') "
+    "AND coalesce(json_type(m.body, '$.metadata.kagent_invocation_id'), 'null') IN ('text', 'null') "
+    "AND m.render_version = ?2 AND json_valid(m.body_v1) AND json_type(m.body_v1) = 'object' "
+    "AND json_type(m.body_v1, '$.metadata') = 'object' "
+    f"AND json_type(m.body_v1, '$.contextId') IS NOT NULL AND {_once(_OLD_CTX)} "
+    f"AND json_type(m.body_v1, '$.taskId') IS NOT NULL AND {_once(_OLD_TASK)} "
+    f"AND (json_type(m.body_v1, '$.metadata.kagent_session_id') IS NULL OR {_once(_OLD_SID)})"
+)
+_FORK_MISFITS = (
+    f"SELECT count(*), coalesce(sum(CASE WHEN {_FORK_FITS} THEN 0 ELSE 1 END), 0) "
+    "FROM json_each(?1) AS j JOIN messages AS m ON m.seq = j.value"
+)
+_FORK_BODY = (
+    "CASE WHEN json_type(m.body, '$.metadata') = 'object' "
+    "THEN json_replace(json_set(m.body, '$.contextId', ?3, '$.taskId', ?4), '$.metadata.kagent_session_id', ?3) "
+    "ELSE json_set(m.body, '$.contextId', ?3, '$.taskId', ?4, '$.metadata', json('{}')) END"
+)
+_FORK_V1 = (
+    "CASE WHEN json_type(m.body_v1, '$.metadata.kagent_session_id') IS NULL THEN m.body_v1 "
+    f"ELSE replace(m.body_v1, {_OLD_SID}, '\"kagent_session_id\": ' || json_quote(?3)) END"
+)
+_FORK_V1 = (
+    f"replace(replace({_FORK_V1}, {_OLD_CTX}, '\"contextId\": ' || json_quote(?3)), "
+    f"{_OLD_TASK}, '\"taskId\": ' || json_quote(?4))"
+)
+_FORK_COPY = (
+    "INSERT INTO messages (session_id, task_id, message_id, invocation_id, role, body, body_v1, render_version) "
+    "SELECT ?3, ?4, json_extract(m.body, '$.messageId'), json_extract(m.body, '$.metadata.kagent_invocation_id'), "
+    f"json_extract(m.body, '$.role'), {_FORK_BODY}, {_FORK_V1}, ?2 "
+    "FROM json_each(?1) AS j JOIN messages AS m ON m.seq = j.value ORDER BY j.key"
+)
+
 
 class LogStore(StoreBase):
     """The session log, rewind and fork (a part of :class:`~rewindtui.server.storage.store.Store`)."""
@@ -32,43 +90,53 @@ class LogStore(StoreBase):
         (``tasks_log``, ``messages_log``: the rows, with their bodies, are not read); only rewind
         tasks' rows are (for the invocation they went back before, and their stored history).
         ``lazy``: those histories are left unread (``session_log.UNREAD``; :meth:`_read_refs`
-        reads the ones needed) -- each holds a whole effective history."""
+        reads the ones needed) -- each holds a whole effective history.
+
+        A lazy read outside a transaction is served from the log cache (:class:`LogCache`): the
+        log read before, with the rows written since appended (only those are read)."""
+        if lazy and tx is None:
+            return await self.log_cache.get(self, session_id)
+        tasks, rewinds, messages = await self._log_rows(session_id, tx, lazy=lazy)
+        return _build(tasks, rewinds, messages)
+
+    async def _log_rows(
+        self, session_id: str, tx: Tx | None = None, *, lazy: bool, after: tuple[int, int] = (0, 0)
+    ) -> tuple[list[Any], list[Any], list[Any]]:
+        """The log's rows of ``session_id``: tasks, rewind tasks' (seq, before, refs), messages --
+        those after ``after`` (task seq, message seq) only."""
         tasks_sql = (
-            "SELECT seq, id, kind, invocation_id, rewound_by, created_at FROM tasks WHERE session_id = ? ORDER BY seq"
+            "SELECT seq, id, kind, invocation_id, rewound_by, created_at FROM tasks WHERE session_id = ? AND seq > ? "
+            "ORDER BY seq"
         )
         refs = f"CASE WHEN history_refs IS NULL THEN NULL ELSE '{UNREAD}' END" if lazy else "history_refs"
         rewinds_sql = (
             f"SELECT seq, CASE WHEN json_valid(body) THEN json_extract(body, ?) END, {refs} "
-            "FROM tasks WHERE session_id = ? AND kind IN ('rewind', 'redo')"
+            "FROM tasks WHERE session_id = ? AND seq > ? AND kind IN ('rewind', 'redo')"
         )
-        rewinds_params = (f"$.metadata.{contract.REWOUND_BEFORE_KEY}", session_id)
-        messages_sql = "SELECT seq, task_id, invocation_id FROM messages WHERE session_id = ? ORDER BY seq"
+        rewinds_params = (f"$.metadata.{contract.REWOUND_BEFORE_KEY}", session_id, after[0])
+        messages_sql = "SELECT seq, task_id, invocation_id FROM messages WHERE session_id = ? AND seq > ? ORDER BY seq"
 
         def read(conn: sqlite3.Connection) -> tuple[list[Any], list[Any], list[Any]]:
             return (
-                conn.execute(tasks_sql, (session_id,)).fetchall(),
+                conn.execute(tasks_sql, (session_id, after[0])).fetchall(),
                 conn.execute(rewinds_sql, rewinds_params).fetchall(),
-                conn.execute(messages_sql, (session_id,)).fetchall(),
+                conn.execute(messages_sql, (session_id, after[1])).fetchall(),
             )
 
         if tx is not None:
-            tasks, rewinds, messages = (
-                await tx.fetchall(tasks_sql, (session_id,)),
+            return (
+                await tx.fetchall(tasks_sql, (session_id, after[0])),
                 await tx.fetchall(rewinds_sql, rewinds_params),
-                await tx.fetchall(messages_sql, (session_id,)),
+                await tx.fetchall(messages_sql, (session_id, after[1])),
             )
-        else:
-            tasks, rewinds, messages = await self._reader.run(read)
-        went_back = {seq: (before, refs_json) for seq, before, refs_json in rewinds}
-        none = (None, None)
-        task_seq = {r[1]: r[0] for r in tasks}
-        return SessionLog(
-            [
-                LogTask(seq, tid, kind, inv, went_back.get(seq, none)[0], rewound, went_back.get(seq, none)[1], created)
-                for seq, tid, kind, inv, rewound, created in tasks
-            ],
-            (LogMessage(seq, task_seq[task_id], task_id, inv) for seq, task_id, inv in messages if task_id in task_seq),
-        )
+        return await self._reader.run(read)
+
+    @property
+    def log_cache(self) -> LogCache:
+        cache: LogCache | None = self.__dict__.get("_log_cache")
+        if cache is None:
+            cache = self.__dict__["_log_cache"] = LogCache()
+        return cache
 
     async def _read_refs(self, log: SessionLog, invocation_id: str | None = None, tx: Tx | None = None) -> SessionLog:
         """``log`` with the stored histories its current conversation (and a plan of
@@ -82,8 +150,10 @@ class LogStore(StoreBase):
         return log
 
     async def session_invocations(self, session_id: str) -> list[str]:
-        """The invocation ids of the session's effective history, in order (each once)."""
-        log = await self._read_refs(await self.session_log(session_id, lazy=True))
+        """The invocation ids of the session's effective history, in order (each once). Read whole,
+        not kept: the startup check reads every session once, and a log is kept for the rewinds
+        and forks of sessions in use (:class:`LogCache`)."""
+        log = await self._read_refs(_build(*await self._log_rows(session_id, lazy=True)))
         return log.current_invocations()
 
     async def message_ids(self, session_id: str) -> set[str]:
@@ -168,6 +238,22 @@ class LogStore(StoreBase):
         )
         return [(body, v1 if version == RENDER_VERSION else None) for body, v1, version in rows]
 
+    async def fork_copy_fits(self, seqs: Sequence[int]) -> bool:
+        """The messages ``seqs`` can be copied into a fork inside the database
+        (:meth:`fork_copy_statement`): SQLite, and every one of them a stored message whose copy
+        that statement writes as the Python copy would, byte for byte (see :data:`_FORK_FITS`)."""
+        if self.engine_name != "sqlite" or not seqs:
+            return False
+        row = await self._fetchone(_FORK_MISFITS, (dumps(list(seqs)), RENDER_VERSION))
+        return row is not None and row[0] == len(seqs) and row[1] == 0
+
+    @staticmethod
+    def fork_copy_statement(session_id: str, task_id: str, seqs: Sequence[int]) -> Statement:
+        """Copy the messages ``seqs`` (in that order) into the fork ``session_id``'s task
+        ``task_id`` inside SQLite: ``INSERT ... SELECT``, no message through Python. Only where
+        :meth:`fork_copy_fits` said so."""
+        return (_FORK_COPY, (dumps(list(seqs)), RENDER_VERSION, session_id, task_id))
+
     @staticmethod
     def fork_statements(
         *,
@@ -203,3 +289,176 @@ class LogStore(StoreBase):
             for m, v1 in zip(messages, texts, strict=True)
         ]
         return statements
+
+
+def _build(
+    tasks: Sequence[Any], rewinds: Sequence[Any], messages: Sequence[Any], base: SessionLog | None = None
+) -> Any:
+    """The log of these rows (appended to ``base``: None when only a log built afresh is right)."""
+    went_back = {seq: (before, refs_json) for seq, before, refs_json in rewinds}
+    none = (None, None)
+    log_tasks = [
+        LogTask(seq, tid, kind, inv, went_back.get(seq, none)[0], rewound, went_back.get(seq, none)[1], created)
+        for seq, tid, kind, inv, rewound, created in tasks
+    ]
+    if base is None:
+        task_seq = {r[1]: r[0] for r in tasks}
+        return SessionLog(
+            log_tasks,
+            (LogMessage(seq, task_seq[task_id], task_id, inv) for seq, task_id, inv in messages if task_id in task_seq),
+        )
+    known = base._by_id
+    task_seq = {r[1]: r[0] for r in tasks}
+    new_messages = []
+    for seq, task_id, inv in messages:
+        owner = task_seq.get(task_id)
+        if owner is None and task_id in known:
+            owner = base.tasks[known[task_id]].seq
+        if owner is not None:
+            new_messages.append(LogMessage(seq, owner, task_id, inv))
+    return base if base.extend(log_tasks, new_messages) else None
+
+
+@dataclass
+class _Entry:
+    log: SessionLog
+    #: (oldest task seq, newest task seq, oldest message seq, newest message seq) the log holds
+    bounds: tuple[int, int, int, int]
+    #: rows read with no invocation yet (a turn's, until ADK has its user event): read again
+    unsettled_tasks: list[int]
+    unsettled_messages: list[int]
+
+
+@dataclass
+class ReadCount:
+    """Rows the log read (the bounded-read test and the bench read these)."""
+
+    tasks: int = 0
+    messages: int = 0
+    full: int = 0  # logs built from every row
+
+
+class LogCache:
+    """The newest logs read (a few sessions), kept in step with the store by reading only what
+    changed. On each use one trip reads the session's oldest and newest task and message seqs
+    (index lookups, nothing counted) and whether a row that had no invocation got one; then the
+    rows after the newest seqs the log holds are read and appended. The log is built afresh from
+    every row when the oldest seqs moved (the session was deleted, and made again), a row that had
+    no invocation got one, or the new rows name an invocation an older rewind went back before.
+
+    Why that is enough: the store appends tasks and messages and never deletes one (but with its
+    whole session); a row's seq, id, kind, owner and invocation are written once (the invocation of
+    a turn's task and user message when ADK has it: the unsettled rows); the writes to one session
+    are serialized (:class:`~rewindtui.server.service.jobs.Jobs`, on a team server with the
+    session's lease), so a row of the session is never committed with an older seq than one
+    already read. The log does not read ``rewound_by`` (a cached log keeps the marks as first
+    read) nor the rewinds' histories (read per use, into a :meth:`SessionLog.view`)."""
+
+    def __init__(self, size: int = 8) -> None:
+        self.size = size
+        self._entries: OrderedDict[str, _Entry] = OrderedDict()
+        self.reads = ReadCount()
+
+    def drop(self, session_id: str | None = None) -> None:
+        if session_id is None:
+            self._entries.clear()
+        else:
+            self._entries.pop(session_id, None)
+
+    async def get(self, store: LogStore, session_id: str) -> SessionLog:
+        """The session's log (lazy: histories unread), as a view of the cached one."""
+        entry = self._entries.get(session_id)
+        if entry is not None:
+            fresh = await self._refresh(store, session_id, entry)
+            if fresh is not None:
+                self._keep(session_id, fresh)
+                return fresh.log.view()
+        tasks, rewinds, messages, bounds = await _read_all(store, session_id)
+        self.reads.tasks += len(tasks)
+        self.reads.messages += len(messages)
+        self.reads.full += 1
+        log = cast(SessionLog, _build(tasks, rewinds, messages))
+        if bounds == _bounds(tasks, messages, None):  # else a write came between the two reads: not kept
+            self._keep(session_id, _entry(log, tasks, messages, bounds, None))
+        return log.view()
+
+    def _keep(self, session_id: str, entry: _Entry) -> None:
+        self._entries[session_id] = entry
+        self._entries.move_to_end(session_id)
+        while len(self._entries) > self.size:
+            self._entries.popitem(last=False)
+
+    async def _refresh(self, store: LogStore, session_id: str, entry: _Entry) -> _Entry | None:
+        settled_sql = (
+            "SELECT count(*) FROM {table} WHERE seq IN (SELECT value FROM json_each(?)) AND invocation_id IS NOT NULL"
+        )
+
+        def check(conn: Any) -> tuple[tuple[int, int, int, int], bool]:
+            bounds = _read_bounds(conn, session_id)
+            settled = False
+            for table, seqs in (("tasks", entry.unsettled_tasks), ("messages", entry.unsettled_messages)):
+                if seqs:
+                    settled = settled or bool(
+                        conn.execute(settled_sql.format(table=table), (dumps(seqs),)).fetchone()[0]
+                    )
+            return bounds, settled
+
+        bounds, settled = await store._reader.run(check)
+        if settled or bounds[0] != entry.bounds[0] or bounds[2] != entry.bounds[2]:
+            return None
+        if bounds == entry.bounds:
+            return entry
+        after = (entry.bounds[1], entry.bounds[3])
+        tasks, rewinds, messages = await store._log_rows(session_id, lazy=True, after=after)
+        self.reads.tasks += len(tasks)
+        self.reads.messages += len(messages)
+        if _bounds(tasks, messages, entry.bounds) != bounds:  # written since the check: read again next time
+            return None
+        log = _build(tasks, rewinds, messages, base=entry.log)
+        return None if log is None else _entry(log, tasks, messages, bounds, entry)
+
+
+def _read_bounds(conn: Any, session_id: str) -> tuple[int, int, int, int]:
+    """(oldest task seq, newest task seq, oldest message seq, newest message seq) of the session:
+    index lookups, nothing counted (0: none)."""
+    out: list[int] = []
+    for table in ("tasks", "messages"):
+        for fn in ("min", "max"):
+            row = conn.execute(f"SELECT coalesce({fn}(seq), 0) FROM {table} WHERE session_id = ?", (session_id,))
+            out.append(int(row.fetchone()[0]))
+    return out[0], out[1], out[2], out[3]
+
+
+def _bounds(
+    tasks: Sequence[Any], messages: Sequence[Any], base: tuple[int, int, int, int] | None
+) -> tuple[int, int, int, int]:
+    """The bounds of ``base`` with ``tasks`` and ``messages`` (newer rows, oldest first) added."""
+    t0, t1, m0, m1 = base or (0, 0, 0, 0)
+    if tasks:
+        t0, t1 = t0 or tasks[0][0], tasks[-1][0]
+    if messages:
+        m0, m1 = m0 or messages[0][0], messages[-1][0]
+    return t0, t1, m0, m1
+
+
+async def _read_all(
+    store: LogStore, session_id: str
+) -> tuple[list[Any], list[Any], list[Any], tuple[int, int, int, int]]:
+    tasks, rewinds, messages = await store._log_rows(session_id, lazy=True)
+    bounds = await store._reader.run(lambda conn: _read_bounds(conn, session_id))
+    return tasks, rewinds, messages, bounds
+
+
+def _entry(
+    log: SessionLog,
+    tasks: Sequence[Any],
+    messages: Sequence[Any],
+    bounds: tuple[int, int, int, int],
+    base: _Entry | None,
+) -> _Entry:
+    unsettled_tasks = [r[0] for r in tasks if r[3] is None]
+    unsettled_messages = [r[0] for r in messages if r[2] is None]
+    if base is not None:
+        unsettled_tasks = base.unsettled_tasks + unsettled_tasks
+        unsettled_messages = base.unsettled_messages + unsettled_messages
+    return _Entry(log, bounds, unsettled_tasks, unsettled_messages)
