@@ -1,10 +1,19 @@
 """Everything CI checks, in one command: ``python tests/check.py [pytest arguments]``.
 
+<<<<<<< HEAD
 Runs ``ruff check src tests bench``, ``ruff format --check src tests bench`` and ``lint-imports``
 (under a second each) first, then ``mypy`` beside ``python -m pytest``: the type check (about half a
 minute from a clean clone, a second with its cache) no longer holds up the tests. pytest's output is
 shown as it runs; the others' output is printed when they end. Exits non-zero when any part fails
 (pytest's exit 5, "no tests collected", is a failure too) and prints each part's time and status.
+=======
+Runs ``ruff check src tests bench`` and ``lint-imports`` (under a second each) first, then ``mypy``
+and the build of the kagent-rewind add-on's venv beside ``python -m pytest``: the type check (about
+half a minute from a clean clone, a second with its cache) and the build (pip, once per clone) no
+longer hold up the tests. pytest's output is shown as it runs; the others' output is
+printed when they end. Exits non-zero when any part fails (pytest's exit 5, "no tests collected",
+is a failure too) and prints each part's time and status.
+>>>>>>> suite
 
 The README's test command ends with it, so ``.ci/run`` runs exactly this. Arguments go to pytest:
 ``python tests/check.py -m "not slow" -n 2`` is the fast lane with the same checks.
@@ -29,8 +38,18 @@ FIRST: tuple[tuple[str, list[str]], ...] = (
     ("ruff format", ["ruff", "format", "--check", "src", "tests", "bench"]),
     ("lint-imports", ["lint-imports"]),
 )
+#: the kagent-rewind add-on's venv (tests/kagent_adk): pip installs kagent-adk into it on a clean
+#: clone. Built here from the start, beside the first tests, instead of by the first worker that
+#: reaches tests/kagent_adk (tests/schedule.py runs those late); the build holds a lock, so a worker
+#: that gets there first waits for it, and a build that fails fails those tests too.
+BUILD_ADDON_VENV = (
+    "import sys; sys.path.insert(0, 'tests'); "
+    "from kagent_adk.kagent_proc import ensure_addon_venv; print(ensure_addon_venv())"
+)
 #: run beside pytest, output kept until it ends
 BESIDE: tuple[tuple[str, list[str]], ...] = (("mypy", ["mypy"]),)
+#: beside pytest too, but only on a whole run (no pytest arguments: the fast lane does not need it)
+BESIDE_WHOLE_RUN: tuple[tuple[str, list[str]], ...] = (("add-on venv", [sys.executable, "-c", BUILD_ADDON_VENV]),)
 
 
 def _status(code: int) -> str:
@@ -53,9 +72,9 @@ def main(pytest_args: list[str]) -> int:
 
     beside: list[tuple[str, subprocess.Popen[bytes], IO[bytes], threading.Thread]] = []
     ended: dict[str, float] = {}
-    for name, argv in BESIDE:
+    for name, argv in BESIDE + (() if pytest_args else BESIDE_WHOLE_RUN):
         out = tempfile.TemporaryFile()
-        print(f"+ {' '.join(argv)} (beside pytest, its output below when it ends)", flush=True)
+        print(f"+ {name}: {' '.join(argv)} (beside pytest, its output below when it ends)", flush=True)
         proc = subprocess.Popen(argv, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT)
         waiter = threading.Thread(target=_time_it, args=(name, proc, time.perf_counter(), ended), daemon=True)
         waiter.start()

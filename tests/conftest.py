@@ -63,5 +63,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     from lanes import mark_slow  # the fast lane's boundary, in one place
+    from schedule import order  # the longest modules first (xdist runs them in this order)
 
     mark_slow(items)
+    order(items)
