@@ -1,19 +1,11 @@
 """Everything CI checks, in one command: ``python tests/check.py [pytest arguments]``.
 
-<<<<<<< HEAD
 Runs ``ruff check src tests bench``, ``ruff format --check src tests bench`` and ``lint-imports``
-(under a second each) first, then ``mypy`` beside ``python -m pytest``: the type check (about half a
-minute from a clean clone, a second with its cache) no longer holds up the tests. pytest's output is
-shown as it runs; the others' output is printed when they end. Exits non-zero when any part fails
-(pytest's exit 5, "no tests collected", is a failure too) and prints each part's time and status.
-=======
-Runs ``ruff check src tests bench`` and ``lint-imports`` (under a second each) first, then ``mypy``
-and the build of the kagent-rewind add-on's venv beside ``python -m pytest``: the type check (about
-half a minute from a clean clone, a second with its cache) and the build (pip, once per clone) no
-longer hold up the tests. pytest's output is shown as it runs; the others' output is
-printed when they end. Exits non-zero when any part fails (pytest's exit 5, "no tests collected",
-is a failure too) and prints each part's time and status.
->>>>>>> suite
+(under a second each) first, then ``mypy`` and the build of the kagent-rewind add-on's venv beside
+``python -m pytest``: the type check (about half a minute from a clean clone, a second with its
+cache) and the build (pip, once per clone) no longer hold up the tests. pytest's output is shown as
+it runs; the others' output is printed when they end. Exits non-zero when any part fails (pytest's
+exit 5, "no tests collected", is a failure too) and prints each part's time and status.
 
 The README's test command ends with it, so ``.ci/run`` runs exactly this. Arguments go to pytest:
 ``python tests/check.py -m "not slow" -n 2`` is the fast lane with the same checks.
