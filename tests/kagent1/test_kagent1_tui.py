@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kit.pilot import screen_lines
+from kit.pilot import screen_lines, wait_until
 from rewindtui.chat import Chat
 from rewindtui.config.connection import app_connector, connect
 from rewindtui.config.settings import Settings, load_settings
@@ -279,6 +279,8 @@ async def test_kagent_screen_lists_checkpoints_renames_deletes_forks_and_revokes
         # fork from the first checkpoint: the app moves to the fork, the original is kept
         screen.query_one("#kagent-checkpoints", OptionList).focus()
         await pilot.press("home", "f")
+        # the fork's worker dismisses the screen; the switch to the fork is a worker started after it
+        await wait_until(pilot, lambda: app.chat is not None and app.chat.session_id != original, timeout=30)
         await settle(app, pilot)
         assert not isinstance(app.screen, KagentScreen)
         fork = app.chat.session_id

@@ -258,7 +258,7 @@ def test_a_replica_killed_mid_turn_leaves_the_turn_failed_and_the_session_to_the
                 "role": "user",
                 "messageId": "m-1",
                 "contextId": session,
-                "parts": [{"kind": "text", "text": LONG_TEXT}],  # a turn of seconds
+                "parts": [{"kind": "text", "text": KILL_TEXT}],  # a turn long enough to outlast the steps below
             }
             body = {"jsonrpc": "2.0", "id": 1, "method": "message/stream", "params": {"message": message}}
             streamed = threading.Event()
@@ -335,6 +335,9 @@ def test_a_replica_killed_mid_turn_leaves_the_turn_failed_and_the_session_to_the
 
 #: the demo model echoes it a few words every 0.3 s: a turn of several seconds
 LONG_TEXT = " ".join(f"word{i}" for i in range(60))
+#: the killed turn must still run after the refusal and the resubscribe on B, also on a loaded
+#: machine (with 60 words it once ended before the kill); it is killed, so its length costs nothing
+KILL_TEXT = " ".join(f"word{i}" for i in range(300))
 
 
 @pytest.fixture(scope="module")
