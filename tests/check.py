@@ -72,8 +72,9 @@ def main(pytest_args: list[str]) -> int:
         waiter.start()
         beside.append((name, proc, out, waiter))
 
-    argv = [sys.executable, "-m", "pytest", *pytest_args]
-    print(f"+ python -m pytest {' '.join(pytest_args)}".rstrip(), flush=True)
+    # a whole run names its 25 slowest tests: where the next minute of the suite goes
+    argv = [sys.executable, "-m", "pytest", *(pytest_args or ["--durations=25"])]
+    print(f"+ python -m pytest {' '.join(argv[3:])}".rstrip(), flush=True)
     t0 = time.perf_counter()
     try:
         code = subprocess.run(argv, cwd=ROOT).returncode
