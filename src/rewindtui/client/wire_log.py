@@ -354,5 +354,8 @@ def entry_line(entry: dict[str, Any]) -> str:
     if kind == "end":
         status = f" {entry['status']}" if entry.get("status") else ""
         body = f"  {str(entry['body'])[:300]}" if entry.get("body") else ""
-        return head + f"  ■ end{status} ({entry.get('ms')} ms, {entry.get('bytes', '?')} bytes){body}"
+        if entry.get("error"):  # a gRPC call's status message
+            body += f"  {str(entry['error'])[:300]}"
+        size = f", {entry['bytes']} bytes" if "bytes" in entry else ""
+        return head + f"  ■ end{status} ({entry.get('ms')} ms{size}){body}"
     return head + f"  ! {entry.get('error', kind)}"

@@ -26,7 +26,8 @@ from typing import Any, TypeVar
 import httpx
 from google.protobuf.message import DecodeError, Message
 
-from rewindtui.kagent1 import grpcweb
+from rewindtui.client.auth import register_secret
+from rewindtui.kagent1 import grpcweb, wire
 from rewindtui.kagent1.gen import kagent1_pb2 as pb
 from rewindtui.kagent1.grpcweb import GrpcError
 
@@ -104,6 +105,7 @@ class Kagent1Controller:
             self.metadata[USER_HEADER] = user_id
         if share_token:
             self.metadata[SHARE_HEADER] = share_token  # never as a credential (interceptors.go@21559195)
+            register_secret(share_token)  # redacted wherever redact() runs: errors, logs, the wire log
         self._own_http = http is None
         self._http = http or httpx.AsyncClient(timeout=httpx.Timeout(60.0))
         self._channel: Any = None
@@ -124,6 +126,28 @@ class Kagent1Controller:
 
     # -- one call --------------------------------------------------------------------------------
     async def call(self, service: str, method: str, request: Message, answer: type[M]) -> M:
+        """One call; recorded in the wire log while one is active (:mod:`rewindtui.kagent1.wire`)."""
+        if self.native:
+            record = wire.start("gRPC", f"{self.url}/{service}/{method}", self.metadata, request)
+        else:
+            path = self._web_path(service, method)
+            record = wire.start("gRPC-Web", path, {**grpcweb.HEADERS, **self.metadata}, request)
+        try:
+            result = await self._call(service, method, request, answer)
+        except GrpcError as exc:
+            if record is not None:
+                record.failed(exc)
+            raise
+        except BaseException as exc:  # cancelled, or a failure below gRPC: the entry still ends
+            if record is not None:
+                code = "CANCELLED" if isinstance(exc, asyncio.CancelledError) else "UNKNOWN"
+                record.failed(GrpcError(code, f"{type(exc).__name__}: {exc}"))
+            raise
+        if record is not None:
+            record.answered(result)
+        return result
+
+    async def _call(self, service: str, method: str, request: Message, answer: type[M]) -> M:
         try:
             if self.native:
                 return await self._call_native(service, method, request, answer)
@@ -141,8 +165,11 @@ class Kagent1Controller:
                 f"{method}: the controller's answer does not decode as {answer.DESCRIPTOR.full_name}: {exc}{why}",
             ) from None
 
+    def _web_path(self, service: str, method: str) -> str:
+        return f"{self.url}/api/{service}/{method}"  # grpcserver/grpcweb.go@241979a0: /api stripped
+
     async def _call_web(self, service: str, method: str, request: Message, answer: type[M]) -> M:
-        path = f"{self.url}/api/{service}/{method}"  # grpcserver/grpcweb.go@241979a0: /api stripped
+        path = self._web_path(service, method)
         headers = {**grpcweb.HEADERS, **self.metadata}
         try:
             response = await self._http.post(path, content=grpcweb.frame(request.SerializeToString()), headers=headers)
