@@ -6,9 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from clirun import Result, isolate
+from clirun import isolate, runner
 from kit.servers import embedded_fixture
-from rewindtui.cli import main as cli
 
 server = embedded_fixture("cli-effects", scope="module")
 DELETE = "delete_file(name='temp.txt') ran; it acts outside the agent: rewinding does not undo it"
@@ -21,13 +20,7 @@ def isolated_settings(tmp_path, monkeypatch):
 
 @pytest.fixture
 def run(capsys, server):
-    def run(*argv: str) -> Result:
-        capsys.readouterr()
-        rc = cli.main([*argv, "--url", server.agent_url, "--api", server.api_url])
-        captured = capsys.readouterr()
-        return Result(rc, captured.out, captured.err)
-
-    return run
+    return runner(capsys, "--url", server.agent_url, "--api", server.api_url)
 
 
 def turns_of(run, session: str) -> list[str]:

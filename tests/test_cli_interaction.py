@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from clirun import Result, isolate
+from clirun import isolate, runner
 from kit.servers import embedded_fixture
 from rewindtui.cli import main as cli
 from rewindtui.model import Item, ItemKind
@@ -28,13 +28,7 @@ def isolated_settings(tmp_path, monkeypatch):
 
 @pytest.fixture
 def run(capsys, server):
-    def run(*argv: str) -> Result:
-        capsys.readouterr()
-        rc = cli.main([*argv, "--url", server.agent_url, "--api", server.api_url])
-        captured = capsys.readouterr()
-        return Result(rc, captured.out, captured.err)
-
-    return run
+    return runner(capsys, "--url", server.agent_url, "--api", server.api_url)
 
 
 def new_session(run, *texts: str) -> tuple[str, list[str]]:

@@ -8,9 +8,8 @@ from __future__ import annotations
 import pytest
 from mcp.server.mcpserver.exceptions import ToolError
 
-from clirun import Result, isolate
+from clirun import isolate, runner
 from kit.servers import embedded_fixture, settings_in
-from rewindtui.cli import main as cli
 from rewindtui.cli.mcp_server import Operations
 from rewindtui.cli.mcp_tools import build_server
 
@@ -24,13 +23,7 @@ def isolated_settings(tmp_path, monkeypatch):
 
 @pytest.fixture
 def run(capsys, server):
-    def run(*argv: str) -> Result:
-        capsys.readouterr()
-        rc = cli.main([*argv, "--url", server.agent_url, "--api", server.api_url])
-        captured = capsys.readouterr()
-        return Result(rc, captured.out, captured.err)
-
-    return run
+    return runner(capsys, "--url", server.agent_url, "--api", server.api_url)
 
 
 def _session(run, *texts: str) -> str:

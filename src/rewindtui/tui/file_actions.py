@@ -25,6 +25,16 @@ def default_save_dir() -> Path:
     return downloads if downloads.is_dir() else Path.cwd()
 
 
+def save_directory(value: str) -> Path:
+    """The directory a save prompt's answer names (``~`` expanded); refused when empty or a file."""
+    if not value.strip():
+        raise ValueError("give a directory")
+    path = Path(value.strip()).expanduser()
+    if path.exists() and not path.is_dir():
+        raise ValueError(f"{value} is a file, not a directory")
+    return path
+
+
 def _turn_of(items: Sequence[Item], index: int) -> list[Item]:
     """The items of the turn holding ``items[index]`` (same rewind target, else same task)."""
     item = items[index]
@@ -121,14 +131,6 @@ class FileActions:
             return
         client = chat.client
 
-        def accept(value: str) -> Path:
-            if not value.strip():
-                raise ValueError("give a directory")
-            path = Path(value.strip()).expanduser()
-            if path.exists() and not path.is_dir():
-                raise ValueError(f"{value} is a file, not a directory")
-            return path
-
         def chosen(directory: Path | None) -> None:
             if directory is not None:
                 self.save_dir = directory
@@ -138,7 +140,7 @@ class FileActions:
         screen.app.push_screen(
             PathPrompt(
                 f"Save {count} file{'s' if count != 1 else ''} / data part{'s' if count != 1 else ''} into directory",
-                accept,
+                save_directory,
                 value=str(self.save_dir or default_save_dir()) + "/",
                 hint="Existing files are never overwritten.",
                 directories_only=True,

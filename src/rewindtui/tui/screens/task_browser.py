@@ -348,20 +348,12 @@ class TaskBrowserScreen(ModalScreen[None]):
 
     def action_save_artifacts(self) -> None:
         from rewindtui.client.artifact_files import artifacts_of
-        from rewindtui.tui.file_actions import default_save_dir
+        from rewindtui.tui.file_actions import default_save_dir, save_directory
         from rewindtui.tui.screens.path_prompt import PathPrompt
 
         task = self._with_artifacts()
         if task is None:
             return
-
-        def accept(value: str) -> Path:
-            if not value.strip():
-                raise ValueError("give a directory")
-            path = Path(value.strip()).expanduser()
-            if path.exists() and not path.is_dir():
-                raise ValueError(f"{value} is a file, not a directory")
-            return path
 
         def chosen(directory: Path | None) -> None:
             if directory is not None:
@@ -373,7 +365,7 @@ class TaskBrowserScreen(ModalScreen[None]):
             PathPrompt(
                 f"Save the {count} artifact{'s' if count != 1 else ''} of task "
                 f"{sanitize_line(str(task.get('id')))[:8]} into directory",
-                accept,
+                save_directory,
                 value=str(self.save_dir or default_save_dir()) + "/",
                 hint="Existing files are never overwritten: a free name is taken.",
                 directories_only=True,
