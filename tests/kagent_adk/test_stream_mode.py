@@ -98,7 +98,8 @@ def test_redo_from_a_new_process_after_a_rewind(
 @pytest.mark.slow
 @pytest.mark.parametrize("stream", [True, False], ids=["STREAM=1", "STREAM=0"])
 async def test_redo_in_the_app_after_a_restart(addon_python: Path, tmp_path: Path, stream: bool) -> None:
-    """The app rewinds, quits; a new app on the same session redoes (ctrl+shift+z) and turn 2 is back."""
+    """The app rewinds, quits; a new app on the same session undoes the rewind (ctrl+z, the server's
+    redo) and turn 2 is back."""
     from kit.apps import app_at
     from kit.pilot import settle, turns
 
@@ -115,7 +116,8 @@ async def test_redo_in_the_app_after_a_restart(addon_python: Path, tmp_path: Pat
         async with again.run_test(size=(120, 40)) as pilot:
             await settle(again, pilot)
             assert again.chat.why_not_redo() == ""
-            await pilot.press("ctrl+shift+z")
+            assert again.chat_screen.status.undo  # the status line names the rewind ctrl+z undoes
+            await pilot.press("ctrl+z")
             await settle(again, pilot)
             assert [
                 i.text for i in again.chat.conversation.items if i.kind is ItemKind.MESSAGE and i.role == "user"

@@ -106,6 +106,9 @@ class ChatBase:
     def _undo_from(self, session_id: str, tasks: list[Any], whole: bool) -> None:
         """A session's tasks were read (its newest page on open): what the one undo can undo."""
 
+    async def _undo_on_open(self) -> None:
+        """After an open: what the one undo can undo, where the page read cannot say it."""
+
     # -- the gate (Chat.permissions; declared here for the parts that consult it) ---------------
     def permissions(self) -> Permissions:
         raise NotImplementedError

@@ -18,6 +18,7 @@ from rewindtui.chat.branches import Branches
 from rewindtui.chat.errors import Busy, QuestionWaiting, RedoFailed, RewindFailed, TurnRefused, UndoFailed
 from rewindtui.chat.outcome import Outcome, plural
 from rewindtui.chat.permissions import Action, Permissions, disconnected, read_only
+from rewindtui.chat.redo_a2a import undo_point_a2a
 from rewindtui.chat.retry import RetryTarget, retry_target
 from rewindtui.chat.status import TurnStatus, turn_status
 from rewindtui.chat.undo import UNDO_PAGE, RedoPoint, UndoPoint, undo_point
@@ -178,8 +179,12 @@ class Chat(Branches):
         caps = self.client.capabilities
         if caps is not None and kagent1_hook.FORK_MODE in caps.rewind_modes:  # where the fork came from
             return await kagent1_hook.read_undo_point(self, session_id)
-        if caps is None or not caps.redo or not self.client.has_api:
+        if caps is None or not caps.redo:
             return None
+        if not self.client.has_api:
+            if caps.rewind_mode != "a2a":
+                return None
+            return await undo_point_a2a(self, session_id)  # the kagent-rewind add-on
         try:
             page = await self.client.session_tasks_page(session_id, UNDO_PAGE, include_rewound=True)
         except ClientError as exc:
@@ -350,6 +355,11 @@ class Chat(Branches):
         if caps is not None and kagent1_hook.FORK_MODE in caps.rewind_modes:  # where the fork came from
             point = kagent1_hook.undo_point_from(self, session_id, tasks, whole=whole)
         self._set_undo(session_id, point)
+
+    async def _undo_on_open(self) -> None:
+        caps = self.client.capabilities
+        if caps is not None and caps.redo and not self.client.has_api and caps.rewind_mode == "a2a":
+            await self.refresh_undo()  # the kagent-rewind add-on: no task list, the view's rewind is read
 
     async def send(self, text: str, attachments: Sequence[Attachment] = ()) -> Outcome | None:
         """Send a message; during an edit this is the edit's rewind-and-send, and its

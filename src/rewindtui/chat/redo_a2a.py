@@ -19,6 +19,26 @@ from rewindtui.client.errors import ClientError
 
 if TYPE_CHECKING:
     from rewindtui.chat import Chat
+    from rewindtui.chat.undo import UndoPoint
+
+
+async def undo_point_a2a(chat: Chat, session_id: str) -> UndoPoint | None:
+    """What ctrl+z undoes on such a server: the rewind this view is at, when the server says it is
+    one it can undo (read back from the server, so it holds after a restart too); None: nothing."""
+    from rewindtui.chat.undo import UndoPoint
+
+    target = chat.conversation.current_task_id
+    if not target:
+        return None
+    try:
+        task = await chat.client.get_task(target)
+    except ClientError:
+        return None
+    metadata = raw.metadata(task)
+    invocation = metadata.get(contract.REWIND_INVOCATION_KEY)
+    if not isinstance(invocation, str) or not invocation or metadata.get(contract.REDO_OF_KEY):
+        return None
+    return UndoPoint(session_id, target, "rewind", None)  # how many turns it took: not kept there
 
 
 async def redo_a2a(chat: Chat, rewind_task_id: str | None) -> None:

@@ -37,6 +37,8 @@ class Sessions(ChatBase):
         self.older_error = ""
         self.edit = None
         self.interrupted_task_id = None
+        if read is not None:
+            await self._undo_on_open()
         self._emit(Change(first=0, turn_ended=True))
         if not self.open_newest_first:
             await self.load_older()
