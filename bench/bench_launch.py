@@ -134,13 +134,22 @@ def one_run(src: str, data_dir: Path, config: Path, timeout: float = 60.0) -> Ru
 
 
 BUSY_LOOP = "while True: pass"
+#: ``--quick``'s busy process: the same start and stop, but it spins a tenth of the time (a smoke
+#: run inside the test suite must not take a core from the tests running beside it)
+LIGHT_BUSY_LOOP = (
+    "import time\nwhile True:\n    end = time.monotonic() + 0.01\n"
+    "    while time.monotonic() < end: pass\n    time.sleep(0.09)"
+)
 
 
 class BusyCore:
-    """A process spinning a busy loop: one core's worth of other work while a run launches."""
+    """A process spinning a busy loop: one core's worth of other work while a run launches
+    (``light``: a tenth of a core, for ``--quick``)."""
+
+    light = False
 
     def __enter__(self) -> BusyCore:
-        self.process = subprocess.Popen([sys.executable, "-c", BUSY_LOOP])
+        self.process = subprocess.Popen([sys.executable, "-c", LIGHT_BUSY_LOOP if self.light else BUSY_LOOP])
         time.sleep(0.2)  # spinning before the launch starts
         return self
 
@@ -150,14 +159,20 @@ class BusyCore:
 
 
 def series(
-    srcs: list[str], runs: int, fresh: bool, work: Path, busy: tuple[bool, ...] = (False, True)
+    srcs: list[str],
+    runs: int,
+    fresh: bool,
+    work: Path,
+    busy: tuple[bool, ...] = (False, True),
+    warmed: dict[str, Path] | None = None,
 ) -> dict[tuple[str, bool], list[Run]]:
     """``runs`` runs of each tree, quiet and with a core busy, alternating run by run between the
-    trees and between quiet and busy."""
+    trees and between quiet and busy. Warm runs start with a run of their own that warms the
+    directory, or use ``warmed`` (a directory per tree that a fresh run left: ``--quick``)."""
     config = work / "config.toml"
     config.write_text("")
-    warm = {src: work / f"warm-{n}" for n, src in enumerate(srcs)}
-    if not fresh:
+    warm = warmed or {src: work / f"warm-{n}" for n, src in enumerate(srcs)}
+    if not fresh and not warmed:
         for src in srcs:
             one_run(src, warm[src], config)  # the directory exists, holds a session, files are cached
     out: dict[tuple[str, bool], list[Run]] = {(src, b): [] for src in srcs for b in busy}
@@ -187,20 +202,28 @@ def main() -> int:
     parser.add_argument(
         "--quick",
         action="store_true",
-        help="a smoke run: every case once at a small size (the figures mean nothing): one run each",
+        help="a smoke run: every case once (the figures mean nothing): one run each, the warm ones on the first "
+        "fresh run's directory, the busy core a tenth busy",
     )
     args = parser.parse_args()
     if args.quick:
         args.runs = 1
+        BusyCore.light = True
     srcs = [args.baseline, args.src] if args.baseline else [args.src]
     busy = (False,) if args.no_busy else (False, True)
     results: dict[str, dict[str, dict[str, object]]] = {src: {} for src in srcs}
     load_before = _load()
     with tempfile.TemporaryDirectory(prefix="rewindtui-launch-") as tmp:
-        for label, fresh in (("warm", False), ("fresh", True)):
+        # --quick: the fresh runs first, and the warm ones on the directory the first fresh run left
+        # (no warm-up run of their own)
+        order = (("fresh", True), ("warm", False)) if args.quick else (("warm", False), ("fresh", True))
+        warmed: dict[str, Path] | None = None
+        for label, fresh in order:
             work = Path(tmp) / label
             work.mkdir()
-            by_src = series(srcs, args.runs, fresh, work, busy)
+            by_src = series(srcs, args.runs, fresh, work, busy, warmed)
+            if args.quick and fresh:
+                warmed = {src: work / f"fresh-{n}-0-0" for n, src in enumerate(srcs)}
             names = ("composer", "connected", "first_token", "app_cpu_connected", "server_cpu_connected")
             for (src, b), runs in by_src.items():
                 results[src][label + ("+busy" if b else "")] = {

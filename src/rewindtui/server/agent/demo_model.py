@@ -18,7 +18,8 @@ from what it *sees* in that request, so a rewind is visible in its answers:
   in the request, it answers ``Tool delete_file returned: {...} (weather_calls=K)``.
 
 When ADK asks for a streaming response, the text is produced as partial deltas
-of a few words each (``delay`` seconds apart), followed by the full message.
+of a few words each (``delay`` seconds apart; a long reply in at most 200 deltas), followed by
+the full message.
 """
 
 from __future__ import annotations
@@ -47,6 +48,8 @@ _STATE_RE = re.compile(r"weather_calls=(\S*)")
 _CITY_RE = re.compile(r"\b(?:in|for|at)\s+([A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*)")
 _FILE_RE = re.compile(r"\bdelete\s+(?:the\s+)?(?:file\s+)?([\w][\w./-]*\w|\w)", re.IGNORECASE)
 _WORDS_PER_DELTA = 3
+#: a long reply (an echo of a big paste) streams in at most this many deltas, each longer
+_MAX_DELTAS = 200
 HISTORY_LIMIT = 12
 
 
@@ -161,11 +164,12 @@ class DemoLlm(BaseLlm):
 
         if stream:
             words = text.split(" ")
-            for start in range(0, len(words), _WORDS_PER_DELTA):
+            step = max(_WORDS_PER_DELTA, -(-len(words) // _MAX_DELTAS))
+            for start in range(0, len(words), step):
                 if self.delay:
                     await asyncio.sleep(self.delay)
-                chunk = " ".join(words[start : start + _WORDS_PER_DELTA])
-                if start + _WORDS_PER_DELTA < len(words):
+                chunk = " ".join(words[start : start + step])
+                if start + step < len(words):
                     chunk += " "
                 yield LlmResponse(
                     content=types.Content(role="model", parts=[types.Part(text=chunk)]),
