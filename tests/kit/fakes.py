@@ -11,20 +11,26 @@ from rewindtui.a2a import contract
 
 
 class Gate(httpx.AsyncBaseTransport):
-    """Requests whose body holds ``marker`` wait until :meth:`open`; everything else goes straight
-    through."""
+    """Requests whose body holds ``marker`` (``in_url``: whose URL does) wait until :meth:`open`;
+    everything else goes straight through. ``armed=False``: nothing is held until :meth:`arm`."""
 
-    def __init__(self, marker: str) -> None:
+    def __init__(self, marker: str, *, in_url: bool = False, armed: bool = True) -> None:
         self.inner = httpx.AsyncHTTPTransport()
         self.marker = marker.encode()
+        self.in_url = in_url
+        self.armed = armed
         self.held = asyncio.Event()
         self._open = asyncio.Event()
+
+    def arm(self) -> None:
+        self.armed = True
 
     def open(self) -> None:
         self._open.set()
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        if self.marker in request.content:
+        where = str(request.url).encode() if self.in_url else request.content
+        if self.armed and self.marker in where:
             self.held.set()
             await self._open.wait()
         return await self.inner.handle_async_request(request)
@@ -74,3 +80,9 @@ class HoldStreamEnd(httpx.AsyncBaseTransport):
 def rewind_gate() -> Gate:
     """Holds rewind requests (the A2A control message carries this metadata key)."""
     return Gate(contract.REWIND_METADATA_KEY)
+
+
+def freshness_gate() -> Gate:
+    """Holds, once armed, the freshness check a send, rewind or edit makes first on the embedded
+    server (the newest task over REST, ``limit=1``): the window before the message leaves."""
+    return Gate("limit=1", in_url=True, armed=False)

@@ -58,6 +58,10 @@ class ChatBase:
         self._watch: Watch | None = None
         self._inner: asyncio.Task[Any] | None = None
         self._stop_requested = False
+        #: a send is being prepared (its freshness check, its new session): a stop now stops it
+        #: before the message leaves (:class:`~rewindtui.chat.errors.StoppedBeforeSending`)
+        self.preparing_send = False
+        self._stop_before_send = False
         #: the id given to a new session for its first send, and whether the server was asked to
         #: create it: a send that does not get through leaves no session behind
         self._new_session: tuple[str, bool] | None = None

@@ -67,7 +67,7 @@ class Chat(Branches):
         running = self.conversation.running_task_id or self.interrupted_task_id
         reasons = {
             Action.SEND: busy or (QUESTION_FIRST if question is not None else ""),
-            Action.STOP: "" if self.sending else "no turn is running",
+            Action.STOP: "" if self.sending or self.preparing_send else "no turn is running",
             Action.RESUME: busy or ("" if running else "no turn is running on the server"),
             Action.ANSWER: busy or ("" if question is not None else "no question is waiting for an answer"),
             Action.REWIND: rewind_reason,
@@ -364,21 +364,26 @@ class Chat(Branches):
     async def send(self, text: str, attachments: Sequence[Attachment] = ()) -> Outcome | None:
         """Send a message; during an edit this is the edit's rewind-and-send, and its
         :class:`Outcome` is returned (None for a plain turn). QuestionWaiting (a TurnRefused):
-        a question waits for its answer; nothing was sent."""
-        await freshness.ensure_fresh(self, TurnRefused)  # another client changed the session: reload
-        if self.edit is None and self.conversation.pending_confirmation() is not None and not self.sending:
-            raise QuestionWaiting(QUESTION_FIRST)
-        editing = self.edit is not None
-        set_aside = self.edit.turns if self.edit is not None else 0
+        a question waits for its answer; nothing was sent. StoppedBeforeSending (a TurnRefused):
+        :meth:`stop` came before the message left."""
+        self.preparing_send = self.edit is None and not self.sending and not self.rewinding
         try:
-            await self._send(text, attachments)
+            await freshness.ensure_fresh(self, TurnRefused)  # another client changed the session: reload
+            if self.edit is None and self.conversation.pending_confirmation() is not None and not self.sending:
+                raise QuestionWaiting(QUESTION_FIRST)
+            editing = self.edit is not None
+            set_aside = self.edit.turns if self.edit is not None else 0
+            try:
+                await self._send(text, attachments)
+            finally:
+                if editing:
+                    await self.refresh_undo()
+                elif self.session_id is not None:
+                    self._undo.pop(self.session_id, None)  # a send after a rewind: that rewind is done with
+                if self.session_id is not None:
+                    self._redo_points.pop(self.session_id, None)  # a new turn: what was undone stays undone
         finally:
-            if editing:
-                await self.refresh_undo()
-            elif self.session_id is not None:
-                self._undo.pop(self.session_id, None)  # a send after a rewind: that rewind is done with
-            if self.session_id is not None:
-                self._redo_points.pop(self.session_id, None)  # a new turn: what was undone stays undone
+            self.preparing_send = self._stop_before_send = False
         if not editing:
             return None
         # the turns the edit set aside went (counted when it began: the view has been without them since)

@@ -19,6 +19,11 @@ class TurnRefused(ClientError):
     """The server did not take the message; the view shows no trace of it (keep the draft)."""
 
 
+class StoppedBeforeSending(TurnRefused):
+    """A stop came while the send was still being prepared (the freshness check, a new session):
+    the message never left, the server has nothing of it (keep the draft)."""
+
+
 class AnsweredElsewhere(TurnRefused):
     """The question was answered already (by another client): the server refused this answer, and
     the view now shows the session as the server has it."""

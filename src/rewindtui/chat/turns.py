@@ -14,7 +14,7 @@ from rewindtui.a2a import outgoing, raw
 from rewindtui.a2a.classify import EventKind, StreamEvent
 from rewindtui.a2a.dialect import TURN_ENDING_STATES
 from rewindtui.chat import limits
-from rewindtui.chat.errors import AnsweredElsewhere, Busy, TurnInterrupted, TurnRefused
+from rewindtui.chat.errors import AnsweredElsewhere, Busy, StoppedBeforeSending, TurnInterrupted, TurnRefused
 from rewindtui.chat.limits import derive_title, gc_paused
 from rewindtui.chat.sessions import Sessions
 from rewindtui.client.a2a_client import (
@@ -56,6 +56,13 @@ class Turns(Sessions):
             task_id=conversation.input_task_id,
             attachments=attachments,
         )
+        if self._stop_before_send:  # stopped while the send was prepared: the message never leaves
+            self._stop_before_send = False
+            new, self._new_session = self._new_session, None
+            if new is not None:
+                await self._drop_new_session(*new)
+            raise StoppedBeforeSending("Stopped before it was sent: the server never got it.")
+        self.preparing_send = False
         await self._turn(message, text)
 
     async def confirm(self, approve: bool) -> None:
@@ -301,8 +308,12 @@ class Turns(Sessions):
     async def stop(self, grace: float = limits.STOP_GRACE) -> None:
         """Stop the running turn: ask the server to cancel it (CancelTask / tasks/cancel), wait up
         to ``grace`` seconds for the stream to end, then stop reading it. The turn ends
-        ``canceled`` (or as the server says, if it finished first); nothing stored is lost."""
+        ``canceled`` (or as the server says, if it finished first); nothing stored is lost. A send
+        still being prepared is stopped before its message leaves (it raises
+        :class:`StoppedBeforeSending`)."""
         if not self.sending:
+            if self.preparing_send:
+                self._stop_before_send = True
             return
         self._stop_requested = True
         task_id = await self._task_id_within(grace)

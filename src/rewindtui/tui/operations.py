@@ -29,6 +29,7 @@ from rewindtui.chat import (
     Outcome,
     QuestionWaiting,
     RewindOutcomeUnknown,
+    StoppedBeforeSending,
     TurnInterrupted,
     TurnRefused,
 )
@@ -111,6 +112,8 @@ class Words:
 
 def words(exc: ClientError, title: str) -> Words:
     """The one mapping from an operation's error to words."""
+    if isinstance(exc, StoppedBeforeSending):  # ctrl+c or Esc right after Enter: nothing left
+        return Words(f"{sentence(str(exc))} Your message is back in the composer.", "Stopped", "information", 5)
     if isinstance(exc, QuestionWaiting):  # nothing was sent: no "failed"
         return Words(user_message(exc), "A question waits", "warning")
     if isinstance(exc, AnsweredElsewhere):  # the view now shows the server's session
@@ -149,9 +152,12 @@ class Operations:
 
     @property
     def replying(self) -> bool:
-        """A reply is streaming in (the turn has not ended)."""
+        """A reply is streaming in (the turn has not ended), or a send is being prepared (its
+        freshness check: ctrl+c or Esc stops it before the message leaves, Enter queues)."""
         chat = self.host.chat
-        return chat is not None and self.running("turn") and chat.sending and chat.conversation.busy
+        if chat is None or not self.running("turn"):
+            return False
+        return (chat.sending and chat.conversation.busy) or chat.preparing_send
 
     @property
     def rewinding(self) -> bool:

@@ -29,13 +29,19 @@ class TurnControl:
             host.ops.run(Action.STOP, self._stop, title="Stop", doing="stopping…", group="stop", done=self._stopped)
         return True
 
-    async def _stop(self) -> None:
+    async def _stop(self) -> bool:
+        """True: the reply was stopped; False: the send was stopped before its message left
+        (the send's own words say so, and put the text back)."""
         chat = self.host.chat
         assert chat is not None
+        streaming = chat.sending
         await chat.stop()
         await wait_for(self.host.ops.worker("turn"))  # the turn settles what the view shows
+        return streaming
 
-    def _stopped(self, _: object) -> None:
+    def _stopped(self, streaming: bool) -> None:
+        if not streaming:
+            return
         chat = self.host.chat
         state = chat.conversation.turn_state if chat is not None else "stopped"
         self.host.notify(

@@ -46,7 +46,7 @@ def _send_push(client: Any, args: argparse.Namespace) -> Any:
 
 
 async def cmd_send(conn: Any, args: argparse.Namespace, out: Output) -> int:
-    from rewindtui.chat import Chat, TurnInterrupted, TurnRefused
+    from rewindtui.chat import Chat, StoppedBeforeSending, TurnInterrupted, TurnRefused
     from rewindtui.cli.turns import TurnPrinter, stop_on_interrupt
 
     approve, reject = getattr(args, "approve", False), getattr(args, "reject", False)
@@ -115,6 +115,9 @@ async def cmd_send(conn: Any, args: argparse.Namespace, out: Output) -> int:
                     if state is None:
                         raise
                     say(f"the turn ended {state}: delivered by its push notification", kind="note")
+    except StoppedBeforeSending as exc:  # ctrl+c before the message left: nothing to cancel
+        say(f"stopped: {exc}", kind="note")
+        return EXIT_INTERRUPTED
     except TurnRefused:
         raise  # nothing to show: the server did not take the message
     except ClientError:

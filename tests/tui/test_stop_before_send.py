@@ -1,0 +1,69 @@
+"""ctrl+c (or Esc) right after Enter, while the send is still being prepared -- its freshness check,
+one request before the message leaves -- stops the send: nothing reaches the server, the text comes
+back to the composer, and ctrl+c does not say "again to quit" (it did: the composer was empty and no
+reply was streaming yet). Enter in that window queues, as it does during a reply. The core's side
+(``Chat.stop`` before the message left) is in ``tests/test_chat_stop_before_send.py``."""
+
+from __future__ import annotations
+
+import pytest
+
+from kit.apps import make_app
+from kit.fakes import freshness_gate
+from kit.pilot import SIZE, notifications, send, server_users, settle, wait_until
+from kit.servers import embedded_fixture
+from rewindtui.tui.interrupt_key import QUIT_HINT
+
+server = embedded_fixture("stop-before-send")
+
+
+async def _enter_held(app, pilot, gate, text: str) -> None:
+    """``text`` sent with Enter, held in its freshness check (the message has not left)."""
+    gate.arm()
+    app.chat_screen.composer.text = text
+    await pilot.press("enter")
+    await wait_until(pilot, gate.held.is_set)
+    assert app.chat_screen.composer.text == ""  # taken from the composer, not yet sent
+
+
+@pytest.mark.parametrize("key", ["ctrl+c", "escape"])
+async def test_a_stop_right_after_enter_stops_the_send_before_it_leaves(server, key):
+    gate = freshness_gate()
+    app = make_app(server, transport=gate)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await send(app, pilot, "one")
+        screen = app.chat_screen
+        await _enter_held(app, pilot, gate, "two, never sent")
+        await pilot.press(key)
+        await pilot.pause()
+        assert screen.banner.kind != "hint" or QUIT_HINT not in str(screen.banner.render())
+        assert not screen.interrupt.arming  # a second ctrl+c would not quit
+        gate.open()
+        await settle(app, pilot)
+        assert await server_users(server, app) == ["one"]  # the server never got it
+        assert screen.composer.text == "two, never sent"  # back in the composer
+        said = notifications(app)
+        assert any("Stopped before it was sent" in n and "back in the composer" in n for n in said), said
+        assert not any(n.startswith("Stopped: the turn is") for n in said), said  # no claim of a stopped reply
+        assert [it.text for it in app.chat.conversation.items if it.role == "user"] == ["one"]
+        # the next send goes as usual (nothing of the stop is left over)
+        await send(app, pilot, "three")
+        assert await server_users(server, app) == ["one", "three"]
+
+
+async def test_enter_while_a_send_is_prepared_queues_the_second_message(server):
+    gate = freshness_gate()
+    app = make_app(server, transport=gate)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await send(app, pilot, "one")
+        await _enter_held(app, pilot, gate, "two")
+        app.chat_screen.composer.text = "three"
+        await pilot.press("enter")
+        await pilot.pause()
+        assert "Queued: it is sent when the reply ends (ctrl+z or ↑ takes it back)." in notifications(app)
+        gate.open()
+        await settle(app, pilot)
+        assert await server_users(server, app) == ["one", "two", "three"]
+        assert app.chat_screen.composer.text == ""
