@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from kit.apps import make_app
-from kit.fakes import freshness_gate
+from kit.fakes import HoldStreamEnd, freshness_gate
 from kit.pilot import SIZE, notifications, send, server_users, settle, wait_until
 from kit.servers import embedded_fixture
 from rewindtui.tui.interrupt_key import QUIT_HINT
@@ -67,3 +67,55 @@ async def test_enter_while_a_send_is_prepared_queues_the_second_message(server):
         await settle(app, pilot)
         assert await server_users(server, app) == ["one", "two", "three"]
         assert app.chat_screen.composer.text == ""
+
+
+async def test_enter_and_ctrl_c_in_one_burst_stop_the_send(server):
+    """The keys of one burst: ctrl+c may come before the screen has taken Enter's text (the
+    composer is empty already); it waits for it, then stops the send."""
+    gate = freshness_gate()
+    app = make_app(server, transport=gate)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await send(app, pilot, "one")
+        gate.arm()
+        screen = app.chat_screen
+        screen.composer.text = "two, in a burst"
+        # Enter, and ctrl+c before the screen has handled Enter's message (what a terminal's burst
+        # can give; Pilot's keys each wait for the app, so the two are called in one go here)
+        screen.composer.action_submit()
+        assert screen.interrupt.press() == "wait" and screen.composer.text == ""
+        await wait_until(pilot, lambda: app.chat_screen.ops.running("stop"))  # ctrl+c stops, once it can
+        assert not app.chat_screen.interrupt.arming
+        gate.open()
+        await settle(app, pilot)
+        assert app.chat_screen.composer.text == "two, in a burst"
+        assert await server_users(server, app) == ["one"]
+        assert any("Stopped before it was sent" in n for n in notifications(app))
+
+
+async def test_ctrl_c_while_the_send_waits_for_the_last_turn_to_close_its_stream(server):
+    """The send waits for the turn before it to close its stream (it has ended): ctrl+c then
+    keeps the send from leaving, and the turn before stays as it ended (not marked stopped)."""
+    holder = HoldStreamEnd()
+    app = make_app(server, transport=holder)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        screen = app.chat_screen
+        screen.composer.text = "one"
+        await pilot.press("enter")
+        await wait_until(pilot, holder.holding.is_set)
+        await wait_until(pilot, lambda: not app.chat.conversation.busy)  # ended, stream still closing
+        screen.composer.text = "two, waiting"
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.chat_screen.ops.handing_over
+        await pilot.press("ctrl+c")
+        await pilot.pause()
+        holder.open()
+        await settle(app, pilot)
+        assert await server_users(server, app) == ["one"]
+        assert screen.composer.text == "two, waiting"
+        assert app.chat.conversation.turn_state == "completed"  # the turn before, as it ended
+        said = notifications(app)
+        assert any("Stopped before it was sent" in n for n in said), said
+        assert not any(n.startswith("Stopped: the turn is") for n in said), said

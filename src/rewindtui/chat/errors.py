@@ -23,6 +23,9 @@ class StoppedBeforeSending(TurnRefused):
     """A stop came while the send was still being prepared (the freshness check, a new session):
     the message never left, the server has nothing of it (keep the draft)."""
 
+    def __init__(self, message: str = "Stopped before it was sent: the server never got it.") -> None:
+        super().__init__(message)
+
 
 class AnsweredElsewhere(TurnRefused):
     """The question was answered already (by another client): the server refused this answer, and

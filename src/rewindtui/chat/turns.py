@@ -61,7 +61,7 @@ class Turns(Sessions):
             new, self._new_session = self._new_session, None
             if new is not None:
                 await self._drop_new_session(*new)
-            raise StoppedBeforeSending("Stopped before it was sent: the server never got it.")
+            raise StoppedBeforeSending()
         self.preparing_send = False
         await self._turn(message, text)
 

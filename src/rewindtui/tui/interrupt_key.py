@@ -22,6 +22,9 @@ from rewindtui.tui.host import ScreenHost
 #: A second ctrl+c on an empty composer within this many seconds quits.
 QUIT_WINDOW_SECONDS = 3.0
 _LONG_AGO = float("-inf")
+#: seconds a ctrl+c pressed right after Enter waits for the screen to take the text (then it stops
+#: the send: it is pressed once there is something to stop)
+SUBMIT_WAIT = 0.01
 QUIT_HINT = "ctrl+c again to quit (ctrl+d quits too); the conversation stays on the server"
 
 
@@ -49,8 +52,12 @@ class InterruptKey:
         self.armed = _LONG_AGO  # when ctrl+c last asked "again to quit"
 
     def press(self) -> str:
-        """Do what ctrl+c does now; returns what it did ("stop", "back", "clear", "arm", "quit")."""
+        """Do what ctrl+c does now; returns what it did ("stop", "back", "clear", "arm", "quit"),
+        or "wait" right after Enter (it runs again once the screen has taken the text)."""
         host = self.host
+        if host.composer.submitting:  # Enter's text is on its way to the screen: act once it is there
+            self.later(SUBMIT_WAIT, self._press_again)
+            return "wait"
         now = self.clock()
         if self.stop_reply():
             self.armed = _LONG_AGO
@@ -72,6 +79,9 @@ class InterruptKey:
         host.banner.show_hint(QUIT_HINT)
         self.later(self.window, self._end_hint)
         return "arm"
+
+    def _press_again(self) -> None:
+        self.press()
 
     @property
     def arming(self) -> bool:

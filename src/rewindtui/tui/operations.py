@@ -138,6 +138,11 @@ class Operations:
         #: how the last request ended when the conversation cannot say ("failed"); None: it can
         self.outcome: str | None = None
         self.workers: dict[str, Worker[Any] | None] = dict.fromkeys(GROUPS)
+        #: a send handed to the turn worker that has not reached the core (``Chat.send``) yet: it
+        #: counts as replying (a stop keeps it from leaving, Enter queues behind it)
+        self.handing_over = False
+        self._stop_before_send = False
+        self._handovers = 0  # which send is handed over (a turn worker ending later must not end it)
 
     def reset(self) -> None:
         """A chat was attached: nothing of the last one's requests is said any more."""
@@ -157,7 +162,28 @@ class Operations:
         chat = self.host.chat
         if chat is None or not self.running("turn"):
             return False
-        return (chat.sending and chat.conversation.busy) or chat.preparing_send
+        return (chat.sending and chat.conversation.busy) or chat.preparing_send or self.handing_over
+
+    def hand_over(self) -> int:
+        """A send goes to the turn worker (:attr:`handing_over` until :meth:`handed` with the
+        number this returns)."""
+        self.handing_over, self._stop_before_send = True, False
+        self._handovers += 1
+        return self._handovers
+
+    def stop_before_send(self) -> None:
+        """A stop came while a send is handed over: :meth:`handed` says so."""
+        if self.handing_over:
+            self._stop_before_send = True
+
+    def handed(self, handover: int) -> bool:
+        """Send ``handover`` reaches the core now (or ends); True if a stop came first (it must not
+        be sent). A later send's handover is left as it is."""
+        if handover != self._handovers or not self.handing_over:
+            return False
+        stopped = self._stop_before_send
+        self.handing_over = self._stop_before_send = False
+        return stopped
 
     @property
     def rewinding(self) -> bool:

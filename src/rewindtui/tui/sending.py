@@ -8,7 +8,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
-from rewindtui.chat import Action, TurnInterrupted
+from rewindtui.chat import Action, StoppedBeforeSending, TurnInterrupted
 from rewindtui.client.a2a_client import ClientError
 from rewindtui.client.attachments import Attachment
 from rewindtui.tui import slash
@@ -126,7 +126,9 @@ class Sending:
 
     def _start(self, text: str, attachments: list[Attachment]) -> None:
         ops = self.host.ops
-        ops.run(None, partial(self._send, text, attachments), title="Send", group="turn", after=ops.worker("turn"))
+        handover = ops.hand_over()
+        send = partial(self._send, text, attachments, handover)
+        ops.run(None, send, title="Send", group="turn", after=ops.worker("turn"))
 
     def _not_sent(self, text: str, attachments: list[Attachment], exc: ClientError) -> None:
         """Nothing typed is lost: the text (and files) back in the composer -- unless the server
@@ -135,12 +137,18 @@ class Sending:
             self.memory.keep_unsent(text)
             self.restore_attachments(attachments)
 
-    async def _send(self, text: str, attachments: list[Attachment]) -> None:
+    async def _send(self, text: str, attachments: list[Attachment], handover: int) -> None:
         """Send ``text``; then, while each turn ends completed, the queued messages in order, one
-        turn each. A turn that ends otherwise leaves the rest of the queue to the user."""
+        turn each. A turn that ends otherwise leaves the rest of the queue to the user. A stop that
+        came while the send was handed over (``handover``) keeps it from leaving."""
         host = self.host
         chat = host.chat
         assert chat is not None
+        if host.ops.handed(handover):  # stopped before it reached the core: it does not leave
+            stopped = StoppedBeforeSending()
+            self._not_sent(text, attachments, stopped)
+            host.ops.refused(stopped, "Send", ends_turn=True)
+            return
         session = chat.session_id
         while await self._send_one(text, attachments):
             if self.queue is None or not self.queue or (session is not None and chat.session_id != session):

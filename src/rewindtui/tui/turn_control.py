@@ -34,8 +34,13 @@ class TurnControl:
         (the send's own words say so, and put the text back)."""
         chat = self.host.chat
         assert chat is not None
+        ops = self.host.ops
+        if ops.handing_over:  # a send not yet in the core is not sent (no reply runs: nothing else)
+            ops.stop_before_send()
+            await wait_for(ops.worker("turn"))
+            return False
         streaming = chat.sending
-        await chat.stop()
+        await chat.stop()  # a send being prepared in the core is stopped before it leaves
         await wait_for(self.host.ops.worker("turn"))  # the turn settles what the view shows
         return streaming
 

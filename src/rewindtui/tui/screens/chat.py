@@ -372,6 +372,7 @@ class ChatScreen(Screen):
 
     @on(Composer.Submitted)
     def _submitted(self, event: Composer.Submitted) -> None:
+        self.composer.taken()
         self.sending.submitted(event.text)
 
     @on(Composer.PageRequested)

@@ -55,6 +55,9 @@ class Composer(TextArea):
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id, soft_wrap=True, show_line_numbers=False, tab_behavior="focus")
+        #: texts submitted (Enter) whose message the screen has not handled yet: the composer is
+        #: empty, but the text is not sent yet either (ctrl+c waits for it: rewindtui.tui.interrupt_key)
+        self.submitting = 0
         self.placeholder = PLACEHOLDER
         #: why typing is disabled ("" : it is not), see read_only_because
         self.refused = ""
@@ -142,7 +145,12 @@ class Composer(TextArea):
         if text.strip() or self.attachments_pending:
             self.clear_draft()
             self.history.clear()  # ctrl+z never puts a sent message back (a refused one is put back)
+            self.submitting += 1  # until the screen takes it (:meth:`taken`): a key behind it waits
             self.post_message(self.Submitted(text))
+
+    def taken(self) -> None:
+        """The screen has taken a :class:`Submitted` text (sent, queued, run or put back)."""
+        self.submitting = max(0, self.submitting - 1)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "complete":
