@@ -126,9 +126,13 @@ class ChatScreen(Screen):
         self.memory.loaded = self._queue_loaded
         #: a session was shown (the app remembers it: a restart opens it again)
         self.opened: Callable[[], None] = lambda: None
+        self.turns = TurnControl(self)  # stop, reattach, answer, the turn bar
+        self.gate = ScreenGate(
+            self, can_undo=lambda: bool(self.queue) or self.branches.can_undo()
+        )  # what may be done now: the chat's gate
         self.switching = SessionSwitch(
             self,
-            stop_reply=self.stop_reply,
+            stop_reply=self.turns.stop_reply,
             set_aside=lambda: self.sending.set_aside(),
             ask=self._ask,
             panel_refresh=lambda: self.panel.load(),
@@ -136,7 +140,7 @@ class ChatScreen(Screen):
         self.panel = SessionsControl(self, ask=self._ask, switch=self.request_switch)  # the sessions panel (F2)
         self.branches = Branches(  # redo, undo, rewound turns, the turn picker
             self,
-            why_not_preview=self.why_not_preview,
+            why_not_preview=self.gate.why_not_preview,
             preview=self.enter_rewind_mode,
             act_on_turn=self.handle_action,
             ask=self._ask,
@@ -145,15 +149,11 @@ class ChatScreen(Screen):
         self.search = SearchControl(
             self, rewound=self.branches, bar=lambda: self.query_one(SearchBar), later=self.set_timer
         )  # ctrl+f
-        self.gate = ScreenGate(
-            self, can_undo=lambda: bool(self.queue) or self.branches.can_undo()
-        )  # what may be done now: the chat's gate
         self.exports = CopyExport(self, ask=self._ask, clipboard=lambda text: self.app.copy_to_clipboard(text))
         self.files = FileActions(self)
-        self.turns = TurnControl(self)  # stop, reattach, answer, the turn bar
         self.choice = RewindChoice(  # choosing a rewind point, and the rewind
             self,
-            why_not_preview=self.why_not_preview,
+            why_not_preview=self.gate.why_not_preview,
             after_layout=self.call_after_refresh,
             left_by_key=lambda: self.escape.left_by_its_own_key(),
             branch_act=self.branches.act,
@@ -174,7 +174,7 @@ class ChatScreen(Screen):
         )
         self.escape = EscapeKey(
             self,
-            stop_reply=self.stop_reply,
+            stop_reply=self.turns.stop_reply,
             leave_preview=self.leave_mode,
             enter_preview=self.enter_rewind_mode,
             restore_stash=self.memory.restore_stash,
@@ -183,9 +183,9 @@ class ChatScreen(Screen):
         )
         self.interrupt = InterruptKey(  # ctrl+c: stop, back out, clear the draft, or quit on a second press
             self,
-            stop_reply=self.stop_reply,
-            back_out=self.action_escape_mode,
-            quit=self._quit,
+            stop_reply=self.turns.stop_reply,
+            back_out=self.escape.back_out,
+            quit=lambda: self.call_later(self.app.run_action, "quit"),
             later=self.set_timer,
             cleared=self.memory.forget_kept_draft,
         )
@@ -215,7 +215,7 @@ class ChatScreen(Screen):
             changed=(self.branches.changed, self.search.changed),
             undo_label=lambda: "take back the last queued message" if self.queue else self.branches.undo_label(),
             show_turn=lambda: self.turns.show(self.refresh_bindings),
-            reattach=self.reattach,
+            reattach=self.turns.reattach,
             status_line=lambda: self.query_one(StatusLine),
             welcome=lambda: self.query_one(Welcome),
             new_below=lambda: self.query_one(NewBelow),
@@ -321,16 +321,7 @@ class ChatScreen(Screen):
     def refresh_status(self) -> None:
         self.view.refresh()
 
-    def show_failure(self, text: str) -> None:
-        self.view.failure(text)
-
-    # -- drafts (nothing typed is lost) --------------------------------------------------------
-    def keep_draft(self) -> bool:
-        return self.memory.keep_draft()
-
-    def keep_unsent(self, text: str) -> None:
-        self.memory.keep_unsent(text)
-
+    # -- drafts and prompts (rewindtui.tui.composer_memory): kept per server and session ----------
     def _history_key(self) -> tuple[str, str] | None:
         chat = self.chat
         if chat is None or not chat.session_id:
@@ -343,9 +334,6 @@ class ChatScreen(Screen):
     # -- what may be done now (rewindtui.tui.screen_gate) ----------------------------------------
     def why_not(self, action: Action) -> str:
         return self.gate.why_not(action)
-
-    def why_not_preview(self) -> str:
-        return self.gate.why_not_preview()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         return self.gate.shows_key(action)
@@ -363,12 +351,8 @@ class ChatScreen(Screen):
         if command.id == "chat.undo_rewind":
             return self.gate.can_undo()
         if command.id == "chat.rewind_mode":
-            return not self.why_not_preview()
+            return not self.gate.why_not_preview()
         return self.ops.offers(command.id)
-
-    def run_command(self, command: interaction.Command) -> None:
-        """A command of the table, from the palette or a slash command."""
-        self.slash.run_command(command)
 
     @on(Composer.Submitted)
     def _submitted(self, event: Composer.Submitted) -> None:
@@ -391,16 +375,10 @@ class ChatScreen(Screen):
         self.sending.retry()
 
     # -- the running turn (rewindtui.tui.turn_control) -------------------------------------------
-    def stop_reply(self) -> bool:
-        return self.turns.stop_reply()
-
     def action_stop_reply(self) -> None:
         """/stop, the palette's "Stop the reply": says so when there is nothing to stop."""
-        if not self.stop_reply():
+        if not self.turns.stop_reply():
             self.notify("No reply is streaming in.", title="Stop")
-
-    def reattach(self) -> None:
-        self.turns.reattach()
 
     def action_answer(self, approve: bool) -> None:
         self.turns.answer(approve)
@@ -411,11 +389,11 @@ class ChatScreen(Screen):
     def _turn_bar(self, event: TurnBar.Stop | TurnBar.Answer | TurnBar.Reattach) -> None:
         self.composer.focus()  # the bar goes away once the turn has ended
         if isinstance(event, TurnBar.Answer):
-            self.action_answer(event.approve)
+            self.turns.answer(event.approve)
         elif isinstance(event, TurnBar.Stop):
-            self.stop_reply()
+            self.turns.stop_reply()
         else:
-            self.reattach()
+            self.turns.reattach()
 
     # -- choosing a rewind point (rewindtui.tui.rewind_choice), Esc (rewindtui.tui.escape_key) ----
     def enter_rewind_mode(self, index: int | None = None) -> bool:
@@ -448,13 +426,10 @@ class ChatScreen(Screen):
 
     @on(ModeBanner.Cancel)
     def _banner_cancel(self) -> None:
-        self.action_escape_mode()
+        self.escape.back_out()
 
     def action_escape(self) -> None:
         self.escape.press()
-
-    def action_escape_mode(self) -> bool:
-        return self.escape.back_out()
 
     # -- ctrl+c, ctrl+d, /quit (rewindtui.tui.interrupt_key) --------------------------------------
     def action_interrupt(self) -> None:
@@ -463,9 +438,6 @@ class ChatScreen(Screen):
     @on(Composer.EndOfInput)
     def _end_of_input(self) -> None:
         self.interrupt.end_of_input()
-
-    def _quit(self) -> None:
-        self.call_later(self.app.run_action, "quit")
 
     # -- a turn's actions (rewindtui.tui.turn_actions), branches (rewindtui.tui.branches) ----------
     def handle_action(self, action: str, item: Item) -> None:
@@ -593,9 +565,6 @@ class ChatScreen(Screen):
         self.panel.close()
 
     @on(SessionsPanel.New)
-    def _new_from_panel(self) -> None:
-        self.request_switch(None)
-
     def action_new_session(self) -> None:
         self.request_switch(None)
 
@@ -614,6 +583,3 @@ class ChatScreen(Screen):
 
     def request_switch(self, session_id: str | None) -> None:
         self.switching.request(session_id)
-
-    def reload(self) -> None:
-        self.switching.reload()
