@@ -137,7 +137,7 @@ class ChatScreen(Screen):
             ask=self._ask,
             panel_refresh=lambda: self.panel.load(),
         )
-        self.panel = SessionsControl(self, ask=self._ask, switch=self.request_switch)  # the sessions panel (F2)
+        self.panel = SessionsControl(self, ask=self._ask, switch=self.switching.request)  # the sessions panel (F2)
         self.branches = Branches(  # redo, undo, rewound turns, the turn picker
             self,
             why_not_preview=self.gate.why_not_preview,
@@ -397,7 +397,8 @@ class ChatScreen(Screen):
 
     # -- choosing a rewind point (rewindtui.tui.rewind_choice), Esc (rewindtui.tui.escape_key) ----
     def enter_rewind_mode(self, index: int | None = None) -> bool:
-        """Show the preview on the turn holding item ``index`` (default: the last turn)."""
+        """Show the preview on the turn holding item ``index`` (default: the last turn). Handed to
+        the branches and Esc before the rewind choice exists (it needs the branches): bound late."""
         return self.choice.enter(index)
 
     def leave_mode(self, *, focus: bool = True) -> None:
@@ -441,7 +442,8 @@ class ChatScreen(Screen):
 
     # -- a turn's actions (rewindtui.tui.turn_actions), branches (rewindtui.tui.branches) ----------
     def handle_action(self, action: str, item: Item) -> None:
-        """A message's button (rewind: the preview), a chord while choosing, /edit, /fork."""
+        """A message's button (rewind: the preview), a chord while choosing, /edit, /fork. Handed to
+        the branches and slash commands before the turn actions exist (they need both): bound late."""
         self.actions.handle(action, item)
 
     @on(Transcript.Action)
@@ -566,20 +568,17 @@ class ChatScreen(Screen):
 
     @on(SessionsPanel.New)
     def action_new_session(self) -> None:
-        self.request_switch(None)
+        self.switching.request(None)
 
     def action_clear_session(self) -> None:
         """/clear: a new, empty session; the one left stays on the server (F2 lists it)."""
         chat = self.chat
         left = (self.status.session_name or (chat.session_id or "")[:8]) if chat is not None else ""
         if not left or chat is None or not chat.conversation.items:
-            self.request_switch(None)
+            self.switching.request(None)
             return
 
         def said() -> None:
             self.say(f"Started a new session; “{left}” is kept (F2 lists it).")
 
         self.switching.request(None, then=said)
-
-    def request_switch(self, session_id: str | None) -> None:
-        self.switching.request(session_id)
