@@ -3,22 +3,12 @@
 It drives a :class:`~rewindtui.chat.Chat` (the same code the headless commands use); the chat
 reports conversation changes, which the transcript draws incrementally. The screen composes the
 widgets, holds the bindings (from the interaction table, :mod:`rewindtui.tui.interaction`) and
-hands each key, click and message to the feature it belongs to; each feature is a plain class over
-the screen as a small host (:class:`~rewindtui.tui.host.ScreenHost`) and the callables it is given:
-
-* showing the chat and its status (``chat_view``); what may be done now, which is the chat's
-  permissions gate and nothing else (``screen_gate``): the transcript's buttons, the footer's keys
-  and every refusal read it;
-* choosing a rewind point (``rewind_choice``): alt+↑, Esc Esc on an empty composer (``escape_key``),
-  a message's "Rewind to here" or /rewind show a preview (the selected turn and every turn after it
-  dimmed, a banner saying what would go); only Enter or the banner's button rewinds; Esc leaves
-  with nothing changed; a printable key leaves and lands in the composer;
-* the running turn (``turn_control``): Stop keeps what came; a question is answered in the turn
-  bar (alt+y / alt+n); a turn the server still runs is followed again;
-* sending, edit-and-resend and retry (``sending``), a turn's actions (``turn_actions``), redo, the
-  one undo, rewound turns and the turn picker (``branches``), the sessions panel
-  (``sessions_control``, ``session_switch``), copy and export (``copy_export``), files and the
-  agent card (``file_actions``), drafts and prompts (``composer_memory``), slash commands (``slash``).
+hands each key, click and message to the feature it belongs to: each feature is a plain class over
+the screen as a small host (:class:`~rewindtui.tui.host.ScreenHost`) and the callables it is given
+(the table of them is in ``docs/architecture.md``). What stays here is what only the screen can
+hold: the features made and wired to each other, the ``action_*`` methods the bindings, slash
+commands and palette run, one message handler per feature, and the host's members. Code outside
+calls a feature through its attribute (``screen.turns``, ``screen.memory``, ``screen.switching``).
 
 Every server operation a feature starts runs through one runner (``ops``,
 :mod:`rewindtui.tui.operations`): it asks the gate, says what runs, runs it in its worker group (a
@@ -61,7 +51,7 @@ from rewindtui.tui.screen_gate import ScreenGate
 from rewindtui.tui.search_control import SearchControl
 from rewindtui.tui.sending import Sending
 from rewindtui.tui.session_switch import SessionSwitch
-from rewindtui.tui.sessions_control import SessionsControl
+from rewindtui.tui.sessions_control import PanelMessage, SessionsControl
 from rewindtui.tui.slash import SlashActions
 from rewindtui.tui.turn_actions import TurnActions
 from rewindtui.tui.turn_control import TurnControl
@@ -409,21 +399,17 @@ class ChatScreen(Screen):
 
     @on(Transcript.Confirm)
     @on(ModeBanner.Confirm)
-    def _confirm(self) -> None:
-        self.choice.confirm()
+    @on(Transcript.Leave)
+    @on(Transcript.TypeAhead)
+    def _choosing(
+        self, event: Transcript.Confirm | ModeBanner.Confirm | Transcript.Leave | Transcript.TypeAhead
+    ) -> None:
+        self.choice.handle(event)
 
     @on(Transcript.Moved)
     def _moved(self) -> None:
         self.choice.moved()
         self.refresh_bindings()  # Enter reads Rewind or Restore as the turn chosen is
-
-    @on(Transcript.Leave)
-    def _leave_transcript(self) -> None:
-        self.choice.transcript_left()
-
-    @on(Transcript.TypeAhead)
-    def _type_ahead(self, event: Transcript.TypeAhead) -> None:
-        self.choice.type_ahead(event.text)
 
     @on(ModeBanner.Cancel)
     def _banner_cancel(self) -> None:
@@ -546,39 +532,19 @@ class ChatScreen(Screen):
     def action_rename_session(self) -> None:
         self.panel.rename_open()
 
-    @on(SessionsPanel.Rename)
-    def _rename_session(self, event: SessionsPanel.Rename) -> None:
-        self.panel.rename(event.session)
-
-    @on(SessionsPanel.Delete)
-    def _delete_session(self, event: SessionsPanel.Delete) -> None:
-        self.panel.delete(event.session)
-
     @on(SessionsPanel.Open)
-    def _open_session(self, event: SessionsPanel.Open) -> None:
-        self.panel.open(event.session_id)
-
-    @on(SessionsPanel.TypeAhead)
-    def _panel_type_ahead(self, event: SessionsPanel.TypeAhead) -> None:
-        self.panel.close(event.text)
-
-    @on(SessionsPanel.Close)
-    def _close_panel(self) -> None:
-        self.panel.close()
-
     @on(SessionsPanel.New)
+    @on(SessionsPanel.Close)
+    @on(SessionsPanel.TypeAhead)
+    @on(SessionsPanel.Rename)
+    @on(SessionsPanel.Delete)
+    def _panel(self, event: PanelMessage) -> None:
+        self.panel.handle(event)
+
     def action_new_session(self) -> None:
         self.switching.request(None)
 
     def action_clear_session(self) -> None:
         """/clear: a new, empty session; the one left stays on the server (F2 lists it)."""
         chat = self.chat
-        left = (self.status.session_name or (chat.session_id or "")[:8]) if chat is not None else ""
-        if not left or chat is None or not chat.conversation.items:
-            self.switching.request(None)
-            return
-
-        def said() -> None:
-            self.say(f"Started a new session; “{left}” is kept (F2 lists it).")
-
-        self.switching.request(None, then=said)
+        self.switching.clear((self.status.session_name or (chat.session_id or "")[:8]) if chat is not None else "")
