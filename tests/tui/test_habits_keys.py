@@ -257,7 +257,7 @@ async def test_the_queue_survives_a_restart(slow_server, tmp_path):
         await pilot.press("enter")
         await pilot.pause()
         session = app.chat.session_id
-        app.chat_screen.stop_reply()
+        app.chat_screen.turns.stop_reply()
         await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
         await settle(app, pilot)
         assert "1 queued message wait" in app.screen.title_text  # not answered: the app quits

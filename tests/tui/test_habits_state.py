@@ -24,7 +24,7 @@ async def test_1_a_restart_opens_the_session_that_was_open_not_the_newest(server
         await settle(app, pilot)
         await send(app, pilot, "the newer session")
         assert app.chat.session_id != older
-        app.chat_screen.request_switch(older)  # what F2 → Enter on it does
+        app.chat_screen.switching.request(older)  # what F2 → Enter on it does
         await settle(app, pilot)
         app.chat_screen.composer.text = "a draft in the older one"
         await pilot.press("ctrl+q")  # keeps the draft

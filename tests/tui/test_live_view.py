@@ -215,7 +215,7 @@ async def test_a_cleared_kept_draft_does_not_come_back_when_the_view_follows(ser
         await turns(first, pilot, "one")
         session_id = first.chat.session_id
         first.chat_screen.composer.text = "kept for later"
-        assert first.chat_screen.keep_draft()  # as ctrl+q keeps it
+        assert first.chat_screen.memory.keep_draft()  # as ctrl+q keeps it
     app = new_app(connector_for(server.agent_url, server.api_url), session_id=session_id, data_dir=tmp_path, live=True)
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)

@@ -152,7 +152,7 @@ async def test_a_page_that_cannot_be_read_is_re_read_then_said_never_passed_off_
         perms = chat.permissions()
         assert not perms.can_rewind and not perms.can_fork and "could not be loaded" in perms.rewind_reason
         # Reload session: the whole session, as the server has it
-        app.chat_screen.reload()
+        app.chat_screen.switching.reload()
         await settle(app, pilot)
         assert chat.conversation.older_token is None and chat.permissions().history_note == ""
         assert shown(app) == whole_view(await server_tasks(srv, fresh))

@@ -17,7 +17,7 @@ def test_snapshot_of_two_tabs_one_with_news(snap_compare):
         await app.open_tab(None, chat=second, agent="second")
         await pilot.pause()
         replay(first, "04_turn_three")  # a turn lands in the hidden first tab: news
-        app._sync_strips()
+        app.tab_control.sync_strips()
         await pilot.pause()
 
     assert snap_compare(app, terminal_size=(100, 30), run_before=open_second)

@@ -28,7 +28,7 @@ class ChatCommands(Provider):
 
         screen = self.screen
         if isinstance(screen, ChatScreen):
-            screen.run_command(command)
+            screen.slash.run_command(command)
 
     async def discover(self) -> Hits:
         for title, text, command in self._entries():

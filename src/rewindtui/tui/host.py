@@ -67,8 +67,6 @@ class ScreenHost(Protocol):
 
     def leave_mode(self, *, focus: bool = True) -> None: ...
 
-    def keep_unsent(self, text: str) -> None: ...
-
     def notify(
         self,
         message: str,

@@ -182,7 +182,7 @@ class LiveView:
                 "then use Reconnect in the command palette (ctrl+p). Your draft stays.",
                 warning=True,
             )
-            self.app.chat_screen.show_failure(f"the embedded server stopped ({stopped})")
+            self.app.chat_screen.view.failure(f"the embedded server stopped ({stopped})")
             return
         self._restarts.append(now)
         self.restarting = True

@@ -13,6 +13,8 @@ from rewindtui.model import Item
 from rewindtui.model.effects import effect_lines, effects
 from rewindtui.tui import interaction
 from rewindtui.tui.host import ScreenHost, sentence
+from rewindtui.tui.widgets.mode_banner import ModeBanner
+from rewindtui.tui.widgets.transcript import Transcript
 
 
 class RewindChoice:
@@ -51,6 +53,15 @@ class RewindChoice:
             transcript.action_cursor(step)
         elif step < 0:
             self.enter()
+
+    def handle(self, event: Transcript.Confirm | ModeBanner.Confirm | Transcript.Leave | Transcript.TypeAhead) -> None:
+        """Enter (or the banner's button) on the preview; Esc in the transcript; a printable key there."""
+        if isinstance(event, Transcript.Leave):
+            self.transcript_left()
+        elif isinstance(event, Transcript.TypeAhead):
+            self.type_ahead(event.text)
+        else:
+            self.confirm()
 
     def moved(self) -> None:
         if self.host.rewind_mode:

@@ -87,6 +87,24 @@ class SessionSwitch:
         if then is not None:
             then()
 
+    def clear(self, left: str) -> None:
+        """/clear: a new, empty session; the one left (named ``left``, "" for none) stays on the
+        server (F2 lists it), and once the new one is open it says so."""
+        chat = self.host.chat
+        if not left or chat is None or not chat.conversation.items:
+            self.request(None)
+            return
+
+        def said() -> None:
+            self.host.notify(
+                f"Started a new session; “{left}” is kept (F2 lists it).",
+                severity="information",
+                timeout=6,
+                markup=False,
+            )
+
+        self.request(None, then=said)
+
     def reload(self) -> None:
         """Re-read this session from the server (what it holds is the truth)."""
         host = self.host

@@ -7,13 +7,24 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import partial
-from typing import Any
+from typing import Any, TypeAlias
 
 from rewindtui.client.a2a_client import ClientError, Session
 from rewindtui.client.errors import user_message
 from rewindtui.tui.host import ScreenHost
 from rewindtui.tui.screens.confirm import ConfirmScreen
 from rewindtui.tui.screens.rename import RenameScreen
+from rewindtui.tui.widgets.sessions_panel import SessionsPanel
+
+#: what the panel asks of the chat screen (its ``OpenTab`` is the app's: a new tab)
+PanelMessage: TypeAlias = (
+    SessionsPanel.Open
+    | SessionsPanel.New
+    | SessionsPanel.Close
+    | SessionsPanel.TypeAhead
+    | SessionsPanel.Rename
+    | SessionsPanel.Delete
+)
 
 
 class SessionsControl:
@@ -30,6 +41,22 @@ class SessionsControl:
 
     def _notify(self, text: str, *, title: str, severity: str = "information", timeout: float = 6) -> None:
         self.host.notify(text, title=title, severity=severity, timeout=timeout, markup=False)
+
+    def handle(self, event: PanelMessage) -> None:
+        """The panel's messages: open, new, close (a letter typed there goes to the composer),
+        rename, delete."""
+        if isinstance(event, SessionsPanel.Open):
+            self.open(event.session_id)
+        elif isinstance(event, SessionsPanel.New):
+            self.switch(None)
+        elif isinstance(event, SessionsPanel.Close):
+            self.close()
+        elif isinstance(event, SessionsPanel.TypeAhead):
+            self.close(event.text)
+        elif isinstance(event, SessionsPanel.Rename):
+            self.rename(event.session)
+        else:
+            self.delete(event.session)
 
     # -- the panel -------------------------------------------------------------------------------
     @property

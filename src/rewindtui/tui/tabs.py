@@ -7,9 +7,9 @@ Textual *mode* of its own (the first one in the app's default mode), so a dialog
 stays with that tab, and a tab that is not shown keeps its workers: its reply goes on streaming.
 
 This module is the list itself (which tab is shown, the next one, what a tab is called, whether a
-hidden one has news), kept free of the app so it can be tested without a terminal. The app
-(:mod:`rewindtui.tui.app`) opens and closes tabs; the strip (:mod:`rewindtui.tui.widgets.tab_strip`)
-shows them when there are two or more.
+hidden one has news), kept free of the app so it can be tested without a terminal. The app's
+tab control (:mod:`rewindtui.tui.tab_control`) opens, shows and closes tabs; the strip
+(:mod:`rewindtui.tui.widgets.tab_strip`) shows them when there are two or more.
 """
 
 from __future__ import annotations

@@ -3,22 +3,12 @@
 It drives a :class:`~rewindtui.chat.Chat` (the same code the headless commands use); the chat
 reports conversation changes, which the transcript draws incrementally. The screen composes the
 widgets, holds the bindings (from the interaction table, :mod:`rewindtui.tui.interaction`) and
-hands each key, click and message to the feature it belongs to; each feature is a plain class over
-the screen as a small host (:class:`~rewindtui.tui.host.ScreenHost`) and the callables it is given:
-
-* showing the chat and its status (``chat_view``); what may be done now, which is the chat's
-  permissions gate and nothing else (``screen_gate``): the transcript's buttons, the footer's keys
-  and every refusal read it;
-* choosing a rewind point (``rewind_choice``): alt+↑, Esc Esc on an empty composer (``escape_key``),
-  a message's "Rewind to here" or /rewind show a preview (the selected turn and every turn after it
-  dimmed, a banner saying what would go); only Enter or the banner's button rewinds; Esc leaves
-  with nothing changed; a printable key leaves and lands in the composer;
-* the running turn (``turn_control``): Stop keeps what came; a question is answered in the turn
-  bar (alt+y / alt+n); a turn the server still runs is followed again;
-* sending, edit-and-resend and retry (``sending``), a turn's actions (``turn_actions``), redo, the
-  one undo, rewound turns and the turn picker (``branches``), the sessions panel
-  (``sessions_control``, ``session_switch``), copy and export (``copy_export``), files and the
-  agent card (``file_actions``), drafts and prompts (``composer_memory``), slash commands (``slash``).
+hands each key, click and message to the feature it belongs to: each feature is a plain class over
+the screen as a small host (:class:`~rewindtui.tui.host.ScreenHost`) and the callables it is given
+(the table of them is in ``docs/architecture.md``). What stays here is what only the screen can
+hold: the features made and wired to each other, the ``action_*`` methods the bindings, slash
+commands and palette run, one message handler per feature, and the host's members. Code outside
+calls a feature through its attribute (``screen.turns``, ``screen.memory``, ``screen.switching``).
 
 Every server operation a feature starts runs through one runner (``ops``,
 :mod:`rewindtui.tui.operations`): it asks the gate, says what runs, runs it in its worker group (a
@@ -61,7 +51,7 @@ from rewindtui.tui.screen_gate import ScreenGate
 from rewindtui.tui.search_control import SearchControl
 from rewindtui.tui.sending import Sending
 from rewindtui.tui.session_switch import SessionSwitch
-from rewindtui.tui.sessions_control import SessionsControl
+from rewindtui.tui.sessions_control import PanelMessage, SessionsControl
 from rewindtui.tui.slash import SlashActions
 from rewindtui.tui.turn_actions import TurnActions
 from rewindtui.tui.turn_control import TurnControl
@@ -126,17 +116,21 @@ class ChatScreen(Screen):
         self.memory.loaded = self._queue_loaded
         #: a session was shown (the app remembers it: a restart opens it again)
         self.opened: Callable[[], None] = lambda: None
+        self.turns = TurnControl(self)  # stop, reattach, answer, the turn bar
+        self.gate = ScreenGate(
+            self, can_undo=lambda: bool(self.queue) or self.branches.can_undo()
+        )  # what may be done now: the chat's gate
         self.switching = SessionSwitch(
             self,
-            stop_reply=self.stop_reply,
+            stop_reply=self.turns.stop_reply,
             set_aside=lambda: self.sending.set_aside(),
             ask=self._ask,
             panel_refresh=lambda: self.panel.load(),
         )
-        self.panel = SessionsControl(self, ask=self._ask, switch=self.request_switch)  # the sessions panel (F2)
+        self.panel = SessionsControl(self, ask=self._ask, switch=self.switching.request)  # the sessions panel (F2)
         self.branches = Branches(  # redo, undo, rewound turns, the turn picker
             self,
-            why_not_preview=self.why_not_preview,
+            why_not_preview=self.gate.why_not_preview,
             preview=self.enter_rewind_mode,
             act_on_turn=self.handle_action,
             ask=self._ask,
@@ -145,15 +139,11 @@ class ChatScreen(Screen):
         self.search = SearchControl(
             self, rewound=self.branches, bar=lambda: self.query_one(SearchBar), later=self.set_timer
         )  # ctrl+f
-        self.gate = ScreenGate(
-            self, can_undo=lambda: bool(self.queue) or self.branches.can_undo()
-        )  # what may be done now: the chat's gate
         self.exports = CopyExport(self, ask=self._ask, clipboard=lambda text: self.app.copy_to_clipboard(text))
         self.files = FileActions(self)
-        self.turns = TurnControl(self)  # stop, reattach, answer, the turn bar
         self.choice = RewindChoice(  # choosing a rewind point, and the rewind
             self,
-            why_not_preview=self.why_not_preview,
+            why_not_preview=self.gate.why_not_preview,
             after_layout=self.call_after_refresh,
             left_by_key=lambda: self.escape.left_by_its_own_key(),
             branch_act=self.branches.act,
@@ -174,7 +164,7 @@ class ChatScreen(Screen):
         )
         self.escape = EscapeKey(
             self,
-            stop_reply=self.stop_reply,
+            stop_reply=self.turns.stop_reply,
             leave_preview=self.leave_mode,
             enter_preview=self.enter_rewind_mode,
             restore_stash=self.memory.restore_stash,
@@ -183,9 +173,9 @@ class ChatScreen(Screen):
         )
         self.interrupt = InterruptKey(  # ctrl+c: stop, back out, clear the draft, or quit on a second press
             self,
-            stop_reply=self.stop_reply,
-            back_out=self.action_escape_mode,
-            quit=self._quit,
+            stop_reply=self.turns.stop_reply,
+            back_out=self.escape.back_out,
+            quit=lambda: self.call_later(self.app.run_action, "quit"),
             later=self.set_timer,
             cleared=self.memory.forget_kept_draft,
         )
@@ -215,7 +205,7 @@ class ChatScreen(Screen):
             changed=(self.branches.changed, self.search.changed),
             undo_label=lambda: "take back the last queued message" if self.queue else self.branches.undo_label(),
             show_turn=lambda: self.turns.show(self.refresh_bindings),
-            reattach=self.reattach,
+            reattach=self.turns.reattach,
             status_line=lambda: self.query_one(StatusLine),
             welcome=lambda: self.query_one(Welcome),
             new_below=lambda: self.query_one(NewBelow),
@@ -321,16 +311,7 @@ class ChatScreen(Screen):
     def refresh_status(self) -> None:
         self.view.refresh()
 
-    def show_failure(self, text: str) -> None:
-        self.view.failure(text)
-
-    # -- drafts (nothing typed is lost) --------------------------------------------------------
-    def keep_draft(self) -> bool:
-        return self.memory.keep_draft()
-
-    def keep_unsent(self, text: str) -> None:
-        self.memory.keep_unsent(text)
-
+    # -- drafts and prompts (rewindtui.tui.composer_memory): kept per server and session ----------
     def _history_key(self) -> tuple[str, str] | None:
         chat = self.chat
         if chat is None or not chat.session_id:
@@ -343,9 +324,6 @@ class ChatScreen(Screen):
     # -- what may be done now (rewindtui.tui.screen_gate) ----------------------------------------
     def why_not(self, action: Action) -> str:
         return self.gate.why_not(action)
-
-    def why_not_preview(self) -> str:
-        return self.gate.why_not_preview()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         return self.gate.shows_key(action)
@@ -363,12 +341,8 @@ class ChatScreen(Screen):
         if command.id == "chat.undo_rewind":
             return self.gate.can_undo()
         if command.id == "chat.rewind_mode":
-            return not self.why_not_preview()
+            return not self.gate.why_not_preview()
         return self.ops.offers(command.id)
-
-    def run_command(self, command: interaction.Command) -> None:
-        """A command of the table, from the palette or a slash command."""
-        self.slash.run_command(command)
 
     @on(Composer.Submitted)
     def _submitted(self, event: Composer.Submitted) -> None:
@@ -392,16 +366,10 @@ class ChatScreen(Screen):
         self.sending.retry()
 
     # -- the running turn (rewindtui.tui.turn_control) -------------------------------------------
-    def stop_reply(self) -> bool:
-        return self.turns.stop_reply()
-
     def action_stop_reply(self) -> None:
         """/stop, the palette's "Stop the reply": says so when there is nothing to stop."""
-        if not self.stop_reply():
+        if not self.turns.stop_reply():
             self.notify("No reply is streaming in.", title="Stop")
-
-    def reattach(self) -> None:
-        self.turns.reattach()
 
     def action_answer(self, approve: bool) -> None:
         self.turns.answer(approve)
@@ -412,15 +380,16 @@ class ChatScreen(Screen):
     def _turn_bar(self, event: TurnBar.Stop | TurnBar.Answer | TurnBar.Reattach) -> None:
         self.composer.focus()  # the bar goes away once the turn has ended
         if isinstance(event, TurnBar.Answer):
-            self.action_answer(event.approve)
+            self.turns.answer(event.approve)
         elif isinstance(event, TurnBar.Stop):
-            self.stop_reply()
+            self.turns.stop_reply()
         else:
-            self.reattach()
+            self.turns.reattach()
 
     # -- choosing a rewind point (rewindtui.tui.rewind_choice), Esc (rewindtui.tui.escape_key) ----
     def enter_rewind_mode(self, index: int | None = None) -> bool:
-        """Show the preview on the turn holding item ``index`` (default: the last turn)."""
+        """Show the preview on the turn holding item ``index`` (default: the last turn). Handed to
+        the branches and Esc before the rewind choice exists (it needs the branches): bound late."""
         return self.choice.enter(index)
 
     def leave_mode(self, *, focus: bool = True) -> None:
@@ -431,31 +400,24 @@ class ChatScreen(Screen):
 
     @on(Transcript.Confirm)
     @on(ModeBanner.Confirm)
-    def _confirm(self) -> None:
-        self.choice.confirm()
+    @on(Transcript.Leave)
+    @on(Transcript.TypeAhead)
+    def _choosing(
+        self, event: Transcript.Confirm | ModeBanner.Confirm | Transcript.Leave | Transcript.TypeAhead
+    ) -> None:
+        self.choice.handle(event)
 
     @on(Transcript.Moved)
     def _moved(self) -> None:
         self.choice.moved()
         self.refresh_bindings()  # Enter reads Rewind or Restore as the turn chosen is
 
-    @on(Transcript.Leave)
-    def _leave_transcript(self) -> None:
-        self.choice.transcript_left()
-
-    @on(Transcript.TypeAhead)
-    def _type_ahead(self, event: Transcript.TypeAhead) -> None:
-        self.choice.type_ahead(event.text)
-
     @on(ModeBanner.Cancel)
     def _banner_cancel(self) -> None:
-        self.action_escape_mode()
+        self.escape.back_out()
 
     def action_escape(self) -> None:
         self.escape.press()
-
-    def action_escape_mode(self) -> bool:
-        return self.escape.back_out()
 
     # -- ctrl+c, ctrl+d, /quit (rewindtui.tui.interrupt_key) --------------------------------------
     def action_interrupt(self) -> None:
@@ -465,12 +427,10 @@ class ChatScreen(Screen):
     def _end_of_input(self) -> None:
         self.interrupt.end_of_input()
 
-    def _quit(self) -> None:
-        self.call_later(self.app.run_action, "quit")
-
     # -- a turn's actions (rewindtui.tui.turn_actions), branches (rewindtui.tui.branches) ----------
     def handle_action(self, action: str, item: Item) -> None:
-        """A message's button (rewind: the preview), a chord while choosing, /edit, /fork."""
+        """A message's button (rewind: the preview), a chord while choosing, /edit, /fork. Handed to
+        the branches and slash commands before the turn actions exist (they need both): bound late."""
         self.actions.handle(action, item)
 
     @on(Transcript.Action)
@@ -573,48 +533,19 @@ class ChatScreen(Screen):
     def action_rename_session(self) -> None:
         self.panel.rename_open()
 
-    @on(SessionsPanel.Rename)
-    def _rename_session(self, event: SessionsPanel.Rename) -> None:
-        self.panel.rename(event.session)
-
-    @on(SessionsPanel.Delete)
-    def _delete_session(self, event: SessionsPanel.Delete) -> None:
-        self.panel.delete(event.session)
-
     @on(SessionsPanel.Open)
-    def _open_session(self, event: SessionsPanel.Open) -> None:
-        self.panel.open(event.session_id)
-
-    @on(SessionsPanel.TypeAhead)
-    def _panel_type_ahead(self, event: SessionsPanel.TypeAhead) -> None:
-        self.panel.close(event.text)
-
-    @on(SessionsPanel.Close)
-    def _close_panel(self) -> None:
-        self.panel.close()
-
     @on(SessionsPanel.New)
-    def _new_from_panel(self) -> None:
-        self.request_switch(None)
+    @on(SessionsPanel.Close)
+    @on(SessionsPanel.TypeAhead)
+    @on(SessionsPanel.Rename)
+    @on(SessionsPanel.Delete)
+    def _panel(self, event: PanelMessage) -> None:
+        self.panel.handle(event)
 
     def action_new_session(self) -> None:
-        self.request_switch(None)
+        self.switching.request(None)
 
     def action_clear_session(self) -> None:
         """/clear: a new, empty session; the one left stays on the server (F2 lists it)."""
         chat = self.chat
-        left = (self.status.session_name or (chat.session_id or "")[:8]) if chat is not None else ""
-        if not left or chat is None or not chat.conversation.items:
-            self.request_switch(None)
-            return
-
-        def said() -> None:
-            self.say(f"Started a new session; “{left}” is kept (F2 lists it).")
-
-        self.switching.request(None, then=said)
-
-    def request_switch(self, session_id: str | None) -> None:
-        self.switching.request(session_id)
-
-    def reload(self) -> None:
-        self.switching.reload()
+        self.switching.clear((self.status.session_name or (chat.session_id or "")[:8]) if chat is not None else "")

@@ -243,6 +243,6 @@ def open_kagent(host: Any) -> None:
 
     def opened(session_id: str | None) -> None:
         if session_id:
-            host.request_switch(session_id)
+            host.switching.request(session_id)
 
     host.app.push_screen(KagentScreen(client, chat.session_id), opened)
