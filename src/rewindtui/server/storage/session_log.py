@@ -23,9 +23,15 @@ result.
 from __future__ import annotations
 
 import json
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
+from itertools import islice
+from operator import attrgetter
 from typing import NamedTuple
+
+from rewindtui.server.storage.history_refs import Link, Segment, parse
 
 #: ``LogTask.refs_json`` of a rewind task whose history is stored but not read yet (see
 #: :meth:`SessionLog.refs_needed`): a long session's rewinds each hold its whole history.
@@ -44,7 +50,7 @@ class LogTask(NamedTuple):
     invocation_id: str | None  # a turn's invocation; a rewind's own (ADK's rewind event)
     before: str | None  # rewind / redo: the invocation it went back before
     rewound_by: str | None
-    refs_json: str | None  # rewind / redo: its history, message seqs (JSON); UNREAD: not read yet
+    refs_json: str | None  # rewind / redo: its stored history (:mod:`.history_refs`); UNREAD: not read yet
     created_at: str = ""
 
     @property
@@ -66,12 +72,31 @@ class Plan:
     """Going back to just before an invocation: the effective history then, and the tasks whose
     rewound mark changes (seqs)."""
 
-    effective: list[LogMessage]
+    #: the effective history then, as the rewind task stores it (:mod:`.history_refs`)
+    link: Link
     boundary_task_seq: int  # the task where the invocation begins
     hide: list[int] = field(default_factory=list)
     restore: list[int] = field(default_factory=list)
     #: how many of the hidden tasks are turns (not rewinds): what the rewind takes away, in turns
     hidden_turns: int = 0
+    #: the log the plan was made from (resolves :attr:`link`)
+    log: SessionLog | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def total(self) -> int:
+        """How many messages the effective history holds (none of them resolved)."""
+        return self.link.total
+
+    @cached_property
+    def effective(self) -> list[LogMessage]:
+        """The effective history then, oldest first (the whole of it)."""
+        assert self.log is not None
+        return self.log.resolve_link(self.link)
+
+    def newest(self, count: int) -> list[LogMessage]:
+        """The newest ``count`` messages of :attr:`effective`, oldest first: only those resolved."""
+        assert self.log is not None
+        return list(reversed(list(islice(self.log.newest_first(self.link), max(0, count)))))
 
 
 class NotInLog(LookupError):
@@ -95,6 +120,8 @@ class SessionLog:
         self._parent: list[int] = []
         #: the invocations rewind tasks went back before (their parents depend on ``_first``)
         self._befores: set[str] = set()
+        #: stored histories parsed (task index -> list | Link | None: unreadable), per view
+        self._parsed: dict[int, list[int] | Link | None] = {}
         self._add(list(tasks), messages)
 
     def _add(self, tasks: list[LogTask], messages: Iterable[LogMessage]) -> None:
@@ -148,6 +175,7 @@ class SessionLog:
         new = SessionLog.__new__(SessionLog)
         new.__dict__.update(self.__dict__)
         new.tasks = list(self.tasks)
+        new._parsed = {}
         return new
 
     # -- the tree ----------------------------------------------------------------------
@@ -175,7 +203,7 @@ class SessionLog:
             task = self.tasks[i]
             if task.kind in REWIND_KINDS:
                 if task.refs_json is not None:
-                    chunks.append([m for m in map(self._message.get, task.refs) if m is not None])
+                    chunks.append(self.resolve(i))
                     break
                 continue
             chunks.append(self._messages.get(task.seq, []))
@@ -183,6 +211,173 @@ class SessionLog:
         for chunk in reversed(chunks):
             out += chunk
         return out
+
+    # -- stored histories (:mod:`.history_refs`) ---------------------------------------
+    def _stored(self, index: int) -> list[int] | Link | None:
+        """The stored history of rewind task ``index``, parsed (None: it cannot be read)."""
+        if index in self._parsed:
+            return self._parsed[index]
+        task = self.tasks[index]
+        if task.refs_json == UNREAD:
+            raise LookupError(f"the history of rewind task {task.id!r} was not read (SessionLog.refs_needed)")
+        try:
+            stored = parse(task.refs_json) if task.refs_json else []
+        except ValueError:
+            stored = None
+        self._parsed[index] = stored
+        return stored
+
+    def _base(self, index: int, link: Link) -> int | None:
+        """The task index of ``link``'s base (a rewind task before ``index``; None: none or not one)."""
+        if link.base is None:
+            return None
+        base = self._index.get(link.base)
+        if base is None or base >= index or self.tasks[base].kind not in REWIND_KINDS:
+            return None
+        return base
+
+    def _chain(self, index: int) -> Iterator[int]:
+        """Rewind task ``index`` and the bases under it, newest first (each stored history read)."""
+        at: int | None = index
+        while at is not None:
+            yield at
+            stored = self._stored(at)
+            at = self._base(at, stored) if isinstance(stored, Link) else None
+
+    def _expand(self, segment: Segment) -> list[LogMessage]:
+        if isinstance(segment, int):
+            message = self._message.get(segment)
+            return [] if message is None else [message]
+        lo, hi, newest = segment
+        seq = attrgetter("seq")
+        out: list[LogMessage] = []
+        for task in self.tasks[bisect_left(self.tasks, lo, key=seq) : bisect_right(self.tasks, hi, key=seq)]:
+            for message in self._messages.get(task.seq, ()):
+                if message.seq > newest:
+                    break
+                out.append(message)
+        return out
+
+    def _expand_newest_first(self, segment: Segment) -> Iterator[LogMessage]:
+        if isinstance(segment, int):
+            yield from self._expand(segment)
+            return
+        lo, hi, newest = segment
+        seq = attrgetter("seq")
+        first, last = bisect_left(self.tasks, lo, key=seq), bisect_right(self.tasks, hi, key=seq)
+        for i in range(last - 1, first - 1, -1):
+            for message in reversed(self._messages.get(self.tasks[i].seq, ())):
+                if message.seq <= newest:
+                    yield message
+
+    def resolve(self, index: int) -> list[LogMessage]:
+        """The whole stored history of rewind task ``index``, oldest first (its chain resolved)."""
+        chain = list(self._chain(index))
+        out: list[LogMessage] = []
+        for i in reversed(chain):  # the oldest base first
+            stored = self._stored(i)
+            if stored is None:
+                out = []
+            elif isinstance(stored, list):
+                out = [m for m in map(self._message.get, stored) if m is not None]
+            else:
+                out = out[: stored.upto] if self._base(i, stored) is not None else []
+                for segment in stored.segments:
+                    out += self._expand(segment)
+        return out
+
+    def resolve_link(self, link: Link, index: int | None = None) -> list[LogMessage]:
+        """The history ``link`` stands for (not stored yet: its base is any rewind task here)."""
+        base = self._base(len(self.tasks) if index is None else index, link)
+        out = self.resolve(base)[: link.upto] if base is not None else []
+        for segment in link.segments:
+            out += self._expand(segment)
+        return out
+
+    def _length(self, index: int) -> int:
+        stored = self._stored(index)
+        if stored is None:
+            return 0
+        if isinstance(stored, list):
+            return sum(1 for s in stored if s in self._message)
+        return stored.total
+
+    def _newest_of(self, index: int, limit: int) -> Iterator[LogMessage]:
+        """The first ``limit`` messages of rewind task ``index``'s stored history, newest first,
+        resolved one at a time (a chain link's own segments first, then its base's)."""
+        stored = self._stored(index)
+        if stored is None or limit <= 0:
+            return
+        if isinstance(stored, list):
+            history = [m for m in map(self._message.get, stored) if m is not None][:limit]
+            yield from reversed(history)
+            return
+        yield from self._link_newest_first(stored, index, limit)
+
+    def _link_newest_first(self, link: Link, index: int, limit: int) -> Iterator[LogMessage]:
+        base = self._base(index, link)
+        upto = min(link.upto, self._length(base)) if base is not None else 0
+        skip = max(0, upto + sum(self._segment_length(s) for s in link.segments) - limit) if limit < link.total else 0
+        for segment in reversed(link.segments):
+            for message in self._expand_newest_first(segment):
+                if skip:
+                    skip -= 1
+                    continue
+                yield message
+        if base is not None:
+            yield from self._newest_of(base, min(upto, limit))
+
+    def _segment_length(self, segment: Segment) -> int:
+        if isinstance(segment, int):
+            return int(segment in self._message)
+        lo, hi, newest = segment
+        seq = attrgetter("seq")
+        owned = self._messages
+        tasks = self.tasks[bisect_left(self.tasks, lo, key=seq) : bisect_right(self.tasks, hi, key=seq)]
+        if self._message and newest >= next(reversed(self._message)):  # every message they hold
+            return sum(len(owned.get(t.seq, ())) for t in tasks)
+        return len(self._expand(segment))
+
+    def newest_first(self, link: Link) -> Iterator[LogMessage]:
+        """The history ``link`` stands for, newest first, resolved as far as it is read."""
+        return self._link_newest_first(link, len(self.tasks), link.total)
+
+    def link(self, index: int, *, boundary: int | None = None, before_message: int | None = None) -> Link:
+        """The effective history after task ``index`` as a chain link: the newest rewind on the path
+        (all of it) and the runs of tasks after it, each a segment; with ``boundary``, also the
+        messages of that task older than ``before_message`` (a fork's copied history cut)."""
+        base: int | None = None
+        path: list[int] = []
+        for i in self._walk(index):
+            task = self.tasks[i]
+            if task.kind in REWIND_KINDS:
+                if task.refs_json is not None:
+                    base = i
+                    break
+                continue
+            path.append(i)
+        newest = next(reversed(self._message), 0) if self._message else 0
+        runs: list[Segment] = []
+        start = prev = -2
+        for i in reversed(path):
+            if i != prev + 1:
+                if start >= 0:
+                    runs.append((self.tasks[start].seq, self.tasks[prev].seq, newest))
+                start = i
+            prev = i
+        if start >= 0:
+            runs.append((self.tasks[start].seq, self.tasks[prev].seq, newest))
+        if boundary is not None and before_message is not None:
+            runs.append((self.tasks[boundary].seq, self.tasks[boundary].seq, before_message - 1))
+        lengths = [self._segment_length(r) for r in runs]
+        runs = [r for r, n in zip(runs, lengths, strict=True) if n]
+        if base is None:
+            return Link(sum(lengths), None, 0, tuple(runs))
+        stored = self._stored(base)
+        upto = self._length(base)
+        if isinstance(stored, Link) and not runs and upto == stored.total:
+            return stored  # the same history: the base's own link (the chain grows no longer)
+        return Link(upto + sum(lengths), self.tasks[base].seq, upto, tuple(runs))
 
     def _newest_rewind(self, index: int) -> int | None:
         """The task index whose stored history :meth:`effective` of ``index`` reads (None: none)."""
@@ -199,13 +394,22 @@ class SessionLog:
         found = self._first.get(invocation_id) if invocation_id is not None else None
         if found is not None:
             wanted.add(self._newest_rewind(found[0] - 1))
-        return sorted(self.tasks[i].seq for i in wanted if i is not None and self.tasks[i].refs_json == UNREAD)
+        needed = set()
+        for i in wanted:
+            while i is not None:  # down the chain of bases, to the first not read
+                if self.tasks[i].refs_json == UNREAD:
+                    needed.add(self.tasks[i].seq)
+                    break
+                stored = self._stored(i)
+                i = self._base(i, stored) if isinstance(stored, Link) else None
+        return sorted(needed)
 
     def give_refs(self, refs: dict[int, str]) -> None:
         """The stored histories (seq -> JSON) of rewind tasks read late."""
         for seq, text in refs.items():
             i = self._index[seq]
             self.tasks[i] = self.tasks[i]._replace(refs_json=text)
+            self._parsed.pop(i, None)
 
     def current_invocations(self) -> list[str]:
         """The invocations of the current conversation, in order (each once)."""
@@ -218,8 +422,7 @@ class SessionLog:
             task = self.tasks[i]
             if task.kind in REWIND_KINDS:
                 if task.refs_json is not None:
-                    message = self._message
-                    return any(s in message and message[s].invocation_id == invocation_id for s in reversed(task.refs))
+                    return any(m.invocation_id == invocation_id for m in self._newest_of(i, self._length(i)))
                 continue
             if any(m.invocation_id == invocation_id for m in self._messages.get(task.seq, ())):
                 return True
@@ -238,11 +441,10 @@ class SessionLog:
                 "rewound",
                 f"invocation {invocation_id!r} was already rewound; choose one from the current history",
             )
-        effective = self.effective(begins - 1)
         task = self.tasks[begins]
-        if task.kind in OWNING_KINDS and first_message is not None:
-            # the task holds messages of earlier invocations too (a fork's copied history)
-            effective += [m for m in self._messages.get(task.seq, []) if m.seq < first_message]
+        # with the messages of earlier invocations the task holds too (a fork's copied history)
+        cut = task.kind in OWNING_KINDS and first_message is not None
+        link = self.link(begins - 1, boundary=begins if cut else None, before_message=first_message)
         # the tasks on one path and not the other: both walked back until they meet (a parent's
         # index is below its child's, so the one further on steps back), not the shared part
         now, then = self.head, begins - 1
@@ -256,11 +458,12 @@ class SessionLog:
                 restore.append(then)
                 then = self._parent[then]
         return Plan(
-            effective=effective,
+            link=link,
             boundary_task_seq=task.seq,
             hide=sorted(self.tasks[i].seq for i in hide),
             restore=sorted(self.tasks[i].seq for i in restore),
             hidden_turns=sum(1 for i in hide if self.tasks[i].kind == "turn"),
+            log=self,
         )
 
     def task(self, task_id: str) -> LogTask | None:

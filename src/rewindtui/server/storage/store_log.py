@@ -189,7 +189,7 @@ class LogStore(StoreBase):
         """Store the rewind (or redo) task; mark the tasks it takes away rewound by it, and clear the
         mark of those it brings back."""
         ts = now_iso()
-        refs = dumps([m.seq for m in plan.effective])
+        refs = plan.link.dumps()
         kind = "redo" if (rewind_task.get("metadata") or {}).get(contract.REDO_OF_KEY) else "rewind"
         statements: list[Statement] = []
         if plan.hide:
