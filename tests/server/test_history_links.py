@@ -252,6 +252,16 @@ def test_links_read_back_what_whole_lists_do(engine: str) -> None:
     @example([("turn", 0), ("turn", 0), ("rewind", 1), ("answer", 0), ("turn", 0), ("rewind", 2)], 0, 0)
     @example([("turn", 0), ("turn", 0), ("rewind", 1), ("redo_last", 0), ("answer", 1), ("rewind", 1)], 0, 3)
     @example([("turn", 0), ("rewind", 1), ("turn", 0), ("redo", 0), ("answer", 0), ("rewind", 0)], 2, 2)
+    # runs of turns around a rewound one are not one run; nor where a turn got a message after a link
+    @example([("turn", 0), ("turn", 0), ("rewind", 1), ("turn", 0), ("turn", 0), ("rewind", 2)], 0, 0)
+    @example(
+        [
+            *[("turn", 0), ("turn", 0), ("rewind", 1), ("redo_last", 0), ("turn", 0), ("rewind", 2)],
+            *[("rewind", 1), ("answer", 0), ("redo", 2)],
+        ],
+        0,
+        0,
+    )
     def chain(plan: list[tuple[str, int]], fork: int, switch: int) -> None:
         asyncio.run(run(urls, root, plan, fork, switch))
 

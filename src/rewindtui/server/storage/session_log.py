@@ -122,6 +122,14 @@ class SessionLog:
         self._befores: set[str] = set()
         #: stored histories parsed (task index -> list | Link | None: unreadable), per view
         self._parsed: dict[int, list[int] | Link | None] = {}
+        #: the newest rewind task at or before each task index (-1: none): a walk down the path
+        #: steps from one to the next (the tasks between are consecutive on it)
+        self._prev_rewind: list[int] = []
+        #: messages the tasks before each index own (``_owned[i]``: tasks ``0..i-1``), counted as far
+        #: as ``_owned_valid[0]`` (a message added to an older task counts again from it); both
+        #: shared with the views, which count what the log holds
+        self._owned: list[int] = [0]
+        self._owned_valid = [0]
         self._add(list(tasks), messages)
 
     def _add(self, tasks: list[LogTask], messages: Iterable[LogMessage]) -> None:
@@ -139,6 +147,9 @@ class SessionLog:
             else:
                 owned.append(message)
             self._message[message.seq] = message
+            owner = self._index.get(message.task_seq)
+            if owner is not None and owner < self._owned_valid[0]:
+                self._owned_valid[0] = owner
             inv = message.invocation_id
             if inv and inv not in self._first and message.task_seq in self._index:
                 self._first[inv] = (self._index[message.task_seq], message.seq)
@@ -154,6 +165,8 @@ class SessionLog:
                     if begins < i:
                         parent = begins - 1
             self._parent.append(parent)
+            before = self._prev_rewind[i - 1] if i else -1
+            self._prev_rewind.append(i if task.kind in REWIND_KINDS else before)
 
     def extend(self, tasks: Sequence[LogTask], messages: Sequence[LogMessage]) -> bool:
         """Append newer rows (``tasks`` after every task here, ``messages`` after every message), in
@@ -342,50 +355,98 @@ class SessionLog:
         """The history ``link`` stands for, newest first, resolved as far as it is read."""
         return self._link_newest_first(link, len(self.tasks), link.total)
 
+    def _runs(self, index: int) -> tuple[int | None, list[tuple[int, int]]]:
+        """The path from task ``index`` down to the newest rewind on it with a stored history: that
+        rewind (None: none) and the runs of consecutive task indexes before it, newest first. A
+        step per rewind on the way, not per task (``_prev_rewind``)."""
+        runs: list[tuple[int, int]] = []
+        i = index
+        while i >= 0:
+            r = self._prev_rewind[i]
+            if r < i:
+                runs.append((r + 1, i))
+            if r < 0:
+                return None, runs
+            if self.tasks[r].refs_json is not None:
+                return r, runs
+            i = self._parent[r]
+        return None, runs
+
+    def _owned_count(self, first: int, last: int) -> int:
+        """Messages the tasks ``first`` to ``last`` (indexes, both included) own."""
+        owned, valid = self._owned, self._owned_valid
+        if len(owned) < last + 2 or valid[0] < last + 1:
+            start = min(valid[0], len(owned) - 1)
+            del owned[start + 1 :]
+            messages = self._messages
+            for task in self.tasks[start:]:
+                owned.append(owned[-1] + len(messages.get(task.seq, ())))
+            valid[0] = len(self.tasks)
+        return owned[last + 1] - owned[first]
+
     def link(self, index: int, *, boundary: int | None = None, before_message: int | None = None) -> Link:
         """The effective history after task ``index`` as a chain link: the newest rewind on the path
         (all of it) and the runs of tasks after it, each a segment; with ``boundary``, also the
         messages of that task older than ``before_message`` (a fork's copied history cut)."""
-        base: int | None = None
-        path: list[int] = []
-        for i in self._walk(index):
-            task = self.tasks[i]
-            if task.kind in REWIND_KINDS:
-                if task.refs_json is not None:
-                    base = i
-                    break
-                continue
-            path.append(i)
+        base, runs = self._runs(index)
         newest = next(reversed(self._message), 0) if self._message else 0
-        runs: list[Segment] = []
-        start = prev = -2
-        for i in reversed(path):
-            if i != prev + 1:
-                if start >= 0:
-                    runs.append((self.tasks[start].seq, self.tasks[prev].seq, newest))
-                start = i
-            prev = i
-        if start >= 0:
-            runs.append((self.tasks[start].seq, self.tasks[prev].seq, newest))
+        segments: list[Segment] = []
+        lengths: list[int] = []
+        for first, last in reversed(runs):
+            segments.append((self.tasks[first].seq, self.tasks[last].seq, newest))
+            lengths.append(self._owned_count(first, last))
         if boundary is not None and before_message is not None:
-            runs.append((self.tasks[boundary].seq, self.tasks[boundary].seq, before_message - 1))
-        lengths = [self._segment_length(r) for r in runs]
-        runs = [r for r, n in zip(runs, lengths, strict=True) if n]
-        if base is None:
-            return Link(sum(lengths), None, 0, tuple(runs))
-        stored = self._stored(base)
-        upto = self._length(base)
-        if isinstance(stored, Link) and not runs and upto == stored.total:
-            return stored  # the same history: the base's own link (the chain grows no longer)
-        return Link(upto + sum(lengths), self.tasks[base].seq, upto, tuple(runs))
+            cut: Segment = (self.tasks[boundary].seq, self.tasks[boundary].seq, before_message - 1)
+            segments.append(cut)
+            lengths.append(self._segment_length(cut))
+        ours = [r for r, n in zip(segments, lengths, strict=True) if n]
+        stored = self._stored(base) if base is not None else None
+        if base is None or isinstance(stored, Link):
+            # the base's history whole, then ours: the base's own link carried on (its base and
+            # segments, ours after them), so a link never stands on another link
+            link = stored if isinstance(stored, Link) else Link(0, None, 0, ())
+            out = list(link.segments)
+            for segment in ours:
+                self._append(out, segment)
+            return Link(link.total + sum(lengths), link.base, link.upto, tuple(out))
+        upto = self._length(base)  # a list (written before links): ours after it
+        return Link(upto + sum(lengths), self.tasks[base].seq, upto, tuple(ours))
+
+    #: messages :meth:`_append` looks at to merge two runs of tasks (more: the runs stay two)
+    MERGE_LOOK = 256
+
+    def _append(self, segments: list[Segment], segment: Segment) -> None:
+        """Add ``segment`` to ``segments``: merged with the last one where both are runs of tasks
+        and one run from the first's start to the second's end holds the same messages -- the
+        tasks between them own none, and no message of the first run is newer than its bound
+        (else it would be in the merged run at its task's place, not where a join put it)."""
+        last = segments[-1] if segments else None
+        if isinstance(last, tuple) and isinstance(segment, tuple) and segment[2] >= last[2]:
+            first, end = self._index.get(last[0]), self._index.get(last[1])
+            start = self._index.get(segment[0])
+            if first is not None and end is not None and start is not None and end < start:
+                between = self._owned_count(end + 1, start - 1) if start > end + 1 else 0
+                if between == 0 and not self._newer_in(first, end, last[2]):
+                    segments[-1] = (last[0], segment[1], segment[2])
+                    return
+        segments.append(segment)
+
+    def _newer_in(self, first: int, last: int, bound: int) -> bool:
+        """A task ``first`` to ``last`` (indexes) owns a message newer than ``bound`` (True also
+        when more than :data:`MERGE_LOOK` messages are newer: not looked at)."""
+        for n, message in enumerate(reversed(self._message.values())):
+            if message.seq <= bound:
+                return False
+            if n >= self.MERGE_LOOK:
+                return True
+            owner = self._index.get(message.task_seq)
+            if owner is not None and first <= owner <= last:
+                return True
+        return False
 
     def _newest_rewind(self, index: int) -> int | None:
         """The task index whose stored history :meth:`effective` of ``index`` reads (None: none)."""
-        for i in self._walk(index):
-            task = self.tasks[i]
-            if task.kind in REWIND_KINDS and task.refs_json is not None:
-                return i
-        return None
+        return self._runs(index)[0]
 
     def refs_needed(self, invocation_id: str | None = None) -> list[int]:
         """Seqs of the rewind tasks whose unread histories :meth:`current_invocations` and

@@ -146,6 +146,8 @@ class LogStore(StoreBase):
             rows = await (
                 tx.fetchall(sql, (dumps(needed),)) if tx is not None else self._fetchall(sql, (dumps(needed),))
             )
+            self.log_cache.reads.histories += len(rows)
+            self.log_cache.reads.history_bytes += sum(len(refs or "") for _, refs in rows)
             log.give_refs({seq: refs for seq, refs in rows})
         return log
 
@@ -336,6 +338,9 @@ class ReadCount:
     tasks: int = 0
     messages: int = 0
     full: int = 0  # logs built from every row
+    #: rewind tasks' stored histories read for a plan (:meth:`LogStore._read_refs`), and their length
+    histories: int = 0
+    history_bytes: int = 0
 
 
 class LogCache:
