@@ -266,3 +266,28 @@ def test_links_read_back_what_whole_lists_do(engine: str) -> None:
         asyncio.run(run(urls, root, plan, fork, switch))
 
     chain()
+
+
+def test_a_moved_link_names_the_moved_tasks_and_messages() -> None:
+    link = history_refs.Link(5, 7, 3, (12, (8, 9, 40), 41))
+    moved = history_refs.parse(history_refs.renumber(link.dumps(), 100, 1000))
+    assert moved == history_refs.Link(5, 107, 3, (1012, (108, 109, 1040), 1041))
+    assert history_refs.renumber("[1,2,3]", 100, 1000) == "[1001,1002,1003]"
+
+
+@pytest.mark.parametrize(
+    ("text", "why"),
+    [
+        ("[1, 2", "not JSON"),
+        ('["1"]', "not a list of message numbers"),
+        ("5", "not a list of message numbers"),
+        ('{"n": 1}', "link is not one"),
+        ('{"n": true, "s": []}', "link is not one"),
+        ('{"n": 1, "s": [[1, 2]]}', "segment that is not one"),
+        ('{"n": 1, "s": [[1, 2, "3"]]}', "segment that is not one"),
+    ],
+)
+def test_a_stored_history_that_is_not_one_says_why(text: str, why: str) -> None:
+    problem = history_refs.problem(text)
+    assert problem is not None and why in problem
+    assert history_refs.problem('{"n": 2, "b": 4, "u": 1, "s": [[1, 2, 3], 9]}') is None

@@ -68,7 +68,9 @@ def parse(text: str) -> list[int] | Link:
     if not isinstance(data, dict):
         raise ValueError("its stored history references are not a list of message numbers")
     total, base, upto, raw = data.get("n"), data.get("b"), data.get("u", 0), data.get("s")
-    if not _int(total) or not (base is None or _int(base)) or not _int(upto) or not isinstance(raw, list):
+    if not isinstance(total, int) or not _int(total) or not (base is None or _int(base)) or not _int(upto):
+        raise ValueError("its stored history link is not one")
+    if not isinstance(raw, list):
         raise ValueError("its stored history link is not one")
     segments: list[Segment] = []
     for s in raw:

@@ -14,7 +14,9 @@ rewind's, whose parent is the task before X's first task. The current tasks are 
 the last task to the root; the state just before any task is the path from the task before it.
 The effective history of a state is its path's messages, oldest first -- up to the newest rewind
 on the path, whose stored history (``refs``) is the effective history at that moment (it may
-hold part of a task the rewind cut, e.g. a fork's copied history).
+hold part of a task the rewind cut, e.g. a fork's copied history). Between two rewinds a path is
+consecutive tasks, so a new rewind's history is stored as a link (:mod:`.history_refs`): the newest
+rewind's on the path carried on, and the runs of tasks after it (:meth:`SessionLog.link`).
 
 Pure: rows in, plans out; :class:`rewindtui.server.storage.store.Store` reads the rows and writes the
 result.
