@@ -262,6 +262,8 @@ def test_links_read_back_what_whole_lists_do(engine: str) -> None:
         0,
         0,
     )
+    # a list a message joined out of its turn's place, carried on as a link
+    @example([("turn", 0), ("turn", 0), ("turn", 0), ("rewind", 2), ("answer", 0), ("turn", 0), ("rewind", 2)], 0, 5)
     def chain(plan: list[tuple[str, int]], fork: int, switch: int) -> None:
         asyncio.run(run(urls, root, plan, fork, switch))
 

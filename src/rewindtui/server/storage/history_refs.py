@@ -15,11 +15,13 @@ Two forms are read:
   task gains later is not in it); a number is one message. ``n`` is the history's length. No
   ``b``: nothing comes before the segments.
 
-A rewind goes back to a state whose history is the newest earlier rewind on its path (``b``, all of
-it) followed by the turns after it, which are consecutive tasks of the session: so a link holds a
-few numbers whatever the session's length, and reading it whole is reading the chain of rewinds
-under it. An answer that joins a redo's history (``store_tasks._JOIN_REWINDS``) is appended to
-``s`` as a number, and ``n`` counts it.
+A rewind goes back to a state whose history is the newest earlier rewind's on its path (all of it)
+followed by the turns after it, which are consecutive tasks of the session: the new link carries
+that rewind's link on (its segments, then runs for those turns; :meth:`.SessionLog.link`), so a
+link holds a few numbers per branch of the conversation whatever its length, and never stands on
+another link. A list met that way (a row written before links) is turned into a link there. So this
+code writes no ``b``; it reads it (the form allows a chain). An answer that joins a redo's history
+(``store_tasks._JOIN_REWINDS``) is appended to ``s`` as a number, and ``n`` counts it.
 
 Pure: text in, values out; :mod:`.session_log` resolves links from the task log it holds,
 :mod:`.store_tasks` from the database.

@@ -403,16 +403,47 @@ class SessionLog:
             lengths.append(self._segment_length(cut))
         ours = [r for r, n in zip(segments, lengths, strict=True) if n]
         stored = self._stored(base) if base is not None else None
-        if base is None or isinstance(stored, Link):
-            # the base's history whole, then ours: the base's own link carried on (its base and
-            # segments, ours after them), so a link never stands on another link
-            link = stored if isinstance(stored, Link) else Link(0, None, 0, ())
-            out = list(link.segments)
-            for segment in ours:
-                self._append(out, segment)
-            return Link(link.total + sum(lengths), link.base, link.upto, tuple(out))
-        upto = self._length(base)  # a list (written before links): ours after it
-        return Link(upto + sum(lengths), self.tasks[base].seq, upto, tuple(ours))
+        if base is None:
+            link = Link(0, None, 0, ())
+        elif isinstance(stored, Link):
+            link = stored
+        else:  # a list (written before links; None: unreadable, as empty): as a link, once
+            link = self._as_link(self.resolve(base))
+        # the base's history whole, then ours: the base's own link carried on (its base and
+        # segments, ours after them), so a link never stands on another link
+        out = list(link.segments)
+        for segment in ours:
+            self._append(out, segment)
+        return Link(link.total + sum(lengths), link.base, link.upto, tuple(out))
+
+    def _as_link(self, history: list[LogMessage]) -> Link:
+        """``history`` (a stored list, resolved) as a link: each block of messages of consecutive
+        tasks (tasks between owning none) a run, where the run holds exactly that block; else
+        the block's messages one by one."""
+        segments: list[Segment] = []
+        block: list[LogMessage] = []
+        last = -1
+
+        def flush() -> None:
+            if not block:
+                return
+            run: Segment = (block[0].task_seq, block[-1].task_seq, max(m.seq for m in block))
+            if self._expand(run) == block:
+                self._append(segments, run)
+            else:
+                for m in block:
+                    segments.append(m.seq)
+
+        for message in history:
+            owner = self._index.get(message.task_seq, -1)
+            on = owner == last or (owner > last and self._owned_count(last + 1, owner - 1) == 0)
+            if block and not (owner >= 0 and on):
+                flush()
+                block = []
+            block.append(message)
+            last = owner
+        flush()
+        return Link(len(history), None, 0, tuple(segments))
 
     #: messages :meth:`_append` looks at to merge two runs of tasks (more: the runs stay two)
     MERGE_LOOK = 256
