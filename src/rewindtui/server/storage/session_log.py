@@ -24,7 +24,6 @@ result.
 
 from __future__ import annotations
 
-import json
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -54,12 +53,6 @@ class LogTask(NamedTuple):
     rewound_by: str | None
     refs_json: str | None  # rewind / redo: its stored history (:mod:`.history_refs`); UNREAD: not read yet
     created_at: str = ""
-
-    @property
-    def refs(self) -> list[int]:
-        if self.refs_json == UNREAD:
-            raise LookupError(f"the history of rewind task {self.id!r} was not read (SessionLog.refs_needed)")
-        return json.loads(self.refs_json) if self.refs_json else []
 
 
 class LogMessage(NamedTuple):
