@@ -35,6 +35,10 @@ SID = "long"
 #: the log rows one operation near the end may read: the turns, rewinds and redos since the last
 #: read (each a task and at most a few messages), never the 1,200 turns before
 ROWS = 12
+#: the stored history one rewind or redo may read (the links of the rewinds under it) and write (its
+#: own link): a few numbers each, where a whole list is 2,400 message numbers (over 10,000 bytes)
+HISTORY_READ = 3
+HISTORY_BYTES = 400
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
 
@@ -55,9 +59,31 @@ class Reads:
         self.index = srv.call(parts.session_service.rewind_index(), timeout=30)
         assert self.index is not None
         self.start = self.now()
+        self.srv, self.store = srv, parts.store
+        self.histories = (self.log.histories, self.log.history_bytes)
 
     def now(self) -> tuple[int, int, int, int]:
         return (self.log.tasks, self.log.messages, self.log.full, self.index.reads.events)
+
+    def history(self) -> tuple[int, int, int]:
+        """Stored histories read since the last call (rows, bytes), and the length of the one the
+        newest rewind (or redo) task of the session stores (what it wrote)."""
+        rows, size = self.log.histories - self.histories[0], self.log.history_bytes - self.histories[1]
+        self.histories = (self.log.histories, self.log.history_bytes)
+        written = self.srv.call(
+            self.store._fetchone(
+                "SELECT history_refs FROM tasks WHERE session_id = ? AND kind IN ('rewind', 'redo') "
+                "ORDER BY seq DESC LIMIT 1",
+                (SID,),
+            ),
+            timeout=30,
+        )
+        return rows, size, len(written[0]) if written else 0
+
+    def bounded_history(self) -> None:
+        rows, size, written = self.history()
+        assert rows <= HISTORY_READ and size <= HISTORY_BYTES, (rows, size)
+        assert 0 < written <= HISTORY_BYTES, written
 
     def since(self) -> tuple[int, int, int, int]:
         now = self.now()
@@ -80,9 +106,11 @@ def test_rewind_redo_and_fork_near_the_end_read_a_bounded_number_of_rows(long, m
     post(http, srv, "rewind", {contract.REST_BEFORE_FIELD: invocations[-1]})
     tasks, messages, full, _ = reads.since()
     assert full == 1 and tasks >= TURNS and messages >= 2 * TURNS
+    reads.bounded_history()  # the first rewind of the session too: its history is a link, not a list
     post(http, srv, "redo", {})
     tasks, messages, full, _ = reads.since()
     assert full == 0 and tasks + messages <= ROWS, (tasks, messages, full)  # the rewind's task, no more
+    reads.bounded_history()
 
     for round_ in range(3):
         turn = Turn(a2a.stream(f"one more {round_}", SID))
@@ -92,10 +120,12 @@ def test_rewind_redo_and_fork_near_the_end_read_a_bounded_number_of_rows(long, m
         assert full == 0, "the rewind read the whole task log"
         assert tasks + messages <= ROWS, (tasks, messages)
         assert events <= srv.app.state.parts.session_service.rewind_every + 10, events
+        reads.bounded_history()
         post(http, srv, "redo", {"history_length": 20})
         tasks, messages, full, events = reads.since()
         assert full == 0 and tasks + messages <= ROWS, (tasks, messages, full)
         assert events <= srv.app.state.parts.session_service.rewind_every + 10, events
+        reads.bounded_history()
 
     fork = post(http, srv, "fork", {contract.REST_BEFORE_FIELD: invocations[-1]})
     tasks, messages, full, events = reads.since()

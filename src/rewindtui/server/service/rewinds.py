@@ -206,7 +206,7 @@ class RewindService(UsesContext):
             app_name=self.app_name,
             before=invocation_id,
             redo_of=redo_of,
-            total=len(plan.effective),
+            total=plan.total,
             turns=plan.hidden_turns,
         )
         intent = Intent(
@@ -262,9 +262,7 @@ class RewindService(UsesContext):
             if isinstance(exc, Exception) and not isinstance(exc, ServiceError) and is_storage_failure(exc):
                 raise storage_error(exc, doing) from None
             raise
-        answered = (
-            plan.effective if history_length is None else plan.effective[max(0, len(plan.effective) - history_length) :]
-        )
+        answered = plan.effective if history_length is None else plan.newest(history_length)
         bodies = await self.store.message_bodies([m.seq for m in answered], v1=v1)
         return task, bodies
 

@@ -197,28 +197,29 @@ class RewindIndex:
         app_name, user_id, session_id = key
         return and_(t.c.app_name == app_name, t.c.user_id == user_id, t.c.session_id == session_id)
 
+    # The keyset bounds below repeat the timestamp alone (``timestamp >= ts AND (timestamp > ts OR
+    # ...)``): with the ``OR`` only, SQLite cannot use ADK's (session, timestamp, id) index as a
+    # range and walks every event of the session (EXPLAIN QUERY PLAN; 20,000 rows at 10,000 turns).
     def _after(self, last: tuple[Any, str] | None) -> Any:
         t = self.events
         if last is None:
             return True
         ts, event_id = last
-        return or_(t.c.timestamp > ts, and_(t.c.timestamp == ts, t.c.id > event_id))
+        return and_(t.c.timestamp >= ts, or_(t.c.timestamp > ts, and_(t.c.timestamp == ts, t.c.id > event_id)))
 
     def _before(self, ts: Any, event_id: str) -> Any:
         t = self.events
-        return or_(t.c.timestamp < ts, and_(t.c.timestamp == ts, t.c.id < event_id))
+        return and_(t.c.timestamp <= ts, or_(t.c.timestamp < ts, and_(t.c.timestamp == ts, t.c.id < event_id)))
 
     async def _first_of(self, conn: AsyncConnection, key: _Key, invocation_id: str) -> tuple[Any, str] | None:
+        """The first event of the invocation in ADK's order. Its events are read whole (an
+        invocation's few) and the first picked here: with ``ORDER BY timestamp, id LIMIT 1`` SQLite
+        walks ADK's timestamp index over the whole session instead of :data:`INVOCATION_INDEX`."""
         t = self.events
-        row = (
-            await conn.execute(
-                select(t.c.timestamp, t.c.id)
-                .where(self._of(key), t.c.invocation_id == invocation_id)
-                .order_by(t.c.timestamp, t.c.id)
-                .limit(1)
-            )
-        ).first()
-        return None if row is None else (row[0], row[1])
+        rows = (
+            await conn.execute(select(t.c.timestamp, t.c.id).where(self._of(key), t.c.invocation_id == invocation_id))
+        ).all()
+        return min(((row[0], row[1]) for row in rows), default=None)
 
     async def _checkpoint(self, conn: AsyncConnection, key: _Key, before: tuple[Any, str] | None) -> Replay:
         """The newest checkpoint of ``key`` strictly before the event ``before`` (None: the newest

@@ -8,9 +8,9 @@ the users' ADK state; the artifacts, every version in order. So rewound branches
 and forks work after the move as before it.
 
 The target may already hold other sessions (several solo users move into one team database):
-the moved rows get new ``seq`` numbers after the target's (a rewind task's stored history, a list
-of message ``seq``, is renumbered with them). Nothing is overwritten: a session id the target
-already has refuses the whole move before anything is written, as does unfinished journaled
+the moved rows get new ``seq`` numbers after the target's (a rewind task's stored history, message
+and task ``seq`` numbers, :mod:`.history_refs`, is renumbered with them). Nothing is overwritten:
+a session id the target already has refuses the whole move before anything is written, as does unfinished journaled
 work in the source (a server stopped mid-rewind: start and stop it once, it finishes its
 journal). The store's rows are written in one transaction; ADK's in another, then the artifacts.
 The source is only read.
@@ -18,7 +18,6 @@ The source is only read.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,6 +31,7 @@ from sqlalchemy.ext.asyncio import create_async_engine
 from rewindtui.server.shared.internals import new_rewind_tombstone
 from rewindtui.server.shared.paths import ADK_FILE, APP_NAME, STORE_FILE
 from rewindtui.server.storage.adk_sessions import CachedDatabaseSessionService, sqlite_url
+from rewindtui.server.storage.history_refs import renumber
 from rewindtui.server.storage.store import Store
 from rewindtui.server.storage.team_store import TeamStore
 
@@ -153,8 +153,8 @@ async def _move_store(src: Store, dst: Store, report: MoveReport, source: Place,
     for row in tasks:
         values = list(row)
         values[0] = int(values[0]) + task_off
-        if values[11] is not None:  # history_refs: message seqs
-            values[11] = json.dumps([int(s) + msg_off for s in json.loads(values[11])], separators=(",", ":"))
+        if values[11] is not None:  # history_refs: message seqs, or a link naming task seqs too
+            values[11] = renumber(values[11], task_off, msg_off)
         statements.append((f"INSERT INTO tasks ({_TASK_COLS}) VALUES ({','.join('?' * 13)})", tuple(values)))
     for row in messages:
         values = list(row)

@@ -16,8 +16,9 @@ Tables:
   rendered by a2a-sdk (``render_version`` names which; rows rendered by another a2a-sdk are
   re-rendered when the store opens), so a rewind's effective history is sent in either dialect
   without re-encoding thousands of messages. A turn task's history is its own messages; a
-  rewind task's history is a list of message ``seq`` references (``history_refs``), so the
-  effective history is never copied.
+  rewind task's history is stored by reference (``history_refs``: a link of task runs and message
+  ``seq``, or a list of message ``seq`` in rows written before links, :mod:`.history_refs`), so the
+  effective history is never copied, nor its references written whole.
 * ``intents`` -- the write-ahead journal of work that spans this store and ADK's session
   database (rewind, fork, delete): written and committed before ADK is touched, removed in the
   same transaction as the store's side of the work. See :mod:`rewindtui.server.storage.recovery`.
@@ -29,7 +30,7 @@ Rewind, redo and fork read the session's task log (:mod:`rewindtui.server.storag
 rewind (kind ``rewind``, or ``redo`` when it undid an earlier rewind) makes the session what it
 was just before an invocation, as ADK does; ``rewound_by`` marks the tasks that are not current,
 each with the rewind that last took it away (cleared when a redo brings it back). A rewind task's
-``history_refs`` is the effective history at that moment.
+``history_refs`` is the effective history at that moment (:mod:`.history_refs`).
 
 Each database connection lives on its own worker thread (a one-thread executor owned by the
 store, shut down and joined on close); writes are serialized by an asyncio lock and go through

@@ -146,6 +146,8 @@ class LogStore(StoreBase):
             rows = await (
                 tx.fetchall(sql, (dumps(needed),)) if tx is not None else self._fetchall(sql, (dumps(needed),))
             )
+            self.log_cache.reads.histories += len(rows)
+            self.log_cache.reads.history_bytes += sum(len(refs or "") for _, refs in rows)
             log.give_refs({seq: refs for seq, refs in rows})
         return log
 
@@ -189,7 +191,7 @@ class LogStore(StoreBase):
         """Store the rewind (or redo) task; mark the tasks it takes away rewound by it, and clear the
         mark of those it brings back."""
         ts = now_iso()
-        refs = dumps([m.seq for m in plan.effective])
+        refs = plan.link.dumps()
         kind = "redo" if (rewind_task.get("metadata") or {}).get(contract.REDO_OF_KEY) else "rewind"
         statements: list[Statement] = []
         if plan.hide:
@@ -336,6 +338,9 @@ class ReadCount:
     tasks: int = 0
     messages: int = 0
     full: int = 0  # logs built from every row
+    #: rewind tasks' stored histories read for a plan (:meth:`LogStore._read_refs`), and their length
+    histories: int = 0
+    history_bytes: int = 0
 
 
 class LogCache:

@@ -3,7 +3,6 @@ by page or by update time, and the message bodies of their histories."""
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from collections.abc import Sequence
 from typing import Any
@@ -11,6 +10,7 @@ from typing import Any
 from rewindtui.a2a import contract
 from rewindtui.a2a.dialect import TERMINAL_STATES
 from rewindtui.server.shared.wire import RENDER_VERSION, dumps, message_v1_text, now_iso
+from rewindtui.server.storage.history_refs import Link, parse
 from rewindtui.server.storage.store_conn import StoreBase, Tx
 from rewindtui.server.storage.store_rows import (
     _INSERT_MESSAGE,
@@ -39,9 +39,66 @@ _JOIN_REWINDS = (
     "body = CASE WHEN json_valid(body) THEN json_set(body, "
     f"'$.metadata.{contract.EFFECTIVE_HISTORY_TOTAL_KEY}', json_array_length(history_refs) + 1) ELSE body END "
     "WHERE session_id = ? AND seq > (SELECT seq FROM tasks WHERE id = ?) AND kind IN ('rewind', 'redo') "
-    "AND rewound_by IS NULL AND json_valid(history_refs) AND EXISTS "
+    "AND rewound_by IS NULL AND substr(history_refs, 1, 1) = '[' AND json_valid(history_refs) AND EXISTS "
     "(SELECT 1 FROM json_each(tasks.history_refs) AS j JOIN messages AS m ON m.seq = j.value WHERE m.task_id = ?)"
 )
+#: The same for rewind tasks whose history is a chain link (:mod:`.history_refs`): the candidates
+#: (an index range after the task: none for a turn running as usual), resolved in Python.
+_LINKS_AFTER = (
+    "SELECT seq, history_refs FROM tasks WHERE session_id = ? AND seq > (SELECT seq FROM tasks WHERE id = ?) "
+    "AND kind IN ('rewind', 'redo') AND rewound_by IS NULL AND substr(history_refs, 1, 1) = '{'"
+)
+_JOIN_LINK = (
+    "UPDATE tasks SET history_refs = ?, body = CASE WHEN json_valid(body) THEN json_set(body, "
+    f"'$.metadata.{contract.EFFECTIVE_HISTORY_TOTAL_KEY}', ?) ELSE body END WHERE seq = ?"
+)
+_RANGE_SEQS = (
+    "SELECT m.seq FROM tasks AS t JOIN messages AS m ON m.task_id = t.id WHERE t.session_id = ? "
+    "AND t.seq >= ? AND t.seq <= ? AND m.session_id = ? AND m.seq <= ? ORDER BY t.seq, m.seq"
+)
+_KNOWN_SEQS = (
+    "SELECT m.seq FROM json_each(?) AS j JOIN messages AS m ON m.seq = j.value WHERE m.session_id = ? ORDER BY j.key"
+)
+
+
+def history_seqs(conn: Any, session_id: str, seq: int, text: str | None) -> list[int]:
+    """The message seqs of the history rewind task ``seq`` stores (``text``: its ``history_refs``),
+    oldest first, its chain of links resolved from the database (``conn``: a store connection).
+    A history that cannot be read is empty (as :func:`~.store_rows.task_row` answers it)."""
+    chain: list[tuple[int, list[int] | Link]] = []
+    at: int | None = seq
+    while at is not None and text is not None:
+        try:
+            stored = parse(text)
+        except ValueError:
+            stored = []
+        chain.append((at, stored))
+        if not isinstance(stored, Link) or stored.base is None or stored.base >= at:
+            break
+        at = stored.base
+        row = conn.execute(
+            "SELECT history_refs FROM tasks WHERE seq = ? AND session_id = ? AND kind IN ('rewind', 'redo')",
+            (at, session_id),
+        ).fetchone()
+        text = None if row is None else row[0]
+    out: list[int] = []
+    for i, (_, stored) in enumerate(reversed(chain)):
+        if isinstance(stored, list):
+            # a base's list as the task log reads it (messages of the session only); on top, as stored
+            out = (
+                stored
+                if i == len(chain) - 1
+                else [r[0] for r in conn.execute(_KNOWN_SEQS, (dumps(stored), session_id))]
+            )
+            continue
+        out = out[: stored.upto] if i else []
+        for segment in stored.segments:
+            if isinstance(segment, int):
+                out.append(segment)
+            else:
+                lo, hi, newest = segment
+                out += [r[0] for r in conn.execute(_RANGE_SEQS, (session_id, lo, hi, session_id, newest))]
+    return out
 
 
 class TaskStore(StoreBase):
@@ -121,7 +178,48 @@ class TaskStore(StoreBase):
         for m in messages:
             statements.append((_INSERT_MESSAGE, message_row(session_id, task_id, m)))
             statements.append((_JOIN_REWINDS, (session_id, m["messageId"], session_id, task_id, task_id)))
-        await self._write(statements, tx)
+        ids = [m["messageId"] for m in messages]
+
+        def run(conn: Any) -> None:
+            links = conn.execute(_LINKS_AFTER, (session_id, task_id)).fetchall()
+            holding = [(seq, text) for seq, text in links if _holds_task(conn, session_id, seq, text, task_id)]
+            for sql, params in statements:
+                conn.execute(sql, params)
+            if holding:
+                marks = ",".join("?" for _ in ids)
+                new = dict(
+                    conn.execute(
+                        f"SELECT message_id, seq FROM messages WHERE session_id = ? AND message_id IN ({marks})",
+                        (session_id, *ids),
+                    ).fetchall()
+                )
+                for seq, text in holding:
+                    link = parse(text)
+                    assert isinstance(link, Link)
+                    joined = [new[i] for i in ids if i in new]
+                    link = Link(link.total + len(joined), link.base, link.upto, (*link.segments, *joined))
+                    conn.execute(_JOIN_LINK, (link.dumps(), link.total, seq))
+
+        await self._write_with(run, tx)
+
+    async def _write_with(self, fn: Any, tx: Tx | None) -> None:
+        """``fn(conn)`` on the writer connection, in ``tx`` or in a transaction of its own."""
+        if tx is not None:
+            await self._writer.run(fn)
+            return
+
+        def run(conn: Any) -> None:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                fn(conn)
+                conn.execute("COMMIT")
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
+
+        async with self._write_lock:
+            await self._writer.run(run)
 
     async def message_id_exists(self, session_id: str, message_id: str) -> bool:
         row = await self._fetchone(
@@ -207,10 +305,15 @@ class TaskStore(StoreBase):
         next_token = _encode_cursor(tasks[-1].updated_at, tasks[-1].seq) if len(rows) > page_size else ""
         return TaskPage(tasks=tasks, total=count[0] if count else 0, next_token=next_token)
 
+    async def history_seqs(self, task: TaskRow) -> list[int]:
+        """The message seqs of a rewind task's stored history, oldest first (:func:`history_seqs`)."""
+        refs = task.history_refs
+        return await self._reader.run(lambda conn: history_seqs(conn, task.session_id, task.seq, refs))
+
     async def task_history_bodies(self, task: TaskRow, *, v1: bool = False) -> list[str]:
         """Raw JSON bodies of a task's history, oldest first."""
         if task.history_refs is not None:
-            return await self.message_bodies(json.loads(task.history_refs), v1=v1)
+            return await self.message_bodies(await self.history_seqs(task), v1=v1)
         column = "body_v1" if v1 else "body"
         rows = await self._fetchall(
             f"SELECT seq, {column}, {sound_sql(column, v1=v1)} FROM messages WHERE task_id = ? ORDER BY seq", (task.id,)
@@ -223,9 +326,12 @@ class TaskStore(StoreBase):
         index -- a page of a long session reads only what the page holds)."""
         column = "body_v1" if v1 else "body"
         owners = [t.id for t in tasks if t.history_refs is None]
-        refs = {t.id: json.loads(t.history_refs) for t in tasks if t.history_refs is not None}
+        refs: dict[str, list[int]] = {}
 
         def read(conn: sqlite3.Connection) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
+            for t in tasks:
+                if t.history_refs is not None:
+                    refs[t.id] = history_seqs(conn, t.session_id, t.seq, t.history_refs)
             owned = (
                 conn.execute(
                     f"SELECT m.task_id, m.{column}, m.seq, {sound_sql('m.' + column, v1=v1)} FROM json_each(?) AS j "
@@ -268,3 +374,9 @@ class TaskStore(StoreBase):
             (dumps(list(seqs)),),
         )
         return [checked_body(r[1], r[0], v1=v1, sound=r[2]) for r in rows]
+
+
+def _holds_task(conn: Any, session_id: str, seq: int, text: str, task_id: str) -> bool:
+    """The history rewind task ``seq`` stores holds a message of task ``task_id``."""
+    owned = {r[0] for r in conn.execute("SELECT seq FROM messages WHERE task_id = ?", (task_id,)).fetchall()}
+    return bool(owned) and any(s in owned for s in history_seqs(conn, session_id, seq, text))

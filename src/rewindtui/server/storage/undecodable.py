@@ -28,6 +28,8 @@ import re
 import sqlite3
 from typing import Any
 
+from rewindtui.server.storage.history_refs import problem as history_problem
+
 log = logging.getLogger(__name__)
 
 _MESSAGE_ID = re.compile(r'"messageId"\s*:\s*"([^"\\]{1,200})"')
@@ -182,13 +184,7 @@ def task_problem(body: Any, history_refs: Any) -> str | None:
         return None
     if isinstance(history_refs, BadText) or not isinstance(history_refs, str):
         return "its stored history references are not text"
-    try:
-        refs = json.loads(history_refs)
-    except ValueError:
-        return "its stored history references are not JSON"
-    if not isinstance(refs, list) or not all(isinstance(r, int) and not isinstance(r, bool) for r in refs):
-        return "its stored history references are not a list of message numbers"
-    return None
+    return history_problem(history_refs)
 
 
 def _task_shape_problem(data: dict[str, Any]) -> str | None:
