@@ -4,16 +4,17 @@ ADK re-reads and re-validates every event of a session on each
 ``get_session`` -- ``Runner.run_async`` and ``Runner.rewind_async`` both start
 with one. On a 1,000-turn session that is ~2,000 JSON rows turned into
 pydantic ``Event`` objects, 100-250 ms per call, which alone breaks the
-100 ms rewind target. This server process is the only writer of its database,
-so the last full read of a session plus the events appended since are an exact
-copy of what the database would return: :class:`CachedDatabaseSessionService`
-keeps that copy (LRU, a few sessions) and serves full reads from it; a session
-it creates is cached as created.
+100 ms rewind target. The last full read of a session plus the events this process appended
+since are an exact copy of what the database would return, as long as nobody else wrote it:
+:class:`CachedDatabaseSessionService` keeps that copy (LRU, a few sessions) and serves full
+reads from it; a session it creates is cached as created.
 
-On a team server (PostgreSQL, several replicas writing the same sessions) a cached copy is
-served only after one cheap read says it is still current: the session row's revision marker
-(ADK's own optimistic-concurrency marker) and the update times of the app's and the user's
-state rows, read before the copy was made, unchanged; else the session is read whole again.
+Someone else may write: on a team server (PostgreSQL) the other replicas, on SQLite another
+process (ADK's own ``DatabaseSessionService``, a tool). So a cached copy is served only after
+one cheap read says it is still current: the session row's revision marker (ADK's own
+optimistic-concurrency marker) and the update times of the app's and the user's state rows,
+read before the copy was made, unchanged; else the session is read whole again
+(``tests/server/test_turn_reads.py``).
 
 Writes: an event that changes no state is stored by :mod:`rewindtui.server.storage.adk_append` in one
 trip (the same rows ADK's append writes, its stale-session check in the ``UPDATE``); every other
@@ -91,9 +92,10 @@ class CachedDatabaseSessionService(DatabaseSessionService):
             sa_event.listen(engine.sync_engine, "connect", _on_connect)
             sa_event.listen(engine.sync_engine, "begin", _on_begin)
         super().__init__(db_engine=engine)
-        #: another database (PostgreSQL, a team server): other replicas write the same sessions, so
-        #: a cached copy is served only after the database says it is still current (_current)
-        self._shared = engine.dialect.name != "sqlite"
+        #: a cached copy is served only after the database says it is still current (_current): on
+        #: PostgreSQL other replicas write the same sessions; on SQLite another process may (ADK's
+        #: own service, a tool), and the one read costs about a millisecond
+        self._shared = True
         #: (app state, user state) revisions read before the cached copy was: the shared state
         #: another replica may change without touching the session's own row
         self._stamps: dict[_Key, tuple[Any, Any]] = {}
