@@ -270,11 +270,12 @@ class RewindsMemo:
 
 class BranchEventsMemo:
     """A drop-in for ADK's ``InvocationContext._get_events`` when it is asked for the branch's
-    events of every invocation (``current_branch`` only), which ADK's confirmation and auth request
-    processors ask before every model call, walking the whole session. Which events it keeps
-    depends on each event alone, except that a user's function response must answer a function
-    call on the branch: so for a tail ``T`` with no function call or response the answer for
-    ``E + T`` is the answer for ``E`` followed by the answer for ``T`` alone. Kept and extended as
+    events (``current_branch``, of every invocation or of the current one), which ADK's
+    confirmation and auth request processors and its resume check ask before every model call,
+    walking the whole session. Which events it keeps depends on each event alone (its invocation,
+    its branch), except that a user's function response must answer a function call on the branch:
+    so for a tail ``T`` with no function call or response the answer for ``E + T`` is the answer
+    for ``E`` followed by the answer for ``T`` alone. Kept and extended as
     :class:`RewindsMemo`; a single-turn agent on a node path, and every other question, is ADK's."""
 
     def __init__(self, original: Callable[..., list[Event]], entries: int = ENTRIES) -> None:
@@ -294,12 +295,12 @@ class BranchEventsMemo:
             return memo.original(subject, current_invocation=current_invocation, current_branch=current_branch)
 
         session = ctx.session
-        if current_invocation or not current_branch or session is None:
+        if not current_branch or session is None:
             return adk(ctx)
         if getattr(ctx.agent, "mode", None) == self._single_turn and ctx.node_path:
             return adk(ctx)
         events: list[Event] = session.events
-        key = (ctx.branch,)
+        key = (ctx.branch, ctx.invocation_id if current_invocation else None)
         best = None
         for kept in self._kept:
             n = len(kept[1])
