@@ -275,24 +275,24 @@ class BranchEventsMemo:
     walking the whole session. Which events it keeps depends on each event alone (its invocation,
     its branch), except that a user's function response must answer a function call on the branch:
     so for a tail ``T`` with no function call or response the answer for ``E + T`` is the answer
-    for ``E`` followed by the answer for ``T`` alone. Kept and extended as
-    :class:`RewindsMemo`; a single-turn agent on a node path, and every other question, is ADK's."""
+    for ``E`` followed by the answer for ``T`` alone. Kept and extended as :class:`RewindsMemo`,
+    with the answer's events by invocation (ADK filters by invocation, then by branch: both are
+    tests of one event, so the current invocation's answer is the branch's answer's events of that
+    invocation, in order). A single-turn agent on a node path, and every other question, is ADK's."""
 
     def __init__(self, original: Callable[..., list[Event]], entries: int = ENTRIES) -> None:
         self.original = original
         self.entries = entries
         self.stats = MemoStats()
-        self._kept: list[tuple[tuple[Any, ...], list[Event], list[Event]]] = []  # (key, events, answer)
+        self._kept: list[_KeptBranch] = []  # newest last
         self._single_turn = resolve("google.adk.utils._agent_mode", "AgentMode").SINGLE_TURN
 
     def clear(self) -> None:
         self._kept.clear()
 
     def __call__(self, ctx: Any, *, current_invocation: bool = False, current_branch: bool = False) -> list[Event]:
-        memo = self
-
-        def adk(subject: Any) -> list[Event]:
-            return memo.original(subject, current_invocation=current_invocation, current_branch=current_branch)
+        def adk(subject: Any, *, current_invocation: bool = current_invocation) -> list[Event]:
+            return self.original(subject, current_invocation=current_invocation, current_branch=current_branch)
 
         session = ctx.session
         if not current_branch or session is None:
@@ -300,34 +300,52 @@ class BranchEventsMemo:
         if getattr(ctx.agent, "mode", None) == self._single_turn and ctx.node_path:
             return adk(ctx)
         events: list[Event] = session.events
-        key = (ctx.branch, ctx.invocation_id if current_invocation else None)
+        key = ctx.branch
         best = None
         for kept in self._kept:
-            n = len(kept[1])
-            if kept[0] == key and n <= len(events) and (best is None or n > len(best[1])):
-                if n and events[n - 1] is kept[1][-1] and all(map(operator.is_, events[:n], kept[1])):
+            n = len(kept.events)
+            if kept.branch == key and n <= len(events) and (best is None or n > len(best.events)):
+                if n and events[n - 1] is kept.events[-1] and all(map(operator.is_, events[:n], kept.events)):
                     best = kept
+        found = None
         if best is not None:
-            tail = events[len(best[1]) :]
+            tail = events[len(best.events) :]
             if not any(_calls_or_responds(e) for e in tail):
                 self.stats.extended += 1
                 stand_in = ctx.model_copy(update={"session": session.model_copy(update={"events": tail})})
-                answer = best[2] + adk(stand_in) if tail else best[2]
-                self._kept.remove(best)
-                self._keep((key, list(events), answer))
-                return list(answer)
-        self.stats.full += 1
-        self.stats.events_read += len(events)
-        answer = adk(ctx)
-        if events:
+                added = adk(stand_in, current_invocation=False) if tail else []
+                best.extend(events, added)
+                found = best
+        if found is None:
+            self.stats.full += 1
+            self.stats.events_read += len(events)
             if best is not None:
                 self._kept.remove(best)
-            self._keep((key, list(events), list(answer)))
-        return answer
-
-    def _keep(self, kept: tuple[tuple[Any, ...], list[Event], list[Event]]) -> None:
-        self._kept.append(kept)
+            if not events:
+                return adk(ctx)
+            found = _KeptBranch(key, [], [], {})
+            found.extend(events, adk(ctx, current_invocation=False))
+        if found in self._kept:
+            self._kept.remove(found)
+        self._kept.append(found)
         del self._kept[: -self.entries]
+        if current_invocation:
+            return list(found.by_invocation.get(ctx.invocation_id, ()))
+        return list(found.answer)
+
+
+@dataclass
+class _KeptBranch:
+    branch: str | None
+    events: list[Event]
+    answer: list[Event]
+    by_invocation: dict[str | None, list[Event]]
+
+    def extend(self, events: list[Event], added: list[Event]) -> None:
+        self.events = list(events)
+        self.answer += added
+        for event in added:
+            self.by_invocation.setdefault(event.invocation_id, []).append(event)
 
 
 def _calls_or_responds(event: Event) -> bool:

@@ -114,6 +114,8 @@ class CachedDatabaseSessionService(DatabaseSessionService):
         self._rewind_index: RewindIndex | None = None
         self._rewind_checked = False
         self._extending: dict[_Key, asyncio.Task[int]] = {}
+        #: the whole read of a session under way, and the write generation it began at
+        self._reading: dict[_Key, tuple[int, asyncio.Future[Session | None]]] = {}
 
     @property
     def db_path(self) -> Path | None:
@@ -151,7 +153,32 @@ class CachedDatabaseSessionService(DatabaseSessionService):
             if cached is not None and (not self._shared or await self._current(key, cached)):
                 self._cache.move_to_end(key)
                 return _snapshot(cached)
-        generation = self._generation.get(key, 0)
+            # one whole read of a session at a time: a caller that comes while one is under way
+            # (begun since this process last wrote the session) takes its answer -- e.g. a turn and
+            # the warm-up of the session it was opened with: one read, one set of event objects
+            generation = self._generation.get(key, 0)
+            flight = self._reading.get(key)
+            if flight is None or flight[0] != generation:
+                flight = (generation, asyncio.ensure_future(self._read_whole(key, generation)))
+                self._reading[key] = flight
+                flight[1].add_done_callback(lambda _, key=key, flight=flight: self._landed(key, flight))
+            session = await asyncio.shield(flight[1])
+            return _snapshot(session) if session is not None else None
+        return await self._read_whole(key, None, config)
+
+    def _landed(self, key: _Key, flight: tuple[int, asyncio.Future[Session | None]]) -> None:
+        if self._reading.get(key) is flight:
+            del self._reading[key]
+        if not flight[1].cancelled():
+            flight[1].exception()  # retrieved: each caller gets it raised
+
+    async def _read_whole(
+        self, key: _Key, generation: int | None, config: GetSessionConfig | None = None
+    ) -> Session | None:
+        """ADK's read of ``key`` (cached when whole and no write overlapped it), a damaged row read
+        on its own."""
+        app_name, user_id, session_id = key
+        generation = self._generation.get(key, 0) if generation is None else generation
         stamps = await self._read_stamps(key) if self._shared and config is None else None
         try:
             session = await super().get_session(
@@ -183,20 +210,31 @@ class CachedDatabaseSessionService(DatabaseSessionService):
 
     async def _read_stamps(self, key: _Key) -> tuple[str | None, Any, Any] | None:
         """(the session's revision marker, the app state's and the user state's update times), or
-        None when this ADK lacks what reading them needs (then nothing is cached)."""
+        None when this ADK lacks what reading them needs (then nothing is cached). One indexed
+        statement reading the three update times only (no state is decoded: a damaged one is the
+        full read's to report)."""
         writer = bulk_event_writer(self)
         if writer is None:
             return None
-        app_name, user_id, _ = key
-        async with writer.open_session() as sql:
-            row = await sql.get(writer.storage_session, key)
-            app = await sql.get(writer.storage_app_state, app_name)
-            user = await sql.get(writer.storage_user_state, (app_name, user_id))
-            return (
-                row.get_update_marker() if row is not None else None,
-                app.update_time if app is not None else None,
-                user.update_time if user is not None else None,
-            )
+        app_name, user_id, session_id = key
+        sessions = writer.storage_session.__table__
+        apps = writer.storage_app_state.__table__
+        users = writer.storage_user_state.__table__
+        query = select(
+            sessions.c.update_time,
+            select(apps.c.update_time).where(apps.c.app_name == app_name).scalar_subquery(),
+            select(users.c.update_time)
+            .where(users.c.app_name == app_name, users.c.user_id == user_id)
+            .scalar_subquery(),
+        ).where(sessions.c.app_name == app_name, sessions.c.user_id == user_id, sessions.c.id == session_id)
+        await self.prepare_tables()
+        async with self._engine.connect() as conn:
+            conn = await conn.execution_options(read_only=True)
+            row = (await conn.execute(query)).first()
+        if row is None:
+            return None, None, None
+        marker = writer.storage_session(update_time=row[0]).get_update_marker()  # ADK's own arithmetic
+        return marker, row[1], row[2]
 
     async def _current(self, key: _Key, cached: Session) -> bool:
         """The cached copy of ``key`` is what the database holds now (a team server: one cheap
