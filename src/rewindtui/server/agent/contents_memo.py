@@ -396,7 +396,7 @@ def install() -> Installed:
                 with contextlib.suppress(ImportError):
                     imported = importlib.import_module(module)
                     if getattr(imported, "_apply_rewinds", None) is _installed.rewinds.original:
-                        imported._apply_rewinds = _installed.rewinds
+                        setattr(imported, "_apply_rewinds", _installed.rewinds)  # noqa: B010
     return _installed
 
 

@@ -46,6 +46,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import copy
+import functools
 import logging
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -161,12 +162,12 @@ class CachedDatabaseSessionService(DatabaseSessionService):
             if flight is None or flight[0] != generation:
                 flight = (generation, asyncio.ensure_future(self._read_whole(key, generation)))
                 self._reading[key] = flight
-                flight[1].add_done_callback(lambda _, key=key, flight=flight: self._landed(key, flight))
+                flight[1].add_done_callback(functools.partial(self._landed, key, flight))
             session = await asyncio.shield(flight[1])
             return _snapshot(session) if session is not None else None
         return await self._read_whole(key, None, config)
 
-    def _landed(self, key: _Key, flight: tuple[int, asyncio.Future[Session | None]]) -> None:
+    def _landed(self, key: _Key, flight: tuple[int, asyncio.Future[Session | None]], _: object) -> None:
         if self._reading.get(key) is flight:
             del self._reading[key]
         if not flight[1].cancelled():
