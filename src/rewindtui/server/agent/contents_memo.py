@@ -38,6 +38,7 @@ from __future__ import annotations
 import contextlib
 import importlib
 import operator
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -80,6 +81,7 @@ class ContentsMemo:
         self.original = original
         self.entries = entries
         self.stats = MemoStats()
+        self._lock = threading.RLock()  # servers in one process (tests) share the memos
         self._kept: list[_Kept] = []  # newest last
         self._copy: Callable[..., types.Content] = resolve(_MODULE, "_copy_content_for_request")
         self._include: Callable[..., bool] = resolve(_MODULE, "_should_include_event_in_context")
@@ -88,9 +90,14 @@ class ContentsMemo:
         )
 
     def clear(self) -> None:
-        self._kept.clear()
+        with self._lock:
+            self._kept.clear()
 
-    def __call__(
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        with self._lock:
+            return self._call(*args, **kwargs)
+
+    def _call(
         self,
         current_branch: str | None,
         events: list[Event],
@@ -190,12 +197,18 @@ class TaskScopeMemo:
         self.original = original
         self.entries = entries
         self.stats = MemoStats()
+        self._lock = threading.RLock()  # servers in one process (tests) share the memos
         self._kept: list[list[Event]] = []  # newest last
 
     def clear(self) -> None:
-        self._kept.clear()
+        with self._lock:
+            self._kept.clear()
 
-    def __call__(self, session: Any) -> Any:
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        with self._lock:
+            return self._call(*args, **kwargs)
+
+    def _call(self, session: Any) -> Any:
         events: list[Event] = session.events
         best = None
         for kept in self._kept:
@@ -234,12 +247,18 @@ class RewindsMemo:
         self.original = original
         self.entries = entries
         self.stats = MemoStats()
+        self._lock = threading.RLock()  # servers in one process (tests) share the memos
         self._kept: list[tuple[list[Event], list[Event]]] = []  # (events, answer), newest last
 
     def clear(self) -> None:
-        self._kept.clear()
+        with self._lock:
+            self._kept.clear()
 
-    def __call__(self, events: list[Event]) -> list[Event]:
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        with self._lock:
+            return self._call(*args, **kwargs)
+
+    def _call(self, events: list[Event]) -> list[Event]:
         best = None
         for kept in self._kept:
             n = len(kept[0])
@@ -284,13 +303,19 @@ class BranchEventsMemo:
         self.original = original
         self.entries = entries
         self.stats = MemoStats()
+        self._lock = threading.RLock()  # servers in one process (tests) share the memos
         self._kept: list[_KeptBranch] = []  # newest last
         self._single_turn = resolve("google.adk.utils._agent_mode", "AgentMode").SINGLE_TURN
 
     def clear(self) -> None:
-        self._kept.clear()
+        with self._lock:
+            self._kept.clear()
 
-    def __call__(self, ctx: Any, *, current_invocation: bool = False, current_branch: bool = False) -> list[Event]:
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        with self._lock:
+            return self._call(*args, **kwargs)
+
+    def _call(self, ctx: Any, *, current_invocation: bool = False, current_branch: bool = False) -> list[Event]:
         def adk(subject: Any, *, current_invocation: bool = current_invocation) -> list[Event]:
             return self.original(subject, current_invocation=current_invocation, current_branch=current_branch)
 
