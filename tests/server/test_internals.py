@@ -154,11 +154,13 @@ async def test_session_cache_ignores_a_read_that_overlapped_a_write(tmp_path: Pa
             await release.wait()
             return result
 
+        # the writer's view first (a caller that comes while a whole read is under way shares it)
+        writer_view = await svc.get_session(app_name=APP_NAME, user_id="u", session_id="s")
+        svc.clear_cache()
         monkeypatch.setattr(DatabaseSessionService, "get_session", slow_get)
         reader = asyncio.create_task(svc.get_session(app_name=APP_NAME, user_id="u", session_id="s"))
         await read_done.wait()  # the read has happened, its result is not returned yet
         monkeypatch.setattr(DatabaseSessionService, "get_session", original)
-        writer_view = await svc.get_session(app_name=APP_NAME, user_id="u", session_id="s")
         await svc.append_event(writer_view, _event("e-1", "user", "written meanwhile"))
         release.set()
         stale = await reader

@@ -30,6 +30,7 @@ from google.adk.models.llm_request import LlmRequest
 from google.adk.models.llm_response import LlmResponse
 from google.adk.tools.tool_context import ToolContext
 
+from rewindtui.server.agent import contents_memo
 from rewindtui.server.agent.demo_model import DEMO_MODEL_NAME, SLOW_DEMO_DELAY, SLOW_DEMO_MODEL_NAME, DemoLlm
 from rewindtui.server.agent.model_errors import MODEL_ERROR_CODE, describe
 from rewindtui.server.agent.model_options import ModelOptions, model_problem, offline_price_list
@@ -157,6 +158,7 @@ class ModelErrorSayer:
 def build_agent(model: str | None = None, demo_delay: float = 0.0, options: ModelOptions | None = None) -> LlmAgent:
     """The ``demo`` agent with its ``get_weather`` and ``delete_file`` tools."""
     options = options or ModelOptions()
+    contents_memo.install()  # ADK's request contents from the events a call adds (same answer)
     return LlmAgent(
         name=AGENT_NAME,
         model=resolve_model(model, demo_delay, options),

@@ -25,6 +25,7 @@ the full message.
 from __future__ import annotations
 
 import asyncio
+import functools
 import re
 from collections.abc import AsyncGenerator
 from typing import TYPE_CHECKING, Any
@@ -115,8 +116,14 @@ def _word_count(llm_request: LlmRequest) -> int:
     for content in llm_request.contents:
         for part in content.parts or []:
             if part.text:
-                count += len(part.text.split())
+                count += _words(part.text)
     return count
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _words(text: str) -> int:
+    """Words in ``text`` (a request repeats the history's texts: each is split once)."""
+    return len(text.split())
 
 
 class DemoLlm(BaseLlm):

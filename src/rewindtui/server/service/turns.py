@@ -35,6 +35,7 @@ from rewindtui.a2a import contract
 from rewindtui.a2a.outgoing import APPROVE
 from rewindtui.server.agent.model_errors import MODEL_ERROR_CODE, describe, describe_event_error
 from rewindtui.server.service import confirmations
+from rewindtui.server.service.adk_telemetry import ResolvedTelemetryConfig
 from rewindtui.server.service.context import ServerContext, UsesContext
 from rewindtui.server.service.faults import TURN_AFTER_AGENT_MESSAGE
 from rewindtui.server.service.sessions import derive_name
@@ -181,8 +182,8 @@ def telemetry_config(env: Mapping[str, str] | None = None) -> TelemetryConfig:
     env = os.environ if env is None else env
     chosen = any(env.get(name) for name in ("OTEL_SEMCONV_STABILITY_OPT_IN", "ADK_TELEMETRY_SCHEMA_VERSION_OPT_IN"))
     if chosen or not isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider):
-        return TelemetryConfig()
-    return TelemetryConfig(genai_semconv_stability_opt_in="stable")
+        return ResolvedTelemetryConfig()
+    return ResolvedTelemetryConfig(genai_semconv_stability_opt_in="stable")
 
 
 class _TurnFailed(Exception):

@@ -21,6 +21,12 @@ private name                                                       used for
                                                                    rewind on a session of
                                                                    stand-in events; without
                                                                    it: ``Runner.rewind_async``
+``google.adk.flows.llm_flows.context._contents._get_contents``       the model request's contents
+``..._contents._copy_content_for_request``                          from the events a call adds
+``..._contents._should_include_event_in_context``                   (``agent/contents_memo``);
+``google.adk.flows.llm_flows.context._fencing._is_other_agent_reply``  without them: ADK's own
+``google.adk.runners._find_active_task_scope``                      a new message's task scope
+                                                                   from the events it adds (idem)
 =================================================================  ============================
 
 ``Session._storage_update_marker`` is the stored revision (``update_time``) a session object
@@ -52,6 +58,12 @@ PRIVATE_NAMES: tuple[tuple[str, str], ...] = (
     ("google.adk.artifacts.artifact_util", "_is_rewind_tombstone"),
     ("google.adk.artifacts.artifact_util", "_new_rewind_tombstone"),
     ("google.adk.sessions._rewind_utils", "rewind_session"),
+    # the model request's contents built from the events a call adds (agent/contents_memo.py)
+    ("google.adk.flows.llm_flows.context._contents", "_get_contents"),
+    ("google.adk.flows.llm_flows.context._contents", "_copy_content_for_request"),
+    ("google.adk.flows.llm_flows.context._contents", "_should_include_event_in_context"),
+    ("google.adk.flows.llm_flows.context._fencing", "_is_other_agent_reply"),
+    ("google.adk.runners", "_find_active_task_scope"),
 )
 _MARKER = "_storage_update_marker"
 

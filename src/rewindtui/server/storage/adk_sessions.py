@@ -4,16 +4,17 @@ ADK re-reads and re-validates every event of a session on each
 ``get_session`` -- ``Runner.run_async`` and ``Runner.rewind_async`` both start
 with one. On a 1,000-turn session that is ~2,000 JSON rows turned into
 pydantic ``Event`` objects, 100-250 ms per call, which alone breaks the
-100 ms rewind target. This server process is the only writer of its database,
-so the last full read of a session plus the events appended since are an exact
-copy of what the database would return: :class:`CachedDatabaseSessionService`
-keeps that copy (LRU, a few sessions) and serves full reads from it; a session
-it creates is cached as created.
+100 ms rewind target. The last full read of a session plus the events this process appended
+since are an exact copy of what the database would return, as long as nobody else wrote it:
+:class:`CachedDatabaseSessionService` keeps that copy (LRU, a few sessions) and serves full
+reads from it; a session it creates is cached as created.
 
-On a team server (PostgreSQL, several replicas writing the same sessions) a cached copy is
-served only after one cheap read says it is still current: the session row's revision marker
-(ADK's own optimistic-concurrency marker) and the update times of the app's and the user's
-state rows, read before the copy was made, unchanged; else the session is read whole again.
+Someone else may write: on a team server (PostgreSQL) the other replicas, on SQLite another
+process (ADK's own ``DatabaseSessionService``, a tool). So a cached copy is served only after
+one cheap read says it is still current: the session row's revision marker (ADK's own
+optimistic-concurrency marker) and the update times of the app's and the user's state rows,
+read before the copy was made, unchanged; else the session is read whole again
+(``tests/server/test_turn_reads.py``).
 
 Writes: an event that changes no state is stored by :mod:`rewindtui.server.storage.adk_append` in one
 trip (the same rows ADK's append writes, its stale-session check in the ``UPDATE``); every other
@@ -45,6 +46,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import copy
+import functools
 import logging
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -91,9 +93,10 @@ class CachedDatabaseSessionService(DatabaseSessionService):
             sa_event.listen(engine.sync_engine, "connect", _on_connect)
             sa_event.listen(engine.sync_engine, "begin", _on_begin)
         super().__init__(db_engine=engine)
-        #: another database (PostgreSQL, a team server): other replicas write the same sessions, so
-        #: a cached copy is served only after the database says it is still current (_current)
-        self._shared = engine.dialect.name != "sqlite"
+        #: a cached copy is served only after the database says it is still current (_current): on
+        #: PostgreSQL other replicas write the same sessions; on SQLite another process may (ADK's
+        #: own service, a tool), and the one read costs about a millisecond
+        self._shared = True
         #: (app state, user state) revisions read before the cached copy was: the shared state
         #: another replica may change without touching the session's own row
         self._stamps: dict[_Key, tuple[Any, Any]] = {}
@@ -112,6 +115,8 @@ class CachedDatabaseSessionService(DatabaseSessionService):
         self._rewind_index: RewindIndex | None = None
         self._rewind_checked = False
         self._extending: dict[_Key, asyncio.Task[int]] = {}
+        #: the whole read of a session under way, and the write generation it began at
+        self._reading: dict[_Key, tuple[int, asyncio.Future[Session | None]]] = {}
 
     @property
     def db_path(self) -> Path | None:
@@ -149,7 +154,32 @@ class CachedDatabaseSessionService(DatabaseSessionService):
             if cached is not None and (not self._shared or await self._current(key, cached)):
                 self._cache.move_to_end(key)
                 return _snapshot(cached)
-        generation = self._generation.get(key, 0)
+            # one whole read of a session at a time: a caller that comes while one is under way
+            # (begun since this process last wrote the session) takes its answer -- e.g. a turn and
+            # the warm-up of the session it was opened with: one read, one set of event objects
+            generation = self._generation.get(key, 0)
+            flight = self._reading.get(key)
+            if flight is None or flight[0] != generation:
+                flight = (generation, asyncio.ensure_future(self._read_whole(key, generation)))
+                self._reading[key] = flight
+                flight[1].add_done_callback(functools.partial(self._landed, key, flight))
+            session = await asyncio.shield(flight[1])
+            return _snapshot(session) if session is not None else None
+        return await self._read_whole(key, None, config)
+
+    def _landed(self, key: _Key, flight: tuple[int, asyncio.Future[Session | None]], _: object) -> None:
+        if self._reading.get(key) is flight:
+            del self._reading[key]
+        if not flight[1].cancelled():
+            flight[1].exception()  # retrieved: each caller gets it raised
+
+    async def _read_whole(
+        self, key: _Key, generation: int | None, config: GetSessionConfig | None = None
+    ) -> Session | None:
+        """ADK's read of ``key`` (cached when whole and no write overlapped it), a damaged row read
+        on its own."""
+        app_name, user_id, session_id = key
+        generation = self._generation.get(key, 0) if generation is None else generation
         stamps = await self._read_stamps(key) if self._shared and config is None else None
         try:
             session = await super().get_session(
@@ -181,20 +211,31 @@ class CachedDatabaseSessionService(DatabaseSessionService):
 
     async def _read_stamps(self, key: _Key) -> tuple[str | None, Any, Any] | None:
         """(the session's revision marker, the app state's and the user state's update times), or
-        None when this ADK lacks what reading them needs (then nothing is cached)."""
+        None when this ADK lacks what reading them needs (then nothing is cached). One indexed
+        statement reading the three update times only (no state is decoded: a damaged one is the
+        full read's to report)."""
         writer = bulk_event_writer(self)
         if writer is None:
             return None
-        app_name, user_id, _ = key
-        async with writer.open_session() as sql:
-            row = await sql.get(writer.storage_session, key)
-            app = await sql.get(writer.storage_app_state, app_name)
-            user = await sql.get(writer.storage_user_state, (app_name, user_id))
-            return (
-                row.get_update_marker() if row is not None else None,
-                app.update_time if app is not None else None,
-                user.update_time if user is not None else None,
-            )
+        app_name, user_id, session_id = key
+        sessions = writer.storage_session.__table__
+        apps = writer.storage_app_state.__table__
+        users = writer.storage_user_state.__table__
+        query = select(
+            sessions.c.update_time,
+            select(apps.c.update_time).where(apps.c.app_name == app_name).scalar_subquery(),
+            select(users.c.update_time)
+            .where(users.c.app_name == app_name, users.c.user_id == user_id)
+            .scalar_subquery(),
+        ).where(sessions.c.app_name == app_name, sessions.c.user_id == user_id, sessions.c.id == session_id)
+        await self.prepare_tables()
+        async with self._engine.connect() as conn:
+            conn = await conn.execution_options(read_only=True)
+            row = (await conn.execute(query)).first()
+        if row is None:
+            return None, None, None
+        marker = writer.storage_session(update_time=row[0]).get_update_marker()  # ADK's own arithmetic
+        return marker, row[1], row[2]
 
     async def _current(self, key: _Key, cached: Session) -> bool:
         """The cached copy of ``key`` is what the database holds now (a team server: one cheap
