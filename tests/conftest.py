@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -59,6 +60,13 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(
             "--snapshot-update deletes the snapshots of deselected tests: update whole modules (no :: or -k)"
         )
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """``-n auto`` (pyproject.toml): one worker more than the cores. Many tests spend part of their
+    time waiting -- for a server in another process, the paced demo model, a terminal -- and a
+    worker that waits leaves its core idle; the extra worker fills those gaps (docs/testing.md)."""
+    return (os.cpu_count() or 1) + 1
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
