@@ -13,7 +13,7 @@ import time
 import pytest
 
 from rewindtui.tui.widgets.composer import PLACEHOLDER
-from terminal.ptyterm import Terminal, app_argv, app_env
+from terminal.ptyterm import KEYS, Terminal, app_argv, app_env
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(240)]
 
@@ -260,3 +260,31 @@ def test_restart_opens_the_session_that_was_open_not_the_newest(home):
         assert "You said: older session" in transcript(screen)
     finally:
         again.close()
+
+
+def test_enter_and_ctrl_c_in_one_burst_stop_without_asking_to_quit(home):
+    """A message, Enter and ctrl+c written to the terminal at once (a fast typist's or a script's
+    burst): ctrl+c stops what Enter started -- the send before its message left (the text comes back
+    to the composer), or the reply if the send got out first -- and never says "again to quit"."""
+    term = start(home)
+    try:
+        term.type("first")
+        term.press("enter")
+        term.wait_for(turn_is("completed"), 60)
+        words = " ".join(["burst"] * 150)
+        seen_quit_hint: list[bool] = []
+
+        def stopped(screen: str) -> bool:
+            seen_quit_hint.append("ctrl+c again to quit" in screen)
+            return "Stopped before it was sent" in screen or turn_is("canceled")(screen)
+
+        term.type(words + KEYS["enter"].decode() + KEYS["ctrl+c"].decode())
+        screen = term.wait_for(stopped, 60)
+        assert not any(seen_quit_hint)
+        if "Stopped before it was sent" in screen:
+            assert composer(screen).startswith("burst burst")  # back in the composer, not sent
+            assert "You said: burst" not in transcript(screen)
+        else:
+            assert "■ stopped" in transcript(screen)
+    finally:
+        term.close()
