@@ -41,7 +41,7 @@ import operator
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from google.adk.events.event import Event
 from google.genai import types
@@ -74,20 +74,22 @@ class MemoStats:
     events_read: int = 0
 
 
-class ContentsMemo:
-    """A drop-in for ADK's ``_get_contents`` (same arguments, same answer); see the module."""
+K = TypeVar("K")
 
-    def __init__(self, original: Callable[..., list[types.Content]], entries: int = ENTRIES) -> None:
+
+class _Memo(Generic[K]):
+    """What every memo here has: ADK's own function (``original``), at most ``entries`` kept
+    answers (newest last), how calls were answered, and one lock (servers in one process -- the
+    tests -- share the memos). A subclass answers in ``_call``."""
+
+    _call: Callable[..., Any]
+
+    def __init__(self, original: Callable[..., Any], entries: int = ENTRIES) -> None:
         self.original = original
         self.entries = entries
         self.stats = MemoStats()
-        self._lock = threading.RLock()  # servers in one process (tests) share the memos
-        self._kept: list[_Kept] = []  # newest last
-        self._copy: Callable[..., types.Content] = resolve(_MODULE, "_copy_content_for_request")
-        self._include: Callable[..., bool] = resolve(_MODULE, "_should_include_event_in_context")
-        self._other_reply: Callable[[str, Event], bool] = resolve(
-            "google.adk.flows.llm_flows.context._fencing", "_is_other_agent_reply"
-        )
+        self._lock = threading.RLock()
+        self._kept: list[K] = []
 
     def clear(self) -> None:
         with self._lock:
@@ -96,6 +98,22 @@ class ContentsMemo:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         with self._lock:
             return self._call(*args, **kwargs)
+
+    def _keep(self, kept: K) -> None:
+        self._kept.append(kept)
+        del self._kept[: -self.entries]
+
+
+class ContentsMemo(_Memo[_Kept]):
+    """A drop-in for ADK's ``_get_contents`` (same arguments, same answer); see the module."""
+
+    def __init__(self, original: Callable[..., list[types.Content]], entries: int = ENTRIES) -> None:
+        super().__init__(original, entries)
+        self._copy: Callable[..., types.Content] = resolve(_MODULE, "_copy_content_for_request")
+        self._include: Callable[..., bool] = resolve(_MODULE, "_should_include_event_in_context")
+        self._other_reply: Callable[[str, Event], bool] = resolve(
+            "google.adk.flows.llm_flows.context._fencing", "_is_other_agent_reply"
+        )
 
     def _call(
         self,
@@ -166,10 +184,6 @@ class ContentsMemo:
                 best = kept
         return best
 
-    def _keep(self, kept: _Kept) -> None:
-        self._kept.append(kept)
-        del self._kept[: -self.entries]
-
 
 def _plain(event: Event, branch: str | None) -> bool:
     """No rewind, compaction, function call or response, long-running id or transcription, and on
@@ -185,28 +199,13 @@ def _plain(event: Event, branch: str | None) -> bool:
     return not parts or not any(p.function_call or p.function_response for p in parts)
 
 
-class TaskScopeMemo:
+class TaskScopeMemo(_Memo[list[Event]]):
     """A drop-in for ADK's ``runners._find_active_task_scope(session)``, which ``Runner`` runs on
     every new message: the paused task agent's scope, found by applying the rewinds to every event
     and walking them. It can only answer a scope an event carries (``isolation_scope``), so for
     a session whose events carry none the answer is None: this keeps a few event lists known to
     carry none (the same objects, as :class:`ContentsMemo`) and answers None for a list that
     extends one with events carrying none; anything else is ADK's own walk."""
-
-    def __init__(self, original: Callable[[Any], Any], entries: int = ENTRIES) -> None:
-        self.original = original
-        self.entries = entries
-        self.stats = MemoStats()
-        self._lock = threading.RLock()  # servers in one process (tests) share the memos
-        self._kept: list[list[Event]] = []  # newest last
-
-    def clear(self) -> None:
-        with self._lock:
-            self._kept.clear()
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        with self._lock:
-            return self._call(*args, **kwargs)
 
     def _call(self, session: Any) -> Any:
         events: list[Event] = session.events
@@ -230,12 +229,8 @@ class TaskScopeMemo:
             self._keep(list(events))
         return answer
 
-    def _keep(self, events: list[Event]) -> None:
-        self._kept.append(events)
-        del self._kept[: -self.entries]
 
-
-class RewindsMemo:
+class RewindsMemo(_Memo[tuple[list[Event], list[Event]]]):
     """A drop-in for ADK's ``_apply_rewinds(events)`` (the events a rewind has not annulled), which
     ADK runs over the whole session several times a turn (routing, the task-delegation scan, each
     node's context). Its backward walk gives ``_apply_rewinds(E + T) == _apply_rewinds(E) + T``
@@ -244,19 +239,7 @@ class RewindsMemo:
     lists (the same objects) and extends one by such a tail; a fresh list each call."""
 
     def __init__(self, original: Callable[[list[Event]], list[Event]], entries: int = 2 * ENTRIES) -> None:
-        self.original = original
-        self.entries = entries
-        self.stats = MemoStats()
-        self._lock = threading.RLock()  # servers in one process (tests) share the memos
-        self._kept: list[tuple[list[Event], list[Event]]] = []  # (events, answer), newest last
-
-    def clear(self) -> None:
-        with self._lock:
-            self._kept.clear()
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        with self._lock:
-            return self._call(*args, **kwargs)
+        super().__init__(original, entries)  # kept: (events, answer)
 
     def _call(self, events: list[Event]) -> list[Event]:
         best = None
@@ -282,12 +265,8 @@ class RewindsMemo:
             self._keep((list(events), list(answer)))
         return answer
 
-    def _keep(self, kept: tuple[list[Event], list[Event]]) -> None:
-        self._kept.append(kept)
-        del self._kept[: -self.entries]
 
-
-class BranchEventsMemo:
+class BranchEventsMemo(_Memo["_KeptBranch"]):
     """A drop-in for ADK's ``InvocationContext._get_events`` when it is asked for the branch's
     events (``current_branch``, of every invocation or of the current one), which ADK's
     confirmation and auth request processors and its resume check ask before every model call,
@@ -300,20 +279,8 @@ class BranchEventsMemo:
     invocation, in order). A single-turn agent on a node path, and every other question, is ADK's."""
 
     def __init__(self, original: Callable[..., list[Event]], entries: int = ENTRIES) -> None:
-        self.original = original
-        self.entries = entries
-        self.stats = MemoStats()
-        self._lock = threading.RLock()  # servers in one process (tests) share the memos
-        self._kept: list[_KeptBranch] = []  # newest last
+        super().__init__(original, entries)
         self._single_turn = resolve("google.adk.utils._agent_mode", "AgentMode").SINGLE_TURN
-
-    def clear(self) -> None:
-        with self._lock:
-            self._kept.clear()
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        with self._lock:
-            return self._call(*args, **kwargs)
 
     def _call(self, ctx: Any, *, current_invocation: bool = False, current_branch: bool = False) -> list[Event]:
         def adk(subject: Any, *, current_invocation: bool = current_invocation) -> list[Event]:
@@ -352,8 +319,7 @@ class BranchEventsMemo:
             found.extend(events, adk(ctx, current_invocation=False))
         if found in self._kept:
             self._kept.remove(found)
-        self._kept.append(found)
-        del self._kept[: -self.entries]
+        self._keep(found)
         if current_invocation:
             return list(found.by_invocation.get(ctx.invocation_id, ()))
         return list(found.answer)
