@@ -10,6 +10,7 @@ import pytest
 
 from kit.apps import make_app
 from kit.fakes import HoldStreamEnd, freshness_gate
+from kit.offline import offline_app
 from kit.pilot import SIZE, notifications, send, server_users, settle, wait_until
 from kit.servers import embedded_fixture
 from rewindtui.tui.interrupt_key import QUIT_HINT
@@ -119,3 +120,17 @@ async def test_ctrl_c_while_the_send_waits_for_the_last_turn_to_close_its_stream
         said = notifications(app)
         assert any("Stopped before it was sent" in n for n in said), said
         assert not any(n.startswith("Stopped: the turn is") for n in said), said
+
+
+async def test_ctrl_c_waits_for_enters_text_a_bounded_time():
+    """A text the screen never takes (injected: the composer counts one submission in flight)
+    does not leave ctrl+c waiting for ever: after a bounded wait it does what it does on an empty
+    composer."""
+    app = offline_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        screen = app.chat_screen
+        screen.composer.submitting = 1
+        assert screen.interrupt.press() == "wait"
+        await wait_until(pilot, lambda: screen.interrupt.arming)  # the quit question, in the end
+        assert QUIT_HINT in notifications(app) or screen.banner.kind == "hint"

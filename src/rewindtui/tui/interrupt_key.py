@@ -23,8 +23,9 @@ from rewindtui.tui.host import ScreenHost
 QUIT_WINDOW_SECONDS = 3.0
 _LONG_AGO = float("-inf")
 #: seconds a ctrl+c pressed right after Enter waits for the screen to take the text (then it stops
-#: the send: it is pressed once there is something to stop)
+#: the send: it is pressed once there is something to stop), at most SUBMIT_WAITS times in a row
 SUBMIT_WAIT = 0.01
+SUBMIT_WAITS = 50
 QUIT_HINT = "ctrl+c again to quit (ctrl+d quits too); the conversation stays on the server"
 
 
@@ -50,14 +51,17 @@ class InterruptKey:
         self.clock = clock
         self.window = window
         self.armed = _LONG_AGO  # when ctrl+c last asked "again to quit"
+        self._waits = 0  # for the text of an Enter just pressed, in a row (bounded: never stuck)
 
     def press(self) -> str:
         """Do what ctrl+c does now; returns what it did ("stop", "back", "clear", "arm", "quit"),
         or "wait" right after Enter (it runs again once the screen has taken the text)."""
         host = self.host
-        if host.composer.submitting:  # Enter's text is on its way to the screen: act once it is there
+        if host.composer.submitting and self._waits < SUBMIT_WAITS:
+            self._waits += 1  # Enter's text is on its way to the screen: act once it is there
             self.later(SUBMIT_WAIT, self._press_again)
             return "wait"
+        self._waits = 0
         now = self.clock()
         if self.stop_reply():
             self.armed = _LONG_AGO
