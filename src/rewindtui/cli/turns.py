@@ -25,7 +25,6 @@ from rewindtui.base.textsafe import sanitize_line
 from rewindtui.client.a2a_client import ClientError
 from rewindtui.client.auth import redact
 
-EXIT_INTERRUPTED = 130
 #: seconds Ctrl+C waits for the server to acknowledge the cancel
 INTERRUPT_GRACE = 3.0
 
