@@ -1,11 +1,12 @@
 """rewindtui against the real kagent-adk 0.10.4 runtime, with and without the kagent-rewind add-on.
 
 kagent-adk pins A2A 0.3 (a2a-sdk 0.3.x) while rewindtui uses a2a-sdk 1.x, so the agent runs in
-its own venv, ``kagent-rewind/.venv`` (git-ignored), built here on first use: ``pip install -c
+its own venv, ``kagent-rewind/.venv`` (git-ignored), built here on first use: ``uv pip install -c
 kagent-rewind/constraints.txt -e 'kagent-rewind[test]'`` (kagent-adk 0.10.4 and its dependencies,
-at the versions tested). The agent is the add-on's test
-echo agent (``kagent-rewind/tests/echo_agent.py``: ``KAgentApp(...).build(local=True)`` with an
-offline model), started as a process on a loopback port by ``serve_echo.py``.
+at the versions tested; uv, a test dependency, installs them in a fraction of pip's time and CPU).
+The agent is the add-on's test echo agent (``kagent-rewind/tests/echo_agent.py``:
+``KAgentApp(...).build(local=True)`` with an offline model), started as a process on a loopback
+port by ``serve_echo.py``.
 """
 
 from __future__ import annotations
@@ -48,6 +49,21 @@ def _wanted_stamp() -> str:
     return digest.hexdigest()
 
 
+def _install(python: Path, where: Path, *args: str) -> None:
+    """``uv pip install ARGS`` into the venv of ``python`` (no pip in it: uv installs, without
+    compiling every module ahead: each is compiled on its first import); a failure fails the test."""
+    from uv import find_uv_bin
+
+    result = subprocess.run(
+        [find_uv_bin(), "pip", "install", "-q", "--python", str(python), *args],
+        capture_output=True,
+        text=True,
+        timeout=BUILD_TIMEOUT,
+    )
+    if result.returncode != 0:
+        pytest.fail(f"building {where} failed:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}")
+
+
 def ensure_addon_venv() -> Path:
     """``kagent-rewind/.venv`` with the add-on and kagent-adk installed; built once, then reused."""
     with (ADDON / ".venv-build.lock").open("w") as lock:
@@ -55,16 +71,9 @@ def ensure_addon_venv() -> Path:
         if PYTHON.exists() and STAMP.exists() and STAMP.read_text() == _wanted_stamp():
             return PYTHON
         started = time.monotonic()
-        venv.EnvBuilder(with_pip=True, clear=True).create(VENV)
-        result = subprocess.run(
-            # the tested versions, pinned: a fast, reproducible build (no resolver backtracking)
-            [str(PYTHON), "-m", "pip", "install", "-q", "-c", str(CONSTRAINTS), "-e", f"{ADDON}[test]"],
-            capture_output=True,
-            text=True,
-            timeout=BUILD_TIMEOUT,
-        )
-        if result.returncode != 0:
-            pytest.fail(f"building {VENV} failed:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}")
+        venv.EnvBuilder(clear=True).create(VENV)
+        # the tested versions, pinned: a fast, reproducible build (no resolver backtracking)
+        _install(PYTHON, VENV, "-c", str(CONSTRAINTS), "-e", f"{ADDON}[test]")
         STAMP.write_text(_wanted_stamp())
         sys.stderr.write(f"\nbuilt {VENV} in {time.monotonic() - started:.0f} s\n")
         return PYTHON
@@ -131,7 +140,7 @@ def ensure_overlay_venv(version: str) -> Path:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if python.exists() and stamp.exists() and stamp.read_text() == _wanted_stamp():
             return python
-        venv.EnvBuilder(with_pip=True, clear=True).create(where)
+        venv.EnvBuilder(clear=True).create(where)
         site = subprocess.run(
             [str(base), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
             capture_output=True,
@@ -148,13 +157,6 @@ def ensure_overlay_venv(version: str) -> Path:
         ).stdout.strip()
         Path(mine, "zz_addon_venv.pth").write_text(f"import site; site.addsitedir({site!r})\n")
         wanted = [f"{name}=={version}" for name in ("kagent-adk", "kagent-core", "kagent-skills")]
-        result = subprocess.run(
-            [str(python), "-m", "pip", "install", "-q", "--no-deps", *wanted],
-            capture_output=True,
-            text=True,
-            timeout=BUILD_TIMEOUT,
-        )
-        if result.returncode != 0:
-            pytest.fail(f"building {where} failed:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}")
+        _install(python, where, "--no-deps", *wanted)
         stamp.write_text(_wanted_stamp())
         return python

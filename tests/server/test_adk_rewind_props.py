@@ -316,6 +316,47 @@ async def _scenario(root: Path, initial: dict[str, Any], steps: list[Any], every
     every=1,
     pick=0,
 )
+@example(
+    initial={},
+    steps=[
+        (
+            "turn",
+            {
+                "state": {"a": None, "b": None},
+                "tool_state": {"a": None},
+                "artifacts": [],
+                "tool": False,
+                "approval": False,
+            },
+        ),
+        ("rewind", 1218, False),
+        ("fork", 146),
+        (
+            "turn",
+            {
+                "state": {"a": None},
+                "tool_state": {"a": None, "b": None},
+                "artifacts": ["f1.txt", "f1.txt"],
+                "tool": False,
+                "approval": False,
+            },
+        ),
+        ("late", 10000, {}),
+        ("late", 2517, {"app:g": 0, "b": 3}),
+        (
+            "turn",
+            {
+                "state": {"temp:t": None, "a": 1, "app:g": [1, 2]},
+                "tool_state": {"a": [1, 2], "c": "xy"},
+                "artifacts": [],
+                "tool": True,
+                "approval": False,
+            },
+        ),
+    ],
+    every=3,
+    pick=83,
+)
 def test_rewind_and_fork_equal_adks_own(tmp_path_factory, initial, steps, every, pick):
     root = tmp_path_factory.mktemp("props")
     asyncio.run(_scenario(root, initial, steps, every, pick))
