@@ -228,7 +228,10 @@ async def test_stopping_keeps_the_streamed_reply_under_its_author(slow_server):
     await again.client.aclose()
 
 
-async def test_a_stop_on_a_server_that_keeps_less_shows_its_text_and_what_was_shown(slow_server, monkeypatch):
+@pytest.mark.parametrize("cancel_delay", [0.0, 0.5], ids=["cancel-at-once", "deltas-after-the-stop"])
+async def test_a_stop_on_a_server_that_keeps_less_shows_its_text_and_what_was_shown(
+    slow_server, monkeypatch, cancel_delay
+):
     from rewindtui.server.service import turns
 
     async def keeps_nothing(self) -> None:  # fault injection: a server that stores no partial reply
@@ -236,6 +239,13 @@ async def test_a_stop_on_a_server_that_keeps_less_shows_its_text_and_what_was_sh
 
     monkeypatch.setattr(turns._Turn, "_stopped", keeps_nothing)
     chat = await chat_for(slow_server)
+    cancel = chat.client.cancel_task
+
+    async def slow_cancel(task_id: str) -> object:  # the reply streams on while the cancel travels
+        await asyncio.sleep(cancel_delay)
+        return await cancel(task_id)
+
+    monkeypatch.setattr(chat.client, "cancel_task", slow_cancel)
     shown = await _stop_midway(chat)
     task_id = next(i.task_id for i in reversed(chat.conversation.items) if i.role == "user")
     assert chat.conversation.stopped_shown[task_id] == shown

@@ -121,6 +121,7 @@ class Turns(Sessions):
         self._emit(conversation.add_user_message(message))
         try:
             outcome = await self._consume_stoppable(self.client.stream(message), watch)
+            self._note_shown()
             await self._settle(outcome, watch, token)
             self._keep_shown()
         finally:
@@ -163,6 +164,17 @@ class Turns(Sessions):
             return
         if outcome.kind == "cut":
             await self._recover(watch, outcome.reason)
+
+    def _note_shown(self) -> None:
+        """After a stop was pressed: what the view shows of the reply now, when it holds more than
+        what was noted (the server streams on until the cancel reaches it, and those words were
+        shown too; a shorter text is the server's own replacing them)."""
+        noted = self._shown_at_stop
+        if noted is None:
+            return
+        author, text = self.conversation.shown_reply(noted[0])
+        if len(text) > len(noted[2]):
+            self._shown_at_stop = (noted[0], author, text)
 
     def _keep_shown(self) -> None:
         """After a stop: nothing streamed is lost. When the server's canceled turn holds less of
@@ -212,6 +224,8 @@ class Turns(Sessions):
                         # an error in the middle of a turn: the rest of this stream is not to be believed
                         return StreamEnd("cut", f"the server sent an error in the middle of the turn ({failure})")
                     watch.see(event)
+                    if self._shown_at_stop is not None:
+                        self._note_shown()
                     self._emit(conversation.apply(event))
                     if (
                         event.kind is EventKind.STATUS
