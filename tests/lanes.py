@@ -2,13 +2,29 @@
 
 ``python -m pytest -m "not slow" -n 2`` is the fast lane; ``python -m pytest`` runs everything.
 A test is slow when it installs something, starts real server processes, or runs for seconds by
-design. Mark it where it is written (``@pytest.mark.slow``, ``pytestmark``) or, for a whole folder
-or tests measured slow in a run with ``--durations=0``, here.
+design -- marked where it is written (``@pytest.mark.slow``, ``pytestmark``) or for a whole folder
+here (:data:`SLOW_PATHS`) -- or when it was *measured* at :data:`THRESHOLD` seconds or more:
+``tests/durations.json`` holds each test's time from a whole run (``--durations=0``), written by
+
+    python -m pytest --durations=0 --durations-min=0.05 > durations.log
+    python tests/lanes.py durations.log        # rewrites tests/durations.json
+
+The same file orders the modules for the workers (``tests/schedule.py``). A test missing from it
+(new, or under 0.05 s when measured) counts as fast until the next measurement.
 """
 
 from __future__ import annotations
 
+import json
+import re
+import sys
+from pathlib import Path
+
 import pytest
+
+DURATIONS = Path(__file__).resolve().parent / "durations.json"
+#: seconds (setup + call + teardown, summed over a test's parameters) from which a measured test is slow
+THRESHOLD = 0.5
 
 #: folders whose every test is slow (relative to tests/)
 SLOW_PATHS = (
@@ -16,229 +32,59 @@ SLOW_PATHS = (
     "kagent_adk/",
 )
 
-#: single tests measured at a second or more on a 2-core machine (node ids without parameters)
-SLOW_TESTS: frozenset[str] = frozenset(
-    {
-        # measured on the merged tree (issue 20's Pilot and property tests)
-        "tests/tui/test_f4_keys.py::test_a_rewound_turn_in_the_chooser_says_what_it_is_and_enter_restores_it",
-        "tests/tui/test_f4_keys.py::test_alt_shift_b_on_a_rewound_turn_forks_its_branch_into_a_new_server_session",
-        "tests/tui/test_f4_keys.py::test_alt_enter_on_a_rewound_turn_restores_its_branch_on_the_server",
-        "tests/tui/test_f4_keys.py::test_the_preview_of_a_turn_counts_no_rewound_messages",
-        "tests/tui/test_f4_keys.py::test_the_pickers_restore_shows_the_preview_first_and_enter_restores",
-        "tests/tui/test_keys_property.py::test_no_rewind_without_enter_on_a_preview_and_no_typed_character_lost",
-        "tests/tui/test_keys_drafts_undo.py::test_9_export_asks_where_and_asks_before_replacing",
-        "tests/tui/test_keys_drafts_undo.py::test_12_attach_prompt_typing_replaces_the_suggestion",
-        "tests/test_chat_interaction.py::test_undo_always_returns_to_the_turns_before_what_it_names",
-        "tests/tui/test_keys_drafts_undo.py::test_1_escape_escape_then_typing_goes_to_the_composer_and_rewinds_nothing",
-        "tests/tui/test_keys_drafts_undo.py::test_11_the_transcript_scrolls_after_f4_and_redo",
-        "tests/tui/test_rewind_safety.py::test_palette_rewind_only_opens_the_preview_and_enter_rewinds",
-        "tests/tui/test_keys_drafts_undo.py::test_3_ctrl_z_undoes_the_rewind_not_the_typing_and_never_brings_a_sent_message_back",
-        "tests/tui/test_keys_drafts_undo.py::test_6_rewound_turns_are_reached_by_the_cursor_and_restored_by_a_key",
-        "tests/test_cli_interaction.py::test_before_and_rewind_task_take_unique_prefixes_and_rewind_says_how_to_undo",
-        "tests/tui/test_keys_drafts_undo.py::test_8_slash_commands_complete_run_and_are_never_sent",
-        "tests/tui/test_branches_pilot.py::test_ctrl_z_after_typing_still_undoes_the_rewind_and_keeps_the_typing",
-        "tests/tui/test_keys_drafts_undo.py::test_15_ctrl_q_keeps_the_draft_for_the_next_start",
-        "tests/tui/test_keys_drafts_undo.py::test_2_a_draft_is_stashed_during_an_edit_and_comes_back",
-        "tests/tui/test_keys_drafts_undo.py::test_5_question_comes_back_with_its_buttons_after_rewind_and_undo",
-        "tests/tui/test_keys_drafts_undo.py::test_ctrl_z_never_undoes_another_sessions_rewind",
-        "tests/tui/test_app_pilot.py::test_keymap_remaps_edit_and_what_is_shown_follows",
-        "tests/test_conversation_props.py::test_truncate_then_rollback_restores_the_view_exactly",
-        "tests/tui/test_keys_drafts_undo.py::test_13_opening_a_session_from_the_panel_closes_it_and_d_is_text",
-        "tests/test_chat_interaction.py::test_the_undo_belongs_to_its_session",
-        "tests/test_cli_interaction.py::test_send_approve_answers_a_question_brought_back_by_redo",
-        "tests/tui/test_large_session.py::test_rewind_in_the_middle_of_a_large_session_cuts_at_the_right_turn",
-        "tests/tui/test_keys_drafts_undo.py::test_7_sending_while_a_question_waits_says_what_to_do",
-        "tests/a2a_servers/test_a2a_only_rewind.py::test_a_server_that_rewinds_but_ignores_the_text_gets_it_as_the_next_turn",
-        "tests/a2a_servers/test_any_a2a.py::test_a_dropped_stream_is_resumed",
-        "tests/a2a_servers/test_any_a2a.py::test_approve_and_reject",
-        "tests/a2a_servers/test_any_a2a.py::test_history_comes_back_from_a2a_alone",
-        "tests/a2a_servers/test_any_a2a.py::test_reattach_on_open_when_the_last_task_still_runs",
-        "tests/a2a_servers/test_any_a2a.py::test_stop_a_running_turn",
-        "tests/a2a_servers/test_app_any_a2a.py::test_approve_and_reject_from_the_turn_bar",
-        "tests/a2a_servers/test_app_any_a2a.py::test_esc_stops_the_turn_on_the_server",
-        "tests/a2a_servers/test_app_any_a2a.py::test_f2_lists_the_sessions_used_here_and_marks_those_the_server_lost",
-        "tests/a2a_servers/test_app_any_a2a.py::test_no_rewind_offered_and_the_keys_say_why",
-        "tests/a2a_servers/test_app_any_a2a.py::test_opening_a_session_whose_turn_runs_follows_it",
-        "tests/a2a_servers/test_app_any_a2a.py::test_what_the_server_cannot_give_back_is_said_plainly",
-        "tests/a2a_servers/test_bindings.py::test_embedded_send_history_rewind_stop",
-        "tests/a2a_servers/test_bindings.py::test_resume_a_running_task_through_the_binding",
-        "tests/a2a_servers/test_embedded_capabilities.py::test_reattach_to_a_turn_still_running",
-        "tests/auth/test_oauth.py::test_a_denied_device_login_is_said",
-        "tests/auth/test_oauth.py::test_device_code_login_then_commands_use_and_refresh_the_token_and_logout_revokes",
-        "tests/faults/test_answered_elsewhere.py::test_an_answer_refused_because_another_client_answered_shows_the_servers_session",
-        "tests/faults/test_app_changed_elsewhere.py::test_the_app_sees_another_clients_rewind",
-        "tests/faults/test_app_render_guard.py::test_one_item_that_cannot_be_drawn_does_not_take_the_app_down",
-        "tests/faults/test_backup.py::test_backup_while_serving_then_restore",
-        "tests/faults/test_changed_elsewhere.py::test_a_send_after_another_clients_rewind_reloads_instead",
-        "tests/faults/test_changed_elsewhere_a2a.py::test_another_clients_turn_on_an_a2a_server_is_seen_before_a_send",
-        "tests/faults/test_damaged_store.py::test_a_missing_or_empty_store_refuses_to_start",
-        "tests/faults/test_damaged_store.py::test_a_database_damaged_after_the_check_is_one_line_naming_it",
-        "tests/faults/test_damaged_store.py::test_a_send_on_a_session_adk_does_not_know_stores_nothing",
-        "tests/faults/test_damaged_store.py::test_one_garbled_message_reads_as_a_placeholder",
-        "tests/faults/test_garbled_task.py::test_a_garbled_task_reads_as_a_placeholder_and_the_session_goes_on",
-        "tests/faults/test_lying_server.py::test_a_trickled_answer_stops_at_the_time_bound",
-        "tests/faults/test_reattach_chunks.py::test_a_reattached_turn_ends_with_each_chunk_once",
-        "tests/faults/test_random_shapes.py::test_a_unary_answer_yields_items_or_a_shown_error",
-        "tests/faults/test_rewind_faults.py::test_lost_answer_rereads_the_server",
-        "tests/faults/test_rewind_faults.py::test_rest_refusal_rolls_back_exactly",
-        "tests/faults/test_rewind_faults.py::test_rewind_during_a_turn",
-        "tests/faults/test_rewind_faults.py::test_two_rewinds_at_once",
-        "tests/faults/test_turn_faults.py::test_cut_stream_is_interrupted_and_the_view_is_the_servers",
-        "tests/faults/test_turn_faults.py::test_cut_while_the_server_still_runs_the_turn",
-        "tests/faults/test_turn_faults.py::test_http_errors_refuse_the_send",
-        "tests/faults/test_turn_faults.py::test_refused_by_a_turn_running_elsewhere",
-        "tests/grpc_binding/test_grpc_cut.py::test_a_cut_grpc_stream_is_resumed",
-        "tests/grpc_binding/test_grpc_embedded.py::test_a_large_file_goes_over_grpc_both_ways",
-        "tests/grpc_binding/test_grpc_serve.py::test_serve_prints_its_grpc_address_and_send_uses_it",
-        "tests/grpc_binding/test_grpc_serve.py::test_send_over_grpc_on_the_embedded_default_waits_for_the_agent_to_start",
-        "tests/kagent/test_kagent_controller.py::test_a_stock_agent_is_never_asked_to_rewind",
-        "tests/kagent/test_kagent_controller.py::test_history_and_sessions_of_the_agent",
-        "tests/kagent/test_kagent_controller.py::test_rewind_with_the_add_on",
-        "tests/kagent/test_kagent_controller.py::test_tasks_are_asked_for_with_a2a_version_1_0",
-        "tests/kagent1/test_kagent1.py::test_a_read_only_share_reads_but_cannot_send",
-        "tests/kagent1/test_kagent1.py::test_conversations_list_create_rename_delete_resume",
-        "tests/kagent1/test_kagent1.py::test_history_over_list_tasks",
-        "tests/kagent1/test_kagent1.py::test_native_grpc_and_grpc_web_reach_the_same_controller",
-        "tests/kagent1/test_kagent1.py::test_rewind_is_a_fork_from_the_checkpoint_and_undo_goes_back",
-        "tests/kagent1/test_kagent1_app.py::test_a_read_only_share_opens_read_only",
-        "tests/kagent1/test_kagent1_app.py::test_chat_rewind_is_a_fork_and_undo_goes_back",
-        "tests/kagent1/test_kagent1_app.py::test_edit_is_a_fork_then_send",
-        "tests/kagent1/test_kagent1_app.py::test_headless_commands_on_kagent_1",
-        "tests/kagent1/test_kagent1_app.py::test_a_failed_fork_leaves_the_view_unchanged_with_the_reason",
-        "tests/kagent1/test_kagent1.py::test_a_failed_fork_leaves_everything_as_it_was",
-        "tests/kagent1/test_kagent1_tui.py::test_rewind_is_a_fork_the_preview_says_so_and_ctrl_z_goes_back",
-        "tests/kagent1/test_kagent1_tui.py::test_the_undo_of_a_rewind_survives_a_restart",
-        "tests/kagent1/test_kagent1_tui.py::test_a_failed_fork_leaves_the_view_unchanged_with_the_reason",
-        "tests/kagent1/test_kagent1_tui.py::test_a_read_only_share_opens_with_the_composer_disabled_and_why",
-        "tests/kagent1/test_kagent1_tui.py::test_with_auto_checkpoints_off_only_existing_checkpoints_are_offered",
-        "tests/kagent1/test_kagent1_app.py::test_headless_rewind_then_redo_in_another_process_goes_back_to_the_original",
-        "tests/kagent1/test_kagent1_app.py::test_share_flag_and_setting_open_a_shared_session_read_only",
-        "tests/push/test_push.py::test_a_turn_cut_from_the_client_arrives_by_push",
-        "tests/push/test_push_cli.py::test_send_push_prints_a_cut_turn_when_it_ends",
-        "tests/server/test_atomicity.py::test_full_or_read_only_store",
-        "tests/server/test_atomicity.py::test_held_store_lock_refuses_cleanly",
-        "tests/server/test_atomicity.py::test_store_failure_after_the_agent_rewound",
-        "tests/server/test_bad_input.py::test_bad_rest_bodies",
-        "tests/server/test_bad_input.py::test_bad_rewind_target",
-        "tests/server/test_bad_input.py::test_busy_session_is_refused_and_not_corrupted",
-        "tests/server/test_bad_input.py::test_cancel_a_running_turn",
-        "tests/server/test_bad_input.py::test_missing_or_foreign_session",
-        "tests/server/test_confirmation.py::test_a_waiting_task_takes_only_an_answer_and_nothing_is_stored_otherwise",
-        "tests/server/test_confirmation.py::test_rewind_across_confirmed_turns_takes_them_back_whole",
-        "tests/server/test_confirmation.py::test_the_answer_resumes_the_same_task_and_invocation",
-        "tests/server/test_confirmation_headless.py::test_send_then_answer",
-        "tests/server/test_confirmation_redo.py::test_a_question_answered_after_a_redo_stays_answered",
-        "tests/server/test_conformance.py::test_subscribe_follows_a_running_turn",
-        "tests/server/test_guard.py::test_dns_rebinding_is_refused",
-        "tests/server/test_guard.py::test_serve_beyond_loopback_prints_its_token",
-        "tests/server/test_internals.py::test_rewind_with_and_without_fast_path",
-        "tests/server/test_lifecycle.py::test_killed_mid_turn_is_marked_failed_on_restart",
-        "tests/server/test_lifecycle.py::test_spawn_and_sigterm",
-        "tests/server/test_redo.py::test_redo_brings_back_history_and_state",
-        "tests/server/test_rewind_flow.py::test_a2a_rewind_control_message",
-        "tests/server/test_rewind_flow.py::test_fork",
-        "tests/server/test_rewind_flow.py::test_rest_rewind",
-        "tests/server/test_rewind_flow.py::test_rewind_and_send",
-        "tests/server/test_session_log.py::test_the_log_follows_adk_for_any_history",
-        "tests/server/test_shared.py::test_a_holder_that_does_not_answer_is_a_clear_error",
-        "tests/server/test_shared.py::test_a_second_server_on_the_same_dir_is_refused",
-        "tests/test_chat.py::test_a_stream_cut_anywhere_is_never_a_finished_turn",
-        "tests/test_chat_branches.py::test_cli_redo_history_include_rewound_and_export",
-        "tests/test_chat_branches.py::test_rewound_turns_shown_restored_and_forked",
-        "tests/test_cli.py::test_fork_leaves_the_original",
-        "tests/test_cli.py::test_out_of_the_box_with_the_embedded_server",
-        "tests/test_cli.py::test_rewind_before_turn_two",
-        "tests/test_cli.py::test_rewind_unknown_invocation_changes_nothing",
-        "tests/test_cli.py::test_send_then_history",
-        "tests/test_cli_files.py::test_secrets_never_printed",
-        "tests/test_connection.py::test_a_real_spawned_server_wants_its_token",
-        "tests/test_conversation_props.py::test_any_sequence_applies_without_raising",
-        "tests/test_conversation_props.py::test_no_stored_message_is_lost_except_by_a_task_replace",
-        "tests/test_conversation_props.py::test_truncated_view_is_usable_and_rollback_after_local_additions_is_exact",
-        "tests/test_long_sessions.py::test_a_long_load_freezes_and_leaving_the_session_still_frees_it",
-        "tests/test_rewind_tail.py::test_rewind_and_redo_on_the_embedded_server_join_bounded_answers",
-        "tests/test_textsafe.py::test_output_never_holds_controls",
-        "tests/tui/test_app_pilot.py::test_click_rewind_previews_then_confirm_cuts_at_once_and_server_answer_becomes_the_view",
-        "tests/tui/test_app_pilot.py::test_edit_and_resend",
-        "tests/tui/test_app_pilot.py::test_edit_cancel_restores_view",
-        "tests/tui/test_app_pilot.py::test_failing_rewind_rolls_back",
-        "tests/tui/test_app_pilot.py::test_fork_switches_and_keeps_original",
-        "tests/tui/test_app_pilot.py::test_keyboard_rewind_mode",
-        "tests/tui/test_app_pilot.py::test_keymap_remaps_rewind",
-        "tests/tui/test_app_pilot.py::test_reloaded_items_are_redrawn_not_served_from_the_old_cache",
-        "tests/tui/test_app_pilot.py::test_reopen_shows_rewound_view_at_its_latest_turn",
-        "tests/tui/test_app_pilot.py::test_server_without_rewind_shows_it_disabled_and_receives_nothing",
-        "tests/tui/test_app_pilot.py::test_type_and_send",
-        "tests/tui/test_app_pilot.py::test_unreachable_server_shows_error_screen_and_keeps_running",
-        "tests/tui/test_approval.py::test_a_question_answered_by_another_client_is_said_once_and_the_view_follows",
-        "tests/tui/test_approval.py::test_a_reopened_session_still_asks",
-        "tests/tui/test_approval.py::test_approve_by_key_and_reject_by_button",
-        "tests/tui/test_approval.py::test_rewind_takes_a_confirmed_turn_back_whole",
-        "tests/tui/test_approval.py::test_text_while_a_question_waits_is_refused_and_the_draft_kept",
-        "tests/tui/test_branches_pilot.py::test_a_rewound_branch_is_forked_by_its_button",
-        "tests/tui/test_branches_pilot.py::test_copy_the_selected_turn_and_export_the_transcript",
-        "tests/tui/test_branches_pilot.py::test_ctrl_z_after_typing_is_the_drafts_undo_not_the_rewinds",
-        "tests/tui/test_branches_pilot.py::test_ctrl_z_right_after_a_rewind_undoes_it_on_the_server",
-        "tests/tui/test_branches_pilot.py::test_f4_on_a_session_without_rewound_turns_says_so_and_the_next_f4_looks_again",
-        "tests/tui/test_branches_pilot.py::test_nested_rewinds_redo_newest_first_with_ctrl_r",
-        "tests/tui/test_branches_pilot.py::test_picker_by_keyboard_rewinds_edits_and_forks",
-        "tests/tui/test_branches_pilot.py::test_picker_by_mouse",
-        "tests/tui/test_branches_pilot.py::test_restore_on_an_earlier_turn_of_a_branch_brings_it_back_only_up_to_there",
-        "tests/tui/test_branches_pilot.py::test_rewound_turns_are_shown_dimmed_in_place_and_restored_by_their_button",
-        "tests/tui/test_branches_pilot.py::test_sessions_panel_forks_rename_and_delete",
-        "tests/tui/test_branches_snapshots.py::test_fork_origin_in_the_sessions_panel",
-        "tests/tui/test_composer.py::test_paste_with_escape_sequences_arrives_clean",
-        "tests/tui/test_composer.py::test_text_and_enter_in_one_burst_send_the_whole_text",
-        "tests/tui/test_composer.py::test_two_messages_in_one_burst_are_two_messages",
-        "tests/tui/test_composer.py::test_up_recalls_earlier_prompts_per_session_and_keeps_them",
-        "tests/tui/test_connect_screen.py::test_a_controller_that_does_not_answer_is_named_and_corrected",
-        "tests/tui/test_connect_screen.py::test_a_wrong_agent_is_named_and_corrected_in_place",
-        "tests/tui/test_connect_screen.py::test_a_wrong_url_is_named_a_bad_value_is_refused_in_place_and_the_right_one_connects",
-        "tests/tui/test_files_pilot.py::test_a_failed_send_keeps_draft_and_attachments",
-        "tests/tui/test_files_pilot.py::test_attach_remove_send_and_save",
-        "tests/tui/test_files_pilot.py::test_card_view_opens_and_closes",
-        "tests/tui/test_files_snapshots.py::test_data_part",
-        "tests/tui/test_large_session.py::test_opens_scrolls_to_first_message_and_truncates_there",
-        "tests/tui/test_rendering.py::test_follows_the_bottom_after_ctrl_n_and_until_the_user_scrolls_away",
-        "tests/tui/test_rendering.py::test_nothing_is_clipped_by_the_scrollbar_at_60_columns",
-        "tests/tui/test_rendering.py::test_the_selected_turn_is_highlighted_and_fully_in_view_header_included",
-        "tests/tui/test_reply_control.py::test_ctrl_q_during_a_reply_asks_first",
-        "tests/tui/test_reply_control.py::test_escape_stops_a_streaming_reply_on_the_server",
-        "tests/tui/test_reply_control.py::test_new_session_during_a_reply_asks_and_never_drops_it_unseen",
-        "tests/tui/test_reply_control.py::test_new_session_during_a_rewind_waits_for_it",
-        "tests/tui/test_reply_control.py::test_status_tells_the_truth_after_a_failed_send_and_a_dead_server_restarts_from_the_app",
-        "tests/tui/test_reply_control.py::test_the_stop_button_and_the_palette_stop_a_reply",
-        "tests/tui/test_rewind_safety.py::test_clicks_in_rewind_mode_choose_the_turn_and_never_confirm",
-        "tests/tui/test_rewind_safety.py::test_escape_escape_on_an_empty_composer_previews_the_last_turn_and_never_rewinds",
-        "tests/tui/test_rewind_safety.py::test_escape_escape_with_a_draft_clears_it_and_ctrl_z_brings_it_back",
-        "tests/tui/test_rewind_safety.py::test_keys_queued_in_one_burst_never_rewind",
-        "tests/tui/test_rewind_safety.py::test_mashed_keys_never_rewind_more_than_was_confirmed",
-        "tests/tui/test_rewind_safety.py::test_palette_rewind_to_selected_with_nothing_selected_rewinds_nothing",
-        "tests/tui/test_rewind_safety.py::test_printable_keys_in_the_transcript_go_to_the_composer",
-        "tests/tui/test_rewind_safety.py::test_up_then_typing_recalls_a_prompt_and_fires_no_command",
-        "tests/tui/test_running_turn.py::test_a_cut_stream_shows_the_turn_interrupted_and_reattach_follows_it",
-        "tests/tui/test_running_turn.py::test_a_rewind_whose_answer_is_lost_says_the_view_was_reread",
-        "tests/tui/test_running_turn.py::test_no_invocation_ids_no_rewind_keys_and_the_keys_say_why",
-        "tests/tui/test_running_turn.py::test_opening_a_session_whose_turn_runs_reattaches_and_esc_stops_it_on_the_server",
-        "tests/tui/test_signals.py::test_a_signal_during_a_reply_stores_the_turn_as_canceled",
-        "tests/tui/test_signals.py::test_a_signal_restores_the_terminal_and_stops_the_embedded_server",
-        "tests/tui/test_signals.py::test_a_terminal_that_hangs_up_ends_the_app_and_its_server",
-        "tests/tui/test_snapshots.py::test_narrow_terminal_in_rewind_mode",
-        "tests/tui/test_snapshots.py::test_sessions_panel",
-        "tests/tui/test_snapshots_turns.py::test_connect_screen_refuses_a_bad_url_in_place",
-        "tests/tui/test_transcript_cache.py::test_evicted_items_redraw_identically_with_their_tool_results",
-        "tests/tui/test_transcript_cache.py::test_heights_stay_exact_after_eviction_so_the_view_does_not_jump",
-        "tests/tui/test_truth_kagent.py::test_app_never_offers_rewind_for_a_stock_agent",
-        "tests/tui/test_truth_kagent.py::test_app_opens_the_agents_latest_session_and_sends",
-        "tests/tui/test_truth_send.py::test_http_refusal_keeps_the_draft_and_shows_nothing",
-        "tests/tui/test_truth_send.py::test_refused_while_another_clients_turn_runs",
-    }
-)
+
+def measured() -> dict[str, float]:
+    """``tests/durations.json``: node id (without parameters) -> seconds; empty when missing."""
+    try:
+        return {k: float(v) for k, v in json.loads(DURATIONS.read_text())["seconds"].items()}
+    except (OSError, ValueError, KeyError):
+        return {}
+
+
+def base_id(nodeid: str) -> str:
+    return nodeid.split("[", 1)[0]
 
 
 def mark_slow(items: list[pytest.Item]) -> None:
     folders = tuple(f"tests/{p}" for p in SLOW_PATHS)
+    seconds = measured()
     for item in items:
-        nodeid = item.nodeid.split("[", 1)[0]
-        if nodeid.startswith(folders) or nodeid in SLOW_TESTS:
+        nodeid = base_id(item.nodeid)
+        if nodeid.startswith(folders) or seconds.get(nodeid, 0.0) >= THRESHOLD:
             item.add_marker(pytest.mark.slow)
+
+
+_LINE = re.compile(r"^([0-9.]+)s (?:setup|call|teardown)\s+(\S+)")
+
+
+def parse(log: str) -> dict[str, float]:
+    """pytest's ``--durations`` lines, summed per test (setup, call and teardown; every parameter)."""
+    seconds: dict[str, float] = {}
+    for line in log.splitlines():
+        match = _LINE.match(line)
+        if match:
+            nodeid = base_id(match.group(2))
+            seconds[nodeid] = seconds.get(nodeid, 0.0) + float(match.group(1))
+    return seconds
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) != 1:
+        print("usage: python tests/lanes.py DURATIONS_LOG  (the output of pytest --durations=0)", file=sys.stderr)
+        return 2
+    seconds = parse(Path(argv[0]).read_text(encoding="utf-8", errors="replace"))
+    if not seconds:
+        print(f"{argv[0]}: no --durations lines", file=sys.stderr)
+        return 1
+    document = {
+        "about": "seconds per test from one whole run of the suite (tests/lanes.py); regenerate, do not edit",
+        "seconds": {k: round(v, 2) for k, v in sorted(seconds.items())},
+    }
+    DURATIONS.write_text(json.dumps(document, indent=0) + "\n", encoding="utf-8")
+    slow = sum(1 for v in seconds.values() if v >= THRESHOLD)
+    print(f"wrote {DURATIONS.name}: {len(seconds)} tests, {slow} at {THRESHOLD} s or more")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

@@ -7,12 +7,14 @@ the next module when it is almost done with its last one. xdist's own reorder (o
 out the modules with the most tests first, which puts the modules of a few long tests (real server
 processes, the real terminal, fault storms) at the end, where they make the tail. Here instead:
 
-1. the modules with ``slow`` tests (``tests/lanes.py``: each measured at a second or more, or
-   starting processes), the most such tests first;
-2. then the modules that need the kagent-rewind add-on's venv (``tests/kagent_adk``): late, because
-   ``tests/check.py`` builds that venv beside pytest from the start (pip, a minute or more on a
-   clean clone) and a worker that reaches them earlier waits for the build;
-3. then every other module (each short), in its usual order: they fill the tail.
+1. the modules measured longest (``tests/durations.json``, ``tests/lanes.py``: the seconds of
+   their tests in a whole run), longest first -- the classic longest-processing-time order, which
+   keeps the last module handed out short;
+2. the modules that need the kagent-rewind add-on's venv (``tests/kagent_adk``) wait until at least
+   :data:`BUILD_HEAD` seconds of other modules have been handed out: ``tests/check.py`` builds that
+   venv beside pytest from the start (uv, under a minute on a clean clone) and a worker that
+   reaches them earlier waits for the build;
+3. modules without a measurement (new ones) come last, in their usual order.
 
 Only the order changes; every test still runs, and within a module the tests keep their order (the
 sort is stable).
@@ -20,28 +22,37 @@ sort is stable).
 
 from __future__ import annotations
 
-from collections import Counter
-
 import pytest
+
+from lanes import base_id, measured
 
 #: the folder whose modules wait for the add-on's venv (built by tests/check.py beside pytest)
 AFTER_THE_BUILD = "tests/kagent_adk/"
+#: seconds of measured modules handed out before the add-on's modules (its build's head start)
+BUILD_HEAD = 120.0
 
 
 def module_of(item: pytest.Item) -> str:
     return item.nodeid.split("::", 1)[0]
 
 
-def order(items: list[pytest.Item]) -> None:
-    """Sort ``items`` in place (call after the ``slow`` marks are set)."""
-    slow = Counter(module_of(item) for item in items if item.get_closest_marker("slow") is not None)
-
-    def rank(item: pytest.Item) -> tuple[int, int]:
+def order(items: list[pytest.Item], seconds: dict[str, float] | None = None) -> None:
+    """Sort ``items`` in place; ``seconds``: measured seconds per test node id (without parameters;
+    by default ``tests/durations.json``)."""
+    seconds = measured() if seconds is None else seconds
+    modules: dict[str, float] = {}
+    for item in items:
         module = module_of(item)
-        if module.startswith(AFTER_THE_BUILD):
-            return (1, 0)
-        if slow[module]:
-            return (0, -slow[module])
-        return (2, 0)
-
-    items.sort(key=rank)
+        modules[module] = modules.get(module, 0.0) + seconds.get(base_id(item.nodeid), 0.0)
+    first = sorted((m for m in modules if not m.startswith(AFTER_THE_BUILD)), key=lambda m: -modules[m])
+    build = sorted((m for m in modules if m.startswith(AFTER_THE_BUILD)), key=lambda m: -modules[m])
+    # the add-on's modules go in once BUILD_HEAD seconds of others are out (or before the unmeasured)
+    handed, at = 0.0, len(first)
+    for i, module in enumerate(first):
+        if handed >= BUILD_HEAD or modules[module] == 0.0:
+            at = i
+            break
+        handed += modules[module]
+    sequence = first[:at] + build + first[at:]
+    rank = {module: i for i, module in enumerate(sequence)}
+    items.sort(key=lambda item: rank[module_of(item)])
