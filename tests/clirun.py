@@ -36,6 +36,24 @@ def isolate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return config
 
 
+SRC = Path(__file__).resolve().parent.parent / "src"
+
+
+def child_env(tmp_path: Path, **extra: str) -> dict[str, str]:
+    """The environment of a CLI run in a child process: no REWINDTUI_* variable leaks in, this
+    tree's sources first, an empty config file and the client's data dir in ``tmp_path``; ``extra``
+    on top."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("REWINDTUI_")}
+    (tmp_path / "config.toml").write_text("")
+    env.update(
+        PYTHONPATH=str(SRC),
+        REWINDTUI_CONFIG=str(tmp_path / "config.toml"),
+        REWINDTUI_DATA_DIR=str(tmp_path / "client-data"),
+        **extra,
+    )
+    return env
+
+
 def runner(capsys: pytest.CaptureFixture[str], *flags: str):
     """``run(*argv)``: the CLI in-process with ``flags`` appended (e.g. ``--url``), as a Result."""
     from rewindtui.cli import main as cli

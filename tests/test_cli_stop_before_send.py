@@ -8,7 +8,6 @@ process of its own, and gets a real SIGINT while that request is held."""
 from __future__ import annotations
 
 import asyncio
-import os
 import signal
 import subprocess
 import sys
@@ -20,10 +19,10 @@ import httpx
 import pytest
 
 from asgi_thread import ServeInThread
+from clirun import child_env
 from rewindtui.server.http.app import create_app
 
 pytestmark = pytest.mark.slow
-SRC = Path(__file__).resolve().parent.parent / "src"
 
 
 class HoldFreshness:
@@ -45,19 +44,12 @@ class HoldFreshness:
 
 
 def _send(url: str, tmp_path: Path, *argv: str) -> subprocess.Popen[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("REWINDTUI_")}
-    (tmp_path / "config.toml").write_text("")
-    env.update(
-        PYTHONPATH=str(SRC),
-        REWINDTUI_CONFIG=str(tmp_path / "config.toml"),
-        REWINDTUI_DATA_DIR=str(tmp_path / "client-data"),
-    )
     return subprocess.Popen(
         [sys.executable, "-m", "rewindtui", "send", "--url", url, *argv],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        env=env,
+        env=child_env(tmp_path),
     )
 
 

@@ -18,7 +18,7 @@ from modelkit import KEY, MODEL, model_server
 from openai_double import BAD_KEY, Reply, user_texts
 from srvkit import A2A
 
-from clirun import isolate, runner
+from clirun import child_env, isolate, runner
 
 pytestmark = pytest.mark.slow
 SRC = Path(__file__).resolve().parents[2] / "src"
@@ -101,15 +101,7 @@ def _cli(*argv: str, env: dict[str, str]) -> subprocess.Popen[str]:
 
 
 def _env(tmp_path: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("REWINDTUI_")}
-    (tmp_path / "config.toml").write_text("")
-    env.update(
-        PYTHONPATH=str(SRC),
-        REWINDTUI_CONFIG=str(tmp_path / "config.toml"),
-        REWINDTUI_DATA_DIR=str(tmp_path / "client-data"),
-        OPENAI_API_KEY=KEY,
-    )
-    return env
+    return child_env(tmp_path, OPENAI_API_KEY=KEY)
 
 
 def test_ctrl_c_in_send_cancels_the_turn_on_the_server(run_patient, patient, double, tmp_path):
