@@ -32,9 +32,10 @@ from rewindtui.server.storage.store_rows import (
 # ``kagent_session_id``, where present, is the fork's; and the 1.0 JSON (a2a-sdk's ``json.dumps``
 # text, spaces and all) with the same three values replaced in the text, where each stands once as
 # ``"key": value`` -- then it is the top-level one, as ``moved_v1_text`` changes it. A row that does
-# not fit (another a2a-sdk's rendering, a value stored twice, metadata of another type, ...) sends
-# the whole fork through Python (``fork_copy_fits``). Parameters: ?1 the seqs (JSON), ?2 the render
-# version, ?3 the fork's session id, ?4 its task id.
+# not fit (another a2a-sdk's rendering, a value stored twice, metadata of another type, ...) is not
+# copied: the copy checks each row in the pass that copies it, and ``fork_copy`` says whether it
+# copied them all (else the fork copies every one through Python). Parameters: ?1 the seqs (JSON),
+# ?2 the render version, ?3 the fork's session id, ?4 its task id.
 _OLD_CTX = "'\"contextId\": ' || json_quote(json_extract(m.body_v1, '$.contextId'))"
 _OLD_TASK = "'\"taskId\": ' || json_quote(json_extract(m.body_v1, '$.taskId'))"
 _OLD_SID = "'\"kagent_session_id\": ' || json_quote(json_extract(m.body_v1, '$.metadata.kagent_session_id'))"
@@ -87,7 +88,9 @@ _FORK_COPY = (
 # a string a quote stands escaped), given the top-level key holds that value. Stricter than SQLite's
 # check: ``contextId``, ``taskId`` and ``kagent_session_id`` (where present) strings JSON text holds
 # as they are (no quote, backslash or control character), ``metadata`` an object in both bodies.
-# ``pg_input_is_valid``: PostgreSQL 16 and later (an older one takes the Python path). Parameters,
+# ``pg_input_is_valid``: PostgreSQL 16 and later (an older one takes the Python path). ``OFFSET 0``
+# keeps the subquery from being flattened into the outer query (each use of ``x.b`` would cast the
+# body again). Parameters,
 # in order: the seqs (JSON), the render version, the fork's session id and task id, and those two
 # as JSON text (``wire.dumps``).
 _PG_PLAIN = "'^[^\"\\\\[:cntrl:]]*$'"  # the regex ^[^"\\[:cntrl:]]*$ as a SQL literal
