@@ -1,7 +1,8 @@
-"""A fork's copy of stored messages made inside SQLite (``INSERT ... SELECT``) is, row for row and
-byte for byte, the copy the Python path writes (``rewinds._moved`` + ``moved_v1_text`` +
-``message_row``), for any message the store holds (hypothesis); where it could not be, the store
-says so (``fork_copy_fits``) and the fork takes the Python path."""
+"""A fork's copy of stored messages made inside the database (``INSERT ... SELECT``, on SQLite and
+on a team server's PostgreSQL) is, row for row and byte for byte, the copy the Python path writes
+(``rewinds._moved`` + ``moved_v1_text`` + ``message_row``), for any message the store holds
+(hypothesis); where it could not be, the store says so (``fork_copy_fits``), the copy in the
+database (``fork_copy``) says it did not copy them all, and the fork takes the Python path."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from kit.postgres import new_database
 from rewindtui.server.service.rewinds import _moved, moved_v1_text
 from rewindtui.server.storage.store import _INSERT_MESSAGE, Store, message_row
 
@@ -66,9 +68,25 @@ def messages(draw: Any) -> dict[str, Any]:
     return message
 
 
-async def copies(root: Path, batch: list[dict[str, Any]]) -> tuple[bool, list[tuple[Any, ...]], list[tuple[Any, ...]]]:
-    """(whether it fits, the rows the database copy writes, the rows the Python copy writes)."""
-    store = Store(root / "store.db")
+#: each test on SQLite and on a team server's PostgreSQL (tests/server/conftest.py)
+ENGINES = ("sqlite", "postgresql")
+#: the PostgreSQL database of each engine's run (one per test module: rows are deleted after each example)
+_URLS: dict[str, str | None] = {}
+
+
+def _url(engine: str) -> str | None:
+    if engine not in _URLS:
+        _URLS[engine] = new_database("fk") if engine == "postgresql" else None
+    return _URLS[engine]
+
+
+async def copies(
+    root: Path, batch: list[dict[str, Any]], engine: str = "sqlite"
+) -> tuple[bool, list[tuple[Any, ...]], list[tuple[Any, ...]]]:
+    """(whether it fits, the rows the database copy writes, the rows the Python copy writes). The
+    database copy is the one a fork makes (``fork_copy``: only the messages that fit, and whether
+    that was all of them, which must be what ``fork_copy_fits`` said)."""
+    store = Store(root / "store.db", database_url=_url(engine))
     await store.open()
     try:
         async with store.transaction() as tx:
@@ -80,27 +98,33 @@ async def copies(root: Path, batch: list[dict[str, Any]]) -> tuple[bool, list[tu
         for body, v1 in await store.message_pairs(seqs):
             moved = _moved(json.loads(body), FORK, TASK)
             python.append(message_row(FORK, TASK, moved, moved_v1_text(v1, FORK, TASK))[2:])
-        database: list[tuple[Any, ...]] = []
-        if fits:
-            async with store.transaction() as tx:
-                await tx.execute([store.fork_copy_statement(FORK, TASK, seqs)])
-            database = await store._fetchall(
-                f"SELECT {COLUMNS} FROM messages WHERE session_id = ? AND task_id = ? ORDER BY seq", (FORK, TASK)
-            )
+        async with store.transaction() as tx:
+            complete = await store.fork_copy(tx, FORK, TASK, seqs)
+        assert complete == fits
+        database = await store._fetchall(
+            f"SELECT {COLUMNS} FROM messages WHERE session_id = ? AND task_id = ? ORDER BY seq", (FORK, TASK)
+        )
+        # each message the database copied (all, or those that fit) is the Python copy of it, in order
+        assert all(row in python for row in database)
+        assert [python.index(row) for row in database] == sorted(python.index(row) for row in database)
+        if not fits:
+            database = []
         return fits, database, python
     finally:
+        async with store.transaction() as tx:
+            await tx.execute([("DELETE FROM messages", ())])
         await store.close()
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(messages(), min_size=1, max_size=3))
-def test_the_database_copy_is_the_python_copy(tmp_path_factory: Any, batch: list[dict[str, Any]]) -> None:
-    fits, database, python = asyncio.run(copies(tmp_path_factory.mktemp("fork"), batch))
+def test_the_database_copy_is_the_python_copy(tmp_path_factory: Any, engine: str, batch: list[dict[str, Any]]) -> None:
+    fits, database, python = asyncio.run(copies(tmp_path_factory.mktemp("fork"), batch, engine))
     if fits:
         assert database == python
 
 
-def test_plain_messages_are_copied_in_the_database(tmp_path: Path) -> None:
+def test_plain_messages_are_copied_in_the_database(tmp_path: Path, engine: str) -> None:
     batch = [
         {
             "kind": "message",
@@ -113,13 +137,13 @@ def test_plain_messages_are_copied_in_the_database(tmp_path: Path) -> None:
         }
         for i, role in enumerate(["user", "agent", "user"])
     ]
-    fits, database, python = asyncio.run(copies(tmp_path, batch))
+    fits, database, python = asyncio.run(copies(tmp_path, batch, engine))
     assert fits
     assert database == python and len(database) == 3
     assert {json.loads(row[3])["contextId"] for row in database} == {FORK}
 
 
-def test_a_message_holding_the_session_id_twice_takes_the_python_path(tmp_path: Path) -> None:
+def test_a_message_holding_the_session_id_twice_takes_the_python_path(tmp_path: Path, engine: str) -> None:
     message = {
         "kind": "message",
         "messageId": "m-1",
@@ -129,5 +153,5 @@ def test_a_message_holding_the_session_id_twice_takes_the_python_path(tmp_path: 
         "taskId": "task-a",
         "metadata": {},
     }
-    fits, database, _ = asyncio.run(copies(tmp_path, [message]))
+    fits, database, _ = asyncio.run(copies(tmp_path, [message], engine))
     assert not fits and database == []

@@ -193,13 +193,13 @@ async def test_import_events_matches_appending_one_by_one(tmp_path: Path, monkey
     if path == "fallback":  # an ADK without the private pieces: event by event, same result
         monkeypatch.setattr("rewindtui.server.storage.adk_sessions.bulk_event_writer", lambda service: None)
     copied: list[bool] = []
-    copy_rows = adk_sessions._copy_rows
+    copy_rows = adk_sessions.copy_event_rows
 
     async def spy(*args):
         copied.append(await copy_rows(*args))
         return copied[-1]
 
-    monkeypatch.setattr(adk_sessions, "_copy_rows", spy)
+    monkeypatch.setattr(adk_sessions, "copy_event_rows", spy)
     source = {"copied rows": (APP_NAME, "u", "slow"), "copied rows, source lacks them": (APP_NAME, "u", "nowhere")}
     svc = CachedDatabaseSessionService(sqlite_url(str(tmp_path / "adk.db")))
     try:

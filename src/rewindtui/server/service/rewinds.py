@@ -315,19 +315,11 @@ class RewindService(UsesContext):
         plan = await self._plan(session, invocation_id, current_only=False)
         new_sid, fork_task_id = new_id(), new_id()
         seqs = [m.seq for m in plan.effective]
-        # the copies written inside the database where they can be (SQLite: INSERT ... SELECT), else here
-        in_database = await self.store.fork_copy_fits(seqs)
-        messages, v1_texts = [], []
-        for body, v1_body in await self.store.message_pairs([] if in_database else seqs):
-            message = _moved(json.loads(body), new_sid, fork_task_id)
-            messages.append(message)
-            v1_texts.append(moved_v1_text(v1_body, new_sid, fork_task_id))
-        copy = [self.store.fork_copy_statement(new_sid, fork_task_id, seqs)] if in_database else []
         ts = now_iso()
         row = SessionRow(
             id=new_sid,
             user_id=session.user_id,
-            name=fork_name(session, plan, {other.name for other in await self.store.list_sessions(session.user_id)}),
+            name=fork_name(session, plan, set(await self.store.session_names(session.user_id))),
             agent_ref=self.agent_ref,
             created_at=ts,
             updated_at=ts,
@@ -388,14 +380,7 @@ class RewindService(UsesContext):
                     for event in events[:cut]:
                         await self.session_service.append_event(new_adk, event.model_copy(deep=True))
             await self.checkpoints.reach(FORK_AFTER_AGENT)
-            async with self.store.transaction() as tx:
-                await tx.execute(
-                    [
-                        *self.store.fork_statements(session=row, fork_task=task, messages=messages, v1_texts=v1_texts),
-                        *copy,
-                        self.store.intent_done_statement(intent.id),
-                    ]
-                )
+            await self._store_fork(row, task, intent, seqs)
         except BaseException as exc:
             undone = not created
             if created:
@@ -413,3 +398,34 @@ class RewindService(UsesContext):
                 raise storage_error(exc, "fork the session") from None
             raise
         return row
+
+    async def _store_fork(self, row: SessionRow, task: dict[str, Any], intent: Intent, seqs: list[int]) -> None:
+        """The store's side of a fork, in one transaction: the session, its fork task holding copies
+        of the messages ``seqs`` (in that order), the intent done. The copies are made inside the
+        database where every message fits (:meth:`~.store_log.LogStore.fork_copy`: no message through
+        Python); else that transaction is rolled back and they are made here."""
+        if seqs and await self.store.fork_copy_in_database():
+            try:
+                async with self.store.transaction() as tx:
+                    await tx.execute(self.store.fork_statements(session=row, fork_task=task, messages=[]))
+                    if not await self.store.fork_copy(tx, row.id, task["id"], seqs):
+                        raise _Misfit
+                    await tx.execute([self.store.intent_done_statement(intent.id)])
+                return
+            except _Misfit:
+                log.info("fork %s: a message cannot be copied inside the database; copying through Python", row.id)
+        messages, v1_texts = [], []
+        for body, v1_body in await self.store.message_pairs(seqs):
+            messages.append(_moved(json.loads(body), row.id, task["id"]))
+            v1_texts.append(moved_v1_text(v1_body, row.id, task["id"]))
+        async with self.store.transaction() as tx:
+            await tx.execute(
+                [
+                    *self.store.fork_statements(session=row, fork_task=task, messages=messages, v1_texts=v1_texts),
+                    self.store.intent_done_statement(intent.id),
+                ]
+            )
+
+
+class _Misfit(Exception):
+    """A message of a fork cannot be copied inside the database (the transaction is rolled back)."""

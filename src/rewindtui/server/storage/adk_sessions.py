@@ -61,13 +61,14 @@ from google.adk.sessions.base_session_service import GetSessionConfig
 from google.adk.sessions.session import Session
 from google.adk.sessions.state import State
 from sqlalchemy import event as sa_event
-from sqlalchemy import func, insert, literal, make_url, select
+from sqlalchemy import func, insert, make_url, select
 from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import create_async_engine
 
 from rewindtui.server.shared.errors import is_storage_failure
 from rewindtui.server.shared.internals import adk_rewind_session, bulk_event_writer, has_update_marker, update_marker
 from rewindtui.server.storage.adk_append import DirectAppender
+from rewindtui.server.storage.adk_copy import NotDescribed, copy_event_rows, write_fork
 from rewindtui.server.storage.adk_damage import fill_missing_authors, is_placeholder, read_session
 from rewindtui.server.storage.adk_rewind import EVERY, STAND_IN, RewindIndex, stand_in_events
 
@@ -376,7 +377,7 @@ class CachedDatabaseSessionService(DatabaseSessionService):
                 if session_delta:
                     row.state.update(session_delta)
                 table = writer.storage_event.__table__
-                if copied_from is None or not await _copy_rows(sql, table, copied_from, session, events):
+                if copied_from is None or not await copy_event_rows(sql, table, copied_from, session, events):
                     # one executemany of the rows ``StorageEvent.from_event`` makes (the ORM's unit
                     # of work would track 20,000 objects for a 10,000-turn fork)
                     columns = [c.key for c in table.columns]
@@ -502,28 +503,12 @@ class CachedDatabaseSessionService(DatabaseSessionService):
         self._cache.pop(new_key, None)
         self._generation[new_key] = self._generation.get(new_key, 0) + 1
         try:
-            async with self._writes, writer.open_session() as sql:
-                row = await sql.get(writer.storage_session, new_key)
-                if row is None:
-                    raise SessionNotFoundError(f"Session {new_session_id} not found.")
-                if state:
-                    row.state.update(state)
-                if point.before.last is not None:
-                    conn = await sql.connection()
-                    copied = await index.copy_rows_before(conn, key, new_key, point)
-                    if copied != point.before.position:  # the checkpoints do not describe these events
-                        raise _NotDescribed(
-                            f"fork: {copied} events before the point, the replay counted {point.before.position}"
-                        )
-                    await index.copy_checkpoints(conn, key, new_key, point)
-                    ts = point.before.last[0]  # the newest event copied (ADK's order)
-                    ts = ts if ts.tzinfo is not None else ts.replace(tzinfo=UTC)
-                    row.update_time = ts.replace(tzinfo=None) if writer.naive_datetime else ts
-                await sql.commit()
+            async with self._writes:
+                await write_fork(writer, index, key, new_key, point, state)
         except BaseException as exc:
             with contextlib.suppress(Exception):
                 await self.delete_session(app_name=app_name, user_id=user_id, session_id=new_session_id)
-            if isinstance(exc, _NotDescribed):  # events stored out of time order: the full fork does it
+            if isinstance(exc, NotDescribed):  # events stored out of time order: the full fork does it
                 log.warning("%s; forking from the whole session instead", exc)
                 return None
             raise
@@ -573,38 +558,6 @@ class CachedDatabaseSessionService(DatabaseSessionService):
             await self._direct.close()
         await super().close()
         await self._engine.dispose()
-
-
-_ID_CHUNK = 5000  # ids per statement (SQLite's bound-parameter limit is 32,766)
-
-
-async def _copy_rows(sql: Any, table: Any, source: _Key, target: Session, events: Sequence[Event]) -> bool:
-    """Copy the stored rows of ``events`` from the session ``source`` to ``target`` (same
-    transaction); False, having written nothing, when ``source`` does not hold them all."""
-    app_name, user_id, session_id = source
-    of_source = (table.c.app_name == app_name, table.c.user_id == user_id, table.c.session_id == session_id)
-    ids = [event.id for event in events]
-    if len(set(ids)) != len(ids):
-        return False
-    chunks = [ids[i : i + _ID_CHUNK] for i in range(0, len(ids), _ID_CHUNK)]
-    found = 0
-    for chunk in chunks:
-        found += (
-            await sql.execute(select(func.count()).select_from(table).where(*of_source, table.c.id.in_(chunk)))
-        ).scalar_one()
-    if found != len(ids):
-        return False
-    replaced = {"app_name": target.app_name, "user_id": target.user_id, "session_id": target.id}
-    columns = [literal(replaced[c.key]).label(c.key) if c.key in replaced else c for c in table.columns]
-    for chunk in chunks:
-        rows = select(*columns).where(*of_source, table.c.id.in_(chunk))
-        await sql.execute(insert(table).from_select([c.key for c in table.columns], rows))
-    return True
-
-
-class _NotDescribed(Exception):
-    """The replay checkpoints do not describe the events a fork would copy (events stored out of
-    time order): nothing is kept, and the fork is made from the whole session."""
 
 
 def _undecodable(exc: BaseException) -> bool:

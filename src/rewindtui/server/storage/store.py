@@ -131,6 +131,11 @@ class Store(TaskStore, LogStore):
         )
         return [SessionRow(*r) for r in rows]
 
+    async def session_names(self, user_id: str) -> list[str]:
+        """The names of the user's sessions (a fork's name is made distinct from them): the
+        sessions' rows only, none of :meth:`list_sessions`' counts over their tasks."""
+        return [r[0] for r in await self._fetchall("SELECT name FROM sessions WHERE user_id = ?", (user_id,))]
+
     async def get_session_detail(self, session_id: str) -> SessionRow | None:
         """:meth:`get_session` with the fork turn and the number of rewound branches."""
         r = await self._fetchone(

@@ -78,6 +78,11 @@ class Tx:
     async def fetchall(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         return await self._conn.run(lambda conn: conn.execute(sql, params).fetchall())
 
+    async def changes(self, statement: Statement) -> int:
+        """Run one statement; how many rows it inserted, changed or deleted."""
+        sql, params = statement
+        return int(await self._conn.run(lambda conn: conn.execute(sql, params).rowcount))
+
 
 class StoreBase:
     """The connections and the read/write plumbing :class:`~rewindtui.server.storage.store.Store`'s

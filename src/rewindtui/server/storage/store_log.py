@@ -32,9 +32,10 @@ from rewindtui.server.storage.store_rows import (
 # ``kagent_session_id``, where present, is the fork's; and the 1.0 JSON (a2a-sdk's ``json.dumps``
 # text, spaces and all) with the same three values replaced in the text, where each stands once as
 # ``"key": value`` -- then it is the top-level one, as ``moved_v1_text`` changes it. A row that does
-# not fit (another a2a-sdk's rendering, a value stored twice, metadata of another type, ...) sends
-# the whole fork through Python (``fork_copy_fits``). Parameters: ?1 the seqs (JSON), ?2 the render
-# version, ?3 the fork's session id, ?4 its task id.
+# not fit (another a2a-sdk's rendering, a value stored twice, metadata of another type, ...) is not
+# copied: the copy checks each row in the pass that copies it, and ``fork_copy`` says whether it
+# copied them all (else the fork copies every one through Python). Parameters: ?1 the seqs (JSON),
+# ?2 the render version, ?3 the fork's session id, ?4 its task id.
 _OLD_CTX = "'\"contextId\": ' || json_quote(json_extract(m.body_v1, '$.contextId'))"
 _OLD_TASK = "'\"taskId\": ' || json_quote(json_extract(m.body_v1, '$.taskId'))"
 _OLD_SID = "'\"kagent_session_id\": ' || json_quote(json_extract(m.body_v1, '$.metadata.kagent_session_id'))"
@@ -76,7 +77,87 @@ _FORK_COPY = (
     "INSERT INTO messages (session_id, task_id, message_id, invocation_id, role, body, body_v1, render_version) "
     "SELECT ?3, ?4, json_extract(m.body, '$.messageId'), json_extract(m.body, '$.metadata.kagent_invocation_id'), "
     f"json_extract(m.body, '$.role'), {_FORK_BODY}, {_FORK_V1}, ?2 "
-    "FROM json_each(?1) AS j JOIN messages AS m ON m.seq = j.value ORDER BY j.key"
+    f"FROM json_each(?1) AS j JOIN messages AS m ON m.seq = j.value WHERE {_FORK_FITS} ORDER BY j.key"
+)
+
+# -- the same copy on PostgreSQL ---------------------------------------------------------------------
+# PostgreSQL has no JSON function that keeps a text's key order and spacing (``jsonb`` re-orders
+# keys), so there the three values are replaced in the text of both bodies, where each stands once
+# as ``"key":"value"`` (0.3: ``wire.dumps``' compact text) and ``"key": "value"`` (1.0: a2a-sdk's
+# ``json.dumps``). A text standing once as ``"key":"value"`` is that key of the top-level object (in
+# a string a quote stands escaped), given the top-level key holds that value. Stricter than SQLite's
+# check: ``contextId``, ``taskId`` and ``kagent_session_id`` (where present) strings JSON text holds
+# as they are (no quote, backslash or control character), ``metadata`` an object in both bodies.
+# ``pg_input_is_valid``: PostgreSQL 16 and later (an older one takes the Python path). ``OFFSET 0``
+# keeps the subquery from being flattened into the outer query (each use of ``x.b`` would cast the
+# body again). Parameters,
+# in order: the seqs (JSON), the render version, the fork's session id and task id, and those two
+# as JSON text (``wire.dumps``).
+_PG_PLAIN = "'^[^\"\\\\[:cntrl:]]*$'"  # the regex ^[^"\\[:cntrl:]]*$ as a SQL literal
+_PG_SID = ("metadata", "kagent_session_id")
+_PG_OBJECTS = (
+    "jsonb_typeof(x.b) = 'object' AND jsonb_typeof(x.b->'messageId') = 'string' "
+    "AND jsonb_typeof(x.b->'role') = 'string' AND jsonb_typeof(x.b->'metadata') = 'object' "
+    "AND coalesce(jsonb_typeof(x.b->'metadata'->'kagent_invocation_id'), 'null') IN ('string', 'null') "
+    "AND jsonb_typeof(x.v) = 'object' AND jsonb_typeof(x.v->'metadata') = 'object'"
+)
+
+
+def _pg_get(doc: str, path: tuple[str, ...], *, text: bool = False) -> str:
+    """``doc``'s value at ``path`` (``jsonb``; ``text``: as text)."""
+    keys = [f"'{k}'" for k in path]
+    return "(" + doc + "".join(f"->{k}" for k in keys[:-1]) + ("->>" if text else "->") + keys[-1] + ")"
+
+
+def _pg_needle(doc: str, path: tuple[str, ...], sep: str) -> str:
+    """The text ``"key"<sep>"value"`` of the string at ``path`` in ``doc``."""
+    return f"('\"{path[-1]}\"{sep}\"' || {_pg_get(doc, path, text=True)} || '\"')"
+
+
+def _pg_once(doc: str, body: str, path: tuple[str, ...], sep: str) -> str:
+    """The string at ``path`` is plain and stands once in ``body`` as ``"key"<sep>"value"``."""
+    needle = _pg_needle(doc, path, sep)
+    return (
+        f"jsonb_typeof({_pg_get(doc, path)}) = 'string' AND {_pg_get(doc, path, text=True)} ~ {_PG_PLAIN} "
+        f"AND (length({body}) - length(replace({body}, {needle}, ''))) = length({needle})"
+    )
+
+
+def _pg_fits(doc: str, body: str, sep: str) -> str:
+    return (
+        f"{_pg_once(doc, body, ('contextId',), sep)} AND {_pg_once(doc, body, ('taskId',), sep)} "
+        f"AND ({_pg_get(doc, _PG_SID)} IS NULL OR ({_pg_once(doc, body, _PG_SID, sep)}))"
+    )
+
+
+def _pg_moved(doc: str, body: str, sep: str) -> str:
+    """``body`` with its three values replaced (each where :func:`_pg_once` found it)."""
+
+    def put(inner: str, path: tuple[str, ...], value: str) -> str:
+        return f"replace({inner}, {_pg_needle(doc, path, sep)}, '\"{path[-1]}\"{sep}' || {value})"
+
+    moved = put(put(body, ("contextId",), "p.qsid"), ("taskId",), "p.qtid")
+    return f"CASE WHEN {_pg_get(doc, _PG_SID)} IS NULL THEN {moved} ELSE {put(moved, _PG_SID, 'p.qsid')} END"
+
+
+_PG_FITS = f"{_PG_OBJECTS} AND {_pg_fits('x.b', 'x.body', ':')} AND {_pg_fits('x.v', 'x.body_v1', ': ')}"
+_PG_ROWS = (
+    "WITH p AS (SELECT CAST(? AS text) AS seqs, CAST(? AS text) AS ver, CAST(? AS text) AS sid, "
+    "CAST(? AS text) AS tid, CAST(? AS text) AS qsid, CAST(? AS text) AS qtid) "
+    "SELECT {columns} FROM p, (SELECT j.o, m.body, m.body_v1, "
+    "CASE WHEN pg_input_is_valid(m.body, 'jsonb') THEN m.body::jsonb END AS b, "
+    "CASE WHEN m.render_version = p.ver AND pg_input_is_valid(m.body_v1, 'jsonb') THEN m.body_v1::jsonb END AS v "
+    "FROM p, jsonb_array_elements_text(p.seqs::jsonb) WITH ORDINALITY AS j(s, o) "
+    "JOIN messages AS m ON m.seq = j.s::bigint OFFSET 0) AS x"
+)
+_PG_FORK_MISFITS = _PG_ROWS.format(columns=f"count(*), coalesce(sum(CASE WHEN {_PG_FITS} THEN 0 ELSE 1 END), 0)")
+_PG_FORK_COPY = (
+    "INSERT INTO messages (session_id, task_id, message_id, invocation_id, role, body, body_v1, render_version) "
+    + _PG_ROWS.format(
+        columns="p.sid, p.tid, (x.b->>'messageId'), (x.b->'metadata'->>'kagent_invocation_id'), (x.b->>'role'), "
+        f"{_pg_moved('x.b', 'x.body', ':')}, {_pg_moved('x.v', 'x.body_v1', ': ')}, p.ver"
+    )
+    + f" WHERE {_PG_FITS} ORDER BY x.o"
 )
 
 
@@ -240,21 +321,50 @@ class LogStore(StoreBase):
         )
         return [(body, v1 if version == RENDER_VERSION else None) for body, v1, version in rows]
 
+    async def fork_copy_in_database(self) -> bool:
+        """The fork's copy of messages can be made inside this database (:meth:`fork_copy`):
+        SQLite; PostgreSQL 16 or later (``pg_input_is_valid``). Asked once."""
+        known: bool | None = self.__dict__.get("_fork_copy_in_database")
+        if known is None:
+            known = True
+            if self.engine_name != "sqlite":
+                row = await self._fetchone("SELECT CAST(current_setting('server_version_num') AS integer)")
+                known = row is not None and int(row[0]) >= 160000
+            self.__dict__["_fork_copy_in_database"] = known
+        return known
+
     async def fork_copy_fits(self, seqs: Sequence[int]) -> bool:
-        """The messages ``seqs`` can be copied into a fork inside the database
-        (:meth:`fork_copy_statement`): SQLite, and every one of them a stored message whose copy
-        that statement writes as the Python copy would, byte for byte (see :data:`_FORK_FITS`)."""
-        if self.engine_name != "sqlite" or not seqs:
+        """Every one of the messages ``seqs`` is a stored message whose copy
+        :meth:`fork_copy_statement` writes as the Python copy would, byte for byte (see
+        :data:`_FORK_FITS`, :data:`_PG_FITS`). A fork does not ask first: :meth:`fork_copy` copies
+        the ones that fit and says whether that was all of them."""
+        if not seqs or not await self.fork_copy_in_database():
             return False
-        row = await self._fetchone(_FORK_MISFITS, (dumps(list(seqs)), RENDER_VERSION))
+        if self.engine_name == "sqlite":
+            row = await self._fetchone(_FORK_MISFITS, (dumps(list(seqs)), RENDER_VERSION))
+        else:
+            row = await self._fetchone(_PG_FORK_MISFITS, self._pg_fork_params("", "", seqs))
         return row is not None and row[0] == len(seqs) and row[1] == 0
 
+    def fork_copy_statement(self, session_id: str, task_id: str, seqs: Sequence[int]) -> Statement:
+        """Copy those of the messages ``seqs`` (in that order) that fit (:meth:`fork_copy_fits`) into
+        the fork ``session_id``'s task ``task_id`` inside the database: ``INSERT ... SELECT``, no
+        message through Python."""
+        if self.engine_name == "sqlite":
+            return (_FORK_COPY, (dumps(list(seqs)), RENDER_VERSION, session_id, task_id))
+        return (_PG_FORK_COPY, self._pg_fork_params(session_id, task_id, seqs))
+
     @staticmethod
-    def fork_copy_statement(session_id: str, task_id: str, seqs: Sequence[int]) -> Statement:
-        """Copy the messages ``seqs`` (in that order) into the fork ``session_id``'s task
-        ``task_id`` inside SQLite: ``INSERT ... SELECT``, no message through Python. Only where
-        :meth:`fork_copy_fits` said so."""
-        return (_FORK_COPY, (dumps(list(seqs)), RENDER_VERSION, session_id, task_id))
+    def _pg_fork_params(session_id: str, task_id: str, seqs: Sequence[int]) -> tuple[str, ...]:
+        return (dumps(list(seqs)), RENDER_VERSION, session_id, task_id, dumps(session_id), dumps(task_id))
+
+    async def fork_copy(self, tx: Tx, session_id: str, task_id: str, seqs: Sequence[int]) -> bool:
+        """In ``tx``: copy the messages ``seqs`` into the fork's task inside the database, the check
+        of each (:meth:`fork_copy_fits`) made in the same pass; whether every one was copied (False:
+        the caller rolls ``tx`` back and copies them through Python)."""
+        if not seqs or not await self.fork_copy_in_database():
+            return False
+        return await tx.changes(self.fork_copy_statement(session_id, task_id, seqs)) == len(seqs)
 
     @staticmethod
     def fork_statements(
