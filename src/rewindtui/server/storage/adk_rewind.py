@@ -369,6 +369,13 @@ class RewindIndex:
             self._dropped[key] = self._dropped.get(key, 0) + 1
             await conn.execute(delete(c).where(self._of(key, c), c.c.event_ts >= ts))
 
+    async def holds_from(self, key: _Key, ts: Any) -> bool:
+        """Whether the session stores an event at ``ts`` or later (one look-up in ADK's index)."""
+        query = select(literal(1)).where(self._of(key), self.events.c.timestamp >= ts).limit(1)
+        async with self.engine.connect() as conn:
+            conn = await conn.execution_options(read_only=True)
+            return (await conn.execute(query)).first() is not None
+
     async def forget(self, key: _Key) -> None:
         """Drop every checkpoint of a deleted session (the caller holds the write lock)."""
         await self.prepare()

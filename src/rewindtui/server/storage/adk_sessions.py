@@ -297,29 +297,16 @@ class CachedDatabaseSessionService(DatabaseSessionService):
         return result
 
     async def _slots_in(self, key: _Key, session: Session, event: Event, current: Session | None) -> bool:
-        """Whether ``event`` is stamped at or before an event the session already stores. Not
-        ``session.last_update_time`` alone: ADK sets it to the last *appended* event's time, so after
-        one late event a second one stamped between two stored events passed as in order (a
-        hypothesis example of ``test_adk_rewind_props``). ``current``: the cached copy, exactly a
-        full read (in ADK's order: its last event is the newest); else one indexed look-up."""
+        """Whether ``event`` is stamped at or before an event the session stores. Not by
+        ``session.last_update_time`` alone: ADK sets it to the last *appended* event's time, so a
+        second late event passed as in order. ``current``: the cached copy, exactly a full read (in
+        ADK's order, its last event the newest); else one indexed look-up."""
         if event.timestamp <= session.last_update_time:
             return True
         if current is not None:
             return bool(current.events) and event.timestamp <= current.events[-1].timestamp
-        writer = bulk_event_writer(self)
-        if writer is None:  # an ADK without the pieces: neither checkpoints nor a direct read here
-            return False
-        t = writer.storage_event.__table__
-        app_name, user_id, session_id = key
-        query = (
-            select(literal(1))
-            .where(t.c.app_name == app_name, t.c.user_id == user_id, t.c.session_id == session_id)
-            .where(t.c.timestamp >= _column_time(event.timestamp))
-            .limit(1)
-        )
-        async with self._engine.connect() as conn:
-            conn = await conn.execution_options(read_only=True)
-            return (await conn.execute(query)).first() is not None
+        index = await self.rewind_index()
+        return index is not None and await index.holds_from(key, _column_time(event.timestamp))
 
     async def _append_direct(self, session: Session, event: Event) -> bool:
         """Store a plain event (no state delta) in one trip (:mod:`rewindtui.server.storage.adk_append`);
