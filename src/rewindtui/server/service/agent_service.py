@@ -26,10 +26,11 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from rewindtui.server.service.context import ServerContext, UsesContext
+from rewindtui.server.service.live_task import LiveTask
 from rewindtui.server.service.requests import Kind, Request, check_id, check_invocation
 from rewindtui.server.service.rewinds import RewindService
 from rewindtui.server.service.sessions import Sessions
-from rewindtui.server.service.turns import CLEAN_RETRY_KEY, LiveTask, TurnRunner
+from rewindtui.server.service.turns import CLEAN_RETRY_KEY, TurnRunner
 from rewindtui.server.shared.errors import Conflict, RecoveryPending, ServiceError
 from rewindtui.server.shared.wire import failed_event
 from rewindtui.server.storage.recovery import Recovery, Report
