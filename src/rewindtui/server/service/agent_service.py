@@ -23,7 +23,7 @@ import asyncio
 import contextlib
 import json
 import logging
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from typing import Any
 
 from rewindtui.server.service.context import ServerContext, UsesContext
@@ -204,7 +204,7 @@ class AgentService(UsesContext):
 
     async def handle_batches(
         self, user_id: str, request: Request, *, streaming: bool
-    ) -> AsyncIterator[list[dict[str, Any]]]:
+    ) -> AsyncGenerator[list[dict[str, Any]], None]:
         """:meth:`handle`'s events, in order, each time as many as the request's job has emitted
         since the last batch was taken (never waiting for more): a stream writer can send them in
         one write, where under load a turn's events pile up between two runs of the writer."""
