@@ -204,6 +204,18 @@ def test_light_imports() -> None:
     assert out.strip() == "[]"
 
 
+def test_the_front_answers_without_google_adk() -> None:
+    """What ``serve`` imports before it says ``serving on`` -- its own module, the front and the
+    front's REST routes (which build on the service's context) -- leaves google-adk (seconds to
+    import) to the agent's loader thread."""
+    code = (
+        "import sys, rewindtui.server.process.serve, rewindtui.server.http.front, rewindtui.server.http.rest; "
+        "print([m for m in sys.modules if m == 'google.adk' or m.startswith('google.adk.')])"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+
+
 @pytest.mark.skipif(not POSIX, reason="uses SIGKILL")
 def test_killed_mid_turn_is_marked_failed_on_restart(tmp_path: Path) -> None:
     data_dir = tmp_path / "d"

@@ -19,7 +19,7 @@ handler refuses. ``REWINDTUI_FAST_STREAM=0`` turns the path off.
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from a2a.server.request_handlers.response_helpers import build_error_response
@@ -29,6 +29,7 @@ from a2a.utils import constants, json_utils, proto_utils
 from a2a.utils.errors import A2AError, InternalError
 from google.protobuf.json_format import ParseDict
 from packaging.version import InvalidVersion, Version
+from sse_starlette.sse import ensure_bytes
 from starlette.requests import Request
 from starlette.responses import Response
 
@@ -102,21 +103,46 @@ class FastStream:
             classified = await self.handler._request(user_id, params)
         except (InvalidUser, A2AError):
             return None  # a2a-sdk's path says what is wrong with it
-        events = self.handler.service.handle(user_id, classified, streaming=True)
-        return create_event_source_response(_frames(request_id, events))
+        batches = self.handler.service.handle_batches(user_id, classified, streaming=True)
+        response = create_event_source_response(coalesced(_frames(request_id, batches), lambda: response.sep))
+        return response
 
 
-async def _frames(request_id: Any, events: AsyncIterator[dict[str, Any]]) -> AsyncIterator[dict[str, str]]:
+async def _frames(request_id: Any, batches: AsyncIterator[list[dict[str, Any]]]) -> AsyncIterator[list[dict[str, str]]]:
     """The SSE events a2a-sdk's dispatcher writes for these stream events (its ``_wrap_stream``
-    and ``event_generator``: a frame per event; an error ends the stream with an error frame)."""
+    and ``event_generator``: a frame per event; an error ends the stream with an error frame), in
+    the batches the events came in."""
     try:
-        async for event in events:
-            yield {"data": json_utils.dumps({"result": v1_result(event), "id": request_id, "jsonrpc": "2.0"})}
+        async for batch in batches:
+            yield [
+                {"data": json_utils.dumps({"result": v1_result(event), "id": request_id, "jsonrpc": "2.0"})}
+                for event in batch
+            ]
     except Exception as exc:
         log.exception("Unhandled error during JSON-RPC SSE stream")
         error = exc if isinstance(exc, A2AError) else InternalError(message=str(exc))
-        yield {"event": "error", "data": json_utils.dumps(build_error_response(request_id, error))}
+        yield [{"event": "error", "data": json_utils.dumps(build_error_response(request_id, error))}]
     finally:
-        aclose = getattr(events, "aclose", None)
+        aclose = getattr(batches, "aclose", None)
+        if aclose is not None:
+            await aclose()
+
+
+async def coalesced(
+    batches: AsyncIterator[list[dict[str, str]]], sep: Callable[[], str]
+) -> AsyncIterator[dict[str, str] | bytes]:
+    """Each batch of SSE events as one body chunk: a lone event as the dict sse-starlette encodes,
+    several as their bytes as sse-starlette encodes each (``ensure_bytes`` with the response's
+    separator), joined. The stream's bytes are the same as one write per event; only the writes
+    are fewer (an event stream is parsed from the bytes whatever their chunks: WHATWG HTML
+    §9.2.6, "Interpreting an event stream"), so every frame still goes as its own SSE event."""
+    try:
+        async for batch in batches:
+            if len(batch) == 1:
+                yield batch[0]
+            elif batch:
+                yield b"".join(ensure_bytes(frame, sep()) for frame in batch)
+    finally:
+        aclose = getattr(batches, "aclose", None)
         if aclose is not None:
             await aclose()

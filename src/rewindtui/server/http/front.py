@@ -9,6 +9,14 @@ once. Every other request (a turn, a rewind, A2A JSON-RPC, ...)
 waits until the full app (:func:`rewindtui.server.http.app.create_app`) is built and started in the
 background, then goes to it; from then on everything does.
 
+A server an app spawned (``load_when_idle``) starts that load only once its clients are done
+opening: the app's start and connect (its imports, the card, the session) and the agent runtime's
+imports (about a second of CPU) would otherwise share the machine's cores, and the app is what
+the user waits for. The load starts at the first of: a request that needs the full app (a turn
+never waits for an idle moment); ``load_when_idle`` seconds with no early request after one that
+read the store (the card alone does not count: a client reads its session after it); ``load_by``
+seconds after the start.
+
 A store that recovery has work on (journaled changes, unfinished turns from a crash), or whose
 turns differ from the agent's database (:mod:`rewindtui.server.storage.crosscheck`), is not read
 early: the front then waits for the full app for everything but the control routes, so nothing
@@ -33,7 +41,7 @@ from starlette.types import Receive, Scope, Send
 
 from rewindtui.a2a import contract
 from rewindtui.server.http.options import ServerOptions
-from rewindtui.server.shared.paths import ADK_FILE, AGENT_PATH, APP_NAME, STORE_FILE
+from rewindtui.server.shared.paths import ADK_FILE, AGENT_PATH, APP_NAME, SERVER_PATH, STORE_FILE
 from rewindtui.server.storage.crosscheck import crosscheck
 from rewindtui.server.storage.store import Store
 from rewindtui.server.storage.store_reader import StoreReader
@@ -118,6 +126,8 @@ class Front:
         on_loaded: Callable[[Any], None] | None = None,
         on_failed: Callable[[], None] | None = None,
         control: list[Route] | None = None,
+        load_when_idle: float | None = None,
+        load_by: float = 2.0,
     ) -> None:
         self.data_dir = Path(data_dir)
         self._build = build
@@ -138,6 +148,11 @@ class Front:
         self._stack = contextlib.AsyncExitStack()
         self._inflight = 0  # early requests still reading the front's store
         self._held = 0  # requests that waited for the full app and are not done yet
+        self._load_when_idle = load_when_idle
+        self._load_by = load_by
+        self._go = asyncio.Event()  # the full app is wanted now (a request waits for it)
+        self._last_read: float | None = None  # when the last early read of the store ended
+        self._card_paths: frozenset[str] = frozenset()
 
     @property
     def loaded(self) -> bool:
@@ -157,6 +172,8 @@ class Front:
                 await self._early(scope, receive, send)
             finally:
                 self._inflight -= 1
+                if scope["path"] not in self._card_paths and not scope["path"].startswith(SERVER_PATH):
+                    self._last_read = asyncio.get_running_loop().time()
             return
         if self._ready.is_set():
             await self._to_app(scope, receive, send)
@@ -165,6 +182,7 @@ class Front:
         # right after sending) must not take its message with it; once the full app has it, the
         # turn runs (and is stopped, stored canceled, if the server stops) as any other
         self._held += 1
+        self._go.set()
         try:
             replay = await _buffered(receive) if scope["type"] == "http" else receive
             await self._ready.wait()
@@ -233,6 +251,7 @@ class Front:
             from rewindtui.server.http.rest import build_rest_routes
 
             routes += [Route(path, self._card_endpoint, methods=["GET"]) for path in card_paths]
+            self._card_paths = frozenset(card_paths)
             reader: Any = StoreReader(store)
             routes += [r for r in build_rest_routes(reader) if set(r.methods or ()) <= {"GET", "HEAD"}]
         if not routes:
@@ -288,6 +307,7 @@ class Front:
             if self._store is not None:  # the card is answered early
                 self._card_json = await _on_daemon_thread(self._card)
                 self._card_ready.set()
+            await self._wanted()
             app = await _on_daemon_thread(self._build)
             await self._stack.enter_async_context(app.router.lifespan_context(app))
             self.app = app
@@ -309,6 +329,23 @@ class Front:
                 store, self._store = self._store, None
                 with contextlib.suppress(Exception):
                     await store.close()
+
+    async def _wanted(self) -> None:
+        """Return when the full app's load should start (see the module's docstring): at once
+        unless ``load_when_idle`` is set and clients are answered early."""
+        if self._load_when_idle is None or self._store is None:
+            return
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self._load_by
+        while not self._go.is_set():
+            now = loop.time()
+            if now >= deadline:
+                return
+            if not self._inflight and self._last_read is not None and now - self._last_read >= self._load_when_idle:
+                return
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(min(0.05, self._load_when_idle)):
+                    await self._go.wait()
 
     async def _shutdown(self) -> None:
         if self._loader is not None and not self._loader.done():

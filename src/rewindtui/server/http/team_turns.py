@@ -48,7 +48,7 @@ from a2a.types import a2a_pb2 as pb
 
 from rewindtui.a2a.dialect import TERMINAL_STATES
 from rewindtui.server.service.agent_service import RUNNING_STATES, AgentService
-from rewindtui.server.service.turns import CLOSED, LiveTask
+from rewindtui.server.service.live_task import CLOSED, LiveTask
 from rewindtui.server.shared.errors import Busy, Conflict
 from rewindtui.server.shared.wire import event_to_proto, status_update
 from rewindtui.server.storage.session_leases import SessionLeases

@@ -60,6 +60,10 @@ from rewindtui.server.shared.paths import AGENT_PATH, API_PATH, DATA_FILES
 MIN_TOKEN_CHARS = 32
 
 
+#: an app's server loads the agent runtime after this long with no early request (front.py)
+LOAD_WHEN_IDLE = 0.2
+
+
 def listen_text(host: str, port: int) -> str:
     """Where the server listens, in words (``0.0.0.0`` / ``::`` are every interface)."""
     shown = f"[{host}]" if ":" in host else host
@@ -419,6 +423,8 @@ def main(argv: list[str] | None = None) -> int:
             bind_host=args.host,
             on_loaded=loaded,
             on_failed=lambda: setattr(server, "should_exit", True),
+            # an app's own server: the agent loads once the app has opened its session
+            load_when_idle=LOAD_WHEN_IDLE if args.exit_on_stdin_eof else None,
         )
 
         def announce() -> None:

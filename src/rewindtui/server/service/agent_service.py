@@ -20,16 +20,18 @@ a task with no question waiting) come as one final ``failed`` status and change 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from typing import Any
 
 from rewindtui.server.service.context import ServerContext, UsesContext
+from rewindtui.server.service.live_task import LiveTask
 from rewindtui.server.service.requests import Kind, Request, check_id, check_invocation
 from rewindtui.server.service.rewinds import RewindService
 from rewindtui.server.service.sessions import Sessions
-from rewindtui.server.service.turns import CLEAN_RETRY_KEY, LiveTask, TurnRunner
+from rewindtui.server.service.turns import CLEAN_RETRY_KEY, TurnRunner
 from rewindtui.server.shared.errors import Conflict, RecoveryPending, ServiceError
 from rewindtui.server.shared.wire import failed_event
 from rewindtui.server.storage.recovery import Recovery, Report
@@ -195,6 +197,17 @@ class AgentService(UsesContext):
     # -- A2A messages ------------------------------------------------------------------
     async def handle(self, user_id: str, request: Request, *, streaming: bool) -> AsyncIterator[dict[str, Any]]:
         """Events (0.3 dicts) for one classified A2A message: a turn, a rewind, or both."""
+        async with contextlib.aclosing(self.handle_batches(user_id, request, streaming=streaming)) as batches:
+            async for batch in batches:
+                for event in batch:
+                    yield event
+
+    async def handle_batches(
+        self, user_id: str, request: Request, *, streaming: bool
+    ) -> AsyncGenerator[list[dict[str, Any]], None]:
+        """:meth:`handle`'s events, in order, each time as many as the request's job has emitted
+        since the last batch was taken (never waiting for more): a stream writer can send them in
+        one write, where under load a turn's events pile up between two runs of the writer."""
         try:
             if request.kind is Kind.TURN:
                 session = await self.sessions.for_message(user_id, request.context_id)
@@ -203,16 +216,20 @@ class AgentService(UsesContext):
                 session = await self.sessions.owned(user_id, request.context_id)
             await self._claim(session, "rewind" if request.rewind_before is not None else "turn")
         except ServiceError as exc:
-            yield failed_event(exc.message, context_id=request.context_id, code=exc.code)
+            yield [failed_event(exc.message, context_id=request.context_id, code=exc.code)]
             return
 
         queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
         self.jobs.spawn(session.id, self._request_job(session, request, streaming, queue.put_nowait), "turn")
         while True:
-            event = await queue.get()
-            if event is _END:
+            batch = [await queue.get()]
+            while not queue.empty():
+                batch.append(queue.get_nowait())
+            if batch[-1] is _END:
+                if len(batch) > 1:
+                    yield batch[:-1]
                 return
-            yield event
+            yield batch
 
     async def _request_job(
         self, session: SessionRow, request: Request, streaming: bool, emit: Callable[[dict[str, Any]], None]

@@ -9,13 +9,16 @@ reads the shared things by the names it always had (``self.store``, ``self.runne
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-
-from google.adk.runners import Runner
-from google.adk.sessions.base_session_service import BaseSessionService
+from typing import TYPE_CHECKING
 
 from rewindtui.server.service.faults import Checkpoints
 from rewindtui.server.service.jobs import Jobs
 from rewindtui.server.storage.store import Store
+
+if TYPE_CHECKING:  # google-adk's runner takes a second to import: the server's front (its REST
+    # routes build on this module) answers before it is loaded
+    from google.adk.runners import Runner
+    from google.adk.sessions.base_session_service import BaseSessionService
 
 
 @dataclass(frozen=True)

@@ -10,14 +10,14 @@ Storage order, so a crash at any point leaves something recovery can finish (see
 :mod:`rewindtui.server.storage.recovery`): the task and the user's message are stored *before* the
 agent runs; the invocation id is recorded when ADK has appended the user's event; each agent
 message is stored right after ADK committed its event. A running turn is also a
-:class:`LiveTask`: ``SubscribeToTask`` gets its current Task, then its events from there on.
+:class:`~rewindtui.server.service.live_task.LiveTask`: ``SubscribeToTask`` gets its current
+Task, then its events from there on.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import copy
 import json
 import logging
 import os
@@ -38,6 +38,7 @@ from rewindtui.server.service import confirmations
 from rewindtui.server.service.adk_telemetry import ResolvedTelemetryConfig
 from rewindtui.server.service.context import ServerContext, UsesContext
 from rewindtui.server.service.faults import TURN_AFTER_AGENT_MESSAGE
+from rewindtui.server.service.live_task import LiveTask
 from rewindtui.server.service.sessions import derive_name
 from rewindtui.server.shared.errors import (
     BadRequest,
@@ -65,9 +66,6 @@ from rewindtui.server.storage.store import SessionRow, TaskRow
 log = logging.getLogger(__name__)
 
 Emit = Callable[[dict[str, Any]], None]
-_CLOSED: dict[str, Any] = {"kind": "__closed__"}
-#: what a :meth:`LiveTask.subscribe` queue gets last, when the turn has ended
-CLOSED = _CLOSED
 #: a turn whose tool waits for the user's approval ends in this state
 WAITING = "input-required"
 #: set on a failed turn the agent had taken: the session's next turn rewinds it first, so the
@@ -85,45 +83,6 @@ class Resume:
     row: TaskRow
     history: list[dict[str, Any]]
     new_message: Any  # google.genai.types.Content
-
-
-class LiveTask:
-    """A running turn as subscribers see it: its Task now, and its events from now on."""
-
-    def __init__(self, task: dict[str, Any], history: list[dict[str, Any]]) -> None:
-        self.task = task
-        self.history = history
-        self._queues: list[asyncio.Queue[dict[str, Any]]] = []
-
-    def publish(self, event: dict[str, Any]) -> None:
-        for queue in self._queues:
-            queue.put_nowait(event)
-
-    def close(self) -> None:
-        self.publish(_CLOSED)
-        self._queues.clear()
-
-    def subscribe(self) -> tuple[dict[str, Any], asyncio.Queue[dict[str, Any]]]:
-        """The Task as it is now, and a queue that gets every later event, then :data:`CLOSED`
-        (taken together, with no ``await`` between them: no event is missed or seen twice)."""
-        queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
-        snapshot = copy.deepcopy({**self.task, "history": self.history})
-        self._queues.append(queue)
-        return snapshot, queue
-
-    async def follow(self) -> AsyncIterator[dict[str, Any]]:
-        """The Task as it is now, then every later event until the turn ends (:meth:`subscribe`)."""
-        snapshot, queue = self.subscribe()
-        try:
-            yield snapshot
-            while True:
-                event = await queue.get()
-                if event is _CLOSED:
-                    return
-                yield event
-        finally:
-            with contextlib.suppress(ValueError):
-                self._queues.remove(queue)
 
 
 class TurnRunner(UsesContext):
