@@ -41,10 +41,10 @@ def logs_dropped() -> bool:
     logs = _module(_LOGS)
     if type(logger) is not logs.ProxyLogger:
         return False
-    real = logger._real_logger
+    real = getattr(logger, "_real_logger", True)
     if real:  # ProxyLogger._logger: its real logger, once it has one
         return type(real) is NoOpLogger
-    return not logs._LOGGER_PROVIDER  # ... else the global provider's, if set; else its NoOpLogger
+    return not getattr(logs, "_LOGGER_PROVIDER", True)  # else the global provider's, if set; else no-op
 
 
 def _module(name: str) -> Any:

@@ -72,9 +72,7 @@ PRIVATE_NAMES: tuple[tuple[str, str], ...] = (
     # ADK's per-content log records skipped when they reach OpenTelemetry's no-op logger
     # (agent/quiet_logs.py): ADK's span function and logger, the API's proxy logger and provider
     ("google.adk.telemetry.tracing", "_use_native_generate_content_span_stable_semconv"),
-    ("google.adk.telemetry.tracing", "otel_logger"),
     ("opentelemetry._logs._internal", "ProxyLogger"),
-    ("opentelemetry._logs._internal", "_LOGGER_PROVIDER"),
 )
 _MARKER = "_storage_update_marker"
 
