@@ -27,9 +27,10 @@ else -- a rewind, a tool call, a list that does not extend a kept one, a task-sc
 single-turn agent -- is ADK's own computation, unchanged. The property test
 ``tests/server/test_contents_memo.py`` compares the two on random histories.
 
-Each call hands out fresh copies of the contents (ADK's own ``_copy_content_for_request``, as
-ADK does: the request's processors and the model may change a part's top-level fields); the kept
-answers are never handed out. What stays proportional to the session: those copies, and one
+Each call hands out fresh copies of the contents (ADK's own ``_copy_content_for_request``, the
+same objects made faster by :mod:`rewindtui.server.agent.content_copy`), as ADK does: the
+request's processors and the model may change a part's top-level fields; the kept answers are
+never handed out. What stays proportional to the session: those copies, and one
 identity comparison of the kept events.
 """
 
@@ -46,6 +47,7 @@ from typing import Any, Generic, TypeVar
 from google.adk.events.event import Event
 from google.genai import types
 
+from rewindtui.server.agent.content_copy import copier
 from rewindtui.server.shared.internals import resolve
 
 #: event lists (with their answers) kept, process-wide: a few sessions in conversation at once
@@ -109,7 +111,7 @@ class ContentsMemo(_Memo[_Kept]):
 
     def __init__(self, original: Callable[..., list[types.Content]], entries: int = ENTRIES) -> None:
         super().__init__(original, entries)
-        self._copy: Callable[..., types.Content] = resolve(_MODULE, "_copy_content_for_request")
+        self._copy: Callable[..., types.Content] = copier(resolve(_MODULE, "_copy_content_for_request"))
         self._include: Callable[..., bool] = resolve(_MODULE, "_should_include_event_in_context")
         self._other_reply: Callable[[str, Event], bool] = resolve(
             "google.adk.flows.llm_flows.context._fencing", "_is_other_agent_reply"
