@@ -138,6 +138,96 @@ def test_contents_are_adks_contents(
                 part.text = "changed downstream"
 
 
+#: what a request does with the contents it got before the next call: drops them untouched, changes
+#: one (a part's text, a content's role, its parts list, a part's fields set) and drops them, or
+#: still holds them (a list, one content, one part or one part's ``__dict__``) during the next call
+REQUEST_DOES = (
+    "drop",
+    "drop",
+    "drop",
+    "text",
+    "role",
+    "append",
+    "fields",
+    "hold",
+    "hold one",
+    "hold part",
+    "hold dict",
+)
+
+
+@SETTINGS
+@given(
+    history=histories,
+    cuts=cut_lists,
+    does=st.lists(st.sampled_from(REQUEST_DOES), min_size=1, max_size=8),
+    preserve=st.booleans(),
+)
+def test_copies_handed_again_are_fresh_copies(
+    history: list[Event], cuts: list[int], does: list[str], preserve: bool
+) -> None:
+    """A copy handed to an earlier request is handed out again only where that is indistinguishable
+    from a fresh copy: ADK's answer, no object a live request (or the session) holds, nothing a
+    request changed; and it is, when the request left its contents alone."""
+    memo = ContentsMemo(ORIGINAL["contents"])
+    held: list[Any] = []
+    session_objects = {id(e.content) for e in history} | {
+        id(p) for e in history if e.content for p in e.content.parts or []
+    }
+    for i, seen in enumerate(grown(history, cuts)):
+        reused_before = memo.stats.copies_reused
+        got = memo(None, seen, AGENT, preserve_function_call_ids=preserve)
+        assert dumped(got) == dumped(ORIGINAL["contents"](None, seen, AGENT, preserve_function_call_ids=preserve))
+        handed = {id(c) for c in got} | {id(p) for c in got for p in c.parts or []}
+        assert not handed & {id(x) for x in held}, "a held object handed out again"
+        assert not handed & session_objects, "a session event's own content or part handed out"
+        if memo.stats.copies_reused > reused_before:
+            assert i > 0
+        held.clear()
+        action = does[i % len(does)]
+        with_parts = [c for c in got if c.parts]
+        if action == "text" and with_parts:
+            with_parts[-1].parts[0].text = "changed downstream"
+        elif action == "role" and got:
+            got[0].role = "changed"
+        elif action == "append" and with_parts:
+            with_parts[0].parts.append(types.Part(text="added downstream"))
+        elif action == "fields" and with_parts:
+            with_parts[0].parts[0].__pydantic_fields_set__.add("thought")
+        elif action == "hold":
+            held.append(got)
+            held.extend(got)
+        elif action == "hold one" and got:
+            held.append(got[-1])
+        elif action == "hold part" and with_parts:
+            held.append(with_parts[0].parts[0])
+        elif action == "hold dict" and with_parts:
+            held.append(with_parts[0].parts[0].__dict__)
+        del got, with_parts
+
+
+def test_an_untouched_request_gets_the_same_copies_again() -> None:
+    history = [
+        Event(
+            author="user" if i % 2 == 0 else AGENT,
+            invocation_id=f"i{i // 2}",
+            content=types.Content(role="user" if i % 2 == 0 else "model", parts=[types.Part(text=f"line {i}")]),
+        )
+        for i in range(40)
+    ]
+    memo = ContentsMemo(ORIGINAL["contents"])
+    first = memo(None, history[:20], AGENT)
+    ids = [id(c) for c in first]
+    del first
+    second = memo(None, history[:22], AGENT)
+    assert [id(c) for c in second[:20]] == ids  # the same objects: nothing else held them
+    assert memo.stats.copies_reused == 20
+    assert dumped(second) == dumped(ORIGINAL["contents"](None, history[:22], AGENT))
+    third = memo(None, history[:24], AGENT)  # ``second`` still held: fresh copies
+    assert not {id(c) for c in third} & {id(c) for c in second}
+    assert memo.stats.copies_reused == 20
+
+
 @SETTINGS
 @given(history=histories, cuts=cut_lists)
 def test_rewinds_and_task_scope_are_adks(history: list[Event], cuts: list[int]) -> None:

@@ -17,12 +17,16 @@ function call or response and no extra or private values; anything else is ADK's
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import operator
+import sys
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from google.genai import types
 
 _set = object.__setattr__
+_refs = sys.getrefcount
+_is = operator.is_
 
 
 def copier(adk_copy: Callable[..., types.Content]) -> Callable[..., types.Content]:
@@ -64,3 +68,75 @@ def _shallow(model: Any, fields: set[str]) -> Any:
     _set(new, "__pydantic_fields_set__", fields)
     _set(new, "__pydantic_private__", None)
     return new
+
+
+def hand_out(
+    handed: Sequence[types.Content], sources: Sequence[types.Content], copy: Callable[..., types.Content], strip: bool
+) -> list[types.Content]:
+    """Copies of ``sources`` for a request, reusing ``handed[i]`` (the copy of ``sources[i]`` handed
+    to an earlier request) where nothing else holds it and it is still what a fresh copy would be.
+
+    A fresh copy is an object nobody else holds, equal in every field to the source, sharing its
+    nested payloads. A copy handed out before is the same once the request that got it is gone,
+    unless something changed it: so it is reused only when its reference count (CPython's) shows
+    that only ``handed`` holds it, and its parts list, each part, their ``__dict__``s and fields sets
+    likewise, and when its class, fields, fields set, parts and each part's fields are the very
+    objects a fresh copy would have. Anything else -- a request still holding it, a changed part, a
+    source a fresh copy is not made of by :func:`copier`'s own path -- gets a fresh copy.
+    """
+    out: list[types.Content] = []
+    n = len(handed)
+    for i, source in enumerate(sources):
+        if i < n and _refs(handed[i]) == 2 and _unchanged(handed[i], source):
+            out.append(handed[i])
+        else:
+            out.append(copy(source, strip_client_function_call_ids=strip))
+    return out
+
+
+def _unchanged(content: Any, source: Any) -> bool:
+    """``content`` (held by its list alone) is what a fresh copy of ``source`` would be; see above."""
+    if type(content) is not type(source) or _refs(content.__dict__) != 2 or _refs(content.__pydantic_fields_set__) != 2:
+        return False
+    if content.__pydantic_extra__ is not None or getattr(content, "__pydantic_private__", None) is not None:
+        return False
+    if source.__pydantic_extra__ is not None or getattr(source, "__pydantic_private__", None) is not None:
+        return False
+    mine, theirs = content.__dict__, source.__dict__
+    if len(mine) != len(theirs) or not all(map(_is, mine, theirs)):
+        return False
+    for name, value in theirs.items():
+        if name != "parts" and mine[name] is not value:
+            return False
+    fields, source_fields = content.__pydantic_fields_set__, source.__pydantic_fields_set__
+    parts, source_parts = mine["parts"], theirs["parts"]
+    if not source_parts:
+        return parts is source_parts and fields == source_fields
+    if fields != (source_fields if "parts" in source_fields else source_fields | {"parts"}):
+        return False
+    if type(parts) is not list or _refs(parts) != 3 or len(parts) != len(source_parts):
+        return False
+    for j, source_part in enumerate(source_parts):
+        part = parts[j]
+        if (
+            type(part) is not type(source_part)
+            or source_part.function_call is not None
+            or source_part.function_response is not None
+            or source_part.__pydantic_extra__ is not None
+            or getattr(source_part, "__pydantic_private__", None) is not None
+            or part.__pydantic_extra__ is not None
+            or getattr(part, "__pydantic_private__", None) is not None
+            or _refs(parts[j]) != 3  # the list, ``part``, the argument
+            or _refs(part.__dict__) != 2
+            or _refs(part.__pydantic_fields_set__) != 2
+            or part.__pydantic_fields_set__ != source_part.__pydantic_fields_set__
+        ):
+            return False
+        mine, theirs = part.__dict__, source_part.__dict__
+        if (
+            len(mine) != len(theirs)
+            or not all(map(_is, mine, theirs))
+            or not all(map(_is, mine.values(), theirs.values()))
+        ):
+            return False
+    return True
