@@ -6,6 +6,7 @@ them to each turn); every answer compared with ADK's function over the whole lis
 
 from __future__ import annotations
 
+import weakref
 from types import SimpleNamespace
 from typing import Any
 
@@ -167,10 +168,11 @@ def test_copies_handed_again_are_fresh_copies(
     history: list[Event], cuts: list[int], does: list[str], preserve: bool
 ) -> None:
     """A copy handed to an earlier request is handed out again only where that is indistinguishable
-    from a fresh copy: ADK's answer, no object a live request (or the session) holds, nothing a
-    request changed; and it is, when the request left its contents alone."""
+    from a fresh copy: ADK's answer, no object a live request (or the session) holds, strongly or
+    weakly, nothing a request changed (each answer compared with ADK's)."""
     memo = ContentsMemo(ORIGINAL["contents"])
     held: list[Any] = []
+    weak: list[weakref.ref[Any]] = []
     session_objects = {id(e.content) for e in history} | {
         id(p) for e in history if e.content for p in e.content.parts or []
     }
@@ -180,6 +182,7 @@ def test_copies_handed_again_are_fresh_copies(
         assert dumped(got) == dumped(ORIGINAL["contents"](None, seen, AGENT, preserve_function_call_ids=preserve))
         handed = {id(c) for c in got} | {id(p) for c in got for p in c.parts or []}
         assert not handed & {id(x) for x in held}, "a held object handed out again"
+        assert not handed & {id(w()) for w in weak if w() is not None}, "a weakly held object handed out again"
         assert not handed & session_objects, "a session event's own content or part handed out"
         if memo.stats.copies_reused > reused_before:
             assert i > 0
@@ -203,6 +206,10 @@ def test_copies_handed_again_are_fresh_copies(
             held.append(with_parts[0].parts[0])
         elif action == "hold dict" and with_parts:
             held.append(with_parts[0].parts[0].__dict__)
+        elif action == "weak" and got:
+            weak.append(weakref.ref(got[-1]))
+        elif action == "weak part" and with_parts:
+            weak.append(weakref.ref(with_parts[0].parts[0]))
         del got, with_parts
 
 

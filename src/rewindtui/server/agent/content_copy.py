@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import operator
 import sys
+import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -27,6 +28,7 @@ from google.genai import types
 _set = object.__setattr__
 _refs = sys.getrefcount
 _is = operator.is_
+_weakrefs = weakref.getweakrefcount
 
 
 def copier(adk_copy: Callable[..., types.Content]) -> Callable[..., types.Content]:
@@ -78,11 +80,12 @@ def hand_out(
 
     A fresh copy is an object nobody else holds, equal in every field to the source, sharing its
     nested payloads. A copy handed out before is the same once the request that got it is gone,
-    unless something changed it: so it is reused only when its reference count (CPython's) shows
-    that only ``handed`` holds it, and its parts list, each part, their ``__dict__``s and fields sets
-    likewise, and when its class, fields, fields set, parts and each part's fields are the very
-    objects a fresh copy would have. Anything else -- a request still holding it, a changed part, a
-    source a fresh copy is not made of by :func:`copier`'s own path -- gets a fresh copy.
+    unless something changed it. So it is reused only when its reference count (CPython's) shows
+    that only ``handed`` holds it (and its parts list, each part, their ``__dict__``s and fields
+    sets likewise), no weak reference to it or a part is alive, and its class, fields, fields set,
+    parts and each part's fields are the very objects a fresh copy would have. Anything else -- a
+    request still holding it, a changed part, a source :func:`copier` would hand to ADK's own
+    function -- gets a fresh copy.
     """
     out: list[types.Content] = []
     n = len(handed)
@@ -97,6 +100,8 @@ def hand_out(
 def _unchanged(content: Any, source: Any) -> bool:
     """``content`` (held by its list alone) is what a fresh copy of ``source`` would be; see above."""
     if type(content) is not type(source) or _refs(content.__dict__) != 2 or _refs(content.__pydantic_fields_set__) != 2:
+        return False
+    if _weakrefs(content):
         return False
     if content.__pydantic_extra__ is not None or getattr(content, "__pydantic_private__", None) is not None:
         return False
@@ -127,6 +132,7 @@ def _unchanged(content: Any, source: Any) -> bool:
             or part.__pydantic_extra__ is not None
             or getattr(part, "__pydantic_private__", None) is not None
             or _refs(parts[j]) != 3  # the list, ``part``, the argument
+            or _weakrefs(part)
             or _refs(part.__dict__) != 2
             or _refs(part.__pydantic_fields_set__) != 2
             or part.__pydantic_fields_set__ != source_part.__pydantic_fields_set__
