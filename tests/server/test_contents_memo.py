@@ -143,23 +143,28 @@ def test_contents_are_adks_contents(
 #: one (a part's text, a content's role, its parts list, a part's fields set) and drops them, or
 #: still holds them (a list, one content, one part or one part's ``__dict__``) during the next call
 REQUEST_DOES = (
-    "drop",
-    "drop",
-    "drop",
-    "text",
-    "role",
-    "append",
-    "fields",
-    "hold",
-    "hold one",
-    "hold part",
-    "hold dict",
+    *("drop", "drop", "drop", "text", "role", "append", "fields"),
+    *("hold", "hold one", "hold part", "hold dict", "weak", "weak part"),
 )
+
+
+@st.composite
+def plain_events(draw: st.DrawFn) -> Event:
+    """A chat's usual event: a user's or the agent's text, one part or two."""
+    role = draw(st.sampled_from(("user", "model")))
+    texts = draw(st.lists(st.sampled_from(("hi", "ok", "weather in Paris")), min_size=1, max_size=2))
+    content = types.Content(role=role, parts=[types.Part(text=t) for t in texts])
+    author = "user" if role == "user" else AGENT
+    return Event(author=author, invocation_id=draw(st.sampled_from(INVOCATIONS)), content=content)
+
+
+#: mostly plain events (what lets the memo extend its answer, and hand copies out again)
+chats = st.lists(st.one_of(plain_events(), plain_events(), plain_events(), events()), min_size=1, max_size=40)
 
 
 @SETTINGS
 @given(
-    history=histories,
+    history=chats,
     cuts=cut_lists,
     does=st.lists(st.sampled_from(REQUEST_DOES), min_size=1, max_size=8),
     preserve=st.booleans(),
@@ -181,6 +186,7 @@ def test_copies_handed_again_are_fresh_copies(
         got = memo(None, seen, AGENT, preserve_function_call_ids=preserve)
         assert dumped(got) == dumped(ORIGINAL["contents"](None, seen, AGENT, preserve_function_call_ids=preserve))
         handed = {id(c) for c in got} | {id(p) for c in got for p in c.parts or []}
+        handed |= {id(p.__dict__) for c in got for p in c.parts or []}
         assert not handed & {id(x) for x in held}, "a held object handed out again"
         assert not handed & {id(w()) for w in weak if w() is not None}, "a weakly held object handed out again"
         assert not handed & session_objects, "a session event's own content or part handed out"
