@@ -99,19 +99,22 @@ def hand_out(
 
 def _unchanged(content: Any, source: Any) -> bool:
     """``content`` (held by its list alone) is what a fresh copy of ``source`` would be; see above."""
-    if type(content) is not type(source) or _refs(content.__dict__) != 2 or _refs(content.__pydantic_fields_set__) != 2:
-        return False
-    if _weakrefs(content):
-        return False
-    if content.__pydantic_extra__ is not None or getattr(content, "__pydantic_private__", None) is not None:
-        return False
-    if source.__pydantic_extra__ is not None or getattr(source, "__pydantic_private__", None) is not None:
+    if (
+        type(content) is not type(source)
+        or _refs(content.__dict__) != 2
+        or _refs(content.__pydantic_fields_set__) != 2
+        or _weakrefs(content)
+        or content.__pydantic_extra__ is not None
+        or content.__pydantic_private__ is not None
+        or source.__pydantic_extra__ is not None
+        or source.__pydantic_private__ is not None
+    ):
         return False
     mine, theirs = content.__dict__, source.__dict__
-    if len(mine) != len(theirs) or not all(map(_is, mine, theirs)):
+    if len(mine) != len(theirs):
         return False
-    for name, value in theirs.items():
-        if name != "parts" and mine[name] is not value:
+    for (name, value), (source_name, source_value) in zip(mine.items(), theirs.items(), strict=True):
+        if name is not source_name or (value is not source_value and name != "parts"):
             return False
     fields, source_fields = content.__pydantic_fields_set__, source.__pydantic_fields_set__
     parts, source_parts = mine["parts"], theirs["parts"]
@@ -121,21 +124,21 @@ def _unchanged(content: Any, source: Any) -> bool:
         return False
     if type(parts) is not list or _refs(parts) != 3 or len(parts) != len(source_parts):
         return False
-    for j, source_part in enumerate(source_parts):
-        part = parts[j]
+    for j in range(len(parts)):
+        part, source_part = parts[j], source_parts[j]
         if (
             type(part) is not type(source_part)
+            or _refs(part) != 3  # ``parts``, ``part``, the argument
+            or _weakrefs(part)
             or source_part.function_call is not None
             or source_part.function_response is not None
             or source_part.__pydantic_extra__ is not None
-            or getattr(source_part, "__pydantic_private__", None) is not None
+            or source_part.__pydantic_private__ is not None
             or part.__pydantic_extra__ is not None
-            or getattr(part, "__pydantic_private__", None) is not None
-            or _refs(parts[j]) != 3  # the list, ``part``, the argument
-            or _weakrefs(part)
-            or _refs(part.__dict__) != 2
+            or part.__pydantic_private__ is not None
             or _refs(part.__pydantic_fields_set__) != 2
             or part.__pydantic_fields_set__ != source_part.__pydantic_fields_set__
+            or _refs(part.__dict__) != 2
         ):
             return False
         mine, theirs = part.__dict__, source_part.__dict__
