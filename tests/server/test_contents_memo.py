@@ -269,7 +269,11 @@ def test_branch_events_are_adks(history: list[Event], cuts: list[int], branch: s
     memo = BranchEventsMemo(ORIGINAL["branch_events"])
     for seen in grown(history, cuts):
         ctx = _context(seen, branch)
-        for flags in ({"current_branch": True}, {"current_branch": True, "current_invocation": True}):
+        for flags in (
+            {"current_branch": True},
+            {"current_branch": True, "current_invocation": True},
+            {"current_invocation": True},
+        ):
             got = memo(ctx, **flags)
             want = ORIGINAL["branch_events"](ctx, **flags)
             assert len(got) == len(want) and all(a is b for a, b in zip(got, want, strict=True))

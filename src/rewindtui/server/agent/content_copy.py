@@ -63,7 +63,7 @@ def copier(adk_copy: Callable[..., types.Content]) -> Callable[..., types.Conten
 
 def _shallow(model: Any, fields: set[str]) -> Any:
     """``BaseModel.__copy__`` for a model with no extra and no private values."""
-    cls = type(model)
+    cls: Any = type(model)
     new = cls.__new__(cls)
     _set(new, "__dict__", model.__dict__.copy())
     _set(new, "__pydantic_extra__", None)

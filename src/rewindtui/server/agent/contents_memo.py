@@ -286,9 +286,12 @@ class BranchEventsMemo(_Memo["_KeptBranch"]):
     for ``E`` followed by the answer for ``T`` alone. Kept and extended as :class:`RewindsMemo`,
     with the answer's events by invocation (ADK filters by invocation, then by branch: both are
     tests of one event, so the current invocation's answer is the branch's answer's events of that
-    invocation, in order). A single-turn agent on a node path, and every other question, is ADK's."""
+    invocation, in order). Asked for the current invocation's events alone (``Runner`` asks, for
+    each new message, to stamp its branch), the answer is every event of that invocation: kept the
+    same way, by invocation, for every event (no branch test, so any tail extends it). A
+    single-turn agent on a node path, and every other question, is ADK's."""
 
-    def __init__(self, original: Callable[..., list[Event]], entries: int = ENTRIES) -> None:
+    def __init__(self, original: Callable[..., list[Event]], entries: int = 2 * ENTRIES) -> None:
         super().__init__(original, entries)
         self._single_turn = resolve("google.adk.utils._agent_mode", "AgentMode").SINGLE_TURN
 
@@ -297,12 +300,12 @@ class BranchEventsMemo(_Memo["_KeptBranch"]):
             return self.original(subject, current_invocation=current_invocation, current_branch=current_branch)
 
         session = ctx.session
-        if not current_branch or session is None:
+        if session is None or not (current_branch or current_invocation):
             return adk(ctx)
-        if getattr(ctx.agent, "mode", None) == self._single_turn and ctx.node_path:
+        if current_branch and getattr(ctx.agent, "mode", None) == self._single_turn and ctx.node_path:
             return adk(ctx)
         events: list[Event] = session.events
-        key = ctx.branch
+        key = ctx.branch if current_branch else _EVERY_BRANCH
         best = None
         for kept in self._kept:
             n = len(kept.events)
@@ -312,7 +315,7 @@ class BranchEventsMemo(_Memo["_KeptBranch"]):
         found = None
         if best is not None:
             tail = events[len(best.events) :]
-            if not any(_calls_or_responds(e) for e in tail):
+            if not current_branch or not any(_calls_or_responds(e) for e in tail):
                 self.stats.extended += 1
                 stand_in = ctx.model_copy(update={"session": session.model_copy(update={"events": tail})})
                 added = adk(stand_in, current_invocation=False) if tail else []
@@ -335,9 +338,13 @@ class BranchEventsMemo(_Memo["_KeptBranch"]):
         return list(found.answer)
 
 
+#: the key of the answers kept for the current invocation's events on every branch
+_EVERY_BRANCH = object()
+
+
 @dataclass
 class _KeptBranch:
-    branch: str | None
+    branch: object  # a branch (str or None), or _EVERY_BRANCH
     events: list[Event]
     answer: list[Event]
     by_invocation: dict[str | None, list[Event]]
