@@ -85,10 +85,11 @@ def hand_out(
     sets likewise), no weak reference to it or a part is alive, and its class, fields, fields set,
     parts and each part's fields are the very objects a fresh copy would have. Anything else -- a
     request still holding it, a changed part, a source :func:`copier` would hand to ADK's own
-    function -- gets a fresh copy.
+    function -- gets a fresh copy, and so does everything on an interpreter whose reference counts
+    do not behave as this expects (checked once, at import: :func:`_probe`).
     """
     out: list[types.Content] = []
-    n = len(handed)
+    n = len(handed) if _REFCOUNTS_AS_EXPECTED else 0
     for i, source in enumerate(sources):
         if i < n and _refs(handed[i]) == 2 and _unchanged(handed[i], source):
             out.append(handed[i])
@@ -149,3 +150,33 @@ def _unchanged(content: Any, source: Any) -> bool:
         ):
             return False
     return True
+
+
+def _probe() -> bool:
+    """Whether this interpreter counts references as :func:`hand_out` expects (CPython's rules; an
+    interpreter that borrows references could count fewer and so miss a holder): a copy nothing
+    else holds is handed out again, one held (strongly or weakly, or by its part) is not. Else
+    :func:`hand_out` always copies afresh."""
+    source = types.Content(role="user", parts=[types.Part(text="probe")])
+    fresh = copier(lambda c, **_: c)
+
+    def copy(content: types.Content, *, strip_client_function_call_ids: bool = True) -> types.Content:
+        return fresh(content)
+
+    handed = [copy(source)]
+    if hand_out(handed, [source], copy, True)[0] is not handed[0]:
+        return False
+    held = handed[0]
+    if hand_out(handed, [source], copy, True)[0] is held:
+        return False
+    part = held.parts[0] if held.parts else None
+    del held
+    if hand_out(handed, [source], copy, True)[0] is handed[0]:
+        return False
+    del part
+    weak = weakref.ref(handed[0])
+    return hand_out(handed, [source], copy, True)[0] is not weak()
+
+
+_REFCOUNTS_AS_EXPECTED = True  # while the probe runs
+_REFCOUNTS_AS_EXPECTED = sys.implementation.name == "cpython" and _probe()
