@@ -6,6 +6,7 @@ them to each turn); every answer compared with ADK's function over the whole lis
 
 from __future__ import annotations
 
+import weakref
 from types import SimpleNamespace
 from typing import Any
 
@@ -138,6 +139,108 @@ def test_contents_are_adks_contents(
                 part.text = "changed downstream"
 
 
+#: what a request does with the contents it got before the next call: drops them untouched, changes
+#: one (a part's text, a content's role, its parts list, a part's fields set) and drops them, or
+#: still holds them (a list, one content, one part or one part's ``__dict__``) during the next call
+REQUEST_DOES = (
+    *("drop", "drop", "drop", "text", "role", "append", "fields"),
+    *("hold", "hold one", "hold part", "hold dict", "weak", "weak part"),
+)
+
+
+@st.composite
+def plain_events(draw: st.DrawFn) -> Event:
+    """A chat's usual event: a user's or the agent's text, one part or two."""
+    role = draw(st.sampled_from(("user", "model")))
+    texts = draw(st.lists(st.sampled_from(("hi", "ok", "weather in Paris")), min_size=1, max_size=2))
+    content = types.Content(role=role, parts=[types.Part(text=t) for t in texts])
+    author = "user" if role == "user" else AGENT
+    return Event(author=author, invocation_id=draw(st.sampled_from(INVOCATIONS)), content=content)
+
+
+#: mostly plain events (what lets the memo extend its answer, and hand copies out again)
+chats = st.lists(st.one_of(plain_events(), plain_events(), plain_events(), events()), min_size=1, max_size=40)
+
+
+@SETTINGS
+@given(
+    history=chats,
+    cuts=cut_lists,
+    does=st.lists(st.sampled_from(REQUEST_DOES), min_size=1, max_size=8),
+    preserve=st.booleans(),
+)
+def test_copies_handed_again_are_fresh_copies(
+    history: list[Event], cuts: list[int], does: list[str], preserve: bool
+) -> None:
+    """A copy handed to an earlier request is handed out again only where that is indistinguishable
+    from a fresh copy: ADK's answer, no object a live request (or the session) holds, strongly or
+    weakly, nothing a request changed (each answer compared with ADK's)."""
+    memo = ContentsMemo(ORIGINAL["contents"])
+    held: list[Any] = []
+    weak: list[weakref.ref[Any]] = []
+    session_objects = {id(e.content) for e in history} | {
+        id(p) for e in history if e.content for p in e.content.parts or []
+    }
+    for i, seen in enumerate(grown(history, cuts)):
+        reused_before = memo.stats.copies_reused
+        got = memo(None, seen, AGENT, preserve_function_call_ids=preserve)
+        assert dumped(got) == dumped(ORIGINAL["contents"](None, seen, AGENT, preserve_function_call_ids=preserve))
+        handed = {id(c) for c in got} | {id(p) for c in got for p in c.parts or []}
+        handed |= {id(p.__dict__) for c in got for p in c.parts or []}
+        assert not handed & {id(x) for x in held}, "a held object handed out again"
+        assert not handed & {id(w()) for w in weak if w() is not None}, "a weakly held object handed out again"
+        assert not handed & session_objects, "a session event's own content or part handed out"
+        if memo.stats.copies_reused > reused_before:
+            assert i > 0
+        held.clear()
+        action = does[i % len(does)]
+        with_parts = [c for c in got if c.parts]
+        if action == "text" and with_parts:
+            with_parts[-1].parts[0].text = "changed downstream"
+        elif action == "role" and got:
+            got[0].role = "changed"
+        elif action == "append" and with_parts:
+            with_parts[0].parts.append(types.Part(text="added downstream"))
+        elif action == "fields" and with_parts:
+            with_parts[0].parts[0].__pydantic_fields_set__.add("thought")
+        elif action == "hold":
+            held.append(got)
+            held.extend(got)
+        elif action == "hold one" and got:
+            held.append(got[-1])
+        elif action == "hold part" and with_parts:
+            held.append(with_parts[0].parts[0])
+        elif action == "hold dict" and with_parts:
+            held.append(with_parts[0].parts[0].__dict__)
+        elif action == "weak" and got:
+            weak.append(weakref.ref(got[-1]))
+        elif action == "weak part" and with_parts:
+            weak.append(weakref.ref(with_parts[0].parts[0]))
+        del got, with_parts
+
+
+def test_an_untouched_request_gets_the_same_copies_again() -> None:
+    history = [
+        Event(
+            author="user" if i % 2 == 0 else AGENT,
+            invocation_id=f"i{i // 2}",
+            content=types.Content(role="user" if i % 2 == 0 else "model", parts=[types.Part(text=f"line {i}")]),
+        )
+        for i in range(40)
+    ]
+    memo = ContentsMemo(ORIGINAL["contents"])
+    first = memo(None, history[:20], AGENT)
+    ids = [id(c) for c in first]
+    del first
+    second = memo(None, history[:22], AGENT)
+    assert [id(c) for c in second[:20]] == ids  # the same objects: nothing else held them
+    assert memo.stats.copies_reused == 20
+    assert dumped(second) == dumped(ORIGINAL["contents"](None, history[:22], AGENT))
+    third = memo(None, history[:24], AGENT)  # ``second`` still held: fresh copies
+    assert not {id(c) for c in third} & {id(c) for c in second}
+    assert memo.stats.copies_reused == 20
+
+
 @SETTINGS
 @given(history=histories, cuts=cut_lists)
 def test_rewinds_and_task_scope_are_adks(history: list[Event], cuts: list[int]) -> None:
@@ -166,7 +269,11 @@ def test_branch_events_are_adks(history: list[Event], cuts: list[int], branch: s
     memo = BranchEventsMemo(ORIGINAL["branch_events"])
     for seen in grown(history, cuts):
         ctx = _context(seen, branch)
-        for flags in ({"current_branch": True}, {"current_branch": True, "current_invocation": True}):
+        for flags in (
+            {"current_branch": True},
+            {"current_branch": True, "current_invocation": True},
+            {"current_invocation": True},
+        ):
             got = memo(ctx, **flags)
             want = ORIGINAL["branch_events"](ctx, **flags)
             assert len(got) == len(want) and all(a is b for a, b in zip(got, want, strict=True))

@@ -30,7 +30,7 @@ from google.adk.models.llm_request import LlmRequest
 from google.adk.models.llm_response import LlmResponse
 from google.adk.tools.tool_context import ToolContext
 
-from rewindtui.server.agent import contents_memo
+from rewindtui.server.agent import contents_memo, quiet_logs
 from rewindtui.server.agent.demo_model import DEMO_MODEL_NAME, SLOW_DEMO_DELAY, SLOW_DEMO_MODEL_NAME, DemoLlm
 from rewindtui.server.agent.model_errors import MODEL_ERROR_CODE, describe
 from rewindtui.server.agent.model_options import ModelOptions, model_problem, offline_price_list
@@ -159,6 +159,7 @@ def build_agent(model: str | None = None, demo_delay: float = 0.0, options: Mode
     """The ``demo`` agent with its ``get_weather`` and ``delete_file`` tools."""
     options = options or ModelOptions()
     contents_memo.install()  # ADK's request contents from the events a call adds (same answer)
+    quiet_logs.install()  # no per-content log record built when no logger provider can receive it
     return LlmAgent(
         name=AGENT_NAME,
         model=resolve_model(model, demo_delay, options),

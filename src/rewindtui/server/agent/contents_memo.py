@@ -27,10 +27,13 @@ else -- a rewind, a tool call, a list that does not extend a kept one, a task-sc
 single-turn agent -- is ADK's own computation, unchanged. The property test
 ``tests/server/test_contents_memo.py`` compares the two on random histories.
 
-Each call hands out fresh copies of the contents (ADK's own ``_copy_content_for_request``, as
-ADK does: the request's processors and the model may change a part's top-level fields); the kept
-answers are never handed out. What stays proportional to the session: those copies, and one
-identity comparison of the kept events.
+Each call hands out copies of the contents, as ADK does (the request's processors and the model
+may change a part's top-level fields); the kept answers are never handed out. A copy is ADK's
+own ``_copy_content_for_request``, the same objects made faster by
+:mod:`rewindtui.server.agent.content_copy`, or the very copy the previous request on this list got,
+where nothing else holds it any more (CPython's reference counts) and it is unchanged -- an object
+then indistinguishable from a fresh copy (``content_copy.hand_out``). What stays proportional to
+the session: that check of the copies, and one identity comparison of the kept events.
 """
 
 from __future__ import annotations
@@ -40,12 +43,13 @@ import importlib
 import operator
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
 from google.adk.events.event import Event
 from google.genai import types
 
+from rewindtui.server.agent.content_copy import copier, hand_out
 from rewindtui.server.shared.internals import resolve
 
 #: event lists (with their answers) kept, process-wide: a few sessions in conversation at once
@@ -62,6 +66,8 @@ class _Kept:
     params: tuple[Any, ...]
     events: list[Event]
     contents: list[types.Content]  # ADK's answer for exactly ``events``; never handed out
+    #: the copies of ``contents`` (a prefix of them) handed to the last request (``content_copy.hand_out``)
+    handed: list[types.Content] = field(default_factory=list)
 
 
 @dataclass
@@ -72,6 +78,8 @@ class MemoStats:
     full: int = 0
     #: events ADK's own function was run over, in all
     events_read: int = 0
+    #: contents handed out again: copies an earlier request got, unchanged and held by nothing else
+    copies_reused: int = 0
 
 
 K = TypeVar("K")
@@ -109,7 +117,7 @@ class ContentsMemo(_Memo[_Kept]):
 
     def __init__(self, original: Callable[..., list[types.Content]], entries: int = ENTRIES) -> None:
         super().__init__(original, entries)
-        self._copy: Callable[..., types.Content] = resolve(_MODULE, "_copy_content_for_request")
+        self._copy: Callable[..., types.Content] = copier(resolve(_MODULE, "_copy_content_for_request"))
         self._include: Callable[..., bool] = resolve(_MODULE, "_should_include_event_in_context")
         self._other_reply: Callable[[str, Event], bool] = resolve(
             "google.adk.flows.llm_flows.context._fencing", "_is_other_agent_reply"
@@ -160,17 +168,19 @@ class ContentsMemo(_Memo[_Kept]):
             if all(_plain(e, current_branch) for e in tail):
                 self.stats.extended += 1
                 answer = kept.contents + adk(tail) if tail else kept.contents
+                copies = hand_out(kept.handed, answer, self._copy, strip)
+                self.stats.copies_reused += sum(map(operator.is_, copies, kept.handed))
                 self._kept.remove(kept)
-                self._keep(_Kept(params, list(events), answer))
-                return [self._copy(c, strip_client_function_call_ids=strip) for c in answer]
+                kept.handed = []
+                self._keep(_Kept(params, list(events), answer, copies))
+                return list(copies)
         self.stats.full += 1
         answer = adk(events)
         if plain_and_included(events[-1]) and not any(e.actions and e.actions.compaction for e in events):
             if kept is not None:
                 self._kept.remove(kept)
-            self._keep(
-                _Kept(params, list(events), [self._copy(c, strip_client_function_call_ids=strip) for c in answer])
-            )
+            own = [self._copy(c, strip_client_function_call_ids=strip) for c in answer]
+            self._keep(_Kept(params, list(events), own, list(answer)))
         return answer
 
     def _find(self, params: tuple[Any, ...], events: Sequence[Event]) -> _Kept | None:
@@ -276,9 +286,12 @@ class BranchEventsMemo(_Memo["_KeptBranch"]):
     for ``E`` followed by the answer for ``T`` alone. Kept and extended as :class:`RewindsMemo`,
     with the answer's events by invocation (ADK filters by invocation, then by branch: both are
     tests of one event, so the current invocation's answer is the branch's answer's events of that
-    invocation, in order). A single-turn agent on a node path, and every other question, is ADK's."""
+    invocation, in order). Asked for the current invocation's events alone (``Runner`` asks, for
+    each new message, to stamp its branch), the answer is every event of that invocation: kept the
+    same way, by invocation, for every event (no branch test, so any tail extends it). A
+    single-turn agent on a node path, and every other question, is ADK's."""
 
-    def __init__(self, original: Callable[..., list[Event]], entries: int = ENTRIES) -> None:
+    def __init__(self, original: Callable[..., list[Event]], entries: int = 2 * ENTRIES) -> None:
         super().__init__(original, entries)
         self._single_turn = resolve("google.adk.utils._agent_mode", "AgentMode").SINGLE_TURN
 
@@ -287,12 +300,12 @@ class BranchEventsMemo(_Memo["_KeptBranch"]):
             return self.original(subject, current_invocation=current_invocation, current_branch=current_branch)
 
         session = ctx.session
-        if not current_branch or session is None:
+        if session is None or not (current_branch or current_invocation):
             return adk(ctx)
-        if getattr(ctx.agent, "mode", None) == self._single_turn and ctx.node_path:
+        if current_branch and getattr(ctx.agent, "mode", None) == self._single_turn and ctx.node_path:
             return adk(ctx)
         events: list[Event] = session.events
-        key = ctx.branch
+        key = ctx.branch if current_branch else _EVERY_BRANCH
         best = None
         for kept in self._kept:
             n = len(kept.events)
@@ -302,7 +315,7 @@ class BranchEventsMemo(_Memo["_KeptBranch"]):
         found = None
         if best is not None:
             tail = events[len(best.events) :]
-            if not any(_calls_or_responds(e) for e in tail):
+            if not current_branch or not any(_calls_or_responds(e) for e in tail):
                 self.stats.extended += 1
                 stand_in = ctx.model_copy(update={"session": session.model_copy(update={"events": tail})})
                 added = adk(stand_in, current_invocation=False) if tail else []
@@ -325,9 +338,13 @@ class BranchEventsMemo(_Memo["_KeptBranch"]):
         return list(found.answer)
 
 
+#: the key of the answers kept for the current invocation's events on every branch
+_EVERY_BRANCH = object()
+
+
 @dataclass
 class _KeptBranch:
-    branch: str | None
+    branch: object  # a branch (str or None), or _EVERY_BRANCH
     events: list[Event]
     answer: list[Event]
     by_invocation: dict[str | None, list[Event]]

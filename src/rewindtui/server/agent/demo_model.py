@@ -91,15 +91,34 @@ def _weather_calls(llm_request: LlmRequest) -> int:
         return 0
 
 
-def _user_texts(llm_request: LlmRequest) -> list[str]:
-    texts: list[str] = []
+def _read(llm_request: LlmRequest) -> tuple[list[str], int]:
+    """The user texts in the request (each user content's non-thought texts joined; empty ones
+    left out) and the words of every text in it, thoughts included: one pass over the request."""
+    users: list[str] = []
+    count = 0
     for content in llm_request.contents:
-        if content.role != "user":
+        parts = content.parts
+        if not parts:
             continue
-        text = "".join(p.text or "" for p in content.parts or [] if p.text and not p.thought)
-        if text:
-            texts.append(text)
-    return texts
+        user = content.role == "user"
+        if len(parts) == 1:  # what a chat's history holds
+            part = parts[0]
+            text = part.text
+            if text:
+                count += _words(text)
+                if user and not part.thought:
+                    users.append(text)
+            continue
+        joined = []
+        for part in parts:
+            text = part.text
+            if text:
+                count += _words(text)
+                if user and not part.thought:
+                    joined.append(text)
+        if joined:
+            users.append("".join(joined))
+    return users, count
 
 
 def _history(users: list[str]) -> str:
@@ -109,15 +128,6 @@ def _history(users: list[str]) -> str:
     head, tail = users[:3], users[-(HISTORY_LIMIT - 4) :]
     skipped = len(users) - len(head) - len(tail)
     return repr(head)[:-1] + f", …{skipped} more…, " + repr(tail)[1:]
-
-
-def _word_count(llm_request: LlmRequest) -> int:
-    count = 0
-    for content in llm_request.contents:
-        for part in content.parts or []:
-            if part.text:
-                count += _words(part.text)
-    return count
 
 
 @functools.lru_cache(maxsize=1 << 16)
@@ -147,12 +157,11 @@ class DemoLlm(BaseLlm):
                 if part.function_response is not None:
                     tool_result = part.function_response
         weather_calls = _weather_calls(llm_request)
-        prompt_tokens = _word_count(llm_request)
+        users, prompt_tokens = _read(llm_request)
 
         if tool_result is not None:
             text = f"Tool {tool_result.name} returned: {tool_result.response} (weather_calls={weather_calls})"
         else:
-            users = _user_texts(llm_request)
             current = users[-1] if users else ""
             call = None
             if "weather" in current.lower() and self._has_tool(llm_request, WEATHER_TOOL):

@@ -27,6 +27,11 @@ private name                                                       used for
 ``google.adk.flows.llm_flows.context._fencing._is_other_agent_reply``  without them: ADK's own
 ``google.adk.runners._find_active_task_scope``                      a new message's task scope
                                                                    from the events it adds (idem)
+``google.adk.telemetry.tracing._use_native_generate_content_span_``  no per-content log record
+``stable_semconv``, ``tracing.otel_logger``,                         built for OpenTelemetry's
+``opentelemetry._logs._internal.ProxyLogger``, ``_LOGGER_PROVIDER``  no-op logger
+                                                                   (``agent/quiet_logs``);
+                                                                   without them: ADK's own
 =================================================================  ============================
 
 ``Session._storage_update_marker`` is the stored revision (``update_time``) a session object
@@ -64,6 +69,10 @@ PRIVATE_NAMES: tuple[tuple[str, str], ...] = (
     ("google.adk.flows.llm_flows.context._contents", "_should_include_event_in_context"),
     ("google.adk.flows.llm_flows.context._fencing", "_is_other_agent_reply"),
     ("google.adk.runners", "_find_active_task_scope"),
+    # ADK's per-content log records skipped when they reach OpenTelemetry's no-op logger
+    # (agent/quiet_logs.py): ADK's span function and logger, the API's proxy logger and provider
+    ("google.adk.telemetry.tracing", "_use_native_generate_content_span_stable_semconv"),
+    ("opentelemetry._logs._internal", "ProxyLogger"),
 )
 _MARKER = "_storage_update_marker"
 
