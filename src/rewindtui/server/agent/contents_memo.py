@@ -27,13 +27,11 @@ else -- a rewind, a tool call, a list that does not extend a kept one, a task-sc
 single-turn agent -- is ADK's own computation, unchanged. The property test
 ``tests/server/test_contents_memo.py`` compares the two on random histories.
 
-Each call hands out copies of the contents, as ADK does (the request's processors and the model
-may change a part's top-level fields); the kept answers are never handed out. A copy is ADK's
-own ``_copy_content_for_request``, the same objects made faster by
-:mod:`rewindtui.server.agent.content_copy`, or the very copy the previous request on this list got,
-where nothing else holds it any more (CPython's reference counts) and it is unchanged -- an object
-then indistinguishable from a fresh copy (``content_copy.hand_out``). What stays proportional to
-the session: that check of the copies, and one identity comparison of the kept events.
+Each call hands out fresh copies of the contents, as ADK does (the request's processors and the
+model may change a part's top-level fields); the kept answers are never handed out. A copy is
+the object ADK's own ``_copy_content_for_request`` makes, made faster by
+:mod:`rewindtui.server.agent.content_copy`. What stays proportional to the session: those copies,
+and one identity comparison of the kept events.
 """
 
 from __future__ import annotations
@@ -43,13 +41,13 @@ import importlib
 import operator
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from google.adk.events.event import Event
 from google.genai import types
 
-from rewindtui.server.agent.content_copy import copier, hand_out
+from rewindtui.server.agent.content_copy import copier
 from rewindtui.server.shared.internals import resolve
 
 #: event lists (with their answers) kept, process-wide: a few sessions in conversation at once
@@ -66,8 +64,6 @@ class _Kept:
     params: tuple[Any, ...]
     events: list[Event]
     contents: list[types.Content]  # ADK's answer for exactly ``events``; never handed out
-    #: the copies of ``contents`` (a prefix of them) handed to the last request (``content_copy.hand_out``)
-    handed: list[types.Content] = field(default_factory=list)
 
 
 @dataclass
@@ -78,8 +74,6 @@ class MemoStats:
     full: int = 0
     #: events ADK's own function was run over, in all
     events_read: int = 0
-    #: contents handed out again: copies an earlier request got, unchanged and held by nothing else
-    copies_reused: int = 0
 
 
 K = TypeVar("K")
@@ -168,19 +162,17 @@ class ContentsMemo(_Memo[_Kept]):
             if all(_plain(e, current_branch) for e in tail):
                 self.stats.extended += 1
                 answer = kept.contents + adk(tail) if tail else kept.contents
-                copies = hand_out(kept.handed, answer, self._copy, strip)
-                self.stats.copies_reused += sum(map(operator.is_, copies, kept.handed))
                 self._kept.remove(kept)
-                kept.handed = []
-                self._keep(_Kept(params, list(events), answer, copies))
-                return list(copies)
+                self._keep(_Kept(params, list(events), answer))
+                return [self._copy(c, strip_client_function_call_ids=strip) for c in answer]
         self.stats.full += 1
         answer = adk(events)
         if plain_and_included(events[-1]) and not any(e.actions and e.actions.compaction for e in events):
             if kept is not None:
                 self._kept.remove(kept)
-            own = [self._copy(c, strip_client_function_call_ids=strip) for c in answer]
-            self._keep(_Kept(params, list(events), own, list(answer)))
+            self._keep(
+                _Kept(params, list(events), [self._copy(c, strip_client_function_call_ids=strip) for c in answer])
+            )
         return answer
 
     def _find(self, params: tuple[Any, ...], events: Sequence[Event]) -> _Kept | None:
