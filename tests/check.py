@@ -3,7 +3,7 @@
 Runs ``ruff check src tests bench``, ``ruff format --check src tests bench`` and ``lint-imports``
 (under a second each) first, then ``mypy`` and the build of the kagent-rewind add-on's venv beside
 ``python -m pytest``: the type check (about half a minute from a clean clone, a second with its
-cache) and the build (pip, once per clone) no longer hold up the tests. pytest's output is shown as
+cache) and the build (uv, once per clone) no longer hold up the tests. pytest's output is shown as
 it runs; the others' output is printed when they end. Exits non-zero when any part fails (pytest's
 exit 5, "no tests collected", is a failure too) and prints each part's time and status.
 
@@ -30,7 +30,7 @@ FIRST: tuple[tuple[str, list[str]], ...] = (
     ("ruff format", ["ruff", "format", "--check", "src", "tests", "bench"]),
     ("lint-imports", ["lint-imports"]),
 )
-#: the kagent-rewind add-on's venv (tests/kagent_adk): pip installs kagent-adk into it on a clean
+#: the kagent-rewind add-on's venv (tests/kagent_adk): uv installs kagent-adk into it on a clean
 #: clone. Built here from the start, beside the first tests, instead of by the first worker that
 #: reaches tests/kagent_adk (tests/schedule.py runs those late); the build holds a lock, so a worker
 #: that gets there first waits for it, and a build that fails fails those tests too.

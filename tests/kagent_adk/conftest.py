@@ -11,7 +11,7 @@ from kagent_adk.kagent_proc import KagentAgent, ensure_addon_venv, kagent_agent
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The first test here builds the add-on's venv (pip, minutes): past the suite's default
+    """The first test here builds the add-on's venv (uv, under a minute cold): past the suite's default
     timeout, so these get the build's own bound on top of theirs."""
     from kagent_adk.kagent_proc import BUILD_TIMEOUT
 
