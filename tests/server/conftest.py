@@ -61,6 +61,19 @@ def slow_server(tmp_path_factory: pytest.TempPathFactory, engine: str) -> Iterat
         yield srv
 
 
+@pytest.fixture(scope="module")
+def long(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory, engine: str
+) -> Iterator[tuple[EmbeddedServer, list[str]]]:
+    """A server holding one long session written in bulk (``bench/seed_turns.py``): the module's
+    ``SID`` of ``TURNS`` turns; the server and the session's invocation ids, oldest first."""
+    from seed_turns import seed_session  # bench/, on the path of the modules that use this
+
+    sid, turns = request.module.SID, request.module.TURNS
+    with EmbeddedServer(tmp_path_factory.mktemp("long"), options=server_options(engine)) as srv:
+        yield srv, srv.call(seed_session(srv.app.state.parts, sid, turns), timeout=600)
+
+
 @pytest.fixture
 def http() -> Iterator[httpx.Client]:
     with httpx.Client(timeout=30) as client:

@@ -12,7 +12,6 @@ read whole answers. Timings live in ``bench/bench_server_big.py``.
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,11 +21,10 @@ from google.adk.events._rewind_events import _apply_rewinds
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 from srvkit import Turn
 
-from conftest import server_options
 from rewindtui.a2a import contract
 from rewindtui.server import EmbeddedServer
 from rewindtui.server.shared.paths import APP_NAME
-from seed_turns import USER, seed_session
+from seed_turns import USER
 
 #: also on a team server's PostgreSQL (tests/server/conftest.py)
 ENGINES = ("sqlite", "postgresql")
@@ -41,13 +39,6 @@ HISTORY_READ = 3
 HISTORY_BYTES = 400
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
-
-
-@pytest.fixture(scope="module")
-def long(tmp_path_factory: pytest.TempPathFactory, engine: str) -> Iterator[tuple[EmbeddedServer, list[str]]]:
-    with EmbeddedServer(tmp_path_factory.mktemp("long"), options=server_options(engine)) as srv:
-        invocations = srv.call(seed_session(srv.app.state.parts, SID, TURNS), timeout=600)
-        yield srv, invocations
 
 
 class Reads:

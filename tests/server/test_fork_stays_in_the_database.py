@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +23,6 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 
-from conftest import server_options
 from rewindtui.a2a import contract
 from rewindtui.server import EmbeddedServer
 from rewindtui.server.service.rewinds import _moved, moved_v1_text
@@ -39,13 +37,6 @@ TURNS = 600
 SID = "long"
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
-
-
-@pytest.fixture(scope="module")
-def long(tmp_path_factory: pytest.TempPathFactory, engine: str) -> Iterator[tuple[EmbeddedServer, list[str]]]:
-    with EmbeddedServer(tmp_path_factory.mktemp("long"), options=server_options(engine)) as srv:
-        invocations = srv.call(seed_session(srv.app.state.parts, SID, TURNS), timeout=600)
-        yield srv, invocations
 
 
 class Loaded:
