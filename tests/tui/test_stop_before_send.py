@@ -85,7 +85,8 @@ async def test_enter_and_ctrl_c_in_one_burst_stop_the_send(server):
         # can give; Pilot's keys each wait for the app, so the two are called in one go here)
         screen.composer.action_submit()
         assert screen.interrupt.press() == "wait" and screen.composer.text == ""
-        await wait_until(pilot, lambda: app.chat_screen.ops.running("stop"))  # ctrl+c stops, once it can
+        # ctrl+c stops, once it can (at once: the held check is not waited for), the text back
+        await wait_until(pilot, lambda: app.chat_screen.composer.text == "two, in a burst")
         assert not app.chat_screen.interrupt.arming
         gate.open()
         await settle(app, pilot)

@@ -62,6 +62,8 @@ class ChatBase:
         #: before the message leaves (:class:`~rewindtui.chat.errors.StoppedBeforeSending`)
         self.preparing_send = False
         self._stop_before_send = False
+        #: the step of that preparation now waiting on the server (a stop cancels it: ``_prepared``)
+        self._preparing: asyncio.Future[Any] | None = None
         #: the id given to a new session for its first send, and whether the server was asked to
         #: create it: a send that does not get through leaves no session behind
         self._new_session: tuple[str, bool] | None = None

@@ -368,7 +368,8 @@ class Chat(Branches):
         :meth:`stop` came before the message left."""
         self.preparing_send = self.edit is None and not self.sending and not self.rewinding
         try:
-            await freshness.ensure_fresh(self, TurnRefused)  # another client changed the session: reload
+            # another client changed the session: reload (a stop meanwhile ends the send at once)
+            await self._prepared(freshness.ensure_fresh(self, TurnRefused))
             if self.edit is None and self.conversation.pending_confirmation() is not None and not self.sending:
                 raise QuestionWaiting(QUESTION_FIRST)
             editing = self.edit is not None

@@ -7,8 +7,8 @@ import asyncio
 import contextlib
 import logging
 import uuid
-from collections.abc import AsyncIterator, Sequence
-from typing import Any
+from collections.abc import AsyncIterator, Awaitable, Sequence
+from typing import Any, TypeVar
 
 from rewindtui.a2a import outgoing, raw
 from rewindtui.a2a.classify import EventKind, StreamEvent
@@ -30,6 +30,7 @@ from rewindtui.model import CANCELED, INTERRUPTED, Confirmation, RewindToken
 from rewindtui.model.turn_watch import StreamEnd, Watch, failure_text, has_message, state_in
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 #: how often a stop pressed before the turn's task is known looks for it (seconds)
 _STOP_POLL = 0.02
 
@@ -318,6 +319,21 @@ class Turns(Sessions):
             return None
         return None if tasks is None else has_message(tasks, message_id)
 
+    async def _prepared(self, step: Awaitable[T]) -> T:
+        """A step of a send's preparation that waits on the server: a stop meanwhile cancels it, and
+        the send ends at once with :class:`StoppedBeforeSending` (the message never left)."""
+        task = asyncio.ensure_future(step)
+        self._preparing = task
+        try:
+            return await task
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if self._stop_before_send and task.cancelled() and not (current is not None and current.cancelling()):
+                raise StoppedBeforeSending() from None
+            raise
+        finally:
+            self._preparing = None
+
     # -- stop and resume -----------------------------------------------------------------------
     async def stop(self, grace: float = limits.STOP_GRACE) -> None:
         """Stop the running turn: ask the server to cancel it (CancelTask / tasks/cancel), wait up
@@ -328,6 +344,8 @@ class Turns(Sessions):
         if not self.sending:
             if self.preparing_send:
                 self._stop_before_send = True
+                if self._preparing is not None:  # e.g. the freshness check, held by a slow server
+                    self._preparing.cancel()
             return
         self._stop_requested = True
         task_id = await self._task_id_within(grace)
