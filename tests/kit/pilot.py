@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 
+from textual import events
 from textual.worker import WorkerCancelled
 
 from rewindtui.client.a2a_client import A2AClient, ServerConfig
@@ -27,6 +28,14 @@ async def settle(app: RewindApp, pilot) -> None:
         if isinstance(result, BaseException) and not isinstance(result, WorkerCancelled):
             raise result
     await pilot.pause()
+
+
+def burst(app: RewindApp, keys: list[str]) -> None:
+    """Queue every key at once, as a terminal delivers a paste without bracketed paste, ssh
+    batching or ``tmux send-keys``: none is handled before all are queued."""
+    for key in keys:
+        character = {"enter": "\r", "space": " "}.get(key, key if len(key) == 1 else None)
+        app.post_message(events.Key(key, character))
 
 
 async def wait_until(pilot, condition: Callable[[], bool], timeout: float = 10.0) -> None:

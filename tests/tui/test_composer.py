@@ -6,16 +6,8 @@ from textual import events
 
 from kit.apps import make_app
 from kit.fakes import HoldStreamEnd
-from kit.pilot import SIZE, notifications, server_users, settle, turns, user_texts, wait_until
+from kit.pilot import SIZE, burst, notifications, server_users, settle, turns, user_texts, wait_until
 from rewindtui.tui.paste import PASTE_END, PASTE_START, PasteSafeParser
-
-
-def burst(app, keys: list[str]) -> None:
-    """Queue every key at once, as a terminal delivers a paste without bracketed paste, ssh
-    batching or ``tmux send-keys``: none is handled before all are queued."""
-    for key in keys:
-        character = {"enter": "\r", "space": " "}.get(key, key if len(key) == 1 else None)
-        app.post_message(events.Key(key, character))
 
 
 async def test_text_and_enter_in_one_burst_send_the_whole_text(server):

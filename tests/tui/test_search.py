@@ -12,11 +12,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 
 import pytest
-from textual import events
 
 from kit.apps import make_app
 from kit.offline import capabilities
-from kit.pilot import SIZE, screen_lines, settle, three_turns, turns, wait_until
+from kit.pilot import SIZE, burst, screen_lines, settle, three_turns, turns, wait_until
 from rewindtui.chat import Chat
 from rewindtui.client.a2a_client import A2AClient, ServerConfig
 from rewindtui.model import Change
@@ -41,12 +40,6 @@ def synthetic_app(messages: int) -> RewindApp:
     app = RewindApp(chat=synthetic_chat(messages))
     app.animation_level = "none"
     return app
-
-
-def burst(app: RewindApp, keys: list[str]) -> None:
-    """Queue every key at once (a paste without bracketed paste, ssh, ``tmux send-keys``)."""
-    for key in keys:
-        app.post_message(events.Key(key, {"enter": "\r", "space": " "}.get(key, key if len(key) == 1 else None)))
 
 
 def bar(app: RewindApp) -> SearchBar:

@@ -5,7 +5,7 @@ it with the draft kept. Real app, real embedded server over loopback."""
 from __future__ import annotations
 
 from kit.apps import make_app
-from kit.pilot import SIZE, frame_lines, notifications, server_users, settle, turns, user_texts, wait_until
+from kit.pilot import SIZE, burst, frame_lines, notifications, server_users, settle, turns, user_texts, wait_until
 from rewindtui.output.turn_list import turn_entries
 from rewindtui.tui.slash import Completion
 from rewindtui.tui.widgets.slash_menu import SlashMenu
@@ -80,6 +80,29 @@ async def test_arrows_tab_and_enter_pick_from_the_menu_and_esc_keeps_the_draft(s
         await pilot.press(*"/fork ")
         await pilot.pause()
         assert menu.has_class("-shown") and "N: turn N counts from 1" in "".join(frame_lines(menu))
+
+
+async def test_a_command_typed_whole_in_one_burst_with_enter_runs_it(server):
+    """``/new`` and Enter arriving in one read (a fast typist on a busy machine, a paste, tmux): the
+    menu has not yet followed the last letters when Enter comes, and Enter must act on the text as
+    typed, not take the highlight of an older text (once seen: ``/rewind`` put in the composer)."""
+    app = make_app(server)
+    async with app.run_test(size=SIZE) as pilot:
+        await turns(app, pilot, "one")
+        screen = app.chat_screen
+        first = app.chat.session_id
+        menu = screen.query_one(SlashMenu)
+        await pilot.press("/")
+        await pilot.pause()
+        assert menu.has_class("-shown") and menu.completion.chosen() is not None  # every command listed
+        burst(app, [*"new", "enter"])
+        await settle(app, pilot)
+        await wait_until(pilot, lambda: app.chat.session_id != first)
+        assert screen.composer.text == "" and user_texts(app) == []
+        # a name still being typed takes the highlight of what was typed: /he -> /help
+        burst(app, [*"/he", "enter"])
+        await settle(app, pilot)
+        assert screen.composer.text == "/help "
 
 
 def test_the_menu_lists_only_what_the_predicate_allows_and_the_highlight_follows_its_command():

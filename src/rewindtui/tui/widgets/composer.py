@@ -78,7 +78,13 @@ class Composer(TextArea):
         """↑/↓ move the slash menu's highlight, Tab or Enter take it (Enter on a command typed
         whole runs it), Esc closes the menu. True if the key was the menu's."""
         menu = self.menu
-        if menu is None or not menu.completion.shown:
+        if menu is None:
+            return False
+        # keys typed in one burst reach here before the text's Changed events: the menu follows the
+        # text as typed now, so Enter never takes the highlight of an older text
+        if menu.completion.text != self.text:
+            menu.show_text(self.text, menu.keymap)
+        if not menu.completion.shown:
             return False
         completion = menu.completion
         if key == "escape":
