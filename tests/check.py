@@ -1,8 +1,9 @@
 """Everything CI checks, in one command: ``python tests/check.py [pytest arguments]``.
 
-Runs ``ruff check src tests bench``, ``ruff format --check src tests bench`` and ``lint-imports``
-(under a second each) first, then ``mypy`` and the build of the kagent-rewind add-on's venv beside
-``python -m pytest``: the type check (about half a minute from a clean clone, a second with its
+Compiles the project's own modules once (``compile_sources``), runs ``ruff check src tests
+bench``, ``ruff format --check src tests bench`` and ``lint-imports`` (under a second each),
+then ``mypy`` and the build of the kagent-rewind add-on's venv beside ``python -m pytest``: the
+type check (about half a minute from a clean clone, a second with its
 cache) and the build (uv, once per clone) no longer hold up the tests. pytest's output is shown as
 it runs; the others' output is printed when they end. Exits non-zero when any part fails (pytest's
 exit 5, "no tests collected", is a failure too) and prints each part's time and status.
@@ -13,6 +14,7 @@ The README's test command ends with it, so ``.ci/run`` runs exactly this. Argume
 
 from __future__ import annotations
 
+import compileall
 import os
 import subprocess
 import sys
@@ -53,9 +55,19 @@ def _time_it(name: str, proc: subprocess.Popen[bytes], started: float, ended: di
     ended[name] = time.perf_counter() - started
 
 
+def compile_sources() -> None:
+    """Compile the project's own modules once, up front. Where ``PYTHONDONTWRITEBYTECODE`` is set
+    (as on the CI machines here), a module compiled on import is never cached, so every process
+    the tests start (servers, the app, the commands: several hundred) compiled what it imported
+    again, about 0.15 s of CPU each; the files written here are read by all of them."""
+    for folder in ("src", "tests", "bench"):
+        compileall.compile_dir(ROOT / folder, quiet=1, workers=0)
+
+
 def main(pytest_args: list[str]) -> int:
     started = time.perf_counter()
     results: list[tuple[str, int, float]] = []
+    compile_sources()
     for name, argv in FIRST:
         t0 = time.perf_counter()
         print(f"+ {' '.join(argv)}", flush=True)
