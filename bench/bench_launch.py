@@ -48,11 +48,18 @@ def _screen(name: str) -> str:
     return subprocess.run(["tmux", "capture-pane", "-p", "-t", name], capture_output=True, text=True).stdout
 
 
+#: seconds between two reads of the screen (``--quick``: 0.05, so that the reads, a tmux client
+#: process each, do not take CPU from the tests the smoke run shares the machine with)
+POLL = 0.005
+
+
 def _wait(name: str, marker: str, start: float, timeout: float) -> float:
     while time.perf_counter() - start < timeout:
         if marker in _screen(name):
             return time.perf_counter() - start
-        time.sleep(0.005)
+        time.sleep(POLL)
+    # the figure is nan (the case did not run); what the screen showed instead says why
+    print(f"{name}: no {marker!r} on the screen in {timeout:.0f} s; it shows:\n{_screen(name)}", file=sys.stderr)
     return float("nan")
 
 
@@ -207,8 +214,10 @@ def main() -> int:
     )
     args = parser.parse_args()
     if args.quick:
+        global POLL
         args.runs = 1
         BusyCore.light = True
+        POLL = 0.05
     srcs = [args.baseline, args.src] if args.baseline else [args.src]
     busy = (False,) if args.no_busy else (False, True)
     results: dict[str, dict[str, dict[str, object]]] = {src: {} for src in srcs}

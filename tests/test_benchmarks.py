@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -138,6 +139,9 @@ def test_benchmark_runs_every_case_in_its_quick_mode(script: str, tmp_path: Path
     assert done.returncode == 0, out[-4000:]
     missing = [case for case in CASES[script] if case not in out]
     assert not missing, f"{script} --quick did not print {missing}:\n{out[-4000:]}"
+    # a figure printed as nan is a case that did not run to its end (e.g. a launch that never
+    # connected): the line is there, the case is not
+    assert not re.search(r"\bnan\b", out), f"{script} --quick printed a figure as nan:\n{out[-4000:]}"
 
 
 def _private_names(source: str) -> list[str]:
