@@ -445,7 +445,8 @@ def test_a_wrong_path_a_wrong_flag_a_wrong_key_and_a_wrong_module_are_found(tmp_
         "- `conversation/` — `items.py`, `no_such_module.py`\n\n"
         "Run `rewindtui send --no-such-flag hi` or `rewindtui frobnicate`; `rewindtui.chat.core.NoSuchName`.\n\n"
         "| key | what |\n|---|---|\n| ctrl+z · alt+no-such-key | x |\n| `/rewind` · `/no-such-slash` | y |\n\n"
-        "## What is shared (`base/`)\n\n| module | what |\n|---|---|\n| `dirs.py` | where things live |\n",
+        "## What is shared (`base/`)\n\n| module | what |\n|---|---|\n| `dirs.py` | where things live |\n"
+        "| `tls.py` | one TLS context |\n",
         encoding="utf-8",
     )
     wrong = [w.split(": ", 1)[1] for w in claims_of_at(page)]

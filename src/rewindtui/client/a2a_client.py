@@ -37,6 +37,7 @@ from rewindtui.a2a.card import wanted_schemes
 from rewindtui.a2a.classify import StreamEvent
 from rewindtui.a2a.dialect import Dialect
 from rewindtui.a2a.stored_partials import drop_from_task
+from rewindtui.base.tls import default_context
 from rewindtui.client import wire_log
 from rewindtui.client.attachments import Attachment
 from rewindtui.client.auth import CredentialScope
@@ -105,7 +106,9 @@ class A2AClient(RestApi):
         headers.update(config.credentials)
         #: what the user configured goes to the configured origins only (redirects included)
         self.scope = CredentialScope.for_urls(config.home(), headers)
-        self._http = http or httpx.AsyncClient(timeout=config.timeout, follow_redirects=True)
+        self._http = http or httpx.AsyncClient(
+            timeout=config.timeout, follow_redirects=True, verify=default_context()
+        )
         self.scope.install(self._http)
         wire_log.attach(self._http)  # the wire log (--wire-log, the app's console): recorded while one is active
         self.capabilities: Capabilities | None = None

@@ -31,6 +31,7 @@ from typing import Any
 import httpx
 
 from rewindtui.base.dirs import default_data_dir
+from rewindtui.base.tls import default_context
 from rewindtui.client.auth import AuthError, CredentialScope, SecretRef
 from rewindtui.client.oauth import (
     CLIENT_CREDENTIALS,
@@ -181,12 +182,12 @@ class Flows:
 
     def http_client(self, timeout: float) -> httpx.AsyncClient:
         """The agent's HTTP client (the TLS context when one is configured)."""
-        verify: Any = self.tls.context() if self.tls else True
+        verify: Any = self.tls.context() if self.tls else default_context()
         return httpx.AsyncClient(timeout=timeout, follow_redirects=True, verify=verify)
 
     def token_http(self, timeout: float) -> Callable[[], httpx.AsyncClient]:
         """Plain clients for the token endpoints (no redirects: a secret is posted there)."""
-        verify: Any = self.tls.context() if self.tls else True
+        verify: Any = self.tls.context() if self.tls else default_context()
         return lambda: httpx.AsyncClient(timeout=timeout, follow_redirects=False, verify=verify)
 
     def describe(self) -> str:

@@ -36,6 +36,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from rewindtui.base.tls import default_context
 from rewindtui.client.auth import same_origin
 from rewindtui.client.errors import ClientError
 from rewindtui.client.limits import MAX_DOCUMENT_BYTES, MAX_KEYS, MAX_SIGNATURE_CHARS, MAX_SIGNATURES
@@ -180,7 +181,8 @@ def _header(protected: str) -> dict[str, Any] | None:
 # -- verification --------------------------------------------------------------------------------
 async def _jwks(url: str, timeout: float) -> dict[str, Any] | None:
     try:
-        async with httpx.AsyncClient(timeout=timeout, follow_redirects=False) as http:  # no credentials
+        # no credentials
+        async with httpx.AsyncClient(timeout=timeout, follow_redirects=False, verify=default_context()) as http:
             response = await bounded_request(http, "GET", url, limit=MAX_DOCUMENT_BYTES)  # a key set is small
         data = response.json() if response.status_code == 200 else None
     except (httpx.HTTPError, ClientError, ValueError):

@@ -25,6 +25,7 @@ from typing import Any
 
 import httpx
 
+from rewindtui.base.tls import default_context
 from rewindtui.client.transports.http import segment
 from rewindtui.config.settings import Settings
 from rewindtui.kagent1.client import Kagent1Client
@@ -92,7 +93,7 @@ async def _rest_0_10(settings: Settings, http: Any) -> tuple[bool, str]:
     """(whether kagent 0.10's REST sessions answer, what came back in words)."""
     url = f"{(settings.kagent or '').rstrip('/')}/api/sessions"
     own = http is None
-    client = http or httpx.AsyncClient(timeout=httpx.Timeout(15.0))
+    client = http or httpx.AsyncClient(timeout=httpx.Timeout(15.0), verify=default_context())
     try:
         response = await client.get(
             url, params={"user_id": settings.user_id}, headers={**settings.headers, **settings.credentials}

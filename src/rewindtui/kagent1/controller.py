@@ -26,6 +26,7 @@ from typing import Any, TypeVar
 import httpx
 from google.protobuf.message import DecodeError, Message
 
+from rewindtui.base.tls import default_context
 from rewindtui.client.auth import register_secret
 from rewindtui.kagent1 import grpcweb, wire
 from rewindtui.kagent1.gen import kagent1_pb2 as pb
@@ -107,7 +108,7 @@ class Kagent1Controller:
             self.metadata[SHARE_HEADER] = share_token  # never as a credential (interceptors.go@21559195)
             register_secret(share_token)  # redacted wherever redact() runs: errors, logs, the wire log
         self._own_http = http is None
-        self._http = http or httpx.AsyncClient(timeout=httpx.Timeout(60.0))
+        self._http = http or httpx.AsyncClient(timeout=httpx.Timeout(60.0), verify=default_context())
         self._channel: Any = None
         #: what checkpoints and forks cost: (kind, seconds, tries), newest last
         self.costs: list[tuple[str, float, int]] = []
