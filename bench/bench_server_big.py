@@ -16,9 +16,8 @@ HTTP, end to end, the answer read and parsed by this (client) process:
 * open over REST: ``GET /api/sessions/{id}/tasks``, every task of the session;
 * open over A2A: the first ``ListTasks`` page (A2A 1.0, ``pageSize`` 100) of the session -- what a
   client shows first -- and every page until ``nextPageToken`` is empty;
-* memory: the server's RSS after opening the session (REST tasks, every ListTasks page, and the
-  ADK session the server warms in the background), each in a fresh server process, 10,000 turns
-  against 100.
+* memory: the server's RSS after opening the session (REST tasks, every ListTasks page; no ADK
+  session is loaded for a read), each in a fresh server process, 10,000 turns against 100.
 
 Each time is the median of ``--repeat`` runs, the sizes measured alternately; each line prints
 the ratio 10,000 / 1,000 turns with its target and ok / short. ``--huge 100000`` adds a
@@ -187,7 +186,7 @@ def spawned(http: httpx.Client, data_dir: Path, url: str | None = None) -> Any:
 
 
 def wait_warm(http: httpx.Client, server: Any, pid: int) -> None:
-    """Wait until the server's RSS stops growing (the background warm-up of the ADK session)."""
+    """Wait until the server's RSS stops growing (whatever the reads left running settled)."""
     last, still = rss_kib(pid), 0
     while still < 5:
         time.sleep(0.2)

@@ -171,21 +171,32 @@ async def test_session_cache_ignores_a_read_that_overlapped_a_write(tmp_path: Pa
         await svc.close()
 
 
-def test_reading_a_conversation_warms_the_session(tmp_path: Path, http: httpx.Client):
+def test_reading_a_conversation_loads_no_agent_session(tmp_path: Path, http: httpx.Client):
+    """Opening a conversation is answered from the store; the agent's session (every event, in
+    memory) is loaded by a turn, not by a read (it was, in the background: on a 10,000-turn
+    session the server's memory doubled on opening, while a rewind reads only the events after
+    its point and the first turn's time is ADK building its request)."""
     data_dir = tmp_path / "d"
     with EmbeddedServer(data_dir) as srv:
-        Turn(A2A(http, srv.agent_url, "0.3").stream("hello", "warm"))
+        Turn(A2A(http, srv.agent_url, "0.3").stream("hello", "read"))
     with EmbeddedServer(data_dir) as srv:
-        parts = srv.app.state.parts
-        assert not parts.session_service.is_cached(APP_NAME, "local", "warm")
-        Api(http, srv.api_url).tasks("warm")
+        service = srv.app.state.parts.session_service
+        whole_reads: list[str] = []
+        original = service.get_session
 
-        async def warmed() -> bool:
-            while parts.service.sessions.warming:
-                await asyncio.sleep(0)
-            return parts.session_service.is_cached(APP_NAME, "local", "warm")
+        async def counting(**kwargs):
+            if kwargs.get("config") is None:
+                whole_reads.append(kwargs["session_id"])
+            return await original(**kwargs)
 
-        assert srv.call(warmed(), timeout=30)
+        service.get_session = counting
+        api = Api(http, srv.api_url)
+        api.tasks("read")
+        api.tasks("read")  # any work the first read left on the server's loop has begun by now
+        assert whole_reads == []
+        assert not service.is_cached(APP_NAME, "local", "read")
+        Turn(A2A(http, srv.agent_url, "0.3").stream("again", "read"))
+        assert whole_reads and set(whole_reads) == {"read"}  # the turn loads it
 
 
 @pytest.mark.parametrize("path", ["one transaction", "fallback", "copied rows", "copied rows, source lacks them"])

@@ -2,7 +2,7 @@
 
 It routes; the rules live in the pieces it holds:
 
-* :class:`~rewindtui.server.service.sessions.Sessions` -- ownership, create, delete, warm-up;
+* :class:`~rewindtui.server.service.sessions.Sessions` -- ownership, create, delete;
 * :class:`~rewindtui.server.service.jobs.Jobs` -- one job per session at a time, shutdown;
 * :class:`~rewindtui.server.service.turns.TurnRunner` -- a turn, stored and streamed (and followed
   by ``SubscribeToTask``);
@@ -138,9 +138,9 @@ class AgentService(UsesContext):
         UTF-8), and the token of the next (older) page: every task, or with ``limit`` the newest
         ``limit`` before the page token ``before``."""
         session = await self.sessions.owned(user_id, session_id)
-        answer = await self.reader.tasks_pieces(session, include_rewound=include_rewound, limit=limit, before=before)
-        self.sessions.warm(session)
-        return answer
+        # no ADK session is loaded for a read: a rewind reads the events after its point
+        # (checkpoints), and a turn loads the session when it runs
+        return await self.reader.tasks_pieces(session, include_rewound=include_rewound, limit=limit, before=before)
 
     async def owned_task(self, user_id: str, task_id: str) -> TaskRow:
         return await self.reader.owned_task(user_id, task_id)

@@ -3,7 +3,7 @@
 :class:`Jobs` claims a session for one job (a turn, a rewind, a fork, a delete) and refuses
 a second one while it runs (:class:`~rewindtui.server.shared.errors.Busy`). Each job runs as its own
 asyncio task, so a client that disconnects mid-stream does not interrupt a turn or leave a
-rewind half done. On shutdown, turns (and forks, warm-ups) are cancelled and rewinds and
+rewind half done. On shutdown, turns (and forks) are cancelled and rewinds and
 deletes run to completion.
 
 On a team server (replicas on one PostgreSQL database) the claim also holds the session in the
@@ -122,7 +122,7 @@ class Jobs:
         return await asyncio.shield(job)
 
     async def shutdown(self) -> None:
-        """Refuse new work, cancel turns (and forks, warm-ups), let rewinds and deletes finish."""
+        """Refuse new work, cancel turns (and forks), let rewinds and deletes finish."""
         self.closing = True
         jobs = dict(self._jobs)
         for job, kind in jobs.items():

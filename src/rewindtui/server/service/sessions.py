@@ -1,4 +1,4 @@
-"""Sessions: who owns what, creating them (store and ADK together), reading them warm.
+"""Sessions: who owns what, creating them (store and ADK together), deleting them.
 
 A session exists twice: a row in the store (name, owner, fork origin) and an ADK session
 (events, state). Creating writes ADK's first, so a store row always has its ADK session;
@@ -37,7 +37,6 @@ class Sessions(UsesContext):
     def __init__(self, context: ServerContext) -> None:
         super().__init__(context)
         self.jobs = context.jobs
-        self._warming: set[str] = set()
 
     async def owned(self, user_id: str, session_id: str) -> SessionRow:
         row = await self.store.get_session(session_id)
@@ -145,31 +144,3 @@ class Sessions(UsesContext):
                 raise
 
         await self.jobs.exclusive(session.id, "delete", _delete)
-
-    def warm(self, session: SessionRow) -> None:
-        """Load the ADK session in the background (a client that reads a conversation may rewind it next).
-
-        A long session takes ADK ~100+ ms to load; with it cached, a rewind skips that.
-        """
-        if self.jobs.closing or session.id in self._warming:
-            return
-        is_cached = getattr(self.session_service, "is_cached", None)
-        if is_cached is None or is_cached(self.app_name, session.user_id, session.id):
-            return
-
-        async def _load() -> None:
-            try:
-                await self.session_service.get_session(
-                    app_name=self.app_name, user_id=session.user_id, session_id=session.id
-                )
-            except Exception:  # only an optimization
-                log.debug("warming session %s failed", session.id, exc_info=True)
-            finally:
-                self._warming.discard(session.id)
-
-        self._warming.add(session.id)
-        self.jobs.track(_load(), "warm")
-
-    @property
-    def warming(self) -> bool:
-        return bool(self._warming)

@@ -156,8 +156,8 @@ class CachedDatabaseSessionService(DatabaseSessionService):
                 self._cache.move_to_end(key)
                 return _snapshot(cached)
             # one whole read of a session at a time: a caller that comes while one is under way
-            # (begun since this process last wrote the session) takes its answer -- e.g. a turn and
-            # the warm-up of the session it was opened with: one read, one set of event objects
+            # (begun since this process last wrote the session) takes its answer -- e.g. two turns
+            # of a session not yet loaded: one read, one set of event objects
             generation = self._generation.get(key, 0)
             flight = self._reading.get(key)
             if flight is None or flight[0] != generation:
