@@ -20,7 +20,6 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from rewindtui.cli.commands import run_command
 from rewindtui.cli.output import (
     EXIT_FAILED,
     EXIT_INTERRUPTED,
@@ -83,6 +82,8 @@ def _dispatch(settings: Settings, args: argparse.Namespace) -> int:
         return _run_app(settings)
     if args.command in extra_commands():
         return int(extra_commands()[args.command].main(settings, args) or 0)
+    from rewindtui.cli.commands import run_command  # the headless commands: not the app's start
+
     return asyncio.run(run_command(settings, args))
 
 
