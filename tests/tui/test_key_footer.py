@@ -1,0 +1,65 @@
+"""The footer's rebuilds (``tui/widgets/key_footer.py``): Textual's footer rebuilds its keys once
+per change of the bindings, each rebuild mounting and restyling every key; a screen's start made
+six of them before the app was connected (issue 32, the launch's CPU). Here the changes before a
+rebuild make one, an unchanged key set none, and the keys shown are still the bindings' own."""
+
+from __future__ import annotations
+
+from kit.offline import offline_app, offline_chat
+from kit.pilot import wait_until
+from rewindtui.tui.widgets.key_footer import KeyFooter
+
+
+def _keys(footer: KeyFooter) -> list[tuple[str, str]]:
+    return [(key.key, key.description) for key in footer.query("FooterKey")]  # type: ignore[attr-defined]
+
+
+async def test_a_burst_of_binding_changes_is_one_rebuild_and_no_change_is_none() -> None:
+    app = offline_app(offline_chat())
+    async with app.run_test(size=(120, 30)) as pilot:
+        footer = app.chat_screen.query_one(KeyFooter)
+        await wait_until(pilot, lambda: bool(footer.children))
+        await pilot.pause()
+        builds: list[int] = []
+        compose = footer.compose
+
+        def counted():  # type: ignore[no-untyped-def]
+            builds.append(1)
+            return compose()
+
+        footer.compose = counted  # type: ignore[method-assign]
+        shown = _keys(footer)
+        for _ in range(5):  # the bindings did not change: nothing to rebuild
+            app.chat_screen.refresh_bindings()
+        await pilot.pause()
+        await pilot.pause()
+        assert builds == [] and _keys(footer) == shown
+
+        # a real change (rewind mode's keys), announced five times over: one rebuild, its keys
+        chat = app.chat
+        assert chat is not None
+        second = chat.conversation.turn_invocations()[1]
+        app.chat_screen.enter_rewind_mode(chat.conversation.index_of_invocation(second))
+        for _ in range(4):
+            app.chat_screen.refresh_bindings()
+        await wait_until(pilot, lambda: _keys(footer) != shown)
+        await pilot.pause()
+        assert len(builds) == 1
+        built = _keys(footer)
+        footer.call_later(footer.recompose)  # built from the bindings as they are now, as Textual's does
+        await wait_until(pilot, lambda: len(builds) == 2)
+        await pilot.pause()
+        assert _keys(footer) == built and ("enter", "Rewind") in built
+
+
+async def test_keys_are_built_with_the_footers_compact_value() -> None:
+    app = offline_app(offline_chat())
+    async with app.run_test(size=(120, 30)) as pilot:
+        footer = app.chat_screen.query_one(KeyFooter)
+        await wait_until(pilot, lambda: bool(footer.children))
+        keys = list(footer.query("FooterKey"))
+        bound = [k for k in keys if "-command-palette" not in k.classes]
+        assert bound and all(not k.compact and not k.has_class("-compact") for k in bound)
+        footer.compact = True  # the binding still carries a change to every key
+        await pilot.pause()
+        assert all(k.compact and k.has_class("-compact") for k in bound)
