@@ -218,6 +218,16 @@ def test_the_front_answers_without_google_adk() -> None:
     assert out.strip() == "[]"
 
 
+def test_serve_leaves_the_collector_on() -> None:
+    """``serve`` pauses the cyclic collector over the front's start (serve.py's ``main``); a start
+    refused early (a bad port) still leaves it on for the process it runs in."""
+    import gc
+
+    assert gc.isenabled()
+    assert serve_main(["--port", "70000"]) == 2
+    assert gc.isenabled()
+
+
 @pytest.mark.skipif(not POSIX, reason="uses SIGKILL")
 def test_killed_mid_turn_is_marked_failed_on_restart(tmp_path: Path) -> None:
     data_dir = tmp_path / "d"
