@@ -64,13 +64,13 @@ LONG_RUNNING_KEY = "kagent_is_long_running"
 
 
 @functools.cache
-def role_to_pb() -> dict[str, int]:
+def role_to_pb() -> dict[str, pb.Role]:
     """A 0.3 role -> a2a-sdk's proto enum value."""
     return {"user": pb.ROLE_USER, "agent": pb.ROLE_AGENT}
 
 
 @functools.cache
-def state_to_pb() -> dict[str, int]:
+def state_to_pb() -> dict[str, pb.TaskState]:
     """A 0.3 task state -> a2a-sdk's proto enum value."""
     return {
         "submitted": pb.TASK_STATE_SUBMITTED,
