@@ -63,3 +63,27 @@ async def test_keys_are_built_with_the_footers_compact_value() -> None:
         footer.compact = True  # the binding still carries a change to every key
         await pilot.pause()
         assert all(k.compact and k.has_class("-compact") for k in bound)
+
+
+async def test_the_first_build_is_the_composers_keys(monkeypatch) -> None:
+    """The chat screen focuses its composer first (``AUTO_FOCUS``): the footer's first build shows
+    the composer's keys (Textual's default focused the hidden sessions panel first: its keys were
+    built and shown, then the composer's)."""
+    shown: list[list[str]] = []
+    compose = KeyFooter.compose
+
+    def counted(self):  # type: ignore[no-untyped-def]
+        widgets = list(compose(self))
+        if self._bindings_ready:
+            shown.append([getattr(w, "action", "") for w in widgets])
+        return iter(widgets)
+
+    monkeypatch.setattr(KeyFooter, "compose", counted)
+    app = offline_app(offline_chat())
+    async with app.run_test(size=(120, 30)) as pilot:
+        footer = app.chat_screen.query_one(KeyFooter)
+        await wait_until(pilot, lambda: bool(footer.children))
+        await pilot.pause()
+        await pilot.pause()
+        assert app.focused is app.chat_screen.composer
+        assert "submit" in shown[0] and "rename" not in shown[0], shown  # the composer's, not the panel's
