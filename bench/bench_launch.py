@@ -18,6 +18,12 @@ gone (its lock free) before the next run.
     python bench/bench_launch.py --runs 5 --json
     python bench/bench_launch.py --baseline OTHER/src   # both trees, runs alternating A B A B ...
 
+Bytecode: the app runs with its modules' bytecode cached, as an installed copy has it (pip compiles
+what it installs): the runs write it to a cache directory of their own (``PYTHONPYCACHEPREFIX``,
+``PYTHONDONTWRITEBYTECODE`` unset), on the warm-up run before the measured ones, so a machine that
+sets ``PYTHONDONTWRITEBYTECODE`` does not time the compiling of every module (``--quick`` has no
+warm-up: its first run compiles).
+
 Medians are printed with every run's figure. This is a benchmark, not a test: a shared machine
 moves the figures; compare trees in the same sitting -- ``--baseline`` alternates the two trees
 run by run, so a change of load over the sitting weighs on both alike. The load average is
@@ -106,6 +112,9 @@ def _cpu_so_far(name: str, data_dir: Path) -> tuple[float, float]:
 
 Run = tuple[float, float, float, float, float]
 
+#: where the runs keep their bytecode (set by :func:`main`; None: as the environment says)
+PYCACHE: Path | None = None
+
 
 def one_run(src: str, data_dir: Path, config: Path, timeout: float = 60.0) -> Run:
     """(composer shown, connected, first token) in seconds from the start, and the CPU seconds the
@@ -116,8 +125,12 @@ def one_run(src: str, data_dir: Path, config: Path, timeout: float = 60.0) -> Ru
         "REWINDTUI_CONFIG": str(config),
         "REWINDTUI_DATA_DIR": str(data_dir),
     }
+    unset = ""
+    if PYCACHE is not None:  # bytecode cached, as an installed copy has it (the module's docstring)
+        env["PYTHONPYCACHEPREFIX"] = str(PYCACHE)
+        unset = "-u PYTHONDONTWRITEBYTECODE "
     exports = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
-    command = f"env {exports} {shlex.quote(sys.executable)} -m rewindtui --data-dir {shlex.quote(str(data_dir))}"
+    command = f"env {unset}{exports} {shlex.quote(sys.executable)} -m rewindtui --data-dir {shlex.quote(str(data_dir))}"
     start = time.perf_counter()
     subprocess.run(["tmux", "new-session", "-d", "-s", name, "-x", SIZE[0], "-y", SIZE[1], command], check=True)
     try:
@@ -222,7 +235,9 @@ def main() -> int:
     busy = (False,) if args.no_busy else (False, True)
     results: dict[str, dict[str, dict[str, object]]] = {src: {} for src in srcs}
     load_before = _load()
+    global PYCACHE
     with tempfile.TemporaryDirectory(prefix="rewindtui-launch-") as tmp:
+        PYCACHE = Path(tmp) / "pycache"
         # --quick: the fresh runs first, and the warm ones on the directory the first fresh run left
         # (no warm-up run of their own)
         order = (("fresh", True), ("warm", False)) if args.quick else (("warm", False), ("fresh", True))

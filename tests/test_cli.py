@@ -15,6 +15,7 @@ import pytest
 
 from clirun import Result, isolate
 from kit.servers import embedded_fixture
+from rewindtui.cli import commands
 from rewindtui.cli import main as cli
 from rewindtui.client.a2a_client import A2AClient, ServerConfig
 
@@ -266,7 +267,7 @@ def test_keyboard_interrupt_is_quiet(run, monkeypatch) -> None:
     async def interrupted(*a, **k):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(cli, "run_command", interrupted)
+    monkeypatch.setattr(commands, "run_command", interrupted)  # cli.main imports it when a command runs
     r = run("sessions")
     assert (r.rc, r.out, r.err) == (130, "", "")
 
@@ -275,7 +276,7 @@ def test_unexpected_error_is_one_line(run, monkeypatch) -> None:
     async def broken(*a, **k):
         raise RuntimeError("boom\nsecond line")
 
-    monkeypatch.setattr(cli, "run_command", broken)
+    monkeypatch.setattr(commands, "run_command", broken)
     r = run("sessions")
     assert (
         r.rc == 1

@@ -1,38 +1,100 @@
-"""The footer is rebuilt only when the keys it shows change (``tui/widgets/key_footer.py``), and
-then it shows the change. Offline app: no server needed."""
+"""The footer's rebuilds (``tui/widgets/key_footer.py``): Textual's footer rebuilds its keys once
+per change of the bindings, each rebuild mounting and restyling every key; a screen's start made
+six of them before the app was connected (issue 32, the launch's CPU). Here the changes before a
+rebuild make one, an unchanged key set none, and the keys shown are still the bindings' own."""
 
 from __future__ import annotations
 
-from textual.widgets._footer import FooterKey
-
-from kit.offline import offline_app
+from kit.offline import offline_app, offline_chat
 from kit.pilot import wait_until
 from rewindtui.tui.widgets.key_footer import KeyFooter
 
 
-def key_widgets(footer: KeyFooter) -> list[FooterKey]:
-    return list(footer.query(FooterKey))
+def _keys(footer: KeyFooter) -> list[tuple[str, str]]:
+    return [(key.key, key.description) for key in footer.query("FooterKey")]  # type: ignore[attr-defined]
 
 
-def labels(footer: KeyFooter) -> list[str]:
-    return [f"{key.key_display} {key.description}".strip() for key in key_widgets(footer)]
-
-
-async def test_the_same_keys_are_not_rebuilt_and_a_changed_key_is_shown():
-    app = offline_app()
+async def test_a_burst_of_binding_changes_is_one_rebuild_and_no_change_is_none() -> None:
+    app = offline_app(offline_chat())
     async with app.run_test(size=(120, 30)) as pilot:
         footer = app.chat_screen.query_one(KeyFooter)
-        await wait_until(pilot, lambda: bool(key_widgets(footer)))
+        await wait_until(pilot, lambda: bool(footer.children))
         await pilot.pause()
-        before = key_widgets(footer)
-        assert any("Send" in label for label in labels(footer))
-        for _ in range(5):  # what focus changes and state updates do all the time
+        builds: list[int] = []
+        compose = footer.compose
+
+        def counted():  # type: ignore[no-untyped-def]
+            builds.append(1)
+            return compose()
+
+        footer.compose = counted  # type: ignore[method-assign]
+        shown = _keys(footer)
+        for _ in range(5):  # the bindings did not change: nothing to rebuild
             app.chat_screen.refresh_bindings()
         await pilot.pause()
         await pilot.pause()
-        assert key_widgets(footer) == before  # the very same widgets: nothing rebuilt
-        # a change of what a key offers: a read-only session stops offering Enter to send
+        assert builds == [] and _keys(footer) == shown
+
+        # a real change (rewind mode's keys), announced five times over: one rebuild, its keys
+        chat = app.chat
+        assert chat is not None
+        second = chat.conversation.turn_invocations()[1]
+        app.chat_screen.enter_rewind_mode(chat.conversation.index_of_invocation(second))
+        for _ in range(4):
+            app.chat_screen.refresh_bindings()
+        await wait_until(pilot, lambda: _keys(footer) != shown)
+        await pilot.pause()
+        assert len(builds) == 1
+        built = _keys(footer)
+        footer.call_later(footer.recompose)  # built from the bindings as they are now, as Textual's does
+        await wait_until(pilot, lambda: len(builds) == 2)
+        await pilot.pause()
+        assert _keys(footer) == built and ("enter", "Rewind") in built
+
+
+async def test_keys_are_built_with_the_footers_compact_value() -> None:
+    app = offline_app(offline_chat())
+    async with app.run_test(size=(120, 30)) as pilot:
+        footer = app.chat_screen.query_one(KeyFooter)
+        await wait_until(pilot, lambda: bool(footer.children))
+        keys = list(footer.query("FooterKey"))
+        bound = [k for k in keys if "-command-palette" not in k.classes]
+        assert bound and all(not k.compact and not k.has_class("-compact") for k in bound)
+        footer.compact = True  # the binding still carries a change to every key
+        await pilot.pause()
+        assert all(k.compact and k.has_class("-compact") for k in bound)
+
+
+async def test_the_first_build_is_the_composers_keys(monkeypatch) -> None:
+    """The chat screen focuses its composer first (``AUTO_FOCUS``): the footer's first build shows
+    the composer's keys (Textual's default focused the hidden sessions panel first: its keys were
+    built and shown, then the composer's)."""
+    shown: list[list[str]] = []
+    compose = KeyFooter.compose
+
+    def counted(self):  # type: ignore[no-untyped-def]
+        widgets = list(compose(self))
+        if self._bindings_ready:
+            shown.append([getattr(w, "action", "") for w in widgets])
+        return iter(widgets)
+
+    monkeypatch.setattr(KeyFooter, "compose", counted)
+    app = offline_app(offline_chat())
+    async with app.run_test(size=(120, 30)) as pilot:
+        footer = app.chat_screen.query_one(KeyFooter)
+        await wait_until(pilot, lambda: bool(footer.children))
+        await pilot.pause()
+        await pilot.pause()
+        assert app.focused is app.chat_screen.composer
+        assert "submit" in shown[0] and "rename" not in shown[0], shown  # the composer's, not the panel's
+
+
+async def test_a_read_only_composer_takes_send_away_and_gives_it_back() -> None:
+    app = offline_app()
+    async with app.run_test(size=(120, 30)) as pilot:
+        footer = app.chat_screen.query_one(KeyFooter)
+        await wait_until(pilot, lambda: any(description == "Send" for _, description in _keys(footer)))
         app.chat_screen.composer.read_only_because("the session is another user's")
-        await wait_until(pilot, lambda: not any("Send" in label for label in labels(footer)))
+        await wait_until(pilot, lambda: not any(description == "Send" for _, description in _keys(footer)))
         app.chat_screen.composer.read_only_because("")
-        await wait_until(pilot, lambda: any("Send" in label for label in labels(footer)))
+        await wait_until(pilot, lambda: any(description == "Send" for _, description in _keys(footer)))

@@ -23,7 +23,6 @@ from typing import Any
 
 from rewindtui.cli.output import CommandFailed
 from rewindtui.config.settings import Settings
-from rewindtui.kagent1.records import checkpoint_record, share_record
 
 ACTIONS = ("checkpoints", "rename-checkpoint", "delete-checkpoint", "fork", "shares", "share", "revoke")
 
@@ -65,6 +64,7 @@ async def run(settings: Settings, args: argparse.Namespace, out: Any = None) -> 
     from rewindtui.base.textsafe import sanitize_line
     from rewindtui.config.connection import connection
     from rewindtui.kagent1.client import Kagent1Client
+    from rewindtui.kagent1.records import checkpoint_record, share_record  # protobuf: not for the parser
 
     out = out or sys.stdout
 

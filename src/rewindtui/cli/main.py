@@ -20,7 +20,6 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from rewindtui.cli.commands import run_command
 from rewindtui.cli.output import (
     EXIT_FAILED,
     EXIT_INTERRUPTED,
@@ -29,7 +28,7 @@ from rewindtui.cli.output import (
     UsageError,
     report,
 )
-from rewindtui.cli.parser import build_parser, extra_commands
+from rewindtui.cli.parser import build_parser, extra_commands, parse_app_args
 from rewindtui.client.a2a_client import ClientError
 from rewindtui.client.attachments import AttachmentError
 from rewindtui.client.auth_flows import FLAG_NAMES as FLOW_KEYS
@@ -83,6 +82,8 @@ def _dispatch(settings: Settings, args: argparse.Namespace) -> int:
         return _run_app(settings)
     if args.command in extra_commands():
         return int(extra_commands()[args.command].main(settings, args) or 0)
+    from rewindtui.cli.commands import run_command  # the headless commands: not the app's start
+
     return asyncio.run(run_command(settings, args))
 
 
@@ -104,9 +105,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             from rewindtui.cli.repair import main as repair_main
 
             return repair_main(argv)
-        parser = build_parser()
+        parser: argparse.ArgumentParser | None = None
+        extra: list[str] = []
         try:
-            args, extra = parser.parse_known_args(argv)
+            args = parse_app_args(argv)  # the app: no command's parser built
+            if args is None:
+                parser = build_parser()
+                args, extra = parser.parse_known_args(argv)
             if args.command == "serve":  # options given before `serve`
                 return _serve(extra)
             if args.command == "repair":  # `rewindtui --data-dir DIR repair ...`
@@ -115,6 +120,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 data_dir = getattr(args, "data_dir", None)
                 return repair_main(["repair", *(["--data-dir", str(data_dir)] if data_dir else []), *extra])
             if extra:
+                assert parser is not None
                 parser.error(f"unrecognized arguments: {' '.join(extra)}")
         except SystemExit as exc:  # --help, --version (argparse printed them)
             if exc.code is None:

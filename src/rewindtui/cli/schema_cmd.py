@@ -14,7 +14,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from rewindtui import __version__
+import rewindtui
 
 #: the records commands print with --json (key -> JSON type, "?" = may be null)
 RECORDS: dict[str, dict[str, str]] = {
@@ -230,7 +230,7 @@ def schema() -> dict[str, Any]:
         commands.append(_command(name, child, common, helps.get(name, "")))
     return {
         "program": "rewindtui",
-        "version": __version__,
+        "version": rewindtui.__version__,  # package metadata: read when asked
         "connection_options": [_argument(a) for a in probe._actions if a.dest not in _SKIP],
         "commands": commands,
         "records": RECORDS,

@@ -37,7 +37,6 @@ from rewindtui.a2a.card import wanted_schemes
 from rewindtui.a2a.classify import StreamEvent
 from rewindtui.a2a.dialect import Dialect
 from rewindtui.a2a.stored_partials import drop_from_task
-from rewindtui.base.tls import default_context
 from rewindtui.client import wire_log
 from rewindtui.client.attachments import Attachment
 from rewindtui.client.auth import CredentialScope
@@ -50,6 +49,7 @@ from rewindtui.client.capabilities import (
     capabilities_from_card,
     card_says_starting,
 )
+from rewindtui.client.default_http import default_http
 from rewindtui.client.errors import (
     ClientError,
     ConnectFailed,
@@ -106,9 +106,7 @@ class A2AClient(RestApi):
         headers.update(config.credentials)
         #: what the user configured goes to the configured origins only (redirects included)
         self.scope = CredentialScope.for_urls(config.home(), headers)
-        self._http = http or httpx.AsyncClient(
-            timeout=config.timeout, follow_redirects=True, verify=default_context()
-        )
+        self._http = http or default_http(config.timeout)  # its TLS context made for the first https request
         self.scope.install(self._http)
         wire_log.attach(self._http)  # the wire log (--wire-log, the app's console): recorded while one is active
         self.capabilities: Capabilities | None = None

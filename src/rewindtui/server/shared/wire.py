@@ -17,20 +17,43 @@ Also here: kagent's metadata keys and the ADK ``Event`` -> A2A message mapping
 from __future__ import annotations
 
 import base64
+import functools
+import importlib
 import json
 import uuid
 from collections.abc import Collection, Mapping
 from datetime import UTC, datetime
 from importlib import metadata as importlib_metadata
-from typing import Any
-
-from a2a.types import a2a_pb2 as pb
-from a2a.utils import json_utils
-from google.protobuf import struct_pb2
+from typing import TYPE_CHECKING, Any
 
 from rewindtui.a2a import contract
 from rewindtui.a2a.dialect import TURN_ENDING_STATES
 from rewindtui.server.shared.effects import effects_of
+
+
+class _OnFirstUse:
+    """A module imported on the first use of one of its names, each name then kept as a plain
+    attribute (as fast as the module's own). a2a-sdk's protos (and protobuf with them) are about
+    0.03 s of CPU to import: the server's front, whose store writes with this module's plain
+    helpers, answers the app before they are needed (the launch's CPU)."""
+
+    def __init__(self, module: str) -> None:
+        self._module = module
+
+    def __getattr__(self, name: str) -> Any:
+        value = getattr(importlib.import_module(self._module), name)
+        setattr(self, name, value)
+        return value
+
+
+if TYPE_CHECKING:
+    from a2a.types import a2a_pb2 as pb
+    from a2a.utils import json_utils
+    from google.protobuf import struct_pb2
+else:
+    pb = _OnFirstUse("a2a.types.a2a_pb2")
+    json_utils = _OnFirstUse("a2a.utils.json_utils")
+    struct_pb2 = _OnFirstUse("google.protobuf.struct_pb2")
 
 # -- metadata keys -------------------------------------------------------------
 REWIND_KEY = contract.REWIND_METADATA_KEY
@@ -39,18 +62,27 @@ REWIND_EXTENSION_URI = contract.EXTENSION_URI
 #: kagent's mark on a long-running tool call (a question waiting for the user)
 LONG_RUNNING_KEY = "kagent_is_long_running"
 
-_ROLE_TO_PB = {"user": pb.ROLE_USER, "agent": pb.ROLE_AGENT}
-_STATE_TO_PB = {
-    "submitted": pb.TASK_STATE_SUBMITTED,
-    "working": pb.TASK_STATE_WORKING,
-    "completed": pb.TASK_STATE_COMPLETED,
-    "failed": pb.TASK_STATE_FAILED,
-    "canceled": pb.TASK_STATE_CANCELED,
-    "input-required": pb.TASK_STATE_INPUT_REQUIRED,
-    "rejected": pb.TASK_STATE_REJECTED,
-    "auth-required": pb.TASK_STATE_AUTH_REQUIRED,
-    "unknown": pb.TASK_STATE_UNSPECIFIED,
-}
+
+@functools.cache
+def role_to_pb() -> dict[str, pb.Role]:
+    """A 0.3 role -> a2a-sdk's proto enum value."""
+    return {"user": pb.ROLE_USER, "agent": pb.ROLE_AGENT}
+
+
+@functools.cache
+def state_to_pb() -> dict[str, pb.TaskState]:
+    """A 0.3 task state -> a2a-sdk's proto enum value."""
+    return {
+        "submitted": pb.TASK_STATE_SUBMITTED,
+        "working": pb.TASK_STATE_WORKING,
+        "completed": pb.TASK_STATE_COMPLETED,
+        "failed": pb.TASK_STATE_FAILED,
+        "canceled": pb.TASK_STATE_CANCELED,
+        "input-required": pb.TASK_STATE_INPUT_REQUIRED,
+        "rejected": pb.TASK_STATE_REJECTED,
+        "auth-required": pb.TASK_STATE_AUTH_REQUIRED,
+        "unknown": pb.TASK_STATE_UNSPECIFIED,
+    }
 
 
 def now_iso() -> str:
@@ -381,7 +413,7 @@ def message_to_proto(message: Mapping[str, Any], out: pb.Message | None = None) 
         m.context_id = message["contextId"]
     if message.get("taskId"):
         m.task_id = message["taskId"]
-    m.role = _ROLE_TO_PB.get(message.get("role", ""), pb.ROLE_UNSPECIFIED)
+    m.role = role_to_pb().get(message.get("role", ""), pb.ROLE_UNSPECIFIED)
     for part in message.get("parts") or []:
         _part_to_proto(part, m.parts.add())
     if message.get("metadata"):
@@ -394,7 +426,7 @@ def message_to_proto(message: Mapping[str, Any], out: pb.Message | None = None) 
 
 
 def _status_to_proto(status: Mapping[str, Any], out: pb.TaskStatus) -> None:
-    out.state = _STATE_TO_PB.get(status.get("state", "unknown"), pb.TASK_STATE_UNSPECIFIED)
+    out.state = state_to_pb().get(status.get("state", "unknown"), pb.TASK_STATE_UNSPECIFIED)
     if status.get("message"):
         message_to_proto(status["message"], out.message)
     if status.get("timestamp"):

@@ -31,15 +31,15 @@ from a2a.utils import proto_utils
 from google.protobuf.json_format import MessageToDict
 from google.protobuf.timestamp_pb2 import Timestamp
 
-from rewindtui.server.shared.wire import _ROLE_TO_PB, _STATE_TO_PB, event_to_proto, message_to_proto, set_timestamp
+from rewindtui.server.shared.wire import event_to_proto, message_to_proto, role_to_pb, set_timestamp, state_to_pb
 
 
 class Unusual(ValueError):
     """An event outside what :func:`stream_result` renders itself."""
 
 
-_ROLE_NAMES = {role: pb.Role.Name(number) for role, number in _ROLE_TO_PB.items()}
-_STATE_NAMES = {state: pb.TaskState.Name(number) for state, number in _STATE_TO_PB.items() if number}
+_ROLE_NAMES = {role: pb.Role.Name(number) for role, number in role_to_pb().items()}
+_STATE_NAMES = {state: pb.TaskState.Name(number) for state, number in state_to_pb().items() if number}
 
 
 def _value(value: Any) -> Any:

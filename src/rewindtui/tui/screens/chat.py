@@ -75,6 +75,10 @@ __all__ = ["ChatScreen"]
 
 class ChatScreen(Screen):
     CSS_PATH = "chat.tcss"
+    #: what the screen focuses when shown with nothing focused (Textual's default, the first
+    #: focusable widget, is the hidden sessions panel: the first frame's footer showed its keys,
+    #: and was built again for the composer's)
+    AUTO_FOCUS = "#composer"
     COMMANDS = Screen.COMMANDS | {ChatCommands}
 
     BINDINGS = [

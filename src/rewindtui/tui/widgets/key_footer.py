@@ -2,19 +2,24 @@
 screen's, then the app's, and cuts what does not fit at the right, so ctrl+q (the app's) went
 first at narrow widths. Here the app's quit key leads, whatever the width.
 
-It is also rebuilt only when what it shows changes. Textual's footer recomposes on every
-``refresh_bindings`` (a focus change, any state that may enable or disable a key), building a
-``FooterKey`` per key and styling each anew; most of those calls show the same keys as before (a
-Pilot test module spent about a sixth of its CPU there)."""
+It is also recomposed less often than Textual's, which builds its keys again on every change of
+the bindings, one rebuild queued per change: a screen's start changes them several times in a row
+(the screen mounted, the composer focused, the connect's keys). Here the changes queued before a
+rebuild make one rebuild, from the bindings as they are when it runs, and a rebuild that would show
+the keys already shown is skipped (a rebuild mounts and styles every key: the launch's CPU); a key
+is built with the footer's ``compact`` already set instead of being restyled twice to get it."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textual.app import ComposeResult
-from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Footer
+from textual.widgets._footer import FooterKey
+
+if TYPE_CHECKING:
+    from textual.screen import Screen
 
 #: the footer keys that lead (their Textual action names)
 FIRST = ("quit",)
@@ -27,29 +32,57 @@ def leading(widgets: list[Widget]) -> list[Widget]:
 
 
 class KeyFooter(Footer):
-    #: what the footer showed when it was last composed (None: not composed with keys yet)
-    shown: tuple[Any, ...] | None = None
-
-    def keys_shown(self) -> tuple[Any, ...]:
-        """Everything Textual's ``Footer.compose`` reads: the screen's active bindings, how each key
-        is displayed, and the command palette's key."""
-        app = self.app
-        return (
-            self.show_command_palette,
-            app.ENABLE_COMMAND_PALETTE,
-            tuple(
-                (key, binding, app.get_key_display(binding), enabled, tooltip)
-                for key, (_node, binding, enabled, tooltip) in self.screen.active_bindings.items()
-            ),
-        )
-
-    def bindings_changed(self, screen: Screen[Any]) -> None:
-        if self.shown is not None and self.is_attached and screen is self.screen and self.keys_shown() == self.shown:
-            return  # the same keys: nothing to rebuild
-        super().bindings_changed(screen)
+    #: a rebuild is queued (the changes of the bindings until it runs make no other)
+    _rebuild_queued = False
+    #: what the keys shown were built from (:meth:`_shown_from`); None: not built yet
+    _built_from: Any = None
 
     def compose(self) -> ComposeResult:
-        keys = list(super().compose())
-        if keys:
-            self.shown = self.keys_shown()
-        yield from leading(keys)
+        self._built_from = self._shown_from() if self._bindings_ready else None
+        keys = leading(list(super().compose()))
+        for key in keys:
+            if isinstance(key, FooterKey) and "compact" in (key._reactive_connect or {}):
+                # bound to the footer's ``compact``: start with its value. A key starts compact
+                # (``FooterKey.compact``'s default), and the binding then sets it back: each of
+                # the two a restyle of the key, on every rebuild; the key ends up the same
+                key.set_reactive(FooterKey.compact, self.compact)
+                key.set_class(self.compact, "-compact", update=False)
+        yield from keys
+
+    def bindings_changed(self, screen: Screen) -> None:
+        """As Textual's ``Footer.bindings_changed``, but one rebuild for the changes made before it runs."""
+        self._bindings_ready = True
+        if not screen.app.app_focus:
+            return
+        if self.is_attached and screen is self.screen and not self._rebuild_queued:
+            self._rebuild_queued = True
+            self.call_after_refresh(self._rebuild)
+
+    async def _rebuild(self) -> None:
+        self._rebuild_queued = False
+        if self._built_from is not None and self._built_from == self._shown_from():
+            return  # the same keys as shown
+        await self.recompose()
+
+    def _shown_from(self) -> tuple[object, ...]:
+        """Everything ``Footer.compose`` builds the keys from (textual 8.2's ``_footer.py``): the
+        active bindings (the palette's among them), each with its key, how the key is shown, its
+        text, action, group, whether it is shown and enabled, its tooltip; the palette and grouping
+        switches."""
+        app = self.app
+        keys = tuple(
+            (
+                key,
+                binding.key,
+                app.get_key_display(binding),
+                binding.description,
+                binding.action,
+                binding.group,
+                binding.tooltip,
+                binding.show,
+                enabled,
+                tooltip,
+            )
+            for key, (_node, binding, enabled, tooltip) in self.screen.active_bindings.items()
+        )
+        return (keys, self.show_command_palette, app.ENABLE_COMMAND_PALETTE, self.compact, self.combine_groups)

@@ -8,7 +8,6 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Group, RenderableType
-from rich.markdown import Markdown
 from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
@@ -158,6 +157,8 @@ class ItemPainter:
             elif item.role == "user" or item.streaming:
                 parts.append(Text(text))
             else:
+                from rich.markdown import Markdown  # markdown-it and pygments: not for the first frame
+
                 parts.append(Markdown(text))
         shown_before = (
             self.t.conversation.stopped_shown.get(item.task_id or "") if getattr(item, "stopped", False) else None
