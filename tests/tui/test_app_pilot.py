@@ -18,6 +18,7 @@ from kit.pilot import (
     settle,
     texts,
     three_turns,
+    turns,
     user_texts,
     user_texts_of,
     wait_until,
@@ -325,3 +326,21 @@ async def test_a_worker_replaced_before_it_starts_leaves_no_coroutine_never_awai
             await pilot.pause()
             gc.collect()
         assert not [w for w in caught if "never awaited" in str(w.message)]
+
+
+async def test_f2_then_enter_from_a_new_session_opens_the_newest(server):
+    """A new session is not listed until it has a turn: the panel then highlights the newest
+    session, so Enter opens it (it highlighted nothing, and Enter did nothing)."""
+    app = make_app(server)
+    async with app.run_test(size=SIZE) as pilot:
+        await turns(app, pilot, "the older one")
+        older = app.chat.session_id
+        await pilot.press("ctrl+n")
+        await settle(app, pilot)
+        assert app.chat.session_id != older
+        await pilot.press("f2")
+        await settle(app, pilot)
+        await pilot.press("enter")
+        await settle(app, pilot)
+        await wait_until(pilot, lambda: app.chat.session_id == older)
+        assert user_texts(app) == ["the older one"]

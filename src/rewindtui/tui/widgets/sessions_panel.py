@@ -140,7 +140,8 @@ class SessionsPanel(OptionList):
 
     def show_sessions(self, sessions: list[Session], current: str | None) -> None:
         """List ``sessions`` (newest first), keeping the highlight on the same session if it is
-        still there, else on the open one."""
+        still there, else on the open one, else (a new session, not listed until it has a turn) on
+        the newest: Enter opens it."""
         # the open session changed since the last listing (a new one, a fork): highlight it, so r,
         # d and Enter act on the session the user is in, not the one they left
         moved = current != self.current
@@ -154,6 +155,8 @@ class SessionsPanel(OptionList):
             if session.id == keep:
                 self.highlighted = index
                 break
+        else:
+            self.highlighted = 0 if self.sessions else None
 
     def show_note(self, text: str) -> None:
         self.clear_options()
