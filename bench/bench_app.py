@@ -45,6 +45,12 @@ from rewindtui.client.a2a_client import A2AClient, Capabilities, ServerConfig, T
 from rewindtui.tui.app import RewindApp  # noqa: E402
 from synthetic import task_pages  # noqa: E402
 
+#: a tmux server of the bench's own, without the user's configuration: a server already running
+#: (the user's, another program's) would give the sessions its environment and its options,
+#: and was seen giving them 80 columns instead of the 120 asked for (the status line then drops
+#: its labels, and the wait for "agent demo" ran out)
+TMUX = ("tmux", "-L", f"rewindtui-bench-{os.getpid()}", "-f", os.devnull)
+
 SIZE = (120, 40)
 rows: list[tuple[str, str, str, bool]] = []
 
@@ -271,23 +277,23 @@ def first_paint(argv: list[str], marker: str = "Message the agent", timeout: flo
     name = f"rewindtui-bench-{os.getpid()}-{time.monotonic_ns()}"
     command = " ".join(shlex.quote(a) for a in [sys.executable, "-m", "rewindtui", *argv])
     start = time.perf_counter()
-    subprocess.run(["tmux", "new-session", "-d", "-s", name, "-x", "120", "-y", "40", command], check=True)
+    subprocess.run([*TMUX, "new-session", "-d", "-s", name, "-x", "120", "-y", "40", command], check=True)
     try:
         while time.perf_counter() - start < timeout:
-            screen = subprocess.run(["tmux", "capture-pane", "-p", "-t", name], capture_output=True, text=True).stdout
+            screen = subprocess.run([*TMUX, "capture-pane", "-p", "-t", name], capture_output=True, text=True).stdout
             if marker in screen:
                 return time.perf_counter() - start
             time.sleep(0.005)
         return float("nan")
     finally:
-        subprocess.run(["tmux", "send-keys", "-t", name, "C-q"], capture_output=True)
+        subprocess.run([*TMUX, "send-keys", "-t", name, "C-q"], capture_output=True)
         deadline = time.time() + 10
         while time.time() < deadline:
-            alive = subprocess.run(["tmux", "has-session", "-t", name], capture_output=True).returncode == 0
+            alive = subprocess.run([*TMUX, "has-session", "-t", name], capture_output=True).returncode == 0
             if not alive:
                 break
             time.sleep(0.05)
-        subprocess.run(["tmux", "kill-session", "-t", name], capture_output=True)
+        subprocess.run([*TMUX, "kill-session", "-t", name], capture_output=True)
 
 
 def ratio_row(name: str, big: float, small: float, target: float, unit: str = "ms", scale: float = 1000) -> None:

@@ -44,14 +44,22 @@ import tempfile
 import time
 from pathlib import Path
 
-CONNECTED = "agent demo"
+#: a tmux server of the bench's own, without the user's configuration: a server already running
+#: (the user's, another program's) would give the sessions its environment and its options,
+#: and was seen giving them 80 columns instead of the 120 asked for (the status line then drops
+#: its labels, and the wait for "agent demo" ran out)
+TMUX = ("tmux", "-L", f"rewindtui-bench-{os.getpid()}", "-f", os.devnull)
+
+#: the status line once the card was read: "agent demo" where it has room for its labels, " · demo · "
+#: where it has not (tui/widgets/status_line.py: a narrower terminal, a long session name)
+CONNECTED = ("agent demo", " · demo · ")
 COMPOSER = "Message the agent"
 REPLY = "You said:"
 SIZE = ("120", "40")
 
 
 def _screen(name: str) -> str:
-    return subprocess.run(["tmux", "capture-pane", "-p", "-t", name], capture_output=True, text=True).stdout
+    return subprocess.run([*TMUX, "capture-pane", "-p", "-t", name], capture_output=True, text=True).stdout
 
 
 #: seconds between two reads of the screen (``--quick``: 0.05, so that the reads, a tmux client
@@ -59,9 +67,11 @@ def _screen(name: str) -> str:
 POLL = 0.005
 
 
-def _wait(name: str, marker: str, start: float, timeout: float) -> float:
+def _wait(name: str, marker: str | tuple[str, ...], start: float, timeout: float) -> float:
+    markers = (marker,) if isinstance(marker, str) else marker
     while time.perf_counter() - start < timeout:
-        if marker in _screen(name):
+        screen = _screen(name)
+        if any(m in screen for m in markers):
             return time.perf_counter() - start
         time.sleep(POLL)
     # the figure is nan (the case did not run); what the screen showed instead says why
@@ -98,7 +108,7 @@ def cpu_seconds(pid: int) -> float:
 
 def _cpu_so_far(name: str, data_dir: Path) -> tuple[float, float]:
     """CPU seconds the app (the pane's process) and its server (``server.json``'s pid) used so far."""
-    pane = subprocess.run(["tmux", "display", "-p", "-t", name, "#{pane_pid}"], capture_output=True, text=True)
+    pane = subprocess.run([*TMUX, "display", "-p", "-t", name, "#{pane_pid}"], capture_output=True, text=True)
     try:
         app = cpu_seconds(int(pane.stdout.strip()))
     except ValueError:
@@ -132,24 +142,24 @@ def one_run(src: str, data_dir: Path, config: Path, timeout: float = 60.0) -> Ru
     exports = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
     command = f"env {unset}{exports} {shlex.quote(sys.executable)} -m rewindtui --data-dir {shlex.quote(str(data_dir))}"
     start = time.perf_counter()
-    subprocess.run(["tmux", "new-session", "-d", "-s", name, "-x", SIZE[0], "-y", SIZE[1], command], check=True)
+    subprocess.run([*TMUX, "new-session", "-d", "-s", name, "-x", SIZE[0], "-y", SIZE[1], command], check=True)
     try:
         composer = _wait(name, COMPOSER, start, timeout)
         connected = _wait(name, CONNECTED, start, timeout)
         app_cpu, server_cpu = _cpu_so_far(name, data_dir)
         word = f"hello{time.monotonic_ns() % 1_000_000}"  # not on the screen yet, even in a warm session
-        subprocess.run(["tmux", "send-keys", "-t", name, "-l", word], check=True)
-        subprocess.run(["tmux", "send-keys", "-t", name, "Enter"], check=True)
+        subprocess.run([*TMUX, "send-keys", "-t", name, "-l", word], check=True)
+        subprocess.run([*TMUX, "send-keys", "-t", name, "Enter"], check=True)
         first_token = _wait(name, f"{REPLY} {word}", start, timeout)
         return composer, connected, first_token, app_cpu, server_cpu
     finally:
-        subprocess.run(["tmux", "send-keys", "-t", name, "C-q"], capture_output=True)
+        subprocess.run([*TMUX, "send-keys", "-t", name, "C-q"], capture_output=True)
         deadline = time.time() + 10
         while time.time() < deadline:
-            if subprocess.run(["tmux", "has-session", "-t", name], capture_output=True).returncode != 0:
+            if subprocess.run([*TMUX, "has-session", "-t", name], capture_output=True).returncode != 0:
                 break
             time.sleep(0.05)
-        subprocess.run(["tmux", "kill-session", "-t", name], capture_output=True)
+        subprocess.run([*TMUX, "kill-session", "-t", name], capture_output=True)
         _server_gone(data_dir)
 
 
