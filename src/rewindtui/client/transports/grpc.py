@@ -33,6 +33,7 @@ This is the one client module that imports a2a-sdk and protobuf (grpcio is the `
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import ipaddress
 import json
 from collections.abc import AsyncIterator, Callable, Mapping
@@ -319,11 +320,20 @@ class GrpcTransport(Transport):
         return self._stream("SendStreamingMessage", request, read_timeout)
 
     def subscribe(self, task_id: str) -> Any:
-        return self._stream("SubscribeToTask", pb.SubscribeToTaskRequest(id=task_id), None)
+        return self._stream("SubscribeToTask", pb.SubscribeToTaskRequest(id=task_id), None, ready_first=True)
 
     @asynccontextmanager
-    async def _stream(self, name: str, request: ProtoMessage, read_timeout: float | None) -> AsyncIterator[Any]:
-        call = getattr(self._stub_ready(), name)(request, metadata=self._metadata())
+    async def _stream(
+        self, name: str, request: ProtoMessage, read_timeout: float | None, *, ready_first: bool = False
+    ) -> AsyncIterator[Any]:
+        stub = self._stub_ready()
+        if ready_first and self._channel is not None:
+            # a resume comes right after a lost connection, while the channel may still be
+            # reconnecting: a call made then fails at once (UNAVAILABLE, gRPC's fail-fast). Wait
+            # for the channel, as long as a call may take; then the call says what it says.
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._channel.channel_ready(), self.timeout)
+        call = getattr(stub, name)(request, metadata=self._metadata())
         try:
             yield self._events(call, name, read_timeout)
         finally:
