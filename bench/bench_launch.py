@@ -36,6 +36,7 @@ import argparse
 import fcntl
 import json
 import os
+import select
 import shlex
 import statistics
 import subprocess
@@ -58,25 +59,85 @@ REPLY = "You said:"
 SIZE = ("120", "40")
 
 
-def _screen(name: str) -> str:
-    return subprocess.run([*TMUX, "capture-pane", "-p", "-t", name], capture_output=True, text=True).stdout
+class Watch:
+    """The screen of one tmux session, read without polling: a tmux control-mode client
+    (``tmux -C attach``) attached to it reports each write to the pane (``%output``), and the
+    screen is read (``capture-pane``) through that same client after each burst of writes.
 
+    Reading the screen every few milliseconds with a ``tmux capture-pane`` process each was the
+    observer's own load: about 1.7 ms of CPU per read (a process started, the tmux server's
+    work), a third of a core at a 5 ms interval, taken from the core the app and its server
+    share when the other one is busy. Here the screen is read only when the app wrote to it, by
+    a process that already runs."""
 
-#: seconds between two reads of the screen (``--quick``: 0.05, so that the reads, a tmux client
-#: process each, do not take CPU from the tests the smoke run shares the machine with)
-POLL = 0.005
+    #: read the screen at least this often even without a write reported (a safety net only)
+    IDLE = 0.5
 
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.client = subprocess.Popen(
+            [*TMUX, "-C", "attach-session", "-t", name],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            bufsize=0,
+        )
+        assert self.client.stdin is not None and self.client.stdout is not None
+        self._in, self._out = self.client.stdin, self.client.stdout.fileno()
+        self._pending = b""
+        self._lines: list[bytes] = []  # complete lines printed by the client, not read yet
+        self.wrote = True  # read the screen once before waiting for a write
 
-def _wait(name: str, marker: str | tuple[str, ...], start: float, timeout: float) -> float:
-    markers = (marker,) if isinstance(marker, str) else marker
-    while time.perf_counter() - start < timeout:
-        screen = _screen(name)
-        if any(m in screen for m in markers):
-            return time.perf_counter() - start
-        time.sleep(POLL)
-    # the figure is nan (the case did not run); what the screen showed instead says why
-    print(f"{name}: no {marker!r} on the screen in {timeout:.0f} s; it shows:\n{_screen(name)}", file=sys.stderr)
-    return float("nan")
+    def _line(self, timeout: float) -> bytes | None:
+        """The client's next line, waiting up to ``timeout`` seconds for it; None if none came."""
+        deadline = time.perf_counter() + timeout
+        while not self._lines:
+            ready, _, _ = select.select([self._out], [], [], max(0.0, deadline - time.perf_counter()))
+            if not ready:
+                return None
+            data = os.read(self._out, 1 << 16)
+            if not data:
+                raise RuntimeError(f"the tmux control client of {self.name} ended")
+            *self._lines, self._pending = (self._pending + data).split(b"\n")
+        return self._lines.pop(0)
+
+    def _note(self, line: bytes) -> None:
+        if line.startswith(b"%output"):
+            self.wrote = True
+
+    def screen(self) -> str:
+        """The pane's text now (``capture-pane -p`` through the control client)."""
+        self._in.write(f"capture-pane -p -t {self.name}\n".encode())
+        while (line := self._line(10.0)) is not None and not line.startswith(b"%begin"):
+            self._note(line)  # a notification before the reply
+        body: list[bytes] = []
+        while (line := self._line(10.0)) is not None and not line.startswith((b"%end", b"%error")):
+            body.append(line)  # a reply's lines are never interleaved with notifications
+        return b"\n".join(body).decode(errors="replace")
+
+    def wait(self, marker: str | tuple[str, ...], start: float, timeout: float) -> float:
+        """Seconds from ``start`` until the screen shows ``marker`` (or one of them); nan on timeout."""
+        markers = (marker,) if isinstance(marker, str) else marker
+        while time.perf_counter() - start < timeout:
+            if self.wrote:
+                self.wrote = False
+                if any(m in self.screen() for m in markers):
+                    return time.perf_counter() - start
+            line = self._line(min(self.IDLE, timeout - (time.perf_counter() - start)))
+            if line is None:
+                self.wrote = True  # nothing for a while: read the screen anyway
+            else:
+                self._note(line)
+                while self._lines:  # the rest of the burst
+                    self._note(self._lines.pop(0))
+        # the figure is nan (the case did not run); what the screen showed instead says why
+        shown = self.screen()
+        print(f"{self.name}: no {marker!r} on the screen in {timeout:.0f} s; it shows:\n{shown}", file=sys.stderr)
+        return float("nan")
+
+    def close(self) -> None:
+        self.client.kill()
+        self.client.wait()
 
 
 def _server_gone(data_dir: Path, timeout: float = 20.0) -> None:
@@ -143,16 +204,18 @@ def one_run(src: str, data_dir: Path, config: Path, timeout: float = 60.0) -> Ru
     command = f"env {unset}{exports} {shlex.quote(sys.executable)} -m rewindtui --data-dir {shlex.quote(str(data_dir))}"
     start = time.perf_counter()
     subprocess.run([*TMUX, "new-session", "-d", "-s", name, "-x", SIZE[0], "-y", SIZE[1], command], check=True)
+    watch = Watch(name)
     try:
-        composer = _wait(name, COMPOSER, start, timeout)
-        connected = _wait(name, CONNECTED, start, timeout)
+        composer = watch.wait(COMPOSER, start, timeout)
+        connected = watch.wait(CONNECTED, start, timeout)
         app_cpu, server_cpu = _cpu_so_far(name, data_dir)
         word = f"hello{time.monotonic_ns() % 1_000_000}"  # not on the screen yet, even in a warm session
         subprocess.run([*TMUX, "send-keys", "-t", name, "-l", word], check=True)
         subprocess.run([*TMUX, "send-keys", "-t", name, "Enter"], check=True)
-        first_token = _wait(name, f"{REPLY} {word}", start, timeout)
+        first_token = watch.wait(f"{REPLY} {word}", start, timeout)
         return composer, connected, first_token, app_cpu, server_cpu
     finally:
+        watch.close()
         subprocess.run([*TMUX, "send-keys", "-t", name, "C-q"], capture_output=True)
         deadline = time.time() + 10
         while time.time() < deadline:
@@ -237,10 +300,8 @@ def main() -> int:
     )
     args = parser.parse_args()
     if args.quick:
-        global POLL
         args.runs = 1
         BusyCore.light = True
-        POLL = 0.05
     srcs = [args.baseline, args.src] if args.baseline else [args.src]
     busy = (False,) if args.no_busy else (False, True)
     results: dict[str, dict[str, dict[str, object]]] = {src: {} for src in srcs}
