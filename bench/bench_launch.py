@@ -83,35 +83,35 @@ class Watch:
             bufsize=0,
         )
         assert self.client.stdin is not None and self.client.stdout is not None
-        self._in, self._out = self.client.stdin, self.client.stdout.fileno()
-        self._pending = b""
-        self._lines: list[bytes] = []  # complete lines printed by the client, not read yet
+        self.commands, self.replies = self.client.stdin, self.client.stdout.fileno()
+        self.partial = b""
+        self.unread: list[bytes] = []  # complete lines printed by the client, not read yet
         self.wrote = True  # read the screen once before waiting for a write
 
-    def _line(self, timeout: float) -> bytes | None:
+    def next_line(self, timeout: float) -> bytes | None:
         """The client's next line, waiting up to ``timeout`` seconds for it; None if none came."""
         deadline = time.perf_counter() + timeout
-        while not self._lines:
-            ready, _, _ = select.select([self._out], [], [], max(0.0, deadline - time.perf_counter()))
+        while not self.unread:
+            ready, _, _ = select.select([self.replies], [], [], max(0.0, deadline - time.perf_counter()))
             if not ready:
                 return None
-            data = os.read(self._out, 1 << 16)
+            data = os.read(self.replies, 1 << 16)
             if not data:
                 raise RuntimeError(f"the tmux control client of {self.name} ended")
-            *self._lines, self._pending = (self._pending + data).split(b"\n")
-        return self._lines.pop(0)
+            *self.unread, self.partial = (self.partial + data).split(b"\n")
+        return self.unread.pop(0)
 
-    def _note(self, line: bytes) -> None:
+    def note(self, line: bytes) -> None:
         if line.startswith(b"%output"):
             self.wrote = True
 
     def screen(self) -> str:
         """The pane's text now (``capture-pane -p`` through the control client)."""
-        self._in.write(f"capture-pane -p -t {self.name}\n".encode())
-        while (line := self._line(10.0)) is not None and not line.startswith(b"%begin"):
-            self._note(line)  # a notification before the reply
+        self.commands.write(f"capture-pane -p -t {self.name}\n".encode())
+        while (line := self.next_line(10.0)) is not None and not line.startswith(b"%begin"):
+            self.note(line)  # a notification before the reply
         body: list[bytes] = []
-        while (line := self._line(10.0)) is not None and not line.startswith((b"%end", b"%error")):
+        while (line := self.next_line(10.0)) is not None and not line.startswith((b"%end", b"%error")):
             body.append(line)  # a reply's lines are never interleaved with notifications
         return b"\n".join(body).decode(errors="replace")
 
@@ -123,13 +123,13 @@ class Watch:
                 self.wrote = False
                 if any(m in self.screen() for m in markers):
                     return time.perf_counter() - start
-            line = self._line(min(self.IDLE, timeout - (time.perf_counter() - start)))
+            line = self.next_line(min(self.IDLE, timeout - (time.perf_counter() - start)))
             if line is None:
                 self.wrote = True  # nothing for a while: read the screen anyway
             else:
-                self._note(line)
-                while self._lines:  # the rest of the burst
-                    self._note(self._lines.pop(0))
+                self.note(line)
+                while self.unread:  # the rest of the burst
+                    self.note(self.unread.pop(0))
         # the figure is nan (the case did not run); what the screen showed instead says why
         shown = self.screen()
         print(f"{self.name}: no {marker!r} on the screen in {timeout:.0f} s; it shows:\n{shown}", file=sys.stderr)
