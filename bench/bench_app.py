@@ -44,6 +44,7 @@ from rewindtui.chat import OPEN_PAGE_TASKS, Chat, gc_paused  # noqa: E402
 from rewindtui.client.a2a_client import A2AClient, Capabilities, ServerConfig, TaskPage  # noqa: E402
 from rewindtui.tui.app import RewindApp  # noqa: E402
 from synthetic import task_pages  # noqa: E402
+from terminal_watch import Watch  # noqa: E402
 
 #: a tmux server of the bench's own, without the user's configuration: a server already running
 #: (the user's, another program's) would give the sessions its environment and its options,
@@ -278,14 +279,11 @@ def first_paint(argv: list[str], marker: str = "Message the agent", timeout: flo
     command = " ".join(shlex.quote(a) for a in [sys.executable, "-m", "rewindtui", *argv])
     start = time.perf_counter()
     subprocess.run([*TMUX, "new-session", "-d", "-s", name, "-x", "120", "-y", "40", command], check=True)
+    watch = Watch(TMUX, name)  # the screen read when the app writes to it, no polling process
     try:
-        while time.perf_counter() - start < timeout:
-            screen = subprocess.run([*TMUX, "capture-pane", "-p", "-t", name], capture_output=True, text=True).stdout
-            if marker in screen:
-                return time.perf_counter() - start
-            time.sleep(0.005)
-        return float("nan")
+        return watch.wait(marker, start, timeout)
     finally:
+        watch.close()
         subprocess.run([*TMUX, "send-keys", "-t", name, "C-q"], capture_output=True)
         deadline = time.time() + 10
         while time.time() < deadline:
