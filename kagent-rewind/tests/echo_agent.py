@@ -173,7 +173,8 @@ def serve(make_app: Callable[[str], FastAPI]) -> Served:
         pending = asyncio.all_tasks(loop)  # e.g. sse-starlette's shutdown watchers
         for task in pending:
             task.cancel()
-        loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+        if pending:  # gather() of nothing asks for the thread's current loop, which it has none of
+            loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
         loop.close()
 
     thread = threading.Thread(target=run, daemon=True)
