@@ -9,6 +9,7 @@ import pytest
 
 from kit.servers import chat_for, embedded_fixture
 from rewindtui.chat import Action, Chat, RedoFailed
+from rewindtui.chat.live import LiveWatch
 
 server = embedded_fixture("redo-after-undo", scope="module")
 
@@ -69,6 +70,29 @@ async def test_a_redo_after_another_client_changed_the_session_does_nothing(serv
     assert chat.redo_label() is None
     assert await server_users(server, chat) == ["one", "two", "three", "from elsewhere"]  # nothing rewound
     assert users(chat) == ["one", "two", "three", "from elsewhere"]  # the view was re-read
+    for c in (chat, other):
+        await c.client.aclose()
+
+
+async def test_redo_is_not_offered_once_the_view_shows_another_clients_change(server) -> None:
+    """The live view re-reads the session after another client's turn: the redo the undo left
+    would only be refused now, so the status line no longer offers it (nor does the gate)."""
+    chat = await chat_for(server)
+    for text in ("one", "two"):
+        await chat.send(text)
+    await chat.rewind(chat.conversation.turn_invocations()[1])
+    await chat.undo()
+    assert chat.permissions().redo_label == "redo the rewind of 1 turn"
+
+    other = await chat_for(server, chat.session_id)
+    await other.send("from elsewhere")
+    followed = await LiveWatch(chat).check()  # what the app's live view runs while idle
+    assert followed is not None and followed.came == 1
+    assert chat.redo_label() is None and chat.permissions().redo_label is None
+    assert chat.why_not(Action.REAPPLY) == "nothing to redo: the session changed since the undo"
+    with pytest.raises(RedoFailed, match="changed since the undo"):
+        await chat.reapply()
+    assert await server_users(server, chat) == ["one", "two", "from elsewhere"]  # nothing rewound
     for c in (chat, other):
         await c.client.aclose()
 

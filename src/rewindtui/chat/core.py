@@ -123,6 +123,8 @@ class Chat(Branches):
         if caps is None:
             return "not connected"
         if self.redo_point() is None:
+            if caps.redo and self._redo_stale():
+                return "nothing to redo: the session changed since the undo"
             return caps.why_no_redo() if not caps.redo else "nothing to redo: undo something first (ctrl+z)"
         if busy:
             return busy
@@ -257,10 +259,17 @@ class Chat(Branches):
 
     # -- redo: what the undo undid, again -----------------------------------------------------
     def redo_point(self) -> RedoPoint | None:
-        """What redo would do again in the open session (None: nothing)."""
+        """What redo would do again in the open session (None: nothing, or the view changed since
+        the undo -- e.g. another client's turn, shown when the session was re-read -- so a redo
+        would only be refused: it is not offered)."""
         sid = self.session_id
         stack = self._redo_points.get(sid, []) if sid is not None else []
-        return stack[-1] if stack else None
+        return stack[-1] if stack and not self._redo_stale() else None
+
+    def _redo_stale(self) -> bool:
+        """The open session has redo points, but its turns are no longer those right after the undo."""
+        stack = self._redo_points.get(self.session_id, []) if self.session_id is not None else []
+        return bool(stack) and stack[-1].fingerprint != self._turns()
 
     def redo_label(self) -> str | None:
         """What redo would do again, in words ("redo the rewind of 2 turns"); None: nothing."""
