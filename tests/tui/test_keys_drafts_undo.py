@@ -238,6 +238,39 @@ async def test_13_opening_a_session_from_the_panel_closes_it_and_d_is_text(serve
         assert screen.composer.text == "d"
 
 
+# -- a draft left for a new session ---------------------------------------------------------------
+async def open_from_panel(app, pilot, session_id: str) -> None:
+    """F2, highlight ``session_id``, Enter: as a user opens a session from the panel."""
+    await pilot.press("f2")
+    await settle(app, pilot)
+    panel = app.chat_screen.sessions
+    panel.highlighted = next(i for i, s in enumerate(panel.sessions) if s.id == session_id)
+    await pilot.press("enter")
+    await settle(app, pilot)
+    assert app.chat.session_id == session_id
+
+
+async def test_a_draft_left_for_a_new_session_is_back_when_its_session_opens_again(server, tmp_path: Path):
+    """Found using the app: in a session opened from F2, a draft typed, ctrl+n, a turn in the new
+    session, then the first session opened again from F2: its draft was gone. The composer took
+    that opening for a re-read of the session it had loaded last (the new session had no id when
+    it was loaded, so the first one stayed "the session loaded last")."""
+    app = make_app(server, data_dir=tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await turns(app, pilot, "first session")
+        first = app.chat.session_id
+        screen = app.chat_screen
+        await pilot.press("ctrl+n")
+        await turns(app, pilot, "second session")
+        await open_from_panel(app, pilot, first)
+        await pilot.press(*"half a thought", "ctrl+n")
+        await settle(app, pilot)
+        assert app.chat.session_id != first and screen.composer.text == ""
+        await turns(app, pilot, "third session")
+        await open_from_panel(app, pilot, first)
+        assert screen.composer.text == "half a thought"
+
+
 # -- 15: ctrl+q with a draft keeps it ------------------------------------------------------------
 async def test_15_ctrl_q_keeps_the_draft_for_the_next_start(server, tmp_path: Path):
     app = make_app(server, data_dir=tmp_path)

@@ -68,6 +68,9 @@ class ComposerMemory:
         key = self.key()
         composer = self.composer()
         text = composer.text if not self.stash.holding else self.stash.take()
+        # the session is left: opening any session next (this one again too) is not a re-read, and
+        # its kept draft is looked at (a new session, loaded before it had an id, set no key here)
+        self._loaded = None
         if self.drafts is None or key is None:
             return False
         try:
