@@ -98,3 +98,32 @@ async def test_a_read_only_composer_takes_send_away_and_gives_it_back() -> None:
         await wait_until(pilot, lambda: not any(description == "Send" for _, description in _keys(footer)))
         app.chat_screen.composer.read_only_because("")
         await wait_until(pilot, lambda: any(description == "Send" for _, description in _keys(footer)))
+
+
+async def test_keys_that_do_not_fit_whole_are_hidden_not_cut() -> None:
+    """Textual's footer cut the last key that overflowed mid-word ("esc Sto" at 72 columns): the
+    keys shown now end before the palette key, the rest are hidden, and they come back when the
+    terminal is wide enough."""
+    app = offline_app(offline_chat())
+    async with app.run_test(size=(72, 30)) as pilot:
+        footer = app.chat_screen.query_one(KeyFooter)
+        await wait_until(pilot, lambda: bool(footer.children))
+        await pilot.pause()
+
+        def shown_and_hidden() -> tuple[list[str], list[str]]:
+            palette = footer.query_one(".-command-palette")
+            keys = [key for key in footer.query("FooterKey") if not key.has_class("-command-palette")]
+            shown = [key for key in keys if key.display]
+            assert keys[: len(shown)] == shown  # the leading keys, in order
+            assert shown and all(key.region.right <= palette.region.x for key in shown)  # whole
+            return [k.description for k in shown], [k.description for k in keys if not k.display]
+
+        narrow, hidden = shown_and_hidden()
+        assert narrow[0] == "Quit" and hidden  # not everything fits in 72 columns
+        await pilot.resize_terminal(160, 30)
+        await wait_until(pilot, lambda: not shown_and_hidden()[1])
+        wide, _ = shown_and_hidden()
+        assert wide == narrow + hidden
+        await pilot.resize_terminal(50, 30)
+        await wait_until(pilot, lambda: len(shown_and_hidden()[0]) < len(narrow))
+        shown_and_hidden()

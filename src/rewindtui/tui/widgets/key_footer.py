@@ -7,12 +7,17 @@ the bindings, one rebuild queued per change: a screen's start changes them sever
 (the screen mounted, the composer focused, the connect's keys). Here the changes queued before a
 rebuild make one rebuild, from the bindings as they are when it runs, and a rebuild that would show
 the keys already shown is skipped (a rebuild mounts and styles every key: the launch's CPU); a key
-is built with the footer's ``compact`` already set instead of being restyled twice to get it."""
+is built with the footer's ``compact`` already set instead of being restyled twice to get it.
+
+Keys that do not fit whole are not shown: Textual's footer cuts the last key that overflows
+mid-word ("esc Sto"); here the keys after the last whole one are hidden until the footer is wide
+enough again (the palette key, docked at the right, always shows)."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from textual import events
 from textual.app import ComposeResult
 from textual.widget import Widget
 from textual.widgets import Footer
@@ -48,6 +53,27 @@ class KeyFooter(Footer):
                 key.set_reactive(FooterKey.compact, self.compact)
                 key.set_class(self.compact, "-compact", update=False)
         yield from keys
+        self.call_after_refresh(self.fit)
+
+    def on_resize(self, event: events.Resize) -> None:
+        self.fit()
+
+    def fit(self) -> None:
+        """Show the keys that fit whole, in order, beside the palette key; hide the rest."""
+        if not self.is_attached or not self.size.width:
+            return
+        container, viewport = self.size, self.app.size
+        keys = [child for child in self.children if not child.has_class("-command-palette")]
+        room = self.size.width - sum(
+            _width(child, container, viewport) for child in self.children if child.has_class("-command-palette")
+        )
+        used = 0
+        for key in keys:
+            width = _width(key, container, viewport)
+            fits = used + width - key.styles.margin.right <= room  # its own right margin may overflow
+            used += width
+            if key.display != fits:
+                key.display = fits
 
     def bindings_changed(self, screen: Screen) -> None:
         """As Textual's ``Footer.bindings_changed``, but one rebuild for the changes made before it runs."""
@@ -86,3 +112,9 @@ class KeyFooter(Footer):
             for key, (_node, binding, enabled, tooltip) in self.screen.active_bindings.items()
         )
         return (keys, self.show_command_palette, app.ENABLE_COMMAND_PALETTE, self.compact, self.combine_groups)
+
+
+def _width(widget: Widget, container: Any, viewport: Any) -> int:
+    """The cells ``widget`` takes in a row, shown or not: its content, padding, border and margins."""
+    styles = widget.styles
+    return widget.get_content_width(container, viewport) + styles.gutter.width + styles.margin.width
