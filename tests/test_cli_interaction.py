@@ -70,6 +70,31 @@ def test_before_and_rewind_task_take_unique_prefixes_and_rewind_says_how_to_undo
     assert r.records()[0]["forked_from"] == session
 
 
+def test_a_turn_number_given_as_before_is_refused_not_matched_as_an_id_prefix(run):
+    """Found using the commands: ``rewind --before 2`` rewound before whichever turn's id starts
+    with ``e-2`` (hex ids: here and there it is turn 2, elsewhere another turn or none). A number
+    is refused with the option that takes one; nothing is rewound. MCP's ``before`` is the same."""
+    texts = ["one", "two", "three"]
+    session, turns = new_session(run, *texts)
+    while not any(t[2].isdigit() for t in turns):  # a turn whose id a digit would have matched
+        assert len(texts) < 30  # (6/16) ** n: one more turn is almost always enough
+        texts.append(f"more {len(texts)}")
+        session, turns = new_session(run, *texts)
+    digit = next(t[2] for t in turns if t[2].isdigit())
+    before = users(run, session)
+    for number in (digit, "-1", " 2"):
+        r = run("rewind", "--json", "--session", session, "--before", number)
+        assert r.rc == 2, r.out
+        message = json.loads(r.out)["error"]["message"]
+        assert f"--turn {number.strip()}" in message and "invocation id" in message
+    assert users(run, session) == before  # nothing rewound
+    r = run("fork", "--json", "--session", session, "--before", digit)
+    assert r.rc == 2 and "--turn" in json.loads(r.out)["error"]["message"]
+    r = run("rewind", "--json", "--session", session, "--turn", "2")  # the option that takes the number
+    assert r.rc == 0, r.out
+    assert users(run, session) == ["one"]
+
+
 def test_an_ambiguous_or_unknown_prefix_is_a_clear_error(run):
     session, _ = new_session(run, "one", "two")
     r = run("rewind", "--json", "--session", session, "--before", "e-")

@@ -149,6 +149,9 @@ async def test_undo_restore_and_rewound_branches(tmp_path, embedded):
         session = first[0]["session"]
         second = await call(server, "send", text="two", session=session)
         turn2 = next(r["invocation_id"] for r in second if r.get("role") == "agent" and r.get("invocation_id"))
+        refused = await fails(server, "rewind", session=session, before="2")  # a turn number is not an id
+        assert "turn" in refused and "invocation id" in refused
+        assert await call(server, "rewound_branches", session=session) == []  # nothing rewound
         await call(server, "rewind", session=session, before=turn2)
         (branch,) = await call(server, "rewound_branches", session=session)
         assert branch["rewind_task"] and [m["text"] for m in branch["messages"] if m["role"] == "user"] == ["two"]

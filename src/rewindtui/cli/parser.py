@@ -398,7 +398,11 @@ def turn_options(p: argparse.ArgumentParser) -> None:
     from rewindtui.model import turn_numbers
 
     which = p.add_mutually_exclusive_group(required=True)
-    which.add_argument("--before", metavar="INVOCATION_ID", help="the turn's invocation id, or a unique start of it")
+    which.add_argument(
+        "--before",
+        metavar="INVOCATION_ID",
+        help="the turn's invocation id, or a unique start of it (a number is refused: that is --turn)",
+    )
     which.add_argument(
         "--turn",
         metavar="N",

@@ -3,6 +3,7 @@ invocation id, refuse what the server cannot do, find a turn's items and why it 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -35,7 +36,16 @@ def unique(prefix: str, ids: Sequence[str], what: str) -> str | None:
 
 
 def resolve_invocation(chat: Any, prefix: str) -> str:
-    """``--before``: a turn's invocation id, or any unique prefix of one (as ``--session``)."""
+    """``--before``: a turn's invocation id, or any unique prefix of one (as ``--session``). What
+    reads as a turn number (up to six digits) is refused: ``--before 2`` meant turn 2 and matched
+    the id of whichever turn starts with ``e-2`` (ids are hex), and a rewind is not to be guessed."""
+    if re.fullmatch(r"\s*[-+]?\d{1,6}\s*", prefix):
+        number = prefix.strip()
+        raise CommandFailed(
+            f"--before {number} is a number: --before takes a turn's invocation id (or a unique start of "
+            f"it, such as e-2f47); for turn {number} give --turn {number} (MCP: turn)",
+            code="usage",
+        )
     return unique(prefix, chat.conversation.turn_invocations(), "invocation") or prefix
 
 
