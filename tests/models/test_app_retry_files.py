@@ -52,3 +52,29 @@ async def test_slash_retry_sends_the_failed_turns_file_again(server, double, htt
     users = [m for t in turns for m in t["history"] if m["role"] == "user"]
     assert [p["kind"] for p in users[-1]["parts"]] == ["text", "file"]
     assert [m["parts"][0]["text"] for m in users] == ["baseline turn", "summarize the file"]
+
+
+async def test_alt_r_is_offered_after_a_failed_turn_and_retries_it(server, double, http):
+    """/retry had no key: after a failed turn the footer now offers alt+r (only then), and it
+    sends the failed turn again, as /retry does."""
+    session = await failed_turn_with_a_file(server, double)
+    app = make_app(server, session)
+    async with app.run_test(size=(160, 40)) as pilot:
+        await settle(app, pilot)
+
+        def offered() -> bool:
+            keys = app.chat_screen.query("FooterKey")
+            return any(key.action == "retry" and key.display for key in keys)  # type: ignore[attr-defined]
+
+        await wait_until(pilot, offered)
+        requests = len(double.requests)
+        await pilot.press("alt+r")
+        await wait_until(pilot, lambda: len(double.requests) > requests, timeout=30)
+        await settle(app, pilot)
+        assert app.chat is not None and app.chat.conversation.turn_state == "completed"
+        await wait_until(pilot, lambda: not offered())  # the last turn did not fail: no key for it
+    turns = [
+        t for t in Api(http, server.api_url).tasks(session) if not t["metadata"].get("rewindtui_effective_history")
+    ]
+    users = [m for t in turns for m in t["history"] if m["role"] == "user"]
+    assert [m["parts"][0]["text"] for m in users] == ["baseline turn", "summarize the file"]

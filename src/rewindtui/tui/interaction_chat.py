@@ -286,11 +286,12 @@ ROWS: tuple[Command, ...] = (
     ),
     Command(
         "chat.retry",
-        "",
+        "alt+r",
         "retry",
         "Retry",
         "Send the failed last turn again as one clean turn (the model sees it once)",
         slash="retry",
+        show=True,
     ),
     Command(
         "chat.approve", "alt+y", "answer(True)", "Approve", "Approve the tool call the agent asks about", show=True

@@ -71,6 +71,7 @@ MODES: dict[Mode, tuple[tuple[str, str], ...]] = {
         ),
         ("composer.end_of_input", "On an empty composer: quit"),
         ("chat.undo_rewind", "Undo what the status line names; else undo typing"),
+        ("chat.retry", "After a failed last turn: send it again as one clean turn (the footer shows it then)"),
         ("chat.sessions", "Sessions panel"),
         ("chat.search", "Search the session, rewound turns included"),
         ("chat.help", "Help"),

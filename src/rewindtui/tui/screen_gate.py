@@ -50,4 +50,6 @@ class ScreenGate:
             return possible if action == "rewind_mode" else not possible
         if action == "undo_rewind":
             return self.can_undo()  # else ctrl+z is the composer's own undo
+        if action == "retry":
+            return not self.why_not(Action.RETRY)  # a key shown only after a failed last turn
         return True
