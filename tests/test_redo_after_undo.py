@@ -97,6 +97,26 @@ async def test_redo_is_not_offered_once_the_view_shows_another_clients_change(se
         await c.client.aclose()
 
 
+async def test_the_redo_offer_does_not_walk_the_view_on_every_ask(server, monkeypatch) -> None:
+    """The gate is asked for every key the footer shows; whether the redo is stale compares the
+    view's turns (a walk over all its items: 20 ms at 50,000 messages) only when the view changed."""
+    chat = await chat_for(server)
+    for text in ("one", "two"):
+        await chat.send(text)
+    await chat.rewind(chat.conversation.turn_invocations()[1])
+    await chat.undo()
+    walks: list[int] = []
+    conversation_type = type(chat.conversation)
+    walk = conversation_type.turn_invocations
+    monkeypatch.setattr(conversation_type, "turn_invocations", lambda self: walks.append(1) or walk(self))
+    for _ in range(50):
+        assert chat.permissions().redo_label == "redo the rewind of 1 turn"
+    assert len(walks) <= 1
+    await chat.open(chat.session_id)  # a re-read: a new view, looked at once
+    assert chat.permissions().redo_label == "redo the rewind of 1 turn" and len(walks) <= 2
+    await chat.client.aclose()
+
+
 async def test_a_restore_can_be_undone_and_redone(server) -> None:
     chat = await chat_for(server)
     for text in ("one", "two", "three"):

@@ -77,6 +77,9 @@ class ChatBase:
         self._undo: dict[str, UndoPoint] = {}
         #: what the undos undid, per session, newest last, to do again (rewindtui.chat.undo.RedoPoint)
         self._redo_points: dict[str, list[RedoPoint]] = {}
+        #: the last staleness check of a redo point: the view, its item count and last item, the
+        #: point, and the answer (Chat._redo_stale)
+        self._redo_checked: tuple[object, int, object, object, bool] | None = None
         #: (task id, author, text) of the reply shown when the user stopped a turn
         self._shown_at_stop: tuple[str, str | None, str] | None = None
 
