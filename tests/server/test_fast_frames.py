@@ -20,7 +20,7 @@ from sse_starlette.sse import EventSourceResponse, ensure_bytes
 
 from rewindtui.server.http import fast_stream
 from rewindtui.server.shared import wire_v1
-from rewindtui.server.shared.wire import now_iso, set_timestamp
+from rewindtui.server.shared.wire import now_iso, set_timestamp, utc_text
 
 SEPS = st.sampled_from(["\r\n", "\n", "\r"])
 #: text with the characters that matter to an SSE encoder: line breaks of every kind, the ones
@@ -143,3 +143,11 @@ def test_the_servers_own_times_take_the_short_way(monkeypatch: pytest.MonkeyPatc
     assert wire_v1._timestamp(datetime(2026, 1, 2, tzinfo=UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")) == (
         "2026-01-02T00:00:00Z"
     )
+
+
+@given(st.datetimes(min_value=datetime(1000, 1, 1), max_value=datetime(9999, 12, 31, 23, 59, 59, 999999)))
+@example(datetime(2026, 11, 29, 6, 0, 0, 0))
+def test_the_servers_times_are_strftimes_text(moment: datetime) -> None:
+    """``now_iso``'s text of a time: what ``strftime`` writes for it, for any UTC time."""
+    aware = moment.replace(tzinfo=UTC)
+    assert utc_text(aware) == aware.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
