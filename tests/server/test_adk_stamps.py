@@ -158,6 +158,33 @@ def test_a_locked_database_fails_the_plain_read_at_once(tmp_path: Path) -> None:
         reader.close()
 
 
+def test_a_check_leaves_no_read_open(tmp_path: Path) -> None:
+    """Between checks the reader holds no read snapshot: a checkpoint that must wait for every
+    reader (``TRUNCATE``) completes right after one, with the reader still open."""
+    db = tmp_path / "adk.db"
+
+    async def run() -> None:
+        svc = CachedDatabaseSessionService(sqlite_url(str(db)))
+        try:
+            session = await svc.create_session(app_name=APP, user_id=USER, session_id=SID)
+            for i in range(3):
+                await svc.append_event(session, _event(f"e-{i}", "hello"))
+                again = await svc.get_session(app_name=APP, user_id=USER, session_id=SID)
+                assert again is not None
+                session = again
+            assert svc._stamps_reader is not None and svc._stamps_reader._conn is not None  # it read, it is open
+            other = sqlite3.connect(db, isolation_level=None)
+            try:
+                busy, _, _ = other.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+            finally:
+                other.close()
+            assert busy == 0
+        finally:
+            await svc.close()
+
+    asyncio.run(run())
+
+
 @pytest.mark.parametrize("beside", [False, True])
 def test_when_the_plain_read_fails_the_check_reads_through_sqlalchemy(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, beside: bool

@@ -77,9 +77,12 @@ class StampReader:
                 raise
             self._conn = conn
         params = self._query.params({"app_name": app_name, "user_id": user_id, "session_id": session_id})
-        row = conn.execute(self._query.sql, params).fetchone()
-        if row is None:
+        # every row fetched: the statement runs to its end and is reset, so no read snapshot stays
+        # open between checks (an open one would hold back every WAL checkpoint)
+        rows = conn.execute(self._query.sql, params).fetchall()
+        if not rows:
             return None
+        row = rows[0]
         first, app, user = (value if fn is None else fn(value) for fn, value in zip(self._processors, row, strict=True))
         return first, app, user
 
