@@ -9,6 +9,7 @@ order on one thread; then the shutdown, which runs what was queued, and a call a
 from __future__ import annotations
 
 import asyncio
+import gc
 import sqlite3
 import threading
 from collections.abc import Callable
@@ -135,3 +136,22 @@ def test_a_store_reads_and_writes_through_its_threads(tmp_path: Path) -> None:
 
     asyncio.run(run())
     assert not [t for t in threading.enumerate() if t.name.startswith("rewindtui-store-")]
+
+
+def test_a_worker_dropped_without_a_shutdown_lets_its_thread_end() -> None:
+    """As a ``ThreadPoolExecutor`` collected without ``shutdown``: its thread runs what was queued
+    and ends (a store never closed leaves no thread behind)."""
+    ran: list[int] = []
+
+    async def run() -> threading.Thread:
+        worker = _Worker("dropped_0")
+        assert await worker.call(ran.append, 1) is None
+        thread = worker._thread
+        assert thread is not None and thread.is_alive()
+        del worker
+        gc.collect()
+        return thread
+
+    thread = asyncio.run(run())
+    thread.join(10)
+    assert not thread.is_alive() and ran == [1]

@@ -82,7 +82,8 @@ class _Worker:
     first call, the calls run in order, a call whose caller was cancelled before it began is not
     run (one already running runs to its end, its outcome dropped), an outcome is the function's
     return value or the exception it raised, ``shutdown`` runs what was queued and joins the
-    thread, and no call is taken after it (``RuntimeError``, as the executor's)."""
+    thread, and no call is taken after it (``RuntimeError``, as the executor's); a worker
+    collected without one lets its thread end."""
 
     def __init__(self, name: str) -> None:
         self._name = name
@@ -104,6 +105,9 @@ class _Worker:
                 thread.start()
                 _QUEUES[thread] = self._jobs
                 self._thread = thread
+                # dropped without a shutdown, the worker's thread ends once it has run what was
+                # queued (the executor's thread ends when the executor is collected)
+                weakref.finalize(self, self._jobs.put, None)
             self._jobs.put((loop, future, fn, args))
         return future
 
