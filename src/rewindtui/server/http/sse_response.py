@@ -55,6 +55,7 @@ class StreamResponse(EventSourceResponse):
             loop.create_task(self._listen_for_disconnect(receive)),
         ]
         pings: list[asyncio.Task[None]] = []
+        timer: asyncio.TimerHandle | None = None
 
         def ping_failed(task: asyncio.Task[None]) -> None:
             if not task.cancelled() and task.exception() is not None:
@@ -73,7 +74,8 @@ class StreamResponse(EventSourceResponse):
         try:
             await asyncio.wait(parts, return_when=asyncio.FIRST_COMPLETED)
         finally:
-            timer.cancel()
+            if timer is not None:
+                timer.cancel()
             everything = [*parts, *pings]
             for task in everything:
                 task.cancel()
