@@ -9,6 +9,7 @@ chatting in a session of its own (turn after turn, as a user does), each turn re
 frame. A turn's latency is from sending the request to its final frame.
 
     python bench/bench_throughput.py [--turns 200] [--concurrency 50] [--rounds 3]
+    python bench/bench_throughput.py --baseline OTHER/src [--pairs 5] [--turns 400]
 
 The two servers are measured in alternating rounds (embedded, echo, embedded, echo, ...) so a
 change in the machine's load during the run weighs on both alike; turns/s is the median of the
@@ -18,6 +19,12 @@ Prints turns/s, p50 and p99 for both and their ratio, next to the goals: the emb
 least 0.5x the echo server's turns/s (it does far more per turn: ADK, the model, two SQLite
 databases), and its p99 under 5x one turn alone (the median of sequential turns, measured first).
 Also each server's own CPU time per turn (Linux), which the machine's other load does not skew.
+
+With ``--baseline``, paired runs instead (what issue 32's throughput rounds hold a change against):
+the embedded server of this checkout and of another tree's ``src`` (``PYTHONPATH`` first), each
+started fresh as the app starts it, warmed up with 50 turns by 10 users, then ``--turns`` turns by
+``--concurrency`` users; the two alternately, ``--pairs`` times. Prints each server's CPU per turn
+from ``/proc`` and each pair's ratio, and their median.
 """
 
 from __future__ import annotations
@@ -144,11 +151,44 @@ def start_echo() -> tuple[subprocess.Popen[str], str]:
     return process, line.split("serving on ", 1)[1].strip() + "/"
 
 
+def pairs(baseline: str, count: int, turns: int, concurrency: int) -> None:
+    """This checkout's server against ``baseline``'s (a tree's ``src``), alternately (see the module)."""
+    trees = {
+        "this tree": None,
+        "baseline": dict(
+            os.environ, PYTHONPATH=os.pathsep.join(filter(None, [baseline, os.environ.get("PYTHONPATH")]))
+        ),
+    }
+    print(f"paired: {count} x (this tree, baseline {baseline}), {turns} streaming turns by {concurrency} users each")
+    print(f"{'pair':<5} {'this tree ms':>13} {'baseline ms':>12} {'ratio':>7} {'load':>5}")
+    ratios: list[float] = []
+    for n in range(count):
+        cpu: dict[str, float] = {}
+        for name, env in trees.items():
+            with tempfile.TemporaryDirectory() as tmp:
+                server = spawn_server(Path(tmp) / "data", timeout=120, env=env)
+                try:
+                    target = Target(name, server.agent_url, {"Authorization": f"Bearer {server.token}"}, server.pid)
+                    asyncio.run(measure(target, 50, 10))  # warm up
+                    cpu_ms = asyncio.run(measure(target, turns, concurrency))[3]
+                finally:
+                    server.stop()
+            if cpu_ms is None:
+                raise SystemExit("paired runs read the server's CPU from /proc (Linux)")
+            cpu[name] = cpu_ms
+        ratios.append(cpu["this tree"] / cpu["baseline"])
+        this, base, load = cpu["this tree"], cpu["baseline"], os.getloadavg()[0]
+        print(f"{n + 1:<5} {this:>13.2f} {base:>12.2f} {ratios[-1]:>7.2f} {load:>5.1f}")
+    print(f"server CPU per turn, this tree / baseline: median of {count} pairs = {statistics.median(ratios):.2f}x")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    parser.add_argument("--turns", type=int, default=200)
+    parser.add_argument("--turns", type=int, default=None, help="200 (with --baseline: 400)")
     parser.add_argument("--concurrency", type=int, default=50)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--baseline", metavar="SRC", help="another tree's src: paired runs of the two servers instead")
+    parser.add_argument("--pairs", type=int, default=5, help="with --baseline: how many pairs")
     parser.add_argument(
         "--quick",
         action="store_true",
@@ -156,7 +196,12 @@ def main() -> int:
     )
     args = parser.parse_args()
     if args.quick:
-        args.turns, args.concurrency, args.rounds = 10, 3, 1
+        args.turns, args.concurrency, args.rounds, args.pairs = 10, 3, 1, 1
+    if args.turns is None:
+        args.turns = 400 if args.baseline else 200
+    if args.baseline:
+        pairs(args.baseline, args.pairs, args.turns, args.concurrency)
+        return 0
 
     with tempfile.TemporaryDirectory() as tmp:
         server = spawn_server(Path(tmp) / "data", timeout=120)

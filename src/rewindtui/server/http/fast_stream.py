@@ -8,7 +8,9 @@ required fields, the ``A2A-Version`` its ``validate_version`` accepts), taken by
 :class:`~rewindtui.server.http.handler.AgentRequestHandler` checks, and each event is printed by
 :func:`~rewindtui.server.shared.wire_v1.v1_result` (the same JSON object a2a-sdk prints, or
 a2a-sdk's own rendering for an event it does not cover) into the frame a2a-sdk writes
-(``{"result", "id", "jsonrpc"}``, ``json_utils.dumps``) in a2a-sdk's own SSE response.
+(``{"result", "id", "jsonrpc"}``, ``json_utils.dumps``) in the SSE response a2a-sdk makes
+(sse-starlette's, each frame encoded as it encodes one, :func:`frame_bytes`, run without anyio's
+task group: :mod:`~rewindtui.server.http.sse_response`).
 
 Anything else returns ``None`` and takes a2a-sdk's path, which also produces every JSON-RPC error:
 another method or dialect, a malformed request, a message with a ``taskId`` or the rewind key
@@ -23,7 +25,6 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from a2a.server.request_handlers.response_helpers import build_error_response
-from a2a.server.routes.common import create_event_source_response
 from a2a.types import a2a_pb2 as pb
 from a2a.utils import constants, json_utils, proto_utils
 from a2a.utils.errors import A2AError, InternalError
@@ -34,6 +35,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from rewindtui.server.http.handler import VERSION_STATE_KEY, AgentRequestHandler
+from rewindtui.server.http.sse_response import StreamResponse
 from rewindtui.server.http.users import InvalidUser, resolve_user
 from rewindtui.server.shared.wire import REWIND_KEY
 from rewindtui.server.shared.wire_v1 import v1_result
@@ -104,7 +106,7 @@ class FastStream:
         except (InvalidUser, A2AError):
             return None  # a2a-sdk's path says what is wrong with it
         batches = self.handler.service.handle_batches(user_id, classified, streaming=True)
-        response = create_event_source_response(coalesced(_frames(request_id, batches), lambda: response.sep))
+        response = StreamResponse(coalesced(_frames(request_id, batches), lambda: response.sep))
         return response
 
 
@@ -128,20 +130,29 @@ async def _frames(request_id: Any, batches: AsyncIterator[list[dict[str, Any]]])
             await aclose()
 
 
-async def coalesced(
-    batches: AsyncIterator[list[dict[str, str]]], sep: Callable[[], str]
-) -> AsyncIterator[dict[str, str] | bytes]:
-    """Each batch of SSE events as one body chunk: a lone event as the dict sse-starlette encodes,
-    several as their bytes as sse-starlette encodes each (``ensure_bytes`` with the response's
-    separator), joined. The stream's bytes are the same as one write per event; only the writes
-    are fewer (an event stream is parsed from the bytes whatever their chunks: WHATWG HTML
-    §9.2.6, "Interpreting an event stream"), so every frame still goes as its own SSE event."""
+def frame_bytes(frame: dict[str, str], sep: str) -> bytes:
+    """``ensure_bytes(frame, sep)``, sse-starlette's encoding of an SSE event given as a dict, for
+    the frames this module makes: a lone ``data`` field on one line is ``data: `` the text, the
+    separator, and the separator that ends the event (``ServerSentEvent.encode``); anything else is
+    sse-starlette's own. ``tests/server/test_coalesced_frames.py`` holds the two equal."""
+    data = frame.get("data")
+    if len(frame) == 1 and type(data) is str and "\n" not in data and "\r" not in data:
+        return f"data: {data}{sep}{sep}".encode()
+    return ensure_bytes(frame, sep)
+
+
+async def coalesced(batches: AsyncIterator[list[dict[str, str]]], sep: Callable[[], str]) -> AsyncIterator[bytes]:
+    """Each batch of SSE events as one body chunk: their bytes as sse-starlette encodes each
+    (:func:`frame_bytes`, with the response's separator), joined. The stream's bytes are the same
+    as one write per event; only the writes are fewer (an event stream is parsed from the bytes
+    whatever their chunks: WHATWG HTML §9.2.6, "Interpreting an event stream"), so every frame
+    still goes as its own SSE event."""
     try:
         async for batch in batches:
             if len(batch) == 1:
-                yield batch[0]
+                yield frame_bytes(batch[0], sep())
             elif batch:
-                yield b"".join(ensure_bytes(frame, sep()) for frame in batch)
+                yield b"".join(frame_bytes(frame, sep()) for frame in batch)
     finally:
         aclose = getattr(batches, "aclose", None)
         if aclose is not None:

@@ -23,7 +23,9 @@ holds the two equal on the events real turns stream and on random ones (hypothes
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping
+from datetime import datetime
 from typing import Any
 
 from a2a.types import a2a_pb2 as pb
@@ -67,7 +69,27 @@ def _struct(value: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+#: :func:`~rewindtui.server.shared.wire.now_iso`'s layout (UTC, six fractional digits, ``Z``), ASCII digits
+_NOW_ISO = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.([0-9]{6})Z")
+
+
 def _timestamp(text: str) -> str:
+    """``Timestamp.ToJsonString`` of the ``Timestamp`` ``text`` parses to. For a valid time in
+    ``now_iso``'s layout (every timestamp the server writes) without protobuf: its printer writes
+    the same date and time, then 0, 3 or 6 of the fractional digits (none when all are zeros, three
+    when the last three are) -- 9 only for nanoseconds, which a microsecond time lacks; anything
+    else goes through protobuf."""
+    match = _NOW_ISO.fullmatch(text)
+    if match is not None:
+        try:
+            datetime.fromisoformat(text[:19])  # a real date and time: else protobuf's error
+        except ValueError:
+            pass
+        else:
+            fraction = match.group(1)
+            if fraction == "000000":
+                return text[:19] + "Z"
+            return text[:23] + "Z" if fraction.endswith("000") else text
     stamp = Timestamp()
     set_timestamp(stamp, text)
     text_out: str = stamp.ToJsonString()

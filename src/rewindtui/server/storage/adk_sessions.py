@@ -48,6 +48,7 @@ import contextlib
 import copy
 import functools
 import logging
+import sqlite3
 from collections import OrderedDict
 from collections.abc import Sequence
 from datetime import UTC, datetime
@@ -66,11 +67,18 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import create_async_engine
 
 from rewindtui.server.shared.errors import is_storage_failure
-from rewindtui.server.shared.internals import adk_rewind_session, bulk_event_writer, has_update_marker, update_marker
+from rewindtui.server.shared.internals import (
+    BulkEventWriter,
+    adk_rewind_session,
+    bulk_event_writer,
+    has_update_marker,
+    update_marker,
+)
 from rewindtui.server.storage.adk_append import DirectAppender
 from rewindtui.server.storage.adk_copy import NotDescribed, copy_event_rows, write_fork
 from rewindtui.server.storage.adk_damage import fill_missing_authors, is_placeholder, read_session
 from rewindtui.server.storage.adk_rewind import EVERY, STAND_IN, RewindIndex, stand_in_events
+from rewindtui.server.storage.adk_stamps import StampReader, stamps_query
 
 _Key = tuple[str, str, str]
 log = logging.getLogger(__name__)
@@ -118,6 +126,8 @@ class CachedDatabaseSessionService(DatabaseSessionService):
         self._extending: dict[_Key, asyncio.Task[int]] = {}
         #: the whole read of a session under way, and the write generation it began at
         self._reading: dict[_Key, tuple[int, asyncio.Future[Session | None]]] = {}
+        #: the revisions' read on the event loop (:mod:`.adk_stamps`; SQLite files only)
+        self._stamps_reader: StampReader | None = None
 
     @property
     def db_path(self) -> Path | None:
@@ -213,30 +223,31 @@ class CachedDatabaseSessionService(DatabaseSessionService):
     async def _read_stamps(self, key: _Key) -> tuple[str | None, Any, Any] | None:
         """(the session's revision marker, the app state's and the user state's update times), or
         None when this ADK lacks what reading them needs (then nothing is cached). One indexed
-        statement reading the three update times only (no state is decoded: a damaged one is the
-        full read's to report)."""
+        statement reading the three update times only (:func:`.adk_stamps.stamps_query`): on SQLite
+        on the event loop when SQLite answers at once (:mod:`.adk_stamps`), else through SQLAlchemy."""
         writer = bulk_event_writer(self)
         if writer is None:
             return None
-        app_name, user_id, session_id = key
-        sessions = writer.storage_session.__table__
-        apps = writer.storage_app_state.__table__
-        users = writer.storage_user_state.__table__
-        query = select(
-            sessions.c.update_time,
-            select(apps.c.update_time).where(apps.c.app_name == app_name).scalar_subquery(),
-            select(users.c.update_time)
-            .where(users.c.app_name == app_name, users.c.user_id == user_id)
-            .scalar_subquery(),
-        ).where(sessions.c.app_name == app_name, sessions.c.user_id == user_id, sessions.c.id == session_id)
         await self.prepare_tables()
-        async with self._engine.connect() as conn:
-            conn = await conn.execution_options(read_only=True)
-            row = (await conn.execute(query)).first()
+        row: Sequence[Any] | None
+        try:
+            row = self._stamp_reader(writer).read(*key)
+        except (sqlite3.Error, _NoStampReader):
+            async with self._engine.connect() as conn:
+                conn = await conn.execution_options(read_only=True)
+                row = (await conn.execute(stamps_query(writer, *key))).first()
         if row is None:
             return None, None, None
         marker = writer.storage_session(update_time=row[0]).get_update_marker()  # ADK's own arithmetic
         return marker, row[1], row[2]
+
+    def _stamp_reader(self, writer: BulkEventWriter) -> StampReader:
+        """The on-loop reader of the stamps (raises :class:`_NoStampReader` off a SQLite file)."""
+        if self._stamps_reader is None:
+            if self._db_path is None:
+                raise _NoStampReader
+            self._stamps_reader = StampReader(self._db_path, writer, self._engine.dialect)
+        return self._stamps_reader
 
     async def _current(self, key: _Key, cached: Session) -> bool:
         """The cached copy of ``key`` is what the database holds now (a team server: one cheap
@@ -543,8 +554,14 @@ class CachedDatabaseSessionService(DatabaseSessionService):
         self._cache.clear()
         if self._direct is not None:
             await self._direct.close()
+        if self._stamps_reader is not None:
+            self._stamps_reader.close()
         await super().close()
         await self._engine.dispose()
+
+
+class _NoStampReader(Exception):
+    """Not a SQLite file: the revisions are read through SQLAlchemy."""
 
 
 def _undecodable(exc: BaseException) -> bool:
