@@ -19,7 +19,6 @@ from hypothesis import strategies as st
 from sse_starlette.sse import EventSourceResponse, ensure_bytes
 
 from rewindtui.server.http import fast_stream
-from rewindtui.server.http.sse_response import StreamResponse
 from rewindtui.server.shared import wire_v1
 from rewindtui.server.shared.wire import now_iso, set_timestamp, utc_text
 
@@ -61,7 +60,7 @@ def test_the_response_writes_what_sse_starlette_writes(batches: list[list[dict[s
                 yield batch
 
         response: Any = None
-        response = StreamResponse(fast_stream.coalesced(frames(), lambda: response.sep))
+        response = fast_stream.SseResponse(fast_stream.coalesced(frames(), lambda: response.sep))
         sent: list[dict[str, Any]] = []
         disconnect = asyncio.Event()
 
@@ -92,7 +91,7 @@ def test_a_send_timeout_still_applies() -> None:
         async def frames() -> Any:
             yield [{"data": "x"}]
 
-        response = StreamResponse(fast_stream.coalesced(frames(), lambda: "\r\n"))
+        response = fast_stream.SseResponse(fast_stream.coalesced(frames(), lambda: "\r\n"))
         response.send_timeout = 0.05
 
         async def stuck(message: dict[str, Any]) -> None:

@@ -9,8 +9,7 @@ required fields, the ``A2A-Version`` its ``validate_version`` accepts), taken by
 :func:`~rewindtui.server.shared.wire_v1.v1_result` (the same JSON object a2a-sdk prints, or
 a2a-sdk's own rendering for an event it does not cover) into the frame a2a-sdk writes
 (``{"result", "id", "jsonrpc"}``, ``json_utils.dumps``) in the SSE response a2a-sdk makes
-(sse-starlette's, each frame encoded as it encodes one, :func:`frame_bytes`, run without anyio's
-task group: :mod:`~rewindtui.server.http.sse_response`).
+(sse-starlette's, each frame encoded as it encodes one, :func:`frame_bytes`).
 
 Anything else returns ``None`` and takes a2a-sdk's path, which also produces every JSON-RPC error:
 another method or dialect, a malformed request, a message with a ``taskId`` or the rewind key
@@ -30,12 +29,12 @@ from a2a.utils import constants, json_utils, proto_utils
 from a2a.utils.errors import A2AError, InternalError
 from google.protobuf.json_format import ParseDict
 from packaging.version import InvalidVersion, Version
-from sse_starlette.sse import ensure_bytes
+from sse_starlette.sse import EventSourceResponse, ensure_bytes
 from starlette.requests import Request
 from starlette.responses import Response
+from starlette.types import Message, Send
 
 from rewindtui.server.http.handler import VERSION_STATE_KEY, AgentRequestHandler
-from rewindtui.server.http.sse_response import StreamResponse
 from rewindtui.server.http.users import InvalidUser, resolve_user
 from rewindtui.server.shared.wire import REWIND_KEY
 from rewindtui.server.shared.wire_v1 import v1_result
@@ -106,8 +105,20 @@ class FastStream:
         except (InvalidUser, A2AError):
             return None  # a2a-sdk's path says what is wrong with it
         batches = self.handler.service.handle_batches(user_id, classified, streaming=True)
-        response = StreamResponse(coalesced(_frames(request_id, batches), lambda: response.sep))
+        response = SseResponse(coalesced(_frames(request_id, batches), lambda: response.sep))
         return response
+
+
+class SseResponse(EventSourceResponse):
+    """sse-starlette's response as a2a-sdk makes it (``create_event_source_response``: no shutdown
+    grace period), each write without a cancel scope that can never fire: with no ``send_timeout``
+    (a2a-sdk sets none) its ``move_on_after(None)`` only enters and leaves an anyio scope per write."""
+
+    async def _send_with_timeout(self, send: Send, message: Message) -> None:
+        if self.send_timeout is None:
+            await send(message)
+        else:
+            await super()._send_with_timeout(send, message)
 
 
 async def _frames(request_id: Any, batches: AsyncIterator[list[dict[str, Any]]]) -> AsyncIterator[list[dict[str, str]]]:

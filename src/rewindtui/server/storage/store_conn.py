@@ -4,11 +4,9 @@ base the store's parts share (reads on the reader connection, writes serialized 
 from __future__ import annotations
 
 import asyncio
-import queue
 import sqlite3
-import threading
-import weakref
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, TypeVar
@@ -20,17 +18,10 @@ T = TypeVar("T")
 
 
 class _Connection:
-    """One sqlite3 connection on its own worker thread (owned, so ``close`` can join it).
-
-    A call hops to the thread and back as ``loop.run_in_executor`` on a one-thread
-    ``ThreadPoolExecutor`` does, without the executor's and ``asyncio.wrap_future``'s machinery
-    (two futures chained by callbacks, a semaphore and locks per call: about half the CPU of a
-    store statement's hop): a queue to the thread, ``call_soon_threadsafe`` back. What a caller
-    sees is the same (:class:`_Worker`; ``tests/server/test_store_hop.py``).
-    """
+    """One sqlite3 connection on its own worker thread (owned, so ``close`` can join it)."""
 
     def __init__(self, path: Path, busy_timeout_ms: int, name: str) -> None:
-        self._worker = _Worker(f"rewindtui-store-{name}_0")  # the executor's thread name
+        self._executor = ThreadPoolExecutor(1, thread_name_prefix=f"rewindtui-store-{name}")
         self._path = path
         self._busy_timeout_ms = busy_timeout_ms
         self._conn: sqlite3.Connection | None = None
@@ -39,7 +30,7 @@ class _Connection:
         conn = self._conn
         if conn is None:
             raise RuntimeError("store is not open")
-        return await self._worker.call(fn, conn)
+        return await asyncio.get_running_loop().run_in_executor(self._executor, fn, conn)
 
     async def open(self) -> None:
         def connect() -> sqlite3.Connection:
@@ -48,117 +39,15 @@ class _Connection:
             conn.execute(f"PRAGMA busy_timeout={int(self._busy_timeout_ms)}")
             return conn
 
-        self._conn = await self._worker.call(connect)
+        self._conn = await asyncio.get_running_loop().run_in_executor(self._executor, connect)
 
     async def close(self) -> None:
         conn, self._conn = self._conn, None
         try:
             if conn is not None:
-                await self._worker.call(conn.close)
+                await asyncio.get_running_loop().run_in_executor(self._executor, conn.close)
         finally:
-            await asyncio.to_thread(self._worker.shutdown)
-
-
-_Job = tuple[asyncio.AbstractEventLoop, "asyncio.Future[Any]", Callable[..., Any], tuple[Any, ...]]
-#: each worker thread's queue (weakly held), for :func:`_at_exit` -- as concurrent.futures keeps its own
-_QUEUES: weakref.WeakKeyDictionary[threading.Thread, queue.SimpleQueue[_Job | None]] = weakref.WeakKeyDictionary()
-_EXITING = False
-
-
-def _at_exit() -> None:
-    """At interpreter exit, before it joins its threads: each worker runs what was queued, then
-    ends (``concurrent.futures.thread._python_exit``'s order)."""
-    global _EXITING
-    _EXITING = True
-    for jobs in list(_QUEUES.values()):
-        jobs.put(None)
-
-
-threading._register_atexit(_at_exit)  # type: ignore[attr-defined]  # what concurrent.futures.thread registers
-
-
-class _Worker:
-    """``loop.run_in_executor`` on a ``ThreadPoolExecutor(1)``, lean: one thread started on the
-    first call, the calls run in order, a call whose caller was cancelled before it began is not
-    run (one already running runs to its end, its outcome dropped), an outcome is the function's
-    return value or the exception it raised, ``shutdown`` runs what was queued and joins the
-    thread, and no call is taken after it (``RuntimeError``, as the executor's); a worker
-    collected without one lets its thread end."""
-
-    def __init__(self, name: str) -> None:
-        self._name = name
-        self._jobs: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
-        self._thread: threading.Thread | None = None
-        self._shut = False
-        self._lock = threading.Lock()
-
-    def call(self, fn: Callable[..., T], *args: Any) -> asyncio.Future[T]:
-        loop = asyncio.get_running_loop()
-        future: asyncio.Future[T] = loop.create_future()
-        with self._lock:
-            if self._shut:
-                raise RuntimeError("cannot schedule new futures after shutdown")
-            if _EXITING:
-                raise RuntimeError("cannot schedule new futures after interpreter shutdown")
-            if self._thread is None:
-                thread = threading.Thread(target=_work, args=(self._jobs,), name=self._name)
-                thread.start()
-                _QUEUES[thread] = self._jobs
-                self._thread = thread
-                # dropped without a shutdown, the worker's thread ends once it has run what was
-                # queued (the executor's thread ends when the executor is collected)
-                weakref.finalize(self, self._jobs.put, None)
-            self._jobs.put((loop, future, fn, args))
-        return future
-
-    def shutdown(self) -> None:
-        """No more calls; wait for the queued ones to run and the thread to end."""
-        with self._lock:
-            self._shut = True
-            thread = self._thread
-            self._jobs.put(None)
-        if thread is not None:
-            thread.join()
-
-
-def _work(jobs: queue.SimpleQueue[_Job | None]) -> None:
-    while True:
-        job = jobs.get()
-        if job is None:
-            return
-        loop, future, fn, args = job
-        del job
-        # read from this thread: a flag the loop's thread sets, read under the GIL -- a cancel that
-        # comes after this check is one that came after the work began, as with the executor's
-        # ``set_running_or_notify_cancel``
-        if future.cancelled():
-            continue
-        try:
-            result = fn(*args)
-        except BaseException as exc:
-            _settle_soon(loop, future, None, exc)
-            del exc
-        else:
-            _settle_soon(loop, future, result, None)
-        del loop, future, fn, args
-
-
-def _settle_soon(
-    loop: asyncio.AbstractEventLoop, future: asyncio.Future[Any], result: Any, exc: BaseException | None
-) -> None:
-    try:
-        loop.call_soon_threadsafe(_settle, future, result, exc)
-    except RuntimeError:  # the loop is closed: nobody waits for it (asyncio's chaining drops it too)
-        pass
-
-
-def _settle(future: asyncio.Future[Any], result: Any, exc: BaseException | None) -> None:
-    if future.cancelled():
-        return
-    if exc is not None:
-        future.set_exception(exc)
-    else:
-        future.set_result(result)
+            await asyncio.to_thread(self._executor.shutdown, True)
 
 
 class Tx:
