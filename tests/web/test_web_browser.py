@@ -173,9 +173,10 @@ async def test_typed_in_the_browser_answered_and_rewound(tmp_path: Path, agent: 
 
                 # Esc Esc on the empty composer chooses the last turn; Enter rewinds it. At a
                 # person's pace, as the real-terminal lane types (tests/terminal/ptyterm.py): an Esc
-                # is a prefix as well as a key (alt+<next> is Esc then the key), and two sent back
-                # to back through the browser were not always read as two (4 runs of 5 once the
-                # server answered sooner; never in 6 before; the same keys through tmux are)
+                # is a prefix as well as a key (alt+<next> is Esc then the key), so a key that comes
+                # within the terminal's escape delay (0.1 s) after an Esc is read with it. The
+                # Enter came 96 ms after the second Esc once the server's reads between them
+                # answered sooner, and the app saw Esc, alt+Enter (Textual's parser, logged)
                 for key in ("Escape", "Escape"):
                     await page.keyboard.press(key)
                     await page.wait_for_timeout(150)
