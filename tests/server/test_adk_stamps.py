@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 from sqlalchemy import update
 
 from rewindtui.server.shared.internals import bulk_event_writer
-from rewindtui.server.storage import adk_sessions, adk_stamps
+from rewindtui.server.storage import adk_stamps
 from rewindtui.server.storage.adk_sessions import CachedDatabaseSessionService, sqlite_url
 from rewindtui.server.storage.adk_stamps import StampReader, stamps_query
 
@@ -41,6 +41,18 @@ def _event(invocation: str, text: str, delta: dict[str, Any] | None = None) -> E
     return Event(
         invocation_id=invocation, author="user", content=content, actions=EventActions(state_delta=delta or {})
     )
+
+
+async def _append_and_read_back(url: str) -> None:
+    """A session created, one event appended, the session read again (its cache checked)."""
+    svc = CachedDatabaseSessionService(url)
+    try:
+        session = await svc.create_session(app_name=APP, user_id=USER, session_id=SID)
+        await svc.append_event(session, _event("e-1", "hello"))
+        again = await svc.get_session(app_name=APP, user_id=USER, session_id=SID)
+        assert again is not None and [e.invocation_id for e in again.events] == ["e-1"]
+    finally:
+        await svc.close()
 
 
 async def _both(svc: CachedDatabaseSessionService, key: tuple[str, str, str]) -> tuple[Any, Any]:
@@ -108,19 +120,9 @@ def test_turns_check_the_cache_on_the_loop(tmp_path: Path, monkeypatch: pytest.M
         return reads[-1]
 
     monkeypatch.setattr(StampReader, "read", spy)
-    monkeypatch.setattr(adk_sessions, "stamps_query", lambda *_: pytest.fail("read through SQLAlchemy"))
+    monkeypatch.setattr(adk_stamps.StampsCheck, "read_waiting", lambda *_: pytest.fail("read through SQLAlchemy"))
 
-    async def run() -> None:
-        svc = CachedDatabaseSessionService(sqlite_url(str(tmp_path / "adk.db")))
-        try:
-            session = await svc.create_session(app_name=APP, user_id=USER, session_id=SID)
-            await svc.append_event(session, _event("e-1", "hello"))
-            again = await svc.get_session(app_name=APP, user_id=USER, session_id=SID)
-            assert again is not None and [e.invocation_id for e in again.events] == ["e-1"]
-        finally:
-            await svc.close()
-
-    asyncio.run(run())
+    asyncio.run(_append_and_read_back(sqlite_url(str(tmp_path / "adk.db"))))
     assert reads and all(r is not None for r in reads)
 
 
@@ -158,10 +160,15 @@ def test_a_locked_database_fails_the_plain_read_at_once(tmp_path: Path) -> None:
         reader.close()
 
 
-def test_a_check_leaves_no_read_open(tmp_path: Path) -> None:
+def test_a_check_leaves_no_read_open(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Between checks the reader holds no read snapshot: a checkpoint that must wait for every
     reader (``TRUNCATE``) completes right after one, with the reader still open."""
     db = tmp_path / "adk.db"
+    reads: list[Any] = []
+    closes: list[Any] = []
+    read, close = StampReader.read, StampReader.close
+    monkeypatch.setattr(StampReader, "read", lambda self, *key: reads.append(read(self, *key)) or reads[-1])
+    monkeypatch.setattr(StampReader, "close", lambda self: closes.append(self) or close(self))
 
     async def run() -> None:
         svc = CachedDatabaseSessionService(sqlite_url(str(db)))
@@ -172,7 +179,7 @@ def test_a_check_leaves_no_read_open(tmp_path: Path) -> None:
                 again = await svc.get_session(app_name=APP, user_id=USER, session_id=SID)
                 assert again is not None
                 session = again
-            assert svc._stamps_reader is not None and svc._stamps_reader._conn is not None  # it read, it is open
+            assert any(r is not None for r in reads) and not closes  # it read on the loop, it is open
             other = sqlite3.connect(db, isolation_level=None)
             try:
                 busy, _, _ = other.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
@@ -261,14 +268,4 @@ def test_not_on_a_sqlite_file_there_is_no_plain_read(monkeypatch: pytest.MonkeyP
     """An in-memory database: the check reads through SQLAlchemy (no file for a second connection)."""
     monkeypatch.setattr(adk_stamps.StampReader, "read", lambda *_: pytest.fail("read on the loop"))
 
-    async def run() -> None:
-        svc = CachedDatabaseSessionService("sqlite+aiosqlite:///:memory:")
-        try:
-            session = await svc.create_session(app_name=APP, user_id=USER, session_id=SID)
-            await svc.append_event(session, _event("e-1", "hello"))
-            again = await svc.get_session(app_name=APP, user_id=USER, session_id=SID)
-            assert again is not None and [e.invocation_id for e in again.events] == ["e-1"]
-        finally:
-            await svc.close()
-
-    asyncio.run(run())
+    asyncio.run(_append_and_read_back("sqlite+aiosqlite:///:memory:"))

@@ -42,7 +42,7 @@ from rewindtui.server.storage.store import _Connection as Connection
 BUSY_TIMEOUT_MS = 30_000
 
 
-class _Prepared:
+class Prepared:
     """A statement compiled once, and how to turn named values into its positional parameters."""
 
     def __init__(self, statement: ClauseElement, dialect: Dialect) -> None:
@@ -87,8 +87,8 @@ class DirectAppender:
             exists().where(and_(user_state.c.app_name == app, user_state.c.user_id == user)),
         )
         touch = update(sessions).where(at_revision).values(update_time=bindparam("updated"))
-        self._touch = _Prepared(touch, dialect)
-        self._insert = _Prepared(insert(self._events), dialect)
+        self._touch = Prepared(touch, dialect)
+        self._insert = Prepared(insert(self._events), dialect)
         self._conn = Connection(path, BUSY_TIMEOUT_MS, "adk")  # one sqlite3 connection on its own thread
         self._opened = False
 

@@ -48,7 +48,6 @@ import contextlib
 import copy
 import functools
 import logging
-import sqlite3
 from collections import OrderedDict
 from collections.abc import Sequence
 from datetime import UTC, datetime
@@ -68,7 +67,6 @@ from sqlalchemy.ext.asyncio import create_async_engine
 
 from rewindtui.server.shared.errors import is_storage_failure
 from rewindtui.server.shared.internals import (
-    BulkEventWriter,
     adk_rewind_session,
     bulk_event_writer,
     has_update_marker,
@@ -78,7 +76,7 @@ from rewindtui.server.storage.adk_append import DirectAppender
 from rewindtui.server.storage.adk_copy import NotDescribed, copy_event_rows, write_fork
 from rewindtui.server.storage.adk_damage import fill_missing_authors, is_placeholder, read_session
 from rewindtui.server.storage.adk_rewind import EVERY, STAND_IN, RewindIndex, stand_in_events
-from rewindtui.server.storage.adk_stamps import StampReader, stamps_query
+from rewindtui.server.storage.adk_stamps import StampsCheck
 
 _Key = tuple[str, str, str]
 log = logging.getLogger(__name__)
@@ -126,8 +124,8 @@ class CachedDatabaseSessionService(DatabaseSessionService):
         self._extending: dict[_Key, asyncio.Task[int]] = {}
         #: the whole read of a session under way, and the write generation it began at
         self._reading: dict[_Key, tuple[int, asyncio.Future[Session | None]]] = {}
-        #: the revisions' read on the event loop (:mod:`.adk_stamps`; SQLite files only)
-        self._stamps_reader: StampReader | None = None
+        #: the revisions' read (:mod:`.adk_stamps`: on the event loop on a SQLite file)
+        self._stamps_check = StampsCheck(engine, self._db_path)
 
     @property
     def db_path(self) -> Path | None:
@@ -229,25 +227,11 @@ class CachedDatabaseSessionService(DatabaseSessionService):
         if writer is None:
             return None
         await self.prepare_tables()
-        row: Sequence[Any] | None
-        try:
-            row = self._stamp_reader(writer).read(*key)
-        except (sqlite3.Error, _NoStampReader):
-            async with self._engine.connect() as conn:
-                conn = await conn.execution_options(read_only=True)
-                row = (await conn.execute(stamps_query(writer, *key))).first()
+        row = await self._stamps_check.read(writer, *key)
         if row is None:
             return None, None, None
         marker = writer.storage_session(update_time=row[0]).get_update_marker()  # ADK's own arithmetic
         return marker, row[1], row[2]
-
-    def _stamp_reader(self, writer: BulkEventWriter) -> StampReader:
-        """The on-loop reader of the stamps (raises :class:`_NoStampReader` off a SQLite file)."""
-        if self._stamps_reader is None:
-            if self._db_path is None:
-                raise _NoStampReader
-            self._stamps_reader = StampReader(self._db_path, writer, self._engine.dialect)
-        return self._stamps_reader
 
     async def _current(self, key: _Key, cached: Session) -> bool:
         """The cached copy of ``key`` is what the database holds now (a team server: one cheap
@@ -554,14 +538,9 @@ class CachedDatabaseSessionService(DatabaseSessionService):
         self._cache.clear()
         if self._direct is not None:
             await self._direct.close()
-        if self._stamps_reader is not None:
-            self._stamps_reader.close()
+        self._stamps_check.close()
         await super().close()
         await self._engine.dispose()
-
-
-class _NoStampReader(Exception):
-    """Not a SQLite file: the revisions are read through SQLAlchemy."""
 
 
 def _undecodable(exc: BaseException) -> bool:

@@ -14,8 +14,8 @@ its busy timeout is 0 and it is ``query_only``. A WAL database lets a reader rea
 connection writes, so the read does not wait for this server's writes nor another process's;
 where SQLite says the database is busy all the same (another connection holding it in exclusive
 locking mode, a database not in WAL mode while someone writes, WAL recovery after a crash) or
-anything else fails, :meth:`StampReader.read` raises and the caller reads through SQLAlchemy as
-before, which waits its turn. ``tests/server/test_adk_stamps.py`` holds the two reads equal.
+anything else fails, :meth:`StampReader.read` raises and :class:`StampsCheck` reads through
+SQLAlchemy as before, which waits its turn. ``tests/server/test_adk_stamps.py`` holds the two reads equal.
 """
 
 from __future__ import annotations
@@ -27,11 +27,12 @@ from typing import Any
 
 from sqlalchemy import bindparam, select
 from sqlalchemy.engine import Dialect
+from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlalchemy.sql import Select
 from sqlalchemy.sql.elements import ColumnElement
 
 from rewindtui.server.shared.internals import BulkEventWriter
-from rewindtui.server.storage.adk_append import _Prepared
+from rewindtui.server.storage.adk_append import Prepared
 
 Stamps = tuple[Any, Any, Any]
 
@@ -56,7 +57,7 @@ class StampReader:
 
     def __init__(self, path: Path, writer: BulkEventWriter, dialect: Dialect) -> None:
         query = stamps_query(writer, bindparam("app_name"), bindparam("user_id"), bindparam("session_id"))
-        self._query = _Prepared(query, dialect)
+        self._query = Prepared(query, dialect)
         self._processors: list[Callable[[Any], Any] | None] = [
             column.type.dialect_impl(dialect).result_processor(dialect, None) for column in query.selected_columns
         ]
@@ -90,3 +91,37 @@ class StampReader:
         conn, self._conn = self._conn, None
         if conn is not None:
             conn.close()
+
+
+class StampsCheck:
+    """The stamps of a session: on the event loop where the database is a SQLite file and SQLite
+    answers at once (:class:`StampReader`), else through SQLAlchemy (``engine``), which waits."""
+
+    def __init__(self, engine: AsyncEngine, path: Path | None) -> None:
+        self._engine = engine
+        self._path = path
+        self._reader: StampReader | None = None
+
+    async def read(self, writer: BulkEventWriter, app_name: str, user_id: str, session_id: str) -> Stamps | None:
+        """The three update times (None: no such session)."""
+        if self._path is not None:
+            if self._reader is None:
+                self._reader = StampReader(self._path, writer, self._engine.dialect)
+            try:
+                return self._reader.read(app_name, user_id, session_id)
+            except sqlite3.Error:
+                pass  # busy, or not answerable at once: SQLAlchemy's read waits its turn
+        return await self.read_waiting(writer, app_name, user_id, session_id)
+
+    async def read_waiting(
+        self, writer: BulkEventWriter, app_name: str, user_id: str, session_id: str
+    ) -> Stamps | None:
+        """The same read through SQLAlchemy (a pooled connection, a read-only transaction)."""
+        async with self._engine.connect() as conn:
+            conn = await conn.execution_options(read_only=True)
+            row = (await conn.execute(stamps_query(writer, app_name, user_id, session_id))).first()
+        return None if row is None else (row[0], row[1], row[2])
+
+    def close(self) -> None:
+        if self._reader is not None:
+            self._reader.close()
