@@ -54,6 +54,26 @@ async def test_lost_answer_rereads_the_server(make_chat, proxy, truth, fault, re
     assert not chat.rewinding
 
 
+async def test_lost_answer_and_failed_reread_say_which_failed(make_chat, proxy, truth):
+    """The answer lost and the re-read failing too (the server killed and restarting): the words
+    name the failed re-read, not a server without history, and the view stays until it answers."""
+    sid, turns = await three_turns(make_chat)
+    chat = await make_chat(timeout=0.5)
+    await chat.open(sid)
+    proxy.add(Fault(is_a2a_rewind, reset=True))
+    proxy.add(Fault(lambda req: not is_a2a_rewind(req), status=503, body=b"restarting", times=1000))
+    with pytest.raises(RewindOutcomeUnknown) as info:
+        await chat.rewind(turns[1])
+    text = str(info.value)
+    assert "reading the session again failed too" in text and "cannot give its history" not in text
+    assert not info.value.reread
+    assert users(chat) == ["one", "two", "three"]  # as before the rewind: nothing read to show
+    proxy.clear()
+    await chat.open(sid)  # what the words advise: the server's truth, the rewind it made
+    assert users(chat) == ["one"]
+    assert view(chat.conversation) == await truth(sid)
+
+
 async def test_lost_rest_answer_rereads_the_server(make_chat, proxy, truth):
     sid, turns = await three_turns(make_chat)
     chat = await make_chat(rewind="rest")

@@ -96,12 +96,14 @@ class Rewinds(Turns):
         """The rewind's answer was lost: show the server's view, and say what it shows."""
         try:
             known = await self.refresh()
-        except ClientError:
-            known = False
+        except ClientError as exc:  # unreachable now (killed, restarting): not a server without history
+            known, why = False, f"reading the session again failed too ({exc})"
+        else:
+            why = "this server cannot give its history back"
         if not known:
             self._emit(self.conversation.rollback(token))
             return RewindOutcomeUnknown(
-                f"the rewind's answer was lost ({reason}) and this server cannot give its history back: "
+                f"the rewind's answer was lost ({reason}) and {why}: "
                 "whether it rewound is unknown (reopen the session to check)",
                 reread=False,
             )
