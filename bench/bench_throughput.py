@@ -16,9 +16,11 @@ change in the machine's load during the run weighs on both alike; turns/s is the
 rounds, p50/p99 are over every turn of every round.
 
 Prints turns/s, p50 and p99 for both and their ratio, next to the goals: the embedded server at
-least 0.5x the echo server's turns/s (it does far more per turn: ADK, the model, two SQLite
-databases), and its p99 under 5x one turn alone (the median of sequential turns, measured first).
-Also each server's own CPU time per turn (Linux), which the machine's other load does not skew.
+least 0.5x the echo server's turns/s (the first floor; it does far more per turn: ADK, the model,
+two SQLite databases) and issue 32's 0.9x. Also each server's own CPU time per turn (Linux), which
+the machine's other load does not skew, and google-adk's ``Runner`` alone (``adk_alone.py``): what
+would be left of a turn's CPU for everything else at 0.9x. The p99 is printed beside Little's law
+(with every user's turn in flight, p50 is about users / turns/s): a queueing figure, not a goal.
 
 With ``--baseline``, paired runs instead (what issue 32's throughput rounds hold a change against):
 the embedded server of this checkout and of another tree's ``src`` (``PYTHONPATH`` first), each
@@ -48,7 +50,7 @@ from rewindtui.server.process.spawn import spawn_server
 
 HERE = Path(__file__).resolve().parent
 THROUGHPUT_GOAL = 0.5  # x the echo server's turns/s
-P99_GOAL = 5.0  # x one turn alone
+ISSUE_GOAL = 0.9  # x the echo server's turns/s (issue 32)
 
 
 def cpu_seconds(pid: int) -> float | None:
@@ -151,6 +153,18 @@ def start_echo() -> tuple[subprocess.Popen[str], str]:
     return process, line.split("serving on ", 1)[1].strip() + "/"
 
 
+def adk_alone(turns: int, users: int) -> float:
+    """CPU ms per turn of google-adk's ``Runner`` alone (``adk_alone.py``, a child process)."""
+    out = subprocess.run(
+        [sys.executable, str(HERE / "adk_alone.py"), str(turns), str(users)],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=600,
+    )
+    return float(json.loads(out.stdout.strip().splitlines()[-1])["cpu_ms"])
+
+
 def pairs(baseline: str, count: int, turns: int, concurrency: int) -> None:
     """This checkout's server against ``baseline``'s (a tree's ``src``), alternately (see the module)."""
     trees = {
@@ -221,6 +235,7 @@ def main() -> int:
             if echo.stdout:
                 echo.stdout.close()
 
+    adk_ms = adk_alone(args.turns, args.concurrency)
     print(
         f"{args.rounds} rounds of {args.turns} streaming turns by {args.concurrency} users at once, "
         "A2A 1.0 over loopback"
@@ -236,12 +251,28 @@ def main() -> int:
         )
     ours_r, echo_r = results["embedded"], results["a2a-sdk echo"]
     ratio = ours_r["turns_per_s"] / echo_r["turns_per_s"]
-    p99x = ours_r["p99"] / ours_r["alone"]
+    queue_ms = args.concurrency / ours_r["turns_per_s"] * 1000
     print(
         f"throughput: embedded / echo = {ratio:.2f}x   (goal >= {THROUGHPUT_GOAL}x: "
-        f"{'met' if ratio >= THROUGHPUT_GOAL else 'NOT met'})"
+        f"{'met' if ratio >= THROUGHPUT_GOAL else 'NOT met'}; issue 32's {ISSUE_GOAL}x: "
+        f"{'met' if ratio >= ISSUE_GOAL else 'NOT met'})"
     )
-    print(f"p99 latency: {p99x:.1f}x one turn alone   (goal < {P99_GOAL}x: {'met' if p99x < P99_GOAL else 'NOT met'})")
+    print(
+        f"p99 latency: {ours_r['p99'] * 1000:.0f} ms, p50 {ours_r['p50'] * 1000:.0f} ms; with {args.concurrency} "
+        f"turns in flight Little's law gives about {queue_ms:.0f} ms (users / turns/s): a queueing figure"
+    )
+    # issue 32's 0.9x, on a CPU-bound machine: ours CPU/turn <= echo's / 0.9. google-adk's agent
+    # loop alone takes part of that; what is left would have to carry HTTP, A2A, SSE and the store
+    left = echo_r["cpu_ms"] / ISSUE_GOAL - adk_ms
+    print(
+        f"google-adk's Runner alone (demo agent, in-memory session, no HTTP, no store): {adk_ms:.1f} ms CPU/turn "
+        f"= {adk_ms / ours_r['cpu_ms']:.0%} of the embedded server's {ours_r['cpu_ms']:.1f} ms"
+    )
+    print(
+        f"for {ISSUE_GOAL}x the echo's turns/s with a core's CPU the limit: everything but ADK's loop in "
+        f"{left:.1f} ms/turn (HTTP, A2A, SSE, the store), where the echo spends {echo_r['cpu_ms']:.1f} ms "
+        "on HTTP, A2A and SSE alone"
+    )
     return 0
 
 

@@ -90,7 +90,14 @@ CASES: dict[str, tuple[str, ...]] = {
         "a turn of many deltas publishing its events",
     ),
     "bench_turn.py": ("sqlite: a turn (A2A 1.0 stream, read to the end)", "  src      a turn "),
-    "bench_throughput.py": ("embedded ", "a2a-sdk echo ", "throughput: embedded / echo", "p99 latency"),
+    "bench_throughput.py": (
+        "embedded ",
+        "a2a-sdk echo ",
+        "throughput: embedded / echo",
+        "p99 latency",
+        "google-adk's Runner alone",
+        "for 0.9x the echo's turns/s",
+    ),
     "bench_wire.py": ("json.loads(bytes)", "app path: parse_json", "merge alone", "cyclic GC runs during the merge"),
     "bench_wire_log.py": (
         "SSE frames, best of 3",
