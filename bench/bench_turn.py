@@ -24,10 +24,12 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from google.genai import types
 
 from bench_server_big import turn
 from bench_team import new_db, postgres
 from rewindtui.server import EmbeddedServer
+from rewindtui.server.agent.content_copy import copier
 from rewindtui.server.http.options import DATABASE_URL_ENV, ServerOptions
 from rewindtui.server.process.spawn import spawn_server
 from seed_turns import seed_session
@@ -108,6 +110,36 @@ def measure(root: Path, engine: str, pg: Any, trees: dict[str, str], big: int, r
             f"  {name:<8} a turn {sizes[0]:>6}: {a:8.1f} ms  {big:>6}: {b:8.1f} ms  {ratio:5.2f}x  "
             f"target <= {TARGET:g}x  {'ok' if ratio <= TARGET else 'short'}  ({src})"
         )
+    small_copies, big_copies = (copies_ms(n) for n in sizes)
+    floor = TARGET * statistics.median(times[(next(iter(trees)), sizes[0])])
+    print(
+        f"  the request's copies alone (google-adk hands the model a copy of every content; the server's own "
+        f"copier, best of 5): {sizes[0]}: {small_copies:.1f} ms  {big}: {big_copies:.1f} ms = "
+        f"{big_copies / floor:.1f}x the {floor:.1f} ms a whole turn at {big} may take within {TARGET:g}x"
+    )
+
+
+def copies_ms(turns: int) -> float:
+    """The copies of a ``turns``-turn request's contents (a user's line and the demo model's answer
+    per turn, as ``seed_turns.py`` writes them), made as the server makes them for a request."""
+
+    def not_plain(*args: Any, **kwargs: Any) -> types.Content:
+        raise AssertionError("plain text contents only")
+
+    copy = copier(not_plain)
+    contents = []
+    for i in range(turns):
+        text = f"message number {i}: some words to make it look like a chat line"
+        contents.append(types.Content(role="user", parts=[types.Part(text=text)]))
+        answer = f"You said: {text} (turn {i + 1}; history: ['...']; weather_calls=0)"
+        contents.append(types.Content(role="model", parts=[types.Part(text=answer)]))
+    best = float("inf")
+    for _ in range(5):
+        start = time.perf_counter()
+        for content in contents:
+            copy(content)
+        best = min(best, time.perf_counter() - start)
+    return best * 1000
 
 
 if __name__ == "__main__":

@@ -40,7 +40,12 @@ CASES: dict[str, tuple[str, ...]] = {
         "cold start to first paint, server already running",
         "cold start to first paint, embedded server",
     ),
-    "bench_fork_steps.py": ("sqlite: a fork before the last turn", "HTTP request, end to end", "ADK fork (all below)"),
+    "bench_fork_steps.py": (
+        "sqlite: a fork before the last turn",
+        "HTTP request, end to end",
+        "ADK fork (all below)",
+        "  ADK's side alone",
+    ),
     "bench_large_message.py": ("turn 1: 1 MB in", "server memory idle", "data directory after 1 turn(s)"),
     "bench_launch.py": (
         "warm composer",
@@ -89,7 +94,11 @@ CASES: dict[str, tuple[str, ...]] = {
         "hold + release alone",
         "a turn of many deltas publishing its events",
     ),
-    "bench_turn.py": ("sqlite: a turn (A2A 1.0 stream, read to the end)", "  src      a turn "),
+    "bench_turn.py": (
+        "sqlite: a turn (A2A 1.0 stream, read to the end)",
+        "  src      a turn ",
+        "  the request's copies alone",
+    ),
     "bench_throughput.py": (
         "embedded ",
         "a2a-sdk echo ",
