@@ -269,10 +269,16 @@ def measure(
                 open_a2a_all(http, server, f"s{n}")
                 wait_warm(http, server, server.pid)
                 rss[n] = rss_kib(server.pid)
-            finally:
+            except BaseException:
+                server.stop()
+                raise
+            if n != big or not args.quick:
                 server.stop()
 
-        server = spawned(http, data_dir, url)
+        # a smoke run (the figures mean nothing) goes on in the last fresh process; a measuring
+        # run starts one that has opened nothing yet
+        if not args.quick:
+            server = spawned(http, data_dir, url)
         try:
             for n in sizes_changed:  # warm: the server has the session loaded, as while chatting
                 open_rest_page(http, server, f"s{n}")

@@ -198,7 +198,7 @@ def main(argv: list[str] | None = None) -> int:
         finally:
             server.stop()
 
-        for label, overrides in (
+        cases = (
             ("A2A 0.3, ADK session cache off", {"REWINDTUI_SESSION_CACHE": "0"}),
             (
                 "A2A 0.3, cache off + no fast path (before)",
@@ -208,13 +208,22 @@ def main(argv: list[str] | None = None) -> int:
                 "A2A 1.0, cache off + no fast path (before)",
                 {"REWINDTUI_SESSION_CACHE": "0", "REWINDTUI_FAST_REWIND": "0"},
             ),
-        ):
-            server = spawned(http, data_dir, env=dict(os.environ, **overrides))
-            try:
+        )
+        # a smoke run (the figures mean nothing) measures each case once, and the cases with the
+        # same settings on one server process; a measuring run gives each case a fresh process
+        repeat = args.repeat if args.quick else max(3, args.repeat // 2)
+        server, settings = None, None
+        try:
+            for label, overrides in cases:
+                if server is None or overrides != settings or not args.quick:
+                    if server is not None:
+                        server.stop()
+                    server, settings = spawned(http, data_dir, env=dict(os.environ, **overrides)), overrides
                 how = "1.0" if label.startswith("A2A 1.0") else "0.3"
-                samples, messages, last = measure(server, http, how, max(3, args.repeat // 2), last)
+                samples, messages, last = measure(server, http, how, repeat, last)
                 lines.append(row(label, samples, messages))
-            finally:
+        finally:
+            if server is not None:
                 server.stop()
 
     print(

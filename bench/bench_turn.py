@@ -56,11 +56,13 @@ def main(argv: list[str] | None = None) -> int:
     for engine in ENGINES if args.engine == "both" else (args.engine,):
         if engine == "postgresql" and pg is None:
             pg = postgres(root)
-        measure(root / engine, engine, pg if engine == "postgresql" else None, trees, args.turns, args.rounds)
+        # a smoke run (the figures mean nothing) warms nothing up: each case once
+        warm = 0 if args.quick else 2
+        measure(root / engine, engine, pg if engine == "postgresql" else None, trees, args.turns, args.rounds, warm)
     return 0
 
 
-def measure(root: Path, engine: str, pg: Any, trees: dict[str, str], big: int, rounds: int) -> None:
+def measure(root: Path, engine: str, pg: Any, trees: dict[str, str], big: int, rounds: int, warm: int = 2) -> None:
     sizes = (big // 10, big)
     urls: dict[str, str | None] = {}
     for name in trees:  # the seeding runs this process's tree: the same rows for each
@@ -84,7 +86,7 @@ def measure(root: Path, engine: str, pg: Any, trees: dict[str, str], big: int, r
             servers[name] = spawn_server(root / name, timeout=300, env=env)
             clients[name] = httpx.Client(timeout=600, headers={"Authorization": f"Bearer {servers[name].token}"})
             for n in sizes:  # warm: the session loaded, as while chatting
-                for _ in range(2):
+                for _ in range(warm):
                     turn(clients[name], servers[name], f"s{n}")
         times: dict[tuple[str, int], list[float]] = {(name, n): [] for name in trees for n in sizes}
         for r in range(rounds):

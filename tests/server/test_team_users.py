@@ -5,10 +5,13 @@ through the named-auth settings (``--bearer-env``)."""
 
 from __future__ import annotations
 
+import asyncio
+import io
 import os
 import subprocess
 import sys
 import uuid
+from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 from typing import Any
 
@@ -24,16 +27,18 @@ _http = httpx.Client(timeout=120)
 
 
 def _team(url: str, *args: str) -> str:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("REWINDTUI_")}
-    done = subprocess.run(
-        [sys.executable, "-m", "rewindtui", "team", "--database-url", url, *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stderr
-    return done.stdout
+    """``rewindtui team --database-url URL ARGS`` (the admin command: tokens, shares, revokes), run
+    in this process through the CLI's own entry point. It sets the scene here, it is not what these
+    tests test (test_team_move.py runs the command as a process), and the URL it is given is the
+    only setting it reads; a process of its own was 1.7 s of CPU each, most of it imports this
+    process has done already. Not thread-safe (it swaps sys.stdout): one call at a time."""
+    from rewindtui.cli.main import main as cli
+
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        rc = cli(["team", "--database-url", url, *args])
+    assert rc == 0, err.getvalue()
+    return out.getvalue()
 
 
 def _as(token: str) -> dict[str, str]:
@@ -185,8 +190,6 @@ def _grpc_address(replica: Served) -> str:
 def test_grpc_takes_the_users_tokens_and_their_shares(users_pair: Any, tmp_path: Path) -> None:
     """The gRPC binding of a server with users: a user's token (metadata ``authorization``), the
     same sessions and shares as over HTTP (server/http/grpc_users.py)."""
-    import asyncio
-
     import grpc
     from a2a.types import a2a_pb2 as pb
     from a2a.types import a2a_pb2_grpc
@@ -228,17 +231,17 @@ def test_grpc_takes_the_users_tokens_and_their_shares(users_pair: Any, tmp_path:
             listed = await on_b.ListTasks(pb.ListTasksRequest(), metadata=meta(bob))
             assert task_id not in [t.id for t in listed.tasks]
             # a read share: bob reads, cannot send
-            _team(url, "share", session, "bob", "--mode", "read")
+            await asyncio.to_thread(_team, url, "share", session, "bob", "--mode", "read")
             got = await on_b.GetTask(pb.GetTaskRequest(id=task_id), metadata=meta(bob))
             assert got.id == task_id and got.status.state == pb.TASK_STATE_COMPLETED
             still = await on_b.SendMessage(message("bob reads only"), metadata=meta(bob))
             assert still.task.status.state == pb.TASK_STATE_FAILED
             # a writable share: bob's turn lands in alice's session
-            _team(url, "share", session, "bob", "--mode", "write")
+            await asyncio.to_thread(_team, url, "share", session, "bob", "--mode", "write")
             written = await on_b.SendMessage(message("from bob over grpc"), metadata=meta(bob))
             assert written.task.status.state == pb.TASK_STATE_COMPLETED, written
             # revoked: within the token cache's seconds bob's calls end UNAUTHENTICATED
-            _team(url, "revoke", "bob")
+            await asyncio.to_thread(_team, url, "revoke", "bob")
 
             async def refused_now() -> bool:
                 try:
