@@ -19,7 +19,6 @@ import functools
 import inspect
 import statistics
 import sys
-import tempfile
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterator
@@ -34,6 +33,7 @@ from bench_server_big import fork, open_rest_page, redo, rewind, turn
 from bench_team import new_db, postgres
 from rewindtui.server import EmbeddedServer
 from rewindtui.server.http.options import ServerOptions
+from scratch import scratch
 from seed_turns import seed_session
 
 ENGINES = ("sqlite", "postgresql")
@@ -155,16 +155,16 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.quick:
         args.turns, args.repeat, args.engine = [10, 100], 2, "sqlite"
-    root = Path(tempfile.mkdtemp(prefix="rewindtui-bench-fork-"))
-    pg: Any = None
-    for engine in ENGINES if args.engine == "both" else (args.engine,):
-        options = ServerOptions.from_env()
-        if engine == "postgresql":
-            pg = pg or postgres(root)
-            options = replace(options, database_url=new_db(*pg))
-        measure(root / engine, options, engine, args.turns, args.repeat)
-    print(f"load average: {' '.join(f'{x:.2f}' for x in __import__('os').getloadavg())}")
-    return 0
+    with scratch("rewindtui-bench-fork-") as root:
+        pg: Any = None
+        for engine in ENGINES if args.engine == "both" else (args.engine,):
+            options = ServerOptions.from_env()
+            if engine == "postgresql":
+                pg = pg or postgres(root)
+                options = replace(options, database_url=new_db(*pg))
+            measure(root / engine, options, engine, args.turns, args.repeat)
+        print(f"load average: {' '.join(f'{x:.2f}' for x in __import__('os').getloadavg())}")
+        return 0
 
 
 def measure(data_dir: Path, options: ServerOptions, engine: str, sizes: list[int], repeat: int) -> None:

@@ -15,15 +15,15 @@ and the data directory's size on disk as a multiple of what was sent.
 from __future__ import annotations
 
 import argparse
-import shutil
 import subprocess
 import sys
-import tempfile
 import time
 import uuid
 from pathlib import Path
 
 import httpx
+
+from scratch import scratch
 
 AGENT_PATH = "/api/a2a/local/demo/"
 
@@ -50,44 +50,25 @@ def main() -> int:
     if not Path("/proc/self/status").exists():
         print("needs Linux (/proc/PID/status)")
         return 1
-    data = Path(tempfile.mkdtemp(prefix="rewindtui-bench-large-"))
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "rewindtui.server.process.serve", "--port", "0", "--data-dir", str(data)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        first = proc.stdout.readline() if proc.stdout else ""
-        if not first.startswith("serving on "):
-            print("the server did not start:", first, proc.stderr.read() if proc.stderr else "")
-            return 1
-        base = first.split("serving on ", 1)[1].strip()
-        size = int(args.mb * 1024 * 1024)
-        http = httpx.Client(timeout=600)
-        session = str(uuid.uuid4())
-        warm = {
-            "jsonrpc": "2.0",
-            "id": "warm",
-            "method": "message/send",
-            "params": {
-                "message": {
-                    "kind": "message",
-                    "role": "user",
-                    "messageId": str(uuid.uuid4()),
-                    "contextId": session,
-                    "parts": [{"kind": "text", "text": "hello"}],
-                }
-            },
-        }
-        http.post(base + AGENT_PATH, json=warm).raise_for_status()  # the agent loaded, one turn taken
-        idle_kb = status_kb(proc.pid, "VmRSS")
-        sent = 0
-        for turn in range(args.turns):
-            text = (f"turn {turn} " + "x" * size)[:size]
-            body = {
+    with scratch("rewindtui-bench-large-") as data:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "rewindtui.server.process.serve", "--port", "0", "--data-dir", str(data)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            first = proc.stdout.readline() if proc.stdout else ""
+            if not first.startswith("serving on "):
+                print("the server did not start:", first, proc.stderr.read() if proc.stderr else "")
+                return 1
+            base = first.split("serving on ", 1)[1].strip()
+            size = int(args.mb * 1024 * 1024)
+            http = httpx.Client(timeout=600)
+            session = str(uuid.uuid4())
+            warm = {
                 "jsonrpc": "2.0",
-                "id": str(turn),
+                "id": "warm",
                 "method": "message/send",
                 "params": {
                     "message": {
@@ -95,41 +76,59 @@ def main() -> int:
                         "role": "user",
                         "messageId": str(uuid.uuid4()),
                         "contextId": session,
-                        "parts": [{"kind": "text", "text": text}],
+                        "parts": [{"kind": "text", "text": "hello"}],
                     }
                 },
             }
-            started = time.monotonic()
-            resp = http.post(base + AGENT_PATH, json=body)
-            seconds = time.monotonic() - started
-            answer = resp.json()
-            if "error" in answer:
-                said = f"refused: HTTP {resp.status_code}, {answer['error'].get('message', '')[:160]}"
-            else:
-                sent += size
-                said = f"answered ({answer['result'].get('status', {}).get('state')})"
-            print(f"turn {turn + 1}: {args.mb:g} MB in {seconds:.1f} s: {said}")
-        peak_kb = status_kb(proc.pid, "VmHWM")
-        total = args.mb * args.turns
+            http.post(base + AGENT_PATH, json=warm).raise_for_status()  # the agent loaded, one turn taken
+            idle_kb = status_kb(proc.pid, "VmRSS")
+            sent = 0
+            for turn in range(args.turns):
+                text = (f"turn {turn} " + "x" * size)[:size]
+                body = {
+                    "jsonrpc": "2.0",
+                    "id": str(turn),
+                    "method": "message/send",
+                    "params": {
+                        "message": {
+                            "kind": "message",
+                            "role": "user",
+                            "messageId": str(uuid.uuid4()),
+                            "contextId": session,
+                            "parts": [{"kind": "text", "text": text}],
+                        }
+                    },
+                }
+                started = time.monotonic()
+                resp = http.post(base + AGENT_PATH, json=body)
+                seconds = time.monotonic() - started
+                answer = resp.json()
+                if "error" in answer:
+                    said = f"refused: HTTP {resp.status_code}, {answer['error'].get('message', '')[:160]}"
+                else:
+                    sent += size
+                    said = f"answered ({answer['result'].get('status', {}).get('state')})"
+                print(f"turn {turn + 1}: {args.mb:g} MB in {seconds:.1f} s: {said}")
+            peak_kb = status_kb(proc.pid, "VmHWM")
+            total = args.mb * args.turns
+            print(
+                f"server memory idle {idle_kb / 1024:.0f} MB, peak {peak_kb / 1024:.0f} MB: "
+                f"{(peak_kb - idle_kb) / 1024:.0f} MB above idle = {(peak_kb - idle_kb) / 1024 / args.mb:.1f}x one "
+                f"message ({args.mb:g} MB)"
+            )
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+        on_disk = disk_bytes(data)
+        stored = f" = {on_disk / sent:.1f}x what was stored ({sent / 1024 / 1024:.0f} MB)" if sent else ""
         print(
-            f"server memory idle {idle_kb / 1024:.0f} MB, peak {peak_kb / 1024:.0f} MB: "
-            f"{(peak_kb - idle_kb) / 1024:.0f} MB above idle = {(peak_kb - idle_kb) / 1024 / args.mb:.1f}x one "
-            f"message ({args.mb:g} MB)"
+            f"data directory after {args.turns} turn(s) of {total:g} MB sent: {on_disk / 1024 / 1024:.0f} MB on "
+            f"disk{stored}"
         )
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-    on_disk = disk_bytes(data)
-    shutil.rmtree(data, ignore_errors=True)
-    stored = f" = {on_disk / sent:.1f}x what was stored ({sent / 1024 / 1024:.0f} MB)" if sent else ""
-    print(
-        f"data directory after {args.turns} turn(s) of {total:g} MB sent: {on_disk / 1024 / 1024:.0f} MB on "
-        f"disk{stored}"
-    )
-    return 0
+        return 0
 
 
 if __name__ == "__main__":

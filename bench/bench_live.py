@@ -16,9 +16,7 @@ import argparse
 import asyncio
 import statistics
 import sys
-import tempfile
 import time
-from pathlib import Path
 
 from rewindtui.chat import Chat
 from rewindtui.chat.live import LiveWatch
@@ -26,6 +24,7 @@ from rewindtui.client.a2a_client import A2AClient, ServerConfig
 from rewindtui.server import EmbeddedServer
 from rewindtui.server.process.spawn import spawn_server
 from rewindtui.tui.live_view import FIRST, LONGEST
+from scratch import scratch
 from seed_turns import seed_session
 
 #: a check must cost about the same on any session (one task is read, whatever the length)
@@ -78,38 +77,40 @@ def main(argv: list[str] | None = None) -> int:
     if args.quick:
         args.turns, args.repeat = 20, 3
     big, small = args.turns, max(1, args.turns // 100)
-    data_dir = Path(tempfile.mkdtemp(prefix="rewindtui-bench-live-"))
-    seeder = EmbeddedServer(data_dir).start()
-    try:
-        parts = seeder.app.state.parts
-        for n in (small, big):
-            seeder.call(seed_session(parts, f"s{n}", n), timeout=3600)
-    finally:
-        seeder.stop()
-    server = spawn_server(data_dir, share=False)
-    try:
-        figures = asyncio.run(measure(server, {small: f"s{small}", big: f"s{big}"}, args.repeat))
-    finally:
-        server.stop()
-    med = {key: statistics.median(values) for key, values in figures.items()}
-    ratio = med[f"check {big}"] / med[f"check {small}"]
-    mark = "met" if ratio <= TARGET_RATIO else "NOT met"
-    print(
-        f"live check, {big} vs {small} turns: {med[f'check {big}']:.1f} vs {med[f'check {small}']:.1f} ms = "
-        f"{ratio:.2f}x (target <= {TARGET_RATIO}x: {mark})"
-    )
-    saved = med[f"open {big}"] / med[f"check {big}"]
-    print(
-        f"live check vs re-reading {big} turns: {med[f'check {big}']:.1f} vs {med[f'open {big}']:.1f} ms = the check "
-        f"is {saved:.0f}x cheaper"
-    )
-    first = schedule(60)
-    later = schedule(120) - first
-    print(
-        f"checks of an idle app: {first} in its first minute, {later} in each minute after (back-off {FIRST:g} s to "
-        f"{LONGEST:g} s)"
-    )
-    return 0
+    with scratch("rewindtui-bench-live-") as data_dir:
+        seeder = EmbeddedServer(data_dir).start()
+        try:
+            parts = seeder.app.state.parts
+            for n in (small, big):
+                seeder.call(seed_session(parts, f"s{n}", n), timeout=3600)
+        finally:
+            seeder.stop()
+        server = spawn_server(data_dir, share=False)
+        try:
+            figures = asyncio.run(measure(server, {small: f"s{small}", big: f"s{big}"}, args.repeat))
+        finally:
+            server.stop()
+        med = {key: statistics.median(values) for key, values in figures.items()}
+        ratio = med[f"check {big}"] / med[f"check {small}"]
+        mark = "met" if ratio <= TARGET_RATIO else "NOT met"
+        print(
+            f"live check, {big} vs {small} turns: {med[f'check {big}']:.1f} vs {med[f'check {small}']:.1f} ms = "
+            f"{ratio:.2f}x (target <= {TARGET_RATIO}x: {mark})"
+        )
+        saved = med[f"open {big}"] / med[f"check {big}"]
+        print(
+            f"live check vs re-reading {big} turns: {med[f'check {big}']:.1f} vs {med[f'open {big}']:.1f} ms "
+            "= the check "
+            f"is {saved:.0f}x cheaper"
+        )
+        first = schedule(60)
+        later = schedule(120) - first
+        print(
+            f"checks of an idle app: {first} in its first minute, {later} in each minute after "
+            f"(back-off {FIRST:g} s to "
+            f"{LONGEST:g} s)"
+        )
+        return 0
 
 
 if __name__ == "__main__":

@@ -38,7 +38,6 @@ import json
 import os
 import statistics
 import sys
-import tempfile
 import time
 import uuid
 from collections.abc import Callable
@@ -54,6 +53,7 @@ from rewindtui.chat import ANSWER_TAIL
 from rewindtui.server import EmbeddedServer
 from rewindtui.server.http.options import DATABASE_URL_ENV, ServerOptions
 from rewindtui.server.process.spawn import spawn_server
+from scratch import scratch
 from seed_turns import seed_session
 
 ENGINES = ("sqlite", "postgresql")
@@ -219,16 +219,16 @@ def main(argv: list[str] | None = None) -> int:
         args.turns, args.repeat = 100, 1
     big, mid, small = args.turns, args.turns // 10, args.turns // 100
     sizes_changed = (mid, big, args.huge) if args.huge else (mid, big)
-    root = args.data_dir or Path(tempfile.mkdtemp(prefix="rewindtui-bench-big-"))
-    pg: Any = None
-    for engine in ENGINES if args.engine == "both" else (args.engine,):
-        url = None
-        if engine == "postgresql":
-            if pg is None:
-                pg = postgres(root)
-            url = new_db(*pg)
-        measure(args, root / engine, url, engine, big, mid, small, sizes_changed)
-    return 0
+    with scratch("rewindtui-bench-big-", args.data_dir) as root:
+        pg: Any = None
+        for engine in ENGINES if args.engine == "both" else (args.engine,):
+            url = None
+            if engine == "postgresql":
+                if pg is None:
+                    pg = postgres(root)
+                url = new_db(*pg)
+            measure(args, root / engine, url, engine, big, mid, small, sizes_changed)
+        return 0
 
 
 def measure(

@@ -29,7 +29,6 @@ import json
 import os
 import statistics
 import sys
-import tempfile
 import time
 import uuid
 from pathlib import Path
@@ -39,6 +38,7 @@ import httpx
 
 from rewindtui.server import EmbeddedServer
 from rewindtui.server.process.spawn import spawn_server
+from scratch import scratch
 from seed_turns import seed_session
 
 TARGET_MS = 100.0
@@ -153,85 +153,85 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.quick:
         args.turns, args.repeat = 20, 1
-    data_dir = args.data_dir or Path(tempfile.mkdtemp(prefix="rewindtui-bench-"))
-
-    t0 = time.perf_counter()
-    seeder = EmbeddedServer(data_dir).start()
-    try:
-        seeder.call(seed_session(seeder.app.state.parts, SID, args.turns - 1), timeout=3600)
-    finally:
-        seeder.stop()
-
-    lines: list[str] = []
-    with httpx.Client(timeout=120) as http:
-        server = spawned(http, data_dir)
+    with scratch("rewindtui-bench-", args.data_dir) as data_dir:
+        t0 = time.perf_counter()
+        seeder = EmbeddedServer(data_dir).start()
         try:
-            last = real_turn(http, server, "the last real turn")
-            print(f"seeded {args.turns} turns in {time.perf_counter() - t0:.1f} s ({data_dir})", file=sys.stderr)
-            for label, how in (
-                ("A2A 0.3 message/stream (control msg)", "0.3"),
-                ("A2A 1.0 SendStreamingMessage", "1.0"),
-                ("REST POST /api/sessions/{id}/rewind", "rest"),
-            ):
-                samples, messages, last = measure(server, http, how, args.repeat, last)
-                lines.append(row(label, samples, messages))
+            seeder.call(seed_session(seeder.app.state.parts, SID, args.turns - 1), timeout=3600)
         finally:
-            server.stop()
+            seeder.stop()
 
-        server = spawned(http, data_dir)  # a fresh process: the ADK session is not loaded
-        try:
-            ms, messages = rewind_once(http, server, "0.3", last)
-            lines.append(row("A2A 0.3, restart, rewind first thing", [ms], messages))
-            last = real_turn(http, server, "back to a full session")
-        finally:
-            server.stop()
-
-        server = spawned(http, data_dir)
-        try:
-            # what the app does: open the conversation (GET tasks warms the ADK session in the
-            # background), the user reads it for a moment, then rewinds
-            http.get(f"{server.api_url}/sessions/{SID}/tasks").raise_for_status()
-            time.sleep(1.0)
-            ms, messages = rewind_once(http, server, "0.3", last)
-            lines.append(row("A2A 0.3, restart, open conversation, rewind", [ms], messages))
-            last = real_turn(http, server, "back to a full session")
-        finally:
-            server.stop()
-
-        cases = (
-            ("A2A 0.3, ADK session cache off", {"REWINDTUI_SESSION_CACHE": "0"}),
-            (
-                "A2A 0.3, cache off + no fast path (before)",
-                {"REWINDTUI_SESSION_CACHE": "0", "REWINDTUI_FAST_REWIND": "0"},
-            ),
-            (
-                "A2A 1.0, cache off + no fast path (before)",
-                {"REWINDTUI_SESSION_CACHE": "0", "REWINDTUI_FAST_REWIND": "0"},
-            ),
-        )
-        # a smoke run (the figures mean nothing) measures each case once, and the cases with the
-        # same settings on one server process; a measuring run gives each case a fresh process
-        repeat = args.repeat if args.quick else max(3, args.repeat // 2)
-        server, settings = None, None
-        try:
-            for label, overrides in cases:
-                if server is None or overrides != settings or not args.quick:
-                    if server is not None:
-                        server.stop()
-                    server, settings = spawned(http, data_dir, env=dict(os.environ, **overrides)), overrides
-                how = "1.0" if label.startswith("A2A 1.0") else "0.3"
-                samples, messages, last = measure(server, http, how, repeat, last)
-                lines.append(row(label, samples, messages))
-        finally:
-            if server is not None:
+        lines: list[str] = []
+        with httpx.Client(timeout=120) as http:
+            server = spawned(http, data_dir)
+            try:
+                last = real_turn(http, server, "the last real turn")
+                print(f"seeded {args.turns} turns in {time.perf_counter() - t0:.1f} s ({data_dir})", file=sys.stderr)
+                for label, how in (
+                    ("A2A 0.3 message/stream (control msg)", "0.3"),
+                    ("A2A 1.0 SendStreamingMessage", "1.0"),
+                    ("REST POST /api/sessions/{id}/rewind", "rest"),
+                ):
+                    samples, messages, last = measure(server, http, how, args.repeat, last)
+                    lines.append(row(label, samples, messages))
+            finally:
                 server.stop()
 
-    print(
-        f"rewind latency on a {args.turns}-turn session (rewind before the last turn, loopback HTTP, server in a child "
-        "process)"
-    )
-    print("\n".join(lines))
-    return 0
+            server = spawned(http, data_dir)  # a fresh process: the ADK session is not loaded
+            try:
+                ms, messages = rewind_once(http, server, "0.3", last)
+                lines.append(row("A2A 0.3, restart, rewind first thing", [ms], messages))
+                last = real_turn(http, server, "back to a full session")
+            finally:
+                server.stop()
+
+            server = spawned(http, data_dir)
+            try:
+                # what the app does: open the conversation (GET tasks warms the ADK session in the
+                # background), the user reads it for a moment, then rewinds
+                http.get(f"{server.api_url}/sessions/{SID}/tasks").raise_for_status()
+                time.sleep(1.0)
+                ms, messages = rewind_once(http, server, "0.3", last)
+                lines.append(row("A2A 0.3, restart, open conversation, rewind", [ms], messages))
+                last = real_turn(http, server, "back to a full session")
+            finally:
+                server.stop()
+
+            cases = (
+                ("A2A 0.3, ADK session cache off", {"REWINDTUI_SESSION_CACHE": "0"}),
+                (
+                    "A2A 0.3, cache off + no fast path (before)",
+                    {"REWINDTUI_SESSION_CACHE": "0", "REWINDTUI_FAST_REWIND": "0"},
+                ),
+                (
+                    "A2A 1.0, cache off + no fast path (before)",
+                    {"REWINDTUI_SESSION_CACHE": "0", "REWINDTUI_FAST_REWIND": "0"},
+                ),
+            )
+            # a smoke run (the figures mean nothing) measures each case once, and the cases with the
+            # same settings on one server process; a measuring run gives each case a fresh process
+            repeat = args.repeat if args.quick else max(3, args.repeat // 2)
+            server, settings = None, None
+            try:
+                for label, overrides in cases:
+                    if server is None or overrides != settings or not args.quick:
+                        if server is not None:
+                            server.stop()
+                        server, settings = spawned(http, data_dir, env=dict(os.environ, **overrides)), overrides
+                    how = "1.0" if label.startswith("A2A 1.0") else "0.3"
+                    samples, messages, last = measure(server, http, how, repeat, last)
+                    lines.append(row(label, samples, messages))
+            finally:
+                if server is not None:
+                    server.stop()
+
+        print(
+            f"rewind latency on a {args.turns}-turn session (rewind before the last turn, loopback HTTP, "
+            "server in a child "
+            "process)"
+        )
+        print("\n".join(lines))
+        return 0
 
 
 if __name__ == "__main__":

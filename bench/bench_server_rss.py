@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import re
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -28,6 +27,7 @@ import httpx
 
 from bench_server_big import fork, peak_kib, redo, reset_peak, rewind, rss_kib, spawned, wait_warm
 from rewindtui.server import EmbeddedServer
+from scratch import scratch
 from seed_turns import seed_session
 
 
@@ -51,62 +51,62 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.quick:
         args.turns = [20]
-    data_dir = args.data_dir or Path(tempfile.mkdtemp(prefix="rewindtui-bench-rss-"))
-    if args.turns:
-        seeder = EmbeddedServer(data_dir).start()
-        try:
-            for n in args.turns:
-                seeder.call(seed_session(seeder.app.state.parts, f"s{n}", n), timeout=3600)
-        finally:
-            seeder.stop()
-    with httpx.Client(timeout=900) as http:
-        server = spawned(http, data_dir)
-        try:
-            resp = http.get(f"{server.api_url}/sessions")
-            resp.raise_for_status()
-            sizes = sorted(int(s["id"][1:]) for s in resp.json()["data"] if re.fullmatch(r"s\d+", s["id"]))
-        finally:
-            server.stop()
-        # a bench_server_big.py directory's small sessions left out; sizes seeded here all measured
-        sizes = [n for n in sizes if n >= min([*args.turns, 1000])]
-        rows: dict[int, dict[str, int]] = {}
-        for n in sizes:
-            sid = f"s{n}"
+    with scratch("rewindtui-bench-rss-", args.data_dir) as data_dir:
+        if args.turns:
+            seeder = EmbeddedServer(data_dir).start()
+            try:
+                for n in args.turns:
+                    seeder.call(seed_session(seeder.app.state.parts, f"s{n}", n), timeout=3600)
+            finally:
+                seeder.stop()
+        with httpx.Client(timeout=900) as http:
             server = spawned(http, data_dir)
             try:
-                inv = newest_invocation(http, server, sid)
-                wait_warm(http, server, server.pid)
-                row = {"opened": rss_kib(server.pid)}
-                for label in ("rewind", "redo", "fork"):
-                    reset_peak(server.pid)
-                    start = time.perf_counter()
-                    if label == "rewind":
-                        rewind(http, server, sid, inv)
-                    elif label == "redo":
-                        redo(http, server, sid)
-                    else:
-                        http.delete(f"{server.api_url}/sessions/{fork(http, server, sid, inv)}").raise_for_status()
-                    row[label] = peak_kib(server.pid)
-                    row[label + " ms"] = int((time.perf_counter() - start) * 1000)
-                rows[n] = row
+                resp = http.get(f"{server.api_url}/sessions")
+                resp.raise_for_status()
+                sizes = sorted(int(s["id"][1:]) for s in resp.json()["data"] if re.fullmatch(r"s\d+", s["id"]))
             finally:
                 server.stop()
-            print(f"measured {n} turns", file=sys.stderr)
-    base = rows[sizes[0]]
-    print(
-        f"server memory by session size, one fresh server per size (MB; peak = VmHWM around the operation; "
-        f"ratio to {sizes[0]} turns)"
-    )
-    for n in sizes:
-        row = rows[n]
-        cells = [f"opened {row['opened'] / 1024:6.1f}"]
-        for label in ("rewind", "redo", "fork"):
-            cells.append(
-                f"{label} peak {row[label] / 1024:6.1f} (+{(row[label] - row['opened']) / 1024:5.1f}, "
-                f"{row[label] / base[label]:4.2f}x, {row[label + ' ms']} ms)"
-            )
-        print(f"  {n:>7} turns: " + "  ".join(cells))
-    return 0
+            # a bench_server_big.py directory's small sessions left out; sizes seeded here all measured
+            sizes = [n for n in sizes if n >= min([*args.turns, 1000])]
+            rows: dict[int, dict[str, int]] = {}
+            for n in sizes:
+                sid = f"s{n}"
+                server = spawned(http, data_dir)
+                try:
+                    inv = newest_invocation(http, server, sid)
+                    wait_warm(http, server, server.pid)
+                    row = {"opened": rss_kib(server.pid)}
+                    for label in ("rewind", "redo", "fork"):
+                        reset_peak(server.pid)
+                        start = time.perf_counter()
+                        if label == "rewind":
+                            rewind(http, server, sid, inv)
+                        elif label == "redo":
+                            redo(http, server, sid)
+                        else:
+                            http.delete(f"{server.api_url}/sessions/{fork(http, server, sid, inv)}").raise_for_status()
+                        row[label] = peak_kib(server.pid)
+                        row[label + " ms"] = int((time.perf_counter() - start) * 1000)
+                    rows[n] = row
+                finally:
+                    server.stop()
+                print(f"measured {n} turns", file=sys.stderr)
+        base = rows[sizes[0]]
+        print(
+            f"server memory by session size, one fresh server per size (MB; peak = VmHWM around the operation; "
+            f"ratio to {sizes[0]} turns)"
+        )
+        for n in sizes:
+            row = rows[n]
+            cells = [f"opened {row['opened'] / 1024:6.1f}"]
+            for label in ("rewind", "redo", "fork"):
+                cells.append(
+                    f"{label} peak {row[label] / 1024:6.1f} (+{(row[label] - row['opened']) / 1024:5.1f}, "
+                    f"{row[label] / base[label]:4.2f}x, {row[label + ' ms']} ms)"
+                )
+            print(f"  {n:>7} turns: " + "  ".join(cells))
+        return 0
 
 
 if __name__ == "__main__":

@@ -26,8 +26,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import atexit
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -42,6 +44,7 @@ import httpx
 
 from rewindtui.server import EmbeddedServer
 from rewindtui.server.http.options import ServerOptions
+from scratch import scratch
 from seed_turns import seed_session
 
 
@@ -51,7 +54,9 @@ def postgres(root: Path) -> tuple[Any, str]:
         import pgserver
 
         # a short path: a unix socket's path is limited to ~107 bytes (a test's tmp dir is longer)
-        server = pgserver.get_server(Path(tempfile.mkdtemp(prefix="rtpg-")) / "pg", cleanup_mode="delete")
+        short = Path(tempfile.mkdtemp(prefix="rtpg-"))
+        atexit.register(shutil.rmtree, short, True)  # after pgserver's own cleanup (exit handlers run last first)
+        server = pgserver.get_server(short / "pg", cleanup_mode="delete")
     socket_dir = server.get_uri().split("host=", 1)[1].split("&", 1)[0]
     return server, socket_dir
 
@@ -291,50 +296,52 @@ def main(argv: list[str] | None = None) -> int:
         args.turns, args.concurrency, args.repeat, args.sizes = 4, 2, 1, "20"
     lock_rounds, lock_turns = (1, 2) if args.quick else (3, 10)
     skip = set(filter(None, args.skip.split(",")))
-    root = Path(tempfile.mkdtemp(prefix="rwt-bench-"))
-    server, socket_dir = postgres(root)
-    print(f"PostgreSQL {server.psql('SHOW server_version;').split()[2]} (pgserver), cpus {os.cpu_count()}")
+    with scratch("rwt-bench-") as root:
+        server, socket_dir = postgres(root)
+        print(f"PostgreSQL {server.psql('SHOW server_version;').split()[2]} (pgserver), cpus {os.cpu_count()}")
 
-    if "replicas" not in skip:
-        url = new_db(server, socket_dir)
-        one = [Replica(root / "r1", url)]
-        try:
-            single = asyncio.run(throughput(one, args.turns, args.concurrency))
-            two = [*one, Replica(root / "r2", url)]
+        if "replicas" not in skip:
+            url = new_db(server, socket_dir)
+            one = [Replica(root / "r1", url)]
             try:
-                double = asyncio.run(throughput(two, args.turns, args.concurrency))
+                single = asyncio.run(throughput(one, args.turns, args.concurrency))
+                two = [*one, Replica(root / "r2", url)]
+                try:
+                    double = asyncio.run(throughput(two, args.turns, args.concurrency))
+                finally:
+                    two[1].stop()
             finally:
-                two[1].stop()
-        finally:
-            one[0].stop()
-        print(
-            f"turns/s, {args.concurrency} users: 1 replica {single:.1f}, 2 replicas {double:.1f} -> "
-            f"{double / single:.2f}x"
-        )
-
-    if "rewind" not in skip:
-        for size in (int(s) for s in args.sizes.split(",")):
-            sqlite_ms = rewind_latency(root / f"sqlite-{size}", None, size, args.repeat)
-            pg_ms = rewind_latency(root / f"pg-{size}", new_db(server, socket_dir), size, args.repeat)
+                one[0].stop()
             print(
-                f"rewind at {size} turns (median of {args.repeat}): SQLite {sqlite_ms:.0f} ms, "
-                f"PostgreSQL {pg_ms:.0f} ms -> {pg_ms / sqlite_ms:.2f}x"
+                f"turns/s, {args.concurrency} users: 1 replica {single:.1f}, 2 replicas {double:.1f} -> "
+                f"{double / single:.2f}x"
             )
 
-    if "lock" not in skip:
-        locked, unlocked, hold = lock_cost(root / "lock", new_db(server, socket_dir), lock_rounds, lock_turns)
-        print(
-            f"a turn with the per-session lock {locked:.0f} ms, without {unlocked:.0f} ms -> {locked / unlocked:.2f}x; "
-            f"hold + release alone {hold:.2f} ms"
-        )
-    if "events" not in skip:
-        pub, unpub, lag, count = events_cost(root / "events", new_db(server, socket_dir), lock_rounds, lock_turns)
-        print(
-            f"a turn of many deltas publishing its events {pub:.0f} ms, without {unpub:.0f} ms -> {pub / unpub:.2f}x; "
-            f"a follower on another replica {lag:.0f} ms behind (median of {count} frames)"
-        )
-    server.cleanup()
-    return 0
+        if "rewind" not in skip:
+            for size in (int(s) for s in args.sizes.split(",")):
+                sqlite_ms = rewind_latency(root / f"sqlite-{size}", None, size, args.repeat)
+                pg_ms = rewind_latency(root / f"pg-{size}", new_db(server, socket_dir), size, args.repeat)
+                print(
+                    f"rewind at {size} turns (median of {args.repeat}): SQLite {sqlite_ms:.0f} ms, "
+                    f"PostgreSQL {pg_ms:.0f} ms -> {pg_ms / sqlite_ms:.2f}x"
+                )
+
+        if "lock" not in skip:
+            locked, unlocked, hold = lock_cost(root / "lock", new_db(server, socket_dir), lock_rounds, lock_turns)
+            print(
+                f"a turn with the per-session lock {locked:.0f} ms, without {unlocked:.0f} ms -> "
+                f"{locked / unlocked:.2f}x; "
+                f"hold + release alone {hold:.2f} ms"
+            )
+        if "events" not in skip:
+            pub, unpub, lag, count = events_cost(root / "events", new_db(server, socket_dir), lock_rounds, lock_turns)
+            print(
+                f"a turn of many deltas publishing its events {pub:.0f} ms, without {unpub:.0f} ms -> "
+                f"{pub / unpub:.2f}x; "
+                f"a follower on another replica {lag:.0f} ms behind (median of {count} frames)"
+            )
+        server.cleanup()
+        return 0
 
 
 if __name__ == "__main__":

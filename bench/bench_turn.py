@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import tempfile
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -32,6 +31,7 @@ from rewindtui.server import EmbeddedServer
 from rewindtui.server.agent.content_copy import copier
 from rewindtui.server.http.options import DATABASE_URL_ENV, ServerOptions
 from rewindtui.server.process.spawn import spawn_server
+from scratch import scratch
 from seed_turns import seed_session
 
 ENGINES = ("sqlite", "postgresql")
@@ -51,15 +51,15 @@ def main(argv: list[str] | None = None) -> int:
     if args.quick:
         args.turns, args.rounds, args.engine = 100, 1, "sqlite"
     trees = {"baseline": args.baseline, "src": args.src} if args.baseline else {"src": args.src}
-    root = Path(tempfile.mkdtemp(prefix="rewindtui-bench-turn-"))
-    pg: Any = None
-    for engine in ENGINES if args.engine == "both" else (args.engine,):
-        if engine == "postgresql" and pg is None:
-            pg = postgres(root)
-        # a smoke run (the figures mean nothing) warms nothing up: each case once
-        warm = 0 if args.quick else 2
-        measure(root / engine, engine, pg if engine == "postgresql" else None, trees, args.turns, args.rounds, warm)
-    return 0
+    with scratch("rewindtui-bench-turn-") as root:
+        pg: Any = None
+        for engine in ENGINES if args.engine == "both" else (args.engine,):
+            if engine == "postgresql" and pg is None:
+                pg = postgres(root)
+            # a smoke run (the figures mean nothing) warms nothing up: each case once
+            warm = 0 if args.quick else 2
+            measure(root / engine, engine, pg if engine == "postgresql" else None, trees, args.turns, args.rounds, warm)
+        return 0
 
 
 def measure(root: Path, engine: str, pg: Any, trees: dict[str, str], big: int, rounds: int, warm: int = 2) -> None:

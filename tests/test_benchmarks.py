@@ -142,7 +142,10 @@ def test_benchmark_runs_every_case_in_its_quick_mode(script: str, tmp_path: Path
         # does not skip (Debian: apt-get install tmux)
         assert subprocess.run(["tmux", "-V"], capture_output=True).returncode == 0, f"{script} needs tmux"
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT / "src"), os.environ.get("PYTHONPATH")])))
-    env["TMPDIR"] = str(tmp_path)  # the benchmarks' data directories go with the test's
+    scratch = tmp_path / "t"  # short: PostgreSQL's unix socket path is limited to ~107 bytes
+    scratch.mkdir()
+    env["TMPDIR"] = str(scratch)  # the benchmarks' data directories go here, and must be gone at the end
+    env["XDG_RUNTIME_DIR"] = str(tmp_path)  # pgserver's lock lives in the user's runtime dir (not scratch)
     done = subprocess.run(
         [sys.executable, str(BENCH / script), "--quick"],
         cwd=tmp_path,
@@ -158,6 +161,9 @@ def test_benchmark_runs_every_case_in_its_quick_mode(script: str, tmp_path: Path
     # a figure printed as nan is a case that did not run to its end (e.g. a launch that never
     # connected): the line is there, the case is not
     assert not re.search(r"\bnan\b", out), f"{script} --quick printed a figure as nan:\n{out[-4000:]}"
+    # a 10,000-turn run's databases are gigabytes: a benchmark removes the scratch it made
+    left = sorted(path.name for path in scratch.iterdir())
+    assert not left, f"{script} --quick left {left} in its temporary directory"
 
 
 def _private_names(source: str) -> list[str]:
