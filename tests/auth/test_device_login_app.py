@@ -49,8 +49,12 @@ async def test_the_app_signs_in_with_the_device_code_then_talks(stack: Stack, tm
         screen = app.screen
         assert isinstance(screen, DeviceCodeScreen)
         assert screen.uri == stack.issuer.url + "/activate" and screen.code
-        shown = " ".join(str(s.content) for s in screen.query("Static"))
-        assert screen.uri in shown and screen.code in shown and "Esc cancels" in shown
+
+        def shown() -> str:  # the screen is current before its widgets are mounted: wait for them
+            return " ".join(str(s.content) for s in screen.query("Static"))
+
+        await _wait(pilot, lambda: screen.uri in shown())
+        assert screen.code in shown() and "Esc cancels" in shown()
         assert app.chat is None  # waiting: not connected yet
         async with httpx.AsyncClient() as browser:  # the user signs in and enters the code
             await browser.post(screen.uri, data={"user_code": screen.code})

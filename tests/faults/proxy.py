@@ -205,11 +205,17 @@ class FaultProxy:
 
     def stop(self) -> None:
         if self._loop is not None and self._server is not None:
-            self._loop.call_soon_threadsafe(self._server.close)
-            for task in asyncio.all_tasks(self._loop):
-                self._loop.call_soon_threadsafe(task.cancel)
+            self._loop.call_soon_threadsafe(self._shutdown)
         if self._thread is not None:
             self._thread.join(10)
+
+    def _shutdown(self) -> None:
+        """On the proxy's loop: the tasks are read there (another thread's read of them races with
+        ``asyncio.run``'s own shutdown tasks, which it then cancelled)."""
+        assert self._server is not None
+        self._server.close()
+        for task in asyncio.all_tasks():
+            task.cancel()
 
     def __enter__(self) -> FaultProxy:
         return self.start()
