@@ -52,6 +52,8 @@ class Sending:
             host.banner.hide()
             self.memory.restore_stash()
         self.unqueue_all()  # queued messages go back to the composer: they stay with the draft
+        if self.queue is not None:
+            self.queue.forget()  # the session opened next reads its kept queue
         self.memory.keep_draft()
 
     def edit_started(self, text: str, turns: int) -> None:

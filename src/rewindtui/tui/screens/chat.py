@@ -461,10 +461,9 @@ class ChatScreen(Screen):
 
     def _queue_loaded(self) -> None:
         """A session's memory was loaded: its queue as kept; one kept from before a restart is
-        not sent unasked."""
+        not sent unasked. The same session shown again keeps the queue it has (and asks nothing)."""
         self.opened()
-        self.queue.load()
-        if self.queue and not self.replying:
+        if self.queue.load() and self.queue and not self.replying:
             self.call_later(lambda: self.sending.queue_left("", restored=True))
 
     def _take_queued(self) -> str | None:

@@ -1,0 +1,92 @@
+"""Two apps on one session, as two terminals on one data dir use it: each keeps to its own queue,
+its own draft and its own edit while the live view follows what the other one does. The real
+apps on one embedded server over loopback (its demo model paced, so a reply stays in flight),
+both with the same data dir, as two ``rewindtui`` on one ``--data-dir`` are."""
+
+from __future__ import annotations
+
+import pytest
+
+from kit.apps import connector_for, new_app
+from kit.pilot import SIZE, notifications, server_users, settle, turns, user_texts, wait_until
+from kit.servers import chat_for
+from rewindtui.tui.app import RewindApp
+from rewindtui.tui.screens.confirm import ConfirmScreen
+
+pytestmark = pytest.mark.slow  # real turns on the embedded server, two apps at once: seconds
+
+LONG = " ".join(["and tell it at length"] * 8)  # the demo model echoes it slowly: seconds of streaming
+
+
+def app_on(server, data_dir, session_id: str | None = None, *, live: bool = False) -> RewindApp:
+    return new_app(connector_for(server.agent_url, server.api_url), session_id=session_id, data_dir=data_dir, live=live)
+
+
+async def check_now(app: RewindApp, pilot) -> None:
+    """Make the live view's check due and let one tick run it (its own timer is stopped)."""
+    assert app.live is not None
+    app.live.due = app.live.clock()
+    app.live.tick()
+    await settle(app, pilot)
+
+
+async def test_another_apps_queued_message_is_not_taken_or_offered(slow_server, tmp_path):
+    first = app_on(slow_server, tmp_path, live=True)
+    async with first.run_test(size=SIZE) as pilot:
+        await turns(first, pilot, "one")
+        first.live.stop()  # the test ticks by hand
+        session = first.chat.session_id
+        other = app_on(slow_server, tmp_path, session)
+        async with other.run_test(size=SIZE) as other_pilot:
+            await settle(other, other_pilot)
+            screen = other.chat_screen
+            screen.composer.text = f"two {LONG}"
+            await other_pilot.press("enter")
+            await wait_until(other_pilot, lambda: screen.turn_bar.kind == "replying", timeout=30)
+            screen.composer.text = "queued in the other app"
+            await other_pilot.press("enter")  # queued: kept on disk for a restart of that app
+            await other_pilot.pause()
+            assert screen.queue.texts == ["queued in the other app"]
+            await check_now(first, pilot)  # the first app follows the other app's running turn
+            assert "1 turn came" in " ".join(first.live.said)
+            assert not first.chat_screen.queue  # the other app's queue is not this app's
+            assert not isinstance(first.screen, ConfirmScreen)  # nothing offered "from before the app closed"
+            await wait_until(
+                other_pilot, lambda: "queued in the other app" in user_texts(other) and not screen.replying, timeout=90
+            )
+            await settle(other, other_pilot)
+        await wait_until(pilot, lambda: not first.chat_screen.replying, timeout=60)
+        await check_now(first, pilot)
+        assert not any("before the app closed" in n for n in notifications(first))
+        assert not isinstance(first.screen, ConfirmScreen) and not first.chat_screen.queue
+        assert (await server_users(slow_server, first)).count("queued in the other app") == 1
+
+
+async def test_a_queue_kept_at_rest_is_not_asked_about_again_when_the_view_follows(slow_server, tmp_path):
+    app = app_on(slow_server, tmp_path, live=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await turns(app, pilot, "one")
+        app.live.stop()
+        screen = app.chat_screen
+        screen.composer.text = f"two {LONG}"
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: screen.turn_bar.kind == "replying", timeout=30)
+        screen.composer.text = "later"
+        await pilot.press("enter")
+        await pilot.pause()
+        await pilot.press("escape")  # stopped: the app asks about the queue
+        await wait_until(
+            pilot, lambda: isinstance(app.screen, ConfirmScreen) and bool(app.screen.query("#confirm-also"))
+        )
+        await pilot.press("k")  # keep it queued
+        await wait_until(pilot, lambda: app.screen is screen)
+        await settle(app, pilot)
+        other = await chat_for(slow_server, app.chat.session_id)
+        try:
+            await other.send("three")
+        finally:
+            await other.client.aclose()
+        await check_now(app, pilot)
+        assert "Another client sent a turn in this session: 1 turn came." in app.live.said
+        assert app.screen is screen  # not asked again, and not "from before the app closed"
+        assert screen.queue.texts == ["later"]
