@@ -90,3 +90,29 @@ async def test_a_queue_kept_at_rest_is_not_asked_about_again_when_the_view_follo
         assert "Another client sent a turn in this session: 1 turn came." in app.live.said
         assert app.screen is screen  # not asked again, and not "from before the app closed"
         assert screen.queue.texts == ["later"]
+
+
+async def test_an_edit_refused_because_another_client_sent_gives_the_draft_back(server, tmp_path):
+    app = app_on(server, tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await turns(app, pilot, "one", "two")
+        screen = app.chat_screen
+        screen.composer.text = "my draft"
+        await pilot.press("alt+up", "alt+e")  # edit "two": the draft is set aside
+        await settle(app, pilot)
+        assert app.chat.edit is not None and screen.composer.text == "two"
+        other = await chat_for(server, app.chat.session_id)
+        try:
+            await other.send("from elsewhere")
+        finally:
+            await other.client.aclose()
+        screen.composer.text = "two, edited"
+        await pilot.press("enter")  # refused: the session changed elsewhere (reloaded, nothing sent)
+        await settle(app, pilot)
+        assert any("changed elsewhere" in n for n in notifications(app))
+        assert app.chat.edit is None and user_texts(app) == ["one", "two", "from elsewhere"]
+        assert screen.composer.text == "two, edited\nmy draft"  # the edit's text and the draft set aside
+        assert not screen.memory.stash.holding
+        key = screen._history_key()
+        assert screen.memory.keep_draft()  # as ctrl+q keeps it: the composer's text, both parts
+        assert key is not None and app.draft_store.load(*key) == "two, edited\nmy draft"

@@ -117,7 +117,7 @@ class Sending:
                 title="Edit and resend",
                 doing="rewinding…",
                 started=self.hide_banner,
-                failed=partial(self._not_sent, text, []),
+                failed=partial(self._edit_not_sent, text),
                 done=lambda _: self.memory.restore_stash(),
                 ends_turn=True,
             )
@@ -138,6 +138,14 @@ class Sending:
         if not isinstance(exc, TurnInterrupted):
             self.memory.keep_unsent(text)
             self.restore_attachments(attachments)
+
+    def _edit_not_sent(self, text: str, exc: ClientError) -> None:
+        """An edit's resend failed: its text back in the composer; when the edit ended with it (the
+        session was changed elsewhere and reloaded), the draft it set aside comes back after it."""
+        self._not_sent(text, [], exc)
+        chat = self.host.chat
+        if chat is None or chat.edit is None:
+            self.memory.restore_stash()
 
     async def _send(self, text: str, attachments: list[Attachment], handover: int) -> None:
         """Send ``text``; then, while each turn ends completed, the queued messages in order, one
