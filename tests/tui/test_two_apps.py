@@ -116,3 +116,19 @@ async def test_an_edit_refused_because_another_client_sent_gives_the_draft_back(
         key = screen._history_key()
         assert screen.memory.keep_draft()  # as ctrl+q keeps it: the composer's text, both parts
         assert key is not None and app.draft_store.load(*key) == "two, edited\nmy draft"
+
+
+async def test_quitting_a_new_session_with_a_draft_says_why_it_cannot_be_kept(server, tmp_path):
+    app = app_on(server, tmp_path)  # a data dir: drafts are kept, per session
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        assert app.chat.session_id is None  # nothing sent yet: no session to keep it for
+        app.chat_screen.composer.text = "a first thought"
+        await pilot.press("ctrl+q")
+        await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        asked = app.screen
+        assert asked.purpose == "quit" and "no data dir" not in asked.text
+        assert "Nothing was sent in this session yet" in asked.text
+        await pilot.press("escape")  # stay: the draft is where it was
+        await pilot.pause()
+        assert app.chat_screen.composer.text == "a first thought"
