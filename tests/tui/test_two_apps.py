@@ -132,3 +132,28 @@ async def test_quitting_a_new_session_with_a_draft_says_why_it_cannot_be_kept(se
         await pilot.press("escape")  # stay: the draft is where it was
         await pilot.pause()
         assert app.chat_screen.composer.text == "a first thought"
+
+
+async def test_two_apps_quitting_with_drafts_on_one_session_keep_both(server, tmp_path):
+    first = app_on(server, tmp_path)
+    async with first.run_test(size=SIZE) as pilot:
+        await turns(first, pilot, "one")
+        session = first.chat.session_id
+        other = app_on(server, tmp_path, session)
+        async with other.run_test(size=SIZE) as other_pilot:
+            await settle(other, other_pilot)
+            first.chat_screen.composer.text = "the first app's draft"
+            other.chat_screen.composer.text = "the other app's draft"
+            await pilot.press("ctrl+q")  # kept, and the first app quits
+            await wait_until(pilot, lambda: first.return_code is not None)
+            await other_pilot.press("ctrl+q")  # kept too: the first one's stays
+            await wait_until(other_pilot, lambda: other.return_code is not None)
+    again = app_on(server, tmp_path, session)
+    async with again.run_test(size=SIZE) as pilot:
+        await settle(again, pilot)
+        assert again.chat_screen.composer.text == "the first app's draft\nthe other app's draft"
+        await pilot.press("enter")  # sent: the kept draft is forgotten
+        await settle(again, pilot)
+        assert user_texts(again)[-1] == "the first app's draft\nthe other app's draft"
+        key = again.chat_screen._history_key()
+        assert key is not None and again.draft_store.load(*key) == ""
