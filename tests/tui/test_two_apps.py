@@ -157,3 +157,31 @@ async def test_two_apps_quitting_with_drafts_on_one_session_keep_both(server, tm
         assert user_texts(again)[-1] == "the first app's draft\nthe other app's draft"
         key = again.chat_screen._history_key()
         assert key is not None and again.draft_store.load(*key) == ""
+
+
+async def test_a_message_queued_behind_another_clients_turn_is_sent_when_it_ends(slow_server, tmp_path):
+    import asyncio
+
+    app = app_on(slow_server, tmp_path, live=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await turns(app, pilot, "one")
+        app.live.stop()
+        screen = app.chat_screen
+        other = await chat_for(slow_server, app.chat.session_id)
+        try:
+            sending = asyncio.create_task(other.send(f"two {LONG}"))  # streams for seconds
+            await wait_until(pilot, lambda: len(other.conversation.turn_invocations()) == 2, timeout=30)
+            app.live.due = app.live.clock()
+            app.live.tick()  # a check: the view follows the other client's running turn
+            await wait_until(pilot, lambda: screen.replying, timeout=30)
+            screen.composer.text = "queued behind it"
+            await pilot.press("enter")  # Enter during a reply queues, as behind a turn of ours
+            await pilot.pause()
+            assert screen.queue.texts == ["queued behind it"]
+            await sending
+        finally:
+            await other.client.aclose()
+        await wait_until(pilot, lambda: "queued behind it" in user_texts(app) and not screen.replying, timeout=60)
+        await settle(app, pilot)
+        assert not screen.queue and not isinstance(app.screen, ConfirmScreen)
+        assert (await server_users(slow_server, app))[-1] == "queued behind it"

@@ -227,6 +227,17 @@ class Sending:
             return
         self.send_queue()
 
+    def after_followed(self, state: str) -> None:
+        """A turn this app followed, not sent (another client's, or one whose stream was cut),
+        ended as ``state``: what was queued behind it goes now when it completed, as after a turn
+        of ours; else the user is asked."""
+        if self.queue is None or not self.queue:
+            return
+        if state == "completed":
+            self.send_queue()
+        else:
+            self.queue_left(state)
+
     def send_queue(self) -> None:
         """The queued messages, in order, one turn each (a turn still running ends first)."""
         queue = self.queue

@@ -120,7 +120,8 @@ class ChatScreen(Screen):
         self.memory.loaded = self._queue_loaded
         #: a session was shown (the app remembers it: a restart opens it again)
         self.opened: Callable[[], None] = lambda: None
-        self.turns = TurnControl(self)  # stop, reattach, answer, the turn bar
+        # stop, reattach, answer, the turn bar; what was queued behind a followed turn goes after it
+        self.turns = TurnControl(self, followed=lambda state: self.sending.after_followed(state))
         self.gate = ScreenGate(
             self, can_undo=lambda: bool(self.queue) or self.branches.can_undo()
         )  # what may be done now: the chat's gate
