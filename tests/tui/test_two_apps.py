@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from kit.apps import connector_for, new_app
-from kit.pilot import SIZE, notifications, server_users, settle, turns, user_texts, wait_until
+from kit.pilot import SIZE, notifications, server_users, settle, texts, turns, user_texts, wait_until
 from kit.servers import chat_for
 from rewindtui.tui.app import RewindApp
 from rewindtui.tui.screens.confirm import ConfirmScreen
@@ -185,3 +185,38 @@ async def test_a_message_queued_behind_another_clients_turn_is_sent_when_it_ends
         await settle(app, pilot)
         assert not screen.queue and not isinstance(app.screen, ConfirmScreen)
         assert (await server_users(slow_server, app))[-1] == "queued behind it"
+
+
+async def test_after_a_refused_edit_the_other_clients_running_turn_is_followed(slow_server, tmp_path):
+    import asyncio
+
+    app = app_on(slow_server, tmp_path, live=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await turns(app, pilot, "one", "two")
+        app.live.stop()
+        screen = app.chat_screen
+        await pilot.press("alt+up", "alt+e")  # edit "two"
+        await settle(app, pilot)
+        other = await chat_for(slow_server, app.chat.session_id)
+        try:
+            sending = asyncio.create_task(other.send(f"three {LONG} {LONG}"))  # streams for seconds
+            await wait_until(pilot, lambda: len(other.conversation.turn_invocations()) == 3, timeout=30)
+            screen.composer.text = "two, edited"
+            await pilot.press("enter")  # refused: changed elsewhere; reloaded with the running turn
+            await wait_until(pilot, lambda: any("changed elsewhere" in n for n in notifications(app)), timeout=30)
+            await wait_until(pilot, lambda: not screen.busy, timeout=30)
+            assert not sending.done()  # the other client's turn still runs
+            app.live.due = app.live.clock()
+            app.live.tick()  # the next check: the view follows that turn, as on opening the session
+            await wait_until(pilot, lambda: screen.replying or sending.done(), timeout=30)
+            assert screen.replying and screen.status.turn != "not sent"
+            await sending
+        finally:
+            await other.client.aclose()
+        await wait_until(pilot, lambda: not screen.replying, timeout=60)
+        await settle(app, pilot)
+        assert texts(app)[-1] == next(t for t in reversed(texts_of_chat(other)))
+
+
+def texts_of_chat(chat) -> list[tuple[str, str]]:
+    return [(it.role, it.text) for it in chat.conversation.items if it.text and it.kind.name == "MESSAGE"]

@@ -109,6 +109,9 @@ class LiveWatch:
             if turn and newest == conv.current_task_id:  # the same turn: waiting, running, as the view says?
                 differs = differs or (state in WAITING) != (conv.turn_state in WAITING)
                 differs = differs or (state in RUNNING) != (conv.turn_state in RUNNING)
+                # running there and read as running, but not followed here (the view was re-read by a
+                # refused send, rewind or edit): re-read and shown, it is followed as on opening
+                differs = differs or (state in RUNNING and newest != self.chat.interrupted_task_id)
             if not differs:
                 self._server = mark
             return differs
@@ -179,6 +182,8 @@ def what_changed(chat: Chat, before: list[str], asked: bool, state: str) -> tupl
         )
     if state in RUNNING and conv.turn_state not in RUNNING:
         return "The turn running on the server ended.", 0, 0
+    if running:
+        return "A turn of another client is running in this session; the view follows it.", 0, 0
     if conv.turn_state in WAITING and state not in WAITING:
         return "The agent asks a question in this session.", 0, 0
     return "This session changed on the server; it was read again.", 0, 0
