@@ -220,3 +220,45 @@ async def test_after_a_refused_edit_the_other_clients_running_turn_is_followed(s
 
 def texts_of_chat(chat) -> list[tuple[str, str]]:
     return [(it.role, it.text) for it in chat.conversation.items if it.text and it.kind.name == "MESSAGE"]
+
+
+async def test_a_session_deleted_elsewhere_is_said_and_a_send_does_not_bring_it_back(server, tmp_path):
+    app = app_on(server, tmp_path)  # no live view: the check before the send finds it
+    async with app.run_test(size=SIZE) as pilot:
+        await turns(app, pilot, "one", "two")
+        session = app.chat.session_id
+        other = await chat_for(server)
+        try:
+            await other.client.delete_session(session)  # as the other app's F2, d
+        finally:
+            await other.client.aclose()
+        screen = app.chat_screen
+        screen.composer.text = "three"
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert any("no longer on the server" in n for n in notifications(app))
+        assert screen.composer.text == "three"  # kept, not sent into a session of the same id
+        async with (await chat_for(server)).client as client:
+            assert session not in [s.id for s in await client.list_sessions()]
+
+
+async def test_the_live_view_says_a_session_was_deleted_elsewhere_and_keeps_the_draft(server, tmp_path):
+    app = app_on(server, tmp_path, live=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await turns(app, pilot, "one")
+        app.live.stop()
+        session = app.chat.session_id
+        screen = app.chat_screen
+        screen.composer.text = "half typed"
+        other = await chat_for(server)
+        try:
+            await other.client.delete_session(session)
+        finally:
+            await other.client.aclose()
+        await check_now(app, pilot)
+        assert any("deleted this session" in s for s in app.live.said)
+        assert app.chat.session_id is None and user_texts(app) == []  # the view is the server's: gone
+        assert screen.composer.text == "half typed"
+        await pilot.press("enter")  # a new session, not the deleted one again
+        await settle(app, pilot)
+        assert app.chat.session_id not in (None, session) and user_texts(app) == ["half typed"]
