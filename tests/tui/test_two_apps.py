@@ -262,3 +262,26 @@ async def test_the_live_view_says_a_session_was_deleted_elsewhere_and_keeps_the_
         await pilot.press("enter")  # a new session, not the deleted one again
         await settle(app, pilot)
         assert app.chat.session_id not in (None, session) and user_texts(app) == ["half typed"]
+
+
+async def test_the_status_says_the_turn_the_view_shows_after_it_followed_a_change(server, tmp_path):
+    app = app_on(server, tmp_path, live=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await turns(app, pilot, "one", "two")
+        app.live.stop()
+        screen = app.chat_screen
+        await pilot.press("alt+up", "alt+e")
+        await settle(app, pilot)
+        other = await chat_for(server, app.chat.session_id)
+        try:
+            await other.send("three")
+            screen.composer.text = "two, edited"
+            await pilot.press("enter")  # refused: changed elsewhere
+            await settle(app, pilot)
+            assert screen.status.turn == "not sent"  # what became of the edit, said once
+            await other.send("four")
+        finally:
+            await other.client.aclose()
+        await check_now(app, pilot)
+        assert "Another client sent a turn in this session: 1 turn came." in app.live.said
+        assert screen.status.turn == app.chat.conversation.turn_state  # the session's turn, as the view shows it
