@@ -5,11 +5,16 @@ both with the same data dir, as two ``rewindtui`` on one ``--data-dir`` are."""
 
 from __future__ import annotations
 
+import asyncio
+import os
+import signal
+
 import pytest
 
 from kit.apps import connector_for, new_app
 from kit.pilot import SIZE, notifications, server_users, settle, texts, turns, user_texts, wait_until
-from kit.servers import chat_for
+from kit.servers import chat_for, settings_in
+from rewindtui.config.connection import AppConnector
 from rewindtui.tui.app import RewindApp
 from rewindtui.tui.screens.confirm import ConfirmScreen
 
@@ -160,8 +165,6 @@ async def test_two_apps_quitting_with_drafts_on_one_session_keep_both(server, tm
 
 
 async def test_a_message_queued_behind_another_clients_turn_is_sent_when_it_ends(slow_server, tmp_path):
-    import asyncio
-
     app = app_on(slow_server, tmp_path, live=True)
     async with app.run_test(size=SIZE) as pilot:
         await turns(app, pilot, "one")
@@ -188,8 +191,6 @@ async def test_a_message_queued_behind_another_clients_turn_is_sent_when_it_ends
 
 
 async def test_after_a_refused_edit_the_other_clients_running_turn_is_followed(slow_server, tmp_path):
-    import asyncio
-
     app = app_on(slow_server, tmp_path, live=True)
     async with app.run_test(size=SIZE) as pilot:
         await turns(app, pilot, "one", "two")
@@ -285,3 +286,23 @@ async def test_the_status_says_the_turn_the_view_shows_after_it_followed_a_chang
         await check_now(app, pilot)
         assert "Another client sent a turn in this session: 1 turn came." in app.live.said
         assert screen.status.turn == app.chat.conversation.turn_state  # the session's turn, as the view shows it
+
+
+async def test_an_edit_open_when_the_embedded_server_died_ends_with_the_draft_back(tmp_path):
+    connector = AppConnector(settings_in(tmp_path))
+    app = new_app(connector, hint=connector.hint, new_session=True, live=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await turns(app, pilot, "one", "two")
+        screen = app.chat_screen
+        screen.composer.text = "my precious draft"
+        await pilot.press("alt+up", "alt+e")  # editing "two": the draft is set aside
+        await settle(app, pilot)
+        assert app.chat.edit is not None and screen.banner.kind == "edit"
+        os.kill(connector.connection.server.pid, signal.SIGKILL)
+        restarted = "The embedded server was restarted and the app is connected again."
+        await wait_until(pilot, lambda: restarted in app.live.said, timeout=60)
+        await settle(app, pilot)
+        assert app.chat.edit is None  # the session was opened again: no edit is open
+        assert screen.banner.kind == ""  # and none is offered ("Enter resends")
+        assert not screen.memory.stash.holding
+        assert screen.composer.text == "my precious draft\ntwo"  # the draft back, the edit's text kept
