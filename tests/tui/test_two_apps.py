@@ -16,6 +16,7 @@ from kit.pilot import SIZE, notifications, server_users, settle, texts, turns, u
 from kit.servers import chat_for, settings_in
 from rewindtui.config.connection import AppConnector
 from rewindtui.tui.app import RewindApp
+from rewindtui.tui.last_session import LastSession
 from rewindtui.tui.screens.confirm import ConfirmScreen
 
 pytestmark = pytest.mark.slow  # real turns on the embedded server, two apps at once: seconds
@@ -306,3 +307,39 @@ async def test_an_edit_open_when_the_embedded_server_died_ends_with_the_draft_ba
         assert screen.banner.kind == ""  # and none is offered ("Enter resends")
         assert not screen.memory.stash.holding
         assert screen.composer.text == "my precious draft\ntwo"  # the draft back, the edit's text kept
+
+
+def in_terminal(app: RewindApp, data_dir, terminal: str) -> RewindApp:
+    """The app as started in ``terminal`` (its tty): which session it reopens is kept per terminal."""
+    app.last_session = LastSession(data_dir, terminal=terminal)
+    return app
+
+
+async def test_two_apps_restarted_each_reopen_their_own_session_and_draft(server, tmp_path):
+    first = in_terminal(app_on(server, tmp_path), tmp_path, "/dev/pts/1")
+    async with first.run_test(size=SIZE) as pilot:
+        await turns(first, pilot, "the first app's session")
+        mine = first.chat.session_id
+        other = in_terminal(app_on(server, tmp_path), tmp_path, "/dev/pts/2")
+        async with other.run_test(size=SIZE) as other_pilot:
+            await turns(other, other_pilot, "the other app's session")
+            theirs = other.chat.session_id
+            first.chat_screen.composer.text = "the first app's draft"
+            other.chat_screen.composer.text = "the other app's draft"
+            await pilot.press("ctrl+q")
+            await wait_until(pilot, lambda: first.return_code is not None)
+            await other_pilot.press("ctrl+q")
+            await wait_until(other_pilot, lambda: other.return_code is not None)
+    for terminal, session, draft in (
+        ("/dev/pts/1", mine, "the first app's draft"),
+        ("/dev/pts/2", theirs, "the other app's draft"),
+    ):
+        again = in_terminal(
+            new_app(connector_for(server.agent_url, server.api_url), new_session=False, data_dir=tmp_path),
+            tmp_path,
+            terminal,
+        )
+        async with again.run_test(size=SIZE) as pilot:
+            await settle(again, pilot)
+            assert again.chat.session_id == session
+            assert again.chat_screen.composer.text == draft
