@@ -343,3 +343,27 @@ async def test_two_apps_restarted_each_reopen_their_own_session_and_draft(server
             await settle(again, pilot)
             assert again.chat.session_id == session
             assert again.chat_screen.composer.text == draft
+
+
+async def test_the_search_finds_a_turn_another_client_rewound_while_it_was_open(server, tmp_path):
+    from rewindtui.tui.widgets.search_bar import SearchBar
+
+    app = app_on(server, tmp_path, live=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await turns(app, pilot, "one", "two zebra")
+        app.live.stop()
+        await pilot.press("ctrl+f", *"zebra")
+        await settle(app, pilot)
+        box = app.chat_screen.query_one(SearchBar)
+        assert "no rewound turns in this session" in box.count_text
+        other = await chat_for(server, app.chat.session_id)
+        try:
+            await other.rewind(other.conversation.turn_invocations()[1])  # "two zebra" is rewound
+        finally:
+            await other.client.aclose()
+        await check_now(app, pilot)
+        assert "Another client rewound this session: 1 turn went." in app.live.said
+        await settle(app, pilot)  # the rewound turns are read again
+        assert "no rewound turns" not in box.count_text and "rewound turns included" in box.count_text
+        hit = app.chat_screen.search.current
+        assert hit is not None and hit.rewound, box.count_text  # found where it now is: in a rewound turn
