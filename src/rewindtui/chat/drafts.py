@@ -83,6 +83,19 @@ class DraftStore:
         """Keep ``text`` as the session's draft ("" forgets it); a stash is kept."""
         self.put(server, session_id, Draft(text, self.get(server, session_id).stashed))
 
+    def keep(self, server: str, session_id: str | None, text: str, *, seen: str) -> str:
+        """Keep ``text`` as the session's draft ("" forgets it) where the file holds ``seen``, the
+        draft this app last read or kept there. Two apps on one data dir share the file: when it
+        holds another draft -- the other app kept one for this session since -- that one stays,
+        first, and ``text`` goes after it (nothing typed is lost; a sent draft forgets only its
+        own). A stash is kept. The draft now kept is returned."""
+        held = self.get(server, session_id)
+        kept = text
+        if held.text and held.text not in (seen, text):
+            kept = f"{held.text}\n{text}" if text else held.text
+        self.put(server, session_id, Draft(kept, held.stashed))
+        return kept
+
     def move(self, server: str, from_session: str | None, to_session: str) -> None:
         """A new session got its id: its draft (and stash) go with it."""
         draft = self.get(server, from_session)

@@ -7,7 +7,9 @@ The check reads the session's newest task id -- one REST page of one task
 newest task the view holds (``Conversation.current_task_id``). Every turn
 and every rewind makes a new task, so a different id means the session moved on. Then the view is
 re-read from the server and the operation is refused with "this session was changed elsewhere:
-reloaded" instead of acting on a stale view (nothing was sent).
+reloaded" instead of acting on a stale view (nothing was sent). A session the server says it no
+longer has (another client deleted it) refuses the operation too: a send would start a session
+of the same id afresh, without its turns.
 
 Any other A2A 1.0 server (no revision of its own; the A2A 1.1 draft's ``Task.generation`` is the
 direction) is checked with what A2A 1.0 has: ``ListTasks`` of the session, one task, without
@@ -44,6 +46,7 @@ log = logging.getLogger(__name__)
 _locks: WeakKeyDictionary[Any, asyncio.Lock] = WeakKeyDictionary()
 
 CHANGED = "this session was changed elsewhere: reloaded (nothing was sent; look, then try again)"
+GONE = "this session is no longer on the server (another client deleted it); nothing was sent: F2 opens another"
 
 
 def _held_task_ids(conversation: Any) -> set[str]:
@@ -78,7 +81,13 @@ async def ensure_fresh(chat: Chat, error: type[ClientError]) -> None:
         caps = chat.client.capabilities
         if sid is None or chat.sending or chat.rewinding or caps is None:
             return
-        newest = await _changed(chat, sid)
+        try:
+            newest = await _changed(chat, sid)
+        except reads.SessionGone:
+            if sid != chat.session_id:
+                return
+            log.info("session %s is no longer on the server", sid)
+            raise error(GONE) from None
         if newest is None or sid != chat.session_id:
             return
         log.info(

@@ -9,7 +9,9 @@ card says that this is a revision, else A2A 1.0 ``ListTasks`` of one task -- now
 - the newest task is not the one the view holds (another client's turn, rewind, redo or edit:
   each makes a new task), or
 - it is, but its state is not the one this watch saw last (another client answered a question,
-  another client's turn ended).
+  another client's turn ended), or
+- the server says it has no such session (another client deleted it): a new session is opened
+  in its place, as the server has none of it.
 
 The watch remembers the server's mark only while the view stays as it was: when the view itself
 changed (a turn of ours, a rewind of ours, another session opened), the next check compares with
@@ -41,6 +43,13 @@ ViewMark = tuple[str | None, str | None, str, int]
 #: task states (0.3 spelling) of a turn that waits for the user, and of one still running
 WAITING = frozenset({"input-required", "auth-required"})
 RUNNING = frozenset({"submitted", "working"})
+
+
+#: what the live view says when the open session is no longer on the server
+DELETED = (
+    "Another client deleted this session: it is no longer on the server. A new session is open "
+    "here; your draft stays (F2 lists the others)."
+)
 
 
 @dataclass(frozen=True)
@@ -109,6 +118,9 @@ class LiveWatch:
             if turn and newest == conv.current_task_id:  # the same turn: waiting, running, as the view says?
                 differs = differs or (state in WAITING) != (conv.turn_state in WAITING)
                 differs = differs or (state in RUNNING) != (conv.turn_state in RUNNING)
+                # running there and read as running, but not followed here (the view was re-read by a
+                # refused send, rewind or edit): re-read and shown, it is followed as on opening
+                differs = differs or (state in RUNNING and newest != self.chat.interrupted_task_id)
             if not differs:
                 self._server = mark
             return differs
@@ -123,7 +135,15 @@ class LiveWatch:
         if sid is None or chat.sending or chat.rewinding or chat.edit is not None:
             return None
         self.checks += 1
-        mark = await self._read(sid)
+        try:
+            mark = await self._read(sid)
+        except reads.SessionGone:
+            if sid != chat.session_id or chat.sending or chat.rewinding or not ready():
+                return None
+            log.info("session %s is no longer on the server", sid)
+            await chat.open(None)  # the view is the server's: that session is gone; a new one (no id yet)
+            self._view = self._server = None
+            return Followed(sid, DELETED)
         if mark is None or sid != chat.session_id or chat.sending or chat.rewinding:
             return None  # cannot say, or the view moved while we asked: the next check sees it
         if not self._changed(mark) or not ready():
@@ -179,6 +199,8 @@ def what_changed(chat: Chat, before: list[str], asked: bool, state: str) -> tupl
         )
     if state in RUNNING and conv.turn_state not in RUNNING:
         return "The turn running on the server ended.", 0, 0
+    if running:
+        return "A turn of another client is running in this session; the view follows it.", 0, 0
     if conv.turn_state in WAITING and state not in WAITING:
         return "The agent asks a question in this session.", 0, 0
     return "This session changed on the server; it was read again.", 0, 0

@@ -7,7 +7,9 @@ session's newest task id, as cheaply as the server can say it.
   artifacts (the spec orders tasks by last update, newest first); a server that answers "not
   offered" is not asked again (remembered per client).
 
-Both answer None when the server cannot say (the check is then skipped, never failed).
+Both answer None when the server cannot say (the check is then skipped, never failed). The REST
+read raises :class:`SessionGone` when the server says the session is not there (404 on the
+session's own route: deleted by another client), so nothing acts on it as if it were.
 :func:`newest_mark` reads the same task with its state, for the live view
 (:mod:`rewindtui.chat.live`): another client answering a question changes a task in place.
 """
@@ -19,7 +21,7 @@ from typing import Any
 from weakref import WeakKeyDictionary
 
 from rewindtui.a2a.dialect import norm_state
-from rewindtui.client.a2a_client import A2AClient, ClientError, RpcError
+from rewindtui.client.a2a_client import A2AClient, ClientError, HTTPStatusFailed, RpcError
 
 log = logging.getLogger(__name__)
 
@@ -27,11 +29,27 @@ log = logging.getLogger(__name__)
 _unlisted: WeakKeyDictionary[Any, bool] = WeakKeyDictionary()
 
 
+class SessionGone(ClientError):
+    """The server has no such session (any more): another client deleted it."""
+
+    category = "not-found"
+
+
+def _gone(exc: ClientError, session_id: str) -> SessionGone | None:
+    if isinstance(exc, HTTPStatusFailed) and exc.status == 404:
+        return SessionGone(f"session {session_id} is no longer on the server (deleted elsewhere)")
+    return None
+
+
 async def newest_task_id(client: A2AClient, session_id: str) -> str | None:
-    """The session's newest task id as the server has it now (None: it cannot say)."""
+    """The session's newest task id as the server has it now (None: it cannot say).
+    SessionGone: the server has no such session."""
     try:
         return await client.newest_task_id(session_id)
     except ClientError as exc:
+        gone = _gone(exc, session_id)
+        if gone is not None:
+            raise gone from exc
         log.info("freshness check of session %s not possible: %s", session_id, exc)
         return None
 
@@ -39,13 +57,16 @@ async def newest_task_id(client: A2AClient, session_id: str) -> str | None:
 async def newest_mark(client: A2AClient, session_id: str, *, listed: bool) -> tuple[str, str] | None:
     """The session's newest task as ``(id, state)`` (state in the 0.3 spelling), read as
     :func:`newest_task_id` does (``listed``: as :func:`newest_listed_task_id` does); None when the
-    server cannot say."""
+    server cannot say. SessionGone: the server has no such session."""
     if listed:
         task = await _newest_listed(client, session_id)
     else:
         try:
             task = await client.newest_task(session_id)
         except ClientError as exc:
+            gone = _gone(exc, session_id)
+            if gone is not None:
+                raise gone from exc
             log.info("live check of session %s not possible: %s", session_id, exc)
             return None
     if task is None or not isinstance(task.get("id"), str):

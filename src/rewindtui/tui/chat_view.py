@@ -70,6 +70,11 @@ class ChatView:
         chat = host.chat
         assert chat is not None
         host.leave_mode(focus=False)
+        if chat.edit is None and self.memory.stash.holding:
+            # an edit ended under the screen (a reconnect opened the session afresh): no "Enter
+            # resends" any more, and the draft it set aside comes back before the edit's text
+            host.banner.hide()
+            self.memory.restore_stash()
         host.transcript.set_conversation(chat.conversation)
         self.memory.load()
         self.refresh()

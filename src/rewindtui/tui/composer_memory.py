@@ -29,6 +29,8 @@ class ComposerMemory:
         self.stash = DraftStash()  # the draft set aside while an edit uses the composer
         self._kept: str | None = None  # what keep_unsent last put in the composer
         self._loaded: tuple[str, str] | None = None  # the session whose kept draft was last looked at
+        #: per session, the kept draft this app last read or wrote (another app on the data dir may keep one too)
+        self._seen: dict[tuple[str, str], str] = {}
         self.loaded: Callable[[], None] | None = None  # after a session's memory was loaded
 
     def load(self) -> None:
@@ -45,7 +47,7 @@ class ComposerMemory:
         if self.drafts is None or key is None or composer.text or key == self._loaded:
             return  # the same session re-read (the live view, a reload): a draft cleared stays cleared
         self._loaded = key
-        text = self.drafts.load(*key)
+        text = self._seen[key] = self.drafts.load(*key)
         if text:
             composer.set_draft(text)
             composer.history.clear()
@@ -74,7 +76,7 @@ class ComposerMemory:
         if self.drafts is None or key is None:
             return False
         try:
-            self.drafts.save(*key, text)
+            self._seen[key] = self.drafts.keep(*key, text, seen=self._seen.get(key, ""))
         except OSError as exc:
             self.say(f"Draft not kept: {exc}")
             return False
@@ -91,7 +93,8 @@ class ComposerMemory:
         if self.drafts is None or key is None or self.stash.holding:
             return  # during an edit the kept draft is the one set aside: it comes back later
         try:
-            self.drafts.save(*key, "")
+            self.drafts.keep(*key, "", seen=self._seen.get(key, ""))  # another app's kept draft stays
+            self._seen[key] = ""
         except OSError as exc:
             self.say(f"Kept draft not removed: {exc}")
 

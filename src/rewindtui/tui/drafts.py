@@ -12,6 +12,8 @@ class DraftKeeper(Protocol):
 
     def save(self, server: str, session_id: str, text: str) -> None: ...
 
+    def keep(self, server: str, session_id: str, text: str, *, seen: str) -> str: ...
+
 
 class DraftStash:
     """The composer's draft set aside while an edit uses the composer (one level: an edit)."""

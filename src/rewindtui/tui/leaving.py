@@ -113,11 +113,16 @@ class Leaving:
             if go:
                 self.leave()
 
+        if self.app.draft_store is None:
+            why = "This app keeps no files (no data dir), so the draft in the composer cannot be kept."
+        elif screen.chat is None or not screen.chat.session_id:
+            why = "Nothing was sent in this session yet (drafts are kept per session), so the draft cannot be kept."
+        else:
+            why = "The draft could not be written to the data dir."
         self.app.push_screen(
             ConfirmScreen(
                 "Quit and lose your draft?",
-                "This app keeps no files (no data dir), so the draft in the composer cannot be kept. (ctrl+q again "
-                "quits.)",
+                f"{why} (ctrl+q again quits.)",
                 go="Quit",
                 purpose="quit",
             ),

@@ -154,8 +154,12 @@ class LiveView:
     def followed(self, followed: Followed) -> None:
         """The session was re-read after another client's change: show it, say what changed."""
         app = self.app
-        if app.chat is not None and app.chat.session_id == followed.session_id and not self._paused():
-            app.chat_screen.show_conversation()  # older turns to load, a running turn to follow
+        if app.chat is not None and not self._paused():
+            # what became of this app's last action ("not sent", "failed") is no longer the turn shown
+            app.chat_screen.ops.outcome = None
+            if app.chat.session_id == followed.session_id:
+                app.chat_screen.show_conversation()  # older turns to load, a running turn to follow
+            app.chat_screen.refresh_status()
         self._say(followed.said)
 
     # -- the embedded server -------------------------------------------------------------------

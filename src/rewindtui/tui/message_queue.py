@@ -15,6 +15,8 @@ from collections.abc import Callable
 
 from rewindtui.tui.drafts import DraftKeeper
 
+#: what :meth:`MessageQueue.load` remembers for a session that has no id yet
+NEW = "new session"
 #: at most this many messages wait (a stuck Enter key does not queue a thousand turns)
 MAX_QUEUED = 20
 
@@ -33,6 +35,8 @@ class MessageQueue:
         self.changed = changed
         self.say = say
         self.texts: list[str] = []
+        #: the session whose kept queue was read (NEW: a new session of this app, no id yet)
+        self._loaded: tuple[str, str] | str | None = None
 
     def __len__(self) -> int:
         return len(self.texts)
@@ -69,13 +73,26 @@ class MessageQueue:
         self._saved()
         return texts
 
-    def load(self) -> None:
-        """The opened session's queue as it was kept (after a restart)."""
+    def load(self) -> bool:
+        """The opened session's queue as it was kept (after a restart); True if it was read now.
+        The session this queue was loaded for, shown again (the live view following another
+        client, a reload, a reconnect), is not read again: the queue in memory is this app's,
+        and the file may hold another app's on the same data dir and session."""
         key = self.key()
         if key is None:
-            return  # a session without an id yet: what is queued stays as it is
+            self._loaded = NEW  # a session without an id yet: what is queued stays as it is
+            return False
+        if key == self._loaded or self._loaded is NEW:
+            self._loaded = key  # shown again, or this app's new session got its id: nothing to read
+            return False
+        self._loaded = key
         self.texts = _parse(self.store.load(*key)) if self.store is not None else []
         self.changed()
+        return True
+
+    def forget(self) -> None:
+        """Another session opens: the next one shown is read from disk (this one again too)."""
+        self._loaded = None
 
     def _saved(self) -> None:
         key = self.key()

@@ -180,6 +180,8 @@ class SearchControl:
             self._touched.clear()
             return
         self._touched.extend(change.updated)
+        if change.turn_ended and self._none:
+            self._show_rewound()  # a rewind since (another client's too): there may be some now
         if change.first is not None or change.prepended:
             self._stale = True
             self._cancel_timer()
@@ -213,6 +215,8 @@ class SearchControl:
                 hit = self.index.at_or_before_item(self.query, anchor) or self.index.at_or_after_item(
                     self.query, anchor
                 )
+        elif self.query:
+            hit = self.index.last(self.query)  # no hit before, some now (rewound turns read): the newest
         self.current = hit
         self.host.transcript.search.show(self.query, (hit.index, hit.nth) if hit is not None else None)
         self._say()

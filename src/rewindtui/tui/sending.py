@@ -52,6 +52,8 @@ class Sending:
             host.banner.hide()
             self.memory.restore_stash()
         self.unqueue_all()  # queued messages go back to the composer: they stay with the draft
+        if self.queue is not None:
+            self.queue.forget()  # the session opened next reads its kept queue
         self.memory.keep_draft()
 
     def edit_started(self, text: str, turns: int) -> None:
@@ -115,7 +117,7 @@ class Sending:
                 title="Edit and resend",
                 doing="rewinding…",
                 started=self.hide_banner,
-                failed=partial(self._not_sent, text, []),
+                failed=partial(self._edit_not_sent, text),
                 done=lambda _: self.memory.restore_stash(),
                 ends_turn=True,
             )
@@ -136,6 +138,14 @@ class Sending:
         if not isinstance(exc, TurnInterrupted):
             self.memory.keep_unsent(text)
             self.restore_attachments(attachments)
+
+    def _edit_not_sent(self, text: str, exc: ClientError) -> None:
+        """An edit's resend failed: its text back in the composer; when the edit ended with it (the
+        session was changed elsewhere and reloaded), the draft it set aside comes back after it."""
+        self._not_sent(text, [], exc)
+        chat = self.host.chat
+        if chat is None or chat.edit is None:
+            self.memory.restore_stash()
 
     async def _send(self, text: str, attachments: list[Attachment], handover: int) -> None:
         """Send ``text``; then, while each turn ends completed, the queued messages in order, one
@@ -216,6 +226,17 @@ class Sending:
             self.unqueue_all()
             return
         self.send_queue()
+
+    def after_followed(self, state: str) -> None:
+        """A turn this app followed, not sent (another client's, or one whose stream was cut),
+        ended as ``state``: what was queued behind it goes now when it completed, as after a turn
+        of ours; else the user is asked."""
+        if self.queue is None or not self.queue:
+            return
+        if state == "completed":
+            self.send_queue()
+        else:
+            self.queue_left(state)
 
     def send_queue(self) -> None:
         """The queued messages, in order, one turn each (a turn still running ends first)."""

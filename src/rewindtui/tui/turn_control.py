@@ -3,6 +3,7 @@ runs, answer the agent's question, and what the turn bar, footer and history not
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import partial
 
 from rewindtui.chat import Action
@@ -12,8 +13,9 @@ from rewindtui.tui.widgets.history_note import HistoryNote
 
 
 class TurnControl:
-    def __init__(self, host: ScreenHost) -> None:
+    def __init__(self, host: ScreenHost, *, followed: Callable[[str], None] = lambda state: None) -> None:
         self.host = host
+        self.followed = followed  # a followed turn ended (how: its state): the queue behind it
         self.answering: bool | None = None  # the answer on its way (approve?), None: none
         self._shown_permissions: tuple[object, ...] | None = None
 
@@ -66,7 +68,19 @@ class TurnControl:
             return
         if host.ops.running("turn") or host.rewinding:
             return
-        host.ops.run(None, self._reattach, title="Reattach", group="turn")
+        host.ops.run(
+            None,
+            self._reattach,
+            title="Reattach",
+            group="turn",
+            done=lambda _: self._ended(),
+            failed=lambda _: self._ended(),
+        )
+
+    def _ended(self) -> None:
+        chat = self.host.chat
+        if chat is not None:
+            self.followed(chat.conversation.turn_state)
 
     async def _reattach(self) -> None:
         host = self.host

@@ -205,6 +205,19 @@ def healthy(state: ServerState, timeout: float = 3.0) -> bool:
     return isinstance(data, dict) and data.get("instance") == state.instance
 
 
+def clients(base_url: str, token: str | None, timeout: float = 3.0) -> list[int] | None:
+    """The pids of the apps the server at ``base_url`` serves (its ``GET /api/server``); None when
+    it does not answer."""
+    state = ServerState(0, base_url, "", "", token, "")
+    try:
+        answer = _call(state, "GET", SERVER_PATH, timeout=timeout)
+    except (OSError, ValueError, urllib.error.URLError):
+        return None
+    data = answer.get("data") if isinstance(answer, dict) else None
+    pids = data.get("clients") if isinstance(data, dict) else None
+    return [p for p in pids if isinstance(p, int)] if isinstance(pids, list) else None
+
+
 def attach(state: ServerState, pid: int) -> None:
     """Register ``pid`` as a client of ``state``'s server (it lives while a client does)."""
     _call(state, "POST", CLIENTS_PATH, {"pid": pid})

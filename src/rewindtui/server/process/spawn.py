@@ -46,6 +46,7 @@ from rewindtui.server.process.instance import (
     FileLock,
     ServerState,
     attach,
+    clients,
     detach,
     healthy,
     new_token,
@@ -94,6 +95,7 @@ class SpawnedServer(ServerUrls):
         self.data_dir = data_dir
         self.token = token
         self.keep = keep  # seconds it stays up after its last app (None: it stops with it)
+        self._shared = False  # at its stop, another app still used it: let go, not stopped
 
     @property
     def pid(self) -> int:
@@ -108,14 +110,17 @@ class SpawnedServer(ServerUrls):
 
         Returns its exit status (0 for a clean stop). Safe to call twice. A server started with
         ``keep`` is only let go (its stdin closed): it stops by itself once its idle window passed
-        (None is returned).
+        (None is returned). So is one that another app still uses (it attached since): the
+        server goes on for it and stops by itself after the last app.
         """
         if self.process.stdin is not None and not self.process.stdin.closed:
             try:
                 self.process.stdin.close()
             except OSError:
                 pass
-        if self.keep:
+            if not self.keep and self.process.poll() is None:
+                self._shared = bool(set(clients(self.base_url, self.token) or ()) - {os.getpid()})
+        if self.keep or self._shared:
             if self.process.stdout is not None:
                 self.process.stdout.close()
             return self.process.poll()

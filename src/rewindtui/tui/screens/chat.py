@@ -120,7 +120,8 @@ class ChatScreen(Screen):
         self.memory.loaded = self._queue_loaded
         #: a session was shown (the app remembers it: a restart opens it again)
         self.opened: Callable[[], None] = lambda: None
-        self.turns = TurnControl(self)  # stop, reattach, answer, the turn bar
+        # stop, reattach, answer, the turn bar; what was queued behind a followed turn goes after it
+        self.turns = TurnControl(self, followed=lambda state: self.sending.after_followed(state))
         self.gate = ScreenGate(
             self, can_undo=lambda: bool(self.queue) or self.branches.can_undo()
         )  # what may be done now: the chat's gate
@@ -461,10 +462,9 @@ class ChatScreen(Screen):
 
     def _queue_loaded(self) -> None:
         """A session's memory was loaded: its queue as kept; one kept from before a restart is
-        not sent unasked."""
+        not sent unasked. The same session shown again keeps the queue it has (and asks nothing)."""
         self.opened()
-        self.queue.load()
-        if self.queue and not self.replying:
+        if self.queue.load() and self.queue and not self.replying:
             self.call_later(lambda: self.sending.queue_left("", restored=True))
 
     def _take_queued(self) -> str | None:
