@@ -1,0 +1,125 @@
+"""What a team found using a team server (``rewindtui serve --users`` on PostgreSQL) as a team
+would: the admin command's bad input, and the words a read-only share is refused with. A real
+PostgreSQL (``kit.postgres``), a real replica, the admin command run as users run it."""
+
+from __future__ import annotations
+
+import io
+import os
+import subprocess
+import sys
+import uuid
+from contextlib import redirect_stderr, redirect_stdout
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from srvkit import Served
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
+_http = httpx.Client(timeout=120)
+
+
+def _team(url: str, *args: str) -> tuple[int, str, str]:
+    """``rewindtui team --database-url URL ARGS`` through the CLI's entry point: (rc, stdout, stderr)."""
+    from rewindtui.cli.main import main as cli
+
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        rc = cli(["team", "--database-url", url, *args])
+    return rc, out.getvalue(), err.getvalue()
+
+
+def _as(token: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"}
+
+
+def _send(replica: Served, token: str, session: str, text: str) -> httpx.Response:
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "message/send",
+        "params": {
+            "message": {
+                "kind": "message",
+                "role": "user",
+                "messageId": str(uuid.uuid4()),
+                "contextId": session,
+                "parts": [{"kind": "text", "text": text}],
+            }
+        },
+    }
+    return _http.post(replica.agent_url, json=body, headers=_as(token))
+
+
+@pytest.fixture(scope="module")
+def team(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    from kit.postgres import new_database
+
+    url = new_database("tour")
+    alice = _team(url, "token", "alice")[1].split()[0]
+    bob = _team(url, "token", "bob")[1].split()[0]
+    replica = Served(tmp_path_factory.mktemp("tour") / "a", env={"REWINDTUI_DATABASE_URL": url}, extra=["--users"])
+    try:
+        session = f"s-{uuid.uuid4().hex[:8]}"
+        assert _send(replica, alice, session, "one").json()["result"]["status"]["state"] == "completed"
+        yield replica, url, alice, bob, session
+    finally:
+        replica.close()
+
+
+def _shares(url: str, session: str) -> list[Any]:
+    import asyncio
+
+    from rewindtui.server.storage.team_store import TeamStore
+
+    async def read() -> list[Any]:
+        store = TeamStore(url)
+        try:
+            return await store.shares(session)
+        finally:
+            await store.close()
+
+    return asyncio.run(read())
+
+
+def test_the_admin_command_refuses_bad_input_in_one_line_exit_1(team: Any) -> None:
+    _replica, url, _alice, _bob, session = team
+    before = _team(url, "users")[1]
+    for args, words in [
+        (("token", ""), "cannot be a user name"),
+        (("token", "a/b"), "cannot be a user name"),
+        (("token", " bob"), "cannot be a user name"),
+        (("revoke", "nobody"), "no user named 'nobody'"),
+        (("share", "no-such-session", "bob"), "no session 'no-such-session'"),
+        (("share", session, "nobody"), "no user named 'nobody'"),
+        (("share", session, "alice"), "is alice's already"),
+        (("unshare", session, "bob"), "is not shared with bob"),
+    ]:
+        rc, out, err = _team(url, *args)
+        assert (rc, out) == (1, ""), args
+        assert err.startswith("rewindtui team: ") and words in err and err.count("\n") == 1, (args, err)
+    assert _team(url, "users")[1] == before  # no user was made
+    assert _shares(url, session) == []  # nor a share
+    base, query = url.split("?", 1)
+    missing = base.rsplit("/", 1)[0] + "/no_such_db?" + query
+    rc, _out, err = _team(missing, "users")
+    assert rc == 1 and err.count("\n") == 1 and "cannot use the database" in err and "no_such_db" in err
+
+
+def test_sharing_a_session_the_database_lacks_is_refused_as_a_process(team: Any, tmp_path: Path) -> None:
+    """As a user runs it: a share that names no session of the team database (an id from another
+    server, a typo) is refused, exit 1, instead of "shared" and a share nobody can use."""
+    _replica, url, _alice, _bob, _session = team
+    env = {k: v for k, v in os.environ.items() if not k.startswith("REWINDTUI_")}
+    env["REWINDTUI_DATABASE_URL"] = url
+    done = subprocess.run(
+        [sys.executable, "-m", "rewindtui", "team", "share", "8c73ab8e", "bob", "--mode", "write"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert done.returncode == 1 and done.stdout == "", done
+    assert "no session '8c73ab8e'" in done.stderr and "shared" not in done.stderr
