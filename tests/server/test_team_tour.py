@@ -17,6 +17,8 @@ import httpx
 import pytest
 from srvkit import Served
 
+from rewindtui.a2a import contract
+
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
 _http = httpx.Client(timeout=120)
 
@@ -123,3 +125,41 @@ def test_sharing_a_session_the_database_lacks_is_refused_as_a_process(team: Any,
     )
     assert done.returncode == 1 and done.stdout == "", done
     assert "no session '8c73ab8e'" in done.stderr and "shared" not in done.stderr
+
+
+def test_a_read_only_share_is_refused_in_true_words(team: Any) -> None:
+    replica, url, alice, bob, session = team
+    tasks = _http.get(replica.api_url + f"/sessions/{session}/tasks", headers=_as(alice)).json()["data"]
+    invocation = tasks[0]["metadata"]["kagent_invocation_id"]
+    assert _team(url, "share", session, "bob", "--mode", "read")[0] == 0
+    try:
+        assert _http.get(replica.api_url + f"/sessions/{session}/tasks", headers=_as(bob)).status_code == 200
+        refusals = [
+            _http.post(
+                replica.api_url + contract.REST_REWIND.format(id=session),
+                headers=_as(bob),
+                json={contract.REST_BEFORE_FIELD: invocation},
+            ),
+            _http.post(
+                replica.api_url + contract.REST_FORK.format(id=session),
+                headers=_as(bob),
+                json={contract.REST_BEFORE_FIELD: invocation},
+            ),
+            _http.delete(replica.api_url + f"/sessions/{session}", headers=_as(bob)),
+            _send(replica, bob, session, "let me write"),
+        ]
+        for answer in refusals:
+            assert answer.status_code == 403, answer.text
+            error = answer.json()["error"]
+            assert "shared with you read-only" in error and "alice" in error and "not found" not in error
+        after = _http.get(replica.api_url + f"/sessions/{session}/tasks", headers=_as(alice)).json()["data"]
+        assert after == tasks  # nothing stored, nothing rewound
+    finally:
+        _team(url, "unshare", session, "bob")
+    # without a share it stays unknown to bob (404), as before: nothing said about alice
+    answer = _http.post(
+        replica.api_url + contract.REST_REWIND.format(id=session),
+        headers=_as(bob),
+        json={contract.REST_BEFORE_FIELD: invocation},
+    )
+    assert answer.status_code == 404 and "alice" not in answer.text

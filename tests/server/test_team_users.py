@@ -144,8 +144,8 @@ def test_another_user_cannot_read_or_rewind_a_session_until_it_is_shared(users_p
         headers=_as(bob),
         json={contract.REST_BEFORE_FIELD: invocations[1]},
     )
-    assert rewind.status_code == 404  # read-only: no rewind
-    assert _send(b, bob, session, "still not")["result"]["status"]["state"] == "failed"
+    assert rewind.status_code == 403 and "read-only" in rewind.json()["error"]  # read-only: no rewind
+    assert "read-only" in _send(b, bob, session, "still not")["error"]
 
     # a writable share (the admin command): bob rewinds and sends
     _team(url, "share", session, "bob", "--mode", "write")

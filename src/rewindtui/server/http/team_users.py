@@ -14,7 +14,8 @@ server hands out is the token's user's, as ``X-User-Id`` separates them on a sol
 ``/api/sessions/{id}…``, an A2A message whose ``contextId`` is it, or a task call (get, subscribe,
 cancel) whose task is in it -- then runs as the owner, when the share allows it: ``read`` allows
 reading (REST ``GET``, ``tasks/get``/``GetTask``, ``tasks/resubscribe``/``SubscribeToTask``),
-``write`` everything (a turn, a rewind, a redo, a fork, a rename, a cancel, a delete). Without a
+``write`` everything (a turn, a rewind, a redo, a fork, a rename, a cancel, a delete); a change
+asked with a ``read`` share is refused with a 403 that says so (nothing is sent on). Without a
 share another user's session is unknown to them (404), as before. Listing sessions lists one's own.
 """
 
@@ -85,6 +86,20 @@ class TeamDoor:
             return session.user_id
         return user
 
+    async def read_only(self, user: str, session_id: str, needs: str) -> str | None:
+        """Why ``user`` may not change ``session_id`` when a read share is all they have (the
+        sentence to answer with), else None: a refusal in true words, not "not found", to someone
+        who can read the session."""
+        if needs != WRITE:
+            return None
+        session = await self.store.get_session(session_id)
+        if session is None or session.user_id == user or await self.team.share_of(session_id, user) != READ:
+            return None
+        return (
+            f"session {session_id!r} is shared with you read-only: you can read it, not change it "
+            f"(ask its owner, {session.user_id}, for a write share)"
+        )
+
 
 class UserTokens:
     """See the module's docstring."""
@@ -129,6 +144,10 @@ class UserTokens:
             session_id, needs = await self._a2a_target(body)
         acting = user
         if session_id is not None:
+            refused = await self.door.read_only(user, session_id, needs)
+            if refused is not None:
+                await _answer(send, 403, refused)
+                return
             acting = await self._acting_user(user, session_id, needs)
         scope = dict(scope)
         scope["headers"] = [*headers, (USER_HEADER.lower().encode(), acting.encode())]
