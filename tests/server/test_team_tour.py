@@ -163,3 +163,15 @@ def test_a_read_only_share_is_refused_in_true_words(team: Any) -> None:
         json={contract.REST_BEFORE_FIELD: invocation},
     )
     assert answer.status_code == 404 and "alice" not in answer.text
+
+
+def test_the_card_of_a_server_with_users_asks_for_a_bearer_token(team: Any) -> None:
+    """Every request but the card needs a user's token: the card says so (A2A securitySchemes), so
+    a client knows before it is refused, and its 401 hint does not say "no security scheme"."""
+    replica, _url, _alice, _bob, _session = team
+    card = _http.get(replica.agent_url + ".well-known/agent-card.json").json()
+    scheme = card["securitySchemes"]["bearer"]
+    assert scheme["httpAuthSecurityScheme"]["scheme"] == "Bearer"
+    assert "rewindtui team token" in scheme["httpAuthSecurityScheme"]["description"]
+    assert card["securityRequirements"] == [{"schemes": {"bearer": {}}}]
+    assert _http.get(replica.api_url + "/sessions").status_code == 401
