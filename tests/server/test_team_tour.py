@@ -8,6 +8,7 @@ import io
 import os
 import subprocess
 import sys
+import time
 import uuid
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
@@ -175,3 +176,19 @@ def test_the_card_of_a_server_with_users_asks_for_a_bearer_token(team: Any) -> N
     assert "rewindtui team token" in scheme["httpAuthSecurityScheme"]["description"]
     assert card["securityRequirements"] == [{"schemes": {"bearer": {}}}]
     assert _http.get(replica.api_url + "/sessions").status_code == 401
+
+
+def test_a_mistyped_or_revoked_token_is_told_apart_from_none(team: Any) -> None:
+    replica, url, _alice, _bob, _session = team
+    none = _http.get(replica.api_url + "/sessions")
+    assert none.status_code == 401 and "send Authorization: Bearer" in none.json()["error"]
+    typo = _http.get(replica.api_url + "/sessions", headers=_as("rwt_typo"))
+    assert typo.status_code == 401 and "does not know the bearer token sent" in typo.json()["error"]
+    carol = _team(url, "token", "carol")[1].split()[0]
+    assert _http.get(replica.api_url + "/sessions", headers=_as(carol)).status_code == 200
+    assert _team(url, "revoke", "carol")[0] == 0
+    deadline = time.monotonic() + 30  # a revoke reaches a running replica within its 5 s token cache
+    while (answer := _http.get(replica.api_url + "/sessions", headers=_as(carol))).status_code != 401:
+        assert time.monotonic() < deadline, "a revoked token still works"
+        time.sleep(0.2)
+    assert "does not know the bearer token sent" in answer.json()["error"]

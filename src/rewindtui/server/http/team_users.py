@@ -44,6 +44,11 @@ _SHARES_PATH = re.compile(r"^/api/sessions/([^/]+)/shares$")
 _READ_METHODS = frozenset({"tasks/get", "GetTask", "tasks/resubscribe", "SubscribeToTask"})
 _TASK_METHODS = _READ_METHODS | {"tasks/cancel", "CancelTask"}
 _MESSAGE_METHODS = frozenset({"message/send", "message/stream", "SendMessage", "SendStreamingMessage"})
+_NO_TOKEN = "this server has users: send Authorization: Bearer <your token> (rewindtui team token NAME makes one)"
+_UNKNOWN_TOKEN = (
+    "this server does not know the bearer token sent (mistyped, revoked, or made for another server):"
+    " ask for a new one (rewindtui team token NAME)"
+)
 #: seconds a token's user is remembered (a revoked token stops working within this)
 TOKEN_CACHE_SECONDS = 5.0
 MAX_BODY = 64 * 1024 * 1024
@@ -120,11 +125,9 @@ class UserTokens:
         scheme, _, token = auth.partition(" ")
         user = await self._user(token.strip()) if scheme.lower() == "bearer" else None
         if user is None:
+            sent = scheme.lower() == "bearer" and bool(token.strip())
             await _answer(
-                send,
-                401,
-                "this server has users: send Authorization: Bearer <your token> (rewindtui team token NAME makes one)",
-                {"www-authenticate": 'Bearer realm="rewindtui"'},
+                send, 401, _UNKNOWN_TOKEN if sent else _NO_TOKEN, {"www-authenticate": 'Bearer realm="rewindtui"'}
             )
             return
         path = scope.get("path", "")
