@@ -46,9 +46,10 @@ RUNNING = frozenset({"submitted", "working"})
 
 
 #: what the live view says when the open session is no longer on the server
+#: (the server cannot tell a deleted session from a share withdrawn: to the user both are unknown)
 DELETED = (
-    "Another client deleted this session: it is no longer on the server. A new session is open "
-    "here; your draft stays (F2 lists the others)."
+    "This session is no longer on the server for you: another client deleted it, or it was shared "
+    "with you and no longer is. A new session is open here; your draft stays (F2 lists the others)."
 )
 
 
