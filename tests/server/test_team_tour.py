@@ -192,3 +192,18 @@ def test_a_mistyped_or_revoked_token_is_told_apart_from_none(team: Any) -> None:
         assert time.monotonic() < deadline, "a revoked token still works"
         time.sleep(0.2)
     assert "does not know the bearer token sent" in answer.json()["error"]
+
+
+def test_a_share_over_rest_names_a_user_that_exists(team: Any) -> None:
+    replica, url, alice, _bob, session = team
+    for name in ("bobb", "a/b\u0001"):
+        answer = _http.post(
+            replica.api_url + f"/sessions/{session}/shares", headers=_as(alice), json={"user": name, "mode": "read"}
+        )
+        assert answer.status_code == 400 and "no user named" in answer.json()["error"], answer.text
+    assert _shares(url, session) == []
+    made = _http.post(
+        replica.api_url + f"/sessions/{session}/shares", headers=_as(alice), json={"user": "bob", "mode": "read"}
+    )
+    assert made.status_code == 201
+    _team(url, "unshare", session, "bob")

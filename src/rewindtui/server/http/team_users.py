@@ -204,6 +204,9 @@ class UserTokens:
         if hmac.compare_digest(other, user):
             await _answer(send, 400, "a session is its owner's already: share it with another user")
             return
+        if not await self.team.has_user(other):  # a typo, or a name no token was ever made for
+            await _answer(send, 400, f"no user named {json.dumps(other)} (rewindtui team token NAME makes one)")
+            return
         await self.team.share(session_id, other, mode)
         await _answer(send, 201, None, data={"session_id": session_id, "user": other, "mode": mode})
 
