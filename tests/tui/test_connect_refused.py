@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import pytest
 
-from kit.apps import settings_app
+from kit.apps import new_app, settings_app
 from kit.pilot import SIZE, settle
 from kit.servers import settings_in
-from rewindtui.config.connection import REFUSED
+from rewindtui.config.connection import REFUSED, AppConnector
 from rewindtui.server import EmbeddedServer
 from rewindtui.server.http.options import ServerOptions
-from rewindtui.tui.screens.connect_error import ConnectErrorScreen
+from rewindtui.tui.screens.connect_error import SESSION, ConnectErrorScreen
 
 
 @pytest.mark.slow
@@ -32,3 +32,21 @@ async def test_a_wrong_token_is_a_refusal_with_advice_about_credentials(tmp_path
             hint = str(screen.query_one("#connect-hint").render())
             assert "refused the credentials" in hint and "--bearer-env" in hint
             assert "Check that an A2A agent is serving" not in hint
+
+
+@pytest.mark.slow
+async def test_a_session_the_agent_does_not_have_is_named_not_called_unreachable(tmp_path):
+    """``rewindtui --session ID`` with an id the agent does not have for this user (a typo; on a team
+    server another user's session that is not shared): the agent answered, so the screen names the
+    session, not the address."""
+    with EmbeddedServer(tmp_path / "server") as server:
+        settings = settings_in(tmp_path, url=server.agent_url)
+        app = new_app(AppConnector(settings), session_id="no-such-session")
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(app, pilot)
+            screen = app.screen
+            assert isinstance(screen, ConnectErrorScreen) and screen.part == SESSION
+            assert "no such session" in str(screen.query_one("#connect-title").render())
+            assert "no-such-session" in screen.error
+            hint = str(screen.query_one("#connect-hint").render())
+            assert "--session" in hint and "Check that an A2A agent is serving" not in hint

@@ -13,14 +13,21 @@ from typing import TYPE_CHECKING
 from textual.worker import Worker
 
 from rewindtui.chat import Chat
+from rewindtui.chat.history import SessionNotFound
 from rewindtui.client.a2a_client import ClientError
 from rewindtui.client.errors import HTTPStatusFailed
 from rewindtui.config.connection import REFUSED, AppConnector, Target
 from rewindtui.config.settings import SettingsError
-from rewindtui.tui.screens.connect_error import ConnectErrorScreen
+from rewindtui.tui.screens.connect_error import SESSION, ConnectErrorScreen
 from rewindtui.tui.screens.device_code import DeviceCodeScreen
 from rewindtui.tui.tabs import FIRST_MODE, Tab
 
+#: the connect screen's advice when the agent answered but has no session of the id given
+SESSION_HINT = (
+    "The agent answered but has no session of that id for you: check the id given with --session (any "
+    "unique start of it works), or leave --session out. On a team server another user's session is "
+    "unknown to you unless its owner shares it with you."
+)
 #: the connect screen's advice when the agent answered but refused the credentials (401/403)
 REFUSED_HINT = (
     "The agent answered but refused the credentials: check them (--bearer-env VAR or --bearer-file PATH, "
@@ -76,7 +83,9 @@ class ConnectControl:
         except ClientError as exc:
             await self.release(tab)
             part, hint = getattr(exc, "part", ""), None
-            if part == REFUSED or (isinstance(exc, HTTPStatusFailed) and exc.status in (401, 403)):
+            if isinstance(exc, SessionNotFound):  # it answered: the session id, not the address
+                part, hint = SESSION, SESSION_HINT
+            elif part == REFUSED or (isinstance(exc, HTTPStatusFailed) and exc.status in (401, 403)):
                 # it answered (the card is public; the sessions were refused): the credentials, not the address
                 part, hint = REFUSED, REFUSED_HINT
             self._connect_failed(tab, str(exc), part, session_id, new, hint)
