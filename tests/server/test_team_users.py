@@ -234,8 +234,9 @@ def test_grpc_takes_the_users_tokens_and_their_shares(users_pair: Any, tmp_path:
             await asyncio.to_thread(_team, url, "share", session, "bob", "--mode", "read")
             got = await on_b.GetTask(pb.GetTaskRequest(id=task_id), metadata=meta(bob))
             assert got.id == task_id and got.status.state == pb.TASK_STATE_COMPLETED
-            still = await on_b.SendMessage(message("bob reads only"), metadata=meta(bob))
-            assert still.task.status.state == pb.TASK_STATE_FAILED
+            with pytest.raises(grpc.aio.AioRpcError) as read_only:
+                await on_b.SendMessage(message("bob reads only"), metadata=meta(bob))
+            assert "shared with you read-only" in (read_only.value.details() or "")
             # a writable share: bob's turn lands in alice's session
             await asyncio.to_thread(_team, url, "share", session, "bob", "--mode", "write")
             written = await on_b.SendMessage(message("from bob over grpc"), metadata=meta(bob))
