@@ -64,3 +64,38 @@ async def test_a_share_withdrawn_under_an_open_app_is_not_called_a_delete(tmp_pa
             assert "no longer shared with you" in said and "another client deleted it," in said
             assert "(another client deleted it)" not in said  # not claimed as the one cause
             assert screen.composer.text == "bob's draft"  # kept, nothing sent
+
+
+@pytest.mark.slow
+async def test_a_shared_session_is_not_listed_as_gone_while_it_is_shared(tmp_path):
+    """A team server lists one's own sessions; a session shared with bob and remembered by his
+    client is read by its id: listed as it is (alice's), not "gone from the server", until the
+    share is withdrawn."""
+    from rewindtui.chat import Chat
+    from rewindtui.client.a2a_client import A2AClient
+
+    data = tmp_path / "server"
+    alice = (await asyncio.to_thread(_team, data, "token", "alice")).split()[0]
+    bob = (await asyncio.to_thread(_team, data, "token", "bob")).split()[0]
+    (tmp_path / "bob.token").write_text(bob)
+    (tmp_path / "bob").mkdir()
+    with EmbeddedServer(data, options=ServerOptions(users=True)) as server:
+        session = f"s-{uuid.uuid4().hex[:8]}"
+        message = {"kind": "message", "role": "user", "messageId": "m1", "contextId": session}
+        message["parts"] = [{"kind": "text", "text": "from alice"}]
+        body = {"jsonrpc": "2.0", "id": 1, "method": "message/send", "params": {"message": message}}
+        async with httpx.AsyncClient(timeout=60) as http:
+            sent = await http.post(server.agent_url, json=body, headers={"Authorization": f"Bearer {alice}"})
+        assert sent.json()["result"]["status"]["state"] == "completed"
+        await asyncio.to_thread(_team, data, "share", session, "bob", "--mode", "write")
+        settings = settings_in(tmp_path / "bob", url=server.agent_url, bearer_file=str(tmp_path / "bob.token"))
+        async with A2AClient(settings.server_config()) as client:
+            await client.connect()
+            chat = Chat(client)
+            await chat.open(session)
+            await chat.send("from bob")  # remembered by bob's client from here on
+            listed = {s.id: s for s in await chat.list_sessions()}
+            assert session in listed and not listed[session].gone
+            await asyncio.to_thread(_team, data, "unshare", session, "bob")
+            listed = {s.id: s for s in await chat.list_sessions()}
+            assert listed[session].gone
