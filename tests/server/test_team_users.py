@@ -144,8 +144,8 @@ def test_another_user_cannot_read_or_rewind_a_session_until_it_is_shared(users_p
         headers=_as(bob),
         json={contract.REST_BEFORE_FIELD: invocations[1]},
     )
-    assert rewind.status_code == 404  # read-only: no rewind
-    assert _send(b, bob, session, "still not")["result"]["status"]["state"] == "failed"
+    assert rewind.status_code == 403 and "read-only" in rewind.json()["error"]  # read-only: no rewind
+    assert "read-only" in _send(b, bob, session, "still not")["error"]
 
     # a writable share (the admin command): bob rewinds and sends
     _team(url, "share", session, "bob", "--mode", "write")
@@ -234,8 +234,9 @@ def test_grpc_takes_the_users_tokens_and_their_shares(users_pair: Any, tmp_path:
             await asyncio.to_thread(_team, url, "share", session, "bob", "--mode", "read")
             got = await on_b.GetTask(pb.GetTaskRequest(id=task_id), metadata=meta(bob))
             assert got.id == task_id and got.status.state == pb.TASK_STATE_COMPLETED
-            still = await on_b.SendMessage(message("bob reads only"), metadata=meta(bob))
-            assert still.task.status.state == pb.TASK_STATE_FAILED
+            with pytest.raises(grpc.aio.AioRpcError) as read_only:
+                await on_b.SendMessage(message("bob reads only"), metadata=meta(bob))
+            assert "shared with you read-only" in (read_only.value.details() or "")
             # a writable share: bob's turn lands in alice's session
             await asyncio.to_thread(_team, url, "share", session, "bob", "--mode", "write")
             written = await on_b.SendMessage(message("from bob over grpc"), metadata=meta(bob))

@@ -258,7 +258,7 @@ async def test_the_live_view_says_a_session_was_deleted_elsewhere_and_keeps_the_
         finally:
             await other.client.aclose()
         await check_now(app, pilot)
-        assert any("deleted this session" in s for s in app.live.said)
+        assert any("no longer on the server for you" in s for s in app.live.said)
         assert app.chat.session_id is None and user_texts(app) == []  # the view is the server's: gone
         assert screen.composer.text == "half typed"
         await pilot.press("enter")  # a new session, not the deleted one again

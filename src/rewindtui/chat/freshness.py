@@ -46,7 +46,10 @@ log = logging.getLogger(__name__)
 _locks: WeakKeyDictionary[Any, asyncio.Lock] = WeakKeyDictionary()
 
 CHANGED = "this session was changed elsewhere: reloaded (nothing was sent; look, then try again)"
-GONE = "this session is no longer on the server (another client deleted it); nothing was sent: F2 opens another"
+GONE = (
+    "this session is no longer on the server for you (another client deleted it, or it is no longer shared "
+    "with you); nothing was sent: F2 opens another"
+)
 
 
 def _held_task_ids(conversation: Any) -> set[str]:

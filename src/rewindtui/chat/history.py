@@ -74,9 +74,14 @@ class History:
             sessions = await self.client.list_sessions()
             known = {s.id for s in sessions}
             for entry in remembered:
-                if entry.id not in known:
-                    self._store("mark_gone", entry.id)
-                    sessions.append(_session(entry, None, gone=True))
+                if entry.id in known:
+                    continue
+                shared = None if entry.gone else await self._shared(entry.id)
+                if shared is not None:  # not listed, yet readable: another user's, shared with us
+                    sessions.append(shared)
+                    continue
+                self._store("mark_gone", entry.id)
+                sessions.append(_session(entry, None, gone=True))
             return sessions
         out = []
         for entry in remembered:
@@ -106,6 +111,15 @@ class History:
                 f"session id {prefix!r} is ambiguous: it starts {len(matches)} sessions ({shown}); give more of it"
             )
         return matches[0] if matches else prefix
+
+    async def _shared(self, session_id: str) -> Session | None:
+        """The session as the server gives it, when it does though it does not list it (a team
+        server lists one's own sessions; a session shared with one is read by its id); None when
+        the server gives none (404, or any failure: as before, it counts as gone)."""
+        try:
+            return await self.client.get_session(session_id)
+        except ClientError:
+            return None
 
     # -- reading a session ---------------------------------------------------------------------
     async def read(self, session_id: str, page: int | None = None) -> Read:

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING
 from rewindtui.a2a.dialect import Dialect
 from rewindtui.chat.outcome import plural
 from rewindtui.client import freshness as reads
+from rewindtui.model.items import INTERRUPTED
 
 if TYPE_CHECKING:
     from rewindtui.chat.core import Chat
@@ -46,9 +47,10 @@ RUNNING = frozenset({"submitted", "working"})
 
 
 #: what the live view says when the open session is no longer on the server
+#: (the server cannot tell a deleted session from a share withdrawn: to the user both are unknown)
 DELETED = (
-    "Another client deleted this session: it is no longer on the server. A new session is open "
-    "here; your draft stays (F2 lists the others)."
+    "This session is no longer on the server for you: another client deleted it, or it was shared "
+    "with you and no longer is. A new session is open here; your draft stays (F2 lists the others)."
 )
 
 
@@ -121,6 +123,9 @@ class LiveWatch:
                 # running there and read as running, but not followed here (the view was re-read by a
                 # refused send, rewind or edit): re-read and shown, it is followed as on opening
                 differs = differs or (state in RUNNING and newest != self.chat.interrupted_task_id)
+                # the view could not say how the turn ended (its server was away: a replica killed
+                # mid-turn); the server now has its ending: re-read, the view is the server's
+                differs = differs or (conv.turn_state == INTERRUPTED and state not in RUNNING | WAITING)
             if not differs:
                 self._server = mark
             return differs

@@ -27,11 +27,15 @@ import os
 import sys
 from pathlib import Path
 
+from sqlalchemy.exc import SQLAlchemyError
+
 from rewindtui.base.dirs import default_data_dir
 from rewindtui.server.http.options import DATABASE_URL_ENV, database_url_problem, normalized_database_url
+from rewindtui.server.http.users import InvalidUser, user_from
 from rewindtui.server.process.serve import config_database_url
 from rewindtui.server.shared.paths import STORE_FILE
 from rewindtui.server.storage.adk_sessions import sqlite_url
+from rewindtui.server.storage.store_pg import is_postgres_url, shown_url
 from rewindtui.server.storage.team_store import SHARE_MODES, TeamStore, UserExists
 
 
@@ -89,20 +93,38 @@ def _url(args: argparse.Namespace) -> str:
 
 
 async def _run(args: argparse.Namespace, url: str) -> str:
+    where = f"the database {shown_url(url)}" if is_postgres_url(url) else f"{url.split('///', 1)[-1]}"
     team = TeamStore(url)
     await team.open()
     try:
         if args.action == "token":
+            try:
+                if user_from(args.name) != args.name:
+                    raise InvalidUser(args.name)
+            except InvalidUser:
+                raise ValueError(
+                    f"{args.name!r} cannot be a user name: use 1-200 printable characters, no slashes"
+                ) from None
             token = await team.new_token(args.name, args.label)
             return f"{token}\n(the token of {args.name}: shown once; give it to rewindtui with --bearer-env VAR)"
         if args.action == "users":
             return "\n".join(await team.users()) or "(no users yet: rewindtui team token NAME makes one)"
+        if args.action in ("revoke", "share") and not await team.has_user(args.name):
+            raise ValueError(f"no user named {args.name!r} (rewindtui team users lists them)")
         if args.action == "revoke":
             count = await team.revoke_tokens(args.name)
             return f"revoked {count} token(s) of {args.name}"
+        if args.action in ("share", "unshare"):
+            owner = await team.session_owner(args.session)
+            if owner is None:
+                raise ValueError(f"no session {args.session!r} in {where} (give the whole id)")
+            if owner == args.name:
+                raise ValueError(f"session {args.session!r} is {owner}'s already: share it with another user")
         if args.action == "share":
             await team.share(args.session, args.name, args.mode)
             return f"shared session {args.session} with {args.name} ({args.mode})"
+        if await team.share_of(args.session, args.name) is None:
+            raise ValueError(f"session {args.session} is not shared with {args.name}: nothing to unshare")
         await team.unshare(args.session, args.name)
         return f"session {args.session} is no longer shared with {args.name}"
     finally:
@@ -153,5 +175,9 @@ def main(argv: list[str]) -> int:
         print(asyncio.run(_run(args, url)))
     except (ValueError, UserExists, OSError) as exc:
         print(f"rewindtui team: {exc}", file=sys.stderr)
+        return 1
+    except SQLAlchemyError as exc:  # the database is away, or refuses us: one line, which and why
+        reason = str(getattr(exc, "orig", None) or exc).strip().splitlines()[0]
+        print(f"rewindtui team: cannot use the database {shown_url(url)}: {reason}", file=sys.stderr)
         return 1
     return 0

@@ -13,12 +13,27 @@ from typing import TYPE_CHECKING
 from textual.worker import Worker
 
 from rewindtui.chat import Chat
+from rewindtui.chat.history import SessionNotFound
 from rewindtui.client.a2a_client import ClientError
+from rewindtui.client.errors import HTTPStatusFailed
 from rewindtui.config.connection import REFUSED, AppConnector, Target
 from rewindtui.config.settings import SettingsError
-from rewindtui.tui.screens.connect_error import ConnectErrorScreen
+from rewindtui.tui.screens.connect_error import SESSION, ConnectErrorScreen
 from rewindtui.tui.screens.device_code import DeviceCodeScreen
 from rewindtui.tui.tabs import FIRST_MODE, Tab
+
+#: the connect screen's advice when the agent answered but has no session of the id given
+SESSION_HINT = (
+    "The agent answered but has no session of that id for you: check the id given with --session (any "
+    "unique start of it works), or leave --session out. On a team server another user's session is "
+    "unknown to you unless its owner shares it with you."
+)
+#: the connect screen's advice when the agent answered but refused the credentials (401/403)
+REFUSED_HINT = (
+    "The agent answered but refused the credentials: check them (--bearer-env VAR or --bearer-file PATH, "
+    "--api-key-env VAR, --basic-user NAME --basic-password-env VAR, or [auth] in the config file); "
+    "a server with users takes each user's own token."
+)
 
 if TYPE_CHECKING:
     from rewindtui.tui.app import RewindApp
@@ -67,7 +82,13 @@ class ConnectControl:
                 await chat.connect_and_open(session_id)
         except ClientError as exc:
             await self.release(tab)
-            self._connect_failed(tab, str(exc), getattr(exc, "part", ""), session_id, new)
+            part, hint = getattr(exc, "part", ""), None
+            if isinstance(exc, SessionNotFound):  # it answered: the session id, not the address
+                part, hint = SESSION, SESSION_HINT
+            elif part == REFUSED or (isinstance(exc, HTTPStatusFailed) and exc.status in (401, 403)):
+                # it answered (the card is public; the sessions were refused): the credentials, not the address
+                part, hint = REFUSED, REFUSED_HINT
+            self._connect_failed(tab, str(exc), part, session_id, new, hint)
             return
         if tab.closed:  # the tab was closed while it connected: its connection goes with it
             await self.release(tab)
@@ -107,13 +128,17 @@ class ConnectControl:
             self.app.last_session.save(self.server_key(chat, tab), chat.session_id)
 
     # -- a failed connect: retry, correct the address, or leave ------------------------------------
-    def _connect_failed(self, tab: Tab, error: str, part: str, session_id: str | None, new: bool) -> None:
+    def _connect_failed(
+        self, tab: Tab, error: str, part: str, session_id: str | None, new: bool, hint: str | None = None
+    ) -> None:
         assert tab.screen is not None
         tab.screen.view.failure(error)
         movable = tab.connector if isinstance(tab.connector, AppConnector) else None
+        if hint is None:
+            hint = movable.hint if movable is not None and tab.mode != FIRST_MODE else self.app.hint
         screen = ConnectErrorScreen(
             error,
-            movable.hint if movable is not None and tab.mode != FIRST_MODE else self.app.hint,
+            hint,
             part=part,
             target=movable.target if movable is not None else None,
             check=(lambda target: self._check_target(tab, target)) if movable is not None else None,

@@ -193,6 +193,7 @@ def create_app(
         name=AGENT_NAME,
         model=model or DEMO_MODEL_NAME,
         needs_token=options.token is not None,
+        users=options.users,
     )
     # configs kept across restarts (a team server: in its database, seen by every replica); URLs
     # screened (push_screen)

@@ -42,8 +42,11 @@ def _version() -> str:
 BEARER_SCHEME = "bearer"
 
 
-def build_agent_card(*, agent_url: str, api_url: str, name: str, model: str, needs_token: bool = False) -> pb.AgentCard:
-    """The card; ``needs_token`` declares the bearer token every request (but this card) needs."""
+def build_agent_card(
+    *, agent_url: str, api_url: str, name: str, model: str, needs_token: bool = False, users: bool = False
+) -> pb.AgentCard:
+    """The card; ``needs_token`` declares the bearer token every request (but this card) needs,
+    ``users`` (``serve --users``) each user's own bearer token."""
     extension = pb.AgentExtension(
         uri=REWIND_EXTENSION_URI,
         description=(
@@ -89,11 +92,13 @@ def build_agent_card(*, agent_url: str, api_url: str, name: str, model: str, nee
             )
         ],
     )
-    if needs_token:
+    if needs_token or users:
         card.security_schemes[BEARER_SCHEME].http_auth_security_scheme.scheme = "Bearer"
-        card.security_schemes[
-            BEARER_SCHEME
-        ].http_auth_security_scheme.description = "the token the server was started with (REWINDTUI_SERVER_TOKEN)"
+        card.security_schemes[BEARER_SCHEME].http_auth_security_scheme.description = (
+            "your own token (rewindtui team token NAME makes one)"
+            if users
+            else "the token the server was started with (REWINDTUI_SERVER_TOKEN)"
+        )
         card.security_requirements.add().schemes[BEARER_SCHEME].SetInParent()
     return card
 

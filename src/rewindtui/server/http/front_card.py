@@ -21,6 +21,8 @@ _EXTENSION_DESCRIPTION = (
     "history is the effective history, with the original messageIds."
 )
 _TOKEN_DESCRIPTION = "the token the server was started with (REWINDTUI_SERVER_TOKEN)"
+#: a server with users (``serve --users``): each user's own token
+USERS_TOKEN_DESCRIPTION = "your own token (rewindtui team token NAME makes one)"
 BEARER_SCHEME = "bearer"
 
 
@@ -32,7 +34,7 @@ def _version() -> str:
 
 
 def plain_agent_card(
-    *, agent_url: str, api_url: str, name: str, model: str, needs_token: bool = False
+    *, agent_url: str, api_url: str, name: str, model: str, needs_token: bool = False, users: bool = False
 ) -> dict[str, Any]:
     """The card's JSON as ``card.agent_card_json(card.build_agent_card(...))`` renders it."""
     card: dict[str, Any] = {
@@ -65,12 +67,13 @@ def plain_agent_card(
             ],
         },
     }
-    if needs_token:
+    described = USERS_TOKEN_DESCRIPTION if users else _TOKEN_DESCRIPTION
+    if needs_token or users:
         card["securitySchemes"] = {
             BEARER_SCHEME: {
-                "httpAuthSecurityScheme": {"description": _TOKEN_DESCRIPTION, "scheme": "Bearer"},
+                "httpAuthSecurityScheme": {"description": described, "scheme": "Bearer"},
                 # the 0.3 compat fields a2a-sdk adds beside the 1.0 ones
-                "description": _TOKEN_DESCRIPTION,
+                "description": described,
                 "scheme": "Bearer",
                 "type": "http",
             }
@@ -90,7 +93,7 @@ def plain_agent_card(
     # A2A 0.3 compat fields (a2a-sdk's agent_card_to_dict adds them for 0.3 clients)
     card["preferredTransport"] = "JSONRPC"
     card["protocolVersion"] = "0.3.0"
-    if needs_token:
+    if needs_token or users:
         card["security"] = [{BEARER_SCHEME: []}]
     card["url"] = agent_url
     return card

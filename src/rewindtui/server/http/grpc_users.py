@@ -9,6 +9,8 @@ over HTTP (:mod:`.team_users`).
   ``context_id``; ``GetTask``/``SubscribeToTask``/``CancelTask`` by the task's session) and the
   user has a share that allows it: ``read`` for ``GetTask`` and ``SubscribeToTask``, ``write``
   for everything. The same rules as :class:`~.team_users.UserTokens` applies to a JSON-RPC body.
+  A change asked with a ``read`` share ends ``INVALID_ARGUMENT`` saying the session is shared
+  read-only (a2a-sdk maps its errors to gRPC codes and has no permission error).
 """
 
 from __future__ import annotations
@@ -48,6 +50,10 @@ class UserScopedHandler(RequestHandler):
         user = await self.door.user(str(context.state.get(BEARER_STATE_KEY) or ""))
         if user is None:  # the interceptor let no such call in; a token revoked in between
             context.state[USER_ERROR_KEY] = UNAUTHENTICATED_TEXT
+            return context
+        refused = await self.door.read_only(user, session_id, needs) if session_id else None
+        if refused is not None:  # a read share asked to change: refused in those words (nothing runs)
+            context.state[USER_ERROR_KEY] = refused
             return context
         acting = await self.door.acting_user(user, session_id, needs) if session_id else user
         context.state.pop(USER_ERROR_KEY, None)  # x-user-id is not asked here

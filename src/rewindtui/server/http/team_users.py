@@ -14,7 +14,8 @@ server hands out is the token's user's, as ``X-User-Id`` separates them on a sol
 ``/api/sessions/{id}…``, an A2A message whose ``contextId`` is it, or a task call (get, subscribe,
 cancel) whose task is in it -- then runs as the owner, when the share allows it: ``read`` allows
 reading (REST ``GET``, ``tasks/get``/``GetTask``, ``tasks/resubscribe``/``SubscribeToTask``),
-``write`` everything (a turn, a rewind, a redo, a fork, a rename, a cancel, a delete). Without a
+``write`` everything (a turn, a rewind, a redo, a fork, a rename, a cancel, a delete); a change
+asked with a ``read`` share is refused with a 403 that says so (nothing is sent on). Without a
 share another user's session is unknown to them (404), as before. Listing sessions lists one's own.
 """
 
@@ -43,6 +44,11 @@ _SHARES_PATH = re.compile(r"^/api/sessions/([^/]+)/shares$")
 _READ_METHODS = frozenset({"tasks/get", "GetTask", "tasks/resubscribe", "SubscribeToTask"})
 _TASK_METHODS = _READ_METHODS | {"tasks/cancel", "CancelTask"}
 _MESSAGE_METHODS = frozenset({"message/send", "message/stream", "SendMessage", "SendStreamingMessage"})
+_NO_TOKEN = "this server has users: send Authorization: Bearer <your token> (rewindtui team token NAME makes one)"
+_UNKNOWN_TOKEN = (
+    "this server does not know the bearer token sent (mistyped, revoked, or made for another server):"
+    " ask for a new one (rewindtui team token NAME)"
+)
 #: seconds a token's user is remembered (a revoked token stops working within this)
 TOKEN_CACHE_SECONDS = 5.0
 MAX_BODY = 64 * 1024 * 1024
@@ -85,6 +91,20 @@ class TeamDoor:
             return session.user_id
         return user
 
+    async def read_only(self, user: str, session_id: str, needs: str) -> str | None:
+        """Why ``user`` may not change ``session_id`` when a read share is all they have (the
+        sentence to answer with), else None: a refusal in true words, not "not found", to someone
+        who can read the session."""
+        if needs != WRITE:
+            return None
+        session = await self.store.get_session(session_id)
+        if session is None or session.user_id == user or await self.team.share_of(session_id, user) != READ:
+            return None
+        return (
+            f"session {session_id!r} is shared with you read-only: you can read it, not change it "
+            f"(ask its owner, {session.user_id}, for a write share)"
+        )
+
 
 class UserTokens:
     """See the module's docstring."""
@@ -105,11 +125,9 @@ class UserTokens:
         scheme, _, token = auth.partition(" ")
         user = await self._user(token.strip()) if scheme.lower() == "bearer" else None
         if user is None:
+            sent = scheme.lower() == "bearer" and bool(token.strip())
             await _answer(
-                send,
-                401,
-                "this server has users: send Authorization: Bearer <your token> (rewindtui team token NAME makes one)",
-                {"www-authenticate": 'Bearer realm="rewindtui"'},
+                send, 401, _UNKNOWN_TOKEN if sent else _NO_TOKEN, {"www-authenticate": 'Bearer realm="rewindtui"'}
             )
             return
         path = scope.get("path", "")
@@ -129,6 +147,10 @@ class UserTokens:
             session_id, needs = await self._a2a_target(body)
         acting = user
         if session_id is not None:
+            refused = await self.door.read_only(user, session_id, needs)
+            if refused is not None:
+                await _answer(send, 403, refused)
+                return
             acting = await self._acting_user(user, session_id, needs)
         scope = dict(scope)
         scope["headers"] = [*headers, (USER_HEADER.lower().encode(), acting.encode())]
@@ -181,6 +203,9 @@ class UserTokens:
             return
         if hmac.compare_digest(other, user):
             await _answer(send, 400, "a session is its owner's already: share it with another user")
+            return
+        if not await self.team.has_user(other):  # a typo, or a name no token was ever made for
+            await _answer(send, 400, f"no user named {json.dumps(other)} (rewindtui team token NAME makes one)")
             return
         await self.team.share(session_id, other, mode)
         await _answer(send, 201, None, data={"session_id": session_id, "user": other, "mode": mode})

@@ -399,6 +399,7 @@ def _main(argv: list[str] | None, *, collector: bool) -> int:
                 name=AGENT_NAME,
                 model=args.model or DEMO_MODEL_NAME,
                 needs_token=options.token is not None,
+                users=options.users,
             )
 
         start = StartLog(data_dir)

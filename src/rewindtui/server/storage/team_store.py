@@ -21,7 +21,7 @@ import secrets
 from dataclasses import dataclass
 
 from sqlalchemy import Column, Integer, MetaData, String, Table, Text, delete, insert, select, text
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from rewindtui.server.shared.wire import now_iso
@@ -179,6 +179,23 @@ class TeamStore:
     async def has_users(self) -> bool:
         async with self.engine.connect() as conn:
             return (await conn.execute(select(TOKENS.c.hash).limit(1))).first() is not None
+
+    async def has_user(self, user_id: str) -> bool:
+        async with self.engine.connect() as conn:
+            return (await conn.execute(select(USERS.c.id).where(USERS.c.id == user_id))).first() is not None
+
+    async def session_owner(self, session_id: str) -> str | None:
+        """The user whose session ``session_id`` is, from the task store's ``sessions`` table in the
+        same database (:mod:`.store_schema`, :mod:`.store_pg`); None when there is no such session
+        (or no store there yet)."""
+        try:
+            async with self.engine.connect() as conn:
+                row = (
+                    await conn.execute(text("SELECT user_id FROM sessions WHERE id = :id"), {"id": session_id})
+                ).first()
+        except DBAPIError:  # no store in this database yet: no sessions
+            return None
+        return None if row is None else str(row[0])
 
     # -- shares ------------------------------------------------------------------------------
     async def share(self, session_id: str, user_id: str, mode: str) -> None:

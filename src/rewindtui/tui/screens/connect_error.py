@@ -16,8 +16,11 @@ from textual.widgets import Button, Input, Label, Static
 from rewindtui.base.textsafe import sanitize, sanitize_line
 from rewindtui.config.connection import AGENT, CONTROLLER, EMBEDDED, KAGENT_API, REFUSED, URL, Target
 
+#: the part at fault when the agent answered but has no session of the id asked for (--session)
+SESSION = "session"
 #: the title for each part that did not answer
 TITLES = {
+    SESSION: "The agent has no such session for you",
     CONTROLLER: "The kagent controller did not answer",
     AGENT: "The agent is not on the kagent controller",
     URL: "No A2A agent answered at this URL",
