@@ -22,24 +22,20 @@ Rewind and fork support is advertised as an A2A extension in
 
 from __future__ import annotations
 
-from importlib import metadata as importlib_metadata
 from typing import Any
 
 from a2a.server.request_handlers.response_helpers import agent_card_to_dict
 from a2a.types import a2a_pb2 as pb
 
 from rewindtui.a2a import contract
+from rewindtui.server.http.front_card import (
+    BEARER_SCHEME,
+    EXTENSION_DESCRIPTION,
+    TOKEN_DESCRIPTION,
+    USERS_TOKEN_DESCRIPTION,
+    version,
+)
 from rewindtui.server.shared.wire import REWIND_EXTENSION_URI, REWIND_KEY
-
-
-def _version() -> str:
-    try:
-        return importlib_metadata.version("rewindtui")
-    except importlib_metadata.PackageNotFoundError:  # pragma: no cover - running from a source tree
-        return "0.0.0"
-
-
-BEARER_SCHEME = "bearer"
 
 
 def build_agent_card(
@@ -49,12 +45,7 @@ def build_agent_card(
     ``users`` (``serve --users``) each user's own bearer token."""
     extension = pb.AgentExtension(
         uri=REWIND_EXTENSION_URI,
-        description=(
-            "Rewind a session to before an invocation (ADK Runner.rewind_async), over A2A "
-            "(message metadata key) or REST, undo a rewind (redo, REST), and fork a session; "
-            "the result is a Task whose "
-            "history is the effective history, with the original messageIds."
-        ),
+        description=EXTENSION_DESCRIPTION,
         required=False,
     )
     extension.params.update(
@@ -71,7 +62,7 @@ def build_agent_card(
     card = pb.AgentCard(
         name=name,
         description=f"rewindtui's local agent (model: {model}); rewind and fork supported",
-        version=_version(),
+        version=version(),
         supported_interfaces=[
             pb.AgentInterface(url=agent_url, protocol_binding="JSONRPC", protocol_version="1.0"),
             pb.AgentInterface(url=agent_url, protocol_binding="JSONRPC", protocol_version="0.3.0"),
@@ -95,9 +86,7 @@ def build_agent_card(
     if needs_token or users:
         card.security_schemes[BEARER_SCHEME].http_auth_security_scheme.scheme = "Bearer"
         card.security_schemes[BEARER_SCHEME].http_auth_security_scheme.description = (
-            "your own token (rewindtui team token NAME makes one)"
-            if users
-            else "the token the server was started with (REWINDTUI_SERVER_TOKEN)"
+            USERS_TOKEN_DESCRIPTION if users else TOKEN_DESCRIPTION
         )
         card.security_requirements.add().schemes[BEARER_SCHEME].SetInParent()
     return card

@@ -14,19 +14,19 @@ from typing import Any
 
 from rewindtui.a2a import contract
 
-#: the same words as ``card.build_agent_card`` (the test compares the two cards)
-_EXTENSION_DESCRIPTION = (
+#: the card's words, for both renderings (``card.build_agent_card`` takes them from here)
+EXTENSION_DESCRIPTION = (
     "Rewind a session to before an invocation (ADK Runner.rewind_async), over A2A "
     "(message metadata key) or REST, undo a rewind (redo, REST), and fork a session; the result is a Task whose "
     "history is the effective history, with the original messageIds."
 )
-_TOKEN_DESCRIPTION = "the token the server was started with (REWINDTUI_SERVER_TOKEN)"
+TOKEN_DESCRIPTION = "the token the server was started with (REWINDTUI_SERVER_TOKEN)"
 #: a server with users (``serve --users``): each user's own token
 USERS_TOKEN_DESCRIPTION = "your own token (rewindtui team token NAME makes one)"
 BEARER_SCHEME = "bearer"
 
 
-def _version() -> str:
+def version() -> str:
     try:
         return importlib_metadata.version("rewindtui")
     except importlib_metadata.PackageNotFoundError:  # pragma: no cover - running from a source tree
@@ -45,14 +45,14 @@ def plain_agent_card(
             {"url": agent_url, "protocolBinding": "JSONRPC", "protocolVersion": "0.3.0"},
             {"url": agent_url.rstrip("/"), "protocolBinding": "HTTP+JSON", "protocolVersion": "1.0"},
         ],
-        "version": _version(),
+        "version": version(),
         "capabilities": {
             "streaming": True,
             "pushNotifications": True,
             "extensions": [
                 {
                     "uri": contract.EXTENSION_URI,
-                    "description": _EXTENSION_DESCRIPTION,
+                    "description": EXTENSION_DESCRIPTION,
                     "params": {
                         contract.PARAM_API: api_url,
                         contract.PARAM_FORK: True,
@@ -67,7 +67,7 @@ def plain_agent_card(
             ],
         },
     }
-    described = USERS_TOKEN_DESCRIPTION if users else _TOKEN_DESCRIPTION
+    described = USERS_TOKEN_DESCRIPTION if users else TOKEN_DESCRIPTION
     if needs_token or users:
         card["securitySchemes"] = {
             BEARER_SCHEME: {
