@@ -37,6 +37,16 @@ _STOP_POLL = 0.02
 
 class Turns(Sessions):
     # -- turns ---------------------------------------------------------------------------------
+    @property
+    def session_on_server(self) -> bool:
+        """The session id names a session the server holds: one opened, one a controller created,
+        or a new one (its id the client's, see :meth:`_start_session`) once the server took its first
+        message. False before that: a send refused then leaves no session."""
+        if self.session_id is None:
+            return False
+        new, watch = self._new_session, self._watch
+        return new is None or new[1] or (watch is not None and watch.accepted)
+
     async def _send(self, text: str, attachments: Sequence[Attachment] = ()) -> None:
         """Send a message (with ``attachments`` as file and data parts after its text). During an
         edit, :meth:`Chat.send` makes it the rewind-and-send request instead.

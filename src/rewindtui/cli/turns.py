@@ -2,10 +2,11 @@
 the turn on the server, ``send --retry`` and ``stop``.
 
 ``send`` prints the ``session:`` line (``{"session": ...}`` with ``--json``) as soon as the
-session is known, then each message of the turn as soon as it is complete; the agent's reply is
-written while it streams in (readable output; with ``--json --partial`` one
-``{"kind": "delta", "text": ...}`` line per streamed piece). What it prints in the end is what it
-printed before it streamed: the same lines, in the same order.
+session is known to be on the server (at once for ``--session``; for a new one, once the server
+took its first message: a refused send prints only its error), then each message of the turn as
+soon as it is complete; the agent's reply is written while it streams in (readable output;
+with ``--json --partial`` one ``{"kind": "delta", "text": ...}`` line per streamed piece). What
+it prints in the end is what it printed before it streamed: the same lines, in the same order.
 
 Ctrl+C during ``send`` asks the server to cancel the turn (as the app's Esc does), waits a short
 grace for the server to say so, prints what the turn holds and exits 130. A second Ctrl+C exits
@@ -72,8 +73,8 @@ class TurnPrinter:
 
     def header(self) -> None:
         chat = self.chat
-        if self.header_done or chat is None or not chat.session_id:
-            return
+        if self.header_done or chat is None or not chat.session_on_server:
+            return  # a new session is named once the server took its first message (else it is none)
         self.header_done = True
         self.out.header(f"session: {sanitize_line(chat.session_id)}", {"session": chat.session_id})
 
