@@ -50,3 +50,19 @@ async def test_the_mouse_wheel_scrolls_from_where_the_view_is_not_from_the_top()
         wheel(transcript, up=False)
         await wait_until(pilot, lambda: transcript.scroll_y == bottom)
         assert transcript.follow
+
+
+async def test_the_composer_stays_on_screen_in_a_small_terminal_with_the_welcome_shown():
+    # seen in a 60x15 tmux window: the welcome on an empty session (14 lines there, its text
+    # wrapped) pushed the composer off the screen; what was typed could not be seen
+    from kit.offline import offline_app, offline_chat
+    from rewindtui.tui.widgets.welcome import Welcome
+
+    for width, height in ((60, 15), (40, 10)):
+        app = offline_app(offline_chat([]))
+        async with app.run_test(size=(width, height)) as pilot:
+            await pilot.pause()
+            screen = app.chat_screen
+            assert screen.query_one(Welcome).display  # the empty session's welcome is there
+            composer = screen.composer.region
+            assert composer.height >= 3 and composer.bottom <= height - 1, (width, height, composer)
