@@ -119,7 +119,9 @@ REST_BEFORE_FIELD = "rewind_before_invocation_id"
 ADK_REWIND_ACTION = REST_BEFORE_FIELD
 #: The JSON body key of the rewind and redo routes (optional): answer with at most this many of the
 #: effective history's newest messages (a whole number, 0 or more; see
-#: :data:`EFFECTIVE_HISTORY_TOTAL_KEY`).
+#: :data:`EFFECTIVE_HISTORY_TOTAL_KEY`). Also a query parameter of ``GET {api}/sessions/{id}/tasks``:
+#: each listed task's history cut to its newest messages (0: none) -- the newest-task check asks
+#: for none, as a rewind's Task holds the whole effective history.
 REST_HISTORY_LENGTH_FIELD = "history_length"
 #: The JSON body key of the redo route: the id of the rewind (or redo) Task to undo -- the session
 #: goes back to just before it. Without it: the last rewind, if no turn was sent since.

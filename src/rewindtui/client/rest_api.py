@@ -204,7 +204,9 @@ class RestApi:
         :meth:`newest_task_id` reads it; None when the server cannot say."""
         caps = await self.connect()
         if caps.newest_task:
-            params = {contract.REST_TASKS_LIMIT: "1"}
+            # its id and status only: without the history (a redo's Task holds the whole effective
+            # history, megabytes in a long session, read at every check of the live view)
+            params = {contract.REST_TASKS_LIMIT: "1", contract.REST_HISTORY_LENGTH_FIELD: "0"}
             body = await self._api_body("GET", kagent.SESSION_TASKS.format(id=_seg(session_id)), params=params)
             enveloped = isinstance(body, dict) and ("error" in body or "data" in body)
             tasks = task_list(body.get("data") if enveloped else body, session_id)

@@ -1,6 +1,7 @@
 """Searching a conversation's items as shown, rewound items included: case-insensitive, in order,
 instant on a session of 50,000 messages. Pure.
 
+Text is compared composed (NFC), so what looks the same is found the same however it is encoded.
 What is searched is what an item shows as text: its text, and each of its tool calls as a line
 ``name(arguments) → result``. Hits are the non-overlapping occurrences of the query, oldest first;
 they are not listed up front (a one-letter query in a long session has millions of them): the
@@ -12,6 +13,7 @@ of the items (a streamed delta, a page of older turns) re-reads only the items t
 from __future__ import annotations
 
 import json
+import unicodedata
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -71,17 +73,22 @@ def _folded(items: Sequence[Item]) -> tuple[list[int], str]:
         texts[i] = searchable_text(items[i])
     joined = _SEP.join(texts)
     lowered = joined.lower()
-    if len(lowered) == len(joined) and joined.count(_SEP) == len(texts) - (1 if texts else 0):
-        # no text held the separator, and none changed length (lower case never shortens): the
-        # lowered join is the join of the lowered texts
+    if (
+        len(lowered) == len(joined)
+        and joined.count(_SEP) == len(texts) - (1 if texts else 0)
+        and unicodedata.is_normalized("NFC", lowered)
+    ):
+        # no text held the separator, none changed length (lower case never shortens) and none
+        # is composed differently: the lowered join is the join of the folded texts
         return list(map(len, texts)), lowered
     folded = [fold(t) for t in texts]
     return list(map(len, folded)), _SEP.join(folded)
 
 
 def fold(text: str) -> str:
-    """Text as compared: lower case, no separator, one line (a search box gives one line)."""
-    return text.lower().replace(_SEP, " ")
+    """Text as compared: lower case, composed (NFC: "é" typed finds an e followed by a combining
+    accent), no separator, one line (a search box gives one line)."""
+    return unicodedata.normalize("NFC", text.lower()).replace(_SEP, " ")
 
 
 @dataclass(frozen=True)

@@ -173,6 +173,9 @@ def build_rest_routes(service: AgentService) -> list[Route]:
             if not raw_limit.isdigit() or not 1 <= int(raw_limit) <= MAX_TASKS_PAGE:
                 raise BadRequest(f"{contract.REST_TASKS_LIMIT} must be a whole number from 1 to {MAX_TASKS_PAGE}")
             limit = int(raw_limit)
+        raw_length = request.query_params.get(contract.REST_HISTORY_LENGTH_FIELD)
+        if raw_length is not None and not raw_length.isdigit():
+            raise BadRequest(f"{contract.REST_HISTORY_LENGTH_FIELD} must be a whole number, 0 or more")
         before = request.query_params.get(contract.REST_TASKS_BEFORE, "")
         if before and limit is None:
             raise BadRequest(f"{contract.REST_TASKS_BEFORE} needs {contract.REST_TASKS_LIMIT}")
@@ -183,6 +186,7 @@ def build_rest_routes(service: AgentService) -> list[Route]:
                 include_rewound=_flag(request, contract.REST_INCLUDE_REWOUND),
                 limit=limit,
                 before=before,
+                history_length=int(raw_length) if raw_length is not None else None,
             )
         except InvalidPageToken:
             raise BadRequest(

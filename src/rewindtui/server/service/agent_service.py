@@ -133,14 +133,18 @@ class AgentService(UsesContext):
         include_rewound: bool = False,
         limit: int | None = None,
         before: str = "",
+        history_length: int | None = None,
     ) -> tuple[list[bytes], str]:
         """The session's tasks, oldest first, as the pieces of a JSON array (0.3 task JSON,
         UTF-8), and the token of the next (older) page: every task, or with ``limit`` the newest
-        ``limit`` before the page token ``before``."""
+        ``limit`` before the page token ``before``; ``history_length``: each history's newest
+        messages only (:meth:`StoreReader.tasks_pieces`)."""
         session = await self.sessions.owned(user_id, session_id)
         # no ADK session is loaded for a read: a rewind reads the events after its point
         # (checkpoints), and a turn loads the session when it runs
-        return await self.reader.tasks_pieces(session, include_rewound=include_rewound, limit=limit, before=before)
+        return await self.reader.tasks_pieces(
+            session, include_rewound=include_rewound, limit=limit, before=before, history_length=history_length
+        )
 
     async def owned_task(self, user_id: str, task_id: str) -> TaskRow:
         return await self.reader.owned_task(user_id, task_id)

@@ -37,16 +37,27 @@ class StoreReader:
         include_rewound: bool = False,
         limit: int | None = None,
         before: str = "",
+        history_length: int | None = None,
     ) -> tuple[list[bytes], str]:
         session = await self.owned(user_id, session_id)
-        return await self.tasks_pieces(session, include_rewound=include_rewound, limit=limit, before=before)
+        return await self.tasks_pieces(
+            session, include_rewound=include_rewound, limit=limit, before=before, history_length=history_length
+        )
 
     async def tasks_pieces(
-        self, session: SessionRow, *, include_rewound: bool = False, limit: int | None = None, before: str = ""
+        self,
+        session: SessionRow,
+        *,
+        include_rewound: bool = False,
+        limit: int | None = None,
+        before: str = "",
+        history_length: int | None = None,
     ) -> tuple[list[bytes], str]:
         """The session's tasks, oldest first, as the pieces of a JSON array (0.3 task JSON,
         UTF-8), and the token of the next (older) page: every task, or with ``limit`` the newest
-        ``limit`` before the page token ``before``."""
+        ``limit`` before the page token ``before``; with ``history_length``, each task's history
+        cut to its newest ``history_length`` messages (0: none, and none read -- a rewind's Task
+        holds the whole effective history, megabytes in a long session)."""
         if limit is None:
             tasks, next_token = await self.store.session_tasks(session.id, include_rewound=include_rewound), ""
         else:
@@ -54,7 +65,12 @@ class StoreReader:
                 session.id, limit=limit, before=before, include_rewound=include_rewound
             )
             tasks, next_token = page.tasks, page.next_token
-        histories = await self.store.tasks_history_bodies(tasks)
+        if history_length == 0:
+            histories: dict[str, list[str]] = {task.id: [] for task in tasks}
+        else:
+            histories = await self.store.tasks_history_bodies(tasks)
+            if history_length is not None:
+                histories = {key: bodies[len(bodies) - history_length :] for key, bodies in histories.items()}
         pieces = [b"["]
         for i, task in enumerate(tasks):
             if i:

@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.css.query import NoMatches
@@ -242,6 +242,9 @@ class ChatScreen(Screen):
         self.composer.menu = menu = self.query_one(SlashMenu)
         menu.available = self.offers  # only what the gate allows now
         self.composer.focus()
+
+    def on_resize(self, event: events.Resize) -> None:
+        self.query_one(Welcome).fit(event.size.height)
 
     # -- parts ---------------------------------------------------------------------------------
     @property

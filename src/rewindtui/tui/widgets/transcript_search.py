@@ -13,6 +13,7 @@ shown whole (as alt+t does)."""
 
 from __future__ import annotations
 
+import unicodedata
 from typing import TYPE_CHECKING
 
 from rich.segment import Segment
@@ -28,18 +29,42 @@ if TYPE_CHECKING:
 
 def occurrences(text: str, query: str) -> list[tuple[int, int]]:
     """(start, end) of the non-overlapping, case-insensitive occurrences of ``query`` (folded) in
-    one drawn line; none where lower case changes the line's length (offsets would not match)."""
+    one drawn line, compared composed (NFC) as the search compares them; none where lower case
+    changes the line's length (offsets would not match)."""
     if not query:
         return []
     lowered = text.lower()
     if len(lowered) != len(text):
         return []
+    starts: list[int] | None = None
+    if not unicodedata.is_normalized("NFC", lowered):
+        lowered, starts = _composed(lowered)
     found = []
     at = lowered.find(query)
     while at >= 0:
         found.append((at, at + len(query)))
         at = lowered.find(query, at + len(query))
+    if starts is not None:
+        found = [(starts[a], starts[b]) for a, b in found]
     return found
+
+
+def _composed(text: str) -> tuple[str, list[int]]:
+    """``text`` composed (NFC), a character and the combining marks after it at a time, and where
+    each composed character starts in ``text`` (one entry more: the end)."""
+    pieces: list[str] = []
+    starts: list[int] = []
+    i, n = 0, len(text)
+    while i < n:
+        j = i + 1
+        while j < n and unicodedata.combining(text[j]):
+            j += 1
+        piece = unicodedata.normalize("NFC", text[i:j])
+        pieces.append(piece)
+        starts.extend(range(i, j) if len(piece) == j - i else [i] * len(piece))
+        i = j
+    starts.append(n)
+    return "".join(pieces), starts
 
 
 def restyle(strip: Strip, spans: list[tuple[int, int, Style]]) -> Strip:

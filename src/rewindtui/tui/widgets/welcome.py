@@ -26,9 +26,22 @@ def welcome_text(agent: str, keymap: Mapping[str, str] | None = None) -> Text:
 
 class Welcome(Static):
     DEFAULT_CSS = """
-    Welcome { height: auto; display: none; margin: 1 2; padding: 1 2; border: round $primary 50%; }
+    /* at most half the screen: in a small terminal (60x15) its wrapped text pushed the composer
+       off the screen; what does not fit is cut, the composer and the footer stay */
+    Welcome {
+        height: auto; max-height: 50%; overflow: hidden hidden; display: none;
+        margin: 1 2; padding: 1 2; border: round $primary 50%;
+    }
+    Welcome.-cramped { margin: 0 1; padding: 0 1; }
     Welcome.-shown { display: block; }
     """
+
+    #: below this many rows the welcome drops its blank lines (at 40x10 they alone took the room)
+    CRAMPED_ROWS = 24
+
+    def fit(self, rows: int) -> None:
+        """The screen is ``rows`` tall now."""
+        self.set_class(rows < self.CRAMPED_ROWS, "-cramped")
 
     def show_for(self, empty: bool, agent: str = "", keymap: Mapping[str, str] | None = None) -> None:
         if empty:

@@ -84,6 +84,10 @@ class WindowedView(ScrollView):
         with self._scrolling():
             old = self.scroll_y
             self.set_scroll(None, max(0, min(y, self.max_scroll_y)))
+            # and where the wheel and Textual's scroll methods scroll from: set_scroll leaves the
+            # target where it was (0 at first), so one notch of the wheel at the bottom of a long
+            # session showed its first message
+            self.set_reactive(ScrollView.scroll_target_y, self.scroll_y)
             if self.scroll_y != old:
                 # set_scroll sets the offset without its watcher: without this the lines on screen
                 # and the scrollbar stay where they were until something else repaints (issue 20, 11)
