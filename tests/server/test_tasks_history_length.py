@@ -49,12 +49,10 @@ def test_history_length_cuts_each_history_to_its_newest_messages(undone, http):
     url = f"{undone.api_url}/sessions/{SID}/tasks"
     whole = http.get(url, params={"limit": 3}).json()["data"]
     assert [len(t["history"]) for t in whole] == [2, 2, 2 * TURNS]  # the last turn, the rewind, the redo
-    for length in (0, 1, 5, 10_000):
+    for length in (0, 1, 3, 5, 10_000):  # 3: more than a short history holds, fewer than twice it
         cut = http.get(url, params={"limit": 3, "history_length": length}).json()["data"]
         assert [t["id"] for t in cut] == [t["id"] for t in whole]
-        assert [t["history"] for t in cut] == [
-            t["history"][len(t["history"]) - length :] if length else [] for t in whole
-        ]
+        assert [t["history"] for t in cut] == [t["history"][max(0, len(t["history"]) - length) :] for t in whole]
     everything = http.get(url, params={"history_length": 0}).json()["data"]
     assert len(everything) > 3 and all(t["history"] == [] for t in everything)
 

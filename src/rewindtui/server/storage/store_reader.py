@@ -70,7 +70,7 @@ class StoreReader:
         else:
             histories = await self.store.tasks_history_bodies(tasks)
             if history_length is not None:
-                histories = {key: bodies[len(bodies) - history_length :] for key, bodies in histories.items()}
+                histories = {key: bodies[-history_length:] for key, bodies in histories.items()}  # > 0 here
         pieces = [b"["]
         for i, task in enumerate(tasks):
             if i:
