@@ -67,7 +67,7 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     time waiting -- for a server in another process, the paced demo model, a terminal -- and a
     worker that waits leaves its core idle; the extra worker fills those gaps (docs/testing.md:
     two extra were faster, 8 min 15 s against 9 min 31 s on 2 cores, but the load they make
-    failed a real-terminal test's stop in one clean-clone run of two)."""
+    failed a real-terminal test's stop in one clean-clone run of two, not explained yet)."""
     return (os.cpu_count() or 1) + 1
 
 
