@@ -10,6 +10,7 @@ frames are kept on ``A2A.last_raw`` for dialect-specific checks.
 from __future__ import annotations
 
 import json
+import time
 import uuid
 from typing import Any
 
@@ -320,3 +321,26 @@ def wait_for_file(path: Any, timeout: float = 60.0) -> None:
         if time.monotonic() > deadline:
             raise TimeoutError(f"{path} never appeared")
         time.sleep(0.02)
+
+
+def running(pid: int) -> bool:
+    """Process ``pid`` runs: alive and not a zombie (ended, its parent not having reaped it yet)."""
+    from rewindtui.server.shared.pids import alive
+
+    if not alive(pid):
+        return False
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def gone(pid: int, timeout: float = 30.0) -> bool:
+    """Whether process ``pid`` ended within ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if not running(pid):
+            return True
+        time.sleep(0.05)
+    return False

@@ -9,32 +9,15 @@ import time
 from pathlib import Path
 
 import pytest
+from srvkit import gone
 
 from rewindtui.config.connection import spawn_kwargs
 from rewindtui.config.settings import load_settings
 from rewindtui.server.process.instance import read_state
 from rewindtui.server.process.serve import stop_server
 from rewindtui.server.process.spawn import AttachedServer, SpawnedServer, spawn_server
-from rewindtui.server.shared.pids import alive
 
 pytestmark = pytest.mark.slow  # real server processes
-
-
-def _gone(pid: int, timeout: float) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if not alive(pid) or _zombie(pid):
-            return True
-        time.sleep(0.05)
-    return False
-
-
-def _zombie(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().split()[2] == "Z"
-    except OSError:
-        return False
 
 
 def test_the_next_launch_attaches_and_the_idle_window_ends_it(tmp_path: Path) -> None:
@@ -43,13 +26,13 @@ def test_the_next_launch_attaches_and_the_idle_window_ends_it(tmp_path: Path) ->
     assert isinstance(first, SpawnedServer)
     pid = first.pid
     first.stop()  # the app quits: the server stays for its idle window
-    assert not _gone(pid, 1.0)
+    assert not gone(pid, 1.0)
     second = spawn_server(data, timeout=120, keep=3.0)  # the next launch
     assert isinstance(second, AttachedServer) and second.pid == pid
-    assert not _gone(pid, 4.0)  # an app uses it: no idle window counts down
+    assert not gone(pid, 4.0)  # an app uses it: no idle window counts down
     second.stop()  # detach: the window starts now
     started = time.monotonic()
-    assert _gone(pid, 30.0)
+    assert gone(pid, 30.0)
     assert time.monotonic() - started >= 2.0  # not at once: after its window
     assert read_state(data) is None
 
@@ -58,7 +41,7 @@ def test_without_keep_it_stops_with_its_last_app(tmp_path: Path) -> None:
     server = spawn_server(tmp_path / "d", timeout=120)
     pid = server.pid
     server.stop()
-    assert _gone(pid, 0.1)  # stop() waited for it
+    assert gone(pid, 0.1)  # stop() waited for it
 
 
 def test_serve_stop_stops_a_kept_server(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -66,10 +49,10 @@ def test_serve_stop_stops_a_kept_server(tmp_path: Path, capsys: pytest.CaptureFi
     server = spawn_server(data, timeout=120, keep=600.0)
     pid = server.pid
     server.stop()
-    assert not _gone(pid, 0.5)
+    assert not gone(pid, 0.5)
     assert stop_server(data) == 0
     assert f"stopped the server on {data} (pid {pid})" in capsys.readouterr().out
-    assert _gone(pid, 10.0) and read_state(data) is None
+    assert gone(pid, 10.0) and read_state(data) is None
     assert stop_server(data) == 0  # nothing runs there any more: said, not an error
     assert "no server is running" in capsys.readouterr().out
 
@@ -87,7 +70,7 @@ def test_rewindtui_serve_stop_from_the_command_line(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert f"(pid {pid})" in done.stdout
-    assert _gone(pid, 10.0)
+    assert gone(pid, 10.0)
 
 
 def test_the_setting_and_the_flag_reach_the_spawn(tmp_path: Path) -> None:

@@ -11,28 +11,11 @@ import time
 from pathlib import Path
 
 import pytest
+from srvkit import gone, running
 
 from rewindtui.server.process.spawn import SpawnedServer, spawn_server
-from rewindtui.server.shared.pids import alive
 
 pytestmark = pytest.mark.slow  # starts a server and a second app process: seconds
-
-
-def gone(pid: int, timeout: float = 30.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if not alive(pid) or _zombie(pid):
-            return True
-        time.sleep(0.05)
-    return False
-
-
-def _zombie(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().split()[2] == "Z"
-    except OSError:
-        return False
 
 
 def test_the_first_apps_stop_leaves_the_server_to_the_app_still_on_it(tmp_path: Path) -> None:
@@ -53,7 +36,7 @@ def test_the_first_apps_stop_leaves_the_server_to_the_app_still_on_it(tmp_path: 
         first.stop()  # the first app quits
         assert time.monotonic() - started < 5  # it does not wait for a server another app uses
         time.sleep(1.5)
-        assert alive(first.pid) and not _zombie(first.pid)  # still serving the other app
+        assert running(first.pid)  # still serving the other app
         other.kill()  # the last app goes: the server stops by itself
         other.wait(30)
         assert gone(first.pid), "the shared server outlived its apps"

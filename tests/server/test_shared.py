@@ -12,31 +12,13 @@ from pathlib import Path
 
 import httpx
 import pytest
-from srvkit import A2A, Turn
+from srvkit import A2A, Turn, gone, running
 
 from rewindtui.server import EmbeddedServer
 from rewindtui.server.process.instance import DataDirBusy, FileLock, ServerState, read_state, write_state
 from rewindtui.server.process.spawn import AttachedServer, ServerStartError, SpawnedServer, spawn_server
-from rewindtui.server.shared.pids import alive
 
 POSIX = sys.platform != "win32"
-
-
-def gone(pid: int, timeout: float = 30.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if not alive(pid) or _zombie(pid):
-            return True
-        time.sleep(0.05)
-    return False
-
-
-def _zombie(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().split()[2] == "Z"
-    except OSError:
-        return False
 
 
 @pytest.mark.slow
@@ -91,7 +73,7 @@ def test_server_lives_while_any_app_lives(tmp_path: Path) -> None:
         apps[0].send_signal(signal.SIGKILL)  # the app that started the server dies
         apps[0].wait(30)
         time.sleep(2.5)
-        assert alive(server_pid) and not _zombie(server_pid)
+        assert running(server_pid)
         apps[1].send_signal(signal.SIGKILL)  # and the last one
         apps[1].wait(30)
         assert gone(server_pid), "the shared server outlived its apps"
