@@ -34,22 +34,34 @@ def _team(data_dir: Path, *args: str) -> str:
     return out.getvalue()
 
 
-@pytest.mark.slow
-async def test_a_share_withdrawn_under_an_open_app_is_not_called_a_delete(tmp_path):
-    data = tmp_path / "server"
+async def _tokens(tmp_path, data) -> str:
+    """alice's and bob's tokens (bob's in ``bob.token``, his client's data in ``bob/``): alice's."""
     alice = (await asyncio.to_thread(_team, data, "token", "alice")).split()[0]
     bob = (await asyncio.to_thread(_team, data, "token", "bob")).split()[0]
     (tmp_path / "bob.token").write_text(bob)
     (tmp_path / "bob").mkdir()
+    return alice
+
+
+async def _shared_with_bob(server, data, alice: str) -> str:
+    """A session of alice's with one turn, shared with bob for writing: its id."""
+    session = f"s-{uuid.uuid4().hex[:8]}"
+    message = {"kind": "message", "role": "user", "messageId": "m1", "contextId": session}
+    message["parts"] = [{"kind": "text", "text": "from alice"}]
+    body = {"jsonrpc": "2.0", "id": 1, "method": "message/send", "params": {"message": message}}
+    async with httpx.AsyncClient(timeout=60) as http:
+        sent = await http.post(server.agent_url, json=body, headers={"Authorization": f"Bearer {alice}"})
+    assert sent.json()["result"]["status"]["state"] == "completed"
+    await asyncio.to_thread(_team, data, "share", session, "bob", "--mode", "write")
+    return session
+
+
+@pytest.mark.slow
+async def test_a_share_withdrawn_under_an_open_app_is_not_called_a_delete(tmp_path):
+    data = tmp_path / "server"
+    alice = await _tokens(tmp_path, data)
     with EmbeddedServer(data, options=ServerOptions(users=True)) as server:
-        session = f"s-{uuid.uuid4().hex[:8]}"
-        message = {"kind": "message", "role": "user", "messageId": "m1", "contextId": session}
-        message["parts"] = [{"kind": "text", "text": "from alice"}]
-        body = {"jsonrpc": "2.0", "id": 1, "method": "message/send", "params": {"message": message}}
-        async with httpx.AsyncClient(timeout=60) as http:
-            sent = await http.post(server.agent_url, json=body, headers={"Authorization": f"Bearer {alice}"})
-        assert sent.json()["result"]["status"]["state"] == "completed"
-        await asyncio.to_thread(_team, data, "share", session, "bob", "--mode", "write")
+        session = await _shared_with_bob(server, data, alice)
         settings = settings_in(tmp_path / "bob", url=server.agent_url, bearer_file=str(tmp_path / "bob.token"))
         app = new_app(AppConnector(settings), session_id=session)  # as `rewindtui --session ID` opens it
         async with app.run_test(size=SIZE) as pilot:
@@ -75,19 +87,9 @@ async def test_a_shared_session_is_not_listed_as_gone_while_it_is_shared(tmp_pat
     from rewindtui.client.a2a_client import A2AClient
 
     data = tmp_path / "server"
-    alice = (await asyncio.to_thread(_team, data, "token", "alice")).split()[0]
-    bob = (await asyncio.to_thread(_team, data, "token", "bob")).split()[0]
-    (tmp_path / "bob.token").write_text(bob)
-    (tmp_path / "bob").mkdir()
+    alice = await _tokens(tmp_path, data)
     with EmbeddedServer(data, options=ServerOptions(users=True)) as server:
-        session = f"s-{uuid.uuid4().hex[:8]}"
-        message = {"kind": "message", "role": "user", "messageId": "m1", "contextId": session}
-        message["parts"] = [{"kind": "text", "text": "from alice"}]
-        body = {"jsonrpc": "2.0", "id": 1, "method": "message/send", "params": {"message": message}}
-        async with httpx.AsyncClient(timeout=60) as http:
-            sent = await http.post(server.agent_url, json=body, headers={"Authorization": f"Bearer {alice}"})
-        assert sent.json()["result"]["status"]["state"] == "completed"
-        await asyncio.to_thread(_team, data, "share", session, "bob", "--mode", "write")
+        session = await _shared_with_bob(server, data, alice)
         settings = settings_in(tmp_path / "bob", url=server.agent_url, bearer_file=str(tmp_path / "bob.token"))
         async with A2AClient(settings.server_config()) as client:
             await client.connect()
