@@ -344,3 +344,17 @@ def gone(pid: int, timeout: float = 30.0) -> bool:
             return True
         time.sleep(0.05)
     return False
+
+
+def send_body(session: str, text: str, **extra: Any) -> dict[str, Any]:
+    """A JSON-RPC ``message/send`` (A2A 0.3) of ``text`` in ``session``, a fresh message id;
+    ``extra`` goes into the message."""
+    message = {
+        "kind": "message",
+        "role": "user",
+        "messageId": str(uuid.uuid4()),
+        "contextId": session,
+        "parts": [{"kind": "text", "text": text}],
+        **extra,
+    }
+    return {"jsonrpc": "2.0", "id": 1, "method": "message/send", "params": {"message": message}}

@@ -16,7 +16,7 @@ from typing import Any
 
 import httpx
 import pytest
-from srvkit import Served
+from srvkit import Served, send_body
 
 from rewindtui.a2a import contract
 
@@ -39,20 +39,7 @@ def _as(token: str) -> dict[str, str]:
 
 
 def _send(replica: Served, token: str, session: str, text: str) -> httpx.Response:
-    body = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "message/send",
-        "params": {
-            "message": {
-                "kind": "message",
-                "role": "user",
-                "messageId": str(uuid.uuid4()),
-                "contextId": session,
-                "parts": [{"kind": "text", "text": text}],
-            }
-        },
-    }
+    body = send_body(session, text)
     return _http.post(replica.agent_url, json=body, headers=_as(token))
 
 
