@@ -2,25 +2,15 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
+from srvkit import gone
 
 from rewindtui.server.process import spawn
 from rewindtui.server.process.spawn import SpawnedServer, discard_prespawned, prespawn, spawn_server
-from rewindtui.server.shared.pids import alive
 
 pytestmark = pytest.mark.slow  # real server processes
-
-
-def _gone(pid: int, timeout: float = 30.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if not alive(pid):
-            return True
-        time.sleep(0.05)
-    return False
 
 
 def test_the_connect_takes_the_server_started_early(tmp_path: Path) -> None:
@@ -53,7 +43,7 @@ def test_other_arguments_start_their_own_and_an_unclaimed_one_is_stopped(tmp_pat
     pid = early.server.pid
     discard_prespawned()
     assert spawn._early is None
-    assert _gone(pid)
+    assert gone(pid)
 
 
 def test_a_failed_early_start_is_the_connects_failure(tmp_path: Path) -> None:
