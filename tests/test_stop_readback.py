@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -19,6 +20,8 @@ from rewindtui.server.service.faults import TURN_AFTER_AGENT_MESSAGE
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "server"))  # srvkit
 from srvkit import Served
+
+from faults.proxy import Fault, FaultProxy, is_turn
 
 pytestmark = pytest.mark.slow
 
@@ -118,6 +121,34 @@ async def test_a_stop_before_the_first_frame_still_cancels_on_the_server(tmp_pat
         await turn
         tasks = await chat.client.session_tasks(chat.session_id or "")
         assert [t["status"]["state"] for t in tasks] == ["completed", "canceled"]
+        await chat.client.aclose()
+
+
+async def test_a_stop_waits_past_its_grace_for_a_slow_first_frame_and_cancels(tmp_path):
+    """The server's first frame comes well after the stop's grace (a loaded machine; under four
+    test workers on two cores it took over 2 s): the stop still waits for the turn's name and
+    cancels it on the server (before: it gave up after its grace, sent no cancel, and the turn
+    completed -- the stop was lost)."""
+    grace = 0.3
+    with EmbeddedServer(tmp_path / "data", demo_delay=0.3) as srv, FaultProxy(srv.base_url) as proxy:
+        chat = await chat_on(proxy.rewrite(srv.agent_url), proxy.rewrite(srv.api_url))
+        await chat.send("hello")
+        first_frame = threading.Event()
+        proxy.add(Fault(is_turn, live=True, hold=first_frame))
+        turn = asyncio.ensure_future(chat.send("a long message that takes a while to answer " * 6))
+        await wait_until(lambda: proxy.seen_by(is_turn)[1:])  # the message reached the server
+        stop = asyncio.ensure_future(chat.stop(grace))
+        loop = asyncio.get_running_loop()
+        waited_from = loop.time()
+        await wait_until(lambda: stop.done() or loop.time() - waited_from > 4 * grace)
+        assert not stop.done() and chat._watch is not None and chat._watch.task_id is None
+        first_frame.set()
+        await stop
+        await turn
+        tasks = await chat.client.session_tasks(chat.session_id or "")
+        assert [t["status"]["state"] for t in tasks] == ["completed", "canceled"]
+        reply = agent_items(chat)[-1]  # what came after the late first frame stays, marked stopped
+        assert reply.stopped and reply.text.startswith("You said: a long message")
         await chat.client.aclose()
 
 

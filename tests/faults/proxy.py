@@ -15,7 +15,8 @@ request did) and then written back to the client -- as it was, or broken the way
   close-delimited body cleanly (the stream just stops), ``"chunked"`` stops a chunked body in the
   middle (a protocol error), ``"reset"`` resets the connection.
 - ``live``: relay the stream frame by frame as the server sends it (with ``cut_after``: cut while
-  the server is still working on the turn).
+  the server is still working on the turn; with ``hold``: the answer's head goes out, its first
+  frame waits until the test sets the event, while the server works on).
 - ``request`` / ``reply``: rewrite the request body before forwarding it, or a (non-stream) answer's
   body before sending it on.
 
@@ -276,6 +277,9 @@ class FaultProxy:
             head += [f"content-type: {response.headers.get('content-type', 'text/event-stream')}"]
             head += ["transfer-encoding: chunked", "connection: close", "", ""]
             writer.write("\r\n".join(head).encode("latin-1"))
+            await writer.drain()
+            if fault.hold is not None:
+                await asyncio.to_thread(fault.hold.wait, 60)
             sent, pending = 0, b""
             async for chunk in response.aiter_raw():
                 pending += chunk.replace(b"\r\n", b"\n")

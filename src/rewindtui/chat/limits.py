@@ -11,11 +11,12 @@ from collections.abc import Iterator
 log = logging.getLogger(__name__)
 
 
-log = logging.getLogger(__name__)
-
-
 #: How long :meth:`Chat.stop` waits for the server to end the turn before aborting locally.
 STOP_GRACE = 2.0
+#: How long a stop pressed before the server's first frame named the turn waits for that frame
+#: while the stream is alive (the cancel needs the task's id). Not the grace: on a loaded machine
+#: the first frame took over 2 s, and a stop that gave up sent no cancel, so the turn completed.
+STOP_NAME_WAIT = 30.0
 #: A rewind (or redo) asks for at most this many of the effective history's newest messages; the
 #: view keeps what it holds before them (:meth:`Conversation.apply_effective_tail`).
 ANSWER_TAIL = 200

@@ -347,7 +347,9 @@ class Turns(Sessions):
     # -- stop and resume -----------------------------------------------------------------------
     async def stop(self, grace: float = limits.STOP_GRACE) -> None:
         """Stop the running turn: ask the server to cancel it (CancelTask / tasks/cancel), wait up
-        to ``grace`` seconds for the stream to end, then stop reading it. The turn ends
+        to ``grace`` seconds for the stream to end, then stop reading it. A stop pressed before the
+        server's first frame named the turn waits for that frame as long as the stream is alive (up
+        to :data:`limits.STOP_NAME_WAIT`), so the cancel is sent however slow the server is. The turn ends
         ``canceled`` (or as the server says, if it finished first); nothing stored is lost. A send
         still being prepared is stopped before its message leaves (it raises
         :class:`StoppedBeforeSending`)."""
@@ -358,7 +360,7 @@ class Turns(Sessions):
                     self._preparing.cancel()
             return
         self._stop_requested = True
-        task_id = await self._task_id_within(grace)
+        task_id = await self._task_id_within(limits.STOP_NAME_WAIT)
         inner = self._inner
         self._shown_at_stop = (task_id, *self.conversation.shown_reply(task_id)) if task_id else None
         if task_id:
@@ -373,7 +375,8 @@ class Turns(Sessions):
 
     async def _task_id_within(self, grace: float) -> str | None:
         """The running turn's task id; a stop pressed before the server's first frame named it
-        waits for that frame (up to ``grace``), so the cancel still reaches the server."""
+        waits for that frame (up to ``grace``, or until the stream ends), so the cancel still
+        reaches the server."""
         deadline = asyncio.get_running_loop().time() + grace
         while True:
             watch, inner = self._watch, self._inner
