@@ -63,12 +63,20 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
-    """``-n auto`` (pyproject.toml): one worker more than the cores. Many tests spend part of their
+    """``-n auto`` (pyproject.toml): two workers more than the cores. Many tests spend part of their
     time waiting -- for a server in another process, the paced demo model, a terminal -- and a
-    worker that waits leaves its core idle; the extra worker fills those gaps (docs/testing.md:
-    two extra were faster, 8 min 15 s against 9 min 31 s on 2 cores, but the load they make
-    failed a real-terminal test's stop in one clean-clone run of two, not explained yet)."""
-    return (os.cpu_count() or 1) + 1
+    worker that waits leaves its core idle; the extra workers fill those gaps (docs/testing.md:
+    8 min 15 s against 9 min 31 s with one extra on 2 cores. Their load once lost a stop pressed
+    in one burst with Enter: the stop gave up waiting for the server's first frame after 2 s and
+    sent no cancel, fixed in ``Chat.stop``)."""
+    return (os.cpu_count() or 1) + 2
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
+    """``--dist loadscope`` with the folders of ``schedule.ONE_UNIT`` as one unit each."""
+    from schedule import FolderScope
+
+    return FolderScope(config, log) if config.getvalue("dist") == "loadscope" else None
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -18,11 +18,17 @@ processes, the real terminal, fault storms) at the end, where they make the tail
 
 Only the order changes; every test still runs, and within a module the tests keep their order (the
 sort is stable).
+
+One unit of work is a module, except the folder :data:`ONE_UNIT`: its modules go to one worker
+together (:class:`FolderScope`), because they share session-scoped kagent-adk agents
+(``tests/kagent_adk/conftest.py``: about 5 s of CPU each to start), which every worker that ran
+one of its modules started again.
 """
 
 from __future__ import annotations
 
 import pytest
+from xdist.scheduler import LoadScopeScheduling
 
 from lanes import base_id, measured
 
@@ -30,6 +36,23 @@ from lanes import base_id, measured
 AFTER_THE_BUILD = "tests/kagent_adk/"
 #: seconds of measured modules handed out before the add-on's modules (its build's head start)
 BUILD_HEAD = 120.0
+#: folders whose modules are one unit of work for xdist (their session fixtures start once)
+ONE_UNIT = (AFTER_THE_BUILD,)
+
+
+def scope_of(nodeid: str) -> str:
+    """The unit of work a test belongs to: its module, or its folder when that is in ONE_UNIT."""
+    for folder in ONE_UNIT:
+        if nodeid.startswith(folder):
+            return folder
+    return nodeid.split("::", 1)[0]
+
+
+class FolderScope(LoadScopeScheduling):
+    """xdist's ``loadscope`` with :func:`scope_of` as the unit (``tests/conftest.py`` installs it)."""
+
+    def _split_scope(self, nodeid: str) -> str:
+        return scope_of(nodeid)
 
 
 def module_of(item: pytest.Item) -> str:

@@ -115,3 +115,12 @@ def test_the_measurements_file_is_there_and_names_tests_that_exist() -> None:
     root = lanes.DURATIONS.parent.parent
     missing = sorted({nodeid.split("::", 1)[0] for nodeid in seconds if not (root / nodeid.split("::")[0]).exists()})
     assert not missing, f"tests/durations.json names modules that are gone: {missing} (python tests/lanes.py LOG)"
+
+
+def test_the_kagent_adk_folder_is_one_unit_of_work_and_other_modules_are_their_own() -> None:
+    from schedule import AFTER_THE_BUILD, scope_of
+
+    folder = [scope_of(f"{AFTER_THE_BUILD}test_{name}.py::t[x]") for name in ("app", "headless")]
+    assert folder == [AFTER_THE_BUILD, AFTER_THE_BUILD]
+    assert scope_of("tests/tui/test_app_pilot.py::test_one[a]") == "tests/tui/test_app_pilot.py"
+    assert scope_of("tests/test_kagent_adk_like.py::t") == "tests/test_kagent_adk_like.py"
