@@ -115,6 +115,14 @@ async def test_keyboard_rewind_mode(server):
         assert await server_users(server, app) == ["first"]
 
 
+def enter_says(app) -> str:
+    """What the footer shows for Enter in the composer."""
+    from textual.widgets._footer import FooterKey
+
+    (key,) = [k for k in app.chat_screen.query(FooterKey) if k.action == "submit"]
+    return key.description
+
+
 async def test_edit_and_resend(server):
     app = make_app(server)
     async with app.run_test(size=SIZE) as pilot:
@@ -126,6 +134,7 @@ async def test_edit_and_resend(server):
         assert composer.text == "weather in Oslo" and composer.has_focus
         assert user_texts(app) == ["first"]  # set aside at once; nothing sent
         assert screen.status.mode == "edit" and "Editing" in screen.banner.text and "1 later turn" in screen.banner.text
+        await wait_until(pilot, lambda: enter_says(app) == "Resend")  # as the banner: Enter resends
         composer.text = "weather in Lima"
         await pilot.press("enter")
         await settle(app, pilot)
@@ -143,11 +152,14 @@ async def test_edit_cancel_restores_view(server):
         item = next(
             it for it in app.chat.conversation.items if it.invocation_id == invocations[0] and it.role == "user"
         )
+        assert enter_says(app) == "Send"
         app.chat_screen.handle_action("edit", item)
         await pilot.pause()
         assert app.chat.conversation.items == []
+        await wait_until(pilot, lambda: enter_says(app) == "Resend")
         await pilot.press("escape")
         await pilot.pause()
+        await wait_until(pilot, lambda: enter_says(app) == "Send")
         assert [(it.key, it.text) for it in app.chat.conversation.items] == before
         assert app.chat_screen.composer.text == "" and app.chat_screen.banner.kind == ""
         assert len(await server_users(server, app)) == 3

@@ -131,6 +131,7 @@ class ChatView:
             status.session_name = session.name if session and session.name else ""
             status.turn = self.host.ops.activity or self.host.ops.outcome or chat.conversation.turn_state
             status.mode = "rewind" if self.host.rewind_mode else ("edit" if chat.edit else "")
+            self.host.composer.editing_turn(chat.edit is not None)
             label = self.undo_label()
             status.undo = f"{interaction.keys_of('chat.undo_rewind', self.host.keymap)}: {label}" if label else ""
             redo = chat.redo_label()

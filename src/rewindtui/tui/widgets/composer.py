@@ -58,6 +58,8 @@ class Composer(TextArea):
         #: texts submitted (Enter) whose message the screen has not handled yet: the composer is
         #: empty, but the text is not sent yet either (ctrl+c waits for it: rewindtui.tui.interrupt_key)
         self.submitting = 0
+        #: a turn is being edited: Enter resends it (the footer says "Resend")
+        self.editing = False
         self.placeholder = PLACEHOLDER
         #: why typing is disabled ("" : it is not), see read_only_because
         self.refused = ""
@@ -157,6 +159,17 @@ class Composer(TextArea):
     def taken(self) -> None:
         """The screen has taken a :class:`Submitted` text (sent, queued, run or put back)."""
         self.submitting = max(0, self.submitting - 1)
+
+    def editing_turn(self, editing: bool) -> None:
+        """A turn is being edited (Enter resends it in the turn's place) or no longer is: the
+        footer's Enter says so (:meth:`footer_label`)."""
+        if editing != self.editing:
+            self.editing = editing
+            self.refresh_bindings()
+
+    def footer_label(self, action: str) -> str | None:
+        """What the footer shows for ``action`` now, where the binding's description is not it."""
+        return "Resend" if action == "submit" and self.editing else None
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "complete":

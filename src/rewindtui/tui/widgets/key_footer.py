@@ -9,6 +9,9 @@ rebuild make one rebuild, from the bindings as they are when it runs, and a rebu
 the keys already shown is skipped (a rebuild mounts and styles every key: the launch's CPU); a key
 is built with the footer's ``compact`` already set instead of being restyled twice to get it.
 
+A key's widget may say what its key does now (``footer_label(action)``): the composer's Enter is
+"Resend" while a turn is edited, where the binding says "Send".
+
 Keys that do not fit whole are not shown: Textual's footer cuts the last key that overflows
 mid-word ("esc Sto"); here the keys after the last whole one are hidden until the footer is wide
 enough again (the palette key, docked at the right, always shows)."""
@@ -45,7 +48,10 @@ class KeyFooter(Footer):
     def compose(self) -> ComposeResult:
         self._built_from = self._shown_from() if self._bindings_ready else None
         keys = leading(list(super().compose()))
+        labels = self._labels() if self._bindings_ready else {}
         for key in keys:
+            if isinstance(key, FooterKey) and key.action in labels:
+                key.description = labels[key.action]
             if isinstance(key, FooterKey) and "compact" in (key._reactive_connect or {}):
                 # bound to the footer's ``compact``: start with its value. A key starts compact
                 # (``FooterKey.compact``'s default), and the binding then sets it back: each of
@@ -111,7 +117,25 @@ class KeyFooter(Footer):
             )
             for key, (_node, binding, enabled, tooltip) in self.screen.active_bindings.items()
         )
-        return (keys, self.show_command_palette, app.ENABLE_COMMAND_PALETTE, self.compact, self.combine_groups)
+        return (
+            keys,
+            self._labels(),
+            self.show_command_palette,
+            app.ENABLE_COMMAND_PALETTE,
+            self.compact,
+            self.combine_groups,
+        )
+
+    def _labels(self) -> dict[str, str]:
+        """What the widgets of the active bindings say their keys do now, where that is not the
+        binding's description: ``node.footer_label(action)``, by action."""
+        labels: dict[str, str] = {}
+        for node, binding, _enabled, _tooltip in self.screen.active_bindings.values():
+            label = getattr(node, "footer_label", None)
+            text = label(binding.action) if callable(label) else None
+            if text:
+                labels[binding.action] = text
+        return labels
 
 
 def _width(widget: Widget, container: Any, viewport: Any) -> int:
