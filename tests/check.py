@@ -1,6 +1,7 @@
 """Everything CI checks, in one command: ``python tests/check.py [pytest arguments]``.
 
-Compiles the project's own modules once (``compile_sources``), runs ``ruff check src tests
+Compiles the project's own modules once (``compile_sources``), rewrites the test modules'
+asserts once for every worker (``cache_assert_rewrites``, beside the next three), runs ``ruff check src tests
 bench``, ``ruff format --check src tests bench`` and ``lint-imports`` (under a second each),
 then ``mypy`` and the build of the kagent-rewind add-on's venv beside ``python -m pytest``: the
 type check (about half a minute from a clean clone, a second with its
@@ -15,6 +16,7 @@ The README's test command ends with it, so ``.ci/run`` runs exactly this. Argume
 from __future__ import annotations
 
 import compileall
+import concurrent.futures
 import os
 import subprocess
 import sys
@@ -64,16 +66,46 @@ def compile_sources() -> None:
         compileall.compile_dir(ROOT / folder, quiet=1, workers=0)
 
 
+def _cache_rewrite(path: Path) -> None:
+    from types import SimpleNamespace
+
+    from _pytest.assertion.rewrite import PYC_TAIL, _rewrite_test, _write_pyc, get_cache_dir
+
+    cache = get_cache_dir(path)
+    cache.mkdir(exist_ok=True)
+    stat, code = _rewrite_test(path, None)  # type: ignore[arg-type]  # no config: pytest's defaults
+    _write_pyc(SimpleNamespace(trace=lambda message: None), code, stat, cache / (path.name[:-3] + PYC_TAIL))  # type: ignore[arg-type]
+
+
+def cache_assert_rewrites(folder: Path = ROOT / "tests") -> None:
+    """Rewrite the asserts of the test modules and conftests once, into pytest's own cache
+    (``__pycache__/<name>.cpython-3XX-pytest-<version>.pyc``), before the workers start. pytest
+    rewrites a test module when it imports it and keeps the result only where bytecode may be
+    written: with ``PYTHONDONTWRITEBYTECODE`` set, each xdist worker rewrote the whole suite again
+    (about 4 s of CPU each, a third of collecting it). pytest reads the cache whatever the
+    setting, and checks it against the source's size and time. Done with pytest's own functions,
+    which are private: should they change, nothing is cached and the run is as it was."""
+    files = sorted(p for p in folder.rglob("*.py") if p.name.startswith("test_") or p.name == "conftest.py")
+    try:
+        with concurrent.futures.ProcessPoolExecutor(os.cpu_count() or 1) as pool:
+            list(pool.map(_cache_rewrite, files, chunksize=16))
+    except Exception as exc:  # an optimisation only: the tests rewrite what is not cached
+        print(f"check: the test modules' rewritten asserts were not cached ({exc!r})", flush=True)
+
+
 def main(pytest_args: list[str]) -> int:
     started = time.perf_counter()
     results: list[tuple[str, int, float]] = []
     compile_sources()
+    rewrites = threading.Thread(target=cache_assert_rewrites)  # beside the first checks
+    rewrites.start()
     for name, argv in FIRST:
         t0 = time.perf_counter()
         print(f"+ {' '.join(argv)}", flush=True)
         code = subprocess.run(argv, cwd=ROOT).returncode
         results.append((name, code, time.perf_counter() - t0))
 
+    rewrites.join()
     beside: list[tuple[str, subprocess.Popen[bytes], IO[bytes], threading.Thread]] = []
     ended: dict[str, float] = {}
     for name, argv in BESIDE + (() if pytest_args else BESIDE_WHOLE_RUN):

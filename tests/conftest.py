@@ -74,9 +74,9 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
 
 def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
     """``--dist loadscope`` with the folders of ``schedule.ONE_UNIT`` as one unit each."""
-    from schedule import FolderScope
+    from schedule import folder_scope
 
-    return FolderScope(config, log) if config.getvalue("dist") == "loadscope" else None
+    return folder_scope(config, log) if config.getvalue("dist") == "loadscope" else None
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

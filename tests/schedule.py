@@ -20,15 +20,16 @@ Only the order changes; every test still runs, and within a module the tests kee
 sort is stable).
 
 One unit of work is a module, except the folder :data:`ONE_UNIT`: its modules go to one worker
-together (:class:`FolderScope`), because they share session-scoped kagent-adk agents
+together (:func:`folder_scope`), because they share session-scoped kagent-adk agents
 (``tests/kagent_adk/conftest.py``: about 5 s of CPU each to start), which every worker that ran
 one of its modules started again.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
-from xdist.scheduler import LoadScopeScheduling
 
 from lanes import base_id, measured
 
@@ -48,11 +49,18 @@ def scope_of(nodeid: str) -> str:
     return nodeid.split("::", 1)[0]
 
 
-class FolderScope(LoadScopeScheduling):
-    """xdist's ``loadscope`` with :func:`scope_of` as the unit (``tests/conftest.py`` installs it)."""
+def folder_scope(config: pytest.Config, log: Any) -> Any:
+    """xdist's ``loadscope`` scheduler with :func:`scope_of` as the unit (``tests/conftest.py``
+    installs it). Only the controller schedules: the workers, which import this module for
+    :func:`order`, do not import xdist's schedulers (pytest rewrites the asserts of a plugin's
+    modules on import, every process again where bytecode is not written)."""
+    from xdist.scheduler import LoadScopeScheduling
 
-    def _split_scope(self, nodeid: str) -> str:
-        return scope_of(nodeid)
+    class FolderScope(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return scope_of(nodeid)
+
+    return FolderScope(config, log)
 
 
 def module_of(item: pytest.Item) -> str:

@@ -58,6 +58,9 @@ async def test_2_a_new_fork_offers_no_undo_it_cannot_do(server):
 
 
 async def test_3_f2_pressed_while_connecting_fills_once_connected(server):
+    seeded = await chat_for(server)  # a session to list, whatever ran before on this server
+    await seeded.send("a session the panel lists")
+    await seeded.client.aclose()
     connect = connector_for(server.agent_url, server.api_url)
     started = asyncio.Event()
 
