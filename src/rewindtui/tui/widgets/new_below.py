@@ -14,5 +14,7 @@ class NewBelow(Static):
     """
 
     def show_marker(self, shown: bool) -> None:
+        if shown == self.has_class("-shown"):
+            return  # as it is: each change that came in below asks again (an update lays out the screen)
         self.update(TEXT if shown else "")
         self.set_class(shown, "-shown")

@@ -58,6 +58,9 @@ class TurnBar(Horizontal):
     TurnBar.-narrow Button { margin: 0; }
     """
 
+    #: the text last shown (the same again is not drawn again)
+    _shown: Text | None = None
+
     #: below this width the text takes the whole line and the buttons go under it (never one
     #: letter per line beside them)
     NARROW = 72
@@ -120,6 +123,9 @@ class TurnBar(Horizontal):
     def _show(self, kind: str, text: Text) -> None:
         if self.kind != kind:
             self.set_classes(f"-shown -{kind}")
+        elif text == self._shown:
+            return  # shown already: each change of a streaming turn asks again (an update lays out the screen)
+        self._shown = text
         self.query_one("#turn-text", Static).update(text)
 
     def show_replying(self) -> None:
