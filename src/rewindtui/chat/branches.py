@@ -98,14 +98,19 @@ class Branches(Rewinds):
                 raise RedoFailed(f"redo not sent: {exc}") from None
             except MalformedFrame as exc:
                 raise await self._redo_unknown(str(exc)) from None
-            if not self._apply_tail(StreamEvent(EventKind.TASK, answer)):
+            event = StreamEvent(EventKind.TASK, answer)
+            total, count = self._bounded(event)
+            if not self._apply_tail(event):
                 try:
-                    await self.refresh()  # the answer alone does not say the whole view
+                    # the answer alone does not say the whole view (most of a long session came back)
+                    await self.reread_by_pages()
                 except ClientError as exc:
                     raise await self._redo_unknown(str(exc)) from None
                 return
+            if total is not None and total != count:
+                return  # a tail joined to the view: the turns that came back are its messages
             with contextlib.suppress(ClientError):
-                await self.refresh()  # each turn as a reload shows it (artifacts, outcomes)
+                await self.reread_by_pages()  # each turn as a reload shows it (artifacts, outcomes)
         finally:
             self.rewinding = False
 

@@ -17,6 +17,7 @@ from rewindtui.chat import freshness, kagent1_hook
 from rewindtui.chat.branches import Branches
 from rewindtui.chat.errors import Busy, QuestionWaiting, RedoFailed, RewindFailed, TurnRefused, UndoFailed
 from rewindtui.chat.outcome import Outcome, plural
+from rewindtui.chat.pages import undo_page
 from rewindtui.chat.permissions import Action, Permissions, disconnected, read_only
 from rewindtui.chat.redo_a2a import undo_point_a2a
 from rewindtui.chat.retry import RetryTarget, retry_target
@@ -188,7 +189,7 @@ class Chat(Branches):
                 return None
             return await undo_point_a2a(self, session_id)  # the kagent-rewind add-on
         try:
-            page = await self.client.session_tasks_page(session_id, UNDO_PAGE, include_rewound=True)
+            page = await undo_page(self.client, session_id, UNDO_PAGE)
         except ClientError as exc:
             log.info("could not read what can be undone in %s: %s", session_id, exc)
             return None

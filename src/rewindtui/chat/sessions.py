@@ -7,6 +7,7 @@ import logging
 from rewindtui.chat import limits
 from rewindtui.chat.base import ChatBase
 from rewindtui.chat.limits import derive_title, freeze_if_large, gc_paused
+from rewindtui.chat.pages import read_page
 from rewindtui.client.a2a_client import ClientError, HTTPStatusFailed, Session, Unsupported
 from rewindtui.model import Change, Conversation
 from rewindtui.model.turn_watch import Watch
@@ -27,7 +28,7 @@ class Sessions(ChatBase):
             read = await self.history.read(session_id, page=limits.OPEN_PAGE_TASKS)
             conversation.session_id = read.session.id if read.session else session_id
             with gc_paused():
-                conversation.load_tasks(read.tasks, read.older_token)
+                conversation.load_tasks(read.tasks, read.older_token, read.joined)
             self._undo_from(conversation.session_id, read.tasks, whole=read.older_token is None)
             read.tasks = []  # parsed: let the page's wire dicts go
         self.conversation = conversation
@@ -56,7 +57,7 @@ class Sessions(ChatBase):
                 if token is None or sid is None:
                     return
                 try:
-                    page = await self.client.session_tasks_page(sid, limits.OPEN_PAGE_TASKS, token)
+                    page = await read_page(self.client, sid, limits.OPEN_PAGE_TASKS, token)
                 except ClientError as exc:
                     self.older_error = str(exc)
                     self._emit(Change(turn_ended=True))  # the view says so
@@ -68,7 +69,7 @@ class Sessions(ChatBase):
                 if conversation is not self.conversation or conversation.older_token != token:
                     continue  # the view changed meanwhile (re-read, or put back): go on from it
                 with gc_paused():
-                    change = conversation.prepend_tasks(page.tasks, page.next_page_token)
+                    change = conversation.prepend_tasks(page.tasks, page.next_page_token, page.joined)
                 del page
                 freeze_if_large(len(conversation.items))
                 self.older_error = ""
@@ -79,10 +80,10 @@ class Sessions(ChatBase):
         the server has it now (its older pages then load from there)."""
         sid = conversation.session_id
         assert sid is not None
-        newest = await self.client.session_tasks_page(sid, limits.OPEN_PAGE_TASKS)
+        newest = await read_page(self.client, sid, limits.OPEN_PAGE_TASKS)
         if conversation is self.conversation:
             with gc_paused():
-                change = conversation.load_tasks(newest.tasks, newest.next_page_token)
+                change = conversation.load_tasks(newest.tasks, newest.next_page_token, newest.joined)
             self.older_error = ""
             self._emit(change)
 
@@ -110,6 +111,22 @@ class Sessions(ChatBase):
             return False
         with gc_paused():
             self._emit(self.conversation.load_tasks(tasks))
+        return True
+
+    async def reread_by_pages(self) -> bool:
+        """Re-read the session as :meth:`open` reads it over REST: its newest page (bounded, see
+        :mod:`rewindtui.chat.pages`), then its older pages one at a time, each put in front as it
+        comes (each a change of the view). Without a REST API: :meth:`refresh`."""
+        sid = self.session_id
+        if sid is None or not self.client.has_api:
+            return await self.refresh()
+        newest = await read_page(self.client, sid, limits.OPEN_PAGE_TASKS)
+        with gc_paused():
+            change = self.conversation.load_tasks(newest.tasks, newest.next_page_token, newest.joined)
+        del newest
+        self.older_error = ""
+        self._emit(change)
+        await self.load_older()
         return True
 
     def _remember(self, watch: Watch, text: str) -> None:

@@ -52,9 +52,12 @@ _JOIN_LINK = (
     "UPDATE tasks SET history_refs = ?, body = CASE WHEN json_valid(body) THEN json_set(body, "
     f"'$.metadata.{contract.EFFECTIVE_HISTORY_TOTAL_KEY}', ?) ELSE body END WHERE seq = ?"
 )
+#: (``m.session_id || ''``: not a term an index serves -- else SQLite's planner walks the session's
+#: messages (``messages_log``) once per task of the range, quadratic in the session: 12 s at 8,000
+#: turns; this way each task's messages by ``messages_by_task``)
 _RANGE_SEQS = (
     "SELECT m.seq FROM tasks AS t JOIN messages AS m ON m.task_id = t.id WHERE t.session_id = ? "
-    "AND t.seq >= ? AND t.seq <= ? AND m.session_id = ? AND m.seq <= ? ORDER BY t.seq, m.seq"
+    "AND t.seq >= ? AND t.seq <= ? AND m.session_id || '' = ? AND m.seq <= ? ORDER BY t.seq, m.seq"
 )
 _KNOWN_SEQS = (
     "SELECT m.seq FROM json_each(?) AS j JOIN messages AS m ON m.seq = j.value WHERE m.session_id = ? ORDER BY j.key"
@@ -320,10 +323,14 @@ class TaskStore(StoreBase):
         )
         return [checked_body(r[1], r[0], v1=v1, sound=r[2]) for r in rows]
 
-    async def tasks_history_bodies(self, tasks: Sequence[TaskRow], *, v1: bool = False) -> dict[str, list[str]]:
+    async def tasks_history_bodies(
+        self, tasks: Sequence[TaskRow], *, v1: bool = False, newest: int | None = None
+    ) -> dict[str, list[str]]:
         """History bodies (0.3 JSON, or 1.0 with ``v1``) of many tasks, in two reads: the messages
         the turn/fork tasks own, and the messages the rewind tasks refer to (each read once, by
-        index -- a page of a long session reads only what the page holds)."""
+        index -- a page of a long session reads only what the page holds). ``newest``: of a rewind
+        task's, only its newest ``newest`` are read (a page's histories cut to that: the rest of a
+        long session's effective history is not read at all)."""
         column = "body_v1" if v1 else "body"
         owners = [t.id for t in tasks if t.history_refs is None]
         refs: dict[str, list[int]] = {}
@@ -331,7 +338,8 @@ class TaskStore(StoreBase):
         def read(conn: sqlite3.Connection) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
             for t in tasks:
                 if t.history_refs is not None:
-                    refs[t.id] = history_seqs(conn, t.session_id, t.seq, t.history_refs)
+                    seqs = history_seqs(conn, t.session_id, t.seq, t.history_refs)
+                    refs[t.id] = seqs[-newest:] if newest else seqs
             owned = (
                 conn.execute(
                     f"SELECT m.task_id, m.{column}, m.seq, {sound_sql('m.' + column, v1=v1)} FROM json_each(?) AS j "
