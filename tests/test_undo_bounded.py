@@ -163,20 +163,32 @@ async def test_undo_and_redo_of_a_long_rewind_ask_only_for_bounded_answers(tmp_p
             assert chat.undo_label() is None and chat.redo_label() == f"redo the rewind of {TURNS - 1} turns"
 
 
+def shown(chat: Chat) -> list[tuple]:
+    """The view as the user sees it, and whose task each item is."""
+    return [(i.kind, i.role, i.text, i.task_id, tuple(i.message_ids)) for i in chat.conversation.items]
+
+
 @pytest.mark.slow
-async def test_undo_of_a_short_rewind_in_a_long_session_joins_its_tail_without_a_reread(tmp_path, monkeypatch) -> None:
+async def test_undo_of_a_short_rewind_in_a_long_session_reads_only_the_newest_page(tmp_path, monkeypatch) -> None:
+    """The redo's tail joins the view; the turn that came back is then read back from the newest
+    page alone (as a reload shows it: its own task, its outcome), never the whole session."""
     monkeypatch.setattr(limits_module, "ANSWER_TAIL", TAIL)
+    monkeypatch.setattr(limits_module, "OPEN_PAGE_TASKS", PAGE_TASKS)
+    monkeypatch.setattr(pages_module, "PAGE_HISTORY", PAGE_HISTORY)
     monkeypatch.setattr(wire_log, "MAX_BODY", 1 << 30)
     with EmbeddedServer(tmp_path) as srv:
         invocations = srv.call(seed_session(srv.app.state.parts, "long", TURNS))
         async with A2AClient(ServerConfig(url=srv.agent_url, api=srv.api_url)) as client:
             chat = Chat(client)
             await chat.open("long")
-            whole = message_ids(chat)
             await chat.rewind(invocations[-1])
             with Answers() as answers:
                 outcome = await chat.undo()
                 asked = answers.take()
-            assert outcome.turns_back == 1 and message_ids(chat) == whole
+            assert outcome.turns_back == 1
             pages = [url for method, url, _ in asked if method == "GET" and "include_rewound" not in url]
-            assert pages == []  # the tail joined: no page of the session read again
+            assert pages == [f"api/sessions/long/tasks?limit={PAGE_TASKS}&history_length={PAGE_HISTORY}"]
+            assert all(longest <= max(TAIL, PAGE_HISTORY) for _, _, longest in asked)
+            again = Chat(client)
+            await again.open("long")
+            assert shown(chat) == shown(again)

@@ -100,6 +100,7 @@ class Branches(Rewinds):
                 raise await self._redo_unknown(str(exc)) from None
             event = StreamEvent(EventKind.TASK, answer)
             total, count = self._bounded(event)
+            kept = list(self.conversation.items)
             if not self._apply_tail(event):
                 try:
                     # the answer alone does not say the whole view (most of a long session came back)
@@ -108,7 +109,14 @@ class Branches(Rewinds):
                     raise await self._redo_unknown(str(exc)) from None
                 return
             if total is not None and total != count:
-                return  # a tail joined to the view: the turns that came back are its messages
+                # a tail joined to the view: the turns that came back, from the newest pages, as a
+                # reload shows them (their artifacts, outcomes); else (rare) the session by pages
+                items = self.conversation.items
+                at = next((i for i, (a, b) in enumerate(zip(kept, items, strict=False)) if a is not b), len(kept))
+                with contextlib.suppress(ClientError):
+                    if not await self.reread_newest(at):
+                        await self.reread_by_pages()
+                return
             with contextlib.suppress(ClientError):
                 await self.reread_by_pages()  # each turn as a reload shows it (artifacts, outcomes)
         finally:

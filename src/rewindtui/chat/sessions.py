@@ -14,6 +14,10 @@ from rewindtui.model.turn_watch import Watch
 
 log = logging.getLogger(__name__)
 
+#: the most pages :meth:`Sessions.reread_newest` reads (a redo's joined tail is at most
+#: ``limits.ANSWER_TAIL`` messages: the newest page holds its turns unless rewinds crowd it)
+NEWEST_PAGES = 4
+
 
 class Sessions(ChatBase):
     # -- sessions ------------------------------------------------------------------------------
@@ -127,6 +131,31 @@ class Sessions(ChatBase):
         self.older_error = ""
         self._emit(change)
         await self.load_older()
+        return True
+
+    async def reread_newest(self, at: int) -> bool:
+        """Re-read the view's items from ``at`` on -- its newest turns -- from the session's newest
+        pages (bounded, see :mod:`rewindtui.chat.pages`; at most :data:`NEWEST_PAGES` of them), as
+        a reload shows them (their artifacts, their outcomes); the items before ``at`` are kept.
+        False, the view unchanged, when those pages do not show the same messages."""
+        sid = self.session_id
+        conversation = self.conversation
+        wanted = next((mid for item in conversation.items[at:] for mid in item.message_ids), None)
+        if sid is None or wanted is None or not self.client.has_api:
+            return False
+        newer = Conversation(sid)
+        page = await read_page(self.client, sid, limits.OPEN_PAGE_TASKS)
+        newer.load_tasks(page.tasks, page.next_page_token, page.joined)
+        for _ in range(NEWEST_PAGES - 1):
+            token = newer.older_token
+            if token is None or wanted in newer.message_ids():
+                break
+            page = await read_page(self.client, sid, limits.OPEN_PAGE_TASKS, token)
+            newer.prepend_tasks(page.tasks, page.next_page_token, page.joined)
+        change = conversation.graft_newest(at, newer) if conversation is self.conversation else None
+        if change is None:
+            return False
+        self._emit(change)
         return True
 
     def _remember(self, watch: Watch, text: str) -> None:
