@@ -220,10 +220,12 @@ class Chat(Branches):
             await self._redo(point.rewind_task_id)
         finally:
             await self.refresh_undo()  # whatever happened, the label says what the server holds now
-        back, gone = self._moved(before)
-        came = [t for t in self.conversation.turn_invocations() if t not in set(before)]
+        after = self.conversation.turn_invocations()  # one walk over a long view, not one per use
+        had, now = set(before), set(after)
+        back, gone = len(now - had), len(had - now)
+        came = [t for t in after if t not in had]
         if point.kind == "rewind" and came and not gone and self._redo_kept():
-            self._redo_points.setdefault(sid, []).append(RedoPoint(sid, "rewind", back, self._turns(), before=came[0]))
+            self._redo_points.setdefault(sid, []).append(RedoPoint(sid, "rewind", back, tuple(after), before=came[0]))
         what = "the edit" if point.kind == "edit" else "the rewind"
         said = f"Undid {what}: {plural(back, 'turn')} back, with the agent's state as it was"
         if gone:
@@ -494,7 +496,8 @@ class Chat(Branches):
         finally:
             await self.refresh_undo()
         back, gone = self._moved(before)
-        came = [t for t in self.conversation.turn_invocations() if t not in set(before)]
+        had = set(before)  # once: not per turn (quadratic: 3 s at 10,000 turns)
+        came = [t for t in self.conversation.turn_invocations() if t not in had]
         sid = self.session_id
         if came and not gone and sid is not None:  # its undo: rewind again before the first turn back
             self._undo[sid] = UndoPoint(sid, "", "restore", back, before=came[0], fingerprint=self._turns())
