@@ -19,6 +19,7 @@ import pytest
 import rewindtui.chat.limits as limits_module
 import rewindtui.chat.pages as pages_module
 from rewindtui.a2a import contract
+from rewindtui.a2a.classify import EventKind, StreamEvent
 from rewindtui.chat import Chat
 from rewindtui.chat.pages import joined_rewinds
 from rewindtui.client import wire_log
@@ -93,6 +94,30 @@ def test_a_whole_rewind_task_starts_the_history_the_next_one_joins(cut_at_3) -> 
     assert joined_rewinds(tasks, oldest=False) == {"r2"}
     tasks[-1] = rewind("r2", 5, "c", "d", "e")  # the count says one more than the history holds
     assert joined_rewinds(tasks, oldest=False) is None
+
+
+def test_a_graft_shows_the_turns_that_came_back_as_a_reload_does() -> None:
+    """A redo's joined tail holds the messages only; read back from the newest page, the turns
+    that came back bring their own tasks, artifacts and outcome lines."""
+    tasks = [turn(f"t{n}", f"u{n}", f"a{n}") for n in range(1, 5)]
+    tasks[3]["status"] = {"state": "failed"}
+    tasks[3]["artifacts"] = [{"artifactId": "f", "name": "report.txt", "parts": [{"kind": "text", "text": "a file"}]}]
+    redo = rewind("r", 8, "a3", "u4", "a4")
+    view = Conversation("s")
+    view.load_tasks(tasks[:3])  # the view after a rewind of the last turn
+    joined = view.apply_effective_tail(StreamEvent(EventKind.TASK, redo), 8)
+    assert joined is not None and joined.first == 5
+    reload = Conversation("s")
+    reload.load_tasks([*tasks, redo], None, joined_rewinds([*tasks, redo], oldest=True) or ())
+    looks = [(i.kind, i.text, i.task_id) for i in reload.items]
+    assert [(i.kind, i.text, i.task_id) for i in view.items] != looks  # the tail: no artifact, no outcome
+    newer = Conversation("s")
+    newer.load_tasks([*tasks[2:], redo], "older", frozenset({"r"}))  # the newest page only
+    change = view.graft_newest(5, newer)
+    assert change is not None and change.first == 5
+    assert [(i.kind, i.text, i.task_id) for i in view.items] == looks
+    assert view.message_ids() == reload.message_ids() and view.current_task_id == "r"
+    assert view.graft_newest(5, Conversation("s")) is None  # pages without those messages: nothing changes
 
 
 # -- a Chat on the embedded server, every request's answer looked at --------------------------------
