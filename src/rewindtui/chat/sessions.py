@@ -107,9 +107,11 @@ class Sessions(ChatBase):
         return await self.history.sessions()
 
     async def refresh(self) -> bool:
-        """Re-read the whole session from the server (the server's view is the truth). False when
-        the server cannot give it back."""
+        """Re-read the whole session from the server (the server's view is the truth): over REST by
+        pages (:meth:`reread_by_pages`), else at once. False when the server cannot give it back."""
         sid = self.session_id
+        if sid is not None and self.client.has_api:
+            return await self.reread_by_pages()
         tasks = await self.history.tasks(sid) if sid else None
         if tasks is None:
             return False
@@ -120,10 +122,11 @@ class Sessions(ChatBase):
     async def reread_by_pages(self) -> bool:
         """Re-read the session as :meth:`open` reads it over REST: its newest page (bounded, see
         :mod:`rewindtui.chat.pages`), then its older pages one at a time, each put in front as it
-        comes (each a change of the view). Without a REST API: :meth:`refresh`."""
+        comes (each a change of the view), all of them before it returns. Without a REST API:
+        :meth:`refresh`."""
         sid = self.session_id
         if sid is None or not self.client.has_api:
-            return await self.refresh()
+            return await self.refresh()  # (which does not come back here: no REST API)
         newest = await read_page(self.client, sid, limits.OPEN_PAGE_TASKS)
         with gc_paused():
             change = self.conversation.load_tasks(newest.tasks, newest.next_page_token, newest.joined)
