@@ -221,8 +221,8 @@ class Chat(Branches):
         finally:
             await self.refresh_undo()  # whatever happened, the label says what the server holds now
         after = self.conversation.turn_invocations()  # one walk over a long view, not one per use
-        had, now = set(before), set(after)
-        back, gone = len(now - had), len(had - now)
+        had, has = set(before), set(after)
+        back, gone = len(has - had), len(had - has)
         came = [t for t in after if t not in had]
         if point.kind == "rewind" and came and not gone and self._redo_kept():
             self._redo_points.setdefault(sid, []).append(RedoPoint(sid, "rewind", back, tuple(after), before=came[0]))
