@@ -105,8 +105,8 @@ def history_seqs(conn: Any, session_id: str, seq: int, text: str | None, newest:
             if isinstance(segment, int):
                 out.append(segment)
             else:
-                lo, hi, newest = segment
-                out += [r[0] for r in conn.execute(_RANGE_SEQS, (session_id, lo, hi, session_id, newest))]
+                lo, hi, top = segment
+                out += [r[0] for r in conn.execute(_RANGE_SEQS, (session_id, lo, hi, session_id, top))]
     return out[-newest:] if newest else out
 
 
