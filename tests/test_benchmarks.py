@@ -107,6 +107,12 @@ CASES: dict[str, tuple[str, ...]] = {
         "google-adk's Runner alone",
         "for 0.9x the echo's turns/s",
     ),
+    "bench_undo.py": (
+        "undo of a rewind of the last turn",
+        "redo of that undo",
+        "undo of a rewind of all but one turn",
+        "redo of that undo (all but one turn)",
+    ),
     "bench_wire.py": ("json.loads(bytes)", "app path: parse_json", "merge alone", "cyclic GC runs during the merge"),
     "bench_wire_log.py": (
         "SSE frames, best of 3",

@@ -163,6 +163,10 @@ class Driver:
             page = await store.tasks_history_bodies(tasks, v1=True)
             paged = {k: [json.loads(b)["messageId"] for b in v] for k, v in page.items()}
             assert one == paged
+            for k in (1, 3):  # a page's histories cut: a rewind's newest k only are read
+                cut = await store.tasks_history_bodies(tasks, newest=k)
+                newest = {t.id: [json.loads(b)["messageId"] for b in cut[t.id]] for t in tasks if t.history_refs}
+                assert newest == {t: one[t][-k:] for t in newest}
             totals = {
                 t.id: json.loads(t.body)["metadata"][contract.EFFECTIVE_HISTORY_TOTAL_KEY]
                 for t in tasks

@@ -98,14 +98,27 @@ class Branches(Rewinds):
                 raise RedoFailed(f"redo not sent: {exc}") from None
             except MalformedFrame as exc:
                 raise await self._redo_unknown(str(exc)) from None
-            if not self._apply_tail(StreamEvent(EventKind.TASK, answer)):
+            event = StreamEvent(EventKind.TASK, answer)
+            total, count = self._bounded(event)
+            kept = list(self.conversation.items)
+            if not self._apply_tail(event):
                 try:
-                    await self.refresh()  # the answer alone does not say the whole view
+                    # the answer alone does not say the whole view (most of a long session came back)
+                    await self.reread_by_pages()
                 except ClientError as exc:
                     raise await self._redo_unknown(str(exc)) from None
                 return
+            if total is not None and total != count:
+                # a tail joined to the view: the turns that came back, from the newest pages, as a
+                # reload shows them (their artifacts, outcomes); else (rare) the session by pages
+                items = self.conversation.items
+                at = next((i for i, (a, b) in enumerate(zip(kept, items, strict=False)) if a is not b), len(kept))
+                with contextlib.suppress(ClientError):
+                    if not await self.reread_newest(at):
+                        await self.reread_by_pages()
+                return
             with contextlib.suppress(ClientError):
-                await self.refresh()  # each turn as a reload shows it (artifacts, outcomes)
+                await self.reread_by_pages()  # each turn as a reload shows it (artifacts, outcomes)
         finally:
             self.rewinding = False
 

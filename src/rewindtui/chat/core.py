@@ -17,6 +17,7 @@ from rewindtui.chat import freshness, kagent1_hook
 from rewindtui.chat.branches import Branches
 from rewindtui.chat.errors import Busy, QuestionWaiting, RedoFailed, RewindFailed, TurnRefused, UndoFailed
 from rewindtui.chat.outcome import Outcome, plural
+from rewindtui.chat.pages import undo_page
 from rewindtui.chat.permissions import Action, Permissions, disconnected, read_only
 from rewindtui.chat.redo_a2a import undo_point_a2a
 from rewindtui.chat.retry import RetryTarget, retry_target
@@ -188,7 +189,7 @@ class Chat(Branches):
                 return None
             return await undo_point_a2a(self, session_id)  # the kagent-rewind add-on
         try:
-            page = await self.client.session_tasks_page(session_id, UNDO_PAGE, include_rewound=True)
+            page = await undo_page(self.client, session_id, UNDO_PAGE)
         except ClientError as exc:
             log.info("could not read what can be undone in %s: %s", session_id, exc)
             return None
@@ -219,10 +220,12 @@ class Chat(Branches):
             await self._redo(point.rewind_task_id)
         finally:
             await self.refresh_undo()  # whatever happened, the label says what the server holds now
-        back, gone = self._moved(before)
-        came = [t for t in self.conversation.turn_invocations() if t not in set(before)]
+        after = self.conversation.turn_invocations()  # one walk over a long view, not one per use
+        had, has = set(before), set(after)
+        back, gone = len(has - had), len(had - has)
+        came = [t for t in after if t not in had]
         if point.kind == "rewind" and came and not gone and self._redo_kept():
-            self._redo_points.setdefault(sid, []).append(RedoPoint(sid, "rewind", back, self._turns(), before=came[0]))
+            self._redo_points.setdefault(sid, []).append(RedoPoint(sid, "rewind", back, tuple(after), before=came[0]))
         what = "the edit" if point.kind == "edit" else "the rewind"
         said = f"Undid {what}: {plural(back, 'turn')} back, with the agent's state as it was"
         if gone:
@@ -493,7 +496,8 @@ class Chat(Branches):
         finally:
             await self.refresh_undo()
         back, gone = self._moved(before)
-        came = [t for t in self.conversation.turn_invocations() if t not in set(before)]
+        had = set(before)  # once: not per turn (quadratic: 3 s at 10,000 turns)
+        came = [t for t in self.conversation.turn_invocations() if t not in had]
         sid = self.session_id
         if came and not gone and sid is not None:  # its undo: rewind again before the first turn back
             self._undo[sid] = UndoPoint(sid, "", "restore", back, before=came[0], fingerprint=self._turns())

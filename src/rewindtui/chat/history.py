@@ -19,6 +19,7 @@ from typing import Any
 
 from rewindtui.a2a.dialect import RPC_TASK_NOT_FOUND, Dialect
 from rewindtui.chat.local_sessions import LocalSessions, Remembered
+from rewindtui.chat.pages import read_page
 from rewindtui.client.a2a_client import A2AClient, ClientError, HTTPStatusFailed, PageProgress, RpcError, Session
 from rewindtui.model.task_order import oldest_first
 
@@ -48,6 +49,8 @@ class Read:
     note: str = ""
     #: ``tasks`` are only the newest page: the server's token for the older ones (REST paging)
     older_token: str | None = None
+    #: rewind Tasks of that page read with their history cut, joined (``chat.pages``)
+    joined: frozenset[str] = frozenset()
 
 
 class History:
@@ -171,8 +174,8 @@ class History:
             session = await self.client.get_session(full)
         if page is None:
             return Read(session, await self.client.session_tasks(session.id), "rest")
-        newest = await self.client.session_tasks_page(session.id, page)
-        return Read(session, newest.tasks, "rest", older_token=newest.next_page_token)
+        newest = await read_page(self.client, session.id, page)
+        return Read(session, newest.tasks, "rest", older_token=newest.next_page_token, joined=newest.joined)
 
     async def tasks(self, session_id: str) -> list[dict[str, Any]] | None:
         """The session's tasks as the server has them now; None when it cannot give them back."""

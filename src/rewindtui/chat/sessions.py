@@ -7,11 +7,16 @@ import logging
 from rewindtui.chat import limits
 from rewindtui.chat.base import ChatBase
 from rewindtui.chat.limits import derive_title, freeze_if_large, gc_paused
+from rewindtui.chat.pages import read_page
 from rewindtui.client.a2a_client import ClientError, HTTPStatusFailed, Session, Unsupported
 from rewindtui.model import Change, Conversation
 from rewindtui.model.turn_watch import Watch
 
 log = logging.getLogger(__name__)
+
+#: the most pages :meth:`Sessions.reread_newest` reads (a redo's joined tail is at most
+#: ``limits.ANSWER_TAIL`` messages: the newest page holds its turns unless rewinds crowd it)
+NEWEST_PAGES = 4
 
 
 class Sessions(ChatBase):
@@ -27,7 +32,7 @@ class Sessions(ChatBase):
             read = await self.history.read(session_id, page=limits.OPEN_PAGE_TASKS)
             conversation.session_id = read.session.id if read.session else session_id
             with gc_paused():
-                conversation.load_tasks(read.tasks, read.older_token)
+                conversation.load_tasks(read.tasks, read.older_token, read.joined)
             self._undo_from(conversation.session_id, read.tasks, whole=read.older_token is None)
             read.tasks = []  # parsed: let the page's wire dicts go
         self.conversation = conversation
@@ -56,7 +61,7 @@ class Sessions(ChatBase):
                 if token is None or sid is None:
                     return
                 try:
-                    page = await self.client.session_tasks_page(sid, limits.OPEN_PAGE_TASKS, token)
+                    page = await read_page(self.client, sid, limits.OPEN_PAGE_TASKS, token)
                 except ClientError as exc:
                     self.older_error = str(exc)
                     self._emit(Change(turn_ended=True))  # the view says so
@@ -68,7 +73,7 @@ class Sessions(ChatBase):
                 if conversation is not self.conversation or conversation.older_token != token:
                     continue  # the view changed meanwhile (re-read, or put back): go on from it
                 with gc_paused():
-                    change = conversation.prepend_tasks(page.tasks, page.next_page_token)
+                    change = conversation.prepend_tasks(page.tasks, page.next_page_token, page.joined)
                 del page
                 freeze_if_large(len(conversation.items))
                 self.older_error = ""
@@ -79,10 +84,10 @@ class Sessions(ChatBase):
         the server has it now (its older pages then load from there)."""
         sid = conversation.session_id
         assert sid is not None
-        newest = await self.client.session_tasks_page(sid, limits.OPEN_PAGE_TASKS)
+        newest = await read_page(self.client, sid, limits.OPEN_PAGE_TASKS)
         if conversation is self.conversation:
             with gc_paused():
-                change = conversation.load_tasks(newest.tasks, newest.next_page_token)
+                change = conversation.load_tasks(newest.tasks, newest.next_page_token, newest.joined)
             self.older_error = ""
             self._emit(change)
 
@@ -102,14 +107,58 @@ class Sessions(ChatBase):
         return await self.history.sessions()
 
     async def refresh(self) -> bool:
-        """Re-read the whole session from the server (the server's view is the truth). False when
-        the server cannot give it back."""
+        """Re-read the whole session from the server (the server's view is the truth): over REST by
+        pages (:meth:`reread_by_pages`), else at once. False when the server cannot give it back."""
         sid = self.session_id
+        if sid is not None and self.client.has_api:
+            return await self.reread_by_pages()
         tasks = await self.history.tasks(sid) if sid else None
         if tasks is None:
             return False
         with gc_paused():
             self._emit(self.conversation.load_tasks(tasks))
+        return True
+
+    async def reread_by_pages(self) -> bool:
+        """Re-read the session as :meth:`open` reads it over REST: its newest page (bounded, see
+        :mod:`rewindtui.chat.pages`), then its older pages one at a time, each put in front as it
+        comes (each a change of the view), all of them before it returns. Without a REST API:
+        :meth:`refresh`."""
+        sid = self.session_id
+        if sid is None or not self.client.has_api:
+            return await self.refresh()  # (which does not come back here: no REST API)
+        newest = await read_page(self.client, sid, limits.OPEN_PAGE_TASKS)
+        with gc_paused():
+            change = self.conversation.load_tasks(newest.tasks, newest.next_page_token, newest.joined)
+        del newest
+        self.older_error = ""
+        self._emit(change)
+        await self.load_older()
+        return True
+
+    async def reread_newest(self, at: int) -> bool:
+        """Re-read the view's items from ``at`` on -- its newest turns -- from the session's newest
+        pages (bounded, see :mod:`rewindtui.chat.pages`; at most :data:`NEWEST_PAGES` of them), as
+        a reload shows them (their artifacts, their outcomes); the items before ``at`` are kept.
+        False, the view unchanged, when those pages do not show the same messages."""
+        sid = self.session_id
+        conversation = self.conversation
+        wanted = next((mid for item in conversation.items[at:] for mid in item.message_ids), None)
+        if sid is None or wanted is None or not self.client.has_api:
+            return False
+        newer = Conversation(sid)
+        page = await read_page(self.client, sid, limits.OPEN_PAGE_TASKS)
+        newer.load_tasks(page.tasks, page.next_page_token, page.joined)
+        for _ in range(NEWEST_PAGES - 1):
+            token = newer.older_token
+            if token is None or wanted in newer.message_ids():
+                break
+            page = await read_page(self.client, sid, limits.OPEN_PAGE_TASKS, token)
+            newer.prepend_tasks(page.tasks, page.next_page_token, page.joined)
+        change = conversation.graft_newest(at, newer) if conversation is self.conversation else None
+        if change is None:
+            return False
+        self._emit(change)
         return True
 
     def _remember(self, watch: Watch, text: str) -> None:

@@ -170,18 +170,30 @@ class RestApi:
         return task_list(data, session_id)
 
     async def session_tasks_page(
-        self, session_id: str, limit: int, before: str | None = None, *, include_rewound: bool = False
+        self,
+        session_id: str,
+        limit: int,
+        before: str | None = None,
+        *,
+        include_rewound: bool = False,
+        history_length: int | None = None,
     ) -> TaskPage:
         """One page of a session's tasks over REST: at most ``limit`` of the newest tasks older
         than the page whose answer gave ``before`` (None: the newest), oldest first, and the token
         of the page before it (None on the oldest page). A server that does not page (kagent's
-        controller: no token in its envelope) answers every task, with None."""
+        controller: no token in its envelope) answers every task, with None. ``history_length``:
+        each task's history cut to its newest messages (:data:`contract.REST_HISTORY_LENGTH_FIELD`;
+        ask it only of a server whose card has ``newest_task``, which honours it)."""
         params = {contract.REST_TASKS_LIMIT: str(limit)}
         if before:
             params[contract.REST_TASKS_BEFORE] = before
         if include_rewound:
             params[contract.REST_INCLUDE_REWOUND] = "true"
+        if history_length is not None:
+            params[contract.REST_HISTORY_LENGTH_FIELD] = str(history_length)
         key = f"{session_id}|rewound" if include_rewound else session_id
+        if history_length is not None:  # cut pages are read beside whole ones (chat.pages): paged apart
+            key += f"|{history_length}"
         progress = self._paging.get(key) if before else None
         if progress is None:
             progress = self._paging[key] = PageProgress(f"older turns of session {session_id}")

@@ -191,9 +191,16 @@ class Kagent1Client(A2AClient):
         return oldest_first(tasks)
 
     async def session_tasks_page(
-        self, session_id: str, limit: int, before: str | None = None, *, include_rewound: bool = False
+        self,
+        session_id: str,
+        limit: int,
+        before: str | None = None,
+        *,
+        include_rewound: bool = False,
+        history_length: int | None = None,
     ) -> TaskPage:
-        # kagent 1.0 keeps no rewound turns (a rewind is a fork): include_rewound adds nothing
+        # kagent 1.0 keeps no rewound turns (a rewind is a fork): include_rewound adds nothing;
+        # history_length is not cut here: the histories come whole (chat.pages reads them as such)
         if before is None and not self.read_only_reason:
             await self._read_checkpoints(session_id)
         page = await self.list_tasks(session_id, page_size=max(1, min(limit, 100)), page_token=before)

@@ -164,6 +164,39 @@ class ConversationEdits(ConversationState):
         if self._live is not None and id(self._live) in gone:
             self._live = None
 
+    def graft_newest(self, at: int, newer: ConversationState) -> Change | None:
+        """Replace this view's items from ``at`` on with the same messages as ``newer`` -- the
+        session's newest pages, read back -- shows them: with their own tasks, artifacts and
+        outcome lines, as a reload shows them (a redo's joined tail holds the messages only). Only
+        where ``newer`` holds exactly the messages this view holds from ``at`` on, the first of
+        them starting an item; None, with nothing changed, otherwise."""
+        mine = self.items[at:]
+        ours = [mid for item in mine for mid in item.message_ids]
+        if not ours or any(item.rewound is not None for item in mine):
+            return None
+        holder = newer._by_id.get(ours[0])
+        if holder is None or holder.message_ids[0] != ours[0]:
+            return None
+        start = next(i for i, item in enumerate(newer.items) if item is holder)
+        grafted = newer.items[start:]
+        if any(item.rewound is not None for item in grafted) or [m for i in grafted for m in i.message_ids] != ours:
+            return None
+        taken = {id(item) for item in grafted}
+        if any(id(item) in taken and call_id in self._calls for call_id, item in newer._unpaired.items()):
+            return None  # a tool's result whose call this view holds before ``at``: a reload folds it in
+        self._forget(mine)
+        self.items = self.items[:at] + grafted
+        for item in grafted:
+            for mid in item.message_ids:
+                self._by_id[mid] = item
+        for mine_index, theirs in ((self._calls, newer._calls), (self._unpaired, newer._unpaired)):
+            mine_index.update({k: v for k, v in theirs.items() if id(v) in taken})
+        self._artifacts.update({k: v for k, v in newer._artifacts.items() if id(v) in taken})
+        self.task_times.update(newer.task_times)
+        self.turn_state, self.current_task_id = newer.turn_state, newer.current_task_id
+        self.input_task_id, self.running_task_id = newer.input_task_id, newer.running_task_id
+        return Change(first=at, turn_ended=True)
+
     def rollback(self, token: RewindToken) -> Change:
         """Restore the view exactly as it was before ``truncate_before``."""
         self._restore(token._state)

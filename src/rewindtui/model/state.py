@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from typing import Any
 
 from rewindtui.a2a import metadata as meta
@@ -114,14 +114,15 @@ class ConversationState:
         return ""
 
     # -- loading ---------------------------------------------------------------------------
-    def load_tasks(self, tasks: Iterable[Any], older_token: str | None = None) -> Change:
+    def load_tasks(self, tasks: Iterable[Any], older_token: str | None = None, joined: Collection[str] = ()) -> Change:
         """Replace the whole view with a session's tasks (as from ``GET /sessions/{id}/tasks``).
         ``older_token``: these are only the newest of them; the server's token for the page of
-        older ones (:meth:`prepend_tasks` adds them in front)."""
+        older ones (:meth:`prepend_tasks` adds them in front). ``joined``: the ids of rewind Tasks
+        read with their history cut, whose messages the tasks before them are (``chat.pages``)."""
         tasks = [t for t in tasks if isinstance(t, dict)]
         self._reset()
         self.older_token = older_token  # a rewind's Task among them resets it: nothing older counts
-        self._extend_from_tasks(tasks)
+        self._extend_from_tasks(tasks, joined)
         self.turn_state = "idle"
         self.input_task_id = None
         self.running_task_id = None
@@ -155,16 +156,17 @@ class ConversationState:
         self._live = None
         self.older_token = None
 
-    def prepend_tasks(self, tasks: Iterable[Any], older_token: str | None) -> Change:
+    def prepend_tasks(self, tasks: Iterable[Any], older_token: str | None, joined: Collection[str] = ()) -> Change:
         """Put a page of older tasks (oldest first, as the server pages them) in front of the
         view, as if the whole session had been loaded at once: a tool response shown on its own
         is folded into its call when the call comes in an older page, and a message repeated in
         both keeps its older place. ``older_token``: the token for the tasks older still (None:
-        this was the oldest page). A rewind's Task in the page makes everything before it moot."""
+        this was the oldest page). A rewind's Task in the page makes everything before it moot
+        (one of ``joined``, as in :meth:`load_tasks`, does not)."""
         older = type(self)(self.session_id)
         older.older_token = older_token
         older._names = self._names
-        older._extend_from_tasks(tasks)
+        older._extend_from_tasks(tasks, joined)
         gone: set[int] = set()  # newer items that the older page takes in
         for call_id, item in list(self._unpaired.items()):
             holder = older._calls.get(call_id)
@@ -194,12 +196,16 @@ class ConversationState:
             return Change(first=0)  # not a plain prepend: the view re-measures everything
         return Change(first=0, prepended=len(older.items))
 
-    def _extend_from_tasks(self, tasks: Iterable[Any]) -> None:
+    def _extend_from_tasks(self, tasks: Iterable[Any], joined: Collection[str] = ()) -> None:
         for task in tasks:
             if not isinstance(task, dict):
                 continue
             task_id = task.get("id")
             task_meta = raw.metadata(task)
+            if task_id in joined:
+                # a rewind's Task whose (cut) history ends the messages shown before it: nothing new
+                self._note_time(task_id, task.get("status"))
+                continue
             if task_meta.get(EFFECTIVE_HISTORY_KEY) is True:
                 # a rewind's (or fork's) Task: its history is the whole conversation so far
                 self._reset()

@@ -68,7 +68,7 @@ class StoreReader:
         if history_length == 0:
             histories: dict[str, list[str]] = {task.id: [] for task in tasks}
         else:
-            histories = await self.store.tasks_history_bodies(tasks)
+            histories = await self.store.tasks_history_bodies(tasks, newest=history_length)
             if history_length is not None:
                 histories = {key: bodies[-history_length:] for key, bodies in histories.items()}  # > 0 here
         pieces = [b"["]

@@ -52,19 +52,26 @@ _JOIN_LINK = (
     "UPDATE tasks SET history_refs = ?, body = CASE WHEN json_valid(body) THEN json_set(body, "
     f"'$.metadata.{contract.EFFECTIVE_HISTORY_TOTAL_KEY}', ?) ELSE body END WHERE seq = ?"
 )
+#: (``m.session_id || ''``: not a term an index serves -- else SQLite's planner walks the session's
+#: messages (``messages_log``) once per task of the range, quadratic in the session: 12 s at 8,000
+#: turns; this way each task's messages by ``messages_by_task``)
 _RANGE_SEQS = (
     "SELECT m.seq FROM tasks AS t JOIN messages AS m ON m.task_id = t.id WHERE t.session_id = ? "
-    "AND t.seq >= ? AND t.seq <= ? AND m.session_id = ? AND m.seq <= ? ORDER BY t.seq, m.seq"
+    "AND t.seq >= ? AND t.seq <= ? AND m.session_id || '' = ? AND m.seq <= ? ORDER BY t.seq, m.seq"
 )
+#: the same, newest first, at most ``?`` of them (a page of a long session asks for a rewind's
+#: newest messages only: the rest of its history is not walked)
+_RANGE_SEQS_NEWEST = _RANGE_SEQS.replace("ORDER BY t.seq, m.seq", "ORDER BY t.seq DESC, m.seq DESC LIMIT ?")
 _KNOWN_SEQS = (
     "SELECT m.seq FROM json_each(?) AS j JOIN messages AS m ON m.seq = j.value WHERE m.session_id = ? ORDER BY j.key"
 )
 
 
-def history_seqs(conn: Any, session_id: str, seq: int, text: str | None) -> list[int]:
+def history_seqs(conn: Any, session_id: str, seq: int, text: str | None, newest: int | None = None) -> list[int]:
     """The message seqs of the history rewind task ``seq`` stores (``text``: its ``history_refs``),
     oldest first, its chain of links resolved from the database (``conn``: a store connection).
-    A history that cannot be read is empty (as :func:`~.store_rows.task_row` answers it)."""
+    A history that cannot be read is empty (as :func:`~.store_rows.task_row` answers it).
+    ``newest``: only the newest that many (of a link on no other, only they are read)."""
     chain: list[tuple[int, list[int] | Link]] = []
     at: int | None = seq
     while at is not None and text is not None:
@@ -81,6 +88,8 @@ def history_seqs(conn: Any, session_id: str, seq: int, text: str | None) -> list
             (at, session_id),
         ).fetchone()
         text = None if row is None else row[0]
+    if newest and len(chain) == 1:
+        return _newest_seqs(conn, session_id, chain[0][1], newest)
     out: list[int] = []
     for i, (_, stored) in enumerate(reversed(chain)):
         if isinstance(stored, list):
@@ -96,9 +105,27 @@ def history_seqs(conn: Any, session_id: str, seq: int, text: str | None) -> list
             if isinstance(segment, int):
                 out.append(segment)
             else:
-                lo, hi, newest = segment
-                out += [r[0] for r in conn.execute(_RANGE_SEQS, (session_id, lo, hi, session_id, newest))]
-    return out
+                lo, hi, top = segment
+                out += [r[0] for r in conn.execute(_RANGE_SEQS, (session_id, lo, hi, session_id, top))]
+    return out[-newest:] if newest else out
+
+
+def _newest_seqs(conn: Any, session_id: str, stored: list[int] | Link, newest: int) -> list[int]:
+    """The newest ``newest`` seqs of a history stored whole (a list, as stored) or as a link on no
+    other: its segments from the last, each range read newest first and no further than needed."""
+    if isinstance(stored, list):
+        return stored[-newest:]
+    back: list[int] = []  # newest first
+    for segment in reversed(stored.segments):
+        need = newest - len(back)
+        if need <= 0:
+            break
+        if isinstance(segment, int):
+            back.append(segment)
+        else:
+            lo, hi, top = segment
+            back += [r[0] for r in conn.execute(_RANGE_SEQS_NEWEST, (session_id, lo, hi, session_id, top, need))]
+    return back[:newest][::-1]
 
 
 class TaskStore(StoreBase):
@@ -320,10 +347,14 @@ class TaskStore(StoreBase):
         )
         return [checked_body(r[1], r[0], v1=v1, sound=r[2]) for r in rows]
 
-    async def tasks_history_bodies(self, tasks: Sequence[TaskRow], *, v1: bool = False) -> dict[str, list[str]]:
+    async def tasks_history_bodies(
+        self, tasks: Sequence[TaskRow], *, v1: bool = False, newest: int | None = None
+    ) -> dict[str, list[str]]:
         """History bodies (0.3 JSON, or 1.0 with ``v1``) of many tasks, in two reads: the messages
         the turn/fork tasks own, and the messages the rewind tasks refer to (each read once, by
-        index -- a page of a long session reads only what the page holds)."""
+        index -- a page of a long session reads only what the page holds). ``newest``: of a rewind
+        task's, only its newest ``newest`` are read (a page's histories cut to that: the rest of a
+        long session's effective history is not read at all)."""
         column = "body_v1" if v1 else "body"
         owners = [t.id for t in tasks if t.history_refs is None]
         refs: dict[str, list[int]] = {}
@@ -331,7 +362,7 @@ class TaskStore(StoreBase):
         def read(conn: sqlite3.Connection) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
             for t in tasks:
                 if t.history_refs is not None:
-                    refs[t.id] = history_seqs(conn, t.session_id, t.seq, t.history_refs)
+                    refs[t.id] = history_seqs(conn, t.session_id, t.seq, t.history_refs, newest)
             owned = (
                 conn.execute(
                     f"SELECT m.task_id, m.{column}, m.seq, {sound_sql('m.' + column, v1=v1)} FROM json_each(?) AS j "
