@@ -61,6 +61,8 @@ TMUX = ("tmux", "-L", f"rewindtui-bench-{os.getpid()}", "-f", os.devnull)
 CONNECTED = ("agent demo", " · demo · ")
 COMPOSER = "Message the agent"
 REPLY = "You said:"
+#: the question ctrl+q asks while a reply is still coming in (tui/leaving.py)
+QUIT_ASKED = "Quit anyway?"
 SIZE = ("120", "40")
 
 
@@ -139,8 +141,12 @@ def one_run(src: str, data_dir: Path, config: Path, timeout: float = 60.0) -> Ru
         first_token = watch.wait(f"{REPLY} {word}", start, timeout)
         return composer, connected, first_token, app_cpu, server_cpu
     finally:
-        watch.close()
         subprocess.run([*TMUX, "send-keys", "-t", name, "C-q"], capture_output=True)
+        # while the reply still streams, ctrl+q asks first (tui/leaving.py) and ctrl+q again quits:
+        # unanswered, the wait below ran its 10 s out and the session was killed
+        if watch.shows(QUIT_ASKED, 2.0):
+            subprocess.run([*TMUX, "send-keys", "-t", name, "C-q"], capture_output=True)
+        watch.close()
         deadline = time.time() + 10
         while time.time() < deadline:
             if subprocess.run([*TMUX, "has-session", "-t", name], capture_output=True).returncode != 0:
