@@ -20,6 +20,13 @@ rewind with the ADK session cache switched off (``REWINDTUI_SESSION_CACHE=0``:
 what ADK's DatabaseSessionService costs on its own), and that plus the
 effective-history Task rendered by a2a-sdk instead of the fast path
 (``REWINDTUI_FAST_REWIND=0``) -- the "before" figures.
+
+``--quick``, a smoke run (the figures mean nothing): 20 turns, each case once, in three server
+processes rather than five. The two restart cases run first in the process that then runs the warm
+ones: the rewind is its very first request, as after a restart; the open-then-rewind goes to a
+second seeded session that nothing has loaded, in a process that has loaded the agent already (so
+its figure leaves out what a fresh process's agent load adds). The cache-off cases with the same
+settings share a process, as before.
 """
 
 from __future__ import annotations
@@ -169,7 +176,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--quick",
         action="store_true",
-        help="a smoke run: every case once at a small size (the figures mean nothing): 20 turns, once",
+        help="a smoke run: every case once at a small size (the figures mean nothing): 20 turns, once; three "
+        "server processes, not five (the restart cases first in the one that then runs the warm cases, the "
+        "open-then-rewind on a second session it has not loaded; the cache-off cases with the same settings in one)",
     )
     args = parser.parse_args(argv)
     if args.quick:
