@@ -8,7 +8,8 @@ large, ...), best of the rounds, so that a shared, noisy machine affects both al
     python bench/bench_app.py --big      # 50,000 vs 50 messages, plus scrolling the whole
                                          # session by page (a few minutes)
     python bench/bench_app.py --quick    # a smoke run: every case once at a small size (300 vs
-                                         # 50 messages); the figures mean nothing
+                                         # 50 messages, 20 deltas, both RSS figures from one
+                                         # process); the figures mean nothing
 
 A session is loaded the way the app loads one -- a page of its newest tasks, then the older pages
 in front of it, each page parsed from its JSON on its own (``Chat.load_older``) -- then shown.
@@ -256,19 +257,21 @@ async def page_frames(messages: int) -> tuple[list[float], list[float]]:
     return cpu, wall
 
 
-def rss_of(messages: int) -> int:
+def rss_of(*sizes: int) -> list[int]:
+    """The RSS (KiB) of a fresh process running the app with a session of each of ``sizes``
+    messages in turn (a measuring run asks for one size a process)."""
     code = (
         f"import asyncio,sys;sys.path.insert(0,{str(HERE)!r});import bench_app as b\n"
-        "async def m():\n"
-        f"    app=b.RewindApp(chat=await b.offline_chat({messages}))\n"
+        "async def m(messages):\n"
+        "    app=b.RewindApp(chat=await b.offline_chat(messages))\n"
         "    async with app.run_test(size=b.SIZE) as p:\n"
         "        await p.pause(); app.chat_screen.transcript.scroll_home(animate=False, immediate=True); "
         "await p.pause()\n"
         "        print(next(l.split()[1] for l in open('/proc/self/status') if l.startswith('VmRSS')))\n"
-        "asyncio.run(m())\n"
+        f"for n in {list(sizes)!r}: asyncio.run(m(n))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    return int(out.stdout.strip().splitlines()[-1])
+    return [int(line) for line in out.stdout.strip().splitlines()[-len(sizes) :]]
 
 
 def first_paint(argv: list[str], marker: str = "Message the agent", timeout: float = 30.0) -> float:
@@ -329,8 +332,9 @@ async def main(quick: bool, big_run: bool) -> int:
         True,
     )
 
-    # a smoke run's figures mean nothing: each case once (one run of deltas, one rewind painted)
-    deltas, chunks = (50, 1) if quick else (100, 4)
+    # a smoke run's figures mean nothing: each case once (one run of 20 deltas, a burst of 100 a
+    # half, one rewind painted)
+    deltas, chunks = (20, 1) if quick else (100, 4)
     st_small, st_big = await interleaved(streaming, small, big, 1 if quick else 2, deltas, chunks)
     pd_small, pd_big = min(r[0] for r in st_small), min(r[0] for r in st_big)
     rate_big, backlog = max(r[2] for r in st_big), min(r[3] for r in st_big)
@@ -386,7 +390,8 @@ async def main(quick: bool, big_run: bool) -> int:
             True,
         )
 
-    empty, full = rss_of(0), rss_of(rss_size)
+    # a smoke run (the figures mean nothing) starts one process for both sizes, the empty app first
+    empty, full = rss_of(0, rss_size) if quick else (rss_of(0)[0], rss_of(rss_size)[0])
     report(
         f"RSS with {rss_size:,} messages vs empty app",
         f"{full / 1024:.0f} MB vs {empty / 1024:.0f} MB = {full / empty:.2f}x",

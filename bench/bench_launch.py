@@ -21,8 +21,11 @@ gone (its lock free) before the next run.
 Bytecode: the app runs with its modules' bytecode cached, as an installed copy has it (pip compiles
 what it installs): the runs write it to a cache directory of their own (``PYTHONPYCACHEPREFIX``,
 ``PYTHONDONTWRITEBYTECODE`` unset), on the warm-up run before the measured ones, so a machine that
-sets ``PYTHONDONTWRITEBYTECODE`` does not time the compiling of every module (``--quick`` has no
-warm-up: its first run compiles).
+sets ``PYTHONDONTWRITEBYTECODE`` does not time the compiling of every module. ``--quick`` has no
+warm-up and no cache of its own: its runs read the bytecode the installation and the checkout
+already have (an install compiles site-packages; the README's test command compiles ``src``), as
+every other process the tests start does, rather than compiling every module again into a new
+cache on its first run.
 
 Medians are printed with every run's figure. This is a benchmark, not a test: a shared machine
 moves the figures; compare trees in the same sitting -- ``--baseline`` alternates the two trees
@@ -58,6 +61,8 @@ TMUX = ("tmux", "-L", f"rewindtui-bench-{os.getpid()}", "-f", os.devnull)
 CONNECTED = ("agent demo", " · demo · ")
 COMPOSER = "Message the agent"
 REPLY = "You said:"
+#: the question ctrl+q asks while a reply is still coming in (tui/leaving.py)
+QUIT_ASKED = "Quit anyway?"
 SIZE = ("120", "40")
 
 
@@ -136,8 +141,12 @@ def one_run(src: str, data_dir: Path, config: Path, timeout: float = 60.0) -> Ru
         first_token = watch.wait(f"{REPLY} {word}", start, timeout)
         return composer, connected, first_token, app_cpu, server_cpu
     finally:
-        watch.close()
         subprocess.run([*TMUX, "send-keys", "-t", name, "C-q"], capture_output=True)
+        # while the reply still streams, ctrl+q asks first (tui/leaving.py) and ctrl+q again quits:
+        # unanswered, the wait below ran its 10 s out and the session was killed
+        if watch.shows(QUIT_ASKED, 2.0):
+            subprocess.run([*TMUX, "send-keys", "-t", name, "C-q"], capture_output=True)
+        watch.close()
         deadline = time.time() + 10
         while time.time() < deadline:
             if subprocess.run([*TMUX, "has-session", "-t", name], capture_output=True).returncode != 0:
@@ -148,17 +157,17 @@ def one_run(src: str, data_dir: Path, config: Path, timeout: float = 60.0) -> Ru
 
 
 BUSY_LOOP = "while True: pass"
-#: ``--quick``'s busy process: the same start and stop, but it spins a tenth of the time (a smoke
+#: ``--quick``'s busy process: the same start and stop, but it spins a fiftieth of the time (a smoke
 #: run inside the test suite must not take a core from the tests running beside it)
 LIGHT_BUSY_LOOP = (
-    "import time\nwhile True:\n    end = time.monotonic() + 0.01\n"
-    "    while time.monotonic() < end: pass\n    time.sleep(0.09)"
+    "import time\nwhile True:\n    end = time.monotonic() + 0.002\n"
+    "    while time.monotonic() < end: pass\n    time.sleep(0.098)"
 )
 
 
 class BusyCore:
     """A process spinning a busy loop: one core's worth of other work while a run launches
-    (``light``: a tenth of a core, for ``--quick``)."""
+    (``light``: a fiftieth of a core, for ``--quick``)."""
 
     light = False
 
@@ -217,7 +226,7 @@ def main() -> int:
         "--quick",
         action="store_true",
         help="a smoke run: every case once (the figures mean nothing): one run each, the warm ones on the first "
-        "fresh run's directory, the busy core a tenth busy",
+        "fresh run's directory, the busy core a fiftieth busy, the bytecode already there",
     )
     args = parser.parse_args()
     if args.quick:
@@ -229,7 +238,8 @@ def main() -> int:
     load_before = _load()
     global PYCACHE
     with tempfile.TemporaryDirectory(prefix="rewindtui-launch-") as tmp:
-        PYCACHE = Path(tmp) / "pycache"
+        # a smoke run reads the bytecode already there (the module's docstring)
+        PYCACHE = None if args.quick else Path(tmp) / "pycache"
         # --quick: the fresh runs first, and the warm ones on the directory the first fresh run left
         # (no warm-up run of their own)
         order = (("fresh", True), ("warm", False)) if args.quick else (("warm", False), ("fresh", True))

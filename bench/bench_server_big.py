@@ -29,6 +29,11 @@ team server's database: ``pgserver``'s PostgreSQL, a fresh database, the same se
 ``REWINDTUI_DATABASE_URL``), each with its own sessions and its own lines.
 
     python bench/bench_server_big.py [--turns 10000] [--repeat 5] [--huge 100000] [--engine both]
+    python bench/bench_server_big.py --quick   # a smoke run (the figures mean nothing)
+
+``--quick``: 100 turns against 10, once; per engine one server process for every case (the memory
+after opening 100 turns is then read in the process that opened 1 turn first), and the waits for
+the RSS to settle shortened.
 """
 
 from __future__ import annotations
@@ -185,11 +190,13 @@ def spawned(http: httpx.Client, data_dir: Path, url: str | None = None) -> Any:
     return server
 
 
-def wait_warm(http: httpx.Client, server: Any, pid: int) -> None:
-    """Wait until the server's RSS stops growing (whatever the reads left running settled)."""
+def wait_warm(http: httpx.Client, server: Any, pid: int, quick: bool = False) -> None:
+    """Wait until the server's RSS stops growing (whatever the reads left running settled): the
+    same for 5 reads 0.2 s apart (``quick``, a smoke run: 2 reads 0.05 s apart)."""
+    interval, reads = (0.05, 2) if quick else (0.2, 5)
     last, still = rss_kib(pid), 0
-    while still < 5:
-        time.sleep(0.2)
+    while still < reads:
+        time.sleep(interval)
         now = rss_kib(pid)
         still = still + 1 if abs(now - last) < 256 else 0
         last = now
@@ -262,28 +269,31 @@ def measure(
     sizes: dict[tuple[str, int], Any] = {}
     rss: dict[int, int] = {}
     with httpx.Client(timeout=600) as http:
+        server: Any = None
         for n in (small, big):
-            server = spawned(http, data_dir, url)
+            # a measuring run opens each size in a fresh process; a smoke run (the figures mean
+            # nothing) opens both in one, and goes on in it below
+            if server is None or not args.quick:
+                server = spawned(http, data_dir, url)
             try:
                 open_rest(http, server, f"s{n}")
                 open_a2a_all(http, server, f"s{n}")
-                wait_warm(http, server, server.pid)
+                wait_warm(http, server, server.pid, args.quick)
                 rss[n] = rss_kib(server.pid)
             except BaseException:
                 server.stop()
                 raise
-            if n != big or not args.quick:
+            if not args.quick:
                 server.stop()
 
-        # a smoke run (the figures mean nothing) goes on in the last fresh process; a measuring
-        # run starts one that has opened nothing yet
+        # a measuring run starts a process that has opened nothing yet
         if not args.quick:
             server = spawned(http, data_dir, url)
         try:
             for n in sizes_changed:  # warm: the server has the session loaded, as while chatting
                 open_rest_page(http, server, f"s{n}")
                 turn(http, server, f"s{n}")
-            wait_warm(http, server, server.pid)
+            wait_warm(http, server, server.pid, args.quick)
             # the opens first, on the sessions as the turns left them (a rewind's task carries
             # the whole effective history, so rewinds measured first would weigh on the opens)
             opens: list[tuple[str, Callable[[str], Any]]] = [

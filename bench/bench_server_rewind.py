@@ -20,6 +20,13 @@ rewind with the ADK session cache switched off (``REWINDTUI_SESSION_CACHE=0``:
 what ADK's DatabaseSessionService costs on its own), and that plus the
 effective-history Task rendered by a2a-sdk instead of the fast path
 (``REWINDTUI_FAST_REWIND=0``) -- the "before" figures.
+
+``--quick``, a smoke run (the figures mean nothing): 20 turns, each case once, in three server
+processes rather than five. The two restart cases run first in the process that then runs the warm
+ones: the rewind is its very first request, as after a restart; the open-then-rewind goes to a
+second seeded session that nothing has loaded, in a process that has loaded the agent already (so
+its figure leaves out what a fresh process's agent load adds). The cache-off cases with the same
+settings share a process, as before.
 """
 
 from __future__ import annotations
@@ -43,6 +50,8 @@ from seed_turns import seed_session
 
 TARGET_MS = 100.0
 SID = "bench"
+#: a smoke run's second session: the open-then-rewind case's, on a server that has not loaded it
+OPENED = "bench-opened"
 REWIND_KEY = "kagent_rewind_before_invocation_id"
 
 
@@ -57,7 +66,7 @@ def sse_results(resp: httpx.Response) -> list[dict[str, Any]]:
     return out
 
 
-def real_turn(http: httpx.Client, server: Any, text: str) -> str:
+def real_turn(http: httpx.Client, server: Any, text: str, sid: str = SID) -> str:
     """Run one streamed turn; returns its invocation id."""
     body = {
         "jsonrpc": "2.0",
@@ -68,7 +77,7 @@ def real_turn(http: httpx.Client, server: Any, text: str) -> str:
                 "kind": "message",
                 "role": "user",
                 "messageId": str(uuid.uuid4()),
-                "contextId": SID,
+                "contextId": sid,
                 "parts": [{"kind": "text", "text": text}],
             }
         },
@@ -79,19 +88,19 @@ def real_turn(http: httpx.Client, server: Any, text: str) -> str:
     return results[0]["metadata"]["kagent_invocation_id"]  # the stream opens with the turn's Task
 
 
-def rewind_once(http: httpx.Client, server: Any, how: str, inv: str) -> tuple[float, int]:
+def rewind_once(http: httpx.Client, server: Any, how: str, inv: str, sid: str = SID) -> tuple[float, int]:
     """One rewind over HTTP; (milliseconds, messages in the effective history received)."""
     message_03 = {
         "kind": "message",
         "role": "user",
         "messageId": str(uuid.uuid4()),
-        "contextId": SID,
+        "contextId": sid,
         "parts": [{"kind": "text", "text": ""}],
         "metadata": {REWIND_KEY: inv},
     }
     start = time.perf_counter()
     if how == "rest":
-        resp = http.post(f"{server.api_url}/sessions/{SID}/rewind", json={"rewind_before_invocation_id": inv})
+        resp = http.post(f"{server.api_url}/sessions/{sid}/rewind", json={"rewind_before_invocation_id": inv})
         resp.raise_for_status()
         task = resp.json()["data"]
     elif how == "0.3":
@@ -102,7 +111,7 @@ def rewind_once(http: httpx.Client, server: Any, how: str, inv: str) -> tuple[fl
         message_10 = {
             "role": "ROLE_USER",
             "messageId": message_03["messageId"],
-            "contextId": SID,
+            "contextId": sid,
             "parts": [{"text": ""}],
             "metadata": {REWIND_KEY: inv},
         }
@@ -140,6 +149,25 @@ def spawned(http: httpx.Client, data_dir: Path, env: dict[str, str] | None = Non
     return server
 
 
+def rewind_first_thing(http: httpx.Client, server: Any, last: str) -> tuple[str, str]:
+    """A rewind as a server's first request (ADK has to load the session); (its line, the
+    invocation id of the turn that brings the session back)."""
+    ms, messages = rewind_once(http, server, "0.3", last)
+    line = row("A2A 0.3, restart, rewind first thing", [ms], messages)
+    return line, real_turn(http, server, "back to a full session")
+
+
+def open_then_rewind(http: httpx.Client, server: Any, last: str, sid: str = SID, pause: float = 1.0) -> tuple[str, str]:
+    """What the app does: open the conversation (GET tasks warms the ADK session in the
+    background), the user reads it for a moment (``pause``), then rewinds; (its line, the
+    invocation id of the turn that brings the session back)."""
+    http.get(f"{server.api_url}/sessions/{sid}/tasks").raise_for_status()
+    time.sleep(pause)
+    ms, messages = rewind_once(http, server, "0.3", last, sid)
+    line = row("A2A 0.3, restart, open conversation, rewind", [ms], messages)
+    return line, real_turn(http, server, "back to a full session", sid)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--turns", type=int, default=1000)
@@ -148,7 +176,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--quick",
         action="store_true",
-        help="a smoke run: every case once at a small size (the figures mean nothing): 20 turns, once",
+        help="a smoke run: every case once at a small size (the figures mean nothing): 20 turns, once; three "
+        "server processes, not five (the restart cases first in the one that then runs the warm cases, the "
+        "open-then-rewind on a second session it has not loaded; the cache-off cases with the same settings in one)",
     )
     args = parser.parse_args(argv)
     if args.quick:
@@ -157,15 +187,26 @@ def main(argv: list[str] | None = None) -> int:
         t0 = time.perf_counter()
         seeder = EmbeddedServer(data_dir).start()
         try:
-            seeder.call(seed_session(seeder.app.state.parts, SID, args.turns - 1), timeout=3600)
+            seeded = seeder.call(seed_session(seeder.app.state.parts, SID, args.turns - 1), timeout=3600)
+            if args.quick:  # the open-then-rewind case's session in a smoke run (below)
+                opened = seeder.call(seed_session(seeder.app.state.parts, OPENED, args.turns - 1), timeout=3600)
         finally:
             seeder.stop()
 
         lines: list[str] = []
+        restarted: list[str] = []
         with httpx.Client(timeout=120) as http:
             server = spawned(http, data_dir)
             try:
-                last = real_turn(http, server, "the last real turn")
+                if args.quick:
+                    # a smoke run (the figures mean nothing) takes the two restart cases in this fresh
+                    # process, before the warm ones: the rewind is its very first request, and the
+                    # open-then-rewind goes to a second session that nothing has loaded yet
+                    line, last = rewind_first_thing(http, server, seeded[-1])
+                    restarted.append(line)
+                    restarted.append(open_then_rewind(http, server, opened[-1], OPENED, pause=0.1)[0])
+                else:
+                    last = real_turn(http, server, "the last real turn")
                 print(f"seeded {args.turns} turns in {time.perf_counter() - t0:.1f} s ({data_dir})", file=sys.stderr)
                 for label, how in (
                     ("A2A 0.3 message/stream (control msg)", "0.3"),
@@ -177,25 +218,21 @@ def main(argv: list[str] | None = None) -> int:
             finally:
                 server.stop()
 
-            server = spawned(http, data_dir)  # a fresh process: the ADK session is not loaded
-            try:
-                ms, messages = rewind_once(http, server, "0.3", last)
-                lines.append(row("A2A 0.3, restart, rewind first thing", [ms], messages))
-                last = real_turn(http, server, "back to a full session")
-            finally:
-                server.stop()
+            if not args.quick:
+                server = spawned(http, data_dir)  # a fresh process: the ADK session is not loaded
+                try:
+                    line, last = rewind_first_thing(http, server, last)
+                    restarted.append(line)
+                finally:
+                    server.stop()
 
-            server = spawned(http, data_dir)
-            try:
-                # what the app does: open the conversation (GET tasks warms the ADK session in the
-                # background), the user reads it for a moment, then rewinds
-                http.get(f"{server.api_url}/sessions/{SID}/tasks").raise_for_status()
-                time.sleep(1.0)
-                ms, messages = rewind_once(http, server, "0.3", last)
-                lines.append(row("A2A 0.3, restart, open conversation, rewind", [ms], messages))
-                last = real_turn(http, server, "back to a full session")
-            finally:
-                server.stop()
+                server = spawned(http, data_dir)
+                try:
+                    line, last = open_then_rewind(http, server, last)
+                    restarted.append(line)
+                finally:
+                    server.stop()
+            lines += restarted
 
             cases = (
                 ("A2A 0.3, ADK session cache off", {"REWINDTUI_SESSION_CACHE": "0"}),

@@ -11,7 +11,9 @@ each size's peak to the smallest size's.
 
     python bench/bench_server_rss.py --data-dir DIR       # a bench_server_big.py data directory
     python bench/bench_server_rss.py --turns 1000 10000   # seeds those sessions first
-    python bench/bench_server_rss.py --quick              # a smoke run: one 20-turn session
+    python bench/bench_server_rss.py --quick              # a smoke run: one 20-turn session (no
+                                                          # server to list it; the RSS's settling
+                                                          # waited for briefly)
 """
 
 from __future__ import annotations
@@ -60,22 +62,25 @@ def main(argv: list[str] | None = None) -> int:
             finally:
                 seeder.stop()
         with httpx.Client(timeout=900) as http:
-            server = spawned(http, data_dir)
-            try:
-                resp = http.get(f"{server.api_url}/sessions")
-                resp.raise_for_status()
-                sizes = sorted(int(s["id"][1:]) for s in resp.json()["data"] if re.fullmatch(r"s\d+", s["id"]))
-            finally:
-                server.stop()
-            # a bench_server_big.py directory's small sessions left out; sizes seeded here all measured
-            sizes = [n for n in sizes if n >= min([*args.turns, 1000])]
+            if args.quick:  # a smoke run's directory holds the one session it seeded: no server to ask
+                sizes = list(args.turns)
+            else:
+                server = spawned(http, data_dir)
+                try:
+                    resp = http.get(f"{server.api_url}/sessions")
+                    resp.raise_for_status()
+                    sizes = sorted(int(s["id"][1:]) for s in resp.json()["data"] if re.fullmatch(r"s\d+", s["id"]))
+                finally:
+                    server.stop()
+                # a bench_server_big.py directory's small sessions left out; sizes seeded here all measured
+                sizes = [n for n in sizes if n >= min([*args.turns, 1000])]
             rows: dict[int, dict[str, int]] = {}
             for n in sizes:
                 sid = f"s{n}"
                 server = spawned(http, data_dir)
                 try:
                     inv = newest_invocation(http, server, sid)
-                    wait_warm(http, server, server.pid)
+                    wait_warm(http, server, server.pid, args.quick)
                     row = {"opened": rss_kib(server.pid)}
                     for label in ("rewind", "redo", "fork"):
                         reset_peak(server.pid)

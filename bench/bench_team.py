@@ -115,7 +115,7 @@ async def one_turn(http: httpx.AsyncClient, url: str, session: str, text: str) -
     return time.perf_counter() - start
 
 
-async def throughput(replicas: list[Replica], turns: int, concurrency: int) -> float:
+async def throughput(replicas: list[Replica], turns: int, concurrency: int, warm: bool = True) -> float:
     per_user = max(1, turns // concurrency)
 
     async def user(http: httpx.AsyncClient, n: int) -> None:
@@ -124,7 +124,7 @@ async def throughput(replicas: list[Replica], turns: int, concurrency: int) -> f
             await one_turn(http, replicas[(n + i) % len(replicas)].agent_url, session, f"turn {i}")
 
     async with httpx.AsyncClient(timeout=300) as http:
-        for r in replicas:  # warm: the agent loaded on each
+        for r in replicas if warm else ():  # warm: the agent loaded on each
             await one_turn(http, r.agent_url, f"warm-{uuid.uuid4().hex[:6]}", "warm")
         start = time.perf_counter()
         await asyncio.gather(*(user(http, n) for n in range(concurrency)))
@@ -171,8 +171,11 @@ async def _last_turn(agent_url: str, session: str) -> str:
     return str(frames[0]["metadata"]["kagent_invocation_id"])  # the stream opens with the turn's Task
 
 
-def lock_cost(data_dir: Path, url: str, rounds: int, per_round: int) -> tuple[float, float, float]:
-    """(median turn ms with the lock, without it, median hold+release ms)."""
+def lock_cost(
+    data_dir: Path, url: str, rounds: int, per_round: int, warm: int = 3, holds_n: int = 200
+) -> tuple[float, float, float]:
+    """(median turn ms with the lock, without it, median hold+release ms): ``warm`` turns first,
+    ``holds_n`` holds and releases."""
     with EmbeddedServer(data_dir, options=ServerOptions(database_url=url)) as srv:
         jobs = srv.app.state.parts.service.jobs
         leases = jobs.leases
@@ -184,7 +187,8 @@ def lock_cost(data_dir: Path, url: str, rounds: int, per_round: int) -> tuple[fl
                 session = f"lock-{uuid.uuid4().hex[:6]}"
                 return [await one_turn(http, srv.agent_url, session, f"t{i}") * 1000 for i in range(n)]
 
-        asyncio.run(turns(3))  # warm
+        if warm:
+            asyncio.run(turns(warm))
         for _ in range(rounds):
             jobs.leases = leases
             with_lock += asyncio.run(turns(per_round))
@@ -194,7 +198,7 @@ def lock_cost(data_dir: Path, url: str, rounds: int, per_round: int) -> tuple[fl
 
         async def holds() -> list[float]:
             out = []
-            for i in range(200):
+            for i in range(holds_n):
                 start = time.perf_counter()
                 assert await leases.try_hold(f"probe-{i}")
                 await leases.release(f"probe-{i}")
@@ -207,6 +211,8 @@ def lock_cost(data_dir: Path, url: str, rounds: int, per_round: int) -> tuple[fl
 
 #: a reply of many deltas (the demo model echoes it a few words at a time)
 LONG_TEXT = " ".join(f"word{i}" for i in range(60))
+#: ``--quick``'s reply: a few deltas
+QUICK_TEXT = " ".join(f"word{i}" for i in range(12))
 
 
 async def _stream_times(http: httpx.AsyncClient, url: str, body: dict[str, Any], out: list[tuple[float, str]]) -> None:
@@ -217,9 +223,11 @@ async def _stream_times(http: httpx.AsyncClient, url: str, body: dict[str, Any],
                 out.append((time.perf_counter(), line[5:]))
 
 
-def events_cost(root: Path, url: str, rounds: int, per_round: int) -> tuple[float, float, float, int]:
+def events_cost(
+    root: Path, url: str, rounds: int, per_round: int, warm: int = 3, text: str = LONG_TEXT
+) -> tuple[float, float, float, int]:
     """(median turn ms publishing its events for other replicas, without, median follower lag ms,
-    deltas the lag is measured on)."""
+    deltas the lag is measured on): turns answering ``text``, ``warm`` of them first on each server."""
     with EmbeddedServer(root / "ev", options=ServerOptions(database_url=url)) as srv:
         turns = srv.app.state.parts.service.turns
         hook = turns.on_live
@@ -229,9 +237,10 @@ def events_cost(root: Path, url: str, rounds: int, per_round: int) -> tuple[floa
         async def run(n: int) -> list[float]:
             async with httpx.AsyncClient(timeout=300) as http:
                 session = f"ev-{uuid.uuid4().hex[:6]}"
-                return [await one_turn(http, srv.agent_url, session, LONG_TEXT) * 1000 for _ in range(n)]
+                return [await one_turn(http, srv.agent_url, session, text) * 1000 for _ in range(n)]
 
-        asyncio.run(run(3))  # warm
+        if warm:
+            asyncio.run(run(warm))
         for _ in range(rounds):
             turns.on_live = hook
             published += asyncio.run(run(per_round))
@@ -249,13 +258,14 @@ def events_cost(root: Path, url: str, rounds: int, per_round: int) -> tuple[floa
 
         async def lag() -> tuple[list[float], int]:
             async with httpx.AsyncClient(timeout=300) as http:
-                await one_turn(http, b.agent_url, f"warm-{uuid.uuid4().hex[:6]}", "warm")
+                if warm:
+                    await one_turn(http, b.agent_url, f"warm-{uuid.uuid4().hex[:6]}", "warm")
                 message = {
                     "kind": "message",
                     "role": "user",
                     "messageId": str(uuid.uuid4()),
                     "contextId": f"lag-{uuid.uuid4().hex[:6]}",
-                    "parts": [{"kind": "text", "text": LONG_TEXT}],
+                    "parts": [{"kind": "text", "text": text}],
                 }
                 on_a: list[tuple[float, str]] = []
                 on_b: list[tuple[float, str]] = []
@@ -289,12 +299,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--quick",
         action="store_true",
-        help="a smoke run (the figures mean nothing): every part once, 4 turns by 2 users, rewind at 20 turns",
+        help="a smoke run (the figures mean nothing): every part once, 4 turns by 2 users, rewind at 20 turns, "
+        "no warm-up turns, 20 holds of the lock, a shorter reply to publish and follow",
     )
     args = parser.parse_args(argv)
     if args.quick:
         args.turns, args.concurrency, args.repeat, args.sizes = 4, 2, 1, "20"
     lock_rounds, lock_turns = (1, 2) if args.quick else (3, 10)
+    # a smoke run (the figures mean nothing) warms nothing up, times 20 holds, and streams a
+    # shorter reply of a few deltas
+    warm, holds_n, text = (0, 20, QUICK_TEXT) if args.quick else (3, 200, LONG_TEXT)
     skip = set(filter(None, args.skip.split(",")))
     with scratch("rwt-bench-") as root:
         server, socket_dir = postgres(root)
@@ -304,10 +318,10 @@ def main(argv: list[str] | None = None) -> int:
             url = new_db(server, socket_dir)
             one = [Replica(root / "r1", url)]
             try:
-                single = asyncio.run(throughput(one, args.turns, args.concurrency))
+                single = asyncio.run(throughput(one, args.turns, args.concurrency, bool(warm)))
                 two = [*one, Replica(root / "r2", url)]
                 try:
-                    double = asyncio.run(throughput(two, args.turns, args.concurrency))
+                    double = asyncio.run(throughput(two, args.turns, args.concurrency, bool(warm)))
                 finally:
                     two[1].stop()
             finally:
@@ -327,14 +341,18 @@ def main(argv: list[str] | None = None) -> int:
                 )
 
         if "lock" not in skip:
-            locked, unlocked, hold = lock_cost(root / "lock", new_db(server, socket_dir), lock_rounds, lock_turns)
+            locked, unlocked, hold = lock_cost(
+                root / "lock", new_db(server, socket_dir), lock_rounds, lock_turns, warm, holds_n
+            )
             print(
                 f"a turn with the per-session lock {locked:.0f} ms, without {unlocked:.0f} ms -> "
                 f"{locked / unlocked:.2f}x; "
                 f"hold + release alone {hold:.2f} ms"
             )
         if "events" not in skip:
-            pub, unpub, lag, count = events_cost(root / "events", new_db(server, socket_dir), lock_rounds, lock_turns)
+            pub, unpub, lag, count = events_cost(
+                root / "events", new_db(server, socket_dir), lock_rounds, lock_turns, warm, text
+            )
             print(
                 f"a turn of many deltas publishing its events {pub:.0f} ms, without {unpub:.0f} ms -> "
                 f"{pub / unpub:.2f}x; "

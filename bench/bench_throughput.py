@@ -101,17 +101,18 @@ async def one_turn(client: httpx.AsyncClient, target: Target, text: str, context
 Round = tuple[float, list[float], list[float], float | None, float | None]
 
 
-async def measure(target: Target, turns: int, concurrency: int) -> Round:
+async def measure(target: Target, turns: int, concurrency: int, warm: int = 3, alone_n: int = 5) -> Round:
     """(turns/s, latencies of the concurrent turns, latencies of turns alone, server CPU ms per
-    concurrent turn, this client's CPU ms per concurrent turn) of one round."""
+    concurrent turn, this client's CPU ms per concurrent turn) of one round: ``warm`` turns to
+    warm up, ``alone_n`` turns alone, then the concurrent ones."""
     # idle connections are dropped before uvicorn's keep-alive timeout (5 s) closes them: at the
     # same 5 s (httpx's default) a request could go out on a connection the server just closed
     limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency, keepalive_expiry=2.0)
     async with httpx.AsyncClient(timeout=300, limits=limits) as client:
-        for _ in range(3):  # warm up
+        for _ in range(warm):
             await one_turn(client, target, "warm up")
         alone_context = "alone-" + uuid.uuid4().hex[:8]
-        alone = [await one_turn(client, target, f"alone {i}", alone_context) for i in range(5)]
+        alone = [await one_turn(client, target, f"alone {i}", alone_context) for i in range(alone_n)]
 
         async def user(u: int, count: int) -> list[float]:
             context = f"user-{u}-{uuid.uuid4().hex[:8]}"
@@ -206,7 +207,8 @@ def main() -> int:
     parser.add_argument(
         "--quick",
         action="store_true",
-        help="a smoke run: every case once at a small size (the figures mean nothing): 10 turns by 3 users, one round",
+        help="a smoke run: every case once at a small size (the figures mean nothing): 10 turns by 3 users, one round, "
+        "no warm-up, one turn alone",
     )
     args = parser.parse_args()
     if args.quick:
@@ -224,9 +226,12 @@ def main() -> int:
             ours = Target("embedded", server.agent_url, {"Authorization": f"Bearer {server.token}"}, server.pid)
             theirs = Target("a2a-sdk echo", echo_url, {}, echo.pid)
             rounds: dict[str, list[Round]] = {ours.name: [], theirs.name: []}
+            # a smoke run (the figures mean nothing): no warm-up, one turn alone
+            warm, alone_n = (0, 1) if args.quick else (3, 5)
             for _ in range(args.rounds):
                 for target in (ours, theirs):
-                    rounds[target.name].append(asyncio.run(measure(target, args.turns, args.concurrency)))
+                    round_ = asyncio.run(measure(target, args.turns, args.concurrency, warm, alone_n))
+                    rounds[target.name].append(round_)
             results = {name: summary(r) for name, r in rounds.items()}
         finally:
             server.stop()

@@ -88,6 +88,27 @@ class Watch:
         print(f"{self.name}: no {marker!r} on the screen in {timeout:.0f} s; it shows:\n{shown}", file=sys.stderr)
         return float("nan")
 
+    def shows(self, marker: str, timeout: float) -> bool:
+        """Whether the screen shows ``marker`` within ``timeout`` seconds; False as soon as the
+        session ends (the client reports ``%exit`` and its output closes), without waiting on."""
+        start = time.perf_counter()
+        try:
+            while time.perf_counter() - start < timeout:
+                if self.wrote:
+                    self.wrote = False
+                    if marker in self.screen():
+                        return True
+                line = self.next_line(max(0.0, min(self.IDLE, timeout - (time.perf_counter() - start))))
+                if line is None:
+                    self.wrote = True
+                elif line.startswith(b"%exit"):
+                    return False
+                else:
+                    self.note(line)
+        except (RuntimeError, OSError):  # the client ended with the session (its pipes closed)
+            return False
+        return False
+
     def close(self) -> None:
         self.client.kill()
         self.client.wait()
