@@ -145,15 +145,15 @@ class Zygote:
         self._ctl = ours
         return ours
 
-    def died(self, what: str) -> ZygoteDied:
+    def died(self, what: str, grace: float = 5.0) -> ZygoteDied:
         """The error for a zygote that ``what`` (and for every later use of it: one still running
-        is killed, with the servers it forked)."""
+        after ``grace`` seconds is killed, with the servers it forked)."""
         if self._dead is None:
             status = None
             if self.process is not None:
                 if self.process.poll() is None:
                     try:  # ending already (its sockets closed first), or stuck: killed
-                        self.process.wait(5)
+                        self.process.wait(grace)
                     except subprocess.TimeoutExpired:
                         self.process.kill()
                 status = self.process.wait()
@@ -195,9 +195,14 @@ class Zygote:
                 ctl = self._ctl or self._start()
                 try:
                     socket.send_fds(ctl, [b"s"], [theirs.fileno(), *fds])
-                except OSError as exc:
+                except ConnectionError as exc:  # (a bad fd of the caller's is an OSError of its own)
                     raise self.died(f"refused a request ({exc})") from None
             _send(conn, request)
+        except BaseException:
+            conn.close()
+            for fd in mine.values():
+                os.close(fd)
+            raise
         finally:
             theirs.close()
             for fd in close_after:
@@ -209,7 +214,7 @@ class Zygote:
                 raise self.died(f"did not answer within {ANSWER_TIMEOUT:g} s")
             kind, _, value = line.partition(" ")
             if kind != "pid":
-                raise self.died(f"could not fork: {value}")
+                raise self.died(f"could not fork: {value}", grace=0)
         except BaseException:
             forked._close_pipes()
             conn.close()
@@ -219,6 +224,8 @@ class Zygote:
 
     def stop(self, timeout: float = 30.0) -> int | None:
         """End the zygote (it kills and reaps the children still running); its exit status."""
+        if os.getpid() != self._owner:  # a process forked from the one that started it: not its zygote
+            return None
         with self._lock:
             if self._ctl is not None:
                 self._ctl.close()
@@ -460,6 +467,10 @@ def _serve(ctl: socket.socket) -> int:
                 children.pop(pid, None)
 
     def fork(fds: list[int]) -> None:
+        if len(fds) != 4:  # not a request of Zygote.spawn's
+            for fd in fds:
+                os.close(fd)
+            return
         conn = socket.socket(fileno=fds[0])
         stdio = fds[1:]
         try:
