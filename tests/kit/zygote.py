@@ -10,12 +10,13 @@ what ``subprocess.Popen`` gives (``pid``, ``poll()``, ``wait(timeout)``, ``send_
 
 How it is kept honest:
 
-- The zygote is single-threaded and has no event loop when it forks: it checks, before each fork,
-  that the kernel lists one thread for it (``/proc/self/task``), and refuses to fork otherwise.
-  Importing grpcio does not start gRPC's core (its threads and pollers start with the first
-  channel or server: ``grpc/_cython/cygrpc.pyx`` only installs an SSL roots callback at import,
-  grpc/grpc src/python/grpcio/grpc/_cython/cygrpc.pyx@master ``_initialize()``), so grpc is
-  imported here with the rest; the thread check would catch a version that starts threads.
+- The zygote is single-threaded and has no asyncio event loop when it forks: it checks, before
+  each fork, that the kernel lists one thread for it (``/proc/self/task``) and that no event loop
+  was set, and refuses to fork otherwise. Importing grpcio does not start gRPC's core (its
+  threads and pollers start with the first channel or server; at import, grpc/grpc's
+  ``src/python/grpcio/grpc/_cython/cygrpc.pyx`` ``_initialize()`` only installs an SSL roots
+  callback: one thread after ``import grpc`` here, grpcio 1.85), so grpc is imported here with
+  the rest; the thread check would catch a version that starts threads.
 - The child gets exactly the stdio the client asked for: the client's pipe ends go over a unix
   socket (``SCM_RIGHTS``), become fds 0, 1 and 2, and ``sys.stdin``/``stdout``/``stderr`` are
   opened again on them as a fresh interpreter opens them. Its environment is exactly the one
@@ -401,6 +402,14 @@ class _Child:
         self.reaped = False
 
 
+def _event_loop_set() -> bool:
+    """An asyncio event loop was made and set in this process (by an import)."""
+    asyncio = sys.modules.get("asyncio")
+    policy = getattr(asyncio.events, "_event_loop_policy", None) if asyncio is not None else None
+    local = getattr(policy, "_local", None)
+    return getattr(local, "_loop", None) is not None
+
+
 def _threads() -> int:
     """The threads the kernel lists for this process (the Python ones where /proc is missing)."""
     try:
@@ -478,6 +487,8 @@ def _serve(ctl: socket.socket) -> int:
             threads = _threads()
             if threads != 1:
                 raise RuntimeError(f"the zygote runs {threads} threads: it does not fork")
+            if _event_loop_set():
+                raise RuntimeError("the zygote has an asyncio event loop: it does not fork")
             sys.stdout.flush()
             sys.stderr.flush()
             pid = os.fork()

@@ -1,14 +1,14 @@
 """The test zygote (``kit.zygote``) forks servers that behave as ``rewindtui serve`` processes: they
 answer, say ``serving on`` first, see the environment asked for (not the zygote's), end with the
-status a process of their own would (kill -9, SIGTERM, a refused start, stdin's end), and a
-zygote that dies is an error at once, its servers gone with it."""
+status a process of their own would (kill -9, SIGTERM, a refused start, stdin's end); a zygote
+that dies is an error at once, its servers gone with it, and one with a thread or an event loop
+does not fork."""
 
 from __future__ import annotations
 
 import os
 import signal
 import sys
-import textwrap
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -154,20 +154,25 @@ def test_a_dead_zygote_is_an_error_not_a_wait(tmp_path: Path) -> None:
         z.stop()
 
 
-def test_a_zygote_with_a_thread_does_not_fork(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    (tmp_path / "threaded_preload.py").write_text(
-        textwrap.dedent(
-            """
-            import threading
-
-            threading.Thread(target=threading.Event().wait, daemon=True).start()
-            """
-        )
-    )
+@pytest.mark.parametrize(
+    ("preload", "refusal"),
+    [
+        (
+            "import threading\n\nthreading.Thread(target=threading.Event().wait, daemon=True).start()\n",
+            "runs 2 threads",
+        ),
+        ("import asyncio\n\nasyncio.set_event_loop(asyncio.new_event_loop())\n", "has an asyncio event loop"),
+    ],
+    ids=["thread", "event-loop"],
+)
+def test_a_zygote_with_a_thread_or_an_event_loop_does_not_fork(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, preload: str, refusal: str
+) -> None:
+    (tmp_path / "unsafe_preload.py").write_text(preload)
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")]))
-    z = zygote.Zygote(preload=[*zygote.PRELOAD[:1], "threaded_preload"], warm=())
+    z = zygote.Zygote(preload=[*zygote.PRELOAD[:1], "unsafe_preload"], warm=())
     try:
-        with pytest.raises(zygote.ZygoteDied, match="runs 2 threads"):
+        with pytest.raises(zygote.ZygoteDied, match=refusal):
             z.spawn(["--port", "0"], env=_env(), stdout=zygote.DEVNULL, stderr=zygote.DEVNULL)
     finally:
         z.stop()
