@@ -13,8 +13,10 @@ pytestmark = pytest.mark.timeout(120)
 
 def test_serve_prints_its_grpc_address_and_send_uses_it(tmp_path):
     env = {k: v for k, v in os.environ.items() if not k.startswith("REWINDTUI_")}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "rewindtui.server.process.serve", "--data-dir", str(tmp_path / "d")],
+    from kit import zygote  # a serve process forked from the tests' zygote (google-adk imported once)
+
+    proc = zygote.spawn(
+        ["--data-dir", str(tmp_path / "d")],
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

@@ -6,6 +6,8 @@
   ``send``, and what the app and the server show.
 - :mod:`kit.fakes` -- fault injection at the wire (transports that hold chosen requests).
 - :mod:`kit.servers` -- the embedded server as a fixture, settings for a test, a ``Chat`` on a server.
+- :mod:`kit.zygote` -- ``rewindtui serve`` processes forked from one helper process that has
+  imported google-adk once (``zygote.spawn``: what ``subprocess.Popen`` gives).
 
 Nothing here starts a server at import time: offline tests import the kit without google-adk's
 server being started (the embedded server is imported only when a fixture starts one).

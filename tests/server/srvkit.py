@@ -260,28 +260,21 @@ class Api:
 
 
 class Served:
-    """A real ``rewindtui serve`` process (``python -m rewindtui.server.process.serve``) on a data dir."""
+    """A real ``rewindtui serve`` server (``python -m rewindtui.server.process.serve``) on a data dir:
+    a process forked from the test zygote (``kit.zygote``: google-adk imported once per pytest
+    process, not once per server), ``process`` what ``subprocess.Popen`` would give."""
 
     def __init__(self, data_dir: Any, *, env: dict[str, str] | None = None, extra: list[str] | None = None) -> None:
         import os
-        import subprocess
-        import sys
+
+        from kit import zygote
 
         child_env = {k: v for k, v in os.environ.items() if not k.startswith("REWINDTUI_")}
         child_env.update(env or {})
-        self.process = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "rewindtui.server.process.serve",
-                "--port",
-                "0",
-                "--data-dir",
-                str(data_dir),
-                *(extra or []),
-            ],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
+        self.process: Any = zygote.spawn(
+            ["--port", "0", "--data-dir", str(data_dir), *(extra or [])],
+            stdout=zygote.PIPE,
+            stderr=zygote.PIPE,
             text=True,
             env=child_env,
         )

@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import uuid
 from pathlib import Path
 
@@ -127,16 +126,10 @@ def test_binding_beyond_loopback_always_needs_a_token(tmp_path: Path, http):
 
 
 def test_serve_beyond_loopback_prints_its_token(tmp_path: Path):
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "rewindtui.server.process.serve",
-            "--host",
-            "0.0.0.0",
-            "--data-dir",
-            str(tmp_path / "d"),
-        ],
+    from kit import zygote  # a serve process forked from the tests' zygote (google-adk imported once)
+
+    proc = zygote.spawn(
+        ["--host", "0.0.0.0", "--data-dir", str(tmp_path / "d")],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
