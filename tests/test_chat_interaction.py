@@ -154,6 +154,27 @@ async def test_an_undo_offered_before_another_client_acted_undoes_nothing(server
         await c.client.aclose()
 
 
+async def test_after_undoing_a_rewind_that_followed_an_edit_the_edits_undo_is_offered(server):
+    """Edit, rewind, undo: the edit's undo is offered next, as a restart reads it (before: the undo
+    point was read with the histories cut, and the turn after the undo's Task, whose messages say it
+    is an edit's, was not read whole: nothing to undo, until a restart)."""
+    chat = await chat_for(server)
+    turns = await sent(chat, "t0", "t1")
+    chat.begin_edit(turns[-1])
+    await chat.send("e0")
+    edit_label = chat.undo_label()
+    assert edit_label is not None and edit_label.startswith("undo the edit")
+    await chat.rewind(chat.conversation.turn_invocations()[-1])
+    await chat.undo()
+    assert users(chat) == ["t0", "e0"] and chat.undo_label() == edit_label
+    restarted = await chat_for(server, chat.session_id)
+    assert restarted.undo_label() == edit_label
+    await chat.undo()
+    assert users(chat) == ["t0", "t1"]
+    for c in (chat, restarted):
+        await c.client.aclose()
+
+
 OPS = st.lists(st.sampled_from(["send", "rewind", "undo", "edit"]), min_size=1, max_size=5)
 
 

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rewindtui.a2a import contract, raw
+from rewindtui.chat.undo import history_read
 from rewindtui.client.a2a_client import A2AClient
 from rewindtui.client.tasks import TaskPage
 
@@ -104,14 +105,17 @@ async def undo_page(client: A2AClient, session_id: str, limit: int) -> TaskPage:
     """The newest ``limit`` tasks of a session, rewound ones included, as what the one undo can undo
     is read from them (``chat.undo.undo_point``): where the server cuts histories, without any (a
     rewind's Task among them would be the whole session), and the one task whose messages are
-    read -- the newest current one, when it is a turn (is it an edit's?) -- read whole on its own."""
+    read (:func:`~rewindtui.chat.undo.history_read`: the newest current turn, undos' Tasks after it
+    passed over -- is it an edit's?) read whole on its own."""
     caps = client.capabilities
     if caps is None or not caps.newest_task:
         return await client.session_tasks_page(session_id, limit, include_rewound=True)
     page = await client.session_tasks_page(session_id, limit, include_rewound=True, history_length=0)
-    current = [t for t in page.tasks if isinstance(t, dict) and raw.metadata(t).get(contract.REWOUND_KEY) is not True]
-    if current and raw.metadata(current[-1]).get(contract.EFFECTIVE_HISTORY_KEY) is not True:
-        newest = await client.session_tasks_page(session_id, 1)  # that turn, the newest listed, whole
-        whole = {t.get("id"): t for t in newest.tasks if isinstance(t, dict)}
-        page.tasks = [whole.get(t.get("id"), t) if isinstance(t, dict) else t for t in page.tasks]
+    wanted = history_read(page.tasks)
+    if wanted is not None:
+        whole = await client.get_task(wanted)  # a turn's Task: its own messages only
+        page.tasks = [
+            {**t, "history": raw.history(whole)} if isinstance(t, dict) and t.get("id") == wanted else t
+            for t in page.tasks
+        ]
     return page

@@ -80,6 +80,17 @@ def _edited(turn: dict[str, Any]) -> bool:
     )
 
 
+def history_read(tasks: Sequence[Any]) -> str | None:
+    """The id of the one task whose messages :func:`undo_point` reads (is the turn after a rewind
+    an edit's?): the newest current task that is no redo, when it is a turn; None when that is a
+    rewind (or there is none). The others' histories it never reads."""
+    for task in reversed([t for t in tasks if isinstance(t, dict) and not _rewound(t)]):
+        if _is_redo(task):
+            continue  # an undo's Task: the turn before it counts (undo_point walks past it too)
+        return None if _is_rewind(task) else raw.text_or_none(task.get("id"))
+    return None
+
+
 def undo_point(session_id: str, tasks: Sequence[Any], *, whole: bool = True) -> UndoPoint | None:
     """What the one undo would undo in this session, from its tasks (oldest first; rewound ones
     included or not; ``whole``: the list starts at the session's first task, else it is its
