@@ -63,13 +63,14 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
-    """``-n auto`` (pyproject.toml): two workers more than the cores. Many tests spend part of their
-    time waiting -- for a server in another process, the paced demo model, a terminal -- and a
-    worker that waits leaves its core idle; the extra workers fill those gaps (docs/testing.md:
-    8 min 15 s against 9 min 31 s with one extra on 2 cores. Their load once lost a stop pressed
-    in one burst with Enter: the stop gave up waiting for the server's first frame after 2 s and
-    sent no cancel, fixed in ``Chat.stop``)."""
-    return (os.cpu_count() or 1) + 2
+    """``-n auto`` (pyproject.toml): three workers more than the cores. Many tests spend part of
+    their time waiting -- for a server in another process, the paced demo model, a terminal,
+    Textual's Pilot waiting for the app to go idle after each key -- and a worker that waits leaves
+    its core idle; the extra workers fill those gaps (docs/testing.md: on 2 cores, clean clones,
+    pytest took 419 s with four workers and 399 s with five, for a little more CPU. Four workers'
+    load once lost a stop pressed in one burst with Enter: the stop gave up waiting for the
+    server's first frame after 2 s and sent no cancel, fixed in ``Chat.stop``)."""
+    return (os.cpu_count() or 1) + 3
 
 
 def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
