@@ -20,6 +20,7 @@ import sys
 import time
 import uuid
 from pathlib import Path
+from typing import Any
 
 import httpx
 
@@ -37,6 +38,18 @@ def status_kb(pid: int, field: str) -> int:
 
 def disk_bytes(path: Path) -> int:
     return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+
+
+def _send_body(request_id: str, session: str, text: str) -> dict[str, Any]:
+    """A JSON-RPC ``message/send`` (A2A 0.3) of ``text`` in ``session``, a fresh message id."""
+    message = {
+        "kind": "message",
+        "role": "user",
+        "messageId": str(uuid.uuid4()),
+        "contextId": session,
+        "parts": [{"kind": "text", "text": text}],
+    }
+    return {"jsonrpc": "2.0", "id": request_id, "method": "message/send", "params": {"message": message}}
 
 
 def main() -> int:
@@ -66,39 +79,13 @@ def main() -> int:
             size = int(args.mb * 1024 * 1024)
             http = httpx.Client(timeout=600)
             session = str(uuid.uuid4())
-            warm = {
-                "jsonrpc": "2.0",
-                "id": "warm",
-                "method": "message/send",
-                "params": {
-                    "message": {
-                        "kind": "message",
-                        "role": "user",
-                        "messageId": str(uuid.uuid4()),
-                        "contextId": session,
-                        "parts": [{"kind": "text", "text": "hello"}],
-                    }
-                },
-            }
+            warm = _send_body("warm", session, "hello")
             http.post(base + AGENT_PATH, json=warm).raise_for_status()  # the agent loaded, one turn taken
             idle_kb = status_kb(proc.pid, "VmRSS")
             sent = 0
             for turn in range(args.turns):
                 text = (f"turn {turn} " + "x" * size)[:size]
-                body = {
-                    "jsonrpc": "2.0",
-                    "id": str(turn),
-                    "method": "message/send",
-                    "params": {
-                        "message": {
-                            "kind": "message",
-                            "role": "user",
-                            "messageId": str(uuid.uuid4()),
-                            "contextId": session,
-                            "parts": [{"kind": "text", "text": text}],
-                        }
-                    },
-                }
+                body = _send_body(str(turn), session, text)
                 started = time.monotonic()
                 resp = http.post(base + AGENT_PATH, json=body)
                 seconds = time.monotonic() - started

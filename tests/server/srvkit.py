@@ -339,9 +339,9 @@ def gone(pid: int, timeout: float = 30.0) -> bool:
     return False
 
 
-def send_body(session: str, text: str, **extra: Any) -> dict[str, Any]:
-    """A JSON-RPC ``message/send`` (A2A 0.3) of ``text`` in ``session``, a fresh message id;
-    ``extra`` goes into the message."""
+def send_body(session: str, text: str, method: str = "message/send", **extra: Any) -> dict[str, Any]:
+    """A JSON-RPC ``message/send`` (or ``method``: ``message/stream``) (A2A 0.3) of ``text`` in
+    ``session``, a fresh message id; ``extra`` goes into the message (a ``messageId`` replaces it)."""
     message = {
         "kind": "message",
         "role": "user",
@@ -350,4 +350,4 @@ def send_body(session: str, text: str, **extra: Any) -> dict[str, Any]:
         "parts": [{"kind": "text", "text": text}],
         **extra,
     }
-    return {"jsonrpc": "2.0", "id": 1, "method": "message/send", "params": {"message": message}}
+    return {"jsonrpc": "2.0", "id": 1, "method": method, "params": {"message": message}}

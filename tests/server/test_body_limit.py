@@ -5,10 +5,10 @@ stored, and the client says so; below the limit it is taken as before. Real embe
 from __future__ import annotations
 
 import sqlite3
-import uuid
 
 import httpx
 import pytest
+from srvkit import send_body
 
 from kit.servers import connected_chat
 from rewindtui.chat import TurnRefused
@@ -18,23 +18,6 @@ from rewindtui.server.http.body_limit import MAX_REQUEST_ENV
 pytestmark = [pytest.mark.timeout(120), pytest.mark.slow]
 
 MB = 1024 * 1024
-
-
-def _message(text: str, session: str) -> dict:
-    return {
-        "jsonrpc": "2.0",
-        "id": "1",
-        "method": "message/send",
-        "params": {
-            "message": {
-                "kind": "message",
-                "role": "user",
-                "messageId": str(uuid.uuid4()),
-                "contextId": session,
-                "parts": [{"kind": "text", "text": text}],
-            }
-        },
-    }
 
 
 def _tasks(data_dir) -> int:
@@ -51,7 +34,9 @@ def small_limit(monkeypatch):
 
 def test_above_the_limit_is_refused_with_413_and_nothing_stored(tmp_path, small_limit):
     with EmbeddedServer(tmp_path) as srv:
-        big = httpx.post(srv.agent_url, json=_message("x" * (2 * MB), "s1"), headers={"X-User-Id": "local"}, timeout=60)
+        big = httpx.post(
+            srv.agent_url, json=send_body("s1", "x" * (2 * MB)), headers={"X-User-Id": "local"}, timeout=60
+        )
 
         def chunks():  # no Content-Length: counted while read
             yield b'{"jsonrpc": "2.0", "id": "2", "method": "message/send", "params": {"message": {"text": "'
@@ -72,7 +57,7 @@ def test_above_the_limit_is_refused_with_413_and_nothing_stored(tmp_path, small_
             timeout=60,
         )
         fine = httpx.post(
-            srv.agent_url, json=_message("z" * (MB // 2), "s2"), headers={"X-User-Id": "local"}, timeout=60
+            srv.agent_url, json=send_body("s2", "z" * (MB // 2)), headers={"X-User-Id": "local"}, timeout=60
         )
     assert big.status_code == 413 and streamed.status_code == 413 and rest.status_code == 413
     error = big.json()["error"]

@@ -22,7 +22,7 @@ from typing import Any
 
 import httpx
 import pytest
-from srvkit import REWIND_KEY, Served
+from srvkit import REWIND_KEY, Served, send_body
 
 from rewindtui.a2a import contract
 from rewindtui.server.service.jobs import OTHER_REPLICA_BUSY
@@ -70,16 +70,7 @@ class Client:
         return self.rng.choice(self.replicas)
 
     async def stream(self, session: str, text: str, metadata: dict[str, Any] | None = None) -> None:
-        message: dict[str, Any] = {
-            "kind": "message",
-            "role": "user",
-            "messageId": str(uuid.uuid4()),
-            "contextId": session,
-            "parts": [{"kind": "text", "text": text}],
-        }
-        if metadata:
-            message["metadata"] = metadata
-        body = {"jsonrpc": "2.0", "id": 1, "method": "message/stream", "params": {"message": message}}
+        body = send_body(session, text, "message/stream", **({"metadata": metadata} if metadata else {}))
         finals: list[dict[str, Any]] = []
         task_id = None
         async with self.http.stream("POST", self.pick().agent_url, json=body, headers=USER) as resp:
@@ -218,21 +209,7 @@ def test_twenty_clients_on_two_replicas_lose_nothing_and_interleave_nothing(tmp_
                 assert _not_interleaved(merged), [(m["role"], _text(m)) for m in merged]
                 # ADK's view agrees with the store's: the model is shown exactly the stored history
                 users = [_text(m) for m in merged if m["role"] == "user"]
-                body = {
-                    "jsonrpc": "2.0",
-                    "id": 1,
-                    "method": "message/send",
-                    "params": {
-                        "message": {
-                            "kind": "message",
-                            "role": "user",
-                            "messageId": str(uuid.uuid4()),
-                            "contextId": s,
-                            "parts": [{"kind": "text", "text": "final"}],
-                        }
-                    },
-                }
-                answer = http.post(b.agent_url, json=body, headers=USER).json()["result"]
+                answer = http.post(b.agent_url, json=send_body(s, "final"), headers=USER).json()["result"]
                 reply = (
                     _text(answer["status"]["message"]) if "status" in answer and answer["status"].get("message") else ""
                 )
@@ -253,14 +230,9 @@ def test_a_replica_killed_mid_turn_leaves_the_turn_failed_and_the_session_to_the
     try:
         with httpx.Client(timeout=60) as http:
             assert http.post(a.api_url + "/sessions", json={"id": session}, headers=USER).status_code == 201
-            message = {
-                "kind": "message",
-                "role": "user",
-                "messageId": "m-1",
-                "contextId": session,
-                "parts": [{"kind": "text", "text": KILL_TEXT}],  # a turn long enough to outlast the steps below
-            }
-            body = {"jsonrpc": "2.0", "id": 1, "method": "message/stream", "params": {"message": message}}
+            # a turn long enough to outlast the steps below
+            body = send_body(session, KILL_TEXT, "message/stream", messageId="m-1")
+            message = body["params"]["message"]
             streamed = threading.Event()
             got: list[dict[str, Any]] = []
 
