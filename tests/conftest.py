@@ -11,8 +11,9 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # tests/captures.py and helpers
 
-#: fixtures every test can use: ``pg_url`` (a fresh PostgreSQL database, tests/kit/postgres.py)
-pytest_plugins = ["kit.postgres"]
+#: fixtures every test can use: ``pg_url`` (a fresh PostgreSQL database, tests/kit/postgres.py);
+#: the cyclic collector kept off what each module leaves alive (tests/kit/collector.py)
+pytest_plugins = ["kit.postgres", "kit.collector"]
 
 
 def _relocate_snapshots() -> None:

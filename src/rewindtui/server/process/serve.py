@@ -58,6 +58,8 @@ from rewindtui.server.shared.paths import AGENT_PATH, API_PATH, DATA_FILES
 
 #: The shortest bearer token accepted for a server reachable beyond loopback.
 MIN_TOKEN_CHARS = 32
+#: the cyclic collector's thresholds once the app is loaded (see ``loaded`` in :func:`main`)
+GC_THRESHOLDS = (20_000, 20, 100)
 
 
 #: an app's server loads the agent runtime after this long with no early request (front.py)
@@ -413,7 +415,7 @@ def _main(argv: list[str] | None, *, collector: bool) -> int:
             # under bench/bench_throughput.py's load).
             gc.collect()
             gc.freeze()
-            gc.set_threshold(20_000, 20, 100)
+            gc.set_threshold(*GC_THRESHOLDS)
             # the gRPC port listens once the full app is up (grpc_listener.py): said then
             for interface in app.state.agent_card.get("supportedInterfaces", ()):
                 if interface.get("protocolBinding") == "GRPC":
