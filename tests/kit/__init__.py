@@ -7,7 +7,10 @@
 - :mod:`kit.fakes` -- fault injection at the wire (transports that hold chosen requests).
 - :mod:`kit.servers` -- the embedded server as a fixture, settings for a test, a ``Chat`` on a server.
 - :mod:`kit.zygote` -- ``rewindtui serve`` processes forked from one helper process that has
-  imported google-adk once (``zygote.spawn``: what ``subprocess.Popen`` gives).
+  imported google-adk once (``zygote.spawn``: what ``subprocess.Popen`` gives); ``zygote.run_script``
+  runs a benchmark script there.
+- :mod:`kit.collector` -- the cyclic garbage collector of a pytest process kept off what each
+  module leaves alive (a plugin, ``tests/conftest.py``).
 
 Nothing here starts a server at import time: offline tests import the kit without google-adk's
 server being started (the embedded server is imported only when a fixture starts one).

@@ -177,15 +177,18 @@ class Zygote:
         stdout: int | IO[Any] | None = None,
         stderr: int | IO[Any] | None = None,
         text: bool = False,
+        script: str | os.PathLike[str] | None = None,
     ) -> Forked:
         """A child running ``rewindtui serve`` with ``argv`` (the arguments after ``-m
-        rewindtui.server.process.serve``), as ``subprocess.Popen`` would start it."""
+        rewindtui.server.process.serve``), as ``subprocess.Popen`` would start it; with
+        ``script``, a child running that Python file as ``python SCRIPT ARGV`` would."""
         fds, mine, close_after = _stdio(stdin, stdout, stderr)
         conn, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         request = {
             "argv": list(argv),
             "env": dict(os.environ if env is None else env),
             "cwd": os.fspath(cwd) if cwd is not None else os.getcwd(),
+            "script": os.fspath(script) if script is not None else None,
         }
         try:
             with self._lock:
@@ -208,7 +211,8 @@ class Zygote:
             theirs.close()
             for fd in close_after:
                 os.close(fd)
-        forked = Forked(self, conn, [sys.executable, "-m", SERVE_MODULE, *argv], text, mine)
+        command = [sys.executable, *([os.fspath(script)] if script is not None else ["-m", SERVE_MODULE]), *argv]
+        forked = Forked(self, conn, command, text, mine)
         try:
             line = forked._line(time.monotonic() + ANSWER_TIMEOUT)
             if line is None:
@@ -391,6 +395,16 @@ def spawn(argv: Sequence[str], **popen: Any) -> Forked | subprocess.Popen[Any]:
     if not enabled():
         return subprocess.Popen([sys.executable, "-m", SERVE_MODULE, *argv], **popen)
     return shared().spawn(argv, **popen)
+
+
+def run_script(script: str | os.PathLike[str], argv: Sequence[str], **popen: Any) -> Forked | subprocess.Popen[Any]:
+    """``python SCRIPT ARGV`` forked from this process's zygote, for a script that imports the
+    server as the serve command does (a benchmark): a real process when :data:`OFF_ENV` is set.
+    The script runs from its first line (``runpy.run_path`` as ``__main__``, its folder first on
+    ``sys.path``); what it imports that the zygote has imported is not imported again."""
+    if not enabled():
+        return subprocess.Popen([sys.executable, os.fspath(script), *argv], **popen)
+    return shared().spawn(argv, script=script, **popen)
 
 
 # -- the zygote process --------------------------------------------------------------------------
@@ -599,7 +613,8 @@ def _die_with_parent(parent: int) -> None:
 
 
 def _child(request: dict[str, Any], stdio: list[int], zygote: int) -> None:
-    """The forked child: become ``python -m rewindtui.server.process.serve ARGV``, run it, end."""
+    """The forked child: become ``python -m rewindtui.server.process.serve ARGV`` (or ``python
+    SCRIPT ARGV``), run it, end."""
     code = 1
     try:
         _die_with_parent(zygote)
@@ -614,11 +629,9 @@ def _child(request: dict[str, Any], stdio: list[int], zygote: int) -> None:
         os.chdir(request["cwd"])
         os.environ.clear()
         os.environ.update(request["env"])
-        serve = sys.modules[SERVE_MODULE]
-        sys.argv = [str(serve.__file__), *request["argv"]]
-        sys.path[0] = os.getcwd()  # as -m sets it
+        tempfile.tempdir = None  # read again from this environment (TMPDIR), as a fresh process does
         try:
-            result: Any = serve.main(request["argv"])
+            result: Any = _run(request)
         except SystemExit as exc:
             result = exc.code
         if result is None:
@@ -643,6 +656,21 @@ def _child(request: dict[str, Any], stdio: list[int], zygote: int) -> None:
         code = 1
     _end()
     os._exit(code & 0xFF)
+
+
+def _run(request: dict[str, Any]) -> Any:
+    script = request.get("script")
+    if script is None:
+        serve = sys.modules[SERVE_MODULE]
+        sys.argv = [str(serve.__file__), *request["argv"]]
+        sys.path[0] = os.getcwd()  # as -m sets it
+        return serve.main(request["argv"])
+    import runpy
+
+    sys.argv = [script, *request["argv"]]
+    sys.path[0] = os.path.dirname(os.path.abspath(script))  # as ``python SCRIPT`` sets it
+    runpy.run_path(script, run_name="__main__")
+    return None
 
 
 def _end() -> None:

@@ -107,6 +107,30 @@ def test_the_child_sees_the_environment_asked_for(zyg: zygote.Zygote, tmp_path: 
         _close(child)
 
 
+SCRIPT = """
+import os, sys, tempfile
+print(sys.argv[1:], os.getcwd(), sys.path[0], tempfile.gettempdir(), os.environ.get("ASKED"), __name__)
+sys.stdout.flush()
+sys.exit(int(sys.argv[1]))
+"""
+
+
+def test_a_script_runs_as_python_script_would(zyg: zygote.Zygote, tmp_path: Path) -> None:
+    """A benchmark's run (``zygote.run_script``): its argv, its working directory, its folder first
+    on ``sys.path``, the temporary directory and environment asked for, run as ``__main__``,
+    ending with its own exit status."""
+    folder, work, scratch = tmp_path / "bench", tmp_path / "work", tmp_path / "scratch"
+    for path in (folder, work, scratch):
+        path.mkdir()
+    (folder / "script.py").write_text(SCRIPT)
+    env = _env(TMPDIR=str(scratch), ASKED="yes")
+    child = zyg.spawn(["3", "--quick"], script=folder / "script.py", cwd=work, env=env, stdout=zygote.PIPE, text=True)
+    with child:
+        out = child.stdout.read()
+    assert child.returncode == 3
+    assert out.split() == ["['3',", "'--quick']", str(work), str(folder), str(scratch), "yes", "__main__"]
+
+
 def test_sigterm_stops_it_cleanly_and_its_lines_come_in_order(zyg: zygote.Zygote, tmp_path: Path) -> None:
     child, base = _serve(zyg, tmp_path / "d", _env())
     try:
