@@ -14,7 +14,9 @@ from __future__ import annotations
 import ast
 import os
 import re
+import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 from subprocess import PIPE, STDOUT
 
@@ -150,15 +152,24 @@ def test_benchmark_runs_every_case_in_its_quick_mode(script: str, tmp_path: Path
         # does not skip (Debian: apt-get install tmux)
         assert subprocess.run(["tmux", "-V"], capture_output=True).returncode == 0, f"{script} needs tmux"
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT / "src"), os.environ.get("PYTHONPATH")])))
-    scratch = tmp_path / "t"  # short: PostgreSQL's unix socket path is limited to ~107 bytes
-    scratch.mkdir()
-    env["TMPDIR"] = str(scratch)  # the benchmarks' data directories go here, and must be gone at the end
+    # the benchmarks' data directories go here, and must be gone at the end. Not under tmp_path:
+    # as root, pgserver runs PostgreSQL as another user, who must traverse the path to its data,
+    # and a pytest started meanwhile (the add-on's suite, tests/test_check_rewrites.py) sets
+    # pytest's own temporary root back to 0700 (one run's bench_team.py: initdb "Permission
+    # denied"). Short, too: PostgreSQL's unix socket path is limited to ~107 bytes.
+    scratch = Path(tempfile.mkdtemp(prefix="bench-"))
+    env["TMPDIR"] = str(scratch)
     env["XDG_RUNTIME_DIR"] = str(tmp_path)  # pgserver's lock lives in the user's runtime dir (not scratch)
-    # forked from the tests' zygote (kit/zygote.py), which imported the server once: the script
-    # still runs from its first line, and its own servers and apps are processes of their own
-    done = zygote.run_script(BENCH / script, ["--quick"], cwd=tmp_path, env=env, stdout=PIPE, stderr=STDOUT, text=True)
-    with done:
-        out = done.stdout.read()  # to its end: the script's (the test's timeout bounds a hang)
+    try:
+        # forked from the tests' zygote (kit/zygote.py), which imported the server once: the script
+        # still runs from its first line, and its own servers and apps are processes of their own
+        quick = ["--quick"]
+        done = zygote.run_script(BENCH / script, quick, cwd=tmp_path, env=env, stdout=PIPE, stderr=STDOUT, text=True)
+        with done:
+            out = done.stdout.read()  # to its end: the script's (the test's timeout bounds a hang)
+        left = sorted(path.name for path in scratch.iterdir())
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
     assert done.returncode == 0, out[-4000:]
     missing = [case for case in CASES[script] if case not in out]
     assert not missing, f"{script} --quick did not print {missing}:\n{out[-4000:]}"
@@ -166,7 +177,6 @@ def test_benchmark_runs_every_case_in_its_quick_mode(script: str, tmp_path: Path
     # connected): the line is there, the case is not
     assert not re.search(r"\bnan\b", out), f"{script} --quick printed a figure as nan:\n{out[-4000:]}"
     # a 10,000-turn run's databases are gigabytes: a benchmark removes the scratch it made
-    left = sorted(path.name for path in scratch.iterdir())
     assert not left, f"{script} --quick left {left} in its temporary directory"
 
 
