@@ -49,6 +49,7 @@ from a2a.utils.proto_utils import to_stream_response
 from google.protobuf.json_format import MessageToDict
 
 from rewindtui.a2a.dialect import TERMINAL_STATES
+from rewindtui.base.tls import default_context
 from rewindtui.server.http.handler import WAITING_STATE, AgentRequestHandler, _user
 from rewindtui.server.http.push_screen import PushScreen, PushURLRefused
 from rewindtui.server.service.agent_service import AgentService
@@ -167,9 +168,14 @@ class PushNotifications:
 
             self.store = PgPushConfigStore(database_url, owner_resolver=_user)
         # a redirect is not followed; no connection is kept (one checked per host name: a kept one
-        # to the same address would carry a TLS session verified for another name)
+        # to the same address would carry a TLS session verified for another name). The process's
+        # one default TLS context (base/tls.py): httpx's own would load certifi's bundle again at
+        # every start of the server, about a fifth of an embedded server's start
         self._http = httpx.AsyncClient(
-            timeout=DELIVERY_TIMEOUT, follow_redirects=False, limits=httpx.Limits(max_keepalive_connections=0)
+            timeout=DELIVERY_TIMEOUT,
+            follow_redirects=False,
+            limits=httpx.Limits(max_keepalive_connections=0),
+            verify=default_context(),
         )
         self.sender = RetryingSender(self._http, self.store, screen=self.screen)
         self._watching: dict[str, asyncio.Task[None]] = {}
