@@ -162,10 +162,12 @@ def _invocations(events: list[Event]) -> list[str]:
     return list(dict.fromkeys(e.invocation_id for e in events))
 
 
-async def _fresh(db: Path, sid: str) -> Any:
+async def _fresh(db: Path, *sids: str) -> list[Any]:
+    """The sessions ``sids`` as a fresh plain ``DatabaseSessionService`` on ``db`` reads them (one
+    service for them all: it keeps nothing between reads)."""
     service = DatabaseSessionService(sqlite_url(str(db)))
     try:
-        return await service.get_session(app_name=APP, user_id=USER, session_id=sid)
+        return [await service.get_session(app_name=APP, user_id=USER, session_id=sid) for sid in sids]
     finally:
         await service.close()
 
@@ -258,8 +260,8 @@ async def _scenario(root: Path, initial: dict[str, Any], steps: list[Any], every
     finally:
         await world.service.close()
 
-    theirs = await _fresh(copy / "adk.db", sid)
-    mine = await _fresh(world.db, sid)
+    theirs, their_fork = await _fresh(copy / "adk.db", sid, "fork")
+    mine, our_fork = await _fresh(world.db, sid, "fork")
     adk_event, our_event = theirs.events[-1], mine.events[-1]
     assert our_event.id == ours_event.id
     assert our_event.author == adk_event.author == "user"
@@ -276,8 +278,6 @@ async def _scenario(root: Path, initial: dict[str, Any], steps: list[Any], every
         want = await adk_arts.load_artifact(app_name=APP, user_id=USER, session_id=sid, filename=name, version=version)
         assert got == want
 
-    their_fork = await _fresh(copy / "adk.db", "fork")
-    our_fork = await _fresh(world.db, "fork")
     assert [e.id for e in our_fork.events] == [e.id for e in their_fork.events]
     assert [e.model_dump() for e in our_fork.events] == [e.model_dump() for e in their_fork.events]
     assert our_fork.state == their_fork.state
