@@ -37,6 +37,8 @@ from typing import Any
 
 import httpx
 
+from rewindtui.base.tls import default_context
+
 _HOP = {"connection", "keep-alive", "transfer-encoding", "content-length", "host", "accept-encoding", "te", "upgrade"}
 
 
@@ -191,7 +193,7 @@ class FaultProxy:
     def _run(self) -> None:
         async def main() -> None:
             self._loop = asyncio.get_running_loop()
-            self._http = httpx.AsyncClient(timeout=httpx.Timeout(60.0))
+            self._http = httpx.AsyncClient(timeout=httpx.Timeout(60.0), verify=default_context())
             self._server = await asyncio.start_server(self._handle, "127.0.0.1", 0)
             self.port = self._server.sockets[0].getsockname()[1]
             self._ready.set()

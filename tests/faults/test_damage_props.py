@@ -24,6 +24,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kit.servers import session_on_disk
+from rewindtui.base.tls import default_context
 from rewindtui.server import EmbeddedServer
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
@@ -40,7 +41,9 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
 
 
 def _tasks(srv: EmbeddedServer, sid: str) -> list[dict[str, Any]]:
-    resp = httpx.get(f"{srv.api_url}/sessions/{sid}/tasks", headers={"X-User-Id": "local"}, timeout=30)
+    resp = httpx.get(
+        f"{srv.api_url}/sessions/{sid}/tasks", headers={"X-User-Id": "local"}, timeout=30, verify=default_context()
+    )
     assert resp.status_code == 200, resp.text[:300]
     return json.loads(resp.text)["data"]
 
@@ -60,7 +63,7 @@ def _send(srv: EmbeddedServer, sid: str, text: str) -> dict[str, Any]:
             }
         },
     }
-    resp = httpx.post(srv.agent_url, json=body, headers={"X-User-Id": "local"}, timeout=60)
+    resp = httpx.post(srv.agent_url, json=body, headers={"X-User-Id": "local"}, timeout=60, verify=default_context())
     return resp.json()
 
 

@@ -18,6 +18,7 @@ import pytest
 from damage import KINDS, damage_event, damage_message, damage_state, damage_task
 
 from kit.servers import connected_chat, session_on_disk
+from rewindtui.base.tls import default_context
 from rewindtui.chat import TurnRefused
 from rewindtui.server import EmbeddedServer
 
@@ -28,7 +29,12 @@ POSIX = sys.platform != "win32"
 
 def _rest_tasks(srv: EmbeddedServer, sid: str) -> list[dict]:
     headers = {"Authorization": f"Bearer {srv.token}"} if srv.token else {}
-    resp = httpx.get(f"{srv.api_url}/sessions/{sid}/tasks", headers={**headers, "X-User-Id": "local"}, timeout=30)
+    resp = httpx.get(
+        f"{srv.api_url}/sessions/{sid}/tasks",
+        headers={**headers, "X-User-Id": "local"},
+        timeout=30,
+        verify=default_context(),
+    )
     assert resp.status_code == 200, resp.text[:300]
     return json.loads(resp.text)["data"]  # a body that is not JSON fails here
 
@@ -206,7 +212,7 @@ def test_cut_write_ahead_logs_after_kill_9_are_never_silent(tmp_path):
     from srvkit import A2A, Api, Served, Turn
 
     data = tmp_path / "d"
-    http = httpx.Client(timeout=60)
+    http = httpx.Client(timeout=60, verify=default_context())
     served = Served(data)
     try:
         a2a = A2A(http, served.agent_url, "0.3")

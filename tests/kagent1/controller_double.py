@@ -43,6 +43,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from rewindtui.base.tls import default_context
 from rewindtui.kagent1 import grpcweb
 
 TERMINAL = {
@@ -177,7 +178,7 @@ class Kagent1Double:
     async def _tasks(self, context_id: str, user: str) -> list[dict[str, Any]]:
         """The agent's tasks of a context, oldest first (its REST store)."""
         agent = self._agent_of(context_id)
-        async with httpx.AsyncClient(timeout=60) as http:
+        async with httpx.AsyncClient(timeout=60, verify=default_context()) as http:
             r = await http.get(f"{agent.api}/sessions/{context_id}/tasks", headers={"X-User-Id": user})
         if r.status_code == 404:
             return []
@@ -410,7 +411,7 @@ class Kagent1Double:
         after = tasks[cp.history_sequence]
         meta = after.get("metadata") or {}
         invocation = meta.get("adk_invocation_id") or meta.get("kagent_invocation_id")
-        async with httpx.AsyncClient(timeout=60) as http:
+        async with httpx.AsyncClient(timeout=60, verify=default_context()) as http:
             r = await http.post(
                 f"{agent.api}/sessions/{source.context_id}/fork",
                 json={"rewind_before_invocation_id": invocation},
@@ -481,7 +482,7 @@ class Kagent1Double:
         except Refuse as exc:
             return PlainTextResponse(f"{exc.message}\n", status_code=403 if exc.code == "PERMISSION_DENIED" else 401)
         if request.method == "GET":
-            async with httpx.AsyncClient(timeout=60) as http:
+            async with httpx.AsyncClient(timeout=60, verify=default_context()) as http:
                 card = (await http.get(agent.url.rstrip("/") + "/.well-known/agent-card.json")).json()
             here = str(request.url).split(".well-known/")[0].rstrip("/")
             for iface in card.get("supportedInterfaces") or []:
@@ -527,7 +528,7 @@ class Kagent1Double:
                 )
         forward = {k: v for k, v in request.headers.items() if k.lower() in ("content-type", "accept", "a2a-version")}
         forward["X-User-Id"] = user
-        http = httpx.AsyncClient(timeout=httpx.Timeout(60.0, read=None))
+        http = httpx.AsyncClient(timeout=httpx.Timeout(60.0, read=None), verify=default_context())
         upstream = http.build_request("POST", agent.url, content=body, headers=forward)
         response = await http.send(upstream, stream=True)
 
