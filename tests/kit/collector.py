@@ -10,12 +10,12 @@ for a full pass every second or so of CPU: a quarter of a worker's CPU went to t
 So, as ``rewindtui serve`` does for its own process once its app is loaded
 (``server/process/serve.py``): the collector is paused while the tests are collected (0.9 s of a
 worker's 4 s of CPU collecting went to its passes over what was being imported); what is alive
-after collection, and after each module's last
-test and its module fixtures' teardown, is frozen (``gc.freeze``) after a full collection (the
-module's garbage is freed first, so nothing that was garbage is kept), and the young generation is
-collected every 20,000 allocations, not 700. Frozen objects are still freed by reference counting;
-one that becomes part of an unreachable cycle later stays (memory, never behaviour: a module's
-fixtures are torn down before its freeze). Same five modules: 41.4 s, 3.3 s of it the collector.
+after collection, and after each module's last test and its module fixtures' teardown, is frozen
+(``gc.freeze``) after a full collection (the module's garbage is freed first, so nothing that was
+garbage is kept), and the young generation is collected every 20,000 allocations, not 700. Frozen
+objects are still freed by reference counting; one that becomes part of an unreachable cycle later
+stays, its finalizer not run (a module's fixtures are torn down before its freeze). Same five
+modules: 41.4 s, 3.3 s of it the collector.
 
 Tests of the app's own use of the collector (``tests/test_long_sessions.py``) unfreeze and
 collect in their fixture, as they did before: a module boundary freezes again.

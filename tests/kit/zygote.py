@@ -6,7 +6,9 @@ helper process per pytest process (started on first use, stopped at exit) that h
 of that once; :func:`spawn` asks it to fork a child that runs the serve command's own ``main()``
 with the given argv, environment, working directory and stdio, and returns a :class:`Forked`:
 what ``subprocess.Popen`` gives (``pid``, ``poll()``, ``wait(timeout)``, ``send_signal()``,
-``kill()``, ``terminate()``, ``stdin``/``stdout``/``stderr``, ``returncode``).
+``kill()``, ``terminate()``, ``stdin``/``stdout``/``stderr``, ``returncode``). :func:`run_script`
+forks a child that runs a Python file instead, as ``python SCRIPT ARGV`` would (the benchmarks'
+smoke runs, which import the server too).
 
 How it is kept honest:
 
