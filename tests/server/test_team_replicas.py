@@ -331,14 +331,7 @@ def slow_pair(tmp_path_factory: pytest.TempPathFactory) -> Any:
 
 def _start_turn_on(replica: Served, session: str, text: str) -> tuple[threading.Thread, list[dict[str, Any]], str]:
     """A streaming turn on ``replica`` in a thread; returns once its Task has come (its id)."""
-    message = {
-        "kind": "message",
-        "role": "user",
-        "messageId": str(uuid.uuid4()),
-        "contextId": session,
-        "parts": [{"kind": "text", "text": text}],
-    }
-    body = {"jsonrpc": "2.0", "id": 1, "method": "message/stream", "params": {"message": message}}
+    body = send_body(session, text, "message/stream")
     frames: list[dict[str, Any]] = []
     started = threading.Event()
 

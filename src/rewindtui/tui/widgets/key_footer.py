@@ -48,7 +48,7 @@ class KeyFooter(Footer):
     def compose(self) -> ComposeResult:
         self._built_from = self._shown_from() if self._bindings_ready else None
         keys = leading(list(super().compose()))
-        labels = self._labels() if self._bindings_ready else {}
+        labels = self._built_from[1] if self._built_from is not None else {}  # (_shown_from's labels)
         for key in keys:
             if isinstance(key, FooterKey) and key.action in labels:
                 key.description = labels[key.action]
