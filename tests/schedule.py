@@ -12,7 +12,7 @@ processes, the real terminal, fault storms) at the end, where they make the tail
    keeps the last module handed out short;
 2. the modules that need the kagent-rewind add-on's venv (``tests/kagent_adk``) wait until at least
    :data:`BUILD_HEAD` seconds of other modules have been handed out: ``tests/check.py`` builds that
-   venv beside pytest from the start (uv, under a minute on a clean clone) and a worker that
+   venv beside pytest from the start (uv, seconds where its cache is warm) and a worker that
    reaches them earlier waits for the build;
 3. modules without a measurement (new ones) come last, in their usual order.
 
@@ -36,8 +36,9 @@ from lanes import base_id, measured
 #: the folder whose modules wait for the add-on's venv (built by tests/check.py beside pytest)
 AFTER_THE_BUILD = "tests/kagent_adk/"
 #: seconds of measured modules handed out before the add-on's modules (its build's head start: the
-#: build takes 40-47 s on a clean clone, in which five workers hand out about 250 s of modules;
-#: at 120 the first add-on test waited 20-25 s for the build)
+#: build took 40-47 s on a clean clone when it compiled every module, in which five workers hand out
+#: about 250 s of modules, and at 120 the first add-on test waited 20-25 s for it; it takes 5 s
+#: now with uv's cache warm, and downloads kagent-adk's dependencies first where the cache is cold)
 BUILD_HEAD = 250.0
 #: folders whose modules are one unit of work for xdist (their session fixtures start once)
 ONE_UNIT = (AFTER_THE_BUILD,)

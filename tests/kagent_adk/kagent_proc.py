@@ -42,7 +42,7 @@ CONSTRAINTS = ADDON / "constraints.txt"
 
 
 #: how the venv is built; a change here rebuilds venvs built the old way
-BUILD_RECIPE = b"uv pip install --compile-bytecode"
+BUILD_RECIPE = b"uv pip install, no --compile-bytecode"
 
 
 def _wanted_stamp() -> str:
@@ -57,20 +57,32 @@ def _wanted_stamp() -> str:
 def _install(python: Path, where: Path, *args: str) -> None:
     """``uv pip install ARGS`` into the venv of ``python`` (no pip in it); a failure fails the test.
 
-    Every module is compiled at install (``--compile-bytecode``, as pip does): where
-    ``PYTHONDONTWRITEBYTECODE`` is set (CI machines here), a module compiled on import is never
-    cached, and each kagent-adk process the tests start compiled google-adk and kagent again
-    (importing ``kagent.adk``: about 8 s of CPU instead of 4)."""
+    Nothing is compiled at install: ``--compile-bytecode`` took 16-23 s of CPU for the add-on
+    venv's 14,000 modules, of which a kagent-adk agent imports 5,400. Under ``tests/check.py``
+    each process keeps the bytecode of what it imports (``keep_bytecode`` there), so the first
+    agent compiles google-adk and kagent and the next ones read them."""
     from uv import find_uv_bin
 
     result = subprocess.run(
-        [find_uv_bin(), "pip", "install", "-q", "--compile-bytecode", "--python", str(python), *args],
+        [find_uv_bin(), "pip", "install", "-q", "--python", str(python), *args],
         capture_output=True,
         text=True,
         timeout=BUILD_TIMEOUT,
     )
     if result.returncode != 0:
         pytest.fail(f"building {where} failed:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}")
+
+
+def _purelib(python: Path) -> Path:
+    """The site-packages folder of the venv of ``python``."""
+    out = subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+    return Path(out.stdout.strip())
 
 
 def ensure_addon_venv() -> Path:
@@ -150,21 +162,8 @@ def ensure_overlay_venv(version: str) -> Path:
         if python.exists() and stamp.exists() and stamp.read_text() == _wanted_stamp():
             return python
         venv.EnvBuilder(clear=True).create(where)
-        site = subprocess.run(
-            [str(base), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-            capture_output=True,
-            text=True,
-            check=True,
-            timeout=60,
-        ).stdout.strip()
-        mine = subprocess.run(
-            [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-            capture_output=True,
-            text=True,
-            check=True,
-            timeout=60,
-        ).stdout.strip()
-        Path(mine, "zz_addon_venv.pth").write_text(f"import site; site.addsitedir({site!r})\n")
+        site, mine = _purelib(base), _purelib(python)
+        (mine / "zz_addon_venv.pth").write_text(f"import site; site.addsitedir({str(site)!r})\n")
         wanted = [f"{name}=={version}" for name in ("kagent-adk", "kagent-core", "kagent-skills")]
         _install(python, where, "--no-deps", *wanted)
         stamp.write_text(_wanted_stamp())
