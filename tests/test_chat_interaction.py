@@ -330,8 +330,8 @@ async def test_an_answer_is_part_of_its_turn(server):
 
 
 # -- the gate and the words -----------------------------------------------------------------------
-async def test_the_gate_answers_for_every_action(server):
-    chat = await chat_for(server)
+async def test_the_gate_answers_for_every_action(slow_server):
+    chat = await chat_for(slow_server)  # a reply that streams for a while: the busy gate is read during it
     perms = chat.permissions()
     assert isinstance(perms, Permissions)
     assert set(perms.reasons) == set(Action)
