@@ -13,7 +13,7 @@ from faults.proxy import Fault, FaultProxy, is_a2a_rewind, is_rpc, is_turn
 from kit.apps import make_app, proxied_app
 from kit.offline import offline_app, offline_chat
 from kit.pilot import SIZE, hold_escape_clock, notifications, server_tasks, server_users, settle, turns, wait_until
-from rewindtui.chat import Chat
+from rewindtui.chat import Chat, kagent1_hook
 from rewindtui.client.a2a_client import A2AClient, ServerConfig
 from rewindtui.model import INTERRUPTED, ItemKind
 
@@ -70,6 +70,29 @@ async def test_opening_a_session_whose_turn_runs_reattaches_and_esc_stops_it_on_
         (task,) = await server_tasks(slow_server, other.session_id)
         assert task["status"]["state"] == "canceled"  # the server cancelled it, for every client
         assert other.conversation.turn_state == "canceled"
+
+
+async def test_a_read_only_session_follows_a_running_turn_and_never_says_esc_stops_it(slow_server, monkeypatch):
+    # read-only as a session opened from a kagent 1.0 read-only share is: the core's one source of it
+    monkeypatch.setattr(kagent1_hook, "read_only_reason", lambda chat: "this session was opened from a read-only share")
+    async with A2AClient(ServerConfig(url=slow_server.agent_url, api=slow_server.api_url)) as client:
+        other = Chat(client)  # the session's writer starts a long turn
+        await other.open(None)
+        running = asyncio.ensure_future(other.send(SLOW))
+        while not any(it.streaming for it in other.conversation.items):
+            await asyncio.sleep(0.02)
+        app = make_app(slow_server, other.session_id)
+        async with app.run_test(size=SIZE) as pilot:
+            screen = app.chat_screen
+            await wait_until(pilot, lambda: app.chat is not None and screen.replying)
+            assert screen.turn_bar.kind == "replying"
+            assert "Esc stops it" not in screen.turn_bar.text and "Read-only here" in screen.turn_bar.text
+            assert "Following the turn the server is still running (read-only here)." in notifications(app)
+            assert not any("Esc stops it" in n for n in notifications(app))
+            await pilot.press("escape")  # refused: the turn goes on for its writer
+            await wait_until(pilot, lambda: app.chat.conversation.turn_state == "completed", timeout=30)
+        await running
+        assert other.conversation.turn_state == "completed"
 
 
 async def test_a_rewind_whose_answer_is_lost_says_the_view_was_reread(server):

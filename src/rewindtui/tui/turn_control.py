@@ -85,7 +85,8 @@ class TurnControl:
     async def _reattach(self) -> None:
         host = self.host
         assert host.chat is not None
-        host.notify("Following the turn the server is still running (Esc stops it).", title="Reattached", timeout=4)
+        how = "read-only here" if host.chat.permissions().read_only else "Esc stops it"
+        host.notify(f"Following the turn the server is still running ({how}).", title="Reattached", timeout=4)
         await host.chat.resume()
 
     # -- a question of the agent -------------------------------------------------------------------
@@ -138,7 +139,7 @@ class TurnControl:
         elif host.ops.activity == "stopping…":
             bar.show_stopping()
         elif host.ops.running("turn") and chat.conversation.busy:
-            bar.show_replying()
+            bar.show_replying(stoppable=not perms.read_only)
         elif question is not None:
             bar.show_question(question)
         elif chat.interrupted_task_id is not None and not chat.sending:

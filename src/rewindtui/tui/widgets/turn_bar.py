@@ -128,11 +128,13 @@ class TurnBar(Horizontal):
         self._shown = text
         self.query_one("#turn-text", Static).update(text)
 
-    def show_replying(self) -> None:
+    def show_replying(self, stoppable: bool = True) -> None:
+        """A reply streams in; ``stoppable``: Esc may stop it (not in a read-only session, which
+        follows the turn of whoever may write to it)."""
         text = Text()
         text.append("● ", style="bold")
         text.append("The reply is streaming in.")
-        text.append(" Esc stops it.", style="italic")
+        text.append(" Esc stops it." if stoppable else " Read-only here: followed, not stopped.", style="italic")
         self._show("replying", text)
 
     def show_stopping(self) -> None:
