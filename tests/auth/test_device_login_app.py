@@ -10,6 +10,7 @@ import httpx
 import pytest
 from oauth_stack import DEVICE_ID, Stack
 
+from kit.pilot import wait_until
 from rewindtui.config.connection import AppConnector
 from rewindtui.config.settings import load_settings
 from rewindtui.tui.app import RewindApp
@@ -32,20 +33,10 @@ def _app(stack: Stack, tmp_path) -> RewindApp:
     return app
 
 
-async def _wait(pilot, condition, timeout: float = 20.0) -> None:
-    import asyncio
-
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not condition():
-        assert loop.time() < deadline, "condition not met in time"
-        await pilot.pause(0.02)
-
-
 async def test_the_app_signs_in_with_the_device_code_then_talks(stack: Stack, tmp_path) -> None:
     app = _app(stack, tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
-        await _wait(pilot, lambda: isinstance(app.screen, DeviceCodeScreen))
+        await wait_until(pilot, lambda: isinstance(app.screen, DeviceCodeScreen), timeout=20)
         screen = app.screen
         assert isinstance(screen, DeviceCodeScreen)
         assert screen.uri == stack.issuer.url + "/activate" and screen.code
@@ -53,21 +44,24 @@ async def test_the_app_signs_in_with_the_device_code_then_talks(stack: Stack, tm
         def shown() -> str:  # the screen is current before its widgets are mounted: wait for them
             return " ".join(str(s.content) for s in screen.query("Static"))
 
-        await _wait(pilot, lambda: screen.uri in shown())
+        await wait_until(pilot, lambda: screen.uri in shown(), timeout=20)
         assert screen.code in shown() and "Esc cancels" in shown()
         assert app.chat is None  # waiting: not connected yet
         async with httpx.AsyncClient() as browser:  # the user signs in and enters the code
             await browser.post(screen.uri, data={"user_code": screen.code})
-        await _wait(pilot, lambda: app.chat is not None and not isinstance(app.screen, DeviceCodeScreen))
+        await wait_until(
+            pilot, lambda: app.chat is not None and not isinstance(app.screen, DeviceCodeScreen), timeout=20
+        )
         assert stack.auth.grant_counts().get(DEVICE_GRANT, 0) >= 1
         await app.workers.wait_for_complete()
         composer = app.chat_screen.composer
         composer.focus()
         composer.text = "hello after signing in"
         await pilot.press("enter")
-        await _wait(
+        await wait_until(
             pilot,
             lambda: any("You said: hello after signing in" in (i.text or "") for i in app.chat.conversation.items),
+            timeout=20,
         )
         # every request past the card carried a token the server issued
         agent_calls = [auth for path, auth in stack.guard.seen if path == "/"]
@@ -77,9 +71,9 @@ async def test_the_app_signs_in_with_the_device_code_then_talks(stack: Stack, tm
 async def test_escape_cancels_the_sign_in(stack: Stack, tmp_path) -> None:
     app = _app(stack, tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
-        await _wait(pilot, lambda: isinstance(app.screen, DeviceCodeScreen))
+        await wait_until(pilot, lambda: isinstance(app.screen, DeviceCodeScreen), timeout=20)
         await pilot.press("escape")
-        await _wait(pilot, lambda: isinstance(app.screen, ConnectErrorScreen))
+        await wait_until(pilot, lambda: isinstance(app.screen, ConnectErrorScreen), timeout=20)
         await app.workers.wait_for_complete()
         polls = stack.auth.grant_counts().get(DEVICE_GRANT, 0)
         text = " ".join(str(s.content) for s in app.screen.query("Static"))

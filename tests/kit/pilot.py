@@ -39,13 +39,23 @@ def burst(app: RewindApp, keys: list[str]) -> None:
 
 
 async def wait_until(pilot, condition: Callable[[], bool], timeout: float = 10.0) -> None:
-    """Let the app run until ``condition()`` holds (no fixed sleeps)."""
+    """Let the app run until ``condition()`` holds, and still holds once every widget has handled
+    what was sent to it (``pilot.pause()``): no fixed sleeps.
+
+    Between checks the app runs on its own (``asyncio.sleep``); ``pilot.pause`` is taken only
+    once the condition holds. It sends a message to every widget of the screen and waits for
+    each to be handled: about 2 ms of CPU, against 0.14 ms for the sleep, which polled every
+    10 ms made a sixth of a core for as long as a test waited (a reply, a server, a timer)."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
-    while not condition():
+    while True:
+        if condition():
+            await pilot.pause()
+            if condition():
+                return
         if loop.time() > deadline:
             raise AssertionError("condition not met in time")
-        await pilot.pause(0.01)
+        await asyncio.sleep(0.01)
 
 
 async def send(app: RewindApp, pilot, text: str) -> None:
