@@ -73,16 +73,15 @@ def _install(python: Path, where: Path, *args: str) -> None:
         pytest.fail(f"building {where} failed:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}")
 
 
+def python_says(python: Path, code: str) -> str:
+    """What ``python -c CODE`` prints, stripped: a question to another venv's interpreter."""
+    out = subprocess.run([str(python), "-c", code], capture_output=True, text=True, check=True, timeout=60)
+    return out.stdout.strip()
+
+
 def _purelib(python: Path) -> Path:
     """The site-packages folder of the venv of ``python``."""
-    out = subprocess.run(
-        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=60,
-    )
-    return Path(out.stdout.strip())
+    return Path(python_says(python, "import sysconfig; print(sysconfig.get_paths()['purelib'])"))
 
 
 def ensure_addon_venv() -> Path:

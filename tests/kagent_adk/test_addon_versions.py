@@ -13,20 +13,14 @@ from typing import Any
 
 import pytest
 
-from kagent_adk.kagent_proc import ADDON, REWIND_KEY, ensure_overlay_venv, kagent_agent
+from kagent_adk.kagent_proc import ADDON, REWIND_KEY, ensure_overlay_venv, kagent_agent, python_says
 from rewindtui.cli import main as cli
 
 
 @pytest.mark.slow
 def test_kagent_adk_0_10_3_forced_rewinds(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     python = ensure_overlay_venv("0.10.3")
-    have = subprocess.run(
-        [str(python), "-c", "import importlib.metadata as m; print(m.version('kagent-adk'))"],
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=60,
-    ).stdout.strip()
+    have = python_says(python, "import importlib.metadata as m; print(m.version('kagent-adk'))")
     assert have == "0.10.3"
     with kagent_agent(python, tmp_path / "requests.jsonl") as agent:
 

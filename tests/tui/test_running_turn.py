@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 
 from faults.proxy import Fault, FaultProxy, is_a2a_rewind, is_rpc, is_turn
 from kit.apps import make_app, proxied_app
@@ -50,13 +52,20 @@ async def test_a_cut_stream_shows_the_turn_interrupted_and_reattach_follows_it(s
             assert answer.startswith(f"You said: {SLOW} (turn 1;")
 
 
-async def test_opening_a_session_whose_turn_runs_reattaches_and_esc_stops_it_on_the_server(slow_server):
-    async with A2AClient(ServerConfig(url=slow_server.agent_url, api=slow_server.api_url)) as client:
-        other = Chat(client)  # another client starts a long turn
+@asynccontextmanager
+async def another_clients_long_turn(server) -> AsyncIterator[tuple[Chat, asyncio.Future[object]]]:
+    """Another client's chat, with a long turn of it streaming (and the task that sends it)."""
+    async with A2AClient(ServerConfig(url=server.agent_url, api=server.api_url)) as client:
+        other = Chat(client)
         await other.open(None)
         running = asyncio.ensure_future(other.send(SLOW))
         while not any(it.streaming for it in other.conversation.items):
             await asyncio.sleep(0.02)
+        yield other, running
+
+
+async def test_opening_a_session_whose_turn_runs_reattaches_and_esc_stops_it_on_the_server(slow_server):
+    async with another_clients_long_turn(slow_server) as (other, running):
         app = make_app(slow_server, other.session_id)
         async with app.run_test(size=SIZE) as pilot:
             screen = app.chat_screen
@@ -75,12 +84,7 @@ async def test_opening_a_session_whose_turn_runs_reattaches_and_esc_stops_it_on_
 async def test_a_read_only_session_follows_a_running_turn_and_never_says_esc_stops_it(slow_server, monkeypatch):
     # read-only as a session opened from a kagent 1.0 read-only share is: the core's one source of it
     monkeypatch.setattr(kagent1_hook, "read_only_reason", lambda chat: "this session was opened from a read-only share")
-    async with A2AClient(ServerConfig(url=slow_server.agent_url, api=slow_server.api_url)) as client:
-        other = Chat(client)  # the session's writer starts a long turn
-        await other.open(None)
-        running = asyncio.ensure_future(other.send(SLOW))
-        while not any(it.streaming for it in other.conversation.items):
-            await asyncio.sleep(0.02)
+    async with another_clients_long_turn(slow_server) as (other, running):  # the session's writer's turn
         app = make_app(slow_server, other.session_id)
         async with app.run_test(size=SIZE) as pilot:
             screen = app.chat_screen
